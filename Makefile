@@ -1,0 +1,51 @@
+# Crewboard: the two commands of the quick start are `make serve` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: serve test test-fast check lint typecheck fmt lock bench clean help
+
+help:
+	@echo "make serve   create .venv, install, initialise the data folder and serve"
+	@echo "make test    install what the tests need and run every suite"
+	@echo "make check   ruff and the type checker"
+	@echo "make bench   run the benchmarks under bench/"
+	@echo "make lock    re-pin requirements.lock from pyproject.toml"
+
+$(STAMP): requirements.lock pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Crewboard needs Python 3.11 or newer")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	@touch $@
+
+serve: $(STAMP)
+	$(BIN)/crewboard serve
+
+test: $(STAMP)
+	bash scripts/test-services
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+check: lint typecheck
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+fmt: $(STAMP)
+	$(BIN)/ruff format src tests bench
+	$(BIN)/ruff check --fix src tests bench
+
+bench: $(STAMP)
+	$(BIN)/python -m bench
+
+# Needs uv (pip install uv); the lock is universal so any Python 3.11+ platform installs from it.
+lock:
+	uv pip compile pyproject.toml --extra dev --universal --python-version 3.11 --generate-hashes -o requirements.lock
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

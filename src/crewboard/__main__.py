@@ -1,0 +1,3 @@
+from crewboard.cli.main import main
+
+main()

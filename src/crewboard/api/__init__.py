@@ -1,0 +1,1 @@
+"""REST API under /api/v1: bearer tokens, the same services and errors as the MCP door."""

@@ -1,0 +1,55 @@
+"""The ASGI application factory. Nothing is built at import time."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from anyio import to_thread
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from crewboard import __version__
+from crewboard.api.routes import routes as api_routes
+from crewboard.config import Settings
+from crewboard.security import HostOriginGuard
+from crewboard.storage.database import Database
+
+
+async def healthz(request: Request) -> JSONResponse:
+    db: Database = request.app.state.db
+    try:
+        await to_thread.run_sync(db.ping)
+    except Exception as error:
+        return JSONResponse(
+            {"status": "unavailable", "database": db.dialect, "error": type(error).__name__},
+            status_code=503,
+        )
+    return JSONResponse({"status": "ok", "version": __version__, "database": db.dialect})
+
+
+def create_app(settings: Settings, *, database: Database | None = None) -> Starlette:
+    """Build the app for `settings`; `database` lets a caller share one it already opened."""
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        owned = database is None
+        app.state.db = database or Database(settings.resolved_database_url)
+        try:
+            yield
+        finally:
+            if owned:
+                app.state.db.dispose()
+
+    app = Starlette(
+        routes=[Route("/healthz", healthz, methods=["GET"]), *api_routes()],
+        middleware=[Middleware(HostOriginGuard, settings=settings)],
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    if database is not None:
+        app.state.db = database
+    return app

@@ -1,0 +1,1 @@
+"""The `crewboard` command line for operators and scripts."""

@@ -1,0 +1,82 @@
+"""What every command shares: settings, the database, errors and output."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+from pydantic import ValidationError
+
+from crewboard.config import Settings, load_settings
+from crewboard.errors import CrewboardError
+from crewboard.storage import migrate
+from crewboard.storage.database import Database
+
+
+class State:
+    def __init__(self, config_file: Path | None) -> None:
+        self.config_file = config_file
+
+    def settings(self, **overrides: Any) -> Settings:
+        try:
+            return load_settings(self.config_file, **overrides)
+        except ValidationError as error:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()
+            )
+            raise click.ClickException(f"bad setting: {problems}") from error
+
+
+pass_state = click.make_pass_decorator(State)
+
+
+@contextmanager
+def open_database(settings: Settings, *, require_current: bool = True) -> Iterator[Database]:
+    """Open the configured database; refuse to work on a schema older than this version's."""
+    db = Database(settings.resolved_database_url)
+    try:
+        if require_current:
+            current, head = migrate.current_revision(db), migrate.head_revision()
+            if current != head:
+                raise click.ClickException(
+                    f"the database schema is at {current or 'nothing'}, this version needs "
+                    f"{head}: run `crewboard migrate` (or `crewboard serve`, which migrates)."
+                )
+        yield db
+    finally:
+        db.dispose()
+
+
+def emit(as_json: bool, data: Any, text: Callable[[], str]) -> None:
+    """Print `data` as JSON for scripts, or the human text."""
+    if as_json:
+        click.echo(json.dumps(data, indent=2, sort_keys=False))
+    else:
+        click.echo(text())
+
+
+def run_guarded(action: Callable[[], None], as_json: bool = False) -> None:
+    """Turn a CrewboardError into a message on stderr and exit status 1."""
+    try:
+        action()
+    except CrewboardError as error:
+        if as_json:
+            click.echo(json.dumps({"error": error.to_dict()}), err=True)
+        else:
+            click.echo(f"error: {error.message} [{error.code}]", err=True)
+        sys.exit(1)
+
+
+def read_password(from_stdin: bool) -> str:
+    if from_stdin:
+        return sys.stdin.readline().rstrip("\r\n")
+    return str(click.prompt("Password", hide_input=True, confirmation_prompt=True))
+
+
+def split_list(value: str | None) -> list[str]:
+    return [part.strip() for part in (value or "").split(",") if part.strip()]

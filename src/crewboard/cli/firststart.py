@@ -1,0 +1,45 @@
+"""What `serve` and `init` print: secrets once on first start, none afterwards."""
+
+from __future__ import annotations
+
+import click
+
+from crewboard.clientconfig import client_configs, mcp_url
+from crewboard.config import Settings
+from crewboard.services.bootstrap import FirstStart
+
+
+def print_first_start(settings: Settings, first: FirstStart) -> None:
+    url = settings.public_url
+    secret = first.token.secret
+    lines = [
+        "",
+        f"Crewboard is set up in {settings.data_dir.resolve()} and will serve at {url}",
+        "",
+        "Log in to the web app:",
+        f"  {url}/login",
+        f"  email:    {first.owner.email}",
+        f"  password: {first.password}",
+        f"  (shown once; change it with: crewboard user set-password {first.owner.email})",
+        "",
+        f"A private demo project {first.project.key} is ready.",
+        "",
+        "Your first API token (personal, every scope; shown once, store it now):",
+        f"  {secret}",
+        "",
+        f"Connect an MCP client to {mcp_url(url)}:",
+    ]
+    for client, config in client_configs(url, secret).items():
+        lines.append(f"\n{client}:")
+        lines.extend(f"  {line}" for line in config.splitlines())
+    lines.append("")
+    click.echo("\n".join(lines))
+
+
+def print_reuse(settings: Settings) -> None:
+    url = settings.public_url
+    click.echo(
+        f"\nCrewboard serves the data in {settings.data_dir.resolve()} at {url}"
+        f"\nMCP endpoint: {mcp_url(url)}"
+        "\nNo secret is printed again: make a token with `crewboard token create`.\n"
+    )

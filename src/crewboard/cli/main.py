@@ -1,0 +1,101 @@
+"""`crewboard` entry point: serve, init, migrate, and the admin groups."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import uvicorn
+
+from crewboard import __version__
+from crewboard.app import create_app
+from crewboard.cli import admin
+from crewboard.cli.common import State, emit, open_database, pass_state
+from crewboard.cli.firststart import print_first_start, print_reuse
+from crewboard.config import Settings
+from crewboard.services.bootstrap import initialise
+from crewboard.storage import migrate as migrations
+from crewboard.storage.database import Database
+
+
+@click.group()
+@click.version_option(__version__, prog_name="crewboard")
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    envvar="CREWBOARD_CONFIG_FILE",
+    help="TOML settings file (environment variables CREWBOARD_* win over it).",
+)
+@click.pass_context
+def cli(ctx: click.Context, config_file: Path | None) -> None:
+    """Crewboard: one shared project for a team and its AI agents."""
+    ctx.obj = State(config_file)
+
+
+def _migrate_and_initialise(settings: Settings, db: Database) -> None:
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    migrations.upgrade(db)
+    first = initialise(db, owner_email=settings.owner_email)
+    if first is not None:
+        print_first_start(settings, first)
+    else:
+        print_reuse(settings)
+
+
+@cli.command()
+@click.option("--host", default=None, help="Interface to listen on (CREWBOARD_HOST).")
+@click.option("--port", type=int, default=None, help="Port to listen on (CREWBOARD_PORT).")
+@pass_state
+def serve(state: State, host: str | None, port: int | None) -> None:
+    """Migrate, initialise an empty instance, and serve HTTP (web, REST, MCP)."""
+    overrides = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
+    settings = state.settings(**overrides)
+    with open_database(settings, require_current=False) as db:
+        _migrate_and_initialise(settings, db)
+        app = create_app(settings, database=db)
+        config = uvicorn.Config(
+            app,
+            host=settings.host,
+            port=settings.port,
+            log_level=settings.log_level,
+            lifespan="on",
+            server_header=False,
+        )
+        uvicorn.Server(config).run()
+
+
+@cli.command()
+@pass_state
+def init(state: State) -> None:
+    """Migrate and, on an empty instance, make the owner, a demo project and a first token."""
+    settings = state.settings()
+    with open_database(settings, require_current=False) as db:
+        _migrate_and_initialise(settings, db)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_state
+def migrate(state: State, as_json: bool) -> None:
+    """Bring the database schema up to date."""
+    settings = state.settings()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    with open_database(settings, require_current=False) as db:
+        before, after = migrations.upgrade(db)
+    emit(
+        as_json,
+        {"from": before, "to": after, "changed": before != after},
+        lambda: (
+            f"schema {before or 'empty'} → {after}"
+            if before != after
+            else f"schema is current ({after})"
+        ),
+    )
+
+
+admin.register(cli)
+
+
+def main() -> None:
+    cli(prog_name="crewboard")

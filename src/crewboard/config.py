@@ -1,0 +1,135 @@
+"""Settings: environment variables with the `CREWBOARD_` prefix, over an optional TOML file.
+
+Nothing here is built at import time: `load_settings()` is called by the CLI (or a test)
+and the result is passed to `create_app(settings)`.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+ENV_PREFIX = "CREWBOARD_"
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
+
+CommaList = Annotated[list[str], NoDecode]
+
+
+class Settings(BaseSettings):
+    """Everything an operator can set. Each field is also `CREWBOARD_<FIELD>` in the environment."""
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="forbid", frozen=True)
+
+    data_dir: Path = Field(
+        default=Path(".crewboard"), description="Folder for the database and files."
+    )
+    database_url: str | None = Field(
+        default=None,
+        description="SQLAlchemy URL; default is an SQLite file in the data folder. "
+        "PostgreSQL: postgresql+psycopg://user@host:5432/dbname",
+    )
+    host: str = Field(default="127.0.0.1", description="Interface to listen on.")
+    port: int = Field(
+        default=8787, ge=0, le=65535, description="Port to listen on (0: any free port)."
+    )
+    base_url: str | None = Field(
+        default=None, description="Public URL people and agents use, e.g. https://crew.example.com"
+    )
+    allowed_hosts: CommaList = Field(
+        default_factory=list,
+        description="Extra Host names accepted besides loopback and the base URL; '*': any.",
+    )
+    allowed_origins: CommaList = Field(
+        default_factory=list,
+        description="Extra browser origins accepted besides the base URL's; '*' accepts any.",
+    )
+    owner_email: str = Field(
+        default="owner@crewboard.local",
+        description="Email of the owner account made on first start.",
+    )
+    log_level: str = Field(default="info", description="uvicorn log level.")
+
+    @field_validator("allowed_hosts", "allowed_origins", mode="before")
+    @classmethod
+    def _split_commas(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("base_url")
+    @classmethod
+    def _check_base_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("base_url must be an http:// or https:// URL with a host name")
+        return value.rstrip("/")
+
+    @property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'crewboard.db').resolve()}"
+
+    @property
+    def public_url(self) -> str:
+        if self.base_url:
+            return self.base_url
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host  # noqa: S104
+        if ":" in host and not host.startswith("["):
+            host = f"[{host}]"
+        return f"http://{host}:{self.port}"
+
+    def accepted_hosts(self) -> frozenset[str]:
+        """Host header names (without port) that requests may carry."""
+        names = {*LOOPBACK_HOSTS, *(h.lower() for h in self.allowed_hosts)}
+        if self.base_url:
+            names.add((urlsplit(self.base_url).hostname or "").lower())
+        if self.host not in ("0.0.0.0", "::", ""):  # noqa: S104
+            names.add(self.host.lower())
+        return frozenset(names)
+
+    def accepted_origins(self) -> frozenset[str]:
+        """Browser origins (scheme://host[:port]) whose requests are accepted."""
+        origins = {o.rstrip("/").lower() for o in self.allowed_origins}
+        origins.add(_origin_of(self.public_url))
+        for name in ("127.0.0.1", "localhost", "[::1]"):
+            origins.add(f"http://{name}:{self.port}")
+        return frozenset(origins)
+
+
+def _origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings:
+    """Build settings from (lowest first) a TOML file, the environment, then `overrides`.
+
+    The file is `config_file`, else `$CREWBOARD_CONFIG_FILE` when set. Its keys are the
+    field names (`data_dir`, `database_url`, ...).
+    """
+    path = config_file or _env_path("CONFIG_FILE")
+    from_file: dict[str, Any] = {}
+    if path is not None:
+        with path.open("rb") as handle:
+            from_file = tomllib.load(handle)
+    # The environment wins over the file: drop the file's value where a variable is set.
+    file_values = {
+        key: value
+        for key, value in from_file.items()
+        if f"{ENV_PREFIX}{key.upper()}" not in os.environ
+    }
+    return Settings(**{**file_values, **overrides})
+
+
+def _env_path(name: str) -> Path | None:
+    value = os.environ.get(f"{ENV_PREFIX}{name}")
+    return Path(value) if value else None

@@ -1,0 +1,56 @@
+"""Rules for project fields."""
+
+from __future__ import annotations
+
+import re
+
+from crewboard.domain.validation import check_text
+from crewboard.errors import LimitExceeded, ValidationFailed
+
+PROJECT_KEY = re.compile(r"^[A-Z][A-Z0-9]{1,9}$")
+MAX_NAME = 120
+MAX_GOAL = 2000
+MAX_PHASE = 100
+MAX_DESCRIPTION = 10_000
+MAX_COLLECTIONS = 50
+MAX_COLLECTION_NAME = 60
+DEFAULT_COLLECTIONS = ("general",)
+
+
+def check_project_key(value: str) -> str:
+    """Project keys are 2-10 upper-case letters and digits starting with a letter (e.g. CRW).
+
+    Raises:
+        ValidationFailed: naming the accepted shape.
+    """
+    key = value.strip().upper()
+    if not PROJECT_KEY.match(key):
+        raise ValidationFailed.field(
+            "key",
+            f"{value!r} is not a project key: use 2-10 letters and digits starting with a "
+            "letter, e.g. CRW (task keys become CRW-1, CRW-2, ...).",
+        )
+    return key
+
+
+def check_collections(values: list[str]) -> tuple[str, ...]:
+    """Collection names: 1-60 characters each, no repeats (case-insensitive), at most 50.
+
+    Raises:
+        ValidationFailed: on an empty name or a repeat.
+        LimitExceeded: on too many or too long names.
+    """
+    if len(values) > MAX_COLLECTIONS:
+        raise LimitExceeded(
+            f"collections: {len(values)} is over the limit of {MAX_COLLECTIONS}.",
+            {"field": "collections", "limit": MAX_COLLECTIONS},
+        )
+    names: list[str] = []
+    seen: set[str] = set()
+    for value in values:
+        name = check_text("collections", value, max_length=MAX_COLLECTION_NAME, required=True)
+        if name.lower() in seen:
+            raise ValidationFailed.field("collections", f"{name!r} is listed twice.")
+        seen.add(name.lower())
+        names.append(name)
+    return tuple(names)

@@ -1,0 +1,60 @@
+"""Checks shared by every use case; each refusal names the field and what is accepted."""
+
+from __future__ import annotations
+
+import re
+
+from crewboard.errors import LimitExceeded, ValidationFailed
+
+MAX_IDEMPOTENCY_KEY_LENGTH = 128
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
+
+
+def check_text(field: str, value: str, *, max_length: int, required: bool = False) -> str:
+    """Return `value` stripped of surrounding whitespace when it fits.
+
+    Raises:
+        ValidationFailed: when required and empty.
+        LimitExceeded: when longer than `max_length` characters.
+    """
+    text = value.strip()
+    if required and not text:
+        raise ValidationFailed.field(field, "must not be empty.")
+    if len(text) > max_length:
+        raise LimitExceeded(
+            f"{field}: {len(text)} characters is over the limit of {max_length}.",
+            {"field": field, "limit": max_length, "actual": len(text)},
+        )
+    return text
+
+
+def check_email(value: str) -> str:
+    """Normalise an email address (lower case) and check its shape.
+
+    Raises:
+        ValidationFailed: when it is not name@domain.
+    """
+    email = check_text("email", value, max_length=254, required=True).lower()
+    if not _EMAIL.match(email):
+        raise ValidationFailed.field("email", f"{value!r} is not an email address (name@domain).")
+    return email
+
+
+def check_idempotency_key(value: str | None) -> str | None:
+    """Accept a missing key or 1-128 characters.
+
+    Raises:
+        ValidationFailed: when empty.
+        LimitExceeded: when longer than 128 characters.
+    """
+    if value is None:
+        return None
+    if not value:
+        raise ValidationFailed.field("idempotencyKey", "must not be empty; omit it instead.")
+    if len(value) > MAX_IDEMPOTENCY_KEY_LENGTH:
+        raise LimitExceeded(
+            f"idempotencyKey: {len(value)} characters is over the limit of "
+            f"{MAX_IDEMPOTENCY_KEY_LENGTH}.",
+            {"field": "idempotencyKey", "limit": MAX_IDEMPOTENCY_KEY_LENGTH},
+        )
+    return value

@@ -1,0 +1,117 @@
+"""The one error tree of Crewboard.
+
+Every refusal a caller can see is a `CrewboardError` with a stable code, a sentence that
+says why and what to do, and details a program can act on. Each door converts it in one
+place: MCP into an `isError` result, REST into a JSON body with the HTTP status below, the
+web app into a flash message, the CLI into a message on stderr and exit status 1.
+
+    CrewboardError
+    ├── Unauthenticated          UNAUTHENTICATED          401
+    ├── NotFound                 NOT_FOUND                404
+    ├── PermissionDenied         PERMISSION_DENIED        403
+    │   └── HumanIdentityRequired HUMAN_IDENTITY_REQUIRED 403
+    ├── ValidationFailed         VALIDATION               422
+    ├── LimitExceeded            LIMIT_EXCEEDED           422
+    ├── AlreadyExists            ALREADY_EXISTS           409
+    ├── RevisionConflict         REVISION_CONFLICT        409
+    └── IdempotencyConflict      IDEMPOTENCY_CONFLICT     409
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, ClassVar
+
+
+class ErrorCode(StrEnum):
+    UNAUTHENTICATED = "UNAUTHENTICATED"
+    NOT_FOUND = "NOT_FOUND"
+    PERMISSION_DENIED = "PERMISSION_DENIED"
+    HUMAN_IDENTITY_REQUIRED = "HUMAN_IDENTITY_REQUIRED"
+    VALIDATION = "VALIDATION"
+    LIMIT_EXCEEDED = "LIMIT_EXCEEDED"
+    ALREADY_EXISTS = "ALREADY_EXISTS"
+    REVISION_CONFLICT = "REVISION_CONFLICT"
+    IDEMPOTENCY_CONFLICT = "IDEMPOTENCY_CONFLICT"
+
+
+class CrewboardError(Exception):
+    """A refusal with a stable code, a one-sentence message and machine-readable details."""
+
+    code: ClassVar[ErrorCode]
+    http_status: ClassVar[int]
+
+    def __init__(self, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details: dict[str, Any] = details or {}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": str(self.code), "message": self.message, "details": self.details}
+
+
+class Unauthenticated(CrewboardError):
+    code = ErrorCode.UNAUTHENTICATED
+    http_status = 401
+
+
+class NotFound(CrewboardError):
+    code = ErrorCode.NOT_FOUND
+    http_status = 404
+
+
+class PermissionDenied(CrewboardError):
+    code = ErrorCode.PERMISSION_DENIED
+    http_status = 403
+
+
+class HumanIdentityRequired(PermissionDenied):
+    code = ErrorCode.HUMAN_IDENTITY_REQUIRED
+
+
+class ValidationFailed(CrewboardError):
+    code = ErrorCode.VALIDATION
+    http_status = 422
+
+    @classmethod
+    def field(cls, field: str, problem: str, accepted: list[str] | None = None) -> ValidationFailed:
+        """Build the usual refusal of one field, naming the accepted values when there are few."""
+        message = f"{field}: {problem}"
+        details: dict[str, Any] = {"field": field}
+        if accepted is not None:
+            message += f" Accepted values: {', '.join(accepted)}."
+            details["accepted"] = accepted
+        return cls(message, details)
+
+
+class LimitExceeded(CrewboardError):
+    code = ErrorCode.LIMIT_EXCEEDED
+    http_status = 422
+
+
+class AlreadyExists(CrewboardError):
+    code = ErrorCode.ALREADY_EXISTS
+    http_status = 409
+
+
+class RevisionConflict(CrewboardError):
+    code = ErrorCode.REVISION_CONFLICT
+    http_status = 409
+
+
+class IdempotencyConflict(CrewboardError):
+    code = ErrorCode.IDEMPOTENCY_CONFLICT
+    http_status = 409
+
+
+ERROR_TYPES: tuple[type[CrewboardError], ...] = (
+    Unauthenticated,
+    NotFound,
+    PermissionDenied,
+    HumanIdentityRequired,
+    ValidationFailed,
+    LimitExceeded,
+    AlreadyExists,
+    RevisionConflict,
+    IdempotencyConflict,
+)

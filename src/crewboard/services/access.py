@@ -1,0 +1,84 @@
+"""The one access module: every service asks here whether an actor may touch a project.
+
+A project the actor has no role on does not exist for it (NOT_FOUND, the same answer as for a
+project that really does not exist). A refusal for a known project names what is missing.
+"""
+
+from __future__ import annotations
+
+from crewboard.domain.access import Role, Scope, lower_role, missing_permission
+from crewboard.domain.models import Actor, ProjectAccess
+from crewboard.errors import HumanIdentityRequired, NotFound, PermissionDenied
+from crewboard.storage.uow import UnitOfWork
+
+
+def project_not_found(ref: str) -> NotFound:
+    return NotFound(
+        f"No project {ref!r} is open to you; list_projects shows the projects you can use.",
+        {"resource": "project", "ref": ref},
+    )
+
+
+def access_project(
+    uow: UnitOfWork,
+    actor: Actor,
+    ref: str,
+    *,
+    scope: Scope = Scope.READ,
+    role: Role = Role.READ,
+) -> ProjectAccess:
+    """Look a project up by id (`prj_…`) or key (`CRW`) and check the actor may act on it.
+
+    Raises:
+        NotFound: no such project, or the actor has no role on it (the two look the same).
+        PermissionDenied: the token lacks `scope`, or the effective role is below `role`.
+    """
+    project = uow.projects.get(ref) if ref.startswith("prj_") else uow.projects.get_by_key(ref)
+    if project is None or (actor.project_cap is not None and actor.project_cap != project.id):
+        raise project_not_found(ref)
+    member_role = uow.projects.member_role(project.id, actor.user_id)
+    if member_role is None:
+        raise project_not_found(ref)
+    effective = lower_role(member_role, actor.role_cap)
+    missing = missing_permission(actor.scopes, effective, scope, role)
+    if missing is not None:
+        raise PermissionDenied(
+            f"This action {missing}. Ask a project admin for access, or use a token with that "
+            "scope.",
+            {
+                "projectId": project.id,
+                "requiredScope": str(scope),
+                "requiredRole": str(role),
+                "role": str(effective),
+                "scopes": sorted(actor.scopes),
+            },
+        )
+    return ProjectAccess(project=project, role=effective, member_role=member_role)
+
+
+def require_scope(actor: Actor, scope: Scope) -> None:
+    """Check a scope for actions that are not on one project (e.g. creating a project).
+
+    Raises:
+        PermissionDenied: naming the missing scope.
+    """
+    missing = missing_permission(actor.scopes, Role.ADMIN, scope, Role.READ)
+    if missing is not None:
+        raise PermissionDenied(
+            f"This action {missing}.",
+            {"requiredScope": str(scope), "scopes": sorted(actor.scopes)},
+        )
+
+
+def require_person(actor: Actor, action: str) -> None:
+    """Refuse agent tokens for actions a person must take under their own name.
+
+    Raises:
+        HumanIdentityRequired: when the actor is an agent token.
+    """
+    if actor.is_agent:
+        raise HumanIdentityRequired(
+            f"{action} needs a person's identity; an agent token cannot do it. "
+            "Use a personal token or the web app.",
+            {"tokenKind": "agent"},
+        )

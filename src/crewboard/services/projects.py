@@ -1,0 +1,177 @@
+"""Projects: create and list (the MCP door adds update, archive and delete)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from crewboard.domain.access import Role, Scope, lower_role, parse_enum
+from crewboard.domain.ids import new_id
+from crewboard.domain.models import Actor, Project, ProjectStatus, ProjectType
+from crewboard.domain.projects import (
+    DEFAULT_COLLECTIONS,
+    MAX_DESCRIPTION,
+    MAX_GOAL,
+    MAX_NAME,
+    MAX_PHASE,
+    check_collections,
+    check_project_key,
+)
+from crewboard.domain.validation import check_text
+from crewboard.errors import AlreadyExists, NotFound, ValidationFailed
+from crewboard.services.access import access_project, require_scope
+from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
+from crewboard.services.views import project_view
+from crewboard.storage.database import Database
+from crewboard.storage.uow import UnitOfWork
+
+MAX_PAGE = 200
+
+
+def do_create_project(
+    uow: UnitOfWork,
+    actor: Actor,
+    *,
+    workspace_id: str | None,
+    key: str,
+    name: str,
+    goal: str = "",
+    phase: str = "",
+    status: str = "active",
+    description: str = "",
+    type: str = "auto",
+    collections: list[str] | None = None,
+    idempotency_key: str | None = None,
+) -> KeyedResult:
+    """Create a project; its creator becomes its admin.
+
+    `workspace_id` is explicit: None puts the project in the actor's private space.
+
+    Raises:
+        PermissionDenied: the token lacks projects.admin.
+        NotFound: the workspace is not one the actor belongs to.
+        AlreadyExists: the key is taken.
+        ValidationFailed, LimitExceeded: on a bad field.
+        IdempotencyConflict: the key was used for something else.
+    """
+    require_scope(actor, Scope.PROJECTS_ADMIN)
+    fields: dict[str, Any] = {
+        "workspaceId": workspace_id,
+        "key": check_project_key(key),
+        "name": check_text("name", name, max_length=MAX_NAME, required=True),
+        "goal": check_text("goal", goal, max_length=MAX_GOAL),
+        "phase": check_text("phase", phase, max_length=MAX_PHASE),
+        "status": parse_enum(status, ProjectStatus, "status"),
+        "description": check_text("description", description, max_length=MAX_DESCRIPTION),
+        "type": parse_enum(type, ProjectType, "type"),
+        "collections": check_collections(
+            list(DEFAULT_COLLECTIONS) if collections is None else collections
+        ),
+    }
+
+    def perform() -> Ack:
+        if (
+            workspace_id is not None
+            and uow.workspaces.member_role(workspace_id, actor.user_id) is None
+        ):
+            raise NotFound(
+                f"No workspace {workspace_id!r} is open to you; pass null for your private space.",
+                {"resource": "workspace", "ref": workspace_id},
+            )
+        if uow.projects.key_taken(fields["key"]):
+            raise AlreadyExists(
+                f"The project key {fields['key']} is taken; choose another.", {"key": fields["key"]}
+            )
+        project = Project(
+            id=new_id("prj"),
+            workspace_id=workspace_id,
+            key=fields["key"],
+            name=fields["name"],
+            goal=fields["goal"],
+            phase=fields["phase"],
+            status=fields["status"],
+            description=fields["description"],
+            type=fields["type"],
+            collections=fields["collections"],
+            archived_at=None,
+            created_at=uow.now,
+            updated_at=uow.now,
+        )
+        uow.projects.add(project, owner_user_id=actor.user_id)
+        uow.projects.set_member(project.id, actor.user_id, Role.ADMIN, uow.now)
+        view = project_view(project, Role.ADMIN)
+        uow.record_event(
+            "project.created",
+            actor=actor.as_payload(),
+            payload={"project": view},
+            project_id=project.id,
+            workspace_id=workspace_id,
+        )
+        return Ack(
+            body={"project": view},
+            resource_type="project",
+            resource_id=project.id,
+            project_id=project.id,
+        )
+
+    return do_keyed_write(
+        uow,
+        actor,
+        key=idempotency_key,
+        operation="create_project",
+        arguments={**fields, "collections": list(fields["collections"])},
+        perform=perform,
+    )
+
+
+def create_project(db: Database, actor: Actor, **fields: Any) -> KeyedResult:
+    """Create a project (see `do_create_project` for the fields and refusals)."""
+    return db.write(lambda uow: do_create_project(uow, actor, **fields))
+
+
+def list_projects(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str | None = None,
+    workspace_id: str | None = None,
+    filter_workspace: bool = False,
+    include_archived: bool = True,
+    limit: int = 50,
+    offset: int = 0,
+) -> tuple[list[dict[str, Any]], int]:
+    """Projects the actor may open, by key, each with its `viewerRole`; and the total.
+
+    Raises:
+        ValidationFailed: limit outside 1-200 or a negative offset.
+        NotFound: `project` names one the actor cannot open.
+    """
+    if not 1 <= limit <= MAX_PAGE:
+        raise ValidationFailed.field("limit", f"must be between 1 and {MAX_PAGE}; got {limit}.")
+    if offset < 0:
+        raise ValidationFailed.field("offset", f"must be 0 or more; got {offset}.")
+
+    def work(uow: UnitOfWork) -> tuple[list[dict[str, Any]], int]:
+        only = access_project(uow, actor, project).project.id if project else actor.project_cap
+        page = uow.projects.list_for_user(
+            actor.user_id,
+            only_project_id=only,
+            workspace_id=workspace_id,
+            filter_workspace=filter_workspace,
+            include_archived=include_archived,
+            limit=limit,
+            offset=offset,
+        )
+        views = [project_view(p, lower_role(role, actor.role_cap)) for p, role in page.rows]
+        return views, page.total
+
+    return db.read(work)
+
+
+def get_project(db: Database, actor: Actor, ref: str) -> dict[str, Any]:
+    """Raises: NotFound when the actor cannot open the project."""
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        access = access_project(uow, actor, ref)
+        return project_view(access.project, access.role)
+
+    return db.read(work)

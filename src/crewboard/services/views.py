@@ -1,0 +1,73 @@
+"""Wire forms of records (camelCase, ISO 8601 times), shared by every door and the ledger."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from crewboard.domain.access import Role
+from crewboard.domain.models import ApiToken, Project, User, Workspace, WorkspaceRole
+
+
+def iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def user_view(user: User) -> dict[str, Any]:
+    return {
+        "id": user.id,
+        "email": user.email,
+        "displayName": user.display_name,
+        "isOwner": user.is_owner,
+        "createdAt": iso(user.created_at),
+    }
+
+
+def project_view(project: Project, viewer_role: Role | None = None) -> dict[str, Any]:
+    view: dict[str, Any] = {
+        "id": project.id,
+        "key": project.key,
+        "workspaceId": project.workspace_id,
+        "name": project.name,
+        "goal": project.goal,
+        "phase": project.phase,
+        "status": str(project.status),
+        "description": project.description,
+        "type": str(project.type),
+        "collections": list(project.collections),
+        "archived": project.archived,
+        "archivedAt": iso(project.archived_at),
+        "createdAt": iso(project.created_at),
+        "updatedAt": iso(project.updated_at),
+    }
+    if viewer_role is not None:
+        view["viewerRole"] = str(viewer_role)
+    return view
+
+
+def token_view(token: ApiToken) -> dict[str, Any]:
+    return {
+        "id": token.id,
+        "name": token.name,
+        "kind": str(token.kind),
+        "userId": token.user_id,
+        "scopes": sorted(token.scopes),
+        "projectId": token.project_id,
+        "role": str(token.role) if token.role else None,
+        "toolsets": [str(t) for t in token.toolsets],
+        "prefix": token.display_prefix,
+        "createdAt": iso(token.created_at),
+        "lastUsedAt": iso(token.last_used_at),
+        "revokedAt": iso(token.revoked_at),
+    }
+
+
+def workspace_view(workspace: Workspace, role: WorkspaceRole | None = None) -> dict[str, Any]:
+    view: dict[str, Any] = {
+        "id": workspace.id,
+        "name": workspace.name,
+        "createdAt": iso(workspace.created_at),
+    }
+    if role is not None:
+        view["viewerRole"] = str(role)
+    return view

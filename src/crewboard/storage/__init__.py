@@ -1,0 +1,1 @@
+"""Storage (the only SQLAlchemy importer): tables, repositories, unit of work, migrations."""

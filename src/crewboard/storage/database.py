@@ -1,0 +1,117 @@
+"""Engine set-up per backend and the transaction runner every use case goes through."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import DBAPIError, IntegrityError
+
+from crewboard.domain.clock import Clock, SystemClock
+from crewboard.storage.uow import EventRecord, UnitOfWork
+
+T = TypeVar("T")
+
+EventListener = Callable[[list[EventRecord]], None]
+
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+MAX_ATTEMPTS = 4
+# PostgreSQL: unique_violation, serialization_failure, deadlock_detected.
+_RETRYABLE_SQLSTATES = {"23505", "40001", "40P01"}
+
+
+class Database:
+    """One engine and the rules for running a unit of work on it.
+
+    Writes on SQLite take the write lock at BEGIN (`BEGIN IMMEDIATE`), so two writers never
+    fail halfway through on a lock upgrade. A write that loses a race on a unique index (two
+    first uses of one idempotency key, two projects with one key) is run again from the
+    start: on the second run the service sees the winner's row and answers from it.
+    """
+
+    def __init__(self, url: str | URL, *, clock: Clock | None = None) -> None:
+        self.url = make_url(url)
+        self.clock: Clock = clock or SystemClock()
+        self.engine = _create_engine(self.url)
+        self._listeners: list[EventListener] = []
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    def add_event_listener(self, listener: EventListener) -> None:
+        """Call `listener` with the events of each committed write, after the commit."""
+        self._listeners.append(listener)
+
+    def read(self, work: Callable[[UnitOfWork], T]) -> T:
+        with self.engine.connect() as conn:
+            uow = UnitOfWork(conn, self.clock)
+            with conn.begin():
+                return work(uow)
+
+    def write(self, work: Callable[[UnitOfWork], T]) -> T:
+        """Run `work` in one write transaction; publish its events once it has committed."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                result, recorded = self._write_once(work)
+            except DBAPIError as error:
+                if attempt < MAX_ATTEMPTS and _is_retryable(error):
+                    continue
+                raise
+            for listener in self._listeners:
+                listener(recorded)
+            return result
+
+    def _write_once(self, work: Callable[[UnitOfWork], T]) -> tuple[T, list[EventRecord]]:
+        with self.engine.connect() as conn:
+            conn.execution_options(crewboard_write=True)
+            uow = UnitOfWork(conn, self.clock)
+            with conn.begin():
+                result = work(uow)
+            return result, uow.recorded_events
+
+    def ping(self) -> None:
+        with self.engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def _create_engine(url: URL) -> Engine:
+    if url.get_backend_name() != "sqlite":
+        return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    if url.database and url.database != ":memory:":
+        Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, pool_size=10, max_overflow=20, pool_timeout=60)
+    event.listen(engine, "connect", _configure_sqlite_connection)
+    event.listen(engine, "begin", _begin_sqlite_transaction)
+    return engine
+
+
+def _configure_sqlite_connection(dbapi_conn: Any, _record: Any) -> None:
+    # Let SQLAlchemy's "begin" event issue BEGIN itself, so writes can say IMMEDIATE.
+    dbapi_conn.isolation_level = None
+    cursor = dbapi_conn.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+def _begin_sqlite_transaction(conn: Any) -> None:
+    write = conn.get_execution_options().get("crewboard_write", False)
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+def _is_retryable(error: DBAPIError) -> bool:
+    sqlstate = getattr(error.orig, "sqlstate", None)
+    if sqlstate is not None:
+        return sqlstate in _RETRYABLE_SQLSTATES
+    return isinstance(error, IntegrityError) and "UNIQUE constraint failed" in str(error.orig)

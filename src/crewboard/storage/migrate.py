@@ -1,0 +1,59 @@
+"""Run the Alembic migrations on a database, and compare the result with the table definitions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.config import Config
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, text
+
+from crewboard.storage.database import Database
+from crewboard.storage.tables import metadata
+
+_MIGRATIONS = Path(__file__).parent / "migrations"
+# Several nodes may start at once on one PostgreSQL server: one migrates, the others wait.
+_PG_MIGRATION_LOCK = 0x63726577  # "crew"
+
+
+def _config(connection: Connection | None = None) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS))
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+def head_revision() -> str | None:
+    return ScriptDirectory.from_config(_config()).get_current_head()
+
+
+def current_revision(db: Database) -> str | None:
+    with db.engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def upgrade(db: Database, revision: str = "head") -> tuple[str | None, str | None]:
+    """Bring the schema to `revision`; return (before, after)."""
+    with db.engine.connect() as conn:
+        conn.execution_options(crewboard_write=True)
+        with conn.begin():
+            if db.dialect == "postgresql":
+                conn.execute(
+                    text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_MIGRATION_LOCK}
+                )
+            before = MigrationContext.configure(conn).get_current_revision()
+            command.upgrade(_config(conn), revision)
+            after = MigrationContext.configure(conn).get_current_revision()
+    return before, after
+
+
+def schema_differences(db: Database) -> list[Any]:
+    """What differs between the migrated database and `tables.py` (empty when they agree)."""
+    with db.engine.connect() as conn:
+        context = MigrationContext.configure(conn, opts={"compare_type": True})
+        return list(compare_metadata(context, metadata))

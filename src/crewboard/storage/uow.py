@@ -1,0 +1,73 @@
+"""The unit of work: one connection in one transaction, with the repositories bound to it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection
+
+from crewboard.domain.clock import Clock
+from crewboard.storage import tables
+from crewboard.storage.repositories import (
+    EventRepository,
+    IdempotencyRepository,
+    ProjectRepository,
+    TokenRepository,
+    UserRepository,
+    WorkspaceRepository,
+)
+
+
+@dataclass(frozen=True)
+class EventRecord:
+    """An event row as written; the broker hands these out after the commit."""
+
+    id: int
+    project_id: str | None
+    workspace_id: str | None
+    type: str
+    actor: dict[str, Any]
+    payload: dict[str, Any]
+    created_at: datetime
+
+
+class UnitOfWork:
+    """Repositories over one transaction. `Database.read`/`Database.write` own begin and commit."""
+
+    def __init__(self, conn: Connection, clock: Clock) -> None:
+        self.conn = conn
+        self.clock = clock
+        self.now = clock.now()
+        self.users = UserRepository(conn)
+        self.workspaces = WorkspaceRepository(conn)
+        self.projects = ProjectRepository(conn)
+        self.tokens = TokenRepository(conn)
+        self.idempotency = IdempotencyRepository(conn)
+        self.events = EventRepository(conn)
+        self.recorded_events: list[EventRecord] = []
+
+    def record_event(
+        self,
+        type_: str,
+        *,
+        actor: dict[str, Any],
+        payload: dict[str, Any],
+        project_id: str | None = None,
+        workspace_id: str | None = None,
+    ) -> EventRecord:
+        """Write an event row in this transaction; listeners hear of it only after the commit."""
+        row: dict[str, Any] = {
+            "project_id": project_id,
+            "workspace_id": workspace_id,
+            "type": type_,
+            "actor": actor,
+            "payload": payload,
+            "created_at": self.now,
+        }
+        event_id = self.conn.execute(tables.events.insert().values(**row)).inserted_primary_key
+        assert event_id is not None  # noqa: S101 - an insert into a table with a primary key
+        record = EventRecord(id=int(event_id[0]), **row)
+        self.recorded_events.append(record)
+        return record
