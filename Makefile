@@ -4,6 +4,10 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
+# The PostgreSQL suites use this server; where it is not reachable they skip and say why.
+CREWBOARD_TEST_DATABASE_URL ?= postgresql+psycopg://postgres@127.0.0.1:5432/test
+export CREWBOARD_TEST_DATABASE_URL
+
 .PHONY: serve test test-fast check lint typecheck fmt lock bench clean help
 
 help:

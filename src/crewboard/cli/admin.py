@@ -288,6 +288,28 @@ def project_list(state: State, as_email: str | None, as_json: bool) -> None:
         run_guarded(act, as_json)
 
 
+@project_group.command("add-member")
+@click.argument("project")
+@click.argument("email")
+@click.option("--role", required=True, type=click.Choice([r.value for r in Role]))
+@as_option
+@json_option
+@pass_state
+def project_add_member(
+    state: State, project: str, email: str, role: str, as_email: str | None, as_json: bool
+) -> None:
+    """Give a person a role on a project (read, write or admin)."""
+    with open_database(state.settings()) as db:
+
+        def act() -> None:
+            change = projects.set_project_member(
+                db, _person(db, as_email), project=project, email=email, role=role
+            )
+            emit(as_json, change, lambda: f"{email} has {change['role']} on {project}")
+
+        run_guarded(act, as_json)
+
+
 @click.group("workspace")
 def workspace_group() -> None:
     """Shared workspaces."""

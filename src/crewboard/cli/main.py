@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
+from types import FrameType
 
 import click
 import uvicorn
@@ -62,7 +64,15 @@ def serve(state: State, host: str | None, port: int | None) -> None:
             lifespan="on",
             server_header=False,
         )
+        # uvicorn shuts down gracefully on SIGTERM/SIGINT, then re-raises the signal to the
+        # handler that was there before it: make that one end the process with status 0.
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, _exit_after_graceful_shutdown)
         uvicorn.Server(config).run()
+
+
+def _exit_after_graceful_shutdown(_signum: int, _frame: FrameType | None) -> None:
+    raise SystemExit(0)
 
 
 @cli.command()

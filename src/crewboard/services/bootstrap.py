@@ -33,6 +33,7 @@ def initialise(db: Database, *, owner_email: str) -> FirstStart | None:
     password_hash = hash_password(password)
 
     def work(uow: UnitOfWork) -> FirstStart | None:
+        uow.serialize("first-start")  # two nodes starting at once: one sets up, one finds it done
         if uow.users.count() > 0:
             return None
         owner = do_create_user(

@@ -2,9 +2,12 @@
 
 An exact retry (same principal, key, operation and arguments) gets the original
 acknowledgement and changes nothing. The same key with other arguments is refused, naming
-what the key made. Two first uses racing each other: both run, one commits, the other's
-ledger insert hits the unique index, `Database.write` runs it again, and this time it finds
-the winner's row and answers from it.
+what the key made. Two first uses racing each other: each claims the key by inserting its
+ledger row before doing anything else. The second insert waits on the unique index until the
+first transaction ends, then fails; `Database.write` runs the use case again, and this time it
+finds the winner's row and answers from it. Claiming first matters: a use case that checked
+its own effect (a project key already taken) would otherwise see the winner's rows under
+READ COMMITTED and refuse, instead of replaying.
 """
 
 from __future__ import annotations
@@ -69,19 +72,17 @@ def do_keyed_write(
         if entry.operation == operation and entry.fingerprint == digest:
             return KeyedResult(body=entry.acknowledgement, replayed=True)
         raise _conflict(entry, operation)
+    uow.idempotency.claim(
+        principal=actor.principal, key=key, operation=operation, fingerprint=digest, at=uow.now
+    )
     ack = perform()
-    uow.idempotency.add(
-        LedgerEntry(
-            principal=actor.principal,
-            key=key,
-            operation=operation,
-            fingerprint=digest,
-            acknowledgement=ack.body,
-            resource_type=ack.resource_type,
-            resource_id=ack.resource_id,
-            project_id=ack.project_id,
-            created_at=uow.now,
-        )
+    uow.idempotency.complete(
+        principal=actor.principal,
+        key=key,
+        acknowledgement=ack.body,
+        resource_type=ack.resource_type,
+        resource_id=ack.resource_id,
+        project_id=ack.project_id,
     )
     return KeyedResult(body=ack.body)
 

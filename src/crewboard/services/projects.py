@@ -16,7 +16,7 @@ from crewboard.domain.projects import (
     check_collections,
     check_project_key,
 )
-from crewboard.domain.validation import check_text
+from crewboard.domain.validation import check_email, check_text
 from crewboard.errors import AlreadyExists, NotFound, ValidationFailed
 from crewboard.services.access import access_project, require_scope
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
@@ -175,3 +175,35 @@ def get_project(db: Database, actor: Actor, ref: str) -> dict[str, Any]:
         return project_view(access.project, access.role)
 
     return db.read(work)
+
+
+def set_project_member(
+    db: Database, actor: Actor, *, project: str, email: str, role: str
+) -> dict[str, Any]:
+    """Give a person a role on a project, or change it (project admins only).
+
+    Raises:
+        NotFound: the project is not open to the actor, or no user has that email.
+        PermissionDenied: the actor is not an admin there (or lacks projects.admin).
+        ValidationFailed: unknown role.
+    """
+    new_role = parse_enum(role, Role, "role")
+    address = check_email(email)
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        access = access_project(uow, actor, project, scope=Scope.PROJECTS_ADMIN, role=Role.ADMIN)
+        user = uow.users.get_by_email(address)
+        if user is None:
+            raise NotFound(f"No user with email {address}.", {"resource": "user", "email": address})
+        uow.projects.set_member(access.project.id, user.id, new_role, uow.now)
+        change = {"projectId": access.project.id, "userId": user.id, "role": str(new_role)}
+        uow.record_event(
+            "project.member_set",
+            actor=actor.as_payload(),
+            payload=change,
+            project_id=access.project.id,
+            workspace_id=access.project.workspace_id,
+        )
+        return change
+
+    return db.write(work)

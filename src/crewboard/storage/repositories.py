@@ -371,8 +371,41 @@ class IdempotencyRepository:
             return None
         return LedgerEntry(**row._asdict())
 
-    def add(self, entry: LedgerEntry) -> None:
-        self.conn.execute(t.idempotency_keys.insert().values(**entry.__dict__))
+    def claim(
+        self, *, principal: str, key: str, operation: str, fingerprint: str, at: datetime
+    ) -> None:
+        """Insert the key's row first: a concurrent first use waits here, fails, and retries."""
+        self.conn.execute(
+            t.idempotency_keys.insert().values(
+                principal=principal,
+                key=key,
+                operation=operation,
+                fingerprint=fingerprint,
+                acknowledgement={},
+                created_at=at,
+            )
+        )
+
+    def complete(
+        self,
+        *,
+        principal: str,
+        key: str,
+        acknowledgement: dict[str, Any],
+        resource_type: str | None,
+        resource_id: str | None,
+        project_id: str | None,
+    ) -> None:
+        self.conn.execute(
+            t.idempotency_keys.update()
+            .where(t.idempotency_keys.c.principal == principal, t.idempotency_keys.c.key == key)
+            .values(
+                acknowledgement=acknowledgement,
+                resource_type=resource_type,
+                resource_id=resource_id,
+                project_id=project_id,
+            )
+        )
 
 
 class EventRepository:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, text
 
 from crewboard.domain.clock import Clock
 from crewboard.storage import tables
@@ -47,6 +48,16 @@ class UnitOfWork:
         self.idempotency = IdempotencyRepository(conn)
         self.events = EventRepository(conn)
         self.recorded_events: list[EventRecord] = []
+
+    def serialize(self, name: str) -> None:
+        """Hold a lock named `name` until this transaction ends: such transactions run one by one.
+
+        SQLite write transactions already run one at a time (BEGIN IMMEDIATE); PostgreSQL takes
+        a transaction-scoped advisory lock.
+        """
+        if self.conn.dialect.name == "postgresql":
+            key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+            self.conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
 
     def record_event(
         self,

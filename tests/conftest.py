@@ -1,0 +1,94 @@
+"""Shared fixtures: every storage-touching test runs on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from sqlalchemy.engine import URL
+
+from crewboard.domain.clock import ManualClock
+from crewboard.storage.database import Database
+from tests.support.databases import (
+    PostgresDatabases,
+    SqliteDatabases,
+    postgres_required,
+    postgres_unavailable_reason,
+    postgres_url,
+)
+
+BACKENDS = [
+    pytest.param("sqlite", id="sqlite"),
+    pytest.param("postgresql", id="postgresql", marks=pytest.mark.postgres),
+]
+
+
+@pytest.fixture(scope="session")
+def sqlite_databases(tmp_path_factory: pytest.TempPathFactory) -> SqliteDatabases:
+    databases = SqliteDatabases(tmp_path_factory.mktemp("sqlite"))
+    databases.prepare_template()
+    return databases
+
+
+@pytest.fixture(scope="session")
+def postgres_databases() -> Iterator[PostgresDatabases]:
+    reason = postgres_unavailable_reason()
+    if reason is not None:
+        if postgres_required():
+            pytest.fail(f"CREWBOARD_REQUIRE_POSTGRES=1 but {reason}")
+        pytest.skip(reason)
+    url = postgres_url()
+    assert url is not None
+    databases = PostgresDatabases(url)
+    databases.prepare_template()
+    yield databases
+    databases.drop_all()
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def _database(backend: str, request: pytest.FixtureRequest, *, migrated: bool) -> Iterator[URL]:
+    if backend == "sqlite":
+        databases: SqliteDatabases = request.getfixturevalue("sqlite_databases")
+        yield databases.new_migrated() if migrated else databases.new_empty()
+        return
+    pg: PostgresDatabases = request.getfixturevalue("postgres_databases")
+    url = pg.new_migrated() if migrated else pg.new_empty()
+    yield url
+    pg.drop(url)
+
+
+@pytest.fixture
+def database_url(backend: str, request: pytest.FixtureRequest) -> Iterator[URL]:
+    """A migrated, empty database of the test's backend, its own for this test."""
+    yield from _database(backend, request, migrated=True)
+
+
+@pytest.fixture
+def empty_database_url(backend: str, request: pytest.FixtureRequest) -> Iterator[URL]:
+    """A database with no tables at all, for migration tests."""
+    yield from _database(backend, request, migrated=False)
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(datetime(2026, 3, 2, 9, 0, tzinfo=UTC))
+
+
+@pytest.fixture
+def db(database_url: URL, clock: ManualClock) -> Iterator[Database]:
+    database = Database(database_url, clock=clock)
+    yield database
+    database.dispose()
+
+
+@pytest.fixture
+def tmp_data_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "data"
+    folder.mkdir()
+    return folder

@@ -1,0 +1,140 @@
+"""The operator CLI in-process (click's runner) on each backend."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from sqlalchemy.engine import URL
+
+from crewboard.cli.main import cli
+
+
+@pytest.fixture
+def run(empty_database_url: URL, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("CREWBOARD_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv(
+        "CREWBOARD_DATABASE_URL", empty_database_url.render_as_string(hide_password=False)
+    )
+    monkeypatch.delenv("CREWBOARD_CONFIG_FILE", raising=False)
+    runner = CliRunner()
+
+    def invoke(*args: str, stdin: str | None = None) -> Result:
+        return runner.invoke(cli, list(args), input=stdin, catch_exceptions=False)
+
+    return invoke
+
+
+def test_init_twice_creates_nothing_twice_and_prints_secrets_once(run) -> None:  # type: ignore[no-untyped-def]
+    first = run("init")
+    assert first.exit_code == 0, first.output
+    assert "cb_" in first.output
+    assert "password:" in first.output
+    assert "claude mcp add --transport http crewboard" in first.output
+    assert '"mcpServers"' in first.output
+    assert '"servers"' in first.output
+    second = run("init")
+    assert second.exit_code == 0
+    assert "cb_" not in second.output
+    assert "password" not in second.output
+    assert len(json.loads(run("user", "list", "--json").output)) == 1
+    assert len(json.loads(run("project", "list", "--json").output)) == 1
+    assert len(json.loads(run("token", "list", "--json").output)) == 1
+
+
+def test_commands_refuse_an_unmigrated_database(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("user", "list")
+    assert result.exit_code == 1
+    assert "crewboard migrate" in result.output
+
+
+def test_migrate_reports_and_is_idempotent(run) -> None:  # type: ignore[no-untyped-def]
+    first = json.loads(run("migrate", "--json").output)
+    assert first["from"] is None
+    assert first["changed"] is True
+    again = json.loads(run("migrate", "--json").output)
+    assert again["changed"] is False
+
+
+def test_user_token_and_project_commands_for_scripts(run) -> None:  # type: ignore[no-untyped-def]
+    run("init")
+    made = run(
+        "user", "create", "ada@example.com", "--password-stdin", "--json", stdin="a good password\n"
+    )
+    assert made.exit_code == 0, made.output
+    assert json.loads(made.output)["email"] == "ada@example.com"
+
+    project = json.loads(
+        run("project", "create", "--key", "CRW", "--name", "Crew", "--json").output
+    )
+    assert project["key"] == "CRW"
+    granted = run("project", "add-member", "CRW", "ada@example.com", "--role", "write", "--json")
+    assert json.loads(granted.output)["role"] == "write"
+
+    created = run(
+        "token",
+        "create",
+        "--user",
+        "ada@example.com",
+        "--scopes",
+        "read,tasks.manage",
+        "--kind",
+        "agent",
+        "--project",
+        "CRW",
+        "--role",
+        "write",
+        "--toolsets",
+        "board,review",
+        "--json",
+    )
+    assert created.exit_code == 0, created.output
+    token = json.loads(created.output)
+    assert token["token"].startswith("cb_")
+    assert token["kind"] == "agent"
+    assert token["scopes"] == ["read", "tasks.manage"]
+    assert token["toolsets"] == ["board", "review"]
+    assert token["projectId"] == project["id"]
+
+    listed = json.loads(run("token", "list", "--user", "ada@example.com", "--json").output)
+    assert [t["id"] for t in listed] == [token["id"]]
+    assert "token" not in listed[0]
+    assert token["token"] not in run("token", "list").output
+
+    revoked = json.loads(run("token", "revoke", token["id"], "--json").output)
+    assert revoked["revokedAt"] is not None
+    assert json.loads(run("token", "list", "--user", "ada@example.com", "--json").output) == []
+
+    projects = json.loads(run("project", "list", "--as", "ada@example.com", "--json").output)
+    assert [(p["key"], p["viewerRole"]) for p in projects] == [("CRW", "write")]
+
+
+def test_errors_exit_1_with_code_and_json_for_scripts(run) -> None:  # type: ignore[no-untyped-def]
+    run("init")
+    result = run(
+        "token", "create", "--user", "owner@crewboard.local", "--scopes", "read,fly", "--json"
+    )
+    assert result.exit_code == 1
+    error = json.loads(result.output)["error"]
+    assert error["code"] == "VALIDATION"
+    assert error["details"]["field"] == "scopes"
+    assert "tasks.manage" in error["details"]["accepted"]
+
+    plain = run("project", "create", "--key", "DEMO", "--name", "Again")
+    assert plain.exit_code == 1
+    assert "ALREADY_EXISTS" in plain.output
+
+
+def test_set_password_from_stdin(run) -> None:  # type: ignore[no-untyped-def]
+    run("init")
+    result = run(
+        "user", "set-password", "owner@crewboard.local", "--password-stdin", stdin="new secret pw\n"
+    )
+    assert result.exit_code == 0, result.output
+    short = run(
+        "user", "set-password", "owner@crewboard.local", "--password-stdin", stdin="short\n"
+    )
+    assert short.exit_code == 1
+    assert "password" in short.output

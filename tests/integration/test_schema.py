@@ -1,0 +1,43 @@
+"""The migrations build exactly the schema that tables.py describes, on each backend."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import inspect
+from sqlalchemy.engine import URL
+
+from crewboard.storage import migrate
+from crewboard.storage.database import Database
+from crewboard.storage.tables import metadata
+
+
+def test_migrated_schema_equals_the_table_definitions(empty_database_url: URL) -> None:
+    db = Database(empty_database_url)
+    try:
+        before, after = migrate.upgrade(db)
+        assert before is None
+        assert after == migrate.head_revision()
+        assert migrate.schema_differences(db) == []
+        tables = set(inspect(db.engine).get_table_names()) - {"alembic_version"}
+        assert tables == set(metadata.tables)
+    finally:
+        db.dispose()
+
+
+def test_migrating_twice_changes_nothing(empty_database_url: URL) -> None:
+    db = Database(empty_database_url)
+    try:
+        migrate.upgrade(db)
+        before, after = migrate.upgrade(db)
+        assert before == after == migrate.head_revision()
+    finally:
+        db.dispose()
+
+
+def test_sqlite_connections_use_wal_foreign_keys_and_a_busy_timeout(db: Database) -> None:
+    if db.dialect != "sqlite":
+        pytest.skip("SQLite connection settings only")
+    with db.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30_000

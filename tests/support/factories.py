@@ -1,0 +1,53 @@
+"""Build people, projects and tokens through the real services."""
+
+from __future__ import annotations
+
+import functools
+
+from crewboard.domain.access import Role
+from crewboard.domain.models import Actor, User
+from crewboard.domain.passwords import hash_password
+from crewboard.services import projects, tokens
+from crewboard.services.users import do_create_user, person_actor
+from crewboard.storage.database import Database
+
+PASSWORD = "correct horse battery"
+
+
+@functools.cache
+def _password_hash() -> str:
+    return hash_password(PASSWORD)
+
+
+def count_rows(db: Database, table: str) -> int:
+    with db.engine.connect() as conn:
+        return int(conn.exec_driver_sql(f"SELECT count(*) FROM {table}").scalar_one())
+
+
+def make_user(db: Database, email: str, *, is_owner: bool = False) -> User:
+    """A user whose password is PASSWORD (hashed once per run: argon2 is slow on purpose)."""
+    name = email.split("@", maxsplit=1)[0]
+    return db.write(
+        lambda uow: do_create_user(
+            uow, email=email, display_name=name, password_hash=_password_hash(), is_owner=is_owner
+        )
+    )
+
+
+def make_project(db: Database, owner: User, key: str, **fields: object) -> str:
+    result = projects.create_project(
+        db, person_actor(owner), workspace_id=None, key=key, name=f"Project {key}", **fields
+    )
+    return str(result.body["project"]["id"])
+
+
+def grant(db: Database, admin: User, project: str, member: User, role: Role) -> None:
+    projects.set_project_member(
+        db, person_actor(admin), project=project, email=member.email, role=role.value
+    )
+
+
+def token_actor(db: Database, user: User, scopes: list[str], **options: object) -> Actor:
+    """Issue a token for `user` and authenticate with it, as a door would."""
+    issued = tokens.issue_token(db, person_actor(user), scopes=scopes, kind="personal", **options)  # type: ignore[arg-type]
+    return tokens.authenticate_token(db, issued.secret)
