@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 from crewboard.domain.access import Role, Scope, TokenKind, Toolset
 
@@ -127,3 +128,51 @@ class ProjectAccess:
     project: Project
     role: Role
     member_role: Role = field(default=Role.READ)
+
+
+class SeatKind(StrEnum):
+    AI = "ai"
+    HUMAN = "human"
+
+
+class Effort(StrEnum):
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+
+
+@dataclass(frozen=True)
+class StatePage:
+    """The project's working page; revision 0 while nothing was ever saved."""
+
+    project_id: str
+    content: str
+    revision: int
+    updated_by: dict[str, Any] | None
+    updated_at: datetime | None
+
+
+@dataclass(frozen=True)
+class StateVersion:
+    revision: int
+    content: str
+    author: dict[str, Any]
+    created_at: datetime
+    restored_from: int | None = None
+
+
+@dataclass(frozen=True)
+class TeamRole:
+    id: str
+    project_id: str
+    name: str
+    role: str
+    kind: SeatKind
+    member_user_id: str | None
+    model: str | None
+    effort: Effort | None
+    rank: int
+    level: int
+    xp: int
+    archived_at: datetime | None
+    created_at: datetime

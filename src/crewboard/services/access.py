@@ -7,9 +7,20 @@ project that really does not exist). A refusal for a known project names what is
 from __future__ import annotations
 
 from crewboard.domain.access import Role, Scope, lower_role, missing_permission
-from crewboard.domain.models import Actor, ProjectAccess
-from crewboard.errors import HumanIdentityRequired, NotFound, PermissionDenied
+from crewboard.domain.models import Actor, Project, ProjectAccess
+from crewboard.errors import HumanIdentityRequired, NotFound, PermissionDenied, ValidationFailed
 from crewboard.storage.uow import UnitOfWork
+
+
+class _AnyWorkspace:
+    """Marker for reads that do not name a workspace (writes must name one, null included)."""
+
+    def __repr__(self) -> str:
+        return "ANY_WORKSPACE"
+
+
+ANY_WORKSPACE = _AnyWorkspace()
+WorkspaceRef = str | None | _AnyWorkspace
 
 
 def project_not_found(ref: str) -> NotFound:
@@ -26,12 +37,16 @@ def access_project(
     *,
     scope: Scope = Scope.READ,
     role: Role = Role.READ,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
 ) -> ProjectAccess:
     """Look a project up by id (`prj_…`) or key (`CRW`) and check the actor may act on it.
+
+    Writes pass the `workspace_id` the caller named (None: private) and it must match.
 
     Raises:
         NotFound: no such project, or the actor has no role on it (the two look the same).
         PermissionDenied: the token lacks `scope`, or the effective role is below `role`.
+        ValidationFailed: `workspace_id` is not the project's.
     """
     project = uow.projects.get(ref) if ref.startswith("prj_") else uow.projects.get_by_key(ref)
     if project is None or (actor.project_cap is not None and actor.project_cap != project.id):
@@ -53,7 +68,28 @@ def access_project(
                 "scopes": sorted(actor.scopes),
             },
         )
+    check_workspace(project, workspace_id)
     return ProjectAccess(project=project, role=effective, member_role=member_role)
+
+
+def check_workspace(project: Project, workspace_id: WorkspaceRef) -> None:
+    """Refuse a request that names another workspace than the project's.
+
+    Raises:
+        ValidationFailed: naming the project's real workspace (null: the private space).
+    """
+    if isinstance(workspace_id, _AnyWorkspace) or workspace_id == project.workspace_id:
+        return
+    where = (
+        "a private project"
+        if project.workspace_id is None
+        else f"in workspace {project.workspace_id}"
+    )
+    expected = "null" if project.workspace_id is None else project.workspace_id
+    raise ValidationFailed(
+        f"workspaceId: project {project.key} is {where}; pass workspaceId {expected}.",
+        {"field": "workspaceId", "expected": project.workspace_id, "given": workspace_id},
+    )
 
 
 def require_scope(actor: Actor, scope: Scope) -> None:

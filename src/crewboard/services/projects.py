@@ -18,7 +18,7 @@ from crewboard.domain.projects import (
 )
 from crewboard.domain.validation import check_email, check_text
 from crewboard.errors import AlreadyExists, NotFound, ValidationFailed
-from crewboard.services.access import access_project, require_scope
+from crewboard.services.access import WorkspaceRef, access_project, require_scope
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.views import project_view
 from crewboard.storage.database import Database
@@ -167,16 +167,6 @@ def list_projects(
     return db.read(work)
 
 
-def get_project(db: Database, actor: Actor, ref: str) -> dict[str, Any]:
-    """Raises: NotFound when the actor cannot open the project."""
-
-    def work(uow: UnitOfWork) -> dict[str, Any]:
-        access = access_project(uow, actor, ref)
-        return project_view(access.project, access.role)
-
-    return db.read(work)
-
-
 def set_project_member(
     db: Database, actor: Actor, *, project: str, email: str, role: str
 ) -> dict[str, Any]:
@@ -207,3 +197,174 @@ def set_project_member(
         return change
 
     return db.write(work)
+
+
+def _project_fields(
+    *,
+    name: str | None = None,
+    goal: str | None = None,
+    phase: str | None = None,
+    status: str | None = None,
+    description: str | None = None,
+    type: str | None = None,  # the wire name of the field
+    collections: list[str] | None = None,
+) -> dict[str, Any]:
+    """Check the fields an update names; those left None stay as they are."""
+    checks: dict[str, Any] = {
+        "name": lambda v: check_text("name", v, max_length=MAX_NAME, required=True),
+        "goal": lambda v: check_text("goal", v, max_length=MAX_GOAL),
+        "phase": lambda v: check_text("phase", v, max_length=MAX_PHASE),
+        "status": lambda v: parse_enum(v, ProjectStatus, "status"),
+        "description": lambda v: check_text("description", v, max_length=MAX_DESCRIPTION),
+        "type": lambda v: parse_enum(v, ProjectType, "type"),
+        "collections": check_collections,
+    }
+    given = {
+        "name": name,
+        "goal": goal,
+        "phase": phase,
+        "status": status,
+        "description": description,
+        "type": type,
+        "collections": collections,
+    }
+    return {field: checks[field](value) for field, value in given.items() if value is not None}
+
+
+def update_project(
+    db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef, **changes: Any
+) -> dict[str, Any]:
+    """Change a project's name, goal, phase, status, description, type or collections.
+
+    Raises:
+        NotFound, PermissionDenied: as `access_project` (needs projects.admin and admin role).
+        ValidationFailed, LimitExceeded: on a bad field, or when nothing is to change.
+    """
+    fields = _project_fields(**changes)
+    if not fields:
+        raise ValidationFailed.field(
+            "fields",
+            "name at least one field to change.",
+            ["name", "goal", "phase", "status", "description", "type", "collections"],
+        )
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        access = access_project(
+            uow,
+            actor,
+            project,
+            scope=Scope.PROJECTS_ADMIN,
+            role=Role.ADMIN,
+            workspace_id=workspace_id,
+        )
+        uow.projects.update(access.project.id, uow.now, **fields)
+        updated = uow.projects.get(access.project.id)
+        assert updated is not None  # noqa: S101 - updated in this transaction
+        view = project_view(updated, access.role)
+        uow.record_event(
+            "project.updated",
+            actor=actor.as_payload(),
+            payload={"changed": sorted(fields), "project": view},
+            project_id=updated.id,
+            workspace_id=updated.workspace_id,
+        )
+        return {"project": view}
+
+    return db.write(work)
+
+
+def set_project_archived(
+    db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef, archived: bool
+) -> dict[str, Any]:
+    """Archive or unarchive; doing it to a project already in that state changes nothing.
+
+    Raises:
+        NotFound, PermissionDenied: as `access_project` (needs projects.admin and admin role).
+    """
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        access = access_project(
+            uow,
+            actor,
+            project,
+            scope=Scope.PROJECTS_ADMIN,
+            role=Role.ADMIN,
+            workspace_id=workspace_id,
+        )
+        current = access.project
+        if current.archived == archived:
+            return {"project": project_view(current, access.role), "changed": False}
+        uow.projects.update(current.id, uow.now, archived_at=uow.now if archived else None)
+        updated = uow.projects.get(current.id)
+        assert updated is not None  # noqa: S101 - updated in this transaction
+        view = project_view(updated, access.role)
+        uow.record_event(
+            "project.archived" if archived else "project.unarchived",
+            actor=actor.as_payload(),
+            payload={"project": view},
+            project_id=updated.id,
+            workspace_id=updated.workspace_id,
+        )
+        return {"project": view, "changed": True}
+
+    return db.write(work)
+
+
+def delete_project(
+    db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef
+) -> dict[str, Any]:
+    """Delete an archived project and everything in it. An active project is refused, never archived.
+
+    Raises:
+        NotFound, PermissionDenied: as `access_project` (needs projects.admin and admin role).
+        ValidationFailed: the project is not archived.
+    """
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        access = access_project(
+            uow,
+            actor,
+            project,
+            scope=Scope.PROJECTS_ADMIN,
+            role=Role.ADMIN,
+            workspace_id=workspace_id,
+        )
+        doomed = access.project
+        if not doomed.archived:
+            raise ValidationFailed(
+                f"Project {doomed.key} is active; archive it first (archive_project), then delete it.",
+                {"field": "projectId", "archived": False},
+            )
+        uow.projects.delete(doomed.id)
+        uow.record_event(
+            "project.deleted",
+            actor=actor.as_payload(),
+            payload={"projectId": doomed.id, "key": doomed.key},
+            project_id=doomed.id,
+            workspace_id=doomed.workspace_id,
+        )
+        return {"deleted": True, "projectId": doomed.id, "key": doomed.key}
+
+    return db.write(work)
+
+
+def describe_project(db: Database, actor: Actor, ref: str) -> dict[str, Any]:
+    """One project with the viewer's role, its people and roles counted, and its state page revision.
+
+    Raises:
+        NotFound: when the actor cannot open the project.
+    """
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        access = access_project(uow, actor, ref)
+        project_id = access.project.id
+        return {
+            "project": project_view(access.project, access.role),
+            "counts": {
+                "members": len(uow.projects.members(project_id)),
+                "teamRoles": len(uow.team.list(project_id)),
+                "stateRevision": uow.state.get(project_id).revision,
+            },
+        }
+
+    return db.read(work)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import Connection, Row, and_, func, or_, select
@@ -11,9 +12,14 @@ from sqlalchemy import Connection, Row, and_, func, or_, select
 from crewboard.domain.access import Role, Scope, TokenKind, Toolset
 from crewboard.domain.models import (
     ApiToken,
+    Effort,
     Project,
     ProjectStatus,
     ProjectType,
+    SeatKind,
+    StatePage,
+    StateVersion,
+    TeamRole,
     User,
     Workspace,
     WorkspaceRole,
@@ -216,6 +222,19 @@ class ProjectRepository:
             self.conn.execute(select(t.projects.c.id).where(t.projects.c.key == key)).first()
             is not None
         )
+
+    def update(self, project_id: str, at: datetime, **fields: Any) -> None:
+        """Set plain columns (name, goal, phase, status, description, type, collections, archived_at)."""
+        values = {k: (v.value if isinstance(v, StrEnum) else v) for k, v in fields.items()}
+        if "collections" in values:
+            values["collections"] = list(values["collections"])
+        self.conn.execute(
+            t.projects.update().where(t.projects.c.id == project_id).values(**values, updated_at=at)
+        )
+
+    def delete(self, project_id: str) -> None:
+        # Tokens bound to the project go with it (ON DELETE CASCADE); so do members and pages.
+        self.conn.execute(t.projects.delete().where(t.projects.c.id == project_id))
 
     def member_role(self, project_id: str, user_id: str) -> Role | None:
         role = self.conn.execute(
@@ -429,3 +448,163 @@ class EventRepository:
         if type_ is not None:
             query = query.where(t.events.c.type == type_)
         return int(self.conn.execute(query).scalar_one())
+
+
+class StateRepository:
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def get(self, project_id: str, *, for_update: bool = False) -> StatePage:
+        query = select(t.project_state).where(t.project_state.c.project_id == project_id)
+        if for_update:
+            query = query.with_for_update()
+        row = self.conn.execute(query).first()
+        if row is None:
+            return StatePage(project_id, "", 0, None, None)
+        return StatePage(project_id, row.content, row.revision, row.updated_by, row.updated_at)
+
+    def save(
+        self,
+        project_id: str,
+        *,
+        content: str,
+        expected_revision: int,
+        author: dict[str, Any],
+        at: datetime,
+        restored_from: int | None = None,
+    ) -> int | None:
+        """Save a new revision if the page is still at `expected_revision`; None if it is not.
+
+        The compare-and-set is one statement, so two writers at the same revision cannot both win.
+        """
+        revision = expected_revision + 1
+        values = {"content": content, "revision": revision, "updated_by": author, "updated_at": at}
+        if expected_revision == 0:
+            exists = self.conn.execute(
+                select(t.project_state.c.revision).where(t.project_state.c.project_id == project_id)
+            ).first()
+            if exists is not None:
+                return None
+            self.conn.execute(t.project_state.insert().values(project_id=project_id, **values))
+        else:
+            changed = self.conn.execute(
+                t.project_state.update()
+                .where(
+                    t.project_state.c.project_id == project_id,
+                    t.project_state.c.revision == expected_revision,
+                )
+                .values(**values)
+            )
+            if changed.rowcount != 1:
+                return None
+        self.conn.execute(
+            t.project_state_versions.insert().values(
+                project_id=project_id,
+                revision=revision,
+                content=content,
+                author=author,
+                restored_from=restored_from,
+                created_at=at,
+            )
+        )
+        return revision
+
+    def versions(
+        self, project_id: str, *, limit: int, offset: int
+    ) -> tuple[list[StateVersion], int]:
+        where = t.project_state_versions.c.project_id == project_id
+        total = self.conn.execute(
+            select(func.count()).select_from(t.project_state_versions).where(where)
+        ).scalar_one()
+        rows = self.conn.execute(
+            select(t.project_state_versions)
+            .where(where)
+            .order_by(t.project_state_versions.c.revision.desc())
+            .limit(limit)
+            .offset(offset)
+        )
+        return [_state_version(row) for row in rows], int(total)
+
+    def version(self, project_id: str, revision: int) -> StateVersion | None:
+        row = self.conn.execute(
+            select(t.project_state_versions).where(
+                t.project_state_versions.c.project_id == project_id,
+                t.project_state_versions.c.revision == revision,
+            )
+        ).first()
+        return _state_version(row) if row else None
+
+
+def _state_version(row: Row[Any]) -> StateVersion:
+    return StateVersion(
+        revision=row.revision,
+        content=row.content,
+        author=row.author,
+        created_at=row.created_at,
+        restored_from=row.restored_from,
+    )
+
+
+def _team_role(row: Row[Any]) -> TeamRole:
+    return TeamRole(
+        id=row.id,
+        project_id=row.project_id,
+        name=row.name,
+        role=row.role,
+        kind=SeatKind(row.kind),
+        member_user_id=row.member_user_id,
+        model=row.model,
+        effort=Effort(row.effort) if row.effort else None,
+        rank=row.rank,
+        level=row.level,
+        xp=row.xp,
+        archived_at=row.archived_at,
+        created_at=row.created_at,
+    )
+
+
+class TeamRepository:
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def add(self, role: TeamRole) -> None:
+        self.conn.execute(
+            t.team_roles.insert().values(
+                id=role.id,
+                project_id=role.project_id,
+                name=role.name,
+                role=role.role,
+                kind=role.kind.value,
+                member_user_id=role.member_user_id,
+                model=role.model,
+                effort=role.effort.value if role.effort else None,
+                rank=role.rank,
+                level=role.level,
+                xp=role.xp,
+                archived_at=role.archived_at,
+                created_at=role.created_at,
+            )
+        )
+
+    def list(self, project_id: str, *, include_archived: bool = False) -> list[TeamRole]:
+        query = (
+            select(t.team_roles)
+            .where(t.team_roles.c.project_id == project_id)
+            .order_by(t.team_roles.c.rank, t.team_roles.c.name, t.team_roles.c.id)
+        )
+        if not include_archived:
+            query = query.where(t.team_roles.c.archived_at.is_(None))
+        return [_team_role(row) for row in self.conn.execute(query)]
+
+    def get(self, project_id: str, role_id: str) -> TeamRole | None:
+        row = self.conn.execute(
+            select(t.team_roles).where(
+                t.team_roles.c.project_id == project_id, t.team_roles.c.id == role_id
+            )
+        ).first()
+        return _team_role(row) if row else None
+
+    def set_archived(self, role_id: str, at: datetime | None) -> None:
+        self.conn.execute(
+            t.team_roles.update().where(t.team_roles.c.id == role_id).values(archived_at=at)
+        )

@@ -156,3 +156,52 @@ events = Table(
     Index("ix_events_project_id_id", "project_id", "id"),
     sqlite_autoincrement=True,
 )
+
+# The project's state page: the current text, and every saved version (restorable).
+project_state = Table(
+    "project_state",
+    metadata,
+    Column(
+        "project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
+    ),
+    Column("content", Text, nullable=False),
+    Column("revision", Integer, nullable=False),
+    Column("updated_by", JSON, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+project_state_versions = Table(
+    "project_state_versions",
+    metadata,
+    Column(
+        "project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
+    ),
+    Column("revision", Integer, primary_key=True),
+    Column("content", Text, nullable=False),
+    Column("author", JSON, nullable=False),
+    Column("restored_from", Integer, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+)
+
+# Team roles (seats): an AI or human role on a project's team.
+team_roles = Table(
+    "team_roles",
+    metadata,
+    Column("id", String(ID), primary_key=True),
+    Column("project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column("name", String(120), nullable=False),
+    Column("role", String(500), nullable=False),
+    Column("kind", String(8), nullable=False),
+    Column(
+        "member_user_id", String(ID), ForeignKey("users.id", ondelete="SET NULL"), nullable=True
+    ),
+    Column("model", String(120), nullable=True),
+    Column("effort", String(16), nullable=True),
+    Column("rank", Integer, nullable=False),
+    Column("level", Integer, nullable=False),
+    Column("xp", Integer, nullable=False),
+    Column("archived_at", UTCDateTime, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    CheckConstraint("kind IN ('ai', 'human')", name="kind"),
+    Index("ix_team_roles_project_id", "project_id"),
+)

@@ -15,6 +15,8 @@ from crewboard.storage.repositories import (
     EventRepository,
     IdempotencyRepository,
     ProjectRepository,
+    StateRepository,
+    TeamRepository,
     TokenRepository,
     UserRepository,
     WorkspaceRepository,
@@ -47,6 +49,8 @@ class UnitOfWork:
         self.tokens = TokenRepository(conn)
         self.idempotency = IdempotencyRepository(conn)
         self.events = EventRepository(conn)
+        self.state = StateRepository(conn)
+        self.team = TeamRepository(conn)
         self.recorded_events: list[EventRecord] = []
 
     def serialize(self, name: str) -> None:
