@@ -15,6 +15,7 @@ from starlette.routing import Route
 from crewboard import __version__
 from crewboard.api.routes import routes as api_routes
 from crewboard.config import Settings
+from crewboard.mcp.mount import McpDoor
 from crewboard.security import HostOriginGuard
 from crewboard.storage.database import Database
 
@@ -32,24 +33,29 @@ async def healthz(request: Request) -> JSONResponse:
 
 
 def create_app(settings: Settings, *, database: Database | None = None) -> Starlette:
-    """Build the app for `settings`; `database` lets a caller share one it already opened."""
+    """Build the app for `settings`.
+
+    `database` lets a caller share one it already opened (and keeps owning it); otherwise the
+    app opens one here (no connection is made until the first request) and its lifespan
+    disposes of it.
+    """
+    db = database or Database(settings.resolved_database_url)
+    door = McpDoor(db, settings)
 
     @asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        owned = database is None
-        app.state.db = database or Database(settings.resolved_database_url)
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         try:
-            yield
+            async with door.running():
+                yield
         finally:
-            if owned:
-                app.state.db.dispose()
+            if database is None:
+                db.dispose()
 
     app = Starlette(
-        routes=[Route("/healthz", healthz, methods=["GET"]), *api_routes()],
+        routes=[Route("/healthz", healthz, methods=["GET"]), *door.routes(), *api_routes()],
         middleware=[Middleware(HostOriginGuard, settings=settings)],
         lifespan=lifespan,
     )
     app.state.settings = settings
-    if database is not None:
-        app.state.db = database
+    app.state.db = db
     return app

@@ -1,0 +1,1 @@
+"""The MCP door: tool catalogue, argument models, rendering, and the protocol front."""

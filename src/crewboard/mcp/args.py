@@ -1,0 +1,159 @@
+"""Argument models: the one source of each tool's input schema and of its validation."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+ProjectRef = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=200,
+        description="The project's id (prj_…) or key (e.g. CRW), from list_projects.",
+    ),
+]
+WorkspaceId = Annotated[
+    str | None,
+    Field(
+        max_length=200,
+        description="The project's workspace id as list_projects shows it, or null for a private project.",
+    ),
+]
+IdempotencyKey = Annotated[
+    str | None,
+    Field(
+        default=None,
+        min_length=1,
+        max_length=128,
+        description="A stable key for this write; retry a lost answer with the same key and arguments.",
+    ),
+]
+ProjectStatus = Literal["planning", "active", "paused", "done"]
+ProjectType = Literal["greenfield", "brownfield", "auto"]
+
+
+class Args(BaseModel):
+    """Base of every argument model: camelCase on the wire, unknown fields refused."""
+
+    model_config = ConfigDict(alias_generator=to_camel, extra="forbid", frozen=True)
+
+    def given(self, name: str) -> bool:
+        """Whether the caller sent this field (null counts as sent)."""
+        return name in self.model_fields_set
+
+
+def input_schema(model: type[Args]) -> dict[str, Any]:
+    """The JSON schema MCP clients see, without pydantic's titles."""
+    schema = model.model_json_schema(by_alias=True)
+    _drop_titles(schema)
+    schema.setdefault("properties", {})
+    schema["additionalProperties"] = False
+    return schema
+
+
+def _drop_titles(node: Any) -> None:
+    if isinstance(node, dict):
+        node.pop("title", None)
+        for key, value in node.items():
+            if key == "properties" and isinstance(value, dict):
+                for prop in value.values():
+                    _drop_titles(prop)
+            else:
+                _drop_titles(value)
+    elif isinstance(node, list):
+        for item in node:
+            _drop_titles(item)
+
+
+class Paging(Args):
+    limit: int = Field(default=50, ge=1, le=200, description="Rows per page (1-200, default 50).")
+    offset: int = Field(
+        default=0, ge=0, description="Rows to skip; use nextOffset from the last page."
+    )
+
+
+class ListProjects(Paging):
+    project_id: str | None = Field(
+        default=None, max_length=200, description="Only this project (id or key)."
+    )
+    workspace_id: str | None = Field(
+        default=None,
+        max_length=200,
+        description="Only projects of this workspace; null for private projects; omit for all.",
+    )
+    include_archived: bool = Field(default=False, description="Also list archived projects.")
+
+
+class GetProject(Args):
+    project_id: ProjectRef
+
+
+class CreateProject(Args):
+    workspace_id: WorkspaceId
+    key: str = Field(
+        min_length=2,
+        max_length=10,
+        description="Short key, 2-10 letters and digits starting with a letter (tasks become KEY-1).",
+    )
+    name: str = Field(min_length=1, max_length=120)
+    goal: str = Field(default="", max_length=2000)
+    phase: str = Field(default="", max_length=100)
+    status: ProjectStatus = "active"
+    description: str = Field(default="", max_length=10_000)
+    type: ProjectType = "auto"
+    collections: list[Annotated[str, Field(min_length=1, max_length=60)]] | None = Field(
+        default=None,
+        max_length=50,
+        description="Named sections of project memory (default: general).",
+    )
+    idempotency_key: IdempotencyKey = None
+
+
+class UpdateProject(Args):
+    project_id: ProjectRef
+    workspace_id: WorkspaceId
+    name: str | None = Field(default=None, min_length=1, max_length=120)
+    goal: str | None = Field(default=None, max_length=2000)
+    phase: str | None = Field(default=None, max_length=100)
+    status: ProjectStatus | None = None
+    description: str | None = Field(default=None, max_length=10_000)
+    type: ProjectType | None = None
+    collections: list[Annotated[str, Field(min_length=1, max_length=60)]] | None = Field(
+        default=None, max_length=50
+    )
+
+
+class ProjectAction(Args):
+    project_id: ProjectRef
+    workspace_id: WorkspaceId
+
+
+class GetProjectState(Args):
+    project_id: ProjectRef
+    workspace_id: str | None = Field(
+        default=None, max_length=200, description="The project's workspace id, or null for private."
+    )
+
+
+class UpdateProjectState(Args):
+    project_id: ProjectRef
+    workspace_id: WorkspaceId
+    content: str = Field(
+        max_length=5000,
+        description="The whole new text of the page (at most 5000 characters).",
+    )
+    expected_revision: int = Field(
+        ge=0, description="The revision you read with get_project_state (0 for an empty page)."
+    )
+
+
+class ListTeam(Args):
+    project_id: str | None = Field(
+        default=None, max_length=200, description="Only this project (id or key)."
+    )
+    workspace_id: str | None = Field(
+        default=None, max_length=200, description="The project's workspace id, or null for private."
+    )

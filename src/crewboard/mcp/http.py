@@ -1,0 +1,259 @@
+"""The HTTP front of /mcp: bearer auth per message, 405 for GET, toolset headers, and
+JSON-RPC batches (split here, since the SDK refuses arrays) for handshake-era clients."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from anyio import to_thread
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from crewboard.config import Settings
+from crewboard.domain.access import Toolset
+from crewboard.domain.models import Actor
+from crewboard.errors import CrewboardError, Unauthenticated, ValidationFailed
+from crewboard.mcp.caller import CURRENT_CALLER, Caller
+from crewboard.mcp.catalogue import all_tools
+from crewboard.mcp.server import UNAUTHORIZED
+from crewboard.services.tokens import authenticate_token
+from crewboard.storage.database import Database
+
+MAX_BATCH = 20
+MAX_BODY = 4 * 1024 * 1024
+INVALID_REQUEST = -32600
+PARSE_ERROR = -32700
+MODERN_VERSION = "2026-07-28"
+METADATA_PATH = "/.well-known/oauth-protected-resource/mcp"
+
+
+def protected_resource_metadata(settings: Settings) -> dict[str, Any]:
+    """RFC 9728 metadata for the /mcp resource: tokens go in the Authorization header."""
+    base = settings.public_url
+    return {
+        "resource": f"{base}/mcp",
+        "resource_name": "Crewboard MCP",
+        "authorization_servers": [],
+        "bearer_methods_supported": ["header"],
+        "scopes_supported": [
+            "read",
+            "tasks.manage",
+            "drafts.create",
+            "messages.write",
+            "team.manage",
+            "specs.write",
+            "projects.admin",
+        ],
+        "resource_documentation": f"{base}/",
+    }
+
+
+def _rpc_error(id_: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": id_, "error": error}
+
+
+class McpFront:
+    """ASGI app for /mcp in front of the SDK's streamable HTTP handler."""
+
+    def __init__(self, sdk_app: ASGIApp, db: Database, settings: Settings) -> None:
+        self.sdk_app = sdk_app
+        self.db = db
+        self.settings = settings
+        self.tool_names = frozenset(tool.name for tool in all_tools())
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] != "POST":
+            await Response("Use POST for MCP requests.", 405, headers={"Allow": "POST"})(
+                scope, receive, send
+            )
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        try:
+            actor = await self._authenticate(headers.get("authorization"))
+            narrowing = self._narrowing(headers)
+        except Unauthenticated as error:
+            await self._unauthorized(error, headers)(scope, receive, send)
+            return
+        except ValidationFailed as error:
+            await JSONResponse(
+                _rpc_error(None, INVALID_REQUEST, error.message, error.details), 400
+            )(scope, receive, send)
+            return
+        body = await _read_body(receive)
+        if body is None:
+            await Response("Request body too large", 413)(scope, receive, send)
+            return
+        if body.lstrip()[:1] == b"[" and headers.get("mcp-protocol-version") != MODERN_VERSION:
+            await self._batch(scope, send, body, headers, narrowing)
+            return
+        token = CURRENT_CALLER.set(Caller(actor, *narrowing))
+        try:
+            await self.sdk_app(scope, _replay(body), send)
+        finally:
+            CURRENT_CALLER.reset(token)
+
+    async def _authenticate(self, authorization: str | None) -> Actor:
+        if not authorization:
+            raise Unauthenticated("Send your Crewboard token as `Authorization: Bearer cb_…`.")
+        scheme, _, secret = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not secret.strip():
+            raise Unauthenticated("The Authorization header must be `Bearer cb_…`.")
+        return await to_thread.run_sync(authenticate_token, self.db, secret.strip())
+
+    def _unauthorized(self, error: Unauthenticated, headers: dict[str, str]) -> Response:
+        challenge = f'Bearer resource_metadata="{self.settings.public_url}{METADATA_PATH}"'
+        if headers.get("authorization"):
+            challenge += ', error="invalid_token"'
+        return JSONResponse(
+            _rpc_error(None, UNAUTHORIZED, error.message),
+            401,
+            headers={"WWW-Authenticate": challenge},
+        )
+
+    def _narrowing(
+        self, headers: dict[str, str]
+    ) -> tuple[tuple[Toolset, ...] | None, tuple[str, ...] | None]:
+        """X-MCP-Toolsets / X-MCP-Tools: narrow what this request shows (never widen it)."""
+        toolsets: tuple[Toolset, ...] | None = None
+        names: tuple[str, ...] | None = None
+        if raw := headers.get("x-mcp-toolsets"):
+            accepted = [t.value for t in Toolset]
+            parts = [p.strip() for p in raw.split(",") if p.strip()]
+            unknown = [p for p in parts if p not in accepted]
+            if unknown:
+                raise ValidationFailed.field(
+                    "X-MCP-Toolsets", f"unknown toolset {unknown[0]!r}.", accepted
+                )
+            toolsets = tuple(Toolset(p) for p in parts)
+        if raw := headers.get("x-mcp-tools"):
+            parts = [p.strip() for p in raw.split(",") if p.strip()]
+            unknown = [p for p in parts if p not in self.tool_names]
+            if unknown:
+                raise ValidationFailed.field(
+                    "X-MCP-Tools", f"unknown tool {unknown[0]!r}.", sorted(self.tool_names)
+                )
+            names = tuple(parts)
+        return toolsets, names
+
+    async def _batch(
+        self,
+        scope: Scope,
+        send: Send,
+        body: bytes,
+        headers: dict[str, str],
+        narrowing: tuple[tuple[Toolset, ...] | None, tuple[str, ...] | None],
+    ) -> None:
+        try:
+            messages = json.loads(body)
+        except ValueError:
+            await JSONResponse(_rpc_error(None, PARSE_ERROR, "The body is not valid JSON."), 400)(
+                scope, _replay(b""), send
+            )
+            return
+        if not messages or len(messages) > MAX_BATCH:
+            size = "empty" if not messages else f"{len(messages)} messages long"
+            await JSONResponse(
+                _rpc_error(
+                    None,
+                    INVALID_REQUEST,
+                    f"A batch holds 1 to {MAX_BATCH} messages; this one is {size}. Nothing in it ran.",
+                    {"limit": MAX_BATCH, "received": len(messages)},
+                ),
+                400,
+            )(scope, _replay(b""), send)
+            return
+        answers = [
+            answer
+            for message in messages
+            if (answer := await self._one_of_batch(scope, message, headers, narrowing)) is not None
+        ]
+        if not answers:
+            await Response(status_code=202)(scope, _replay(b""), send)
+            return
+        await JSONResponse(answers)(scope, _replay(b""), send)
+
+    async def _one_of_batch(
+        self,
+        scope: Scope,
+        message: Any,
+        headers: dict[str, str],
+        narrowing: tuple[tuple[Toolset, ...] | None, tuple[str, ...] | None],
+    ) -> dict[str, Any] | None:
+        """Run one message on its own, authenticated again: a token revoked mid-batch stops here."""
+        id_ = message.get("id") if isinstance(message, dict) else None
+        is_request = isinstance(message, dict) and "id" in message
+        try:
+            actor = await self._authenticate(headers.get("authorization"))
+        except CrewboardError as error:
+            return _rpc_error(id_, UNAUTHORIZED, error.message) if is_request else None
+        token = CURRENT_CALLER.set(Caller(actor, *narrowing))
+        try:
+            status, raw = await _capture(self.sdk_app, scope, json.dumps(message).encode())
+        finally:
+            CURRENT_CALLER.reset(token)
+        if not raw.strip():
+            return (
+                None
+                if status == 202 or not is_request
+                else _rpc_error(
+                    id_, INVALID_REQUEST, f"The message got HTTP {status} and no answer."
+                )
+            )
+        answer = json.loads(raw)
+        return answer if isinstance(answer, dict) else None
+
+
+async def _read_body(receive: Receive) -> bytes | None:
+    """The whole request body, or None when it is over MAX_BODY."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _replay(body: bytes) -> Receive:
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if sent:
+            return {"type": "http.disconnect"}
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return receive
+
+
+async def _capture(app: ASGIApp, scope: Scope, body: bytes) -> tuple[int, bytes]:
+    """Run `app` for one message and collect its status and body instead of sending them."""
+    status = 500
+    parts: list[bytes] = []
+
+    async def send(message: Message) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+        elif message["type"] == "http.response.body":
+            parts.append(message.get("body", b""))
+
+    sub_scope = dict(scope)
+    sub_scope["headers"] = [
+        (k, str(len(body)).encode() if k.lower() == b"content-length" else v)
+        for k, v in scope["headers"]
+    ]
+    await app(sub_scope, _replay(body), send)
+    return status, b"".join(parts)

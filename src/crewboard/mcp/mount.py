@@ -1,0 +1,46 @@
+"""Attach the MCP door to the app: the /mcp route, its metadata, and its session manager."""
+
+from __future__ import annotations
+
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from crewboard.config import Settings
+from crewboard.mcp.http import MAX_BODY, METADATA_PATH, McpFront, protected_resource_metadata
+from crewboard.mcp.server import build_server
+from crewboard.storage.database import Database
+
+
+class McpDoor:
+    """Routes for the app and the session manager its lifespan must run."""
+
+    def __init__(self, db: Database, settings: Settings) -> None:
+        server = build_server(db, settings)
+        self.manager = StreamableHTTPSessionManager(
+            app=server,
+            json_response=True,
+            stateless=True,
+            # Host and Origin are checked for the whole app by HostOriginGuard.
+            security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+            max_request_body_size=MAX_BODY,
+        )
+        self.front = McpFront(StreamableHTTPASGIApp(self.manager), db, settings)
+        self.metadata = protected_resource_metadata(settings)
+
+    def routes(self) -> list[Route]:
+        async def metadata(_request: Request) -> JSONResponse:
+            return JSONResponse(self.metadata)
+
+        return [
+            Route("/mcp", self.front),
+            Route(METADATA_PATH, metadata, methods=["GET"]),
+        ]
+
+    def running(self) -> AbstractAsyncContextManager[Any]:
+        return self.manager.run()
