@@ -15,6 +15,7 @@ from starlette.routing import Route
 from crewboard import __version__
 from crewboard.api.routes import routes as api_routes
 from crewboard.config import Settings
+from crewboard.mcp.catalogue import Catalogue
 from crewboard.mcp.mount import McpDoor
 from crewboard.security import HostOriginGuard
 from crewboard.storage.database import Database
@@ -32,15 +33,17 @@ async def healthz(request: Request) -> JSONResponse:
     return JSONResponse({"status": "ok", "version": __version__, "database": db.dialect})
 
 
-def create_app(settings: Settings, *, database: Database | None = None) -> Starlette:
+def create_app(
+    settings: Settings, *, database: Database | None = None, catalogue: Catalogue | None = None
+) -> Starlette:
     """Build the app for `settings`.
 
     `database` lets a caller share one it already opened (and keeps owning it); otherwise the
     app opens one here (no connection is made until the first request) and its lifespan
-    disposes of it.
+    disposes of it. `catalogue` replaces the MCP tool catalogue (benchmarks add a no-op tool).
     """
     db = database or Database(settings.resolved_database_url)
-    door = McpDoor(db, settings)
+    door = McpDoor(db, settings, catalogue)
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:

@@ -6,6 +6,7 @@ import signal
 from pathlib import Path
 from types import FrameType
 
+import anyio
 import click
 import uvicorn
 
@@ -15,7 +16,10 @@ from crewboard.cli import admin
 from crewboard.cli.common import State, emit, open_database, pass_state
 from crewboard.cli.firststart import print_first_start, print_reuse
 from crewboard.config import Settings
+from crewboard.errors import CrewboardError
+from crewboard.mcp.stdio import serve_stdio
 from crewboard.services.bootstrap import initialise
+from crewboard.services.tokens import authenticate_token
 from crewboard.storage import migrate as migrations
 from crewboard.storage.database import Database
 
@@ -102,6 +106,26 @@ def migrate(state: State, as_json: bool) -> None:
             else f"schema is current ({after})"
         ),
     )
+
+
+@cli.command("mcp")
+@click.option(
+    "--token",
+    envvar="CREWBOARD_TOKEN",
+    help="API token (default: $CREWBOARD_TOKEN; the variable keeps it out of process lists).",
+)
+@pass_state
+def mcp_stdio(state: State, token: str | None) -> None:
+    """Serve MCP over stdio for a client on this machine (stdout carries protocol only)."""
+    if not token:
+        raise click.ClickException("set CREWBOARD_TOKEN (or pass --token) to the token to act with")
+    settings = state.settings()
+    with open_database(settings) as db:
+        try:
+            authenticate_token(db, token)
+        except CrewboardError as error:
+            raise click.ClickException(error.message) from error
+        anyio.run(serve_stdio, db, settings, token)
 
 
 admin.register(cli)

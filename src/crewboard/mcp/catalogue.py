@@ -6,7 +6,7 @@ what a caller may see, and `find_tool(name)` to run one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,56 +48,54 @@ class ToolDef:
         return input_schema(self.args)
 
 
-_CATALOGUE: dict[str, ToolDef] = {}
+class Catalogue:
+    """An ordered set of tools; the order is the order `tools/list` shows."""
 
+    def __init__(self, tools: Iterable[ToolDef]) -> None:
+        self._tools: dict[str, ToolDef] = {}
+        for tool in tools:
+            if tool.name in self._tools:
+                raise ValueError(f"tool {tool.name} is in the catalogue twice")
+            self._tools[tool.name] = tool
 
-def register(*tools: ToolDef) -> None:
-    for tool in tools:
-        if tool.name in _CATALOGUE:
-            raise ValueError(f"tool {tool.name} registered twice")
-        _CATALOGUE[tool.name] = tool
+    def __iter__(self) -> Iterator[ToolDef]:
+        return iter(self._tools.values())
 
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset(self._tools)
 
-def all_tools() -> list[ToolDef]:
-    _load()
-    return list(_CATALOGUE.values())
+    def find(self, name: str) -> ToolDef | None:
+        return self._tools.get(name)
 
+    def visible(
+        self,
+        actor: Actor,
+        *,
+        toolsets: Iterable[Toolset] | None = None,
+        names: Iterable[str] | None = None,
+    ) -> list[ToolDef]:
+        """The tools a caller is shown: those its scopes allow, narrowed by toolsets and names.
 
-def find_tool(name: str) -> ToolDef | None:
-    _load()
-    return _CATALOGUE.get(name)
-
-
-def visible_tools(
-    actor: Actor,
-    *,
-    toolsets: Iterable[Toolset] | None = None,
-    names: Iterable[str] | None = None,
-) -> list[ToolDef]:
-    """The tools a caller is shown: those its scopes allow, narrowed by toolsets and names.
-
-    `toolsets` None means the token's own default list (or every toolset when it has none).
-    """
-    chosen = set(toolsets) if toolsets is not None else set(_token_toolsets(actor))
-    wanted = set(names) if names is not None else None
-    return [
-        tool
-        for tool in all_tools()
-        if tool.needs <= actor.scopes
-        and (not chosen or tool.toolset in chosen)
-        and (wanted is None or tool.name in wanted)
-    ]
+        `toolsets` None means the token's own default list (or every toolset when it has none).
+        """
+        chosen = set(toolsets) if toolsets is not None else set(_token_toolsets(actor))
+        wanted = set(names) if names is not None else None
+        return [
+            tool
+            for tool in self
+            if tool.needs <= actor.scopes
+            and (not chosen or tool.toolset in chosen)
+            and (wanted is None or tool.name in wanted)
+        ]
 
 
 def _token_toolsets(actor: Actor) -> tuple[Toolset, ...]:
     return actor.token.toolsets if actor.token is not None else ()
 
 
-def _load() -> None:
-    """Import the tool modules once; each registers its tools."""
-    if _CATALOGUE:
-        return
-    from crewboard.mcp.tools import projects, state, team  # noqa: PLC0415 - registration on first use
+def default_catalogue() -> Catalogue:
+    """Every tool Crewboard serves, in catalogue order."""
+    from crewboard.mcp.tools import projects, state, team  # noqa: PLC0415 - avoids an import cycle
 
-    for module in (projects, state, team):
-        register(*module.TOOLS)
+    return Catalogue([*projects.TOOLS, *state.TOOLS, *team.TOOLS])

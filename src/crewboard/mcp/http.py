@@ -15,7 +15,6 @@ from crewboard.domain.access import Toolset
 from crewboard.domain.models import Actor
 from crewboard.errors import CrewboardError, Unauthenticated, ValidationFailed
 from crewboard.mcp.caller import CURRENT_CALLER, Caller
-from crewboard.mcp.catalogue import all_tools
 from crewboard.mcp.server import UNAUTHORIZED
 from crewboard.services.tokens import authenticate_token
 from crewboard.storage.database import Database
@@ -59,11 +58,13 @@ def _rpc_error(id_: Any, code: int, message: str, data: Any = None) -> dict[str,
 class McpFront:
     """ASGI app for /mcp in front of the SDK's streamable HTTP handler."""
 
-    def __init__(self, sdk_app: ASGIApp, db: Database, settings: Settings) -> None:
+    def __init__(
+        self, sdk_app: ASGIApp, db: Database, settings: Settings, tool_names: frozenset[str]
+    ) -> None:
         self.sdk_app = sdk_app
         self.db = db
         self.settings = settings
-        self.tool_names = frozenset(tool.name for tool in all_tools())
+        self.tool_names = tool_names
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["method"] != "POST":

@@ -12,6 +12,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from crewboard.config import Settings
+from crewboard.mcp.catalogue import Catalogue, default_catalogue
 from crewboard.mcp.http import MAX_BODY, METADATA_PATH, McpFront, protected_resource_metadata
 from crewboard.mcp.server import build_server
 from crewboard.storage.database import Database
@@ -20,8 +21,11 @@ from crewboard.storage.database import Database
 class McpDoor:
     """Routes for the app and the session manager its lifespan must run."""
 
-    def __init__(self, db: Database, settings: Settings) -> None:
-        server = build_server(db, settings)
+    def __init__(
+        self, db: Database, settings: Settings, catalogue: Catalogue | None = None
+    ) -> None:
+        tools = catalogue or default_catalogue()
+        server = build_server(db, settings, tools)
         self.manager = StreamableHTTPSessionManager(
             app=server,
             json_response=True,
@@ -30,7 +34,7 @@ class McpDoor:
             security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
             max_request_body_size=MAX_BODY,
         )
-        self.front = McpFront(StreamableHTTPASGIApp(self.manager), db, settings)
+        self.front = McpFront(StreamableHTTPASGIApp(self.manager), db, settings, tools.names)
         self.metadata = protected_resource_metadata(settings)
 
     def routes(self) -> list[Route]:

@@ -25,7 +25,7 @@ from crewboard import __version__
 from crewboard.config import Settings
 from crewboard.errors import CrewboardError, PermissionDenied, Unauthenticated
 from crewboard.mcp.caller import CURRENT_CALLER, STDIO_SECRET, Caller
-from crewboard.mcp.catalogue import Call, ToolDef, all_tools, find_tool, visible_tools
+from crewboard.mcp.catalogue import Call, Catalogue, ToolDef, default_catalogue
 from crewboard.mcp.instructions import INTRO, instructions_for
 from crewboard.mcp.render import failure, success, validation_failure
 from crewboard.services.tokens import authenticate_token
@@ -59,24 +59,27 @@ def current_caller() -> Caller:
     return caller
 
 
-def build_server(db: Database, settings: Settings) -> Server[Any]:
+def build_server(
+    db: Database, settings: Settings, catalogue: Catalogue | None = None
+) -> Server[Any]:
     """One MCP server for the app (HTTP) or for a stdio session."""
-    listings = {tool.name: tool_listing(tool) for tool in all_tools()}
+    tools = catalogue or default_catalogue()
+    listings = {tool.name: tool_listing(tool) for tool in tools}
     schemas = {name: listing.input_schema for name, listing in listings.items()}
 
     async def list_tools(
         _ctx: ServerRequestContext[Any, Any], _params: PaginatedRequestParams | None
     ) -> ListToolsResult:
         caller = current_caller()
-        tools = visible_tools(caller.actor, toolsets=caller.toolsets, names=caller.tool_names)
+        shown = tools.visible(caller.actor, toolsets=caller.toolsets, names=caller.tool_names)
         return ListToolsResult(
-            tools=[listings[t.name] for t in tools], ttl_ms=0, cache_scope="private"
+            tools=[listings[t.name] for t in shown], ttl_ms=0, cache_scope="private"
         )
 
     async def call_tool(
         _ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams
     ) -> CallToolResult:
-        tool = find_tool(params.name)
+        tool = tools.find(params.name)
         if tool is None:
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         caller = current_caller()
@@ -126,7 +129,7 @@ def build_server(db: Database, settings: Settings) -> Server[Any]:
         result = await call_next(ctx)
         if ctx.method in ("initialize", "server/discover") and isinstance(result, dict):
             caller = current_caller()
-            visible = visible_tools(caller.actor, toolsets=caller.toolsets, names=caller.tool_names)
+            visible = tools.visible(caller.actor, toolsets=caller.toolsets, names=caller.tool_names)
             result["instructions"] = instructions_for(t.name for t in visible)
         return result
 
