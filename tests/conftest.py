@@ -92,3 +92,8 @@ def tmp_data_dir(tmp_path: Path) -> Path:
     folder = tmp_path / "data"
     folder.mkdir()
     return folder
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

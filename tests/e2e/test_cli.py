@@ -10,6 +10,9 @@ from click.testing import CliRunner, Result
 from sqlalchemy.engine import URL
 
 from crewboard.cli.main import cli
+from crewboard.config import load_settings
+from crewboard.services import state, users
+from crewboard.storage.database import Database
 
 
 @pytest.fixture
@@ -138,3 +141,51 @@ def test_set_password_from_stdin(run) -> None:  # type: ignore[no-untyped-def]
     )
     assert short.exit_code == 1
     assert "password" in short.output
+
+
+def test_state_versions_and_restore_from_the_cli(run) -> None:  # type: ignore[no-untyped-def]
+    run("init")
+    assert json.loads(run("state", "show", "DEMO", "--json").output)["revision"] == 0
+    db = Database(load_settings().resolved_database_url)
+    try:
+        owner = users.person_actor(users.get_user_by_email(db, "owner@crewboard.local"))
+        for revision, text in enumerate(["one", "two"]):
+            state.update_project_state(
+                db,
+                owner,
+                project="DEMO",
+                workspace_id=None,
+                content=text,
+                expected_revision=revision,
+            )
+    finally:
+        db.dispose()
+    versions = json.loads(run("state", "versions", "DEMO", "--json").output)
+    assert [v["revision"] for v in versions["versions"]] == [2, 1]
+    restored = json.loads(run("state", "restore", "DEMO", "1", "--json").output)
+    assert (restored["revision"], restored["content"]) == (3, "one")
+    missing = run("state", "restore", "DEMO", "9")
+    assert missing.exit_code == 1
+    assert "NOT_FOUND" in missing.output
+
+
+def test_team_roles_from_the_cli(run) -> None:  # type: ignore[no-untyped-def]
+    run("init")
+    added = run(
+        "team",
+        "add-role",
+        "DEMO",
+        "--name",
+        "Backend dev",
+        "--model",
+        "claude",
+        "--effort",
+        "high",
+        "--json",
+    )
+    assert added.exit_code == 0, added.output
+    team = json.loads(run("team", "list", "DEMO", "--json").output)
+    assert [(r["name"], r["kind"], r["effort"]) for r in team["roles"]] == [
+        ("Backend dev", "ai", "high")
+    ]
+    assert team["people"][0]["you"] is True

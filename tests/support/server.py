@@ -12,6 +12,7 @@ import uvicorn
 
 from crewboard.app import create_app
 from crewboard.config import Settings
+from crewboard.mcp.catalogue import Catalogue
 from crewboard.storage.database import Database
 
 
@@ -22,10 +23,12 @@ def free_port() -> int:
 
 
 @contextmanager
-def running_server(settings: Settings, database: Database) -> Iterator[str]:
+def running_server(
+    settings: Settings, database: Database, catalogue: Catalogue | None = None
+) -> Iterator[str]:
     """Serve `create_app(settings)` on settings.host:settings.port; yield its base URL."""
     config = uvicorn.Config(
-        create_app(settings, database=database),
+        create_app(settings, database=database, catalogue=catalogue),
         host=settings.host,
         port=settings.port,
         log_level="warning",

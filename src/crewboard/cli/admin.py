@@ -29,7 +29,7 @@ as_option = click.option(
 )
 
 
-def _person(db: Database, email: str | None) -> Actor:
+def acting_person(db: Database, email: str | None) -> Actor:
     """The person an operator command acts as: `--as EMAIL`, else the instance owner."""
     if email is not None:
         return users.person_actor(users.get_user_by_email(db, email))
@@ -249,7 +249,7 @@ def project_create(
         def act() -> None:
             result = projects.create_project(
                 db,
-                _person(db, as_email),
+                acting_person(db, as_email),
                 workspace_id=workspace_id,
                 key=key,
                 name=name,
@@ -271,7 +271,7 @@ def project_list(state: State, as_email: str | None, as_json: bool) -> None:
     with open_database(state.settings()) as db:
 
         def act() -> None:
-            views, _total = projects.list_projects(db, _person(db, as_email), limit=200)
+            views, _total = projects.list_projects(db, acting_person(db, as_email), limit=200)
             emit(
                 as_json,
                 views,
@@ -303,7 +303,7 @@ def project_add_member(
 
         def act() -> None:
             change = projects.set_project_member(
-                db, _person(db, as_email), project=project, email=email, role=role
+                db, acting_person(db, as_email), project=project, email=email, role=role
             )
             emit(as_json, change, lambda: f"{email} has {change['role']} on {project}")
 
@@ -325,7 +325,7 @@ def workspace_create(state: State, name: str, as_email: str | None, as_json: boo
     with open_database(state.settings()) as db:
 
         def act() -> None:
-            workspace = workspaces.create_workspace(db, _person(db, as_email), name=name)
+            workspace = workspaces.create_workspace(db, acting_person(db, as_email), name=name)
             emit(as_json, workspace_view(workspace), lambda: f"created workspace {workspace.id}")
 
         run_guarded(act, as_json)
@@ -340,7 +340,7 @@ def workspace_list(state: State, as_email: str | None, as_json: bool) -> None:
     with open_database(state.settings()) as db:
 
         def act() -> None:
-            found = workspaces.list_workspaces(db, _person(db, as_email))
+            found = workspaces.list_workspaces(db, acting_person(db, as_email))
             emit(
                 as_json,
                 [workspace_view(w, r) for w, r in found],
@@ -365,7 +365,7 @@ def workspace_add_member(
 
         def act() -> None:
             granted = workspaces.add_workspace_member(
-                db, _person(db, as_email), workspace_id=workspace_id, email=email, role=role
+                db, acting_person(db, as_email), workspace_id=workspace_id, email=email, role=role
             )
             emit(
                 as_json,

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
+
+from crewboard.errors import CrewboardError, LimitExceeded, ValidationFailed
 
 ProjectRef = Annotated[
     str,
@@ -52,6 +54,30 @@ def input_schema(model: type[Args]) -> dict[str, Any]:
     schema.setdefault("properties", {})
     schema["additionalProperties"] = False
     return schema
+
+
+def argument_error(error: ValidationError, model_fields: list[str]) -> CrewboardError:
+    """Turn pydantic's complaint about the arguments into one error naming the field."""
+    first = error.errors()[0]
+    field = ".".join(str(part) for part in first["loc"]) or "arguments"
+    kind = first["type"]
+    if kind == "extra_forbidden":
+        return ValidationFailed.field(field, "is not an argument of this tool.", model_fields)
+    if kind == "missing":
+        return ValidationFailed(f"{field}: is required.", {"field": field})
+    ctx = first.get("ctx") or {}
+    if kind in ("string_too_long", "too_long"):
+        limit = ctx.get("max_length")
+        return LimitExceeded(
+            f"{field}: over the limit of {limit}.", {"field": field, "limit": limit}
+        )
+    if kind == "literal_error":
+        accepted = [
+            part.strip(" '")
+            for part in str(ctx.get("expected", "")).replace(" or ", ",").split(",")
+        ]
+        return ValidationFailed.field(field, f"{first['input']!r} is not accepted.", accepted)
+    return ValidationFailed(f"{field}: {first['msg']}.", {"field": field})
 
 
 def _drop_titles(node: Any) -> None:

@@ -8,9 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp.types import CallToolResult, TextContent
-from pydantic import ValidationError
 
-from crewboard.errors import CrewboardError, LimitExceeded, ValidationFailed
+from crewboard.errors import CrewboardError
 
 RESPONSE_BUDGET = 48 * 1024  # every answer fits in 48 KiB
 
@@ -38,30 +37,6 @@ def failure(error: CrewboardError) -> CallToolResult:
         structured_content=error.to_dict(),
         is_error=True,
     )
-
-
-def validation_failure(error: ValidationError, model_fields: list[str]) -> CrewboardError:
-    """Turn pydantic's complaint about the arguments into one error naming the field."""
-    first = error.errors()[0]
-    field = ".".join(str(part) for part in first["loc"]) or "arguments"
-    kind = first["type"]
-    if kind == "extra_forbidden":
-        return ValidationFailed.field(field, "is not an argument of this tool.", model_fields)
-    if kind == "missing":
-        return ValidationFailed(f"{field}: is required.", {"field": field})
-    ctx = first.get("ctx") or {}
-    if kind in ("string_too_long", "too_long"):
-        limit = ctx.get("max_length")
-        return LimitExceeded(
-            f"{field}: over the limit of {limit}.", {"field": field, "limit": limit}
-        )
-    if kind == "literal_error":
-        accepted = [
-            part.strip(" '")
-            for part in str(ctx.get("expected", "")).replace(" or ", ",").split(",")
-        ]
-        return ValidationFailed.field(field, f"{first['input']!r} is not accepted.", accepted)
-    return ValidationFailed(f"{field}: {first['msg']}.", {"field": field})
 
 
 def page_note(*, shown: int, offset: int, total: int) -> str | None:

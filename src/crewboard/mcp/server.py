@@ -24,10 +24,11 @@ from pydantic import ValidationError
 from crewboard import __version__
 from crewboard.config import Settings
 from crewboard.errors import CrewboardError, PermissionDenied, Unauthenticated
+from crewboard.mcp.args import argument_error
 from crewboard.mcp.caller import CURRENT_CALLER, STDIO_SECRET, Caller
 from crewboard.mcp.catalogue import Call, Catalogue, ToolDef, default_catalogue
 from crewboard.mcp.instructions import INTRO, instructions_for
-from crewboard.mcp.render import failure, success, validation_failure
+from crewboard.mcp.render import failure, success
 from crewboard.services.tokens import authenticate_token
 from crewboard.storage.database import Database
 
@@ -95,7 +96,7 @@ def build_server(
         try:
             parsed = tool.args.model_validate(params.arguments or {})
         except ValidationError as error:
-            return failure(validation_failure(error, sorted(schemas[tool.name]["properties"])))
+            return failure(argument_error(error, sorted(schemas[tool.name]["properties"])))
         call = Call(db=db, actor=caller.actor, settings=settings)
         try:
             reply = await to_thread.run_sync(tool.run, call, parsed)

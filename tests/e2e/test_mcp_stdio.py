@@ -1,0 +1,81 @@
+"""`crewboard mcp`: the same catalogue over stdio, through the SDK's stdio client."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from mcp import Client, MCPError, StdioServerParameters
+from sqlalchemy.engine import URL
+
+from crewboard.services import tokens
+from crewboard.services.users import person_actor
+from crewboard.storage.database import Database
+from tests.support.factories import make_project, make_user
+from tests.support.mcp_client import MODES, body_of
+
+pytestmark = pytest.mark.anyio
+
+
+def _env(database_url: URL, token: str) -> dict[str, str]:
+    return {
+        "PATH": os.environ.get("PATH", ""),
+        "CREWBOARD_DATABASE_URL": database_url.render_as_string(hide_password=False),
+        "CREWBOARD_TOKEN": token,
+    }
+
+
+@pytest.fixture
+def issued(db: Database) -> tokens.IssuedToken:
+    user = make_user(db, "owner@example.com")
+    make_project(db, user, "CRW")
+    return tokens.issue_token(
+        db, person_actor(user), kind="personal", scopes=["read", "tasks.manage"]
+    )
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_stdio_serves_the_catalogue_for_the_token(
+    database_url: URL, db: Database, issued: tokens.IssuedToken, mode: str
+) -> None:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "crewboard", "mcp"],
+        env=_env(database_url, issued.secret),
+    )
+    async with Client(params, mode=mode) as client:
+        names = [t.name for t in (await client.list_tools()).tools]
+        assert "update_project_state" in names
+        assert "create_project" not in names  # no projects.admin scope
+        saved = await client.call_tool(
+            "update_project_state",
+            {
+                "projectId": "CRW",
+                "workspaceId": None,
+                "content": "from stdio",
+                "expectedRevision": 0,
+            },
+        )
+        assert body_of(saved)["revision"] == 1
+        tokens.revoke_token(db, issued.token.id)
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("get_project_state", {"projectId": "CRW"})
+        assert refused.value.code == -32001
+
+
+def test_stdio_refuses_a_bad_token_on_stderr_and_writes_nothing_to_stdout(
+    database_url: URL,
+) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "crewboard", "mcp"],
+        env=_env(database_url, "cb_not_a_token"),
+        input=b"",
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode != 0
+    assert result.stdout == b""
+    assert b"token" in result.stderr.lower()

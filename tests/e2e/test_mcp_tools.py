@@ -1,0 +1,275 @@
+"""The MCP door through the official SDK client over real HTTP, in both protocol eras."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from mcp import MCPError
+
+from crewboard.config import Settings
+from crewboard.domain.access import Role
+from crewboard.services import tokens
+from crewboard.services.users import person_actor
+from crewboard.storage.database import Database
+from tests.support.factories import grant, make_project, make_user
+from tests.support.mcp_client import MODES, body_of, mcp_client
+from tests.support.server import free_port, running_server
+
+pytestmark = pytest.mark.anyio
+
+ALL = [
+    "read",
+    "tasks.manage",
+    "drafts.create",
+    "messages.write",
+    "team.manage",
+    "specs.write",
+    "projects.admin",
+]
+CATALOGUE_ORDER = [
+    "list_projects",
+    "get_project",
+    "create_project",
+    "update_project",
+    "archive_project",
+    "unarchive_project",
+    "delete_project",
+    "get_project_state",
+    "update_project_state",
+    "list_team",
+]
+WRITE_TOOLS = {
+    "create_project",
+    "update_project",
+    "archive_project",
+    "unarchive_project",
+    "delete_project",
+    "update_project_state",
+}
+
+
+@pytest.fixture
+def url(db: Database, tmp_path: Path) -> Iterator[str]:
+    settings = Settings(data_dir=tmp_path, port=free_port())
+    with running_server(settings, db) as base:
+        yield base
+
+
+@pytest.fixture(params=MODES)
+def mode(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def owner(db: Database):  # type: ignore[no-untyped-def]
+    user = make_user(db, "owner@example.com")
+    make_project(db, user, "CRW")
+    return user
+
+
+def secret_for(db: Database, user, scopes: list[str], **options: object) -> str:  # type: ignore[no-untyped-def]
+    issued = tokens.issue_token(db, person_actor(user), kind="personal", scopes=scopes, **options)  # type: ignore[arg-type]
+    return issued.secret
+
+
+async def test_full_token_sees_the_whole_catalogue_in_order_with_instructions(
+    url: str, db: Database, owner, mode: str
+) -> None:  # type: ignore[no-untyped-def]
+    async with mcp_client(url, secret_for(db, owner, ALL), mode) as client:
+        listed = await client.list_tools()
+        assert [t.name for t in listed.tools] == CATALOGUE_ORDER
+        assert client.instructions is not None
+        assert "update_project_state" in client.instructions
+        assert "get_project_state" in client.instructions
+
+
+async def test_read_only_token_sees_no_write_tool_or_write_rule_and_is_refused(
+    url: str, db: Database, owner, mode: str
+) -> None:  # type: ignore[no-untyped-def]
+    async with mcp_client(url, secret_for(db, owner, ["read"]), mode) as client:
+        names = [t.name for t in (await client.list_tools()).tools]
+        assert names == [n for n in CATALOGUE_ORDER if n not in WRITE_TOOLS]
+        assert client.instructions is not None
+        assert "update_project_state" not in client.instructions
+        assert "idempotencyKey" not in client.instructions
+        refused = await client.call_tool(
+            "update_project_state",
+            {"projectId": "CRW", "workspaceId": None, "content": "x", "expectedRevision": 0},
+        )
+        assert refused.is_error
+        assert refused.structured_content["code"] == "PERMISSION_DENIED"
+        assert refused.structured_content["details"]["requiredScope"] == "tasks.manage"
+        assert "tasks.manage" in refused.content[0].text  # type: ignore[union-attr]
+
+
+async def test_annotations_and_schemas_are_true_to_each_tool(
+    url: str, db: Database, owner, mode: str
+) -> None:  # type: ignore[no-untyped-def]
+    async with mcp_client(url, secret_for(db, owner, ALL), mode) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    for name, tool in tools.items():
+        assert tool.annotations is not None
+        assert tool.annotations.read_only_hint is (name not in WRITE_TOOLS)
+    assert tools["delete_project"].annotations.destructive_hint is True  # type: ignore[union-attr]
+    assert tools["update_project"].annotations.destructive_hint is False  # type: ignore[union-attr]
+    schema = tools["update_project_state"].input_schema
+    assert set(schema["required"]) == {"projectId", "workspaceId", "content", "expectedRevision"}
+    assert schema["properties"]["content"]["maxLength"] == 5000
+    assert schema["additionalProperties"] is False
+    status = tools["create_project"].input_schema["properties"]["status"]
+    assert status["enum"] == ["planning", "active", "paused", "done"]
+
+
+async def test_state_page_round_trip_with_conflict_naming_the_current_revision(
+    url: str, db: Database, owner, mode: str
+) -> None:  # type: ignore[no-untyped-def]
+    async with mcp_client(url, secret_for(db, owner, ["read", "tasks.manage"]), mode) as client:
+        page = body_of(await client.call_tool("get_project_state", {"projectId": "CRW"}))
+        assert page["revision"] == 0
+        args = {"projectId": "CRW", "workspaceId": None, "content": "first", "expectedRevision": 0}
+        saved = body_of(await client.call_tool("update_project_state", args))
+        assert saved["revision"] == 1
+        retry = await client.call_tool("update_project_state", args)
+        assert body_of(retry)["revision"] == 1
+        assert len(retry.content) == 2  # the second part says this was a replay
+        stale = await client.call_tool("update_project_state", {**args, "content": "other"})
+        assert stale.is_error
+        assert stale.structured_content["code"] == "REVISION_CONFLICT"
+        assert stale.structured_content["details"]["currentRevision"] == 1
+
+
+async def test_bad_arguments_are_error_results_naming_the_field(
+    url: str, db: Database, owner, mode: str
+) -> None:  # type: ignore[no-untyped-def]
+    async with mcp_client(url, secret_for(db, owner, ALL), mode) as client:
+        cases = {
+            "status": {"projectId": "CRW", "workspaceId": None, "status": "gone"},
+            "workspaceId": {"projectId": "CRW", "name": "No workspace named"},
+            "colour": {"projectId": "CRW", "workspaceId": None, "colour": "red"},
+        }
+        for field, arguments in cases.items():
+            result = await client.call_tool("update_project", arguments)
+            assert result.is_error, field
+            assert result.structured_content["code"] == "VALIDATION"
+            assert result.structured_content["details"]["field"] == field
+        enum = await client.call_tool("update_project", cases["status"])
+        assert enum.structured_content["details"]["accepted"] == [
+            "planning",
+            "active",
+            "paused",
+            "done",
+        ]
+        long = await client.call_tool(
+            "update_project_state",
+            {"projectId": "CRW", "workspaceId": None, "content": "x" * 5001, "expectedRevision": 0},
+        )
+        assert long.structured_content["code"] == "LIMIT_EXCEEDED"
+
+
+async def test_unknown_tool_is_a_protocol_error(url: str, db: Database, owner, mode: str) -> None:  # type: ignore[no-untyped-def]
+    async with mcp_client(url, secret_for(db, owner, ALL), mode) as client:
+        with pytest.raises(MCPError):
+            await client.call_tool("drop_all_tables", {})
+
+
+async def test_a_project_without_a_role_is_not_found(
+    url: str, db: Database, owner, mode: str
+) -> None:  # type: ignore[no-untyped-def]
+    stranger = make_user(db, "stranger@example.com")
+    async with mcp_client(url, secret_for(db, stranger, ALL), mode) as client:
+        for tool, arguments in [
+            ("get_project", {"projectId": "CRW"}),
+            ("get_project_state", {"projectId": "CRW"}),
+            ("archive_project", {"projectId": "CRW", "workspaceId": None}),
+        ]:
+            result = await client.call_tool(tool, arguments)
+            assert result.structured_content["code"] == "NOT_FOUND", tool
+        assert body_of(await client.call_tool("list_projects", {}))["total"] == 0
+
+
+async def test_role_refusal_names_what_is_missing(url: str, db: Database, owner, mode: str) -> None:  # type: ignore[no-untyped-def]
+    reader = make_user(db, "reader@example.com")
+    grant(db, owner, "CRW", reader, Role.READ)
+    async with mcp_client(url, secret_for(db, reader, ALL), mode) as client:
+        result = await client.call_tool(
+            "update_project_state",
+            {"projectId": "CRW", "workspaceId": None, "content": "x", "expectedRevision": 0},
+        )
+        assert result.structured_content["code"] == "PERMISSION_DENIED"
+        assert "needs the write role on the project; you have read" in result.content[0].text  # type: ignore[union-attr]
+
+
+async def test_project_lifecycle_and_keyed_create(url: str, db: Database, owner, mode: str) -> None:  # type: ignore[no-untyped-def]
+    async with mcp_client(url, secret_for(db, owner, ALL), mode) as client:
+        create = {"workspaceId": None, "key": "NEW", "name": "New", "idempotencyKey": "new-1"}
+        made = body_of(await client.call_tool("create_project", create))
+        again = await client.call_tool("create_project", create)
+        assert body_of(again) == made
+        clash = await client.call_tool("create_project", {**create, "name": "Other"})
+        assert clash.structured_content["code"] == "IDEMPOTENCY_CONFLICT"
+        assert clash.structured_content["details"]["resourceId"] == made["project"]["id"]
+        ref = {"projectId": "NEW", "workspaceId": None}
+        active = await client.call_tool("delete_project", ref)
+        assert active.structured_content["code"] == "VALIDATION"
+        assert (
+            body_of(await client.call_tool("archive_project", ref))["project"]["archived"] is True
+        )
+        assert body_of(await client.call_tool("archive_project", ref))["changed"] is False
+        assert body_of(await client.call_tool("delete_project", ref))["deleted"] is True
+        gone = await client.call_tool("get_project", {"projectId": "NEW"})
+        assert gone.structured_content["code"] == "NOT_FOUND"
+
+
+async def test_a_cut_page_says_so_in_a_second_part(
+    url: str, db: Database, owner, mode: str
+) -> None:  # type: ignore[no-untyped-def]
+    make_project(db, owner, "TWO")
+    async with mcp_client(url, secret_for(db, owner, ALL), mode) as client:
+        whole = await client.call_tool("list_projects", {})
+        assert len(whole.content) == 1
+        cut = await client.call_tool("list_projects", {"limit": 1})
+        assert body_of(cut)["nextOffset"] == 1
+        assert body_of(cut)["total"] == 2
+        assert len(cut.content) == 2
+        assert "offset 1" in cut.content[1].text  # type: ignore[union-attr]
+
+
+async def test_toolset_headers_and_token_defaults_narrow_the_list(
+    url: str, db: Database, owner, mode: str
+) -> None:  # type: ignore[no-untyped-def]
+    secret = secret_for(db, owner, ALL)
+    async with mcp_client(url, secret, mode, {"X-MCP-Toolsets": "admin"}) as client:
+        names = [t.name for t in (await client.list_tools()).tools]
+        assert names == [
+            "create_project",
+            "update_project",
+            "archive_project",
+            "unarchive_project",
+            "delete_project",
+        ]
+        assert "get_project_state" not in (client.instructions or "")
+    async with mcp_client(
+        url, secret, mode, {"X-MCP-Tools": "get_project_state,list_team"}
+    ) as client:
+        assert [t.name for t in (await client.list_tools()).tools] == [
+            "get_project_state",
+            "list_team",
+        ]
+    defaults = secret_for(db, owner, ALL, toolsets=["admin"])
+    async with mcp_client(url, defaults, mode) as client:
+        assert "list_projects" not in [t.name for t in (await client.list_tools()).tools]
+    read_only = secret_for(db, owner, ["read"])
+    async with mcp_client(url, read_only, mode, {"X-MCP-Toolsets": "admin"}) as client:
+        assert (await client.list_tools()).tools == []
+
+
+async def test_list_team_marks_the_caller(url: str, db: Database, owner, mode: str) -> None:  # type: ignore[no-untyped-def]
+    async with mcp_client(url, secret_for(db, owner, ["read"]), mode) as client:
+        teams = body_of(await client.call_tool("list_team", {"projectId": "CRW"}))["teams"]
+    (crw,) = teams
+    assert crw["people"] == [
+        {"userId": owner.id, "displayName": "owner", "projectRole": "admin", "you": True}
+    ]
+    assert crw["roles"] == []
