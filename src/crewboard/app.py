@@ -13,6 +13,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from crewboard import __version__
+from crewboard.api.openapi import openapi_document
 from crewboard.api.routes import routes as api_routes
 from crewboard.config import Settings
 from crewboard.mcp.catalogue import Catalogue
@@ -54,8 +55,18 @@ def create_app(
             if database is None:
                 db.dispose()
 
+    spec = openapi_document(settings.public_url)
+
+    async def openapi(_request: Request) -> JSONResponse:
+        return JSONResponse(spec)
+
     app = Starlette(
-        routes=[Route("/healthz", healthz, methods=["GET"]), *door.routes(), *api_routes()],
+        routes=[
+            Route("/healthz", healthz, methods=["GET"]),
+            Route("/api/v1/openapi.json", openapi, methods=["GET"]),
+            *door.routes(),
+            *api_routes(),
+        ],
         middleware=[Middleware(HostOriginGuard, settings=settings)],
         lifespan=lifespan,
     )

@@ -8,6 +8,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from crewboard.api.routes import ENDPOINTS
 from crewboard.config import Settings
 from crewboard.services import tokens
 from crewboard.services.users import person_actor
@@ -132,3 +133,15 @@ def test_team_lists_roles_and_people(api: httpx2.Client) -> None:
     team = api.get("/projects/CRW/team").json()
     assert team["projectKey"] == "CRW"
     assert team["people"][0]["you"] is True
+
+
+def test_openapi_describes_every_route(api: httpx2.Client) -> None:
+    document = httpx2.get(str(api.base_url.join("openapi.json"))).json()
+    assert document["openapi"] == "3.1.0"
+    described = {(path, method) for path, ops in document["paths"].items() for method in ops}
+    assert ("/api/v1/projects/{project}/state", "put") in described
+    assert ("/api/v1/projects", "post") in described
+    assert described == {(e.path, e.method.lower()) for e in ENDPOINTS}
+    put_state = document["paths"]["/api/v1/projects/{project}/state"]["put"]
+    schema = put_state["requestBody"]["content"]["application/json"]["schema"]
+    assert schema["properties"]["content"]["maxLength"] == 5000

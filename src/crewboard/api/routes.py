@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from anyio import to_thread
@@ -327,21 +328,58 @@ async def get_team(request: Request) -> dict[str, Any]:
     return teams[0]  # type: ignore[no-any-return]
 
 
+@dataclass(frozen=True)
+class Endpoint:
+    path: str
+    method: str
+    handler: Handler
+    summary: str
+    body: type[a.Args] | None = None
+    success: int = 200
+
+
+P = "/api/v1/projects/{project}"
+ENDPOINTS: tuple[Endpoint, ...] = (
+    Endpoint("/api/v1/me", "GET", me, "The token's user and the token itself"),
+    Endpoint("/api/v1/projects", "GET", list_projects, "Projects you can open"),
+    Endpoint(
+        "/api/v1/projects",
+        "POST",
+        create_project,
+        "Create a project (Idempotency-Key header)",
+        a.CreateProject,
+        201,
+    ),
+    Endpoint(P, "GET", get_project, "One project with your role and counts"),
+    Endpoint(P, "PATCH", update_project, "Change a project's fields", a.UpdateProject),
+    Endpoint(P, "DELETE", delete_project, "Delete an archived project"),
+    Endpoint(f"{P}/archive", "POST", _archive(True), "Archive a project"),
+    Endpoint(f"{P}/unarchive", "POST", _archive(False), "Bring an archived project back"),
+    Endpoint(f"{P}/state", "GET", get_state, "The state page"),
+    Endpoint(
+        f"{P}/state",
+        "PUT",
+        put_state,
+        "Replace the state page (If-Match or expectedRevision)",
+        a.UpdateProjectState,
+    ),
+    Endpoint(f"{P}/state/versions", "GET", list_state_versions, "Saved versions of the state page"),
+    Endpoint(
+        f"{P}/state/versions/{{revision}}/restore",
+        "POST",
+        restore_state_version,
+        "Save an old version as the newest",
+    ),
+    Endpoint(f"{P}/team", "GET", get_team, "The project's roles and people"),
+)
+
+
 def routes() -> list[Route]:
-    p = "/api/v1/projects/{project}"
-    table: list[tuple[str, Handler, list[str]]] = [
-        ("/api/v1/me", me, ["GET"]),
-        ("/api/v1/projects", list_projects, ["GET"]),
-        ("/api/v1/projects", create_project, ["POST"]),
-        (p, get_project, ["GET"]),
-        (p, update_project, ["PATCH"]),
-        (p, delete_project, ["DELETE"]),
-        (f"{p}/archive", _archive(True), ["POST"]),
-        (f"{p}/unarchive", _archive(False), ["POST"]),
-        (f"{p}/state", get_state, ["GET"]),
-        (f"{p}/state", put_state, ["PUT"]),
-        (f"{p}/state/versions", list_state_versions, ["GET"]),
-        (f"{p}/state/versions/{{revision:int}}/restore", restore_state_version, ["POST"]),
-        (f"{p}/team", get_team, ["GET"]),
+    return [
+        Route(
+            e.path.replace("{revision}", "{revision:int}"),
+            json_route(e.handler),
+            methods=[e.method],
+        )
+        for e in ENDPOINTS
     ]
-    return [Route(path, json_route(handler), methods=methods) for path, handler, methods in table]
