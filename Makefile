@@ -28,6 +28,7 @@ serve: $(STAMP)
 
 test: $(STAMP)
 	bash scripts/test-services
+	bash scripts/conformance-setup
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 check: lint typecheck

@@ -218,3 +218,19 @@ def test_a_token_revoked_during_a_batch_stops_the_later_messages(url: str, secre
     assert answers[1]["result"]["structuredContent"]["revoked"]
     assert answers[2]["error"]["code"] == -32001
     assert post(url, secret, rpc("tools/list", {})).status_code == 401
+
+
+def test_a_streamed_method_we_do_not_serve_is_404_not_a_dropped_answer(
+    url: str, secret: str
+) -> None:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    message = rpc(
+        "subscriptions/listen", {"_meta": meta, "notifications": {"toolsListChanged": True}}
+    )
+    headers = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen"}
+    response = post(url, secret, message, **headers)
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == -32601

@@ -89,11 +89,11 @@ class McpFront:
             await Response("Request body too large", 413)(scope, receive, send)
             return
         if body.lstrip()[:1] == b"[" and headers.get("mcp-protocol-version") != MODERN_VERSION:
-            await self._batch(scope, send, body, headers, narrowing)
+            await self._batch(scope, receive, send, body, headers=headers, narrowing=narrowing)
             return
         token = CURRENT_CALLER.set(Caller(actor, *narrowing))
         try:
-            await self.sdk_app(scope, _replay(body), send)
+            await self.sdk_app(scope, _replay(body, receive), send)
         finally:
             CURRENT_CALLER.reset(token)
 
@@ -143,8 +143,10 @@ class McpFront:
     async def _batch(
         self,
         scope: Scope,
+        receive: Receive,
         send: Send,
         body: bytes,
+        *,
         headers: dict[str, str],
         narrowing: tuple[tuple[Toolset, ...] | None, tuple[str, ...] | None],
     ) -> None:
@@ -170,7 +172,12 @@ class McpFront:
         answers = [
             answer
             for message in messages
-            if (answer := await self._one_of_batch(scope, message, headers, narrowing)) is not None
+            if (
+                answer := await self._one_of_batch(
+                    scope, receive, message, headers=headers, narrowing=narrowing
+                )
+            )
+            is not None
         ]
         if not answers:
             await Response(status_code=202)(scope, _replay(b""), send)
@@ -180,7 +187,9 @@ class McpFront:
     async def _one_of_batch(
         self,
         scope: Scope,
+        receive: Receive,
         message: Any,
+        *,
         headers: dict[str, str],
         narrowing: tuple[tuple[Toolset, ...] | None, tuple[str, ...] | None],
     ) -> dict[str, Any] | None:
@@ -193,7 +202,7 @@ class McpFront:
             return _rpc_error(id_, UNAUTHORIZED, error.message) if is_request else None
         token = CURRENT_CALLER.set(Caller(actor, *narrowing))
         try:
-            status, raw = await _capture(self.sdk_app, scope, json.dumps(message).encode())
+            status, raw = await _capture(self.sdk_app, scope, receive, json.dumps(message).encode())
         finally:
             CURRENT_CALLER.reset(token)
         if not raw.strip():
@@ -226,20 +235,25 @@ async def _read_body(receive: Receive) -> bytes | None:
     return b"".join(chunks)
 
 
-def _replay(body: bytes) -> Receive:
+def _replay(body: bytes, then: Receive | None = None) -> Receive:
+    """Hand `body` over again (it was read here first); afterwards listen to the real client.
+
+    A streaming answer watches `receive()` for the client going away: a made-up disconnect
+    right after the body would make the SDK drop its own answer.
+    """
     sent = False
 
     async def receive() -> Message:
         nonlocal sent
         if sent:
-            return {"type": "http.disconnect"}
+            return await then() if then is not None else {"type": "http.disconnect"}
         sent = True
         return {"type": "http.request", "body": body, "more_body": False}
 
     return receive
 
 
-async def _capture(app: ASGIApp, scope: Scope, body: bytes) -> tuple[int, bytes]:
+async def _capture(app: ASGIApp, scope: Scope, receive: Receive, body: bytes) -> tuple[int, bytes]:
     """Run `app` for one message and collect its status and body instead of sending them."""
     status = 500
     parts: list[bytes] = []
@@ -256,5 +270,5 @@ async def _capture(app: ASGIApp, scope: Scope, body: bytes) -> tuple[int, bytes]
         (k, str(len(body)).encode() if k.lower() == b"content-length" else v)
         for k, v in scope["headers"]
     ]
-    await app(sub_scope, _replay(body), send)
+    await app(sub_scope, _replay(body, receive), send)
     return status, b"".join(parts)
