@@ -164,23 +164,8 @@ async def create_project(request: Request) -> Created:
     if key := request.headers.get("idempotency-key"):
         data["idempotencyKey"] = key
     args = _parse(a.CreateProject, data)
-    result = await _run(
-        request,
-        lambda db, actor: projects.create_project(
-            db,
-            actor,
-            workspace_id=args.workspace_id,
-            key=args.key,
-            name=args.name,
-            goal=args.goal,
-            phase=args.phase,
-            status=args.status,
-            description=args.description,
-            type=args.type,
-            collections=args.collections,
-            idempotency_key=args.idempotency_key,
-        ),
-    )
+    fields = args.model_dump()
+    result = await _run(request, lambda db, actor: projects.create_project(db, actor, **fields))
     return Created({**result.body, "replayed": result.replayed})
 
 

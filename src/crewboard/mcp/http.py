@@ -11,6 +11,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from crewboard.config import Settings
+from crewboard.domain.access import Scope as TokenScope
 from crewboard.domain.access import Toolset
 from crewboard.domain.models import Actor
 from crewboard.errors import CrewboardError, Unauthenticated, ValidationFailed
@@ -35,15 +36,7 @@ def protected_resource_metadata(settings: Settings) -> dict[str, Any]:
         "resource_name": "Crewboard MCP",
         "authorization_servers": [],
         "bearer_methods_supported": ["header"],
-        "scopes_supported": [
-            "read",
-            "tasks.manage",
-            "drafts.create",
-            "messages.write",
-            "team.manage",
-            "specs.write",
-            "projects.admin",
-        ],
+        "scopes_supported": [scope.value for scope in TokenScope],
         "resource_documentation": f"{base}/",
     }
 

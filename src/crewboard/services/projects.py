@@ -6,7 +6,7 @@ from typing import Any
 
 from crewboard.domain.access import Role, Scope, lower_role, parse_enum
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, Project, ProjectStatus, ProjectType
+from crewboard.domain.models import Actor, Project, ProjectAccess, ProjectStatus, ProjectType
 from crewboard.domain.projects import (
     DEFAULT_COLLECTIONS,
     MAX_DESCRIPTION,
@@ -231,6 +231,15 @@ def _project_fields(
     return {field: checks[field](value) for field, value in given.items() if value is not None}
 
 
+def _access_as_admin(
+    uow: UnitOfWork, actor: Actor, project: str, workspace_id: WorkspaceRef
+) -> ProjectAccess:
+    """Project settings need the projects.admin scope and the admin role."""
+    return access_project(
+        uow, actor, project, scope=Scope.PROJECTS_ADMIN, role=Role.ADMIN, workspace_id=workspace_id
+    )
+
+
 def update_project(
     db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef, **changes: Any
 ) -> dict[str, Any]:
@@ -249,14 +258,7 @@ def update_project(
         )
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
-        access = access_project(
-            uow,
-            actor,
-            project,
-            scope=Scope.PROJECTS_ADMIN,
-            role=Role.ADMIN,
-            workspace_id=workspace_id,
-        )
+        access = _access_as_admin(uow, actor, project, workspace_id)
         uow.projects.update(access.project.id, uow.now, **fields)
         updated = uow.projects.get(access.project.id)
         assert updated is not None  # noqa: S101 - updated in this transaction
@@ -283,14 +285,7 @@ def set_project_archived(
     """
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
-        access = access_project(
-            uow,
-            actor,
-            project,
-            scope=Scope.PROJECTS_ADMIN,
-            role=Role.ADMIN,
-            workspace_id=workspace_id,
-        )
+        access = _access_as_admin(uow, actor, project, workspace_id)
         current = access.project
         if current.archived == archived:
             return {"project": project_view(current, access.role), "changed": False}
@@ -321,14 +316,7 @@ def delete_project(
     """
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
-        access = access_project(
-            uow,
-            actor,
-            project,
-            scope=Scope.PROJECTS_ADMIN,
-            role=Role.ADMIN,
-            workspace_id=workspace_id,
-        )
+        access = _access_as_admin(uow, actor, project, workspace_id)
         doomed = access.project
         if not doomed.archived:
             raise ValidationFailed(

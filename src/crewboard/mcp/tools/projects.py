@@ -35,20 +35,7 @@ def get_project(call: Call, args: a.GetProject) -> Reply:
 
 
 def create_project(call: Call, args: a.CreateProject) -> Reply:
-    result = projects.create_project(
-        call.db,
-        call.actor,
-        workspace_id=args.workspace_id,
-        key=args.key,
-        name=args.name,
-        goal=args.goal,
-        phase=args.phase,
-        status=args.status,
-        description=args.description,
-        type=args.type,
-        collections=args.collections,
-        idempotency_key=args.idempotency_key,
-    )
+    result = projects.create_project(call.db, call.actor, **args.model_dump())
     note = "This key was used before: this is the original answer." if result.replayed else None
     return Reply(result.body, note)
 
