@@ -8,12 +8,13 @@ STAMP := $(VENV)/.installed
 CREWBOARD_TEST_DATABASE_URL ?= postgresql+psycopg://postgres@127.0.0.1:5432/test
 export CREWBOARD_TEST_DATABASE_URL
 
-.PHONY: serve test check lint typecheck fmt lock clean help
+.PHONY: serve test check lint typecheck fmt lock bench clean help
 
 help:
 	@echo "make serve   create .venv, install, initialise the data folder and serve"
 	@echo "make test    install what the tests need and run every suite"
 	@echo "make check   ruff and the type checker"
+	@echo "make bench   run the benchmarks under bench/ (see bench/README.md)"
 	@echo "make lock    re-pin requirements.lock from pyproject.toml"
 
 $(STAMP): requirements.lock pyproject.toml
@@ -34,15 +35,18 @@ test: $(STAMP)
 check: lint typecheck
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
 fmt: $(STAMP)
-	$(BIN)/ruff format src tests
-	$(BIN)/ruff check --fix src tests
+	$(BIN)/ruff format src tests bench
+	$(BIN)/ruff check --fix src tests bench
+
+bench: $(STAMP)
+	$(BIN)/python -m bench $(BENCH_ARGS)
 
 # Needs uv (pip install uv); the lock is universal so any Python 3.11+ platform installs from it.
 lock:

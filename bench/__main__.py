@@ -1,0 +1,5 @@
+"""`python -m bench`: run the default benchmark (see bench/README.md)."""
+
+from bench.runner import main
+
+main()
