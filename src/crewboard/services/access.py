@@ -48,11 +48,11 @@ def access_project(
         PermissionDenied: the token lacks `scope`, or the effective role is below `role`.
         ValidationFailed: `workspace_id` is not the project's.
     """
-    project = uow.projects.get(ref) if ref.startswith("prj_") else uow.projects.get_by_key(ref)
-    if project is None or (actor.project_cap is not None and actor.project_cap != project.id):
+    found = uow.projects.get_with_role(ref, actor.user_id)
+    if found is None:
         raise project_not_found(ref)
-    member_role = uow.projects.member_role(project.id, actor.user_id)
-    if member_role is None:
+    project, member_role = found
+    if member_role is None or (actor.project_cap is not None and actor.project_cap != project.id):
         raise project_not_found(ref)
     effective = lower_role(member_role, actor.role_cap)
     missing = missing_permission(actor.scopes, effective, scope, role)

@@ -7,7 +7,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import Connection, Row, and_, func, or_, select
+from sqlalchemy import Connection, Row, and_, bindparam, func, or_, select
 
 from crewboard.domain.access import Role, Scope, TokenKind, Toolset
 from crewboard.domain.models import (
@@ -25,6 +25,32 @@ from crewboard.domain.models import (
     WorkspaceRole,
 )
 from crewboard.storage import tables as t
+
+# The reads every MCP call makes, built once: constructing a statement costs about as much
+# as running it on SQLite.
+_USER_BY_ID = select(t.users).where(t.users.c.id == bindparam("user_id"))
+_TOKEN_BY_HASH = select(t.api_tokens).where(t.api_tokens.c.secret_hash == bindparam("secret_hash"))
+_STATE_BY_PROJECT = select(t.project_state).where(
+    t.project_state.c.project_id == bindparam("project_id")
+)
+
+
+def _project_with_role(match: Any) -> Any:
+    return (
+        select(t.projects, t.project_members.c.role.label("member_role"))
+        .outerjoin(
+            t.project_members,
+            and_(
+                t.project_members.c.project_id == t.projects.c.id,
+                t.project_members.c.user_id == bindparam("user_id"),
+            ),
+        )
+        .where(match)
+    )
+
+
+_PROJECT_WITH_ROLE_BY_ID = _project_with_role(t.projects.c.id == bindparam("ref"))
+_PROJECT_WITH_ROLE_BY_KEY = _project_with_role(t.projects.c.key == bindparam("ref"))
 
 
 def _user(row: Row[Any]) -> User:
@@ -90,7 +116,7 @@ class UserRepository:
         )
 
     def get(self, user_id: str) -> User | None:
-        row = self.conn.execute(select(t.users).where(t.users.c.id == user_id)).first()
+        row = self.conn.execute(_USER_BY_ID, {"user_id": user_id}).first()
         return _user(row) if row else None
 
     def get_by_email(self, email: str) -> User | None:
@@ -217,6 +243,17 @@ class ProjectRepository:
         row = self.conn.execute(select(t.projects).where(t.projects.c.key == key.upper())).first()
         return _project(row) if row else None
 
+    def get_with_role(self, ref: str, user_id: str) -> tuple[Project, Role | None] | None:
+        """A project by id (prj_…) or key, with the user's role on it, in one query."""
+        by_id = ref.startswith("prj_")
+        row = self.conn.execute(
+            _PROJECT_WITH_ROLE_BY_ID if by_id else _PROJECT_WITH_ROLE_BY_KEY,
+            {"ref": ref if by_id else ref.upper(), "user_id": user_id},
+        ).first()
+        if row is None:
+            return None
+        return _project(row), Role(row.member_role) if row.member_role else None
+
     def key_taken(self, key: str) -> bool:
         return (
             self.conn.execute(select(t.projects.c.id).where(t.projects.c.key == key)).first()
@@ -328,9 +365,7 @@ class TokenRepository:
         return _token(row) if row else None
 
     def get_by_hash(self, secret_hash: str) -> ApiToken | None:
-        row = self.conn.execute(
-            select(t.api_tokens).where(t.api_tokens.c.secret_hash == secret_hash)
-        ).first()
+        row = self.conn.execute(_TOKEN_BY_HASH, {"secret_hash": secret_hash}).first()
         return _token(row) if row else None
 
     def list(self, user_id: str | None = None, *, include_revoked: bool = False) -> list[ApiToken]:
@@ -454,11 +489,8 @@ class StateRepository:
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
 
-    def get(self, project_id: str, *, for_update: bool = False) -> StatePage:
-        query = select(t.project_state).where(t.project_state.c.project_id == project_id)
-        if for_update:
-            query = query.with_for_update()
-        row = self.conn.execute(query).first()
+    def get(self, project_id: str) -> StatePage:
+        row = self.conn.execute(_STATE_BY_PROJECT, {"project_id": project_id}).first()
         if row is None:
             return StatePage(project_id, "", 0, None, None)
         return StatePage(project_id, row.content, row.revision, row.updated_by, row.updated_at)
