@@ -18,7 +18,11 @@ def test_migrated_schema_equals_the_table_definitions(empty_database_url: URL) -
         assert before is None
         assert after == migrate.head_revision()
         assert migrate.schema_differences(db) == []
-        tables = set(inspect(db.engine).get_table_names()) - {"alembic_version"}
+        tables = {
+            name
+            for name in inspect(db.engine).get_table_names()
+            if name != "alembic_version" and not name.startswith(migrate.SEARCH_INDEX_OBJECTS)
+        }
         assert tables == set(metadata.tables)
     finally:
         db.dispose()
@@ -41,3 +45,16 @@ def test_sqlite_connections_use_wal_foreign_keys_and_a_busy_timeout(db: Database
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
         assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30_000
+
+
+def test_the_task_text_index_exists_on_each_backend(db: Database) -> None:
+    names = inspect(db.engine).get_table_names()
+    if db.dialect == "sqlite":
+        assert "tasks_fts" in names
+    else:
+        with db.engine.connect() as conn:
+            found = conn.exec_driver_sql(
+                "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_tasks_search'"
+            ).scalar_one()
+        assert "using gin" in found.lower()
+        assert "to_tsvector('simple'" in found
