@@ -39,8 +39,14 @@ CATALOGUE_ORDER = [
     "get_project_state",
     "update_project_state",
     "list_team",
+    "list_tasks",
+    "get_task",
+    "create_task",
+    "update_task",
 ]
 WRITE_TOOLS = {
+    "create_task",
+    "update_task",
     "create_project",
     "update_project",
     "archive_project",

@@ -96,6 +96,11 @@ def _token_toolsets(actor: Actor) -> tuple[Toolset, ...]:
 
 def default_catalogue() -> Catalogue:
     """Every tool Crewboard serves, in catalogue order."""
-    from crewboard.mcp.tools import projects, state, team  # noqa: PLC0415 - avoids an import cycle
+    from crewboard.mcp.tools import (  # noqa: PLC0415 - avoids an import cycle
+        projects,
+        state,
+        tasks,
+        team,
+    )
 
-    return Catalogue([*projects.TOOLS, *state.TOOLS, *team.TOOLS])
+    return Catalogue([*projects.TOOLS, *state.TOOLS, *team.TOOLS, *tasks.TOOLS])

@@ -21,6 +21,7 @@ from crewboard.storage.repositories import (
     UserRepository,
     WorkspaceRepository,
 )
+from crewboard.storage.task_repo import TaskRepository
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ class UnitOfWork:
         self.events = EventRepository(conn)
         self.state = StateRepository(conn)
         self.team = TeamRepository(conn)
+        self.tasks = TaskRepository(conn)
         self.recorded_events: list[EventRecord] = []
 
     def serialize(self, name: str) -> None:
