@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from crewboard import __version__
-from crewboard.api.routes import ENDPOINTS
+from crewboard.api.routes import all_endpoints
 from crewboard.errors import ERROR_TYPES
 from crewboard.mcp.args import input_schema
 
@@ -29,7 +29,7 @@ _ERROR = {
 
 def openapi_document(base_url: str) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
-    for endpoint in ENDPOINTS:
+    for endpoint in all_endpoints():
         operation: dict[str, Any] = {
             "operationId": f"{endpoint.method.lower()}_{_slug(endpoint.path)}",
             "summary": endpoint.summary,

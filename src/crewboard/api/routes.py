@@ -7,114 +7,29 @@ when an `If-Match` revision does not match.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
-from anyio import to_thread
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from crewboard.api.auth import authenticate_request
-from crewboard.api.errors import error_response
-from crewboard.domain.models import Actor
-from crewboard.errors import CrewboardError, RevisionConflict, ValidationFailed
+from crewboard.api.common import (
+    Created,
+    Endpoint,
+    Handler,
+    expected_revision,
+    guard_precondition,
+    json_route,
+    parse_args,
+    query_int,
+    read_body,
+    run_service,
+    workspace_of,
+)
+from crewboard.errors import ValidationFailed
 from crewboard.mcp import args as a
 from crewboard.services import projects, state, team
-from crewboard.services.access import ANY_WORKSPACE, WorkspaceRef
 from crewboard.services.views import token_view
-from crewboard.storage.database import Database
-
-Handler = Callable[[Request], Awaitable[Any]]
-M = TypeVar("M", bound=a.Args)
-
-
-class Created:
-    """A handler result answered with 201."""
-
-    def __init__(self, body: Any) -> None:
-        self.body = body
-
-
-class PreconditionFailed(RevisionConflict):
-    """A stale `If-Match`: the same conflict, answered with 412 as HTTP asks."""
-
-    http_status = 412
-
-
-def json_route(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
-    """Render a handler's result as JSON and any CrewboardError in the one error shape."""
-
-    async def endpoint(request: Request) -> Response:
-        try:
-            result = await handler(request)
-        except CrewboardError as error:
-            return error_response(error)
-        if isinstance(result, Created):
-            return JSONResponse(result.body, status_code=201)
-        return JSONResponse(result)
-
-    return endpoint
-
-
-async def _body(request: Request) -> dict[str, Any]:
-    raw = await request.body()
-    if not raw.strip():
-        return {}
-    try:
-        body = json.loads(raw)
-    except ValueError as error:
-        raise ValidationFailed("body: not valid JSON.", {"field": "body"}) from error
-    if not isinstance(body, dict):
-        raise ValidationFailed("body: must be a JSON object.", {"field": "body"})
-    return body
-
-
-def _parse(model: type[M], data: dict[str, Any]) -> M:
-    try:
-        return model.model_validate(data)
-    except Exception as error:
-        from pydantic import ValidationError  # noqa: PLC0415 - only on the error path
-
-        if isinstance(error, ValidationError):
-            raise a.argument_error(
-                error, sorted(model.model_json_schema(by_alias=True)["properties"])
-            ) from None
-        raise
-
-
-def _query_int(request: Request, name: str, default: int) -> int:
-    raw = request.query_params.get(name)
-    if raw is None:
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise ValidationFailed.field(name, f"must be a whole number; got {raw!r}.") from None
-
-
-def _if_match(request: Request) -> int | None:
-    raw = request.headers.get("if-match")
-    if raw is None:
-        return None
-    value = raw.strip().removeprefix("W/").strip('"')
-    if not value.isdigit():
-        raise ValidationFailed.field(
-            "If-Match", f'must be the revision number, e.g. "3"; got {raw!r}.'
-        )
-    return int(value)
-
-
-async def _run(request: Request, work: Callable[[Database, Actor], Any]) -> Any:
-    actor = await authenticate_request(request)
-    db: Database = request.app.state.db
-    return await to_thread.run_sync(work, db, actor)
-
-
-def _workspace(data: dict[str, Any]) -> WorkspaceRef:
-    return data.get("workspaceId", ANY_WORKSPACE)  # type: ignore[no-any-return]
 
 
 async def me(request: Request) -> dict[str, Any]:
@@ -130,16 +45,16 @@ async def me(request: Request) -> dict[str, Any]:
 async def list_projects(request: Request) -> dict[str, Any]:
     params = dict(request.query_params)
     filters: dict[str, Any] = {
-        "limit": _query_int(request, "limit", 50),
-        "offset": _query_int(request, "offset", 0),
+        "limit": query_int(request, "limit", 50),
+        "offset": query_int(request, "offset", 0),
         "includeArchived": params.get("includeArchived", "false").lower() == "true",
     }
     if "workspaceId" in params:
         filters["workspaceId"] = (
             None if params["workspaceId"] in ("", "null") else params["workspaceId"]
         )
-    args = _parse(a.ListProjects, filters)
-    views, total = await _run(
+    args = parse_args(a.ListProjects, filters)
+    views, total = await run_service(
         request,
         lambda db, actor: projects.list_projects(
             db,
@@ -160,27 +75,29 @@ async def list_projects(request: Request) -> dict[str, Any]:
 
 
 async def create_project(request: Request) -> Created:
-    data = await _body(request)
+    data = await read_body(request)
     if key := request.headers.get("idempotency-key"):
         data["idempotencyKey"] = key
-    args = _parse(a.CreateProject, data)
+    args = parse_args(a.CreateProject, data)
     fields = args.model_dump()
-    result = await _run(request, lambda db, actor: projects.create_project(db, actor, **fields))
+    result = await run_service(
+        request, lambda db, actor: projects.create_project(db, actor, **fields)
+    )
     return Created({**result.body, "replayed": result.replayed})
 
 
 async def get_project(request: Request) -> dict[str, Any]:
     ref = request.path_params["project"]
-    return await _run(request, lambda db, actor: projects.describe_project(db, actor, ref))  # type: ignore[no-any-return]
+    return await run_service(request, lambda db, actor: projects.describe_project(db, actor, ref))  # type: ignore[no-any-return]
 
 
 async def update_project(request: Request) -> dict[str, Any]:
-    data = await _body(request)
-    args = _parse(
+    data = await read_body(request)
+    args = parse_args(
         a.UpdateProject, {"workspaceId": None, **data, "projectId": request.path_params["project"]}
     )
-    workspace = _workspace(data)
-    return await _run(  # type: ignore[no-any-return]
+    workspace = workspace_of(data)
+    return await run_service(  # type: ignore[no-any-return]
         request,
         lambda db, actor: projects.update_project(
             db,
@@ -200,10 +117,10 @@ async def update_project(request: Request) -> dict[str, Any]:
 
 def _archive(archived: bool) -> Handler:
     async def handler(request: Request) -> dict[str, Any]:
-        data = await _body(request)
+        data = await read_body(request)
         ref = request.path_params["project"]
-        workspace = _workspace(data)
-        return await _run(  # type: ignore[no-any-return]
+        workspace = workspace_of(data)
+        return await run_service(  # type: ignore[no-any-return]
             request,
             lambda db, actor: projects.set_project_archived(
                 db, actor, project=ref, workspace_id=workspace, archived=archived
@@ -214,10 +131,10 @@ def _archive(archived: bool) -> Handler:
 
 
 async def delete_project(request: Request) -> dict[str, Any]:
-    data = await _body(request)
+    data = await read_body(request)
     ref = request.path_params["project"]
-    workspace = _workspace(data)
-    return await _run(  # type: ignore[no-any-return]
+    workspace = workspace_of(data)
+    return await run_service(  # type: ignore[no-any-return]
         request,
         lambda db, actor: projects.delete_project(db, actor, project=ref, workspace_id=workspace),
     )
@@ -225,46 +142,23 @@ async def delete_project(request: Request) -> dict[str, Any]:
 
 async def get_state(request: Request) -> dict[str, Any]:
     ref = request.path_params["project"]
-    return await _run(request, lambda db, actor: state.get_project_state(db, actor, project=ref))  # type: ignore[no-any-return]
-
-
-def _expected_revision(request: Request, data: dict[str, Any]) -> tuple[int, bool]:
-    """The revision the writer read: from If-Match (412 on mismatch) or expectedRevision (409)."""
-    from_header = _if_match(request)
-    if from_header is not None:
-        return from_header, True
-    if "expectedRevision" not in data:
-        raise ValidationFailed(
-            "expectedRevision: required (or send the revision in an If-Match header).",
-            {"field": "expectedRevision"},
-        )
-    value = data["expectedRevision"]
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ValidationFailed.field("expectedRevision", "must be a revision number, 0 or more.")
-    return value, False
-
-
-async def _guard_precondition(work: Callable[[], Awaitable[Any]], via_header: bool) -> Any:
-    try:
-        return await work()
-    except RevisionConflict as conflict:
-        if via_header:
-            raise PreconditionFailed(conflict.message, conflict.details) from None
-        raise
+    return await run_service(  # type: ignore[no-any-return]
+        request, lambda db, actor: state.get_project_state(db, actor, project=ref)
+    )
 
 
 async def put_state(request: Request) -> dict[str, Any]:
-    data = await _body(request)
-    expected, via_header = _expected_revision(request, data)
+    data = await read_body(request)
+    expected, via_header = expected_revision(request, data)
     content = data.get("content")
     if not isinstance(content, str):
         raise ValidationFailed(
             "content: required, the whole text of the page.", {"field": "content"}
         )
     ref = request.path_params["project"]
-    workspace = _workspace(data)
-    return await _guard_precondition(  # type: ignore[no-any-return]
-        lambda: _run(
+    workspace = workspace_of(data)
+    return await guard_precondition(  # type: ignore[no-any-return]
+        lambda: run_service(
             request,
             lambda db, actor: state.update_project_state(
                 db,
@@ -281,9 +175,9 @@ async def put_state(request: Request) -> dict[str, Any]:
 
 async def list_state_versions(request: Request) -> dict[str, Any]:
     ref = request.path_params["project"]
-    limit = _query_int(request, "limit", 20)
-    offset = _query_int(request, "offset", 0)
-    return await _run(  # type: ignore[no-any-return]
+    limit = query_int(request, "limit", 20)
+    offset = query_int(request, "offset", 0)
+    return await run_service(  # type: ignore[no-any-return]
         request,
         lambda db, actor: state.list_state_versions(
             db, actor, project=ref, limit=limit, offset=offset
@@ -292,12 +186,12 @@ async def list_state_versions(request: Request) -> dict[str, Any]:
 
 
 async def restore_state_version(request: Request) -> dict[str, Any]:
-    data = await _body(request)
-    expected, via_header = _expected_revision(request, data)
+    data = await read_body(request)
+    expected, via_header = expected_revision(request, data)
     ref = request.path_params["project"]
     revision = request.path_params["revision"]
-    return await _guard_precondition(  # type: ignore[no-any-return]
-        lambda: _run(
+    return await guard_precondition(  # type: ignore[no-any-return]
+        lambda: run_service(
             request,
             lambda db, actor: state.restore_state_version(
                 db, actor, project=ref, revision=revision, expected_revision=expected
@@ -309,18 +203,8 @@ async def restore_state_version(request: Request) -> dict[str, Any]:
 
 async def get_team(request: Request) -> dict[str, Any]:
     ref = request.path_params["project"]
-    teams = await _run(request, lambda db, actor: team.list_team(db, actor, project=ref))
+    teams = await run_service(request, lambda db, actor: team.list_team(db, actor, project=ref))
     return teams[0]  # type: ignore[no-any-return]
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    path: str
-    method: str
-    handler: Handler
-    summary: str
-    body: type[a.Args] | None = None
-    success: int = 200
 
 
 P = "/api/v1/projects/{project}"
@@ -359,6 +243,13 @@ ENDPOINTS: tuple[Endpoint, ...] = (
 )
 
 
+def all_endpoints() -> tuple[Endpoint, ...]:
+    """Every REST endpoint, in the order OpenAPI lists them."""
+    from crewboard.api import task_routes  # noqa: PLC0415 - the route modules import this one
+
+    return (*ENDPOINTS, *task_routes.ENDPOINTS)
+
+
 def routes() -> list[Route]:
     return [
         Route(
@@ -366,5 +257,5 @@ def routes() -> list[Route]:
             json_route(e.handler),
             methods=[e.method],
         )
-        for e in ENDPOINTS
+        for e in all_endpoints()
     ]

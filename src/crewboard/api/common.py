@@ -1,0 +1,144 @@
+"""What every REST route shares: JSON in and out, argument parsing, errors, revisions."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from anyio import to_thread
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from crewboard.api.auth import authenticate_request
+from crewboard.api.errors import error_response
+from crewboard.domain.models import Actor
+from crewboard.errors import CrewboardError, RevisionConflict, ValidationFailed
+from crewboard.mcp import args as a
+from crewboard.services.access import ANY_WORKSPACE, WorkspaceRef
+from crewboard.storage.database import Database
+
+Handler = Callable[[Request], Awaitable[Any]]
+M = TypeVar("M", bound=a.Args)
+
+
+class Created:
+    """A handler result answered with 201."""
+
+    def __init__(self, body: Any) -> None:
+        self.body = body
+
+
+class PreconditionFailed(RevisionConflict):
+    """A stale `If-Match`: the same conflict, answered with 412 as HTTP asks."""
+
+    http_status = 412
+
+
+def json_route(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+    """Render a handler's result as JSON and any CrewboardError in the one error shape."""
+
+    async def endpoint(request: Request) -> Response:
+        try:
+            result = await handler(request)
+        except CrewboardError as error:
+            return error_response(error)
+        if isinstance(result, Created):
+            return JSONResponse(result.body, status_code=201)
+        return JSONResponse(result)
+
+    return endpoint
+
+
+async def read_body(request: Request) -> dict[str, Any]:
+    raw = await request.body()
+    if not raw.strip():
+        return {}
+    try:
+        body = json.loads(raw)
+    except ValueError as error:
+        raise ValidationFailed("body: not valid JSON.", {"field": "body"}) from error
+    if not isinstance(body, dict):
+        raise ValidationFailed("body: must be a JSON object.", {"field": "body"})
+    return body
+
+
+def parse_args(model: type[M], data: dict[str, Any]) -> M:
+    try:
+        return model.model_validate(data)
+    except Exception as error:
+        from pydantic import ValidationError  # noqa: PLC0415 - only on the error path
+
+        if isinstance(error, ValidationError):
+            raise a.argument_error(
+                error, sorted(model.model_json_schema(by_alias=True)["properties"])
+            ) from None
+        raise
+
+
+def query_int(request: Request, name: str, default: int) -> int:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValidationFailed.field(name, f"must be a whole number; got {raw!r}.") from None
+
+
+def if_match(request: Request) -> int | None:
+    raw = request.headers.get("if-match")
+    if raw is None:
+        return None
+    value = raw.strip().removeprefix("W/").strip('"')
+    if not value.isdigit():
+        raise ValidationFailed.field(
+            "If-Match", f'must be the revision number, e.g. "3"; got {raw!r}.'
+        )
+    return int(value)
+
+
+async def run_service(request: Request, work: Callable[[Database, Actor], Any]) -> Any:
+    actor = await authenticate_request(request)
+    db: Database = request.app.state.db
+    return await to_thread.run_sync(work, db, actor)
+
+
+def workspace_of(data: dict[str, Any]) -> WorkspaceRef:
+    return data.get("workspaceId", ANY_WORKSPACE)  # type: ignore[no-any-return]
+
+
+def expected_revision(request: Request, data: dict[str, Any]) -> tuple[int, bool]:
+    """The revision the writer read: from If-Match (412 on mismatch) or expectedRevision (409)."""
+    from_header = if_match(request)
+    if from_header is not None:
+        return from_header, True
+    if "expectedRevision" not in data:
+        raise ValidationFailed(
+            "expectedRevision: required (or send the revision in an If-Match header).",
+            {"field": "expectedRevision"},
+        )
+    value = data["expectedRevision"]
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValidationFailed.field("expectedRevision", "must be a revision number, 0 or more.")
+    return value, False
+
+
+async def guard_precondition(work: Callable[[], Awaitable[Any]], via_header: bool) -> Any:
+    try:
+        return await work()
+    except RevisionConflict as conflict:
+        if via_header:
+            raise PreconditionFailed(conflict.message, conflict.details) from None
+        raise
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    path: str
+    method: str
+    handler: Handler
+    summary: str
+    body: type[a.Args] | None = None
+    success: int = 200
