@@ -453,9 +453,6 @@ def do_update_task(
         _check_status_allowed(actor, patch["status"])
     blocked_by = patch.pop("blocked_by_task_ids", None)
     changes = dict(patch)
-    for required in ("title", "type", "status", "priority"):
-        if required in changes and changes[required] is None:
-            raise ValidationFailed.field(_camel(required), "cannot be cleared.")
     if (
         "assignee_id" in changes
         and changes["assignee_id"] is None
@@ -535,9 +532,13 @@ def update_task(
         raise ValidationFailed.field(
             "patch", "name at least one field to change.", [_camel(f) for f in PATCH_FIELDS]
         )
+    for name, value in patch.items():
+        if value is None and name not in _CLEARABLE:
+            raise ValidationFailed.field(
+                _camel(name), "cannot be cleared; send a value or leave it out."
+            )
     checked = {
-        name: (None if value is None and name in _CLEARABLE else CHECKS[name](value))
-        for name, value in patch.items()
+        name: (None if value is None else CHECKS[name](value)) for name, value in patch.items()
     }
     arguments = {
         "project": project,

@@ -1,0 +1,299 @@
+"""The board's core use cases on both databases: create, update, read, list, search."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from crewboard.domain.clock import ManualClock
+from crewboard.domain.models import Actor
+from crewboard.errors import (
+    IdempotencyConflict,
+    LimitExceeded,
+    NotFound,
+    PermissionDenied,
+    RevisionConflict,
+    ValidationFailed,
+)
+from crewboard.services import task_queries, tasks, team, tokens
+from crewboard.services.projects import set_project_member
+from crewboard.services.users import person_actor
+from crewboard.storage.database import Database
+from tests.support.factories import count_rows, make_project, make_user
+
+KEYS = iter(range(1_000_000))
+
+
+@pytest.fixture
+def owner(db: Database) -> Actor:
+    user = make_user(db, "owner@example.com")
+    make_project(db, user, "CRW")
+    return person_actor(user)
+
+
+def new(db: Database, actor: Actor, title: str = "A task", **fields: object) -> dict:  # type: ignore[type-arg]
+    result = tasks.create_task(
+        db,
+        actor,
+        project="CRW",
+        workspace_id=None,
+        idempotency_key=f"k{next(KEYS)}",
+        title=title,
+        **fields,
+    )
+    return result.body["task"]  # type: ignore[no-any-return]
+
+
+def patch(db: Database, actor: Actor, task: dict, revision: int, **changes: object) -> dict:  # type: ignore[type-arg]
+    result = tasks.update_task(
+        db,
+        actor,
+        project="CRW",
+        workspace_id=None,
+        idempotency_key=f"k{next(KEYS)}",
+        task_id=task["id"],
+        expected_revision=revision,
+        patch=changes,
+    )
+    return result.body["task"]  # type: ignore[no-any-return]
+
+
+def test_tasks_get_project_local_numbers_and_keys(db: Database, owner: Actor) -> None:
+    first, second = new(db, owner), new(db, owner)
+    assert (first["number"], first["key"], first["revision"]) == (1, "CRW-1", 1)
+    assert (second["number"], second["key"]) == (2, "CRW-2")
+    found = task_queries.get_task(db, owner, task="CRW-2")
+    assert isinstance(found, dict)
+    assert found["task"]["id"] == second["id"]
+    by_number = task_queries.get_task(db, owner, number=1, project="CRW")
+    assert isinstance(by_number, dict)
+    assert by_number["task"]["id"] == first["id"]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "error"),
+    [
+        ("status", "finished", ValidationFailed),
+        ("priority", "urgent", ValidationFailed),
+        ("type", "cooking", ValidationFailed),
+        ("assignee_type", "robot", ValidationFailed),
+        ("tags", [f"t{i}" for i in range(21)], LimitExceeded),
+        ("tags", ["x" * 49], LimitExceeded),
+        ("description", "x" * 200_001, LimitExceeded),
+        ("due_date", "next tuesday", ValidationFailed),
+        ("story_points", 1001, ValidationFailed),
+        ("blocked_by_task_ids", [f"tsk_{i}" for i in range(201)], LimitExceeded),
+        ("output_destination", "x" * 201, LimitExceeded),
+    ],
+)
+def test_bad_fields_are_refused_naming_the_field(
+    db: Database, owner: Actor, field: str, value: object, error: type[Exception]
+) -> None:
+    with pytest.raises(error) as caught:
+        new(db, owner, **{field: value})
+    details = caught.value.details  # type: ignore[attr-defined]
+    camel = field.split("_", maxsplit=1)[0] + "".join(p.title() for p in field.split("_")[1:])
+    assert details["field"] == camel
+    if error is ValidationFailed and field in ("status", "priority", "type", "assignee_type"):
+        assert details["accepted"]
+    assert count_rows(db, "tasks") == 0
+
+
+def test_a_title_over_300_characters_is_refused(db: Database, owner: Actor) -> None:
+    with pytest.raises(LimitExceeded):
+        new(db, owner, title="t" * 301)
+    assert new(db, owner, title="t" * 300)["title"] == "t" * 300
+
+
+def test_ai_tasks_name_an_ai_role_and_in_progress_names_someone(db: Database, owner: Actor) -> None:
+    with pytest.raises(ValidationFailed) as ai:
+        new(db, owner, assignee_type="ai")
+    assert ai.value.details["field"] == "assigneeId"
+    with pytest.raises(ValidationFailed) as doing:
+        new(db, owner, status="in_progress")
+    assert doing.value.details["field"] == "assigneeId"
+    coder = team.add_team_role(db, owner, project="CRW", name="Coder", kind="ai")
+    task = new(db, owner, status="in_progress", assignee_id=coder["id"])
+    assert (task["assigneeType"], task["assigneeId"]) == ("ai", coder["id"])
+    mine = new(db, owner, assignee_id=owner.user_id)
+    assert mine["assigneeType"] == "human"
+    with pytest.raises(ValidationFailed):
+        new(db, owner, assignee_id="rol_nope")
+    with pytest.raises(ValidationFailed):
+        new(db, owner, assignee_id=owner.user_id, assignee_type="ai")
+
+
+def test_an_agent_token_cannot_approve(db: Database, owner: Actor) -> None:
+    coder = team.add_team_role(db, owner, project="CRW", name="Coder", kind="ai")
+    user = make_user(db, "robot-owner@example.com")
+    set_project_member(db, owner, project="CRW", email=user.email, role="write")
+    issued = tokens.issue_token(
+        db, person_actor(user), kind="agent", scopes=["read", "tasks.manage"], project="CRW"
+    )
+    agent = tokens.authenticate_token(db, issued.secret)
+    task = new(db, agent, assignee_id=coder["id"])
+    with pytest.raises(PermissionDenied) as caught:
+        patch(db, agent, task, 1, status="approved")
+    assert caught.value.details["status"] == "approved"
+    with pytest.raises(PermissionDenied):
+        new(db, agent, status="approved")
+    assert patch(db, owner, task, 1, status="approved")["status"] == "approved"
+
+
+def test_a_stale_revision_names_the_current_one_who_and_when(
+    db: Database, owner: Actor, clock: ManualClock
+) -> None:
+    task = new(db, owner)
+    clock.advance(timedelta(minutes=5))
+    patch(db, owner, task, 1, title="Renamed")
+    with pytest.raises(RevisionConflict) as caught:
+        patch(db, owner, task, 1, title="Mine")
+    details = caught.value.details
+    assert details["currentRevision"] == 2
+    assert details["updatedBy"]["userId"] == owner.user_id
+    assert details["updatedAt"] == clock.now().isoformat()
+
+
+def test_update_changes_only_the_patch_and_null_clears(db: Database, owner: Actor) -> None:
+    task = new(db, owner, due_date="2026-03-04", tags=["ux"], brief="do it")
+    changed = patch(db, owner, task, 1, due_date=None, priority="high")
+    assert (changed["dueDate"], changed["priority"], changed["tags"], changed["brief"]) == (
+        None,
+        "high",
+        ["ux"],
+        "do it",
+    )
+    assert changed["revision"] == 2
+    with pytest.raises(ValidationFailed) as unknown:
+        patch(db, owner, changed, 2, colour="red")
+    assert unknown.value.details["field"] == "patch.colour"
+    with pytest.raises(ValidationFailed):
+        patch(db, owner, changed, 2, title=None)
+
+
+def test_keyed_writes_replay_and_conflict(db: Database, owner: Actor) -> None:
+    args = {"project": "CRW", "workspace_id": None, "idempotency_key": "once", "title": "Once"}
+    first = tasks.create_task(db, owner, **args)  # type: ignore[arg-type]
+    again = tasks.create_task(db, owner, **args)  # type: ignore[arg-type]
+    assert again.replayed
+    assert again.body == first.body
+    with pytest.raises(IdempotencyConflict) as caught:
+        tasks.create_task(db, owner, **{**args, "title": "Twice"})  # type: ignore[arg-type]
+    assert caught.value.details["resourceId"] == first.body["task"]["id"]
+    assert count_rows(db, "tasks") == 1
+
+
+def test_relationships_show_the_inverse_on_the_other_task(db: Database, owner: Actor) -> None:
+    blocker = new(db, owner, title="Blocker")
+    blocked = new(db, owner, title="Blocked", blocked_by_task_ids=[blocker["id"]])
+    assert blocked["blockedByNumbers"] == [1]
+    other = task_queries.get_task(db, owner, task=blocker["id"])
+    assert isinstance(other, dict)
+    assert other["relationships"] == [{"type": "blocks", "taskId": blocked["id"], "number": 2}]
+    cleared = patch(db, owner, blocked, 1, blocked_by_task_ids=[])
+    assert cleared["relationships"] == []
+    with pytest.raises(ValidationFailed):
+        new(db, owner, blocked_by_task_ids=["tsk_unknown"])
+
+
+def test_readiness_counts_blockers_subtasks_and_checklist(db: Database, owner: Actor) -> None:
+    blocker = new(db, owner, title="Blocker")
+    parent = new(
+        db,
+        owner,
+        title="Parent",
+        description="- [x] one\n- [ ] two",
+        blocked_by_task_ids=[blocker["id"]],
+    )
+    new(db, owner, title="Child", parent_task_id=parent["id"])
+    found = task_queries.get_task(db, owner, task=parent["id"])
+    assert isinstance(found, dict)
+    assert found["readiness"]["ready"] is False
+    assert (found["readiness"]["openSubtasks"], found["readiness"]["openChecklistItems"]) == (1, 1)
+    assert found["readiness"]["openBlockerIds"] == [blocker["id"]]
+    assert [i["state"] for i in found["checklist"]] == ["done", "open"]
+    assert found["lifecycle"]["coverage"] == "complete"
+    assert found["lifecycle"]["eventCount"] == 2  # status set, blocker added
+    assert found["contextPack"]["blockers"][0]["id"] == blocker["id"]
+
+
+def test_agent_brief_is_plain_text_within_3000_characters(db: Database, owner: Actor) -> None:
+    task = new(db, owner, title="Long", brief="word " * 2000)
+    text = task_queries.get_task(db, owner, task=task["id"], format="agent_brief")
+    assert isinstance(text, str)
+    assert len(text) <= 3000
+    assert text.startswith("Task CRW-1: Long")
+
+
+def test_q_finds_tasks_containing_every_word_in_any_order_any_case(
+    db: Database, owner: Actor
+) -> None:
+    new(db, owner, title="Fix the login redirect")
+    new(db, owner, title="Redirect rules", brief="After LOGIN go home")
+    new(db, owner, title="Login page styles")
+    new(db, owner, title="Unrelated", description="nothing to see")
+    rows, total = task_queries.list_tasks(db, owner, q="redirect login")
+    assert total == 2
+    assert [r["number"] for r in rows] == [1, 2]
+    # Search syntax in the query is read as plain words, never as operators.
+    rows, total = task_queries.list_tasks(db, owner, q='login* -page "')
+    assert [r["number"] for r in rows] == [3]
+
+
+def test_list_filters_and_paging(db: Database, owner: Actor) -> None:
+    for i in range(5):
+        new(
+            db,
+            owner,
+            title=f"Task {i}",
+            tags=["Backend"] if i % 2 == 0 else [],
+            status="ready_for_ai" if i < 2 else "backlog",
+        )
+    rows, total = task_queries.list_tasks(db, owner, tag="backend")
+    assert [r["number"] for r in rows] == [1, 3, 5]
+    rows, total = task_queries.list_tasks(db, owner, statuses=["ready_for_ai"], order="desc")
+    assert [r["number"] for r in rows] == [2, 1]
+    rows, total = task_queries.list_tasks(db, owner, limit=2, offset=2, fields=["title"])
+    assert total == 5
+    assert rows == [
+        {
+            "id": rows[0]["id"],
+            "projectId": rows[0]["projectId"],
+            "workspaceId": None,
+            "title": "Task 2",
+        },
+        {
+            "id": rows[1]["id"],
+            "projectId": rows[1]["projectId"],
+            "workspaceId": None,
+            "title": "Task 3",
+        },
+    ]
+    with pytest.raises(ValidationFailed) as bad_field:
+        task_queries.list_tasks(db, owner, fields=["colour"])
+    assert "title" in bad_field.value.details["accepted"]
+    with pytest.raises(ValidationFailed) as bad_status:
+        task_queries.list_tasks(db, owner, statuses=["finished"])
+    assert bad_status.value.details["field"] == "status"
+    with pytest.raises(ValidationFailed):
+        task_queries.list_tasks(db, owner, limit=201)
+
+
+def test_description_preview_is_500_characters(db: Database, owner: Actor) -> None:
+    new(db, owner, description="d" * 600)
+    (row,), _ = task_queries.list_tasks(db, owner)
+    assert len(row["description"]) == 500
+    assert row["descriptionTruncated"] is True
+
+
+def test_tasks_of_a_project_without_a_role_are_not_found(db: Database, owner: Actor) -> None:
+    task = new(db, owner)
+    stranger = person_actor(make_user(db, "stranger@example.com"))
+    with pytest.raises(NotFound):
+        task_queries.get_task(db, stranger, task=task["id"])
+    with pytest.raises(NotFound):
+        task_queries.get_task(db, stranger, task="CRW-1")
+    assert task_queries.list_tasks(db, stranger) == ([], 0)
+    with pytest.raises(NotFound):
+        patch(db, stranger, task, 1, title="Mine")
