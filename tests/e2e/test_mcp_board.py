@@ -1,0 +1,147 @@
+"""The board's core tools through the official SDK client, both protocol eras."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from crewboard.config import Settings
+from crewboard.services import tokens
+from crewboard.services.users import person_actor
+from crewboard.storage.database import Database
+from tests.support.factories import make_project, make_user
+from tests.support.mcp_client import MODES, body_of, mcp_client
+from tests.support.server import free_port, running_server
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def url(db: Database, tmp_path: Path) -> Iterator[str]:
+    with running_server(Settings(data_dir=tmp_path, port=free_port()), db) as base:
+        yield base
+
+
+@pytest.fixture(params=MODES)
+def mode(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def secret(db: Database) -> str:
+    user = make_user(db, "owner@example.com")
+    make_project(db, user, "CRW")
+    scopes = ["read", "tasks.manage"]
+    return tokens.issue_token(db, person_actor(user), kind="personal", scopes=scopes).secret
+
+
+async def test_find_read_update_a_task(url: str, secret: str, mode: str) -> None:
+    async with mcp_client(url, secret, mode) as client:
+        made = body_of(
+            await client.call_tool(
+                "create_task",
+                {
+                    "projectId": "CRW",
+                    "workspaceId": None,
+                    "idempotencyKey": "t1",
+                    "title": "Fix the login redirect",
+                    "tags": ["auth"],
+                    "dueDate": "2026-03-06",
+                    "contextRefs": [
+                        {
+                            "id": "r1",
+                            "kind": "file",
+                            "refId": "src/app.py",
+                            "audience": ["ai"],
+                            "createdAt": "2026-03-01T10:00:00+00:00",
+                        }
+                    ],
+                },
+            )
+        )["task"]
+        assert made["key"] == "CRW-1"
+        assert made["contextRefs"][0]["refId"] == "src/app.py"
+        found = body_of(
+            await client.call_tool(
+                "list_tasks", {"q": "redirect login", "fields": ["title", "revision"]}
+            )
+        )
+        assert found["tasks"] == [
+            {
+                "id": made["id"],
+                "projectId": made["projectId"],
+                "workspaceId": None,
+                "title": made["title"],
+                "revision": 1,
+            }
+        ]
+        read = body_of(await client.call_tool("get_task", {"taskId": "CRW-1"}))
+        assert read["task"]["revision"] == 1
+        assert read["lifecycle"]["coverage"] == "complete"
+        assert "contextPack" in read
+        alone = body_of(
+            await client.call_tool("get_task", {"taskId": "CRW-1", "includeContextPack": False})
+        )
+        assert "contextPack" not in alone
+        assert "contextReceiptUnavailable" not in alone
+        changed = body_of(
+            await client.call_tool(
+                "update_task",
+                {
+                    "projectId": "CRW",
+                    "workspaceId": None,
+                    "idempotencyKey": "u1",
+                    "taskId": made["id"],
+                    "expectedRevision": 1,
+                    "patch": {"dueDate": None, "priority": "high"},
+                },
+            )
+        )["task"]
+        assert (changed["dueDate"], changed["priority"], changed["revision"]) == (None, "high", 2)
+        stale = await client.call_tool(
+            "update_task",
+            {
+                "projectId": "CRW",
+                "workspaceId": None,
+                "idempotencyKey": "u2",
+                "taskId": made["id"],
+                "expectedRevision": 1,
+                "patch": {"title": "Mine"},
+            },
+        )
+        assert stale.is_error
+        assert stale.structured_content["code"] == "REVISION_CONFLICT"
+        assert stale.structured_content["details"]["currentRevision"] == 2
+        brief = await client.call_tool("get_task", {"taskId": "CRW-1", "format": "agent_brief"})
+        assert body_of(brief)["text"].startswith("Task CRW-1")
+        assert len(brief.content) == 2
+
+
+async def test_bad_task_arguments_name_the_field(url: str, secret: str, mode: str) -> None:
+    async with mcp_client(url, secret, mode) as client:
+        base = {"projectId": "CRW", "workspaceId": None, "idempotencyKey": "x", "title": "T"}
+        cases = {
+            "status": {**base, "status": "finished"},
+            "tags": {**base, "tags": [f"t{i}" for i in range(21)]},
+            "idempotencyKey": {k: v for k, v in base.items() if k != "idempotencyKey"},
+            "contextRefs.0.kind": {
+                **base,
+                "contextRefs": [
+                    {
+                        "id": "a",
+                        "kind": "x",
+                        "refId": "b",
+                        "audience": [],
+                        "createdAt": "2026-01-01T00:00:00Z",
+                    }
+                ],
+            },
+        }
+        for field, arguments in cases.items():
+            result = await client.call_tool("create_task", arguments)
+            assert result.is_error, field
+            assert result.structured_content["details"]["field"] == field
+        listing = await client.call_tool("list_tasks", {"status": ["done", "finished"]})
+        assert listing.structured_content["details"]["field"].startswith("status")
