@@ -6,9 +6,13 @@ import pytest
 from sqlalchemy import inspect
 from sqlalchemy.engine import URL
 
+from crewboard.services import task_queries, tasks
+from crewboard.services.projects import create_project
+from crewboard.services.users import person_actor
 from crewboard.storage import migrate
 from crewboard.storage.database import Database
 from crewboard.storage.tables import metadata
+from tests.support.factories import make_user
 
 
 def test_migrated_schema_equals_the_table_definitions(empty_database_url: URL) -> None:
@@ -58,3 +62,20 @@ def test_the_task_text_index_exists_on_each_backend(db: Database) -> None:
             ).scalar_one()
         assert "using gin" in found.lower()
         assert "to_tsvector('simple'" in found
+
+
+def test_a_renumbered_sqlite_task_table_gets_its_search_index_rebuilt(db: Database) -> None:
+    if db.dialect != "sqlite":
+        pytest.skip("the SQLite FTS5 index only")
+    owner = person_actor(make_user(db, "owner@example.com"))
+    create_project(db, owner, workspace_id=None, key="CRW", name="Crew")
+    for title in ("alpha login", "beta redirect"):
+        tasks.create_task(
+            db, owner, project="CRW", workspace_id=None, idempotency_key=title, title=title
+        )
+    assert migrate.repair_search_index(db) is False
+    with db.engine.begin() as conn:  # what a restore from an SQL dump can do to rowids
+        conn.exec_driver_sql("UPDATE tasks SET rowid = rowid + 1000")
+    assert migrate.repair_search_index(db) is True
+    rows, _ = task_queries.list_tasks(db, owner, q="redirect")
+    assert [r["title"] for r in rows] == ["beta redirect"]

@@ -42,6 +42,8 @@ def cli(ctx: click.Context, config_file: Path | None) -> None:
 def _migrate_and_initialise(settings: Settings, db: Database) -> None:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     migrations.upgrade(db)
+    if migrations.repair_search_index(db):
+        click.echo("The task search index did not match the tasks table; it has been rebuilt.")
     first = initialise(db, owner_email=settings.owner_email)
     if first is not None:
         print_first_start(settings, first)

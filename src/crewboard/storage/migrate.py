@@ -11,6 +11,7 @@ from alembic.config import Config
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, text
+from sqlalchemy.exc import DBAPIError
 
 from crewboard.storage.database import Database
 from crewboard.storage.tables import metadata
@@ -68,3 +69,25 @@ def schema_differences(db: Database) -> list[Any]:
             conn, opts={"compare_type": True, "include_object": _include}
         )
         return list(compare_metadata(context, metadata))
+
+
+def repair_search_index(db: Database) -> bool:
+    """On SQLite, check the task text index against the tasks table and rebuild it if they differ.
+
+    The FTS5 index refers to task rows by rowid, which a restore from an SQL dump (or, on some
+    SQLite versions, VACUUM) can renumber. Returns True when it had to rebuild. PostgreSQL's
+    index is an ordinary expression index and needs nothing.
+    """
+    if db.dialect != "sqlite":
+        return False
+    with db.engine.connect() as conn:
+        conn.execution_options(crewboard_write=True)
+        with conn.begin():
+            try:
+                conn.exec_driver_sql(
+                    "INSERT INTO tasks_fts(tasks_fts, rank) VALUES ('integrity-check', 1)"
+                )
+            except DBAPIError:
+                conn.exec_driver_sql("INSERT INTO tasks_fts(tasks_fts) VALUES ('rebuild')")
+                return True
+    return False
