@@ -416,7 +416,7 @@ class TaskRepository:
         rows = self.conn.execute(
             select(t.task_events)
             .where(and_(*conditions))
-            .order_by(c.occurred_at, c.id)
+            .order_by(c.id)
             .limit(limit)
         )
         return [row._asdict() for row in rows]
