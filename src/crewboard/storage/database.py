@@ -47,10 +47,8 @@ class Database:
         self._listeners.append(listener)
 
     def read(self, work: Callable[[UnitOfWork], T]) -> T:
-        with self.engine.connect() as conn:
-            uow = UnitOfWork(conn, self.clock)
-            with conn.begin():
-                return work(uow)
+        with self.engine.connect() as conn, conn.begin():
+            return work(UnitOfWork(conn, self.clock))
 
     def write(self, work: Callable[[UnitOfWork], T]) -> T:
         """Run `work` in one write transaction; publish its events once it has committed."""
@@ -70,8 +68,10 @@ class Database:
     def _write_once(self, work: Callable[[UnitOfWork], T]) -> tuple[T, list[EventRecord]]:
         with self.engine.connect() as conn:
             conn.execution_options(crewboard_write=True)
-            uow = UnitOfWork(conn, self.clock)
             with conn.begin():
+                # The clock is read once the write lock is held, so on SQLite the times of
+                # successive writes follow the order they commit in.
+                uow = UnitOfWork(conn, self.clock)
                 result = work(uow)
             return result, uow.recorded_events
 
