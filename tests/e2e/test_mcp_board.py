@@ -145,3 +145,15 @@ async def test_bad_task_arguments_name_the_field(url: str, secret: str, mode: st
             assert result.structured_content["details"]["field"] == field
         listing = await client.call_tool("list_tasks", {"status": ["done", "finished"]})
         assert listing.structured_content["details"]["field"].startswith("status")
+
+
+async def test_a_nul_character_is_refused_naming_the_field(url: str, secret: str, mode: str) -> None:
+    async with mcp_client(url, secret, mode) as client:
+        made = await client.call_tool(
+            "create_task",
+            {"projectId": "CRW", "workspaceId": None, "idempotencyKey": "n1", "title": "a\x00b"},
+        )
+        assert made.structured_content["code"] == "VALIDATION"
+        assert made.structured_content["details"]["field"] == "title"
+        lookup = await client.call_tool("get_task", {"taskId": "tsk_\x00"})
+        assert lookup.structured_content["code"] == "VALIDATION"

@@ -297,3 +297,41 @@ def test_tasks_of_a_project_without_a_role_are_not_found(db: Database, owner: Ac
     assert task_queries.list_tasks(db, stranger) == ([], 0)
     with pytest.raises(NotFound):
         patch(db, stranger, task, 1, title="Mine")
+
+
+def test_reassigning_to_an_ai_role_takes_the_roles_kind(db: Database, owner: Actor) -> None:
+    coder = team.add_team_role(db, owner, project="CRW", name="Coder", kind="ai")
+    task = new(db, owner, assignee_id=owner.user_id)
+    assert task["assigneeType"] == "human"
+    moved = patch(db, owner, task, 1, assignee_id=coder["id"])
+    assert (moved["assigneeId"], moved["assigneeType"]) == (coder["id"], "ai")
+
+
+def test_turning_a_relationship_around_updates_the_other_task_too(
+    db: Database, owner: Actor
+) -> None:
+    a = new(db, owner, title="A")
+    c = new(db, owner, title="C", blocked_by_task_ids=[a["id"]])
+    assert c["blockedByTaskIds"] == [a["id"]]
+    a_now = task_queries.get_task(db, owner, task=a["id"])
+    assert isinstance(a_now, dict)
+    assert a_now["task"]["revision"] == 2  # its relationships changed: it now blocks C
+    patch(db, owner, a, 2, blocked_by_task_ids=[c["id"]])  # now C blocks A: a pair has one link
+    after = task_queries.get_task(db, owner, task=c["id"])
+    assert isinstance(after, dict)
+    assert after["task"]["blockedByTaskIds"] == []
+    assert after["task"]["revision"] == 2
+    events = db.read(
+        lambda uow: uow.tasks.lifecycle_events(project_ids=[c["projectId"]], task_id=c["id"])
+    )
+    assert [(e["type"], e["data"]) for e in events][-1] == ("blocker_changed", {"from": 1, "to": 0})
+
+
+def test_nul_characters_are_refused_before_the_database_sees_them(db: Database, owner: Actor) -> None:
+    with pytest.raises(ValidationFailed) as caught:
+        new(db, owner, title="a\x00b")
+    assert caught.value.details["field"] == "title"
+    with pytest.raises(NotFound):
+        task_queries.get_task(db, owner, task="tsk_\x00")
+    with pytest.raises(NotFound):
+        task_queries.list_tasks(db, owner, project="CR\x00W")

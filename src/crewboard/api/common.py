@@ -65,6 +65,7 @@ async def read_body(request: Request) -> dict[str, Any]:
 
 
 def parse_args(model: type[M], data: dict[str, Any]) -> M:
+    a.refuse_nul(data)
     try:
         return model.model_validate(data)
     except Exception as error:

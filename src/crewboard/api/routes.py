@@ -245,9 +245,12 @@ ENDPOINTS: tuple[Endpoint, ...] = (
 
 def all_endpoints() -> tuple[Endpoint, ...]:
     """Every REST endpoint, in the order OpenAPI lists them."""
-    from crewboard.api import task_routes  # noqa: PLC0415 - the route modules import this one
+    from crewboard.api import (  # noqa: PLC0415 - the route modules import this one
+        note_routes,
+        task_routes,
+    )
 
-    return (*ENDPOINTS, *task_routes.ENDPOINTS)
+    return (*ENDPOINTS, *task_routes.ENDPOINTS, *note_routes.ENDPOINTS)
 
 
 def routes() -> list[Route]:

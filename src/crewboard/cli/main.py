@@ -12,7 +12,7 @@ import uvicorn
 
 from crewboard import __version__
 from crewboard.app import create_app
-from crewboard.cli import admin, pages
+from crewboard.cli import admin, pages, repos
 from crewboard.cli.common import State, emit, open_database, pass_state
 from crewboard.cli.firststart import print_first_start, print_reuse
 from crewboard.config import Settings
@@ -132,6 +132,7 @@ def mcp_stdio(state: State, token: str | None) -> None:
 
 admin.register(cli)
 pages.register(cli)
+repos.register(cli)
 
 
 def main() -> None:

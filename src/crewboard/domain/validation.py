@@ -18,6 +18,10 @@ def check_text(field: str, value: str, *, max_length: int, required: bool = Fals
         LimitExceeded: when longer than `max_length` characters.
     """
     text = value.strip()
+    if "\x00" in text:
+        raise ValidationFailed.field(
+            field, "contains a NUL character (\\u0000), which cannot be stored."
+        )
     if required and not text:
         raise ValidationFailed.field(field, "must not be empty.")
     if len(text) > max_length:
@@ -51,6 +55,8 @@ def check_idempotency_key(value: str | None) -> str | None:
         return None
     if not value:
         raise ValidationFailed.field("idempotencyKey", "must not be empty; omit it instead.")
+    if "\x00" in value:
+        raise ValidationFailed.field("idempotencyKey", "contains a NUL character (\\u0000).")
     if len(value) > MAX_IDEMPOTENCY_KEY_LENGTH:
         raise LimitExceeded(
             f"idempotencyKey: {len(value)} characters is over the limit of "

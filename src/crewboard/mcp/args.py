@@ -47,6 +47,26 @@ class Args(BaseModel):
         return name in self.model_fields_set
 
 
+def refuse_nul(value: Any, path: str = "arguments") -> None:
+    """Refuse text holding a NUL character anywhere in the arguments (no database stores it).
+
+    Raises:
+        ValidationFailed: naming where it is.
+    """
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise ValidationFailed.field(
+                path, "contains a NUL character (\\u0000), which cannot be stored."
+            )
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            refuse_nul(key, path)
+            refuse_nul(item, key if path == "arguments" else f"{path}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            refuse_nul(item, f"{path}.{index}")
+
+
 def input_schema(model: type[Args]) -> dict[str, Any]:
     """The JSON schema MCP clients see, without pydantic's titles."""
     schema = model.model_json_schema(by_alias=True)

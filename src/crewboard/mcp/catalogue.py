@@ -98,9 +98,24 @@ def default_catalogue() -> Catalogue:
     """Every tool Crewboard serves, in catalogue order."""
     from crewboard.mcp.tools import (  # noqa: PLC0415 - avoids an import cycle
         projects,
+        repos,
         state,
+        task_batch,
+        task_notes,
         tasks,
         team,
+        week,
     )
 
-    return Catalogue([*projects.TOOLS, *state.TOOLS, *team.TOOLS, *tasks.TOOLS])
+    return Catalogue(
+        [
+            *projects.TOOLS,
+            *state.TOOLS,
+            *team.TOOLS,
+            *tasks.TOOLS,
+            *task_batch.TOOLS,
+            *week.TOOLS,
+            *task_notes.TOOLS,
+            *repos.TOOLS,
+        ]
+    )

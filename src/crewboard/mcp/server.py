@@ -23,8 +23,8 @@ from pydantic import ValidationError
 
 from crewboard import __version__
 from crewboard.config import Settings
-from crewboard.errors import CrewboardError, PermissionDenied, Unauthenticated
-from crewboard.mcp.args import argument_error
+from crewboard.errors import CrewboardError, PermissionDenied, Unauthenticated, ValidationFailed
+from crewboard.mcp.args import argument_error, refuse_nul
 from crewboard.mcp.caller import CURRENT_CALLER, STDIO_SECRET, Caller
 from crewboard.mcp.catalogue import Call, Catalogue, ToolDef, default_catalogue
 from crewboard.mcp.instructions import INTRO, instructions_for
@@ -94,7 +94,10 @@ def build_server(
                 )
             )
         try:
+            refuse_nul(params.arguments or {})
             parsed = tool.args.model_validate(params.arguments or {})
+        except ValidationFailed as error:
+            return failure(error)
         except ValidationError as error:
             return failure(argument_error(error, sorted(schemas[tool.name]["properties"])))
         call = Call(db=db, actor=caller.actor, settings=settings)

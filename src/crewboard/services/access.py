@@ -48,7 +48,7 @@ def access_project(
         PermissionDenied: the token lacks `scope`, or the effective role is below `role`.
         ValidationFailed: `workspace_id` is not the project's.
     """
-    found = uow.projects.get_with_role(ref, actor.user_id)
+    found = None if "\x00" in ref else uow.projects.get_with_role(ref, actor.user_id)
     if found is None:
         raise project_not_found(ref)
     project, member_role = found

@@ -99,6 +99,8 @@ def access_task(
         PermissionDenied, ValidationFailed: as `access_project`.
     """
     task: Task | None = None
+    if "\x00" in ref:
+        raise task_not_found(ref)
     if ref.startswith("tsk_"):
         task = uow.tasks.get(ref)
     elif (key := parse_task_key(ref)) is not None:
@@ -165,11 +167,11 @@ CHECKS: dict[str, Any] = {
     "type": lambda v: parse_enum(v, TaskType, "type"),
     "status": lambda v: parse_enum(v, TaskStatus, "status"),
     "priority": lambda v: parse_enum(v, Priority, "priority"),
-    "assignee_id": lambda v: v,
+    "assignee_id": lambda v: _optional_id("assigneeId", v),
     "assignee_type": lambda v: (
         parse_enum(v, AssigneeType, "assigneeType") if v is not None else None
     ),
-    "human_owner_id": lambda v: v,
+    "human_owner_id": lambda v: _optional_id("humanOwnerId", v),
     "tags": lambda v: check_tags("tags", v or []),
     "labels": lambda v: check_tags("labels", v or []),
     "due_date": lambda v: _date("dueDate", v),
@@ -178,7 +180,7 @@ CHECKS: dict[str, Any] = {
     "cycle": lambda v: (
         check_text("cycle", v, max_length=MAX_CYCLE) or None if v is not None else None
     ),
-    "parent_task_id": lambda v: v,
+    "parent_task_id": lambda v: _optional_id("parentTaskId", v),
     "blocked_by_task_ids": lambda v: _ids("blockedByTaskIds", v),
     "context_refs": lambda v: tuple(_context_refs(v or [])),
     "context_item_ids": lambda v: _ids("contextItemIds", v),
@@ -190,6 +192,10 @@ CHECKS: dict[str, Any] = {
     ),
     "board_order": float,
 }
+
+
+def _optional_id(field: str, value: str | None) -> str | None:
+    return None if value is None else check_text(field, value, max_length=200, required=True)
 
 
 def _context_refs(refs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -206,7 +212,7 @@ def check_fields(values: dict[str, Any]) -> dict[str, Any]:
     return {name: CHECKS[name](value) for name, value in values.items()}
 
 
-def _check_assignment(uow: UnitOfWork, project: Project, task: Task) -> Task:
+def check_assignment(uow: UnitOfWork, project: Project, task: Task) -> Task:
     """Resolve who does the work: a team role (its kind decides ai/human) or a project member.
 
     Raises:
@@ -226,7 +232,7 @@ def _check_assignment(uow: UnitOfWork, project: Project, task: Task) -> Task:
             if kind is not None and kind is not seat_kind:
                 raise ValidationFailed.field(
                     "assigneeType",
-                    f"role {seat.name} is a {seat_kind} role, not {kind}.",
+                    f"role {seat.name} is {_kind_name(seat_kind)} role, not {_kind_name(kind)} one.",
                     ["ai", "human"],
                 )
             kind = seat_kind
@@ -266,7 +272,11 @@ def _check_assignment(uow: UnitOfWork, project: Project, task: Task) -> Task:
     return replace(task, assignee_type=kind if task.assignee_id is not None else None)
 
 
-def _check_status_allowed(actor: Actor, status: TaskStatus) -> None:
+def _kind_name(kind: AssigneeType) -> str:
+    return "an AI" if kind is AssigneeType.AI else "a human"
+
+
+def check_status_allowed(actor: Actor, status: TaskStatus) -> None:
     if status is TaskStatus.APPROVED and actor.is_agent:
         raise PermissionDenied(
             "Only a person approves a task; an agent token cannot set approved. Hand it in for review.",
@@ -290,23 +300,69 @@ def _check_related(
 
 def _apply_links(
     uow: UnitOfWork, project: Project, task: Task, blocked_by: tuple[str, ...] | None
-) -> tuple[int, int]:
-    """Make `blocked_by` the task's blockers (None: leave them). Return blocker counts before/after."""
+) -> tuple[tuple[int, int], dict[str, int]]:
+    """Make `blocked_by` the task's blockers (None: leave them).
+
+    Returns the task's blocker counts before and after, and the other tasks whose relationship
+    to it changed, each with its own blocker count from before (a pair holds one relationship,
+    so making C block A undoes "A blocks C" and changes C too).
+    """
     before = uow.tasks.blocker_count(task.id)
     if blocked_by is None:
-        return before, before
+        return (before, before), {}
     _check_related(uow, project, task.id, blocked_by, "blockedByTaskIds")
-    current = [
-        link.other_id
-        for link in uow.tasks.links_of([task.id])[task.id]
-        if link.relation is Relation.BLOCKED_BY
-    ]
-    for other in current:
-        if other not in blocked_by:
-            uow.tasks.remove_link(task.id, other)
-    for other in blocked_by:
+    links = uow.tasks.links_of([task.id])[task.id]
+    current = {link.other_id: link.relation for link in links}
+    gone = [o for o, rel in current.items() if rel is Relation.BLOCKED_BY and o not in blocked_by]
+    new = [o for o in blocked_by if current.get(o) is not Relation.BLOCKED_BY]
+    others = {o: uow.tasks.blocker_count(o) for o in (*gone, *new)}
+    for other in gone:
+        uow.tasks.remove_link(task.id, other)
+    for other in new:
         uow.tasks.set_link(project.id, task.id, other, Relation.BLOCKED_BY, uow.now)
-    return before, uow.tasks.blocker_count(task.id)
+    return (before, uow.tasks.blocker_count(task.id)), others
+
+
+def save_task(
+    uow: UnitOfWork,
+    actor: Actor,
+    project: Project,
+    current: Task,
+    updated: Task,
+    *,
+    changed: list[str],
+    blockers: tuple[int, int] = (0, 0),
+) -> Task:
+    """Write `updated` over `current` (revision +1), its lifecycle events and a task.updated event.
+
+    Raises:
+        RevisionConflict: the row moved on since it was read in this transaction.
+    """
+    stamped = replace(
+        updated, revision=current.revision + 1, updated_by=actor_stamp(actor), updated_at=uow.now
+    )
+    if not uow.tasks.replace(stamped, current.revision):
+        raise revision_conflict(uow.tasks.get(current.id) or current, current.revision)
+    record_lifecycle(uow, actor, current, stamped, blockers)
+    uow.record_event(
+        "task.updated",
+        actor=actor.as_payload(),
+        payload={"task": event_task(task_view(stamped, project, [], {})), "changed": changed},
+        project_id=project.id,
+        workspace_id=project.workspace_id,
+    )
+    return stamped
+
+
+def touch_related(uow: UnitOfWork, actor: Actor, project: Project, others: dict[str, int]) -> None:
+    """The other ends of changed relationships: revision +1, and a blocker event if theirs moved."""
+    for other_id, count_before in others.items():
+        other = uow.tasks.get(other_id)
+        if other is not None:
+            blockers = (count_before, uow.tasks.blocker_count(other_id))
+            save_task(
+                uow, actor, project, other, other, changed=["relationships"], blockers=blockers
+            )
 
 
 def record_lifecycle(
@@ -334,7 +390,7 @@ def do_create_task(
         name: CHECKS[name](None) for name in ("description", "brief", "tags", "labels")
     } | fields
     status = values.get("status", TaskStatus.BACKLOG)
-    _check_status_allowed(actor, status)
+    check_status_allowed(actor, status)
     stamp = actor_stamp(actor)
     task = Task(
         id=new_id("tsk"),
@@ -368,24 +424,25 @@ def do_create_task(
         created_at=uow.now,
         updated_at=uow.now,
     )
-    task = _check_assignment(uow, proj, task)
+    task = check_assignment(uow, proj, task)
     if task.parent_task_id is not None:
         _check_related(uow, proj, task.id, (task.parent_task_id,), "parentTaskId")
     uow.tasks.add(task)
-    blockers = _apply_links(uow, proj, task, values.get("blocked_by_task_ids") or ())
+    blockers, others = _apply_links(uow, proj, task, values.get("blocked_by_task_ids") or ())
     record_lifecycle(uow, actor, None, task, (0, blockers[1]))
+    touch_related(uow, actor, proj, others)
     view = render_task(uow, task, proj)
     uow.record_event(
         "task.created",
         actor=actor.as_payload(),
-        payload={"task": _event_task(view)},
+        payload={"task": event_task(view)},
         project_id=proj.id,
         workspace_id=proj.workspace_id,
     )
     return Ack({"task": view}, resource_type="task", resource_id=task.id, project_id=proj.id)
 
 
-def _event_task(view: dict[str, Any]) -> dict[str, Any]:
+def event_task(view: dict[str, Any]) -> dict[str, Any]:
     """What the event log keeps of a task: enough to show it, not its long texts."""
     return {
         k: view[k] for k in ("id", "key", "number", "title", "status", "assigneeId", "revision")
@@ -450,15 +507,11 @@ def do_update_task(
     if current.revision != expected_revision:
         raise revision_conflict(current, expected_revision)
     if "status" in patch:
-        _check_status_allowed(actor, patch["status"])
+        check_status_allowed(actor, patch["status"])
     blocked_by = patch.pop("blocked_by_task_ids", None)
     changes = dict(patch)
-    if (
-        "assignee_id" in changes
-        and changes["assignee_id"] is None
-        and "assignee_type" not in changes
-    ):
-        changes["assignee_type"] = None
+    if "assignee_id" in changes and "assignee_type" not in changes:
+        changes["assignee_type"] = None  # the new assignee decides it (check_assignment)
     for clearable in (
         "tags",
         "labels",
@@ -483,21 +536,22 @@ def do_update_task(
         updated = replace(
             updated, board_order=uow.tasks.next_board_order(proj.id, updated.status.value)
         )
-    updated = _check_assignment(uow, proj, updated)
+    updated = check_assignment(uow, proj, updated)
     if updated.parent_task_id is not None and updated.parent_task_id != current.parent_task_id:
         _check_related(uow, proj, updated.id, (updated.parent_task_id,), "parentTaskId")
     if not uow.tasks.replace(updated, expected_revision):
         latest = uow.tasks.get(current.id)
         raise revision_conflict(latest or current, expected_revision)
-    blockers = _apply_links(uow, proj, updated, blocked_by)
+    blockers, others = _apply_links(uow, proj, updated, blocked_by)
     record_lifecycle(uow, actor, current, updated, blockers)
+    touch_related(uow, actor, proj, others)
     view = render_task(uow, updated, proj)
     uow.record_event(
         "task.updated",
         actor=actor.as_payload(),
         payload={
-            "task": _event_task(view),
-            "changed": sorted(_camel(k) for k in patch)
+            "task": event_task(view),
+            "changed": sorted(camel(k) for k in patch)
             + (["blockedByTaskIds"] if blocked_by is not None else []),
         },
         project_id=proj.id,
@@ -526,16 +580,16 @@ def update_task(
     unknown = sorted(set(patch) - set(PATCH_FIELDS))
     if unknown:
         raise ValidationFailed.field(
-            f"patch.{_camel(unknown[0])}", "is not a task field.", [_camel(f) for f in PATCH_FIELDS]
+            f"patch.{camel(unknown[0])}", "is not a task field.", [camel(f) for f in PATCH_FIELDS]
         )
     if not patch:
         raise ValidationFailed.field(
-            "patch", "name at least one field to change.", [_camel(f) for f in PATCH_FIELDS]
+            "patch", "name at least one field to change.", [camel(f) for f in PATCH_FIELDS]
         )
     for name, value in patch.items():
         if value is None and name not in _CLEARABLE:
             raise ValidationFailed.field(
-                _camel(name), "cannot be cleared; send a value or leave it out."
+                camel(name), "cannot be cleared; send a value or leave it out."
             )
     checked = {
         name: (None if value is None else CHECKS[name](value)) for name, value in patch.items()
@@ -605,6 +659,6 @@ def revision_conflict(current: Task, expected: int) -> RevisionConflict:
     )
 
 
-def _camel(name: str) -> str:
+def camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(part.title() for part in rest)

@@ -414,9 +414,6 @@ class TaskRepository:
         if types:
             conditions.append(c.type.in_(list(types)))
         rows = self.conn.execute(
-            select(t.task_events)
-            .where(and_(*conditions))
-            .order_by(c.id)
-            .limit(limit)
+            select(t.task_events).where(and_(*conditions)).order_by(c.id).limit(limit)
         )
         return [row._asdict() for row in rows]

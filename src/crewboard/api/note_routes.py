@@ -1,0 +1,162 @@
+"""REST routes for what is said on a task: its comments and its outputs.
+
+Bodies and queries are checked by the same field types as the MCP tools, so a bad value is
+refused with the same code and field. Writes name `workspaceId` (null for a private project)
+and take their idempotency key in the `Idempotency-Key` header (or `idempotencyKey` in the
+body); an exact retry answers 201 again with `replayed: true`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+from starlette.requests import Request
+
+from crewboard.api.common import Created, Endpoint, parse_args, read_body, run_service
+from crewboard.mcp.args import Args, WorkspaceId
+from crewboard.mcp.tools.task_notes import NoteText, OutputContent, OutputName
+from crewboard.services import task_notes
+from crewboard.services.idempotency import KeyedResult
+
+
+class CommentBody(Args):
+    workspace_id: WorkspaceId
+    content: NoteText
+    idempotency_key: str | None = Field(
+        default=None, description="Or send it in the Idempotency-Key header."
+    )
+
+
+class OutputBody(Args):
+    workspace_id: WorkspaceId
+    name: OutputName
+    content: OutputContent
+    idempotency_key: str | None = Field(
+        default=None, description="Or send it in the Idempotency-Key header."
+    )
+
+
+class Page(Args):
+    limit: int = Field(default=50, ge=1, le=task_notes.MAX_PAGE)
+    offset: int = Field(default=0, ge=0)
+
+
+class CommentsQuery(Page):
+    kind: Literal["comment", "agent_update", "all"] = "comment"
+
+
+class OutputsQuery(Page):
+    name: str | None = Field(
+        default=None, min_length=1, max_length=task_notes.MAX_OUTPUT_NAME, description="One output."
+    )
+    version: int | None = Field(default=None, ge=1, description="With name: that version.")
+
+
+async def _write_body(request: Request) -> dict[str, Any]:
+    """The JSON body, with the Idempotency-Key header (when sent) as its key."""
+    data = await read_body(request)
+    if key := request.headers.get("idempotency-key"):
+        data["idempotencyKey"] = key
+    return data
+
+
+def _created(result: KeyedResult) -> Created:
+    return Created({**result.body, "replayed": result.replayed})
+
+
+async def list_comments(request: Request) -> dict[str, Any]:
+    query = parse_args(CommentsQuery, dict(request.query_params))
+    task = request.path_params["task"]
+    return await run_service(  # type: ignore[no-any-return]
+        request,
+        lambda db, actor: task_notes.list_comments(
+            db, actor, task=task, kind=query.kind, limit=query.limit, offset=query.offset
+        ),
+    )
+
+
+async def post_comment(request: Request) -> Created:
+    body = parse_args(CommentBody, await _write_body(request))
+    task = request.path_params["task"]
+    result = await run_service(
+        request,
+        lambda db, actor: task_notes.post_comment(
+            db,
+            actor,
+            task=task,
+            workspace_id=body.workspace_id,
+            content=body.content,
+            idempotency_key=body.idempotency_key,
+        ),
+    )
+    return _created(result)
+
+
+async def list_outputs(request: Request) -> dict[str, Any]:
+    query = parse_args(OutputsQuery, dict(request.query_params))
+    task = request.path_params["task"]
+    if (name := query.name) is not None:
+        return await run_service(  # type: ignore[no-any-return]
+            request,
+            lambda db, actor: task_notes.get_output(
+                db, actor, task=task, name=name, version=query.version
+            ),
+        )
+    return await run_service(  # type: ignore[no-any-return]
+        request,
+        lambda db, actor: task_notes.list_outputs(
+            db, actor, task=task, limit=query.limit, offset=query.offset
+        ),
+    )
+
+
+async def save_output(request: Request) -> Created:
+    body = parse_args(OutputBody, await _write_body(request))
+    task = request.path_params["task"]
+    result = await run_service(
+        request,
+        lambda db, actor: task_notes.save_output(
+            db,
+            actor,
+            task=task,
+            workspace_id=body.workspace_id,
+            name=body.name,
+            content=body.content,
+            idempotency_key=body.idempotency_key,
+        ),
+    )
+    return _created(result)
+
+
+T = "/api/v1/tasks/{task}"
+ENDPOINTS: tuple[Endpoint, ...] = (
+    Endpoint(
+        f"{T}/comments",
+        "GET",
+        list_comments,
+        "A task's comments, newest first (kind: comment, agent_update or all; limit, offset)",
+    ),
+    Endpoint(
+        f"{T}/comments",
+        "POST",
+        post_comment,
+        "Comment on a task (Idempotency-Key header)",
+        CommentBody,
+        201,
+    ),
+    Endpoint(
+        f"{T}/outputs",
+        "GET",
+        list_outputs,
+        "A task's outputs, newest version of each name; ?name= (and version=) reads one whole",
+    ),
+    Endpoint(
+        f"{T}/outputs",
+        "POST",
+        save_output,
+        "Save a named output; the same name again adds a version (Idempotency-Key header)",
+        OutputBody,
+        201,
+    ),
+)
