@@ -30,8 +30,19 @@ RULES: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset({"get_task"}),
     ),
     (
-        "Pass the revision you read as expectedRevision when you change a task.",
+        "Pass the revision you read as expectedRevision when you change a task; for the same "
+        "change to many tasks use update_tasks, for many status moves set_task_status.",
         frozenset({"update_task", "update_tasks", "set_task_status"}),
+    ),
+    (
+        "Post progress with agent_update and deliverables with save_output; when a person has to "
+        "decide something, ask with ask_question: the answer shows on the task.",
+        frozenset({"agent_update", "save_output", "ask_question"}),
+    ),
+    (
+        "After pushing a branch, link it to its task with propose_repo_change (add prUrl once a "
+        "pull request exists); report_repo_status records test runs but never links a branch.",
+        frozenset({"propose_repo_change", "report_repo_status"}),
     ),
     (
         "Hand finished work in with submit_result. A result is not accepted until a person "
@@ -41,12 +52,36 @@ RULES: tuple[tuple[str, frozenset[str]], ...] = (
     (
         "Give each keyed write a stable idempotencyKey and retry a lost answer with the same key "
         "and arguments; a key reused for something else is refused naming what it made.",
-        frozenset({"create_project", "create_task", "submit_result", "post_message"}),
+        frozenset(
+            {
+                "create_project",
+                "create_task",
+                "update_task",
+                "update_tasks",
+                "set_task_status",
+                "post_comment",
+                "agent_update",
+                "save_output",
+                "ask_question",
+                "propose_repo_change",
+                "report_repo_status",
+                "submit_result",
+                "post_message",
+            }
+        ),
     ),
     (
         "Write calls name the workspace explicitly: the workspaceId list_projects shows, or null "
         "for a private project.",
-        frozenset({"create_project", "update_project", "update_project_state"}),
+        frozenset(
+            {
+                "create_project",
+                "update_project",
+                "update_project_state",
+                "create_task",
+                "update_task",
+            }
+        ),
     ),
 )
 
