@@ -13,7 +13,7 @@ from crewboard.domain.access import Role
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.models import Actor, User
 from crewboard.errors import CrewboardError, ErrorCode
-from crewboard.services import task_notes, tasks, tokens, workspaces
+from crewboard.services import questions, task_notes, tasks, tokens, workspaces
 from crewboard.services.idempotency import KeyedResult
 from crewboard.services.users import person_actor
 from crewboard.storage.database import Database
@@ -312,7 +312,7 @@ def test_concurrent_saves_of_one_name_get_distinct_versions(db: Database, agent:
 def ask(
     db: Database, actor: Actor, text: str = "Which login page?", key: str = "q-1"
 ) -> KeyedResult:
-    return task_notes.ask_question(
+    return questions.ask_question(
         db, actor, task="CRW-1", workspace_id=None, question=text, idempotency_key=key
     )
 
@@ -322,17 +322,17 @@ def test_a_question_waits_in_the_inbox_until_a_person_answers_it(
 ) -> None:
     asked = ask(db, agent).body["question"]
     assert (asked["status"], asked["answer"], asked["length"]) == ("open", None, 17)
-    inbox = task_notes.list_open_questions(db, person_actor(owner), "CRW")
+    inbox = questions.list_open_questions(db, person_actor(owner), "CRW")
     (waiting,) = inbox["questions"]
     assert (waiting["id"], waiting["question"]) == (asked["id"], "Which login page?")
     assert waiting["task"]["key"] == "CRW-1"
     assert waiting["task"]["title"] == "Fix the login redirect"
 
-    answered = task_notes.answer_question(db, person_actor(owner), asked["id"], " The new one. ")
+    answered = questions.answer_question(db, person_actor(owner), asked["id"], " The new one. ")
     assert answered["changed"] is True
     assert answered["question"]["answer"] == "The new one."
     assert answered["question"]["answeredBy"]["userId"] == owner.id
-    assert task_notes.list_open_questions(db, person_actor(owner), "CRW")["total"] == 0
+    assert questions.list_open_questions(db, person_actor(owner), "CRW")["total"] == 0
     on_task = task_notes.task_activity(db, agent, "CRW-1")["questions"]["items"]
     assert [(q["status"], q["answer"]) for q in on_task] == [("answered", "The new one.")]
     assert len(events_of(db, "task.question_asked")) == 1
@@ -345,18 +345,18 @@ def test_only_a_person_answers_and_an_answer_is_not_overwritten(
     asked = ask(db, agent).body["question"]
     refused(
         ErrorCode.HUMAN_IDENTITY_REQUIRED,
-        task_notes.answer_question,
+        questions.answer_question,
         db,
         agent,
         asked["id"],
         "I will answer myself",
     )
     personal = token_actor(db, owner, ["read", "tasks.manage"])
-    task_notes.answer_question(db, personal, asked["id"], "Yes")
-    again = task_notes.answer_question(db, personal, asked["id"], "Yes")
+    questions.answer_question(db, personal, asked["id"], "Yes")
+    again = questions.answer_question(db, personal, asked["id"], "Yes")
     assert again["changed"] is False
     clash = refused(
-        ErrorCode.ALREADY_EXISTS, task_notes.answer_question, db, personal, asked["id"], "No"
+        ErrorCode.ALREADY_EXISTS, questions.answer_question, db, personal, asked["id"], "No"
     )
     assert clash.details["question"]["answer"] == "Yes"
     assert len(events_of(db, "task.question_answered")) == 1
@@ -364,11 +364,11 @@ def test_only_a_person_answers_and_an_answer_is_not_overwritten(
 
 def test_answer_refusals(db: Database, owner: User, agent: Actor) -> None:
     asked = ask(db, agent).body["question"]
-    refused(ErrorCode.NOT_FOUND, task_notes.answer_question, db, person_actor(owner), "qst_x", "a")
+    refused(ErrorCode.NOT_FOUND, questions.answer_question, db, person_actor(owner), "qst_x", "a")
     stranger = make_user(db, "stranger@example.com")
     refused(
         ErrorCode.NOT_FOUND,
-        task_notes.answer_question,
+        questions.answer_question,
         db,
         person_actor(stranger),
         asked["id"],
@@ -378,19 +378,19 @@ def test_answer_refusals(db: Database, owner: User, agent: Actor) -> None:
     grant(db, owner, "CRW", reader, Role.READ)
     refused(
         ErrorCode.PERMISSION_DENIED,
-        task_notes.answer_question,
+        questions.answer_question,
         db,
         person_actor(reader),
         asked["id"],
         "a",
     )
     blank = refused(
-        ErrorCode.VALIDATION, task_notes.answer_question, db, person_actor(owner), asked["id"], " "
+        ErrorCode.VALIDATION, questions.answer_question, db, person_actor(owner), asked["id"], " "
     )
     assert blank.details["field"] == "answer"
     long = refused(
         ErrorCode.LIMIT_EXCEEDED,
-        task_notes.answer_question,
+        questions.answer_question,
         db,
         person_actor(owner),
         asked["id"],
@@ -399,7 +399,7 @@ def test_answer_refusals(db: Database, owner: User, agent: Actor) -> None:
     assert long.details["field"] == "answer"
     question = refused(ErrorCode.LIMIT_EXCEEDED, ask, db, agent, "q" * 20_001, "q-2")
     assert question.details["field"] == "question"
-    refused(ErrorCode.NOT_FOUND, task_notes.list_open_questions, db, person_actor(stranger), "CRW")
+    refused(ErrorCode.NOT_FOUND, questions.list_open_questions, db, person_actor(stranger), "CRW")
 
 
 def test_open_questions_are_paged_the_longest_waiting_first(
@@ -409,7 +409,7 @@ def test_open_questions_are_paged_the_longest_waiting_first(
     for n in range(3):
         ids.append(ask(db, agent, f"question {n}", f"q-{n}").body["question"]["id"])
         clock.advance(timedelta(minutes=1))
-    page = task_notes.list_open_questions(db, person_actor(owner), "CRW", limit=2)
+    page = questions.list_open_questions(db, person_actor(owner), "CRW", limit=2)
     assert [q["id"] for q in page["questions"]] == ids[:2]
     assert page["nextOffset"] == 2
 

@@ -16,12 +16,10 @@ from crewboard.domain.ids import new_id
 from crewboard.domain.models import Actor, Project
 from crewboard.domain.tasks import Task
 from crewboard.domain.validation import check_text
-from crewboard.errors import AlreadyExists, LimitExceeded, NotFound, ValidationFailed
+from crewboard.errors import LimitExceeded, NotFound, ValidationFailed
 from crewboard.services.access import (
     ANY_WORKSPACE,
     WorkspaceRef,
-    access_project,
-    require_person,
 )
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.task_views import task_key
@@ -188,7 +186,7 @@ def excerpt(text: str) -> str:
     return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
 
 
-def _notes(uow: UnitOfWork) -> NoteRepository:
+def notes_of(uow: UnitOfWork) -> NoteRepository:
     return NoteRepository(uow.conn)
 
 
@@ -232,7 +230,7 @@ def _write_note(
     text = check_note("content", content)
 
     def perform(uow: UnitOfWork, found: Task, project: Project) -> Ack:
-        notes = _notes(uow)
+        notes = notes_of(uow)
         uow.serialize(f"task-notes:{found.id}")
         comment = TaskComment(
             id=new_id("cmt" if kind == COMMENT else "upd"),
@@ -318,7 +316,7 @@ def agent_update(
     )
 
 
-def _page(limit: int, offset: int) -> tuple[int, int]:
+def check_page(limit: int, offset: int) -> tuple[int, int]:
     if not 1 <= limit <= MAX_PAGE:
         raise ValidationFailed.field("limit", f"must be between 1 and {MAX_PAGE}; got {limit}.")
     if offset < 0:
@@ -326,7 +324,7 @@ def _page(limit: int, offset: int) -> tuple[int, int]:
     return limit, offset
 
 
-def _next_offset(offset: int, shown: int, total: int) -> int | None:
+def next_offset(offset: int, shown: int, total: int) -> int | None:
     following = offset + shown
     return following if following < total else None
 
@@ -349,16 +347,16 @@ def list_comments(
     if kind != "all" and kind not in NOTE_KINDS:
         raise ValidationFailed.field("kind", f"unknown value {kind!r}.", [*NOTE_KINDS, "all"])
     kinds = NOTE_KINDS if kind == "all" else (kind,)
-    limit, offset = _page(limit, offset)
+    limit, offset = check_page(limit, offset)
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
         found, project = access_task(uow, actor, task, workspace_id=workspace_id)
-        rows, total = _notes(uow).comments(found.id, kinds=kinds, limit=limit, offset=offset)
+        rows, total = notes_of(uow).comments(found.id, kinds=kinds, limit=limit, offset=offset)
         return {
             "task": task_ref_view(found, project),
             "comments": [comment_view(c) for c in rows],
             "total": total,
-            "nextOffset": _next_offset(offset, len(rows), total),
+            "nextOffset": next_offset(offset, len(rows), total),
         }
 
     return db.read(work)
@@ -413,7 +411,7 @@ def save_output(
     body = check_output_content(content)
 
     def perform(uow: UnitOfWork, found: Task, project: Project) -> Ack:
-        notes = _notes(uow)
+        notes = notes_of(uow)
         uow.serialize(f"task-notes:{found.id}")
         count, latest = notes.output_history(found.id, clean_name)
         output = TaskOutput(
@@ -476,16 +474,16 @@ def list_outputs(
     Raises:
         ValidationFailed: a bad page. NotFound.
     """
-    limit, offset = _page(limit, offset)
+    limit, offset = check_page(limit, offset)
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
         found, project = access_task(uow, actor, task, workspace_id=workspace_id)
-        rows, total = _notes(uow).latest_outputs(found.id, limit=limit, offset=offset)
+        rows, total = notes_of(uow).latest_outputs(found.id, limit=limit, offset=offset)
         return {
             "task": task_ref_view(found, project),
             "outputs": [output_preview_view(o) for o in rows],
             "total": total,
-            "nextOffset": _next_offset(offset, len(rows), total),
+            "nextOffset": next_offset(offset, len(rows), total),
         }
 
     return db.read(work)
@@ -508,7 +506,7 @@ def get_output(
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
         found, project = access_task(uow, actor, task, workspace_id=workspace_id)
-        output = _notes(uow).output(found.id, name, version)
+        output = notes_of(uow).output(found.id, name, version)
         if output is None:
             which = f"version {version} of " if version is not None else ""
             raise NotFound(
@@ -519,157 +517,6 @@ def get_output(
         return {
             "task": task_ref_view(found, project),
             "output": {**output_view(output), "content": output.content},
-        }
-
-    return db.read(work)
-
-
-# --- questions ------------------------------------------------------------------------------
-
-
-def ask_question(
-    db: Database,
-    actor: Actor,
-    *,
-    task: str,
-    workspace_id: str | None,
-    question: str,
-    idempotency_key: str | None,
-) -> KeyedResult:
-    """Ask the project's people a question about a task; it waits in their inbox (keyed).
-
-    Raises:
-        ValidationFailed, LimitExceeded, IdempotencyConflict, NotFound, PermissionDenied.
-    """
-    text = check_note("question", question)
-
-    def perform(uow: UnitOfWork, found: Task, project: Project) -> Ack:
-        asked = TaskQuestion(
-            id=new_id("qst"),
-            project_id=project.id,
-            task_id=found.id,
-            question=text,
-            asked_by=actor_stamp(actor),
-            asked_at=uow.now,
-        )
-        _notes(uow).add_question(asked)
-        record_task_event(
-            uow,
-            actor,
-            "task.question_asked",
-            found,
-            project,
-            payload={"questionId": asked.id, "excerpt": excerpt(text)},
-        )
-        return Ack(
-            {"question": without(question_view(asked), "question")},
-            resource_type="question",
-            resource_id=asked.id,
-            project_id=project.id,
-        )
-
-    return keyed_task_write(
-        db,
-        actor,
-        operation="ask_question",
-        task=task,
-        workspace_id=workspace_id,
-        idempotency_key=idempotency_key,
-        arguments={"question": question},
-        perform=perform,
-    )
-
-
-def _question_not_found(question_id: str) -> NotFound:
-    return NotFound(
-        f"No question {question_id!r} is open to you; the inbox lists the open ones.",
-        {"resource": "question", "ref": question_id},
-    )
-
-
-def answer_question(db: Database, actor: Actor, question_id: str, answer: str) -> dict[str, Any]:
-    """Answer a question as a person; the answer shows on the task.
-
-    Sending the same answer again is a no-op (`changed: false`).
-
-    Raises:
-        HumanIdentityRequired: an agent token.
-        AlreadyExists: someone else (or another text) answered first; details carry the answer.
-        NotFound, PermissionDenied, ValidationFailed, LimitExceeded.
-    """
-    require_person(actor, "Answering a question")
-    text = check_note("answer", answer)
-
-    def work(uow: UnitOfWork) -> dict[str, Any]:
-        notes = _notes(uow)
-        asked = notes.question(question_id)
-        if asked is None:
-            raise _question_not_found(question_id)
-        try:
-            found, project = access_task(
-                uow, actor, asked.task_id, scope=Scope.TASKS_MANAGE, role=Role.WRITE
-            )
-        except NotFound:
-            raise _question_not_found(question_id) from None
-        stamp = actor_stamp(actor)
-        if asked.answered_at is None and notes.answer_question(
-            asked.id, answer=text, answered_by=stamp, at=uow.now
-        ):
-            answered = notes.question(asked.id)
-            assert answered is not None  # noqa: S101 - answered in this transaction
-            record_task_event(
-                uow,
-                actor,
-                "task.question_answered",
-                found,
-                project,
-                payload={"questionId": asked.id, "excerpt": excerpt(text)},
-            )
-            return {"question": question_view(answered), "changed": True}
-        return _already_answered(notes.question(asked.id) or asked, actor, text)
-
-    return db.write(work)
-
-
-def _already_answered(question: TaskQuestion, actor: Actor, text: str) -> dict[str, Any]:
-    by = question.answered_by or {}
-    if question.answer == text and by.get("userId") == actor.user_id:
-        return {"question": question_view(question), "changed": False}
-    who = by.get("displayName") or by.get("userId") or "someone"
-    raise AlreadyExists(
-        f"{who} already answered this question at {iso(question.answered_at)}; "
-        "add a comment on the task to say more.",
-        {"resource": "question", "questionId": question.id, "question": question_view(question)},
-    )
-
-
-def list_open_questions(
-    db: Database,
-    actor: Actor,
-    project: str,
-    *,
-    limit: int = 50,
-    offset: int = 0,
-) -> dict[str, Any]:
-    """A project's unanswered questions, the longest waiting first, each with its task.
-
-    Raises:
-        ValidationFailed: a bad page. NotFound.
-    """
-    limit, offset = _page(limit, offset)
-
-    def work(uow: UnitOfWork) -> dict[str, Any]:
-        access = access_project(uow, actor, project)
-        rows, total = _notes(uow).open_questions(access.project.id, limit=limit, offset=offset)
-        tasks = uow.tasks.get_many(q.task_id for q in rows)
-        return {
-            "projectId": access.project.id,
-            "questions": [
-                {**question_view(q), "task": task_ref_view(tasks[q.task_id], access.project)}
-                for q in rows
-            ],
-            "total": total,
-            "nextOffset": _next_offset(offset, len(rows), total),
         }
 
     return db.read(work)
@@ -692,7 +539,7 @@ def task_activity(
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
         found, project = access_task(uow, actor, task, workspace_id=workspace_id)
-        notes = _notes(uow)
+        notes = notes_of(uow)
         sections: dict[str, Any] = {"task": task_ref_view(found, project)}
         for name, kind in (("comments", COMMENT), ("agentUpdates", AGENT_UPDATE)):
             rows, total = notes.comments(found.id, kinds=(kind,), limit=ACTIVITY_ROWS, offset=0)

@@ -12,7 +12,7 @@ from crewboard.mcp.args import Args, WorkspaceId
 from crewboard.mcp.catalogue import Call, ToolDef
 from crewboard.mcp.render import Reply
 from crewboard.mcp.tools.tasks import TaskRef
-from crewboard.services import task_notes
+from crewboard.services import questions, task_notes
 from crewboard.services.idempotency import KeyedResult
 
 Key = Annotated[
@@ -110,7 +110,7 @@ def save_output(call: Call, args: SaveOutput) -> Reply:
 
 def ask_question(call: Call, args: AskQuestion) -> Reply:
     return keyed_reply(
-        task_notes.ask_question(call.db, call.actor, question=args.question, **args.target())
+        questions.ask_question(call.db, call.actor, question=args.question, **args.target())
     )
 
 
