@@ -17,9 +17,10 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
@@ -66,6 +67,7 @@ class ServerInfo:
     project: str
     database: str
     pid: int
+    board: list[dict[str, Any]] = field(default_factory=list)  # seeded projects: key, id, tasks
 
 
 class ServerProcess:
@@ -73,11 +75,22 @@ class ServerProcess:
 
     Leaving the block stops the server with SIGTERM (as an operator would), waits for it to
     exit and removes the data folder; `exit_code` is then what the process returned.
+    `server_args` go to `bench.server` as they are (e.g. `--seed-board 100000,1000`); seeding
+    a large board takes a while, hence `start_timeout`.
     """
 
-    def __init__(self, database_url: str | None = None, *, keep_data: bool = False) -> None:
+    def __init__(
+        self,
+        database_url: str | None = None,
+        *,
+        keep_data: bool = False,
+        server_args: list[str] | None = None,
+        start_timeout: float = START_TIMEOUT,
+    ) -> None:
         self.database_url = database_url
         self.keep_data = keep_data
+        self.server_args = server_args or []
+        self.start_timeout = start_timeout
         self.folder = Path(tempfile.mkdtemp(prefix="crewboard-bench-"))
         self.log_path = self.folder / "server.log"
         self.port = free_port()
@@ -99,6 +112,7 @@ class ServerProcess:
         ]
         if self.database_url:
             command += ["--database-url", self.database_url]
+        command += self.server_args
         # The instance is the benchmark's own: none of the caller's CREWBOARD_* settings apply.
         env = {k: v for k, v in os.environ.items() if not k.startswith("CREWBOARD_")}
         with self.log_path.open("wb") as log:
@@ -120,6 +134,7 @@ class ServerProcess:
             project=data["project"],
             database=data["database"],
             pid=self.process.pid,
+            board=data.get("board", []),
         )
 
     def __exit__(
@@ -141,7 +156,7 @@ class ServerProcess:
 
     def _wait_healthy(self, base_url: str) -> None:
         assert self.process is not None
-        deadline = time.monotonic() + START_TIMEOUT
+        deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(
@@ -153,7 +168,7 @@ class ServerProcess:
             except httpx2.TransportError:
                 pass
             time.sleep(0.1)
-        raise RuntimeError(f"the server did not answer /healthz in {START_TIMEOUT:.0f} s")
+        raise RuntimeError(f"the server did not answer /healthz in {self.start_timeout:.0f} s")
 
     def _stop(self) -> None:
         if self.process is None or self.exit_code is not None:

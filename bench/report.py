@@ -1,4 +1,4 @@
-"""The readable report of a run, from its JSON results.
+"""The readable report of a run (either workload), from its JSON results.
 
 `python -m bench.report bench/results/FILE.json` prints an earlier run again.
 """
@@ -89,7 +89,89 @@ def _memory(server: dict[str, Any]) -> list[str]:
     ]
 
 
+def _board_table(run: dict[str, Any]) -> list[str]:
+    rows = run["rows"]
+    lines = [
+        f"board calls ({run['era']} → {run['protocol_version']}), one client: client-observed "
+        "latency in ms, calls per second, CPU ms per call",
+        f"  {'call':<19}{'tasks':>9}{'matched':>9}{'calls':>7}{'calls/s':>9}"
+        f"{'median':>9}{'p95':>9}{'p99':>9}{'server CPU':>12}{'client CPU':>12}",
+    ]
+    for row in rows:
+        s = row["summary"]
+        matched = "" if row["matched"] is None else f"{row['matched']:,}"
+        lines.append(
+            f"  {row['call']:<19}{row['tasks']:>9,}{matched:>9}{s['calls']:>7}"
+            f"{s['calls_per_second']:>9.0f}{s['median_ms']:>9.2f}{s['p95_ms']:>9.2f}"
+            f"{s['p99_ms']:>9.2f}{s['server_cpu_ms_per_call']:>12.2f}"
+            f"{s['client_cpu_ms_per_call']:>12.2f}"
+        )
+    sizes = sorted({row["tasks"] for row in rows}, reverse=True)
+    by = {(row["call"], row["tasks"]): row["summary"] for row in rows}
+    calls = list(dict.fromkeys(row["call"] for row in rows))
+    large, small = sizes[0], sizes[-1]
+    lines.append(f"  growth from {small:,} to {large:,} tasks (largest ÷ smallest):")
+    lines.append(f"  {'call':<19}{'median':>9}{'p95':>9}{'server CPU':>12}")
+    for call in calls:
+        big, little = by[(call, large)], by[(call, small)]
+        cpu = (
+            big["server_cpu_ms_per_call"] / little["server_cpu_ms_per_call"]
+            if little["server_cpu_ms_per_call"]
+            else None
+        )
+        lines.append(
+            f"  {call:<19}{_times(big['median_ms'] / little['median_ms']):>9}"
+            f"{_times(big['p95_ms'] / little['p95_ms']):>9}{_times(cpu):>12}"
+        )
+    return lines
+
+
+def _targets(targets: list[dict[str, Any]]) -> list[str]:
+    lines = ["targets:"]
+    for goal in targets:
+        value = "n/a" if goal["value"] is None else f"{goal['value']:.2f} {goal['unit']}"
+        lines.append(f"  {'met   ' if goal['met'] else 'MISSED'}  {goal['name']}: {value}")
+    return lines
+
+
+def render_board(results: dict[str, Any]) -> str:
+    env = results["environment"]
+    settings = results["settings"]
+    filters = settings["filters"]
+    lines = [
+        f"Crewboard benchmark, board workload — {results['database']}, {env['cpus']} CPUs, "
+        f"Python {env['python']}, mcp {env['mcp']}, commit {env['commit'] or 'unknown'}",
+        f"  {results['started_at']}, {results['duration_seconds']} s; projects of "
+        f"{', '.join(f'{size:,}' for size in settings['sizes'])} tasks; filters: status="
+        f"{filters['status']}, tag={filters['tag']}, q={filters['q']!r}; update_task moves a "
+        f"task to {' / '.join(settings['update_statuses'])} and rewrites its description",
+        "  planner statistics: "
+        + (
+            "ANALYZE ran after seeding"
+            if settings.get("analyzed")
+            else "none (SQLite as Crewboard runs it: ANALYZE never runs)"
+        ),
+    ]
+    for run in results["board"]:
+        lines += ["", *_board_table(run)]
+    lines += ["", *_targets(results["targets"]), "", *_memory(results["server"])]
+    lines += _load_warning(env)
+    return "\n".join(lines)
+
+
+def _load_warning(env: dict[str, Any]) -> list[str]:
+    load = env["load_average_at_start"][0]
+    if load <= BUSY_LOAD:
+        return []
+    return [
+        f"warning: the 1-minute load average was {load:.2f} at the start: the CPUs were busy "
+        "(a test suite, an earlier run), so absolute figures may be low; ratios suffer less"
+    ]
+
+
 def render(results: dict[str, Any]) -> str:
+    if results.get("workload", "mcp") == "board":
+        return render_board(results)
     env = results["environment"]
     settings = results["settings"]
     server = results["server"]
@@ -106,13 +188,8 @@ def render(results: dict[str, Any]) -> str:
         *_calls_table(eras, settings["target_ratio"]),
         "",
         *_memory(server),
+        *_load_warning(env),
     ]
-    load = env["load_average_at_start"][0]
-    if load > BUSY_LOAD:
-        lines.append(
-            f"warning: the 1-minute load average was {load:.2f} at the start: the CPUs were busy "
-            "(a test suite, an earlier run), so absolute figures may be low; ratios suffer less"
-        )
     return "\n".join(lines)
 
 

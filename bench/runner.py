@@ -1,9 +1,11 @@
-"""`python -m bench`: start a real server, drive it with the MCP SDK client, report.
+"""`python -m bench [mcp|board]`: start a real server, drive it with the MCP SDK client, report.
 
-Per protocol era ("legacy" and "2026-07-28"):
+The `mcp` workload (the default), per protocol era ("legacy" and "2026-07-28"):
   1. the size of `tools/list` for the whole catalogue and for each toolset;
   2. `get_project_state` against the no-op tool, sequentially from one client and from
      several clients at once: calls per second, median and p95 latency, and their ratio.
+The `board` workload (bench/board.py): board calls on a project of 100,000 tasks and one of
+1,000, against the no-op, with the targets for how they scale.
 Then the server's peak resident memory. A table goes to stdout, JSON to bench/results/.
 """
 
@@ -24,7 +26,7 @@ from typing import Any
 
 import anyio
 
-from bench import measure
+from bench import board, measure
 from bench.measure import ERAS, Comparison, Listing, Target
 from bench.noop import NOOP_NAME, production_tool_names
 from bench.process import (
@@ -42,11 +44,42 @@ from crewboard.domain.access import Toolset
 RESULTS = Path(__file__).resolve().parent / "results"
 DEFAULT_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 TARGET_RATIO = 1.5
+WORKLOADS = ("mcp", "board")
+# Defaults that differ per workload: (mcp, board). The board's calls are per call and project.
+DEFAULTS = {
+    "eras": (",".join(ERAS), "legacy"),
+    "calls": (2000, 300),
+    "warmup": (100, 20),
+    "sequential_block": (20, 10),
+}
+QUICK = {"mcp": {"calls": 200, "warmup": 20}, "board": {"calls": 40, "warmup": 3}}
+BOARD_START_TIMEOUT = 900.0  # seeding 100,000 tasks on a slow disk
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m bench", description="Crewboard MCP benchmark (see bench/README.md)."
+    )
+    parser.add_argument(
+        "workload",
+        nargs="?",
+        choices=WORKLOADS,
+        default=None,
+        help="mcp (default): tools/list sizes and get_project_state against the no-op; "
+        "board: board calls on a 100,000-task and a 1,000-task project",
+    )
+    parser.add_argument("--workload", dest="workload_option", choices=WORKLOADS, default=None)
+    parser.add_argument(
+        "--board-sizes",
+        default="100000,1000",
+        help="board workload: task counts of the seeded projects, largest first (default "
+        "100000,1000); the targets compare the first with the last",
+    )
+    parser.add_argument(
+        "--analyze",
+        action="store_true",
+        help="board workload on SQLite: run ANALYZE after seeding, to see the plans with "
+        "statistics (Crewboard never runs it; PostgreSQL is always analysed)",
     )
     parser.add_argument("--database", choices=("sqlite", "postgresql"), default="sqlite")
     parser.add_argument(
@@ -60,11 +93,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--eras",
-        default=",".join(ERAS),
-        help=f"comma-separated client modes (default: {','.join(ERAS)})",
+        default=None,
+        help=f"comma-separated client modes (default: {','.join(ERAS)}; board: legacy)",
     )
     parser.add_argument(
-        "--calls", type=int, default=2000, help="sequential calls of each tool per era"
+        "--calls",
+        type=int,
+        default=None,
+        help="sequential calls of each tool per era (default 2000; board: of each call on "
+        "each project, default 300)",
     )
     parser.add_argument(
         "--concurrent-calls", type=int, default=2000, help="concurrent calls of each tool per era"
@@ -75,8 +112,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--sequential-block",
         type=int,
-        default=20,
-        help="calls per block in the sequential run (blocks of the two tools alternate)",
+        default=None,
+        help="calls per block in the sequential run (blocks of the two tools alternate; "
+        "default 20, board 10)",
     )
     parser.add_argument(
         "--concurrent-block",
@@ -85,26 +123,40 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="calls per block in the concurrent run, spread over the clients",
     )
     parser.add_argument(
-        "--warmup", type=int, default=100, help="warm-up calls of each tool per era, not counted"
+        "--warmup",
+        type=int,
+        default=None,
+        help="warm-up calls of each tool per era, not counted (default 100; board 20)",
     )
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="a smoke run: 200 calls of each tool per workload, 20 warm-up (figures are noisy)",
+        help="a smoke run: 200 calls of each tool per workload, 20 warm-up (board: 40 and 3; "
+        "figures are noisy)",
     )
     parser.add_argument("--target-ratio", type=float, default=TARGET_RATIO)
     parser.add_argument(
         "--check",
         action="store_true",
-        help="exit 1 when a median ratio is over --target-ratio",
+        help="exit 1 when a target is missed (mcp: a median ratio over --target-ratio)",
     )
     parser.add_argument("--output", type=Path, default=None, help="JSON results file")
     parser.add_argument(
         "--keep-data", action="store_true", help="keep the server's temp folder and log"
     )
     args = parser.parse_args(argv)
+    if args.workload and args.workload_option and args.workload != args.workload_option:
+        parser.error("name the workload once")
+    args.workload = args.workload or args.workload_option or "mcp"
+    _apply_defaults(args)
     if args.quick:
-        args.calls, args.concurrent_calls, args.warmup, args.concurrent_block = 200, 200, 20, 200
+        args.concurrent_calls, args.concurrent_block = 200, 200
+    try:
+        args.board_sizes = [int(size) for size in args.board_sizes.split(",")]
+    except ValueError:
+        parser.error("--board-sizes takes task counts, e.g. 100000,1000")
+    if len(args.board_sizes) < 2 or min(args.board_sizes) < 1:
+        parser.error("--board-sizes needs at least two counts of 1 or more")
     eras = [era.strip() for era in args.eras.split(",") if era.strip()]
     unknown = [era for era in eras if era not in ERAS]
     if unknown or not eras:
@@ -116,6 +168,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.clients < 0 or args.warmup < 0:
         parser.error("--clients and --warmup cannot be negative")
     return args
+
+
+def _apply_defaults(args: argparse.Namespace) -> None:
+    """Fill the options left out with the workload's defaults (and --quick's)."""
+    which = WORKLOADS.index(args.workload)
+    for name, values in DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, values[which])
+    if args.quick:
+        for name, value in QUICK[args.workload].items():
+            setattr(args, name, value)
 
 
 @dataclass(frozen=True)
@@ -218,15 +281,26 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.database == "postgresql":
         progress(f"creating a throw-away database on {hide_password(args.postgres_url)}")
         with throwaway_postgres(args.postgres_url) as url:
-            eras, server = run_with_server(args, url)
+            measured, server = run_with_server(args, url)
     else:
-        eras, server = run_with_server(args, None)
+        measured, server = run_with_server(args, None)
     env["load_average_at_end"] = [round(load, 2) for load in os.getloadavg()]
-    return {
+    head = {
+        "workload": args.workload,
         "started_at": started.isoformat(timespec="seconds"),
         "duration_seconds": round(time.monotonic() - clock, 1),
         "database": args.database,
         "environment": env,
+    }
+    if args.workload == "board":
+        return head | board_results(args, measured, server)
+    return head | mcp_results(args, measured, server)
+
+
+def mcp_results(
+    args: argparse.Namespace, eras: list[EraResult], server: dict[str, Any]
+) -> dict[str, Any]:
+    return {
         "settings": {
             "eras": args.eras,
             "sequential_calls_per_tool": args.calls,
@@ -249,19 +323,89 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def board_results(
+    args: argparse.Namespace,
+    measured: list[tuple[str, str, list[board.BoardRow]]],
+    server: dict[str, Any],
+) -> dict[str, Any]:
+    runs = [
+        {"era": era, "protocol_version": version, "rows": [asdict(row) for row in rows]}
+        for era, version, rows in measured
+    ]
+    goals = [
+        goal
+        for era, _, rows in measured
+        for goal in board.targets(rows, era=era, database=args.database)
+    ]
+    targets = [asdict(goal) for goal in [*goals, board.memory_goal(server["peak_rss_kib"])]]
+    return {
+        "settings": {
+            "eras": args.eras,
+            "sizes": args.board_sizes,
+            "calls_per_call_and_project": args.calls,
+            "block_calls": args.sequential_block,
+            "warmup_calls_per_call_and_project": args.warmup,
+            "filters": board.FILTERS,
+            "update_statuses": list(board.UPDATE_STATUSES),
+            "analyzed": args.analyze or args.database == "postgresql",
+        },
+        "server": server,
+        "board": runs,
+        "targets": targets,
+        "target_met": {target["name"]: target["met"] for target in targets},
+    }
+
+
+async def run_board(info: ServerInfo, args: argparse.Namespace) -> list[tuple[str, str, Any]]:
+    projects = [board.BoardProject(**project) for project in info.board]
+    measured = []
+    for era in args.eras:
+        progress(
+            f"{era}: board calls, {args.calls} of each call on each project "
+            f"({', '.join(f'{p.key}: {p.tasks:,} tasks' for p in projects)}), in blocks of "
+            f"{args.sequential_block}, after {args.warmup} warm-up calls of each"
+        )
+        version, rows = await board.run_board(
+            _target(info),
+            era,
+            projects,
+            calls=args.calls,
+            block_calls=args.sequential_block,
+            warmup=args.warmup,
+        )
+        measured.append((era, version, rows))
+    return measured
+
+
+async def run_mcp(info: ServerInfo, args: argparse.Namespace) -> list[EraResult]:
+    return await run_all(_target(info), args)
+
+
 def run_with_server(
     args: argparse.Namespace, database_url: str | None
-) -> tuple[list[EraResult], dict[str, Any]]:
-    server = ServerProcess(database_url, keep_data=args.keep_data)
-    progress("starting the server")
+) -> tuple[Any, dict[str, Any]]:
+    if args.workload == "board":
+        sizes = ",".join(str(size) for size in args.board_sizes)
+        server = ServerProcess(
+            database_url,
+            keep_data=args.keep_data,
+            server_args=["--seed-board", sizes] + (["--analyze"] if args.analyze else []),
+            start_timeout=BOARD_START_TIMEOUT,
+        )
+        progress(f"starting the server and seeding projects of {sizes} tasks (a minute or more)")
+    else:
+        server = ServerProcess(database_url, keep_data=args.keep_data)
+        progress("starting the server")
+    work = run_board if args.workload == "board" else run_mcp
     with server as info:
-        # Start-up peaks on the argon2 hash of the owner's password (64 MiB of work memory):
-        # note that peak, then reset VmHWM so the one read at the end is the serving peak.
+        # Start-up peaks on the argon2 hash of the owner's password (64 MiB of work memory)
+        # and, for the board, on seeding: note that peak, then reset VmHWM so the one read at
+        # the end is the serving peak.
         peak_at_start = proc_status_kib(info.pid, "VmHWM")
         rss_at_start = proc_status_kib(info.pid, "VmRSS")
         peak_was_reset = reset_peak_rss(info.pid)
         try:
-            eras = anyio.run(run_all, _target(info), args)
+            measured = anyio.run(work, info, args)
         except Exception:
             progress(f"the run failed; the server's log ends:\n{server.log_tail()}")
             raise
@@ -270,7 +414,7 @@ def run_with_server(
         progress("stopping the server")
     if args.keep_data:
         progress(f"server data and log kept in {server.folder}")
-    return eras, {
+    return measured, {
         "database": info.database,
         "startup_peak_rss_kib": peak_at_start,
         "rss_after_startup_kib": rss_at_start,
@@ -290,7 +434,8 @@ def _target(info: ServerInfo) -> Target:
 def write_results(results: dict[str, Any], output: Path | None) -> Path:
     if output is None:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        output = RESULTS / f"{stamp}-{results['database']}.json"
+        kind = "" if results["workload"] == "mcp" else f"{results['workload']}-"
+        output = RESULTS / f"{stamp}-{kind}{results['database']}.json"
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return output

@@ -4,7 +4,8 @@
     python -m bench.server ... --database-url postgresql+psycopg://postgres@127.0.0.1:5432/db
 
 It migrates an empty database (SQLite in the data folder unless --database-url names one),
-initialises it (owner, DEMO project, a first token with every scope), writes what the runner
+initialises it (owner, DEMO project, a first token with every scope), with --seed-board adds
+one project per count filled with that many tasks (bench/seed.py), writes what the runner
 needs (the token among it) to --info-file, and serves with uvicorn until SIGTERM or SIGINT,
 after which it shuts down gracefully and exits 0. The token is a throw-away instance's: it is
 written to the info file (mode 0600), never printed.
@@ -17,15 +18,18 @@ import json
 import os
 import signal
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from types import FrameType
 
 import uvicorn
 
 from bench.noop import bench_catalogue
+from bench.seed import seed_board
 from crewboard.app import create_app
 from crewboard.config import Settings
 from crewboard.services.bootstrap import DEMO_PROJECT_KEY, initialise
+from crewboard.services.users import person_actor
 from crewboard.storage import migrate
 from crewboard.storage.database import Database
 
@@ -47,6 +51,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="where to write the token and project as JSON (default: DATA_DIR/bench-info.json)",
     )
     parser.add_argument("--log-level", default="warning", help="uvicorn log level")
+    parser.add_argument(
+        "--seed-board",
+        default="",
+        help="comma-separated task counts: one project per count, filled before serving "
+        "(e.g. 100000,1000; see bench/seed.py)",
+    )
+    parser.add_argument(
+        "--analyze",
+        action="store_true",
+        help="run ANALYZE after seeding on SQLite too (PostgreSQL always is)",
+    )
     return parser.parse_args(argv)
 
 
@@ -81,6 +96,9 @@ def serve(args: argparse.Namespace) -> int:
         if first is None:
             sys.stderr.write("bench.server: the database is not empty; give it a fresh one\n")
             return 2
+        sizes = [int(size) for size in args.seed_board.split(",") if size.strip()]
+        owner = person_actor(first.owner)
+        board = seed_board(db, owner, sizes, analyze=args.analyze) if sizes else []
         write_private(
             args.info_file or settings.data_dir / "bench-info.json",
             {
@@ -89,6 +107,7 @@ def serve(args: argparse.Namespace) -> int:
                 "projectId": first.project.id,
                 "database": db.dialect,
                 "pid": os.getpid(),
+                "board": [asdict(project) for project in board],
             },
         )
         app = create_app(settings, database=db, catalogue=bench_catalogue())
