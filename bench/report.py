@@ -147,9 +147,9 @@ def render_board(results: dict[str, Any]) -> str:
         f"task to {' / '.join(settings['update_statuses'])} and rewrites its description",
         "  planner statistics: "
         + (
-            "ANALYZE ran after seeding"
+            "full ANALYZE after seeding"
             if settings.get("analyzed")
-            else "none (SQLite as Crewboard runs it: ANALYZE never runs)"
+            else "as `crewboard serve` gives them at start (sampled ANALYZE on SQLite)"
         ),
     ]
     for run in results["board"]:

@@ -25,6 +25,7 @@ from sqlalchemy import insert, text  # noqa: TID251 - the benchmark seeds tables
 from crewboard.domain.ids import new_id
 from crewboard.domain.models import Actor
 from crewboard.services import projects
+from crewboard.storage import migrate
 from crewboard.storage import tables as t
 from crewboard.storage.database import Database
 
@@ -215,8 +216,9 @@ def seed_board(
 ) -> list[SeededProject]:
     """One project per size (keys B1, B2, …), each with that many tasks.
 
-    PostgreSQL is always analysed afterwards; SQLite only with `analyze` (Crewboard itself
-    never runs ANALYZE there, so by default the planner works without statistics).
+    Afterwards the planner gets statistics as a running server has them: PostgreSQL through
+    ANALYZE (what autovacuum does within a minute), SQLite through the sampled ANALYZE that
+    `crewboard serve` runs at start; `analyze` asks for a full ANALYZE on SQLite as well.
     """
     made = []
     for index, size in enumerate(sizes, start=1):
@@ -227,6 +229,7 @@ def seed_board(
         project_id = str(result.body["project"]["id"])
         _insert_tasks(db, project_id, owner, size, random.Random(f"{key}-{size}"))  # noqa: S311
         made.append(SeededProject(key, project_id, size))
+    migrate.refresh_statistics(db)
     if analyze or db.dialect == "postgresql":
         with db.engine.connect() as conn:
             # PostgreSQL: autovacuum would analyse the new rows within a minute; do it now so

@@ -147,7 +147,9 @@ async def test_bad_task_arguments_name_the_field(url: str, secret: str, mode: st
         assert listing.structured_content["details"]["field"].startswith("status")
 
 
-async def test_a_nul_character_is_refused_naming_the_field(url: str, secret: str, mode: str) -> None:
+async def test_a_nul_character_is_refused_naming_the_field(
+    url: str, secret: str, mode: str
+) -> None:
     async with mcp_client(url, secret, mode) as client:
         made = await client.call_tool(
             "create_task",
@@ -157,3 +159,14 @@ async def test_a_nul_character_is_refused_naming_the_field(url: str, secret: str
         assert made.structured_content["details"]["field"] == "title"
         lookup = await client.call_tool("get_task", {"taskId": "tsk_\x00"})
         assert lookup.structured_content["code"] == "VALIDATION"
+
+
+async def test_a_time_without_offset_and_a_bad_list_item_name_their_field(
+    url: str, secret: str, mode: str
+) -> None:
+    async with mcp_client(url, secret, mode) as client:
+        naive = await client.call_tool("list_tasks", {"updatedSince": "2026-03-01T00:00:00"})
+        assert naive.structured_content["code"] == "VALIDATION"
+        assert naive.structured_content["details"]["field"] == "updatedSince"
+        item = await client.call_tool("list_tasks", {"status": ["done", "finished"]})
+        assert item.structured_content["details"]["field"] in ("status", "status.1")

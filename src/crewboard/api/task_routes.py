@@ -29,7 +29,7 @@ from crewboard.domain.tasks import TaskStatus
 from crewboard.errors import ValidationFailed
 from crewboard.mcp.args import Args
 from crewboard.mcp.render import fit_rows
-from crewboard.mcp.tools.tasks import CreateTask, GetTask, ListTasks, TaskPatch, _fields_of
+from crewboard.mcp.tools.tasks import CreateTask, GetTask, ListTasks, TaskPatch, fields_of
 from crewboard.mcp.tools.week import ListTaskEvents
 from crewboard.services import task_queries, tasks, week
 from crewboard.services.access import ANY_WORKSPACE, WorkspaceRef
@@ -162,7 +162,7 @@ async def create_task(request: Request) -> Created:
             "idempotencyKey": _idempotency_key(request),
         },
     )
-    fields = _fields_of(args)
+    fields = fields_of(args)
     for name in ("project_id", "workspace_id", "idempotency_key"):
         fields.pop(name, None)
     result = await run_service(
@@ -205,7 +205,7 @@ async def update_task(request: Request) -> dict[str, Any]:
     expected, via_header = expected_revision(request, data)
     data.pop("expectedRevision", None)
     workspace = _workspace(data)
-    patch = _fields_of(parse_args(TaskPatch, data))
+    patch = fields_of(parse_args(TaskPatch, data))
     ref = request.path_params["task"]
     result = await guard_precondition(
         lambda: run_service(
@@ -214,7 +214,7 @@ async def update_task(request: Request) -> dict[str, Any]:
                 db,
                 actor,
                 # The id or key names the task and so its project; access_task checks it.
-                project=None,  # type: ignore[arg-type]
+                project=None,
                 workspace_id=workspace,
                 idempotency_key=key,
                 task_id=ref,

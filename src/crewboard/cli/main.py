@@ -44,6 +44,7 @@ def _migrate_and_initialise(settings: Settings, db: Database) -> None:
     migrations.upgrade(db)
     if migrations.repair_search_index(db):
         click.echo("The task search index did not match the tasks table; it has been rebuilt.")
+    migrations.refresh_statistics(db)
     first = initialise(db, owner_email=settings.owner_email)
     if first is not None:
         print_first_start(settings, first)

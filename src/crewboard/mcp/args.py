@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -47,6 +48,9 @@ class Args(BaseModel):
         return name in self.model_fields_set
 
 
+_FIELD_PART = re.compile(r"^(?!(?:int|str|float|bool|list|dict|none)$)[A-Za-z_][A-Za-z0-9_]*$")
+
+
 def refuse_nul(value: Any, path: str = "arguments") -> None:
     """Refuse text holding a NUL character anywhere in the arguments (no database stores it).
 
@@ -79,7 +83,9 @@ def input_schema(model: type[Args]) -> dict[str, Any]:
 def argument_error(error: ValidationError, model_fields: list[str]) -> CrewboardError:
     """Turn pydantic's complaint about the arguments into one error naming the field."""
     first = error.errors()[0]
-    field = ".".join(str(part) for part in first["loc"]) or "arguments"
+    # pydantic adds the member of a union it tried ("literal['a','b']", "int"): not a field.
+    parts = [str(p) for p in first["loc"] if isinstance(p, int) or _FIELD_PART.match(str(p))]
+    field = ".".join(parts) or "arguments"
     kind = first["type"]
     if kind == "extra_forbidden":
         return ValidationFailed.field(field, "is not an argument of this tool.", model_fields)

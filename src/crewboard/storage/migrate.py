@@ -91,3 +91,18 @@ def repair_search_index(db: Database) -> bool:
                 conn.exec_driver_sql("INSERT INTO tasks_fts(tasks_fts) VALUES ('rebuild')")
                 return True
     return False
+
+
+def refresh_statistics(db: Database) -> None:
+    """Give SQLite's query planner fresh table statistics (PostgreSQL's autovacuum does this).
+
+    Without them SQLite picks the project index for a tag or text filter and walks every task
+    of a large project. `analysis_limit` keeps it to a sample, fast on any size.
+    """
+    if db.dialect != "sqlite":
+        return
+    with db.engine.connect() as conn:
+        conn.execution_options(crewboard_write=True)
+        with conn.begin():
+            conn.exec_driver_sql("PRAGMA analysis_limit=1000")
+            conn.exec_driver_sql("ANALYZE")

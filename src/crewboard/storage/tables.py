@@ -258,7 +258,8 @@ tasks = Table(
     ),
     Index("ix_tasks_project_id_status_number", "project_id", "status", "number"),
     Index("ix_tasks_project_id_updated_at", "project_id", "updated_at"),
-    Index("ix_tasks_project_id_parent_task_id", "project_id", "parent_task_id"),
+    Index("ix_tasks_project_id_parent_task_id_number", "project_id", "parent_task_id", "number"),
+    Index("ix_tasks_project_id_status_board_order", "project_id", "status", "board_order"),
     Index("ix_tasks_project_id_assignee_id", "project_id", "assignee_id"),
     Index("ix_tasks_project_id_due_date", "project_id", "due_date"),
 )

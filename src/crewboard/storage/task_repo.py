@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from typing import Any
 
@@ -13,6 +13,7 @@ from sqlalchemy import (
     and_,
     bindparam,
     delete,
+    exists,
     func,
     insert,
     or_,
@@ -232,13 +233,13 @@ class TaskRepository:
         return conditions + self._label_and_text_conditions(f)
 
     def _label_and_text_conditions(self, f: TaskFilter) -> list[ColumnElement[bool] | TextClause]:
+        # EXISTS on the label's primary key: a page in number order checks only the rows it
+        # walks, instead of gathering every labelled task first and sorting them.
         conditions: list[ColumnElement[bool] | TextClause] = [
-            t.tasks.c.id.in_(
-                select(t.task_labels.c.task_id).where(
-                    t.task_labels.c.project_id.in_(list(f.project_ids)),
-                    t.task_labels.c.kind == kind,
-                    t.task_labels.c.value == value.lower(),
-                )
+            exists().where(
+                t.task_labels.c.task_id == t.tasks.c.id,
+                t.task_labels.c.kind == kind,
+                t.task_labels.c.value == value.lower(),
             )
             for kind, value in (("tag", f.tag), ("label", f.label))
             if value is not None
@@ -263,14 +264,35 @@ class TaskRepository:
         self, f: TaskFilter, *, descending: bool = False, limit: int = 50, offset: int = 0
     ) -> tuple[list[Task], int]:
         conditions = self._conditions(f)
-        total = self.conn.execute(
-            select(func.count()).select_from(t.tasks).where(*conditions)
-        ).scalar_one()
+        total = self._count_labelled(f)
+        if total is None:
+            total = self.conn.execute(
+                select(func.count()).select_from(t.tasks).where(*conditions)
+            ).scalar_one()
         order = t.tasks.c.number.desc() if descending else t.tasks.c.number.asc()
         rows = self.conn.execute(
             select(t.tasks).where(*conditions).order_by(order).limit(limit).offset(offset)
         )
         return [task_from_row(row) for row in rows], int(total)
+
+    def _count_labelled(self, f: TaskFilter) -> int | None:
+        """The total of a search by one tag or label alone, from the label index only."""
+        label = f.tag if f.label is None else (f.label if f.tag is None else None)
+        others = replace(f, tag=None, label=None, project_ids=())
+        if label is None or any(vars(others).values()):
+            return None
+        kind = "tag" if f.tag is not None else "label"
+        return int(
+            self.conn.execute(
+                select(func.count())
+                .select_from(t.task_labels)
+                .where(
+                    t.task_labels.c.project_id.in_(list(f.project_ids)),
+                    t.task_labels.c.kind == kind,
+                    t.task_labels.c.value == label.lower(),
+                )
+            ).scalar_one()
+        )
 
     def count_by_status(self, project_id: str) -> dict[str, int]:
         rows = self.conn.execute(

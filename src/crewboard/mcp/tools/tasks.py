@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import AwareDatetime, Field
 
 from crewboard.domain.access import Scope, Toolset
 from crewboard.mcp.args import Args, WorkspaceId
@@ -64,7 +64,7 @@ class ContextRef(Args):
     audience: list[Literal["human", "ai", "mcp"]] = Field(max_length=3)
     note: str | None = Field(default=None, max_length=2000)
     added_by: str | None = Field(default=None, max_length=200)
-    created_at: datetime
+    created_at: AwareDatetime
 
 
 class ListTasks(Args):
@@ -94,7 +94,7 @@ class ListTasks(Args):
         description="A role or user id, 'me' for yourself, or 'none' for unassigned.",
     )
     cycle: str | None = Field(default=None, max_length=64)
-    updated_since: datetime | None = Field(
+    updated_since: AwareDatetime | None = Field(
         default=None, description="Only tasks changed after this moment (ISO 8601 with offset)."
     )
     fields: list[ListField] | None = Field(
@@ -175,7 +175,7 @@ class UpdateTask(Args):
     patch: TaskPatch
 
 
-def _fields_of(model: TaskFields) -> dict[str, Any]:
+def fields_of(model: TaskFields) -> dict[str, Any]:
     """The fields the caller sent, snake_case, nested models as plain JSON."""
     values = model.model_dump(mode="json", include=model.model_fields_set)
     if "context_refs" in values and values["context_refs"] is not None:
@@ -236,7 +236,7 @@ def get_task(call: Call, args: GetTask) -> Reply:
 
 
 def create_task(call: Call, args: CreateTask) -> Reply:
-    fields = _fields_of(args)
+    fields = fields_of(args)
     for name in ("project_id", "workspace_id", "idempotency_key"):
         fields.pop(name, None)
     result = tasks.create_task(
@@ -262,7 +262,7 @@ def update_task(call: Call, args: UpdateTask) -> Reply:
         idempotency_key=args.idempotency_key,
         task_id=args.task_id,
         expected_revision=args.expected_revision,
-        patch=_fields_of(args.patch),
+        patch=fields_of(args.patch),
     )
     note = (
         "This key was used before: this is the original answer, not the task as it is now."
