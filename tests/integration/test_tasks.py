@@ -327,7 +327,9 @@ def test_turning_a_relationship_around_updates_the_other_task_too(
     assert [(e["type"], e["data"]) for e in events][-1] == ("blocker_changed", {"from": 1, "to": 0})
 
 
-def test_nul_characters_are_refused_before_the_database_sees_them(db: Database, owner: Actor) -> None:
+def test_nul_characters_are_refused_before_the_database_sees_them(
+    db: Database, owner: Actor
+) -> None:
     with pytest.raises(ValidationFailed) as caught:
         new(db, owner, title="a\x00b")
     assert caught.value.details["field"] == "title"
