@@ -10,6 +10,19 @@ MAX_IDEMPOTENCY_KEY_LENGTH = 128
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
 
 
+def check_no_nul(field: str, value: str) -> str:
+    """Refuse U+0000, which PostgreSQL cannot store in text (SQLite can: the two must agree).
+
+    Raises:
+        ValidationFailed: naming the field.
+    """
+    if "\x00" in value:
+        raise ValidationFailed.field(
+            field, "contains a NUL character (\\u0000), which cannot be stored."
+        )
+    return value
+
+
 def check_text(field: str, value: str, *, max_length: int, required: bool = False) -> str:
     """Return `value` stripped of surrounding whitespace when it fits.
 
@@ -17,11 +30,7 @@ def check_text(field: str, value: str, *, max_length: int, required: bool = Fals
         ValidationFailed: when required and empty.
         LimitExceeded: when longer than `max_length` characters.
     """
-    text = value.strip()
-    if "\x00" in text:
-        raise ValidationFailed.field(
-            field, "contains a NUL character (\\u0000), which cannot be stored."
-        )
+    text = check_no_nul(field, value.strip())
     if required and not text:
         raise ValidationFailed.field(field, "must not be empty.")
     if len(text) > max_length:
@@ -55,8 +64,7 @@ def check_idempotency_key(value: str | None) -> str | None:
         return None
     if not value:
         raise ValidationFailed.field("idempotencyKey", "must not be empty; omit it instead.")
-    if "\x00" in value:
-        raise ValidationFailed.field("idempotencyKey", "contains a NUL character (\\u0000).")
+    check_no_nul("idempotencyKey", value)
     if len(value) > MAX_IDEMPOTENCY_KEY_LENGTH:
         raise LimitExceeded(
             f"idempotencyKey: {len(value)} characters is over the limit of "

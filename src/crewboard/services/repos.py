@@ -23,7 +23,6 @@ from crewboard.errors import AlreadyExists, NotFound, ValidationFailed
 from crewboard.services.access import ANY_WORKSPACE, WorkspaceRef, access_project
 from crewboard.services.idempotency import Ack, KeyedResult
 from crewboard.services.task_notes import (
-    check_no_nul,
     excerpt,
     keyed_task_write,
     record_task_event,
@@ -93,7 +92,7 @@ def check_commit(value: str) -> str:
 
 def _text(field: str, value: str, limit: int) -> str:
     """Raises: LimitExceeded over `limit` characters, ValidationFailed on NUL."""
-    return check_no_nul(field, check_text(field, value, max_length=limit))
+    return check_text(field, value, max_length=limit)
 
 
 def _optional(value: str | None, check: Callable[[str], T]) -> T | None:
@@ -179,9 +178,7 @@ def add_repo(
         AlreadyExists: the project has a repository of that name.
         NotFound, PermissionDenied, ValidationFailed, LimitExceeded.
     """
-    clean_name = check_no_nul(
-        "name", check_text("name", name, max_length=MAX_REPO_NAME, required=True)
-    )
+    clean_name = check_text("name", name, max_length=MAX_REPO_NAME, required=True)
     clean_url = check_https_url("url", url)
     branch = check_branch("defaultBranch", default_branch)
 

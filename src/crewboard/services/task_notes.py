@@ -15,7 +15,7 @@ from crewboard.domain.access import Role, Scope
 from crewboard.domain.ids import new_id
 from crewboard.domain.models import Actor, Project
 from crewboard.domain.tasks import Task
-from crewboard.domain.validation import check_text
+from crewboard.domain.validation import check_no_nul, check_text
 from crewboard.errors import LimitExceeded, NotFound, ValidationFailed
 from crewboard.services.access import (
     ANY_WORKSPACE,
@@ -126,17 +126,6 @@ def require_key(key: str | None) -> str:
     return check_no_nul("idempotencyKey", key)
 
 
-def check_no_nul(field: str, value: str) -> str:
-    """Refuse U+0000, which PostgreSQL cannot store in text (SQLite can: the two must agree).
-
-    Raises:
-        ValidationFailed: naming the field.
-    """
-    if "\x00" in value:
-        raise ValidationFailed.field(field, "must not contain NUL characters (U+0000).")
-    return value
-
-
 def keyed_task_write(
     db: Database,
     actor: Actor,
@@ -214,7 +203,7 @@ def record_task_event(
 
 def check_note(field: str, text: str) -> str:
     """Raises: ValidationFailed when blank or holding NUL, LimitExceeded over 20,000 characters."""
-    return check_no_nul(field, check_text(field, text, max_length=MAX_NOTE_CHARS, required=True))
+    return check_text(field, text, max_length=MAX_NOTE_CHARS, required=True)
 
 
 def _write_note(

@@ -187,7 +187,7 @@ def list_tasks(
     )
 
     def work(uow: UnitOfWork) -> tuple[list[dict[str, Any]], int]:
-        projects = _open_projects(uow, actor, project, workspace_id)
+        projects = open_projects(uow, actor, project, workspace_id)
         if not projects:
             return [], 0
         assignee_id, unassigned = _assignee(actor, assignee)
@@ -255,7 +255,7 @@ def _filters(
     }
 
 
-def _open_projects(
+def open_projects(
     uow: UnitOfWork, actor: Actor, project: str | None, workspace_id: WorkspaceRef
 ) -> dict[str, Any]:
     if project is not None:

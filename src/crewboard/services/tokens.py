@@ -17,6 +17,7 @@ from crewboard.domain.tokens import (
 from crewboard.domain.validation import check_text
 from crewboard.errors import NotFound, PermissionDenied, Unauthenticated, ValidationFailed
 from crewboard.services.access import access_project
+from crewboard.services.users import SYSTEM_ACTOR
 from crewboard.services.views import token_view
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
@@ -192,7 +193,7 @@ def revoke_token(db: Database, token_id: str, *, actor: Actor | None = None) -> 
         revoked = replace(token, revoked_at=uow.now)
         uow.record_event(
             "token.revoked",
-            actor=actor.as_payload() if actor else {"kind": "operator"},
+            actor=actor.as_payload() if actor else SYSTEM_ACTOR,
             payload={"tokenId": token.id},
             project_id=token.project_id,
         )

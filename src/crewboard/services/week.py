@@ -31,7 +31,7 @@ from crewboard.domain.week import (
 )
 from crewboard.errors import LimitExceeded, ValidationFailed
 from crewboard.services.access import ANY_WORKSPACE, WorkspaceRef
-from crewboard.services.task_queries import _open_projects
+from crewboard.services.task_queries import open_projects
 from crewboard.services.task_views import task_key
 from crewboard.services.tasks import access_task
 from crewboard.services.views import iso
@@ -137,7 +137,7 @@ def list_task_events(
             )
             task_id, projects = found.id, {found_project.id: found_project}
         else:
-            projects = _open_projects(uow, actor, project, workspace_id)
+            projects = open_projects(uow, actor, project, workspace_id)
         if not projects:
             return EventPage([], False, {}, fingerprint)
         rows = uow.tasks.lifecycle_events(
@@ -278,7 +278,7 @@ def get_week(
     def work(uow: UnitOfWork) -> dict[str, Any]:
         days = week_days(week or uow.now.astimezone(zone).date())
         start, end = day_bounds(days[0], zone)[0], day_bounds(days[-1], zone)[1]
-        projects = _open_projects(uow, actor, project, workspace_id)
+        projects = open_projects(uow, actor, project, workspace_id)
         due, due_total = tasks_where(uow, projects, MAX_DUE, due_from=days[0], due_until=days[-1])
         undated, undated_total = tasks_where(
             uow,
