@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from crewboard.errors import CrewboardError, LimitExceeded, ValidationFailed
+from crewboard.services.access import ANY_WORKSPACE, WorkspaceRef
 
 ProjectRef = Annotated[
     str,
@@ -46,6 +47,13 @@ class Args(BaseModel):
     def given(self, name: str) -> bool:
         """Whether the caller sent this field (null counts as sent)."""
         return name in self.model_fields_set
+
+    def workspace_ref(self) -> WorkspaceRef:
+        """The `workspaceId` a read named (null included), or any workspace when it sent none."""
+        if not self.given("workspace_id"):
+            return ANY_WORKSPACE
+        value: str | None = getattr(self, "workspace_id", None)
+        return value
 
 
 _FIELD_PART = re.compile(r"^(?!(?:int|str|float|bool|list|dict|none)$)[A-Za-z_][A-Za-z0-9_]*$")

@@ -12,7 +12,6 @@ from crewboard.mcp.catalogue import Call, ToolDef
 from crewboard.mcp.render import RESPONSE_BUDGET, Reply, compact, fit_rows
 from crewboard.mcp.tools.task_notes import TaskWrite, keyed_board_write, keyed_reply
 from crewboard.services import repos
-from crewboard.services.access import ANY_WORKSPACE
 
 RepoId = Annotated[
     str,
@@ -93,7 +92,7 @@ def _fit(body: dict[str, Any], sections: tuple[str, ...]) -> str | None:
 
 
 def list_task_repos(call: Call, args: ListTaskRepos) -> Reply:
-    workspace = args.workspace_id if args.given("workspace_id") else ANY_WORKSPACE
+    workspace = args.workspace_ref()
     body = repos.list_task_repos(
         call.db, call.actor, project=args.project_id, task=args.task_id, workspace_id=workspace
     )

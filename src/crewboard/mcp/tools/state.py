@@ -7,11 +7,10 @@ from crewboard.mcp import args as a
 from crewboard.mcp.catalogue import Call, ToolDef
 from crewboard.mcp.render import Reply
 from crewboard.services import state
-from crewboard.services.access import ANY_WORKSPACE
 
 
 def get_project_state(call: Call, args: a.GetProjectState) -> Reply:
-    workspace = args.workspace_id if args.given("workspace_id") else ANY_WORKSPACE
+    workspace = args.workspace_ref()
     return Reply(
         state.get_project_state(
             call.db, call.actor, project=args.project_id, workspace_id=workspace

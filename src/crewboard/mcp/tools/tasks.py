@@ -12,7 +12,6 @@ from crewboard.mcp.args import Args, WorkspaceId
 from crewboard.mcp.catalogue import Call, ToolDef
 from crewboard.mcp.render import Reply, fit_rows, page_note
 from crewboard.services import task_queries, tasks
-from crewboard.services.access import ANY_WORKSPACE
 
 Status = Literal["backlog", "ready_for_ai", "in_progress", "blocked", "review", "approved", "done"]
 Priority = Literal["low", "medium", "high"]
@@ -192,7 +191,7 @@ def _as_list(value: Any) -> list[Any] | None:
 
 
 def list_tasks(call: Call, args: ListTasks) -> Reply:
-    workspace = args.workspace_id if args.given("workspace_id") else ANY_WORKSPACE
+    workspace = args.workspace_ref()
     rows, total = task_queries.list_tasks(
         call.db,
         call.actor,
@@ -219,7 +218,7 @@ def list_tasks(call: Call, args: ListTasks) -> Reply:
 
 
 def get_task(call: Call, args: GetTask) -> Reply:
-    workspace = args.workspace_id if args.given("workspace_id") else ANY_WORKSPACE
+    workspace = args.workspace_ref()
     found = task_queries.get_task(
         call.db,
         call.actor,

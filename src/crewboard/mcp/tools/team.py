@@ -7,11 +7,10 @@ from crewboard.mcp import args as a
 from crewboard.mcp.catalogue import Call, ToolDef
 from crewboard.mcp.render import Reply
 from crewboard.services import team
-from crewboard.services.access import ANY_WORKSPACE
 
 
 def list_team(call: Call, args: a.ListTeam) -> Reply:
-    workspace = args.workspace_id if args.given("workspace_id") else ANY_WORKSPACE
+    workspace = args.workspace_ref()
     teams = team.list_team(call.db, call.actor, project=args.project_id, workspace_id=workspace)
     return Reply({"teams": teams})
 

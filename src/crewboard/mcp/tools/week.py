@@ -12,7 +12,6 @@ from crewboard.mcp.args import Args
 from crewboard.mcp.catalogue import Call, ToolDef
 from crewboard.mcp.render import RESPONSE_BUDGET, Reply, compact, fit_rows
 from crewboard.services import week
-from crewboard.services.access import ANY_WORKSPACE
 
 EventType = Literal["assignment_changed", "status_changed", "blocker_changed"]
 
@@ -82,7 +81,7 @@ class GetWeek(Args):
 
 
 def list_task_events(call: Call, args: ListTaskEvents) -> Reply:
-    workspace = args.workspace_id if args.given("workspace_id") else ANY_WORKSPACE
+    workspace = args.workspace_ref()
     page = week.list_task_events(
         call.db,
         call.actor,
@@ -107,7 +106,7 @@ def list_task_events(call: Call, args: ListTaskEvents) -> Reply:
 
 
 def get_week(call: Call, args: GetWeek) -> Reply:
-    workspace = args.workspace_id if args.given("workspace_id") else ANY_WORKSPACE
+    workspace = args.workspace_ref()
     body = week.get_week(
         call.db,
         call.actor,
