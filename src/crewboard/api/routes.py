@@ -246,11 +246,21 @@ ENDPOINTS: tuple[Endpoint, ...] = (
 def all_endpoints() -> tuple[Endpoint, ...]:
     """Every REST endpoint, in the order OpenAPI lists them."""
     from crewboard.api import (  # noqa: PLC0415 - the route modules import this one
+        activity_routes,
+        memory_routes,
         note_routes,
+        review_routes,
         task_routes,
     )
 
-    return (*ENDPOINTS, *task_routes.ENDPOINTS, *note_routes.ENDPOINTS)
+    return (
+        *ENDPOINTS,
+        *task_routes.ENDPOINTS,
+        *note_routes.ENDPOINTS,
+        *review_routes.ENDPOINTS,
+        *memory_routes.ENDPOINTS,
+        *activity_routes.ENDPOINTS,
+    )
 
 
 def routes() -> list[Route]:

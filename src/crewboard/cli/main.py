@@ -12,7 +12,7 @@ import uvicorn
 
 from crewboard import __version__
 from crewboard.app import create_app
-from crewboard.cli import admin, pages, repos
+from crewboard.cli import admin, memory, pages, proposals, repos, review
 from crewboard.cli.common import State, emit, open_database, pass_state
 from crewboard.cli.firststart import print_first_start, print_reuse
 from crewboard.config import Settings
@@ -134,6 +134,9 @@ def mcp_stdio(state: State, token: str | None) -> None:
 admin.register(cli)
 pages.register(cli)
 repos.register(cli)
+review.register(cli)
+proposals.register(cli)
+memory.register(cli)
 
 
 def main() -> None:

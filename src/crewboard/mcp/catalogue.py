@@ -97,8 +97,12 @@ def _token_toolsets(actor: Actor) -> tuple[Toolset, ...]:
 def default_catalogue() -> Catalogue:
     """Every tool Crewboard serves, in catalogue order."""
     from crewboard.mcp.tools import (  # noqa: PLC0415 - avoids an import cycle
+        activity,
+        memory,
         projects,
+        proposals,
         repos,
+        review,
         state,
         task_batch,
         task_notes,
@@ -117,5 +121,9 @@ def default_catalogue() -> Catalogue:
             *week.TOOLS,
             *task_notes.TOOLS,
             *repos.TOOLS,
+            *review.TOOLS,
+            *proposals.TOOLS,
+            *memory.TOOLS,
+            *activity.TOOLS,
         ]
     )

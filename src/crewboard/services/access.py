@@ -118,3 +118,20 @@ def require_person(actor: Actor, action: str) -> None:
             "Use a personal token or the web app.",
             {"tokenKind": "agent"},
         )
+
+
+def require_signed_in_person(actor: Actor, action: str) -> None:
+    """Refuse every token for decisions only a person makes (accepting a hand-in or a card).
+
+    A token may be held by an AI whatever its kind and scopes, so decisions are taken by a
+    person signed in to the web app or at the operator CLI.
+
+    Raises:
+        PermissionDenied: when the actor calls through a token.
+    """
+    if actor.token is not None:
+        raise PermissionDenied(
+            f"{action} is a person's decision and is never taken through a token (an AI may "
+            "hold it). Decide in the web app's inbox or with the operator CLI.",
+            {"tokenKind": str(actor.token.kind), "decision": action},
+        )

@@ -53,9 +53,10 @@ def upgrade(db: Database, revision: str = "head") -> tuple[str | None, str | Non
     return before, after
 
 
-# Made by the migrations outside tables.py: the task text index (FTS5 tables on SQLite, a GIN
+# Made by the migrations outside tables.py: the task and memory text indexes (FTS5 tables on SQLite, a GIN
 # expression index on PostgreSQL). tests/integration/test_search_index.py checks them instead.
-SEARCH_INDEX_OBJECTS = ("tasks_fts", "ix_tasks_search")
+SEARCH_INDEX_OBJECTS = ("tasks_fts", "ix_tasks_search", "memory_fts", "ix_memory_records_search")
+_FTS_TABLES = ("tasks_fts", "memory_fts")
 
 
 def _include(_obj: Any, name: str | None, _type: str, reflected: bool, _compare_to: Any) -> bool:
@@ -72,25 +73,27 @@ def schema_differences(db: Database) -> list[Any]:
 
 
 def repair_search_index(db: Database) -> bool:
-    """On SQLite, check the task text index against the tasks table and rebuild it if they differ.
+    """On SQLite, check the text indexes against their tables and rebuild any that differ.
 
-    The FTS5 index refers to task rows by rowid, which a restore from an SQL dump (or, on some
+    An FTS5 index refers to rows by rowid, which a restore from an SQL dump (or, on some
     SQLite versions, VACUUM) can renumber. Returns True when it had to rebuild. PostgreSQL's
-    index is an ordinary expression index and needs nothing.
+    indexes are ordinary expression indexes and need nothing.
     """
     if db.dialect != "sqlite":
         return False
+    rebuilt = False
     with db.engine.connect() as conn:
         conn.execution_options(crewboard_write=True)
-        with conn.begin():
-            try:
-                conn.exec_driver_sql(
-                    "INSERT INTO tasks_fts(tasks_fts, rank) VALUES ('integrity-check', 1)"
-                )
-            except DBAPIError:
-                conn.exec_driver_sql("INSERT INTO tasks_fts(tasks_fts) VALUES ('rebuild')")
-                return True
-    return False
+        for index in _FTS_TABLES:
+            with conn.begin():
+                try:
+                    conn.exec_driver_sql(
+                        f"INSERT INTO {index}({index}, rank) VALUES ('integrity-check', 1)"
+                    )
+                except DBAPIError:
+                    conn.exec_driver_sql(f"INSERT INTO {index}({index}) VALUES ('rebuild')")
+                    rebuilt = True
+    return rebuilt
 
 
 def refresh_statistics(db: Database) -> None:

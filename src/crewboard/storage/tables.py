@@ -156,7 +156,12 @@ events = Table(
     Column("actor", JSON, nullable=False),
     Column("payload", JSON, nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
+    # Filled from the payload and actor by `record_event`: activity filters on them.
+    Column("task_id", String(ID), nullable=True),
+    Column("token_id", String(ID), nullable=True),
     Index("ix_events_project_id_id", "project_id", "id"),
+    Index("ix_events_project_id_task_id_id", "project_id", "task_id", "id"),
+    Index("ix_events_project_id_token_id_id", "project_id", "token_id", "id"),
     sqlite_autoincrement=True,
 )
 
@@ -405,4 +410,197 @@ task_repo_reports = Table(
     Column("reported_by", JSON, nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
     Index("ix_task_repo_reports_task_id_created_at", "task_id", "created_at"),
+)
+
+# --- Review inbox and project memory -----------------------------------------------------------
+
+# What one full get_task read handed out: [{kind, id, version}], to flag drafts built on inputs
+# that changed later.
+context_receipts = Table(
+    "context_receipts",
+    metadata,
+    Column("id", String(ID), primary_key=True),
+    Column("project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column("task_id", String(ID), nullable=False),
+    Column("token_id", String(ID), nullable=False),
+    Column("items", JSON, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Index("ix_context_receipts_project_id_created_at", "project_id", "created_at"),
+)
+
+# An AI hand-in waiting for (or decided by) a person.
+drafts = Table(
+    "drafts",
+    metadata,
+    Column("id", String(ID), primary_key=True),
+    Column("project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column("task_id", String(ID), ForeignKey("tasks.id", ondelete="SET NULL"), nullable=True),
+    # The task a chain of revisions started from: a newer draft anywhere in the chain
+    # supersedes the older ones when it is accepted.
+    Column("root_task_id", String(ID), nullable=False),
+    Column("title", String(300), nullable=False),
+    Column("summary", Text, nullable=False),
+    Column("content", Text, nullable=False),
+    Column("collection", String(200), nullable=True),
+    Column("document", String(16), nullable=True),
+    Column("references", JSON, nullable=False),
+    Column("context_receipt_id", String(ID), nullable=True),
+    Column("status", String(24), nullable=False),
+    Column("via", String(8), nullable=False),
+    Column("author", JSON, nullable=False),
+    Column("token_id", String(ID), nullable=True),
+    Column("role_id", String(ID), nullable=True),
+    Column("idempotency_key", String(128), nullable=True),
+    Column("task_moved", Boolean, nullable=False),
+    Column("task_status_before", String(16), nullable=True),
+    Column("follow_up_task_id", String(ID), nullable=True),
+    Column("review_comment", Text, nullable=True),
+    Column("memory_record_id", String(ID), nullable=True),
+    Column("rule_id", String(ID), nullable=True),
+    Column("decided_by", JSON, nullable=True),
+    Column("decided_at", UTCDateTime, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    CheckConstraint(
+        "status IN ('pending', 'revision_requested', 'approved', 'rejected', 'saved_to_memory', "
+        "'accepted_by_rule', 'returned_to_review', 'superseded')",
+        name="status",
+    ),
+    Index("ix_drafts_project_id_status_created_at", "project_id", "status", "created_at"),
+    Index("ix_drafts_root_task_id", "root_task_id"),
+    Index("ix_drafts_task_id", "task_id"),
+)
+
+# Accepted knowledge: the current text of each record, and every version of it.
+memory_records = Table(
+    "memory_records",
+    metadata,
+    Column("id", String(ID), primary_key=True),
+    Column("project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column("title", String(300), nullable=False),
+    Column("summary", Text, nullable=False),
+    Column("content", Text, nullable=False),
+    Column("collection", String(200), nullable=True),
+    Column("document", String(16), nullable=True),
+    Column("status", String(8), nullable=False),
+    Column("source_draft_id", String(ID), nullable=True),
+    Column("version", Integer, nullable=False),
+    Column("created_by", JSON, nullable=False),
+    Column("updated_by", JSON, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    CheckConstraint("status IN ('approved', 'canon')", name="status"),
+    Index("ix_memory_records_project_id_updated_at", "project_id", "updated_at"),
+    Index("ix_memory_records_project_id_collection", "project_id", "collection"),
+    Index("ix_memory_records_project_id_document", "project_id", "document"),
+)
+
+memory_record_versions = Table(
+    "memory_record_versions",
+    metadata,
+    Column(
+        "record_id",
+        String(ID),
+        ForeignKey("memory_records.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("version", Integer, primary_key=True),
+    Column("project_id", String(ID), nullable=False),
+    Column("title", String(300), nullable=False),
+    Column("summary", Text, nullable=False),
+    Column("content", Text, nullable=False),
+    Column("collection", String(200), nullable=True),
+    Column("document", String(16), nullable=True),
+    Column("status", String(8), nullable=False),
+    Column("author", JSON, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+)
+
+# The five project documents (overview, context, decisions, notes, legal): accepted text.
+project_documents = Table(
+    "project_documents",
+    metadata,
+    Column(
+        "project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
+    ),
+    Column("name", String(16), primary_key=True),
+    Column("content", Text, nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("updated_by", JSON, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    CheckConstraint("name IN ('overview', 'context', 'decisions', 'notes', 'legal')", name="name"),
+)
+
+project_document_versions = Table(
+    "project_document_versions",
+    metadata,
+    Column(
+        "project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
+    ),
+    Column("name", String(16), primary_key=True),
+    Column("version", Integer, primary_key=True),
+    Column("content", Text, nullable=False),
+    Column("author", JSON, nullable=False),
+    Column("source_draft_id", String(ID), nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+)
+
+# Inbox cards an agent proposes: accept applies one in a transaction, dismiss changes nothing.
+proposals = Table(
+    "proposals",
+    metadata,
+    Column("id", String(ID), primary_key=True),
+    Column("project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("task_id", String(ID), nullable=True),
+    Column("payload", JSON, nullable=False),
+    Column("reason", Text, nullable=False),
+    Column("status", String(12), nullable=False),
+    Column("author", JSON, nullable=False),
+    Column("token_id", String(ID), nullable=True),
+    Column("result", JSON, nullable=True),
+    Column("decided_by", JSON, nullable=True),
+    Column("decided_at", UTCDateTime, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    CheckConstraint(
+        "kind IN ('task', 'task_update', 'task_delete', 'role', 'composition')", name="kind"
+    ),
+    CheckConstraint("status IN ('pending', 'accepted', 'dismissed')", name="status"),
+    Index("ix_proposals_project_id_status_created_at", "project_id", "status", "created_at"),
+)
+
+# Automatic acceptance a project admin turned on: all hand-ins, or by task type or AI role.
+acceptance_rules = Table(
+    "acceptance_rules",
+    metadata,
+    Column("id", String(ID), primary_key=True),
+    Column("project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column("match", String(12), nullable=False),
+    Column("value", String(200), nullable=True),
+    Column("collection", String(200), nullable=True),
+    Column("document", String(16), nullable=True),
+    Column("created_by", JSON, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    CheckConstraint("match IN ('all', 'task_type', 'ai_role')", name="match"),
+    Index("ix_acceptance_rules_project_id", "project_id"),
+)
+
+# Inbox threads: one per participant (a team role or a person) of a project.
+inbox_messages = Table(
+    "inbox_messages",
+    metadata,
+    Column("id", String(ID), primary_key=True),
+    Column("project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column("participant_id", String(ID), nullable=False),
+    Column("task_id", String(ID), ForeignKey("tasks.id", ondelete="SET NULL"), nullable=True),
+    Column("body", Text, nullable=False),
+    Column("author", JSON, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Index(
+        "ix_inbox_messages_project_id_participant_id_created_at",
+        "project_id",
+        "participant_id",
+        "created_at",
+    ),
+    Index("ix_inbox_messages_project_id_created_at", "project_id", "created_at"),
 )

@@ -83,7 +83,16 @@ class UnitOfWork:
             "payload": payload,
             "created_at": self.now,
         }
-        event_id = self.conn.execute(tables.events.insert().values(**row)).inserted_primary_key
+        task = payload.get("task")
+        task_id = payload.get("taskId") or (task.get("id") if isinstance(task, dict) else None)
+        event_id = self.conn.execute(
+            tables.events.insert().values(
+                **row,
+                task_id=task_id,
+                # A decision about a hand-in belongs to the hand-in's token ("mine" for it).
+                token_id=payload.get("handInTokenId") or actor.get("tokenId"),
+            )
+        ).inserted_primary_key
         assert event_id is not None  # noqa: S101 - an insert into a table with a primary key
         record = EventRecord(id=int(event_id[0]), **row)
         self.recorded_events.append(record)

@@ -13,14 +13,13 @@ from typing import Any
 from alembic import context
 from sqlalchemy import Connection, create_engine
 
+from crewboard.storage.migrate import SEARCH_INDEX_OBJECTS
 from crewboard.storage.tables import metadata
 
 
 def _include(_obj: Any, name: str | None, _type: str, reflected: bool, _compare_to: Any) -> bool:
-    # The task text index is made by hand in its migration (FTS5 tables / a GIN expression).
-    return not (
-        reflected and name is not None and name.startswith(("tasks_fts", "ix_tasks_search"))
-    )
+    # The text indexes are made by hand in their migrations (FTS5 tables / GIN expressions).
+    return not (reflected and name is not None and name.startswith(SEARCH_INDEX_OBJECTS))
 
 
 def _run(connection: Connection) -> None:

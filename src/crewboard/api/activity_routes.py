@@ -1,0 +1,7 @@
+"""REST routes: activity (being built)."""
+
+from __future__ import annotations
+
+from crewboard.api.common import Endpoint
+
+ENDPOINTS: tuple[Endpoint, ...] = ()

@@ -1,0 +1,7 @@
+"""MCP tools: activity (being built)."""
+
+from __future__ import annotations
+
+from crewboard.mcp.catalogue import ToolDef
+
+TOOLS: tuple[ToolDef, ...] = ()

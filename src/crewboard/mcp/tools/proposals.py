@@ -1,0 +1,7 @@
+"""MCP tools: proposals (being built)."""
+
+from __future__ import annotations
+
+from crewboard.mcp.catalogue import ToolDef
+
+TOOLS: tuple[ToolDef, ...] = ()
