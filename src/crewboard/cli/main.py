@@ -12,7 +12,7 @@ import uvicorn
 
 from crewboard import __version__
 from crewboard.app import create_app
-from crewboard.cli import admin, memory, pages, proposals, repos, review
+from crewboard.cli import admin, inbox, memory, pages, proposals, repos, review
 from crewboard.cli.common import State, emit, open_database, pass_state
 from crewboard.cli.firststart import print_first_start, print_reuse
 from crewboard.config import Settings
@@ -137,6 +137,7 @@ repos.register(cli)
 review.register(cli)
 proposals.register(cli)
 memory.register(cli)
+inbox.register(cli)
 
 
 def main() -> None:

@@ -26,7 +26,8 @@ RULES: tuple[tuple[str, frozenset[str]], ...] = (
     ),
     (
         "Read a task with get_task before working on it: its brief and context pack are the "
-        "current inputs.",
+        "current inputs, newer than any copy or note of yours. To brief a subagent, read it with "
+        "format agent_brief.",
         frozenset({"get_task"}),
     ),
     (
@@ -45,9 +46,46 @@ RULES: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset({"propose_repo_change", "report_repo_status"}),
     ),
     (
-        "Hand finished work in with submit_result. A result is not accepted until a person "
-        "approves it; never say it is.",
+        "get_project_memory holds only what people accepted: treat it as the project's source "
+        "of truth. A task's pack lists other records in memoryIndex; read them by ids.",
+        frozenset({"get_project_memory"}),
+    ),
+    (
+        "Hand finished work in with submit_result: the draft, the move to review and your git "
+        "references in one call. Pass the revision you read as expectedRevision and that read's "
+        "contextReceiptId (null when it carried contextReceiptUnavailable or no pack). If the "
+        "task moved on meanwhile, the draft still lands and taskNotMovedReason says why.",
+        frozenset({"submit_result"}),
+    ),
+    (
+        "A result waits for a person (or a rule an admin turned on). It is not accepted project "
+        "memory until then; never say it is.",
         frozenset({"submit_result", "create_draft"}),
+    ),
+    (
+        "Changes you cannot make yourself go to people as proposals (propose_task, "
+        "propose_task_update, propose_task_delete, propose_role, propose_composition): a person "
+        "accepts or dismisses each card.",
+        frozenset(
+            {
+                "propose_task",
+                "propose_task_update",
+                "propose_task_delete",
+                "propose_role",
+                "propose_composition",
+            }
+        ),
+    ),
+    (
+        "post_message writes into one participant's inbox thread (a role or person from "
+        "list_team); it changes no task, role or memory.",
+        frozenset({"post_message"}),
+    ),
+    (
+        "list_activity shows what happened and what people decided about your hand-ins; pass "
+        "its cursor as since to follow only what is new. mine: true lists your own hand-ins "
+        "with their keys.",
+        frozenset({"list_activity"}),
     ),
     (
         "Give each keyed write a stable idempotencyKey and retry a lost answer with the same key "
@@ -66,7 +104,13 @@ RULES: tuple[tuple[str, frozenset[str]], ...] = (
                 "propose_repo_change",
                 "report_repo_status",
                 "submit_result",
+                "create_draft",
                 "post_message",
+                "propose_task",
+                "propose_task_update",
+                "propose_task_delete",
+                "propose_role",
+                "propose_composition",
             }
         ),
     ),
@@ -80,6 +124,8 @@ RULES: tuple[tuple[str, frozenset[str]], ...] = (
                 "update_project_state",
                 "create_task",
                 "update_task",
+                "submit_result",
+                "post_message",
             }
         ),
     ),

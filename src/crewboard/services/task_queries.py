@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from crewboard.domain.access import Role, Scope, missing_permission, parse_enum_list
+from crewboard.domain.access import parse_enum_list
 from crewboard.domain.models import Actor
 from crewboard.domain.tasks import TaskStatus, search_words
 from crewboard.errors import ValidationFailed
 from crewboard.services.access import ANY_WORKSPACE, WorkspaceRef, access_project
+from crewboard.services.context import context_for_task, named_records, needs_receipt
 from crewboard.services.task_views import (
     DEFAULT_LIST_FIELDS,
     FINISHED,
@@ -69,8 +70,9 @@ def get_task(
         blockers = list(uow.tasks.get_many(view["blockedByTaskIds"]).values())
         parent = uow.tasks.get(found.parent_task_id) if found.parent_task_id else None
         if format == "agent_brief":
+            named = [(r.title, r.summary or r.content) for r in named_records(uow, project_, found)]
             return agent_brief(
-                project_, found, parent, blockers, uow.state.get(project_.id).content
+                project_, found, parent, blockers, uow.state.get(project_.id).content, named=named
             )
         subtasks, _ = uow.tasks.search(
             TaskFilter(project_ids=[project_.id], parent_task_id=found.id), limit=MAX_LIST
@@ -101,12 +103,13 @@ def get_task(
         }
         if include_context_pack:
             answer.update(
-                _context_pack(
-                    uow, actor, project_.id, parent=parent, blockers=blockers, brief=found.brief
-                )
+                context_for_task(uow, actor, project_, found, parent=parent, blockers=blockers)
             )
         return answer
 
+    # A full read by a token that can hand in writes its context receipt.
+    if include_context_pack and format is None and needs_receipt(actor):
+        return db.write(work)
     return db.read(work)
 
 
@@ -122,38 +125,6 @@ def _only_project(uow: UnitOfWork, actor: Actor, number: int | None) -> str | No
             "projectId", "a task number needs projectId when you can open several projects."
         )
     return page.rows[0][0].id
-
-
-def _context_pack(
-    uow: UnitOfWork, actor: Actor, project_id: str, *, parent: Any, blockers: list[Any], brief: str
-) -> dict[str, Any]:
-    """The inputs handed to an agent: brief, parent, blockers, state page. Project memory (and
-    the receipt that records what was handed out) arrives with the review inbox."""
-    state = uow.state.get(project_id)
-    pack = {
-        "brief": brief,
-        "parent": {
-            "id": parent.id,
-            "number": parent.number,
-            "title": parent.title,
-            "brief": parent.brief,
-        }
-        if parent
-        else None,
-        "blockers": [
-            {"id": b.id, "number": b.number, "title": b.title, "status": str(b.status)}
-            for b in blockers
-        ],
-        "projectState": {"revision": state.revision, "content": state.content},
-        "records": [],
-        "memoryIndex": [],
-    }
-    answer: dict[str, Any] = {"contextPack": pack}
-    if missing_permission(actor.scopes, Role.WRITE, Scope.DRAFTS_CREATE, Role.READ) is None:
-        answer["contextReceiptUnavailable"] = {
-            "reason": "This server does not record context receipts yet (project memory is not active)."
-        }
-    return answer
 
 
 def list_tasks(

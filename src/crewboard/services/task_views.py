@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from crewboard.domain.models import Project
@@ -12,6 +13,8 @@ from crewboard.services.views import iso
 CHECKBOX = re.compile(r"^\s*[-*]\s+\[( |x|X|-)\]\s+(.+?)\s*$", re.MULTILINE)
 FINISHED = frozenset({TaskStatus.APPROVED, TaskStatus.DONE})
 AGENT_BRIEF_LIMIT = 3000
+AGENT_BRIEF_TEXT = 1500  # the brief's share, so what follows it still fits
+AGENT_BRIEF_RECORD = 240
 
 
 def task_key(project: Project, task: Task) -> str:
@@ -172,11 +175,17 @@ def agent_brief(
     parent: Task | None,
     blockers: list[Task],
     state_text: str,
+    *,
+    named: Sequence[tuple[str, str]] = (),
 ) -> str:
-    """The task as plain text for a subagent's prompt, at most 3000 characters."""
+    """The task as plain text for a subagent's prompt, at most 3000 characters.
+
+    `named` holds (title, text) of the accepted records the task names; each is shown by its
+    title and first lines.
+    """
     parts = [f"Task {task_key(project, task)}: {task.title}", f"Status: {task.status}"]
     if task.brief or task.description:
-        parts.append(f"Brief:\n{task.brief or task.description}")
+        parts.append(f"Brief:\n{_clip(task.brief or task.description, AGENT_BRIEF_TEXT)}")
     if parent is not None:
         parts.append(f"Part of {task_key(project, parent)}: {parent.title}")
     if blockers:
@@ -184,9 +193,24 @@ def agent_brief(
             "Blocked by:\n"
             + "\n".join(f"- {task_key(project, b)} {b.title} ({b.status})" for b in blockers)
         )
+    if named:
+        parts.append(
+            "Project memory this task names:\n"
+            + "\n".join(f"- {title}: {_first_lines(text)}" for title, text in named)
+        )
     if state_text:
         parts.append(f"Project state:\n{state_text}")
     text = "\n\n".join(parts)
     if len(text) <= AGENT_BRIEF_LIMIT:
         return text
     return text[: AGENT_BRIEF_LIMIT - 40].rstrip() + "\n… (cut; read the task with get_task)"
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _first_lines(text: str, lines: int = 3) -> str:
+    """The first non-empty lines of a record, on one line, clipped."""
+    kept = [line.strip() for line in text.splitlines() if line.strip()][:lines]
+    return _clip(" ".join(kept), AGENT_BRIEF_RECORD)

@@ -1,0 +1,50 @@
+"""`crewboard inbox list`: what waits for a person's decision."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from crewboard.cli.admin import acting_person, as_option, json_option
+from crewboard.cli.common import State, emit, open_database, pass_state, run_guarded
+from crewboard.services import inbox as inbox_service
+
+
+@click.group("inbox")
+def inbox_group() -> None:
+    """The review inbox: hand-ins, proposals, questions and messages waiting for a person."""
+
+
+@inbox_group.command("list")
+@click.option("--project", default=None, help="Only this project (key or id).")
+@click.option("--limit", default=50, show_default=True, type=int)
+@as_option
+@json_option
+@pass_state
+def inbox_list(
+    state_: State, project: str | None, limit: int, as_email: str | None, as_json: bool
+) -> None:
+    """List what waits for you, newest first, with counts of each kind."""
+    with open_database(state_.settings()) as db:
+
+        def act() -> None:
+            found = inbox_service.inbox(
+                db, acting_person(db, as_email), project=project, limit=limit
+            )
+            emit(as_json, found, lambda: _text(found))
+
+        run_guarded(act, as_json)
+
+
+def _text(found: dict[str, Any]) -> str:
+    counts = ", ".join(f"{n} {kind.replace('_', '-')}" for kind, n in found["counts"].items())
+    lines = [f"inbox: {counts}"]
+    for item in found["items"]:
+        title = item.get("title") or item.get("question") or item.get("body") or item.get("kind")
+        lines.append(f"{item['kind']:<9} {item['id']}  {str(title)[:80]}")
+    return "\n".join(lines)
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(inbox_group)

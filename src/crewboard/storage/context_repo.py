@@ -1,0 +1,264 @@
+"""SQL behind context packs and context receipts: reads of accepted memory (records and the
+project documents, written elsewhere) and the receipts that record what one read handed out."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, func, select, text
+
+from crewboard.storage import tables as t
+
+# How much of a summary and of a content an index line is taken from (its first line).
+LINE_SOURCE_CHARS = 400
+
+_RECORD_COLUMNS = "id, title, summary, content, collection, document, status, version"
+# Both statements use exactly the expression of the text index made by migration 0005, so the
+# planner can use it (FTS5 table on SQLite, GIN index on PostgreSQL).
+_SQLITE_MATCH = text(
+    f"SELECT r.{_RECORD_COLUMNS.replace(', ', ', r.')} FROM memory_fts "
+    "JOIN memory_records AS r ON r.rowid = memory_fts.rowid "
+    "WHERE memory_fts MATCH :query AND r.project_id = :project_id "
+    "ORDER BY bm25(memory_fts) LIMIT :limit"
+)
+_POSTGRES_MATCH = text(
+    f"SELECT {_RECORD_COLUMNS} FROM memory_records "
+    "WHERE project_id = :project_id AND "
+    "to_tsvector('simple', title || ' ' || summary || ' ' || content) "
+    "@@ to_tsquery('simple', :query) "
+    "ORDER BY ts_rank(to_tsvector('simple', title || ' ' || summary || ' ' || content), "
+    "to_tsquery('simple', :query)) DESC, updated_at DESC LIMIT :limit"
+)
+
+
+@dataclass(frozen=True)
+class MemoryRecord:
+    """An accepted record as a context pack hands it out: current text and version."""
+
+    id: str
+    title: str
+    summary: str
+    content: str
+    collection: str | None
+    document: str | None
+    status: str
+    version: int
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    """A record listed by id and title only, with the start of its summary (or content)."""
+
+    id: str
+    title: str
+    summary_start: str
+    content_start: str
+
+
+@dataclass(frozen=True)
+class DocumentText:
+    name: str
+    content: str
+    version: int
+
+
+@dataclass(frozen=True)
+class Receipt:
+    id: str
+    project_id: str
+    task_id: str
+    token_id: str
+    items: list[dict[str, Any]]
+    created_at: datetime
+
+
+class ContextRepository:
+    """Reads of memory for packs, and the context_receipts table."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    # --- memory, read only -----------------------------------------------------------------
+
+    def records(self, project_id: str, ids: Iterable[str]) -> dict[str, MemoryRecord]:
+        """The project's records among `ids` (ids of other projects are simply absent)."""
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return {}
+        rows = self.conn.execute(
+            select(*_record_columns()).where(
+                t.memory_records.c.project_id == project_id, t.memory_records.c.id.in_(wanted)
+            )
+        )
+        return {row.id: _record(row) for row in rows}
+
+    def matching(self, project_id: str, words: list[str], limit: int) -> list[MemoryRecord]:
+        """Records sharing any of `words` (letters and digits only), best match first."""
+        if not words or limit <= 0:
+            return []
+        if self.conn.dialect.name == "postgresql":
+            query = " | ".join(f"'{word}'" for word in words)
+            statement = _POSTGRES_MATCH
+        else:
+            query = " OR ".join(f'"{word}"' for word in words)
+            statement = _SQLITE_MATCH
+        rows = self.conn.execute(
+            statement, {"project_id": project_id, "query": query, "limit": limit}
+        )
+        return [_record(row) for row in rows]
+
+    def index(
+        self, project_id: str, skip: set[str], *, limit: int, offset: int = 0
+    ) -> list[IndexEntry]:
+        """The project's records from `offset` on, most recently updated first, `limit` rows
+        read; those in `skip` are left out of the answer (so it may hold fewer)."""
+        r = t.memory_records
+        rows = self.conn.execute(
+            select(
+                r.c.id,
+                r.c.title,
+                func.substr(r.c.summary, 1, LINE_SOURCE_CHARS).label("summary_start"),
+                func.substr(r.c.content, 1, LINE_SOURCE_CHARS).label("content_start"),
+            )
+            .where(r.c.project_id == project_id)
+            .order_by(r.c.updated_at.desc(), r.c.id)
+            .limit(limit)
+            .offset(offset)
+        )
+        return [
+            IndexEntry(row.id, row.title, row.summary_start, row.content_start)
+            for row in rows
+            if row.id not in skip
+        ]
+
+    def count_records(self, project_id: str) -> int:
+        r = t.memory_records
+        return int(
+            self.conn.execute(
+                select(func.count()).select_from(r).where(r.c.project_id == project_id)
+            ).scalar_one()
+        )
+
+    def documents(self, project_id: str, names: Iterable[str]) -> dict[str, DocumentText]:
+        """The accepted text of the named documents that exist (empty text included)."""
+        d = t.project_documents
+        wanted = list(dict.fromkeys(names))
+        if not wanted:
+            return {}
+        rows = self.conn.execute(
+            select(d.c.name, d.c.content, d.c.version).where(
+                d.c.project_id == project_id, d.c.name.in_(wanted)
+            )
+        )
+        return {row.name: DocumentText(row.name, row.content, row.version) for row in rows}
+
+    def has_documents(self, project_id: str) -> bool:
+        """Whether any project document holds accepted text."""
+        d = t.project_documents
+        row = self.conn.execute(
+            select(d.c.name).where(d.c.project_id == project_id, d.c.content != "").limit(1)
+        ).first()
+        return row is not None
+
+    def record_versions(self, ids: Iterable[str]) -> dict[str, tuple[str, int]]:
+        """Current (title, version) of each record among `ids` that still exists."""
+        wanted = list(set(ids))
+        if not wanted:
+            return {}
+        r = t.memory_records
+        rows = self.conn.execute(select(r.c.id, r.c.title, r.c.version).where(r.c.id.in_(wanted)))
+        return {row.id: (row.title, row.version) for row in rows}
+
+    def document_versions(self, project_ids: Iterable[str]) -> dict[tuple[str, str], int]:
+        """Current version of every document of these projects, keyed by (project, name)."""
+        wanted = list(set(project_ids))
+        if not wanted:
+            return {}
+        d = t.project_documents
+        rows = self.conn.execute(
+            select(d.c.project_id, d.c.name, d.c.version).where(d.c.project_id.in_(wanted))
+        )
+        return {(row.project_id, row.name): row.version for row in rows}
+
+    def state_revisions(self, project_ids: Iterable[str]) -> dict[str, int]:
+        """Current state page revision of each project that has a page (absent: revision 0)."""
+        wanted = list(set(project_ids))
+        if not wanted:
+            return {}
+        s = t.project_state
+        rows = self.conn.execute(
+            select(s.c.project_id, s.c.revision).where(s.c.project_id.in_(wanted))
+        )
+        return {row.project_id: row.revision for row in rows}
+
+    def task_briefs(self, task_ids: Iterable[str]) -> dict[str, tuple[str, str]]:
+        """Current (title, brief) of each task among `task_ids` that still exists."""
+        wanted = list(set(task_ids))
+        if not wanted:
+            return {}
+        rows = self.conn.execute(
+            select(t.tasks.c.id, t.tasks.c.title, t.tasks.c.brief).where(t.tasks.c.id.in_(wanted))
+        )
+        return {row.id: (row.title, row.brief) for row in rows}
+
+    # --- receipts --------------------------------------------------------------------------
+
+    def add_receipt(self, receipt: Receipt) -> None:
+        self.conn.execute(
+            t.context_receipts.insert().values(
+                id=receipt.id,
+                project_id=receipt.project_id,
+                task_id=receipt.task_id,
+                token_id=receipt.token_id,
+                items=receipt.items,
+                created_at=receipt.created_at,
+            )
+        )
+
+    def receipts(self, ids: Iterable[str]) -> dict[str, Receipt]:
+        wanted = list(set(ids))
+        if not wanted:
+            return {}
+        c = t.context_receipts
+        rows = self.conn.execute(select(c).where(c.c.id.in_(wanted)))
+        return {
+            row.id: Receipt(
+                row.id, row.project_id, row.task_id, row.token_id, list(row.items), row.created_at
+            )
+            for row in rows
+        }
+
+    def prune_receipts(self, before: datetime) -> int:
+        """Delete receipts made before `before`; the number deleted."""
+        c = t.context_receipts
+        return int(self.conn.execute(c.delete().where(c.c.created_at < before)).rowcount or 0)
+
+
+def _record_columns() -> list[Any]:
+    r = t.memory_records
+    return [
+        r.c.id,
+        r.c.title,
+        r.c.summary,
+        r.c.content,
+        r.c.collection,
+        r.c.document,
+        r.c.status,
+        r.c.version,
+    ]
+
+
+def _record(row: Any) -> MemoryRecord:
+    return MemoryRecord(
+        id=row.id,
+        title=row.title,
+        summary=row.summary,
+        content=row.content,
+        collection=row.collection,
+        document=row.document,
+        status=row.status,
+        version=row.version,
+    )

@@ -1,0 +1,173 @@
+"""SQL for hand-ins and their review: drafts, acceptance rules, and the xp a team role earns."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, Row, func, select
+
+from crewboard.domain.review import level_for
+from crewboard.storage import tables as t
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A hand-in; `content` is None when a list left it out."""
+
+    id: str
+    project_id: str
+    task_id: str | None
+    root_task_id: str
+    title: str
+    summary: str
+    content: str | None
+    collection: str | None
+    document: str | None
+    references: list[dict[str, Any]]
+    context_receipt_id: str | None
+    status: str
+    via: str
+    author: dict[str, Any]
+    token_id: str | None
+    role_id: str | None
+    idempotency_key: str | None
+    task_moved: bool
+    task_status_before: str | None
+    follow_up_task_id: str | None
+    review_comment: str | None
+    memory_record_id: str | None
+    rule_id: str | None
+    decided_by: dict[str, Any] | None
+    decided_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class AcceptanceRule:
+    id: str
+    project_id: str
+    match: str
+    value: str | None
+    collection: str | None
+    document: str | None
+    created_by: dict[str, Any]
+    created_at: datetime
+
+
+_LIST_COLUMNS = [c for c in t.drafts.c if c.name != "content"]
+
+
+def _draft(row: Row[Any]) -> Draft:
+    values = dict(row._mapping)
+    values.setdefault("content", None)
+    values["references"] = list(values["references"] or [])
+    return Draft(**values)
+
+
+def _rule(row: Row[Any]) -> AcceptanceRule:
+    return AcceptanceRule(**dict(row._mapping))
+
+
+class DraftRepository:
+    """Drafts (every hand-in kept), acceptance rules, and team role xp."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    # --- drafts ---------------------------------------------------------------------------
+
+    def add(self, draft: Draft) -> None:
+        self.conn.execute(t.drafts.insert().values(**asdict(draft)))
+
+    def get(self, draft_id: str) -> Draft | None:
+        row = self.conn.execute(select(t.drafts).where(t.drafts.c.id == draft_id)).first()
+        return _draft(row) if row else None
+
+    def update(self, draft_id: str, at: datetime, **values: Any) -> None:
+        self.conn.execute(
+            t.drafts.update().where(t.drafts.c.id == draft_id).values(**values, updated_at=at)
+        )
+
+    def root_for(self, task_id: str) -> str:
+        """The task a chain of revisions started from: a follow-up task inherits its draft's root."""
+        c = t.drafts.c
+        root: str | None = self.conn.execute(
+            select(c.root_task_id).where(c.follow_up_task_id == task_id).limit(1)
+        ).scalar_one_or_none()
+        return root or task_id
+
+    def chain(self, root_task_id: str) -> list[Draft]:
+        """Every draft of a chain, oldest first, without content."""
+        c = t.drafts.c
+        rows = self.conn.execute(
+            select(*_LIST_COLUMNS)
+            .where(c.root_task_id == root_task_id)
+            .order_by(c.created_at, c.id)
+        )
+        return [_draft(row) for row in rows]
+
+    def page(
+        self,
+        project_ids: Iterable[str],
+        *,
+        statuses: Iterable[str] | None,
+        limit: int,
+        offset: int,
+    ) -> tuple[list[Draft], int]:
+        """Drafts of these projects, newest first, without content, and how many there are."""
+        c = t.drafts.c
+        conditions = [c.project_id.in_(list(project_ids))]
+        if statuses is not None:
+            conditions.append(c.status.in_(list(statuses)))
+        total = self.conn.execute(
+            select(func.count()).select_from(t.drafts).where(*conditions)
+        ).scalar_one()
+        rows = self.conn.execute(
+            select(*_LIST_COLUMNS)
+            .where(*conditions)
+            .order_by(c.created_at.desc(), c.id.desc())
+            .limit(limit)
+            .offset(offset)
+        )
+        return [_draft(row) for row in rows], int(total)
+
+    # --- acceptance rules -------------------------------------------------------------------
+
+    def add_rule(self, rule: AcceptanceRule) -> None:
+        self.conn.execute(t.acceptance_rules.insert().values(**asdict(rule)))
+
+    def rules(self, project_id: str) -> list[AcceptanceRule]:
+        c = t.acceptance_rules.c
+        rows = self.conn.execute(
+            select(t.acceptance_rules)
+            .where(c.project_id == project_id)
+            .order_by(c.created_at, c.id)
+        )
+        return [_rule(row) for row in rows]
+
+    def get_rule(self, rule_id: str) -> AcceptanceRule | None:
+        row = self.conn.execute(
+            select(t.acceptance_rules).where(t.acceptance_rules.c.id == rule_id)
+        ).first()
+        return _rule(row) if row else None
+
+    def remove_rule(self, rule_id: str) -> None:
+        self.conn.execute(t.acceptance_rules.delete().where(t.acceptance_rules.c.id == rule_id))
+
+    # --- team role xp -----------------------------------------------------------------------
+
+    def add_xp(self, project_id: str, role_id: str, delta: int) -> tuple[int, int] | None:
+        """Give (or, negative, take back) xp; the new xp and level, or None for no such role."""
+        c = t.team_roles.c
+        where = (c.project_id == project_id) & (c.id == role_id)
+        xp: int | None = self.conn.execute(select(c.xp).where(where)).scalar_one_or_none()
+        if xp is None:
+            return None
+        new_xp = max(xp + delta, 0)
+        level = level_for(new_xp)
+        self.conn.execute(t.team_roles.update().where(where).values(xp=new_xp, level=level))
+        return new_xp, level

@@ -1,0 +1,167 @@
+"""SQL for the inbox's cards and threads: proposals agents make and messages to participants,
+and the one task deletion a person's accept of a card performs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, Connection, delete, func, select, update
+
+from crewboard.storage import tables as t
+
+
+@dataclass(frozen=True)
+class Proposal:
+    id: str
+    project_id: str
+    kind: str
+    task_id: str | None
+    payload: dict[str, Any]
+    reason: str
+    status: str
+    author: dict[str, Any]
+    token_id: str | None
+    result: dict[str, Any] | None
+    decided_by: dict[str, Any] | None
+    decided_at: datetime | None
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class InboxMessage:
+    id: str
+    project_id: str
+    participant_id: str
+    task_id: str | None
+    body: str
+    author: dict[str, Any]
+    created_at: datetime
+
+
+def _proposal(row: Any) -> Proposal:
+    return Proposal(**{name: getattr(row, name) for name in Proposal.__dataclass_fields__})
+
+
+def _message(row: Any) -> InboxMessage:
+    return InboxMessage(**{name: getattr(row, name) for name in InboxMessage.__dataclass_fields__})
+
+
+class ProposalRepository:
+    """Proposal cards: written pending, decided once."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def add(self, proposal: Proposal) -> None:
+        self.conn.execute(t.proposals.insert().values(**asdict(proposal)))
+
+    def get(self, proposal_id: str) -> Proposal | None:
+        row = self.conn.execute(select(t.proposals).where(t.proposals.c.id == proposal_id)).first()
+        return _proposal(row) if row else None
+
+    def page(
+        self, project_ids: Sequence[str], *, status: str | None, limit: int, offset: int
+    ) -> tuple[list[Proposal], int]:
+        """The projects' proposals (of one status, or all), newest first, and how many there are."""
+        if not project_ids:
+            return [], 0
+        c = t.proposals.c
+        conditions: list[ColumnElement[bool]] = [c.project_id.in_(list(project_ids))]
+        if status is not None:
+            conditions.append(c.status == status)
+        total = self.conn.execute(
+            select(func.count()).select_from(t.proposals).where(*conditions)
+        ).scalar_one()
+        rows = self.conn.execute(
+            select(t.proposals)
+            .where(*conditions)
+            .order_by(c.created_at.desc(), c.id.desc())
+            .limit(limit)
+            .offset(offset)
+        )
+        return [_proposal(row) for row in rows], int(total)
+
+    def claim_decision(
+        self, proposal_id: str, *, status: str, decided_by: dict[str, Any], at: datetime
+    ) -> bool:
+        """Mark a pending proposal decided; False when it was no longer pending.
+
+        The row lock this takes makes a second decider wait, then find it decided.
+        """
+        c = t.proposals.c
+        result = self.conn.execute(
+            update(t.proposals)
+            .where(c.id == proposal_id, c.status == "pending")
+            .values(status=status, decided_by=decided_by, decided_at=at)
+        )
+        return result.rowcount == 1
+
+    def set_result(self, proposal_id: str, result: dict[str, Any]) -> None:
+        self.conn.execute(
+            update(t.proposals).where(t.proposals.c.id == proposal_id).values(result=result)
+        )
+
+    # --- the task deletion an accepted card performs ----------------------------------------
+
+    def child_task_ids(self, task_id: str) -> list[str]:
+        rows = self.conn.execute(
+            select(t.tasks.c.id).where(t.tasks.c.parent_task_id == task_id).order_by(t.tasks.c.id)
+        )
+        return [row.id for row in rows]
+
+    def delete_task(self, task_id: str) -> bool:
+        """Delete a task row; rows that hang off it go with it or lose the reference (FKs)."""
+        return self.conn.execute(delete(t.tasks).where(t.tasks.c.id == task_id)).rowcount == 1
+
+
+class MessageRepository:
+    """Inbox threads: one per participant of a project."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def add(self, message: InboxMessage) -> None:
+        self.conn.execute(t.inbox_messages.insert().values(**asdict(message)))
+
+    def latest_time(self, project_id: str, participant_id: str) -> datetime | None:
+        c = t.inbox_messages.c
+        value: datetime | None = self.conn.execute(
+            select(func.max(c.created_at)).where(
+                c.project_id == project_id, c.participant_id == participant_id
+            )
+        ).scalar_one()
+        return value
+
+    def thread(
+        self, project_id: str, participant_id: str, *, limit: int, offset: int
+    ) -> tuple[list[InboxMessage], int]:
+        """A participant's thread, newest first, and its length."""
+        c = t.inbox_messages.c
+        where = (c.project_id == project_id, c.participant_id == participant_id)
+        total = self.conn.execute(
+            select(func.count()).select_from(t.inbox_messages).where(*where)
+        ).scalar_one()
+        rows = self.conn.execute(
+            select(t.inbox_messages)
+            .where(*where)
+            .order_by(c.created_at.desc(), c.id.desc())
+            .limit(limit)
+            .offset(offset)
+        )
+        return [_message(row) for row in rows], int(total)
+
+    def recent(self, project_ids: Sequence[str], *, limit: int) -> list[InboxMessage]:
+        """The newest messages of these projects, every thread together."""
+        if not project_ids:
+            return []
+        c = t.inbox_messages.c
+        rows = self.conn.execute(
+            select(t.inbox_messages)
+            .where(c.project_id.in_(list(project_ids)))
+            .order_by(c.created_at.desc(), c.id.desc())
+            .limit(limit)
+        )
+        return [_message(row) for row in rows]

@@ -1,0 +1,301 @@
+"""The whole review loop: an agent over a real MCP client, a person at the operator CLI.
+
+agent reads its task (receipt) → hands in → person requests a revision → agent picks up the
+follow-up and hands in again → a memory record it read changes (the draft is flagged) →
+person approves into memory → memory, activity and the team show it; the older draft is
+superseded. Then an acceptance rule takes a hand-in and a person undoes it, and proposal
+cards are accepted and dismissed. Both databases, both protocol eras' clients.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from mcp import Client
+from mcp_types import TextContent
+from sqlalchemy.engine import URL
+
+from crewboard.cli.main import cli
+from crewboard.config import Settings
+from crewboard.domain.models import User
+from crewboard.services import memory, projects, tasks, team, tokens
+from crewboard.services.users import person_actor
+from crewboard.storage.database import Database
+from crewboard.storage.uow import UnitOfWork
+from tests.support.factories import make_project, make_user
+from tests.support.mcp_client import MODES, body_of, mcp_client
+from tests.support.server import free_port, running_server
+
+pytestmark = pytest.mark.anyio
+
+Cli = Callable[..., Any]
+
+
+@pytest.fixture
+def url(db: Database, tmp_path: Path) -> Iterator[str]:
+    with running_server(Settings(data_dir=tmp_path, port=free_port()), db) as base:
+        yield base
+
+
+@pytest.fixture(params=MODES)
+def mode(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def person(database_url: URL, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Cli:
+    """The operator CLI on the server's database, acting as the owner; answers parsed JSON."""
+    monkeypatch.setenv("CREWBOARD_DATA_DIR", str(tmp_path / "cli"))
+    monkeypatch.setenv("CREWBOARD_DATABASE_URL", database_url.render_as_string(hide_password=False))
+    monkeypatch.delenv("CREWBOARD_CONFIG_FILE", raising=False)
+    runner = CliRunner()
+
+    def run(*args: str, ok: bool = True) -> Any:
+        result = runner.invoke(
+            cli, [*args, "--as", "owner@example.com", "--json"], catch_exceptions=False
+        )
+        assert (result.exit_code == 0) is ok, result.output
+        return json.loads(result.output)
+
+    return run
+
+
+@pytest.fixture
+def owner(db: Database) -> User:
+    user = make_user(db, "owner@example.com")
+    make_project(db, user, "CRW", collections=["general", "architecture"])
+    return user
+
+
+@pytest.fixture
+def world(db: Database, owner: User) -> dict[str, str]:
+    """An AI seat, a memory record, a task for the seat that names the record, an agent token."""
+    actor = person_actor(owner)
+    seat = team.add_team_role(db, actor, project="CRW", name="Coder", role="Backend", kind="ai")
+    project = projects.describe_project(db, actor, "CRW")["project"]
+
+    def file(uow: UnitOfWork) -> dict[str, Any]:
+        found = uow.projects.get(project["id"])
+        assert found is not None
+        return memory.file_record(
+            uow,
+            actor,
+            found,
+            title="Sessions live in Redis",
+            summary="Where login sessions are kept",
+            content="Login sessions are stored in Redis with a 30 minute expiry.",
+            collection="architecture",
+            document="decisions",
+            source_draft_id=None,
+        )
+
+    record = db.write(file)
+    made = tasks.create_task(
+        db,
+        actor,
+        project="CRW",
+        workspace_id=None,
+        idempotency_key="task-1",
+        title="Fix the login redirect after session expiry",
+        brief="After the session expires the login page loops. Fix the redirect.",
+        status="ready_for_ai",
+        assignee_id=seat["id"],
+        assignee_type="ai",
+        context_item_ids=[record["id"]],
+    )
+    secret = tokens.issue_token(
+        db,
+        actor,
+        kind="agent",
+        project="CRW",
+        scopes=["read", "tasks.manage", "drafts.create", "messages.write", "team.manage"],
+    ).secret
+    return {
+        "seat": seat["id"],
+        "record": record["id"],
+        "task": made.body["task"]["id"],
+        "secret": secret,
+    }
+
+
+async def call(client: Client, tool: str, arguments: dict[str, Any]) -> Any:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    return body_of(result)
+
+
+async def read_task(client: Client, task: str) -> dict[str, Any]:
+    return dict(await call(client, "get_task", {"taskId": task}))
+
+
+async def hand_in(client: Client, read: dict[str, Any], key: str, text: str) -> dict[str, Any]:
+    task = read["task"]
+    return dict(
+        await call(
+            client,
+            "submit_result",
+            {
+                "projectId": task["projectId"],
+                "workspaceId": None,
+                "taskId": task["id"],
+                "idempotencyKey": key,
+                "expectedRevision": task["revision"],
+                "contextReceiptId": read["contextReceiptId"],
+                "title": f"Result: {task['title']}"[:300],
+                "summary": "Redirect fixed",
+                "content": text,
+                "collection": "architecture",
+                "document": "decisions",
+                "references": [
+                    {"kind": "commit", "value": "a1b2c3d4e5f6"},
+                    {"kind": "tests", "value": "212 pass", "label": "after"},
+                    {"kind": "link", "value": "CI run", "url": "https://ci.example.com/1"},
+                ],
+            },
+        )
+    )
+
+
+async def test_agent_and_person_complete_the_review_loop(
+    url: str, db: Database, world: dict[str, str], person: Cli, mode: str
+) -> None:
+    async with mcp_client(url, world["secret"], mode) as agent:
+        first_read = await read_task(agent, world["task"])
+        assert first_read["contextReceiptId"].startswith("rcp_")
+        named = [r["id"] for r in first_read["contextPack"]["records"]]
+        assert world["record"] in named
+        first = await hand_in(agent, first_read, "hand-in-1", "Fixed the redirect loop.")
+        assert first["taskMoved"] is True
+        first_id = first["draft"]["id"]
+
+        waiting = person("inbox", "list", "--project", "CRW")
+        assert [i["id"] for i in waiting["items"] if i["kind"] == "hand_in"] == [first_id]
+        revised = person("review", "revise", first_id, "--comment", "Also cover expired tokens.")
+        follow_up = revised["followUpTaskId"]
+
+        again = await read_task(agent, follow_up)
+        assert "Also cover expired tokens." in again["task"]["brief"]
+        assert again["task"]["parentTaskId"] == world["task"]
+        second = await hand_in(agent, again, "hand-in-2", "Redirect and expired tokens fixed.")
+        second_id = second["draft"]["id"]
+        assert second["inputsChanged"] == []
+
+        # A person corrects the record the agent read: the waiting draft is flagged.
+        person(
+            "memory", "edit", world["record"], "--expected-version", "1",
+            "--content", "Login sessions are stored in Redis with a 15 minute expiry.",
+        )  # fmt: skip
+        shown = person("review", "show", second_id)
+        changed = shown["inputsChanged"]
+        assert [(c["kind"], c["id"]) for c in changed] == [("record", world["record"])]
+
+        approved = person(
+            "review", "approve", second_id, "--memory", "--collection", "architecture",
+            "--document", "decisions",
+        )  # fmt: skip
+        assert approved["draft"]["status"] == "saved_to_memory"
+        assert person("review", "show", first_id)["status"] == "superseded"
+
+        accepted = await call(agent, "get_project_memory", {"projectId": "CRW", "ids": []})
+        records = await call(
+            agent, "get_project_memory", {"projectId": "CRW", "collection": "architecture"}
+        )
+        sources = {r.get("sourceDraftId") for r in records["records"]}
+        assert second_id in sources
+        assert accepted is not None
+
+        activity = await agent.call_tool("list_activity", {"projectId": "CRW", "mine": True})
+        entries = body_of(activity)["entries"]
+        statuses = {(e["draftId"], e["type"]) for e in entries}
+        assert (first_id, "draft.revision_requested") in statuses
+        assert (second_id, "draft.saved_to_memory") in statuses
+        assert (first_id, "draft.superseded") in statuses
+        assert {e["idempotencyKey"] for e in entries} == {"hand-in-1", "hand-in-2"}
+        handed_text = json.dumps(entries)
+        assert "expired tokens fixed" not in handed_text  # never the draft's text
+        assert "Fixed the redirect loop" not in handed_text
+        assert all("content" not in e for e in entries)
+        cursor = activity.content[1]
+        assert isinstance(cursor, TextContent)
+
+        seat = next(
+            r
+            for r in (await call(agent, "list_team", {"projectId": "CRW"}))["teams"][0]["roles"]
+            if r["id"] == world["seat"]
+        )
+        assert seat["xp"] > 0
+
+
+async def test_an_acceptance_rule_takes_a_hand_in_and_a_person_undoes_it(
+    url: str, world: dict[str, str], person: Cli, mode: str
+) -> None:
+    rule = person("rule", "add", "CRW", "--match", "all", "--collection", "general")
+    async with mcp_client(url, world["secret"], mode) as agent:
+        read = await read_task(agent, world["task"])
+        handed = await hand_in(agent, read, "ruled", "Done by the book.")
+        draft_id = handed["draft"]["id"]
+        assert handed["draft"]["status"] == "accepted_by_rule"
+        shown = person("review", "show", draft_id)
+        assert shown["ruleId"] == rule["id"]
+        record_id = shown["memoryRecordId"]
+        found = await call(agent, "get_project_memory", {"projectId": "CRW", "ids": [record_id]})
+        assert [r["id"] for r in found["records"]] == [record_id]
+
+        undone = person("review", "undo", draft_id)
+        assert undone["draft"]["status"] == "returned_to_review"
+        gone = await call(agent, "get_project_memory", {"projectId": "CRW", "ids": [record_id]})
+        assert gone["records"] == []
+        task = await read_task(agent, world["task"])
+        assert task["task"]["status"] == "review"
+
+
+async def test_proposal_cards_are_accepted_or_dismissed_by_a_person(
+    url: str, db: Database, world: dict[str, str], person: Cli, mode: str
+) -> None:
+    async with mcp_client(url, world["secret"], mode) as agent:
+        wanted = await call(
+            agent,
+            "propose_task",
+            {
+                "projectId": "CRW",
+                "workspaceId": None,
+                "title": "Add a logout button",
+                "typeHint": "development",
+            },
+        )
+        unwanted = await call(
+            agent,
+            "propose_role",
+            {
+                "projectId": "CRW",
+                "workspaceId": None,
+                "name": "Poet",
+                "role": "Writes release poems",
+            },
+        )
+        refused = await agent.call_tool(
+            "propose_task",
+            {"projectId": "CRW", "workspaceId": None, "title": "x", "typeHint": "poetry"},
+        )
+        assert refused.is_error
+        board_before = (await call(agent, "list_tasks", {"projectId": "CRW"}))["tasks"]
+        team_before = await call(agent, "list_team", {"projectId": "CRW"})
+
+        person("proposal", "dismiss", unwanted["proposal"]["id"])
+        assert await call(agent, "list_team", {"projectId": "CRW"}) == team_before
+        assert (await call(agent, "list_tasks", {"projectId": "CRW"}))["tasks"] == board_before
+
+        made = person("proposal", "accept", wanted["proposal"]["id"])
+        assert made["status"] == "accepted"
+        titles = [
+            t["title"] for t in (await call(agent, "list_tasks", {"projectId": "CRW"}))["tasks"]
+        ]
+        assert titles[-1] == "Add a logout button"
+        assert len(titles) == len(board_before) + 1
+        twice = person("proposal", "accept", wanted["proposal"]["id"], ok=False)
+        assert twice["error"]["code"] == "VALIDATION"
