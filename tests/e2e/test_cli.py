@@ -3,31 +3,10 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import pytest
-from click.testing import CliRunner, Result
-from sqlalchemy.engine import URL
-
-from crewboard.cli.main import cli
 from crewboard.config import load_settings
 from crewboard.services import state, users
 from crewboard.storage.database import Database
-
-
-@pytest.fixture
-def run(empty_database_url: URL, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    monkeypatch.setenv("CREWBOARD_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv(
-        "CREWBOARD_DATABASE_URL", empty_database_url.render_as_string(hide_password=False)
-    )
-    monkeypatch.delenv("CREWBOARD_CONFIG_FILE", raising=False)
-    runner = CliRunner()
-
-    def invoke(*args: str, stdin: str | None = None) -> Result:
-        return runner.invoke(cli, list(args), input=stdin, catch_exceptions=False)
-
-    return invoke
 
 
 def test_init_twice_creates_nothing_twice_and_prints_secrets_once(run) -> None:  # type: ignore[no-untyped-def]

@@ -3,31 +3,19 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
-from sqlalchemy.engine import URL
 
-from crewboard.cli.main import cli
+from tests.support.cli import RunCli
 
 URL_ = "https://github.com/acme/app"
 
 
 @pytest.fixture
-def run(empty_database_url: URL, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    monkeypatch.setenv("CREWBOARD_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv(
-        "CREWBOARD_DATABASE_URL", empty_database_url.render_as_string(hide_password=False)
-    )
-    monkeypatch.delenv("CREWBOARD_CONFIG_FILE", raising=False)
-    runner = CliRunner()
-
-    def invoke(*args: str, stdin: str | None = None) -> Result:
-        return runner.invoke(cli, list(args), input=stdin, catch_exceptions=False)
-
-    assert invoke("init").exit_code == 0
-    return invoke
+def run(run: RunCli) -> RunCli:
+    """The CLI on a database `crewboard init` has set up."""
+    assert run("init").exit_code == 0
+    return run
 
 
 def test_repo_add_and_list_for_people_and_scripts(run) -> None:  # type: ignore[no-untyped-def]

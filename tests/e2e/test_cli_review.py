@@ -4,39 +4,27 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 from sqlalchemy.engine import URL
 
-from crewboard.cli.main import cli
 from crewboard.services import drafts, tasks, tokens, users
 from crewboard.services.users import person_actor
 from crewboard.storage.database import Database
-
-Run = Callable[..., Result]
-
-
-@pytest.fixture
-def run(empty_database_url: URL, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Run:
-    monkeypatch.setenv("CREWBOARD_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv(
-        "CREWBOARD_DATABASE_URL", empty_database_url.render_as_string(hide_password=False)
-    )
-    monkeypatch.delenv("CREWBOARD_CONFIG_FILE", raising=False)
-    runner = CliRunner()
-
-    def invoke(*args: str) -> Result:
-        return runner.invoke(cli, list(args), catch_exceptions=False)
-
-    assert invoke("init").exit_code == 0
-    return invoke
+from tests.support.cli import RunCli
 
 
 @pytest.fixture
-def hand_ins(empty_database_url: URL, run: Run) -> Callable[[int], list[str]]:
+def run(run: RunCli) -> RunCli:
+    """The CLI on a database `crewboard init` has set up."""
+    assert run("init").exit_code == 0
+    return run
+
+
+@pytest.fixture
+def hand_ins(empty_database_url: URL, run: RunCli) -> Callable[[int], list[str]]:
     """Hand in `n` drafts on DEMO-1 through a personal token of the owner."""
 
     def make(n: int) -> list[str]:
@@ -70,7 +58,7 @@ def as_json(result: Result) -> Any:
 
 
 def test_a_person_approves_rejects_and_asks_for_revisions_at_the_cli(
-    run: Run, hand_ins: Callable[[int], list[str]]
+    run: RunCli, hand_ins: Callable[[int], list[str]]
 ) -> None:
     first, second, third = hand_ins(3)
     revised = as_json(run("review", "revise", first, "--comment", "More detail.", "--json"))
@@ -92,7 +80,7 @@ def test_a_person_approves_rejects_and_asks_for_revisions_at_the_cli(
 
 
 def test_decision_errors_exit_1_with_the_code(
-    run: Run, hand_ins: Callable[[int], list[str]]
+    run: RunCli, hand_ins: Callable[[int], list[str]]
 ) -> None:
     [draft] = hand_ins(1)
     assert run("review", "reject", draft).exit_code == 0
@@ -108,7 +96,7 @@ def test_decision_errors_exit_1_with_the_code(
 
 
 def test_rules_are_added_listed_used_undone_and_removed(
-    run: Run, hand_ins: Callable[[int], list[str]]
+    run: RunCli, hand_ins: Callable[[int], list[str]]
 ) -> None:
     rule = as_json(run("rule", "add", "DEMO", "--match", "all", "--document", "notes", "--json"))
     assert (rule["match"], rule["document"]) == ("all", "notes")

@@ -2,39 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp_types import TextContent
 
-from crewboard.config import Settings
 from crewboard.domain.models import User
 from crewboard.services import proposals, tasks, team, tokens
 from crewboard.services.users import person_actor
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, make_project, make_user
-from tests.support.mcp_client import MODES, body_of, mcp_client
-from tests.support.server import free_port, running_server
+from tests.support.mcp_client import body_of, mcp_client
 
 pytestmark = pytest.mark.anyio
 
 REVIEW_TOOLS = ["propose_task", "propose_task_update", "propose_task_delete"]
 TEAM_TOOLS = ["propose_role", "propose_composition"]
 SCOPES = ["read", "tasks.manage", "team.manage"]
-
-
-@pytest.fixture
-def url(db: Database, tmp_path: Path) -> Iterator[str]:
-    settings = Settings(data_dir=tmp_path, port=free_port())
-    with running_server(settings, db) as base:
-        yield base
-
-
-@pytest.fixture(params=MODES)
-def mode(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
 
 
 @pytest.fixture

@@ -2,34 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 
-from crewboard.config import Settings
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.models import Actor
 from crewboard.services import tasks, team, tokens
 from crewboard.services.users import person_actor
 from crewboard.storage.database import Database
 from tests.support.factories import make_project, make_user
-from tests.support.mcp_client import MODES, body_of, mcp_client
-from tests.support.server import free_port, running_server
+from tests.support.mcp_client import body_of, mcp_client
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def url(db: Database, tmp_path: Path) -> Iterator[str]:
-    with running_server(Settings(data_dir=tmp_path, port=free_port()), db) as base:
-        yield base
-
-
-@pytest.fixture(params=MODES)
-def mode(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
 
 
 @pytest.fixture

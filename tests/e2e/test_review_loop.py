@@ -10,7 +10,8 @@ cards are accepted and dismissed. Both databases, both protocol eras' clients.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,30 +22,18 @@ from mcp_types import TextContent
 from sqlalchemy.engine import URL
 
 from crewboard.cli.main import cli
-from crewboard.config import Settings
+from crewboard.domain.clock import ManualClock
 from crewboard.domain.models import User
 from crewboard.services import memory, projects, tasks, team, tokens
 from crewboard.services.users import person_actor
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 from tests.support.factories import make_project, make_user
-from tests.support.mcp_client import MODES, body_of, mcp_client
-from tests.support.server import free_port, running_server
+from tests.support.mcp_client import body_of, mcp_client
 
 pytestmark = pytest.mark.anyio
 
 Cli = Callable[..., Any]
-
-
-@pytest.fixture
-def url(db: Database, tmp_path: Path) -> Iterator[str]:
-    with running_server(Settings(data_dir=tmp_path, port=free_port()), db) as base:
-        yield base
-
-
-@pytest.fixture(params=MODES)
-def mode(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
 
 
 @pytest.fixture
@@ -161,8 +150,28 @@ async def hand_in(client: Client, read: dict[str, Any], key: str, text: str) -> 
     )
 
 
+async def ask_and_answer(agent: Client, person: Cli, task: str, hand_in_id: str) -> None:
+    """The agent asks; the person sees the question above the hand-in and answers it."""
+    asked = await call(
+        agent,
+        "ask_question",
+        {
+            "taskId": task,
+            "workspaceId": None,
+            "idempotencyKey": "q-1",
+            "question": "Should expired tokens redirect too?",
+        },
+    )
+    waiting = person("inbox", "list", "--project", "CRW")
+    assert [i["id"] for i in waiting["items"] if i["kind"] == "hand_in"] == [hand_in_id]
+    assert waiting["counts"] == {"hand_in": 1, "proposal": 0, "question": 1, "message": 0}
+    assert [i["kind"] for i in waiting["items"]] == ["question", "hand_in"]  # newest first
+    person("question", "answer", asked["question"]["id"], "--text", "Yes, the same way.")
+    assert person("inbox", "list")["counts"]["question"] == 0
+
+
 async def test_agent_and_person_complete_the_review_loop(
-    url: str, db: Database, world: dict[str, str], person: Cli, mode: str
+    url: str, world: dict[str, str], person: Cli, mode: str, clock: ManualClock
 ) -> None:
     async with mcp_client(url, world["secret"], mode) as agent:
         first_read = await read_task(agent, world["task"])
@@ -172,9 +181,9 @@ async def test_agent_and_person_complete_the_review_loop(
         first = await hand_in(agent, first_read, "hand-in-1", "Fixed the redirect loop.")
         assert first["taskMoved"] is True
         first_id = first["draft"]["id"]
+        clock.advance(timedelta(minutes=5))
 
-        waiting = person("inbox", "list", "--project", "CRW")
-        assert [i["id"] for i in waiting["items"] if i["kind"] == "hand_in"] == [first_id]
+        await ask_and_answer(agent, person, world["task"], first_id)
         revised = person("review", "revise", first_id, "--comment", "Also cover expired tokens.")
         follow_up = revised["followUpTaskId"]
 

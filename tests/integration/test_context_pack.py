@@ -12,7 +12,7 @@ from crewboard.domain.access import Role
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.models import Actor, User
 from crewboard.errors import CrewboardError, ErrorCode
-from crewboard.services import state, task_queries, tasks
+from crewboard.services import drafts, state, task_queries, tasks
 from crewboard.services.context import (
     NO_MEMORY_REASON,
     PACK_BUDGET,
@@ -400,3 +400,21 @@ def test_agent_brief_names_the_records_the_task_names_and_writes_no_receipt(
     assert "Run make deploy." in text
     assert "Not named" not in text
     assert count_rows(db, "context_receipts") == 0
+
+
+def test_old_receipts_no_hand_in_names_are_let_go_and_named_ones_kept(
+    db: Database, owner: User, agent: Actor, clock: ManualClock
+) -> None:
+    add_records(db, owner, {"title": "Retention"})
+    task = add_task(db, owner, "Keep the receipts table small")
+    kept = read(db, agent, task["id"])["contextReceiptId"]
+    dropped = read(db, agent, task["id"])["contextReceiptId"]
+    drafts.create_draft(
+        db, agent, task=task["id"], context_receipt_id=kept, title="Done", content="Done."
+    )
+    clock.advance(timedelta(days=31))
+    fresh = read(db, agent, task["id"])["contextReceiptId"]
+    with db.engine.connect() as conn:
+        left = set(conn.exec_driver_sql("SELECT id FROM context_receipts").scalars())
+    assert left == {kept, fresh}
+    assert dropped not in left

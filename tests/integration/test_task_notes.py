@@ -352,11 +352,13 @@ def test_only_a_person_answers_and_an_answer_is_not_overwritten(
         "I will answer myself",
     )
     personal = token_actor(db, owner, ["read", "tasks.manage"])
-    questions.answer_question(db, personal, asked["id"], "Yes")
-    again = questions.answer_question(db, personal, asked["id"], "Yes")
+    refused(ErrorCode.PERMISSION_DENIED, questions.answer_question, db, personal, asked["id"], "Y")
+    person = person_actor(owner)
+    questions.answer_question(db, person, asked["id"], "Yes")
+    again = questions.answer_question(db, person, asked["id"], "Yes")
     assert again["changed"] is False
     clash = refused(
-        ErrorCode.ALREADY_EXISTS, questions.answer_question, db, personal, asked["id"], "No"
+        ErrorCode.ALREADY_EXISTS, questions.answer_question, db, person, asked["id"], "No"
     )
     assert clash.details["question"]["answer"] == "Yes"
     assert len(events_of(db, "task.question_answered")) == 1

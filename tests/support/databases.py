@@ -8,7 +8,9 @@ rows and never pay for migrations one by one.
 from __future__ import annotations
 
 import os
+import queue
 import shutil
+import threading
 import uuid
 from pathlib import Path
 
@@ -50,13 +52,23 @@ def postgres_unavailable_reason() -> str | None:
 
 
 class PostgresDatabases:
-    """Creates throw-away databases on the server named by CREWBOARD_TEST_DATABASE_URL."""
+    """Creates throw-away databases on the server named by CREWBOARD_TEST_DATABASE_URL.
+
+    Copying the migrated template takes a good part of a second on a small machine, so a
+    worker thread keeps a few copies ready (and drops used ones) while tests run.
+    """
+
+    READY = 3  # copies of the template kept waiting
 
     def __init__(self, url: URL) -> None:
         self.url = url
         self.prefix = f"crewboard_test_{uuid.uuid4().hex[:8]}"
         self.template = f"{self.prefix}_template"
         self._created: list[str] = []
+        self._ready: queue.Queue[str | BaseException] = queue.Queue(maxsize=self.READY)
+        self._to_drop: queue.Queue[str] = queue.Queue()
+        self._stop = threading.Event()
+        self._worker: threading.Thread | None = None
 
     def _admin(self, sql: str) -> None:
         with psycopg.connect(_libpq(self.url), autocommit=True) as conn:
@@ -75,17 +87,47 @@ class PostgresDatabases:
             migrate.upgrade(db)
         finally:
             db.dispose()
+        self._worker = threading.Thread(target=self._work, name="pg-test-databases", daemon=True)
+        self._worker.start()
+
+    def _work(self) -> None:
+        with psycopg.connect(_libpq(self.url), autocommit=True) as conn:
+            while not self._stop.is_set():
+                while not self._to_drop.empty():
+                    name = self._to_drop.get()
+                    conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
+                    self._created.remove(name)
+                name = f"{self.prefix}_{uuid.uuid4().hex[:10]}"
+                try:
+                    conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{self.template}"')  # type: ignore[arg-type]
+                except psycopg.Error as error:
+                    self._ready.put(error)
+                    return
+                self._created.append(name)
+                while not self._stop.is_set():
+                    try:
+                        self._ready.put(name, timeout=0.2)
+                        break
+                    except queue.Full:
+                        continue
 
     def new_migrated(self) -> URL:
-        name = f"{self.prefix}_{uuid.uuid4().hex[:10]}"
-        self._admin(f'CREATE DATABASE "{name}" TEMPLATE "{self.template}"')
-        self._created.append(name)
-        return self.url.set(database=name)
+        ready = self._ready.get(timeout=60)
+        if isinstance(ready, BaseException):
+            raise ready
+        return self.url.set(database=ready)
 
     def drop(self, url: URL) -> None:
-        self._admin(f'DROP DATABASE IF EXISTS "{url.database}" WITH (FORCE)')
+        assert url.database is not None
+        if self._worker is not None and url.database in self._created:
+            self._to_drop.put(url.database)
+        else:
+            self._admin(f'DROP DATABASE IF EXISTS "{url.database}" WITH (FORCE)')
 
     def drop_all(self) -> None:
+        self._stop.set()
+        if self._worker is not None:
+            self._worker.join(timeout=30)
         for name in [*self._created, self.template]:
             self._admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 

@@ -9,6 +9,7 @@ import click
 from crewboard.cli.admin import acting_person, as_option, json_option
 from crewboard.cli.common import State, emit, open_database, pass_state, run_guarded
 from crewboard.services import inbox as inbox_service
+from crewboard.services import questions
 
 
 @click.group("inbox")
@@ -46,5 +47,56 @@ def _text(found: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+@click.group("question")
+def question_group() -> None:
+    """Questions agents asked about tasks; a person answers them."""
+
+
+@question_group.command("list")
+@click.argument("project")
+@as_option
+@json_option
+@pass_state
+def question_list(state_: State, project: str, as_email: str | None, as_json: bool) -> None:
+    """A project's open questions, the longest waiting first."""
+    with open_database(state_.settings()) as db:
+
+        def act() -> None:
+            found = questions.list_open_questions(db, acting_person(db, as_email), project)
+            emit(
+                as_json,
+                found,
+                lambda: (
+                    "\n".join(
+                        f"{q['id']}  {q['task']['key']}  {q['question'][:80]}"
+                        for q in found["questions"]
+                    )
+                    or "no open questions"
+                ),
+            )
+
+        run_guarded(act, as_json)
+
+
+@question_group.command("answer")
+@click.argument("question_id")
+@click.option("--text", "answer", required=True, help="The answer (markdown).")
+@as_option
+@json_option
+@pass_state
+def question_answer(
+    state_: State, question_id: str, answer: str, as_email: str | None, as_json: bool
+) -> None:
+    """Answer a question; the answer shows on its task."""
+    with open_database(state_.settings()) as db:
+
+        def act() -> None:
+            done = questions.answer_question(db, acting_person(db, as_email), question_id, answer)
+            emit(as_json, done, lambda: f"answered {done['question']['id']}")
+
+        run_guarded(act, as_json)
+
+
 def register(cli: click.Group) -> None:
     cli.add_command(inbox_group)
+    cli.add_command(question_group)

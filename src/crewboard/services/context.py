@@ -19,6 +19,7 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from crewboard.domain.access import Role, Scope, missing_permission
@@ -38,6 +39,7 @@ from crewboard.storage.uow import UnitOfWork
 
 PACK_BUDGET = 32 * 1024  # bytes of the pack's compact JSON (UTF-8)
 MATCH_LIMIT = 8  # records matched through the text index, handed out in full
+RECEIPT_RETENTION = timedelta(days=30)  # receipts no draft names are kept this long
 MATCH_WORDS = 8  # significant words of the task a match is searched with
 INDEX_CHUNK = 100  # index rows read at a time, until the budget is full
 LINE_CHARS = 160
@@ -385,6 +387,9 @@ def _write_receipt(uow: UnitOfWork, actor: Actor, project_id: str, builder: _Pac
             created_at=uow.now,
         )
     )
+    # Every full read by an agent writes a receipt: old ones no hand-in names are let go here,
+    # a batch at a time, so the table stays bounded without a separate job.
+    context_of(uow).prune_receipts(project_id, uow.now - RECEIPT_RETENTION)
     return receipt_id
 
 

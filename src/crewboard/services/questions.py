@@ -14,6 +14,7 @@ from crewboard.errors import AlreadyExists, NotFound
 from crewboard.services.access import (
     access_project,
     require_person,
+    require_signed_in_person,
 )
 from crewboard.services.idempotency import Ack, KeyedResult
 from crewboard.services.task_notes import (
@@ -112,16 +113,18 @@ def _question_not_found(question_id: str) -> NotFound:
 
 
 def answer_question(db: Database, actor: Actor, question_id: str, answer: str) -> dict[str, Any]:
-    """Answer a question as a person; the answer shows on the task.
+    """Answer a question as a person (web app or operator CLI); the answer shows on the task.
 
-    Sending the same answer again is a no-op (`changed: false`).
+    Sending the same answer again is a no-op (`changed: false`). Answering is a person's
+    decision like a review, so no token answers, whatever its kind.
 
     Raises:
-        HumanIdentityRequired: an agent token.
+        HumanIdentityRequired: an agent token. PermissionDenied: a personal token.
         AlreadyExists: someone else (or another text) answered first; details carry the answer.
         NotFound, PermissionDenied, ValidationFailed, LimitExceeded.
     """
     require_person(actor, "Answering a question")
+    require_signed_in_person(actor, "Answering a question")
     text = check_note("answer", answer)
 
     def work(uow: UnitOfWork) -> dict[str, Any]:

@@ -16,21 +16,31 @@ from crewboard.storage import tables as t
 LINE_SOURCE_CHARS = 400
 
 _RECORD_COLUMNS = "id, title, summary, content, collection, document, status, version"
+# Ranking is the costly part of a match: only the newest MATCH_CANDIDATES records that share a
+# word with the task are ranked, so a pack costs the same in a project of 100 records or
+# 100,000 (in a large project the best match among the newest few hundred wins).
+MATCH_CANDIDATES = 400
 # Both statements use exactly the expression of the text index made by migration 0005, so the
-# planner can use it (FTS5 table on SQLite, GIN index on PostgreSQL).
+# planner can use it (FTS5 table on SQLite, GIN index on PostgreSQL). On SQLite the FTS5 table
+# is walked newest rowid first and stops after the candidates; bm25 weighs the title most and
+# the project id column (there only to scope the match) not at all.
 _SQLITE_MATCH = text(
-    f"SELECT r.{_RECORD_COLUMNS.replace(', ', ', r.')} FROM memory_fts "
-    "JOIN memory_records AS r ON r.rowid = memory_fts.rowid "
-    "WHERE memory_fts MATCH :query AND r.project_id = :project_id "
-    "ORDER BY bm25(memory_fts) LIMIT :limit"
+    f"SELECT r.{_RECORD_COLUMNS.replace(', ', ', r.')} FROM ("
+    "  SELECT rowid, bm25(memory_fts, 0.0, 4.0, 2.0, 1.0) AS score FROM memory_fts"
+    "  WHERE memory_fts MATCH :query ORDER BY rowid DESC LIMIT :candidates"
+    ") AS hit JOIN memory_records AS r ON r.rowid = hit.rowid "
+    "WHERE r.project_id = :project_id ORDER BY hit.score LIMIT :limit"
 )
 _POSTGRES_MATCH = text(
-    f"SELECT {_RECORD_COLUMNS} FROM memory_records "
-    "WHERE project_id = :project_id AND "
-    "to_tsvector('simple', title || ' ' || summary || ' ' || content) "
-    "@@ to_tsquery('simple', :query) "
-    "ORDER BY ts_rank(to_tsvector('simple', title || ' ' || summary || ' ' || content), "
-    "to_tsquery('simple', :query)) DESC, updated_at DESC LIMIT :limit"
+    f"SELECT {_RECORD_COLUMNS} FROM ("
+    f"  SELECT {_RECORD_COLUMNS}, updated_at,"
+    "   to_tsvector('simple', title || ' ' || summary || ' ' || content) AS doc"
+    "  FROM memory_records WHERE project_id = :project_id AND"
+    "   to_tsvector('simple', title || ' ' || summary || ' ' || content)"
+    "   @@ to_tsquery('simple', :query)"
+    "  ORDER BY updated_at DESC LIMIT :candidates"
+    ") AS hit ORDER BY ts_rank(doc, to_tsquery('simple', :query)) DESC, updated_at DESC "
+    "LIMIT :limit"
 )
 
 
@@ -103,10 +113,18 @@ class ContextRepository:
             query = " | ".join(f"'{word}'" for word in words)
             statement = _POSTGRES_MATCH
         else:
-            query = " OR ".join(f'"{word}"' for word in words)
+            # The project's id as a phrase in its own column, then any of the words.
+            any_word = " OR ".join(f'"{word}"' for word in words)
+            query = f'project_id : "{project_id}" AND ({any_word})'
             statement = _SQLITE_MATCH
         rows = self.conn.execute(
-            statement, {"project_id": project_id, "query": query, "limit": limit}
+            statement,
+            {
+                "project_id": project_id,
+                "query": query,
+                "limit": limit,
+                "candidates": MATCH_CANDIDATES,
+            },
         )
         return [_record(row) for row in rows]
 
@@ -231,10 +249,20 @@ class ContextRepository:
             for row in rows
         }
 
-    def prune_receipts(self, before: datetime) -> int:
-        """Delete receipts made before `before`; the number deleted."""
+    def prune_receipts(self, project_id: str, before: datetime, *, limit: int = 100) -> int:
+        """Delete up to `limit` of a project's receipts made before `before` that no draft
+        names (a hand-in keeps its receipt for as long as it exists); the number deleted."""
         c = t.context_receipts
-        return int(self.conn.execute(c.delete().where(c.c.created_at < before)).rowcount or 0)
+        named = select(t.drafts.c.id).where(t.drafts.c.context_receipt_id == c.c.id).exists()
+        stale = (
+            select(c.c.id)
+            .where(c.c.project_id == project_id, c.c.created_at < before, ~named)
+            .limit(limit)
+        )
+        ids = list(self.conn.execute(stale).scalars())
+        if not ids:
+            return 0
+        return int(self.conn.execute(c.delete().where(c.c.id.in_(ids))).rowcount or 0)
 
 
 def _record_columns() -> list[Any]:

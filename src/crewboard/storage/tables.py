@@ -469,6 +469,7 @@ drafts = Table(
     Index("ix_drafts_project_id_status_created_at", "project_id", "status", "created_at"),
     Index("ix_drafts_root_task_id", "root_task_id"),
     Index("ix_drafts_task_id", "task_id"),
+    Index("ix_drafts_context_receipt_id", "context_receipt_id"),
 )
 
 # Accepted knowledge: the current text of each record, and every version of it.

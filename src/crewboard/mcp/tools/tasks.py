@@ -292,8 +292,13 @@ TOOLS = (
         description=(
             "Read one task by taskId (or its key, e.g. CRW-12) or by number with projectId: the "
             "task, its lifecycle summary, checklist, relationships, subtasks, readiness to finish "
-            "and its context pack. includeContextPack false rereads the task alone; format "
-            "agent_brief returns plain text for a subagent."
+            "and its context pack: brief, parent, blockers, the accepted memory records it names "
+            "or matches in full, an index of the others (read them with get_project_memory ids), "
+            "the state page. The pack is read now, not a snapshot. A token that can hand in also "
+            "gets contextReceiptId (pass it to submit_result: a later change to these inputs is "
+            "flagged to the reviewer) or contextReceiptUnavailable with the reason. "
+            "includeContextPack false rereads the task alone and hands out no context; format "
+            "agent_brief returns plain text (at most 3000 characters) for a subagent."
         ),
         args=GetTask,
         toolset=Toolset.BOARD,

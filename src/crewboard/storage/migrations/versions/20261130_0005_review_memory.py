@@ -236,6 +236,7 @@ def upgrade() -> None:
     )
     op.create_index("ix_drafts_root_task_id", "drafts", ["root_task_id"], unique=False)
     op.create_index("ix_drafts_task_id", "drafts", ["task_id"], unique=False)
+    op.create_index("ix_drafts_context_receipt_id", "drafts", ["context_receipt_id"], unique=False)
     op.create_table(
         "inbox_messages",
         sa.Column("id", sa.String(length=32), nullable=False),
@@ -315,6 +316,7 @@ def downgrade() -> None:
     )
     op.drop_index("ix_inbox_messages_project_id_created_at", table_name="inbox_messages")
     op.drop_table("inbox_messages")
+    op.drop_index("ix_drafts_context_receipt_id", table_name="drafts")
     op.drop_index("ix_drafts_task_id", table_name="drafts")
     op.drop_index("ix_drafts_root_task_id", table_name="drafts")
     op.drop_index("ix_drafts_project_id_status_created_at", table_name="drafts")
@@ -337,23 +339,25 @@ def downgrade() -> None:
 # with a task. SQLite: an FTS5 table over `memory_records` kept in step by triggers (ranked by
 # bm25). PostgreSQL: a GIN index on the 'simple' tsvector of the same text (ranked by ts_rank).
 _SQLITE_SEARCH = [
+    # project_id is indexed too: a match names its project, so FTS5 ranks only that
+    # project's records instead of every project's before a join throws most away.
     """CREATE VIRTUAL TABLE memory_fts USING fts5(
-        title, summary, content, content='memory_records', content_rowid='rowid',
+        project_id, title, summary, content, content='memory_records', content_rowid='rowid',
         tokenize='unicode61 remove_diacritics 2')""",
     """CREATE TRIGGER memory_fts_insert AFTER INSERT ON memory_records BEGIN
-        INSERT INTO memory_fts(rowid, title, summary, content)
-        VALUES (new.rowid, new.title, new.summary, new.content);
+        INSERT INTO memory_fts(rowid, project_id, title, summary, content)
+        VALUES (new.rowid, new.project_id, new.title, new.summary, new.content);
     END""",
     """CREATE TRIGGER memory_fts_delete AFTER DELETE ON memory_records BEGIN
-        INSERT INTO memory_fts(memory_fts, rowid, title, summary, content)
-        VALUES ('delete', old.rowid, old.title, old.summary, old.content);
+        INSERT INTO memory_fts(memory_fts, rowid, project_id, title, summary, content)
+        VALUES ('delete', old.rowid, old.project_id, old.title, old.summary, old.content);
     END""",
     """CREATE TRIGGER memory_fts_update AFTER UPDATE OF title, summary, content ON memory_records
     BEGIN
-        INSERT INTO memory_fts(memory_fts, rowid, title, summary, content)
-        VALUES ('delete', old.rowid, old.title, old.summary, old.content);
-        INSERT INTO memory_fts(rowid, title, summary, content)
-        VALUES (new.rowid, new.title, new.summary, new.content);
+        INSERT INTO memory_fts(memory_fts, rowid, project_id, title, summary, content)
+        VALUES ('delete', old.rowid, old.project_id, old.title, old.summary, old.content);
+        INSERT INTO memory_fts(rowid, project_id, title, summary, content)
+        VALUES (new.rowid, new.project_id, new.title, new.summary, new.content);
     END""",
 ]
 _POSTGRES_SEARCH = [
