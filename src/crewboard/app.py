@@ -20,6 +20,8 @@ from crewboard.mcp.catalogue import Catalogue
 from crewboard.mcp.mount import McpDoor
 from crewboard.security import HostOriginGuard
 from crewboard.storage.database import Database
+from crewboard.web.routes import web_routes
+from crewboard.web.security import SecurityHeaders
 
 
 async def healthz(request: Request) -> JSONResponse:
@@ -66,8 +68,12 @@ def create_app(
             Route("/api/v1/openapi.json", openapi, methods=["GET"]),
             *door.routes(),
             *api_routes(),
+            *web_routes(),
         ],
-        middleware=[Middleware(HostOriginGuard, settings=settings)],
+        middleware=[
+            Middleware(SecurityHeaders),
+            Middleware(HostOriginGuard, settings=settings),
+        ],
         lifespan=lifespan,
     )
     app.state.settings = settings

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -474,6 +475,24 @@ class EventRepository:
         )
         if project_id is not None:
             query = query.where(t.events.c.project_id == project_id)
+        return [row._asdict() for row in self.conn.execute(query)]
+
+    def latest_id(self, project_ids: Sequence[str]) -> int:
+        """The newest event id of these projects (0 when they have none)."""
+        query = select(func.max(t.events.c.id)).where(t.events.c.project_id.in_(project_ids))
+        return int(self.conn.execute(query).scalar() or 0)
+
+    def list_after_many(
+        self, project_ids: Sequence[str], *, after_id: int, limit: int = 100
+    ) -> list[dict[str, Any]]:
+        """Events of these projects after `after_id`, oldest first."""
+        e = t.events
+        query = (
+            select(e.c.id, e.c.project_id, e.c.type, e.c.task_id, e.c.created_at)
+            .where(e.c.project_id.in_(project_ids), e.c.id > after_id)
+            .order_by(e.c.id)
+            .limit(limit)
+        )
         return [row._asdict() for row in self.conn.execute(query)]
 
     def count(self, *, project_id: str | None = None, type_: str | None = None) -> int:

@@ -605,3 +605,19 @@ inbox_messages = Table(
     ),
     Index("ix_inbox_messages_project_id_created_at", "project_id", "created_at"),
 )
+
+# --- The web app -------------------------------------------------------------------------------
+
+# A person's signed-in browser: the cookie holds a secret, this row its SHA-256. Renewed at
+# every login (a new row), deleted at logout; the CSRF token belongs to the session.
+web_sessions = Table(
+    "web_sessions",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("user_id", String(ID), ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
+    Column("csrf_token", String(64), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("last_seen_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=False),
+    Index("ix_web_sessions_user_id", "user_id"),
+)

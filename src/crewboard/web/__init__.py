@@ -1,0 +1,1 @@
+"""The web app for people: server-rendered pages, plain forms, a little hand-written JavaScript."""

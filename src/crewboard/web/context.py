@@ -1,0 +1,298 @@
+"""How a page handler is written: `@page` for GET, `@action` for POST, one `Page` per request.
+
+A handler is a plain (synchronous) function of a `Page`; it calls one service and returns
+`page.render(...)` or `page.redirect(...)`. The decorators do the rest: the signed-in person
+(else a redirect to /login), the current project (from /p/{KEY}/… or the one last opened), the
+form of a POST after its CSRF checks, a service error turned into a flash message, and running
+the handler in a worker thread so the event loop never waits on the database.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from anyio import to_thread
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from crewboard.config import Settings
+from crewboard.domain.models import Actor
+from crewboard.errors import CrewboardError
+from crewboard.services import projects as project_service
+from crewboard.services.web_sessions import SignedIn, session_of
+from crewboard.storage.database import Database
+from crewboard.web.render import render
+from crewboard.web.security import cross_site, same_token
+
+SESSION_COOKIE = "crewboard_session"
+PROJECT_COOKIE = "crewboard_project"
+FLASH_COOKIE = "crewboard_flash"
+
+Handler = Callable[["Page"], Response]
+Endpoint = Callable[[Request], Awaitable[Response]]
+
+
+@dataclass
+class Page:
+    """One request to the web app, as its handler sees it."""
+
+    request: Request
+    db: Database
+    settings: Settings
+    signed_in: SignedIn
+    projects: list[dict[str, Any]]
+    project: dict[str, Any] | None
+    form: FormData | None = None
+    flash: dict[str, str] | None = None
+    cookies: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def actor(self) -> Actor:
+        return self.signed_in.actor
+
+    @property
+    def project_key(self) -> str:
+        """The current project's key (handlers under /p/{KEY}/ always have one)."""
+        assert self.project is not None  # noqa: S101 - project_route guarantees it
+        return str(self.project["key"])
+
+    def field(self, name: str, default: str = "") -> str:
+        """A form field as text ('' when absent)."""
+        value = self.form.get(name) if self.form is not None else None
+        return value if isinstance(value, str) else default
+
+    def fields(self, name: str) -> list[str]:
+        """Every value of a repeated form field (checkboxes, multi-selects)."""
+        if self.form is None:
+            return []
+        return [v for v in self.form.getlist(name) if isinstance(v, str)]
+
+    def param(self, name: str, default: str = "") -> str:
+        return self.request.query_params.get(name, default)
+
+    def path(self, rest: str) -> str:
+        """A path under the current project: page.path('board') → /p/CRW/board."""
+        return f"/p/{quote(self.project_key)}/{rest.lstrip('/')}"
+
+    def render(self, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+        response = HTMLResponse(
+            render(
+                template,
+                {
+                    "page": self,
+                    "user": self.signed_in.user,
+                    "csrf_token": self.signed_in.csrf_token,
+                    "projects": self.projects,
+                    "project": self.project,
+                    "flash": self.flash,
+                    "request": self.request,
+                    **context,
+                },
+            ),
+            status_code=status_code,
+            headers={"cache-control": "no-store"},
+        )
+        self._set_cookies(response)
+        return response
+
+    def redirect(self, url: str, notice: str | None = None, error: str | None = None) -> Response:
+        response = RedirectResponse(local(url), status_code=303)
+        if notice or error:
+            set_flash(
+                response, self.settings, "error" if error else "notice", error or notice or ""
+            )
+        self._set_cookies(response)
+        return response
+
+    def _set_cookies(self, response: Response) -> None:
+        for name, value in self.cookies.items():
+            response.set_cookie(
+                name, value, httponly=True, samesite="lax", secure=secure(self.settings)
+            )
+        if self.flash is not None:
+            response.delete_cookie(FLASH_COOKIE)
+
+
+def local(url: str) -> str:
+    """Only paths on this server: anything else (//evil, https://…) becomes /."""
+    parts = urlsplit(url)
+    if parts.scheme or parts.netloc or not url.startswith("/") or url.startswith("//"):
+        return "/"
+    return url
+
+
+def secure(settings: Settings) -> bool:
+    """Secure cookies when people reach the server over https."""
+    return bool(settings.base_url and settings.base_url.startswith("https://"))
+
+
+def set_flash(response: Response, settings: Settings, kind: str, text: str) -> None:
+    response.set_cookie(
+        FLASH_COOKIE,
+        quote(f"{kind}:{text[:300]}"),
+        httponly=True,
+        samesite="lax",
+        secure=secure(settings),
+        max_age=60,
+    )
+
+
+def read_flash(request: Request) -> dict[str, str] | None:
+    from urllib.parse import unquote  # noqa: PLC0415 - only here
+
+    raw = request.cookies.get(FLASH_COOKIE)
+    if not raw:
+        return None
+    kind, _, text = unquote(raw).partition(":")
+    return {"kind": kind if kind in ("notice", "error") else "notice", "text": text}
+
+
+def _signed_in(request: Request) -> SignedIn | None:
+    db: Database = request.app.state.db
+    return session_of(db, request.cookies.get(SESSION_COOKIE))
+
+
+def _projects(db: Database, actor: Actor) -> list[dict[str, Any]]:
+    rows, _ = project_service.list_projects(db, actor, include_archived=False, limit=200, offset=0)
+    return rows
+
+
+def _current(
+    request: Request, projects: list[dict[str, Any]]
+) -> tuple[dict[str, Any] | None, dict[str, str]]:
+    named = request.path_params.get("key")
+    wanted = named or request.cookies.get(PROJECT_COOKIE)
+    chosen = next((p for p in projects if wanted and p["key"] == str(wanted).upper()), None)
+    if named is not None and chosen is None:
+        return None, {}
+    chosen = chosen or (projects[0] if projects else None)
+    remember = {PROJECT_COOKIE: chosen["key"]} if named is not None and chosen else {}
+    return chosen, remember
+
+
+async def _build(request: Request, signed_in: SignedIn, form: FormData | None) -> Page:
+    db: Database = request.app.state.db
+    projects = await to_thread.run_sync(_projects, db, signed_in.actor)
+    project, remember = _current(request, projects)
+    return Page(
+        request=request,
+        db=db,
+        settings=request.app.state.settings,
+        signed_in=signed_in,
+        projects=projects,
+        project=project,
+        form=form,
+        flash=read_flash(request),
+        cookies=remember,
+    )
+
+
+def _to_login(request: Request) -> Response:
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return RedirectResponse(f"/login?next={quote(target)}", status_code=303)
+
+
+def _no_project(page: Page) -> Response:
+    key = page.request.path_params.get("key")
+    return page.render(
+        "message.html",
+        status_code=404 if key else 200,
+        title="No project" if key else "No projects yet",
+        text=f"No project {key!r} is open to you."
+        if key
+        else "You are not on any project yet. "
+        "Ask an admin to add you, or create one with `crewboard project create`.",
+    )
+
+
+def page(handler: Handler, *, needs_project: bool = False) -> Endpoint:
+    """A GET page for a signed-in person."""
+
+    @functools.wraps(handler)
+    async def endpoint(request: Request) -> Response:
+        signed_in = await to_thread.run_sync(_signed_in, request)
+        if signed_in is None:
+            return _to_login(request)
+        built = await _build(request, signed_in, None)
+        if needs_project and built.project is None:
+            return _no_project(built)
+        return await to_thread.run_sync(_guarded, handler, built)
+
+    return endpoint
+
+
+def action(handler: Handler, *, needs_project: bool = False) -> Endpoint:
+    """A POST form handler: same-site, carrying the session's CSRF token, never a GET."""
+
+    @functools.wraps(handler)
+    async def endpoint(request: Request) -> Response:
+        signed_in = await to_thread.run_sync(_signed_in, request)
+        if signed_in is None:
+            return _to_login(request)
+        form = await request.form()
+        token = form.get("csrf")
+        if cross_site(request) or not same_token(
+            signed_in.csrf_token, token if isinstance(token, str) else None
+        ):
+            return HTMLResponse(
+                "This form was not sent from a Crewboard page (cross-site or expired). "
+                "Go back, reload the page and send it again.",
+                status_code=403,
+            )
+        built = await _build(request, signed_in, form)
+        if needs_project and built.project is None:
+            return _no_project(built)
+        return await to_thread.run_sync(_guarded, handler, built)
+
+    return endpoint
+
+
+def _guarded(handler: Handler, built: Page) -> Response:
+    """Run the handler; a refusal from a service becomes a flash on the page sent from."""
+    try:
+        return handler(built)
+    except CrewboardError as error:
+        if built.request.method == "GET":
+            return built.render(
+                "message.html",
+                status_code=error.http_status,
+                title="Not possible",
+                text=error.message,
+            )
+        back = built.field("next") or built.request.headers.get("referer", "/")
+        back_path = urlsplit(back).path + (
+            f"?{urlsplit(back).query}" if urlsplit(back).query else ""
+        )
+        return built.redirect(back_path or "/", error=error.message)
+
+
+def project_routes(
+    path: str, get: Handler | None = None, post: Handler | None = None
+) -> list[Route]:
+    """`/p/{key}/{path}` for the handlers, and `/{path}` redirecting to the current project's."""
+    routes = []
+    if get is not None:
+        routes.append(Route(f"/p/{{key}}/{path}", page(get, needs_project=True), methods=["GET"]))
+    if post is not None:
+        routes.append(
+            Route(f"/p/{{key}}/{path}", action(post, needs_project=True), methods=["POST"])
+        )
+    if get is not None and "{" not in path:
+        routes.append(
+            Route(f"/{path}", page(_to_current(path), needs_project=True), methods=["GET"])
+        )
+    return routes
+
+
+def _to_current(path: str) -> Handler:
+    def go(page_: Page) -> Response:
+        query = page_.request.url.query
+        return page_.redirect(page_.path(path) + (f"?{query}" if query else ""))
+
+    return go

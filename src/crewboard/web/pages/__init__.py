@@ -1,0 +1,1 @@
+"""One module per area of the web app; each exposes ROUTES."""

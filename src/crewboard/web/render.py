@@ -1,0 +1,71 @@
+"""Templates and the safe rendering of people's and agents' markdown."""
+
+from __future__ import annotations
+
+import functools
+from datetime import datetime
+from typing import Any
+
+import nh3
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markdown_it import MarkdownIt
+from markupsafe import Markup
+
+# What rendered markdown may keep: formatting, links and images; never script, style, frames,
+# event handlers or form controls (nh3 drops every attribute not listed here).
+_TAGS = {
+    "a", "abbr", "b", "blockquote", "br", "code", "del", "em", "h1", "h2", "h3", "h4", "h5",
+    "h6", "hr", "i", "img", "li", "ol", "p", "pre", "s", "strong", "sub", "sup", "table",
+    "tbody", "td", "th", "thead", "tr", "ul",
+}  # fmt: skip
+_ATTRIBUTES = {
+    "a": {"href", "title"},
+    "img": {"src", "alt", "title"},
+    "th": {"align"},
+    "td": {"align"},
+}
+_SCHEMES = {"http", "https", "mailto"}
+
+
+@functools.cache
+def _markdown() -> MarkdownIt:
+    # commonmark with raw HTML off: "<script>" in the source stays text.
+    return MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+
+
+def render_markdown(source: str | None) -> Markup:
+    """Markdown as HTML that is safe to put in a page (raw HTML off, then nh3's allow-list)."""
+    html = _markdown().render(source or "")
+    clean = nh3.clean(
+        html,
+        tags=_TAGS,
+        attributes=_ATTRIBUTES,
+        url_schemes=_SCHEMES,
+        link_rel="noopener noreferrer nofollow",
+    )
+    return Markup(clean)  # noqa: S704 - cleaned by nh3 just above
+
+
+def when(value: str | datetime | None) -> str:
+    """A timestamp as people read it: 2026-11-30 14:05 UTC."""
+    if value is None or value == "":
+        return ""
+    moment = datetime.fromisoformat(value) if isinstance(value, str) else value
+    return moment.strftime("%Y-%m-%d %H:%M UTC")
+
+
+@functools.cache
+def environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("crewboard.web", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["markdown"] = render_markdown
+    env.filters["when"] = when
+    return env
+
+
+def render(template: str, context: dict[str, Any]) -> str:
+    return environment().get_template(template).render(context)

@@ -1,0 +1,49 @@
+"""Every route of the web app, and its static files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from crewboard.web import events
+from crewboard.web.context import local
+from crewboard.web.pages import auth
+
+STATIC = Path(__file__).parent / "static"
+
+
+async def switch(request: Request) -> Response:
+    """The project switcher (a GET form): open the same page in the chosen project."""
+    key = request.query_params.get("key", "").upper()
+    referer = request.headers.get("referer", "")
+    page = "inbox"
+    if "/p/" in referer:
+        parts = referer.split("/p/", 1)[1].split("/", 1)
+        page = parts[1].split("?", 1)[0] if len(parts) > 1 else "inbox"
+    return RedirectResponse(local(f"/p/{key}/{page}"), status_code=303)
+
+
+def web_routes() -> list[BaseRoute]:
+    from crewboard.web.pages import (  # noqa: PLC0415 - page modules import the context helpers
+        board,
+        inbox,
+        memory,
+        project_pages,
+        settings,
+    )
+
+    return [
+        *auth.ROUTES,
+        Route("/switch", switch, methods=["GET"]),
+        Route("/events", events.events, methods=["GET"]),
+        *inbox.ROUTES,
+        *board.ROUTES,
+        *memory.ROUTES,
+        *project_pages.ROUTES,
+        *settings.ROUTES,
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]

@@ -1,0 +1,100 @@
+// Crewboard's only script: live updates, keyboard shortcuts, small conveniences.
+// Plain JavaScript, no libraries, nothing inline (the Content-Security-Policy forbids it).
+(function () {
+  "use strict";
+
+  // A select marked data-autosubmit sends its form on change (the project switcher).
+  document.querySelectorAll("select[data-autosubmit]").forEach(function (select) {
+    select.addEventListener("change", function () { select.form.submit(); });
+  });
+
+  // Buttons marked data-confirm ask first.
+  document.querySelectorAll("[data-confirm]").forEach(function (button) {
+    button.addEventListener("click", function (event) {
+      if (!window.confirm(button.getAttribute("data-confirm"))) { event.preventDefault(); }
+    });
+  });
+
+  // Copy buttons: data-copy names the element whose text to copy.
+  document.querySelectorAll("[data-copy]").forEach(function (button) {
+    button.addEventListener("click", function () {
+      var source = document.getElementById(button.getAttribute("data-copy"));
+      if (source && navigator.clipboard) {
+        navigator.clipboard.writeText(source.textContent).then(function () {
+          button.textContent = "Copied";
+        });
+      }
+    });
+  });
+
+  // Live updates: pages marked data-live reload their live region when the event stream
+  // reports a change of the kinds they show. The stream resumes by itself (Last-Event-ID).
+  var live = document.body.getAttribute("data-live");
+  if (live && window.EventSource) {
+    var kinds = {
+      inbox: ["draft.", "proposal.", "task.question_", "message."],
+      board: ["task."],
+      activity: [""],
+      task: ["task.", "draft."],
+    }[live] || [];
+    var project = document.body.getAttribute("data-project") || "";
+    var stream = new EventSource("/events" + (project ? "?project=" + encodeURIComponent(project) : ""));
+    var pending = null;
+    stream.onmessage = function (message) {
+      var event;
+      try { event = JSON.parse(message.data); } catch (error) { return; }
+      var wanted = kinds.some(function (prefix) { return event.type.indexOf(prefix) === 0; });
+      if (!wanted) { return; }
+      window.clearTimeout(pending);
+      pending = window.setTimeout(refresh, 150);
+    };
+  }
+
+  function refresh() {
+    var region = document.querySelector("[data-live-region]");
+    if (!region) { return; }
+    fetch(window.location.href, { credentials: "same-origin", headers: { "X-Live": "1" } })
+      .then(function (response) { return response.ok ? response.text() : null; })
+      .then(function (html) {
+        if (!html) { return; }
+        var fresh = new DOMParser().parseFromString(html, "text/html").querySelector("[data-live-region]");
+        if (fresh) {
+          region.replaceWith(fresh);
+          document.dispatchEvent(new CustomEvent("crewboard:refreshed"));
+        }
+      });
+  }
+
+  // Keyboard shortcuts: g + letter to go somewhere, / to search, j/k to move, ? for help.
+  var goPending = false;
+  document.addEventListener("keydown", function (event) {
+    var target = event.target;
+    if (event.ctrlKey || event.metaKey || event.altKey) { return; }
+    if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) { return; }
+    if (goPending) {
+      goPending = false;
+      var link = document.querySelector('nav a[data-key="' + event.key + '"]');
+      if (link) { event.preventDefault(); window.location.href = link.href; }
+      return;
+    }
+    if (event.key === "g") { goPending = true; window.setTimeout(function () { goPending = false; }, 1500); return; }
+    if (event.key === "/") {
+      var search = document.querySelector("[data-search]");
+      if (search) { event.preventDefault(); search.focus(); }
+      return;
+    }
+    if (event.key === "j" || event.key === "k") {
+      var items = Array.prototype.slice.call(document.querySelectorAll("[data-item]"));
+      if (!items.length) { return; }
+      var index = items.indexOf(document.activeElement);
+      index = event.key === "j" ? Math.min(index + 1, items.length - 1) : Math.max(index - 1, 0);
+      items[index].focus();
+      event.preventDefault();
+      return;
+    }
+    if (event.key === "?") {
+      var dialog = document.getElementById("shortcuts");
+      if (dialog && dialog.showModal) { dialog.showModal(); }
+    }
+  });
+})();
