@@ -30,6 +30,7 @@ serve: $(STAMP)
 test: $(STAMP)
 	bash scripts/test-services
 	bash scripts/conformance-setup
+	bash scripts/browser-setup
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 check: lint typecheck

@@ -6,6 +6,10 @@ if sys.argv[1:2] == ["memory"]:  # get_task's context pack on a large memory (be
     from bench.memory import main as memory_main
 
     memory_main(sys.argv[2:])
+elif sys.argv[1:2] == ["web"]:  # the web app's pages on a large board (bench/web.py)
+    from bench.web import main as web_main
+
+    web_main(sys.argv[2:])
 else:
     from bench.runner import main
 

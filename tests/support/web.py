@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import httpx2
 
@@ -39,6 +40,6 @@ def csrf_of(client: httpx2.Client, path: str = "/settings/password") -> str:
     return found.group(1)
 
 
-def post_form(client: httpx2.Client, path: str, data: dict[str, object]) -> httpx2.Response:
+def post_form(client: httpx2.Client, path: str, data: dict[str, Any]) -> httpx2.Response:
     """POST a form with the session's token; answers the (unfollowed) response."""
-    return client.post(path, data={"csrf": csrf_of(client), **data})  # type: ignore[dict-item]
+    return client.post(path, data={"csrf": csrf_of(client), **data})

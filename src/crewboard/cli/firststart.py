@@ -16,10 +16,11 @@ def print_first_start(settings: Settings, first: FirstStart) -> None:
         "",
         f"Crewboard is set up in {settings.data_dir.resolve()} and will serve at {url}",
         "",
-        "Owner account (you sign in with it, and the CLI's --as acts as it by default):",
+        f"Sign in to the web app at {url}/login as the owner (the CLI's --as acts as it too):",
         f"  email:    {first.owner.email}",
         f"  password: {first.password}",
-        f"  (shown once; change it with: crewboard user set-password {first.owner.email})",
+        "  (shown once; change it in the web app under your name, or with",
+        f"   crewboard user set-password {first.owner.email})",
         "",
         f"A private demo project {first.project.key} is ready.",
         "",
@@ -39,6 +40,7 @@ def print_reuse(settings: Settings) -> None:
     url = settings.public_url
     click.echo(
         f"\nCrewboard serves the data in {settings.data_dir.resolve()} at {url}"
+        f"\nWeb app: {url}/login"
         f"\nMCP endpoint: {mcp_url(url)}"
         "\nNo secret is printed again: make a token with `crewboard token create`.\n"
     )

@@ -55,6 +55,8 @@ SUMMARIES = {
     "state.updated": "updated the project state page",
     "state.restored": "restored an earlier project state page",
     "team.role_added": "added role {role}",
+    "team.role_archived": "archived role {role}",
+    "project.member_set": "changed who is on the project",
 }
 
 

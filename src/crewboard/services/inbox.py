@@ -41,11 +41,14 @@ def inbox(
         ids = list(projects)
         mine = _addressees(uow, actor, ids)
         items = [
-            *({"kind": "hand_in", **d} for d in waiting_drafts(uow, ids)),
-            *({"kind": "proposal", **p} for p in pending_proposals(uow, ids)),
-            *({"kind": "question", **q} for q in _open_questions(uow, projects)),
+            *({**d, "kind": "hand_in"} for d in waiting_drafts(uow, ids)),
             *(
-                {"kind": "message", **m}
+                {**p, "kind": "proposal", "proposalKind": p["kind"]}
+                for p in pending_proposals(uow, ids)
+            ),
+            *({**q, "kind": "question"} for q in _open_questions(uow, projects)),
+            *(
+                {**m, "kind": "message"}
                 for m in recent_messages(uow, ids, MAX_ITEMS)
                 if m["participantId"] in mine
             ),

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from crewboard.domain.access import Role, Scope, parse_enum
+from crewboard.domain.access import Role, Scope, missing_permission, parse_enum
 from crewboard.domain.ids import new_id
 from crewboard.domain.models import Actor, Effort, SeatKind, TeamRole
 from crewboard.domain.validation import check_email, check_text
@@ -137,6 +138,81 @@ def add_team_role(
         view = team_role_view(seat)
         uow.record_event(
             "team.role_added",
+            actor=actor.as_payload(),
+            payload={"role": view},
+            project_id=access.project.id,
+            workspace_id=access.project.workspace_id,
+        )
+        return view
+
+    return db.write(work)
+
+
+def get_team_page(db: Database, actor: Actor, *, project: str) -> dict[str, Any]:
+    """One project's team as its web page shows it.
+
+    Roles carry their member's display name; people carry their email only when the reader
+    manages the team (`canManage`: may add and archive roles and set members' roles).
+
+    Raises:
+        NotFound: the project is not open to the actor.
+    """
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        access = access_project(uow, actor, project)
+        project_id = access.project.id
+        manages = all(
+            missing_permission(actor.scopes, access.role, scope, Role.ADMIN) is None
+            for scope in (Scope.TEAM_MANAGE, Scope.PROJECTS_ADMIN)
+        )
+        members = uow.projects.members(project_id)
+        names = {user.id: user.display_name for user, _ in members}
+        roles = [
+            {**team_role_view(r), "memberName": names.get(r.member_user_id or "")}
+            for r in uow.team.list(project_id)
+        ]
+        people = [
+            {
+                "userId": user.id,
+                "displayName": user.display_name,
+                "projectRole": str(role),
+                "you": user.id == actor.user_id,
+                **({"email": user.email} if manages else {}),
+            }
+            for user, role in members
+        ]
+        return {
+            "projectId": project_id,
+            "projectKey": access.project.key,
+            "roles": roles,
+            "people": people,
+            "canManage": manages,
+        }
+
+    return db.read(work)
+
+
+def archive_team_role(db: Database, actor: Actor, *, project: str, role_id: str) -> dict[str, Any]:
+    """Archive a seat of a project's team (project admins): it leaves the team, its history stays.
+
+    Raises:
+        NotFound: the project is not open to the actor, or it has no active role `role_id`.
+        PermissionDenied: the actor is not an admin there (or lacks team.manage).
+    """
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        access = access_project(uow, actor, project, scope=Scope.TEAM_MANAGE, role=Role.ADMIN)
+        seat = None if "\x00" in role_id else uow.team.get(access.project.id, role_id)
+        if seat is None or seat.archived_at is not None:
+            raise NotFound(
+                f"{access.project.key} has no active team role {role_id!r}; "
+                "the team page lists its roles.",
+                {"resource": "team_role", "ref": role_id},
+            )
+        uow.team.set_archived(seat.id, uow.now)
+        view = team_role_view(replace(seat, archived_at=uow.now))
+        uow.record_event(
+            "team.role_archived",
             actor=actor.as_payload(),
             payload={"role": view},
             project_id=access.project.id,

@@ -23,7 +23,10 @@ async def switch(request: Request) -> Response:
     page = "inbox"
     if "/p/" in referer:
         parts = referer.split("/p/", 1)[1].split("/", 1)
-        page = parts[1].split("?", 1)[0] if len(parts) > 1 else "inbox"
+        # The same area (board, memory, …), not the same item: ids differ between projects.
+        page = parts[1].split("?", 1)[0].split("/", 1)[0] if len(parts) > 1 else "inbox"
+        if page == "settings":
+            page = "settings/project"
     return RedirectResponse(local(f"/p/{key}/{page}"), status_code=303)
 
 

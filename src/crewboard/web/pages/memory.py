@@ -1,7 +1,208 @@
-"""Web pages: memory (being built)."""
+"""Web pages: project memory (accepted records) and the five project documents.
+
+People read what was accepted and edit it here; every save keeps a version, and a save from an
+older version is refused with the current one shown beside the person's unsaved text.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
+from starlette.responses import Response
 from starlette.routing import BaseRoute
 
-ROUTES: list[BaseRoute] = []
+from crewboard.errors import NotFound, RevisionConflict, ValidationFailed
+from crewboard.services import memory, memory_edits
+from crewboard.web.context import Page, project_routes
+
+PAGE_SIZE = 25
+STATUSES = ("approved", "canon")
+
+
+# --- form helpers (also used by project_pages) -----------------------------------------------
+
+
+def text_field(page: Page, name: str) -> str:
+    """A textarea's text with the browser's CRLF line ends made plain newlines."""
+    return page.field(name).replace("\r\n", "\n")
+
+
+def number_field(page: Page, name: str) -> int:
+    """A whole number from a form field.
+
+    Raises:
+        ValidationFailed: the field is not a whole number of 0 or more.
+    """
+    raw = page.field(name).strip()
+    if not raw.isdigit():
+        raise ValidationFailed.field(name, f"must be a whole number; got {raw!r}.")
+    return int(raw)
+
+
+def offset_param(page: Page) -> int:
+    """The `offset` query parameter (0 when absent or not a number)."""
+    raw = page.param("offset")
+    return int(raw) if raw.isdigit() else 0
+
+
+def show_conflict(page: Page, conflict: RevisionConflict, what: str) -> None:
+    """Flash a conflict on the page about to be rendered (not redirected: the text stays)."""
+    details = conflict.details
+    current = details.get("currentVersion", details.get("currentRevision"))
+    unit = "revision" if "currentRevision" in details else "version"
+    who = (details.get("updatedBy") or {}).get("displayName") or "someone"
+    page.flash = {
+        "kind": "error",
+        "text": f"Not saved: {who} saved {what} meanwhile; it is at {unit} {current} now. "
+        "The current text is shown and your edit is still in the form: merge and save again.",
+    }
+
+
+# --- the memory list -------------------------------------------------------------------------
+
+
+def memory_list(page: Page) -> Response:
+    """Records of the project, filtered by collection or document, newest changed first."""
+    collection = page.param("collection") or None
+    document = page.param("document") or None
+    offset = offset_param(page)
+    found = memory.get_project_memory(
+        page.db,
+        page.actor,
+        project=page.project_key,
+        collection=collection,
+        document=document,
+        include_content=False,
+        limit=PAGE_SIZE,
+        offset=offset,
+    )
+    return page.render(
+        "memory.html",
+        title="Memory",
+        found=found,
+        collection=collection,
+        document=document,
+        documents=memory.DOCUMENT_TITLES,
+        previous=max(offset - PAGE_SIZE, 0) if offset else None,
+        offset=offset,
+    )
+
+
+# --- one record ------------------------------------------------------------------------------
+
+
+def _record_here(page: Page) -> dict[str, Any]:
+    """The record named in the path, when it belongs to this page's project.
+
+    Raises:
+        NotFound: no such record here.
+    """
+    record_id = page.request.path_params["record_id"]
+    record = memory.get_record(page.db, page.actor, record_id)
+    assert page.project is not None  # noqa: S101 - a project route
+    if record["projectId"] != page.project["id"]:
+        raise memory.record_not_found(record_id)
+    return record
+
+
+def _record_page(
+    page: Page, *, edit: dict[str, Any] | None = None, status_code: int = 200
+) -> Response:
+    record = _record_here(page)
+    versions = memory_edits.record_versions(page.db, page.actor, record["id"])
+    return page.render(
+        "record.html",
+        status_code=status_code,
+        title=record["title"],
+        record=record,
+        versions=versions,
+        edit=edit or record,
+        statuses=STATUSES,
+        documents=memory.DOCUMENT_TITLES,
+    )
+
+
+def record_page(page: Page) -> Response:
+    """A record in full: rendered content, where it came from, its versions, an edit form."""
+    return _record_page(page)
+
+
+def record_save(page: Page) -> Response:
+    """Save a person's edit of a record at the version they read."""
+    record = _record_here(page)
+    edit = {
+        name: text_field(page, name)
+        for name in ("title", "summary", "content", "collection", "document", "status")
+    }
+    try:
+        saved = memory_edits.update_record(
+            page.db,
+            page.actor,
+            record["id"],
+            expected_version=number_field(page, "expected_version"),
+            **edit,
+        )
+    except RevisionConflict as conflict:
+        show_conflict(page, conflict, "this record")
+        return _record_page(page, edit=edit, status_code=409)
+    unchanged = saved["version"] == record["version"]
+    return page.redirect(
+        page.path(f"memory/records/{saved['id']}"),
+        notice="Nothing to save: no field changed."
+        if unchanged
+        else f"Saved as version {saved['version']}.",
+    )
+
+
+# --- the five project documents --------------------------------------------------------------
+
+
+def _document_page(page: Page, *, draft: str | None = None, status_code: int = 200) -> Response:
+    name = page.request.path_params["name"]
+    if name not in memory.DOCUMENT_TITLES:
+        raise NotFound(f"There is no project document {name!r}.", {"resource": "document"})
+    document = memory_edits.get_document(page.db, page.actor, page.project_key, name)
+    versions = memory_edits.document_versions(page.db, page.actor, page.project_key, name)
+    return page.render(
+        "document.html",
+        status_code=status_code,
+        title=document["title"],
+        document=document,
+        versions=versions,
+        draft=document["content"] if draft is None else draft,
+        documents=memory.DOCUMENT_TITLES,
+    )
+
+
+def document_page(page: Page) -> Response:
+    """A project document's accepted text, its versions and an edit form."""
+    return _document_page(page)
+
+
+def document_save(page: Page) -> Response:
+    """Save a document's text at the version the person read."""
+    name = page.request.path_params["name"]
+    content = text_field(page, "content")
+    try:
+        saved = memory_edits.set_document(
+            page.db,
+            page.actor,
+            page.project_key,
+            name,
+            content,
+            expected_version=number_field(page, "expected_version"),
+        )
+    except RevisionConflict as conflict:
+        show_conflict(page, conflict, "this document")
+        return _document_page(page, draft=content, status_code=409)
+    return page.redirect(
+        page.path(f"memory/documents/{saved['name']}"),
+        notice=f"Saved as version {saved['version']}.",
+    )
+
+
+ROUTES: list[BaseRoute] = [
+    *project_routes("memory", get=memory_list),
+    *project_routes("memory/records/{record_id}", get=record_page, post=record_save),
+    *project_routes("memory/documents/{name}", get=document_page, post=document_save),
+]

@@ -1,0 +1,246 @@
+"""`python -m bench web`: how fast the web app's pages answer on a large board.
+
+A real server (bench/server.py) seeds two boards: `B1` with 100,000 tasks and `B2` with 1,000
+(bench/seed.py). This module then gives the owner a known password (written straight into the
+same database, as bench/memory.py writes memory), adds a few hand-ins and questions to each
+project's inbox through the services, and signs in over HTTP like a browser. One client then
+GETs each page of each project in turn: the inbox, the board (all seven columns, 50 tiles
+each), one board column page (`?column=backlog&offset=50`) and a task page.
+
+Each figure is the wall time of one whole HTTP request on the loopback, as the client sees it
+(send, the server's work, the full response read): the server's time for the page plus a
+loopback round trip, with no browser rendering. Median and p95 per page and project; the
+target is a median under 50 ms at 100,000 tasks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+from bench.measure import Summary, Tally, server_cpu_seconds
+from bench.process import ServerInfo, ServerProcess, hide_password, throwaway_postgres
+from crewboard.domain.passwords import hash_password
+from crewboard.services import drafts, questions
+from crewboard.services.users import person_actor
+from crewboard.storage.database import Database
+from crewboard.storage.uow import UnitOfWork
+
+RESULTS = Path(__file__).resolve().parent / "results"
+DEFAULT_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+BOARDS = (100_000, 1_000)
+PASSWORD = "bench web password"  # noqa: S105 - a throw-away instance's owner
+TARGET_MS = 50.0
+START_TIMEOUT = 900.0
+HANDINS = 5
+QUESTIONS = 3
+PAGES = {
+    "inbox": "inbox",
+    "board": "board",
+    "column page": "board?column=backlog&offset=50",
+    "task": "tasks/{key}-1",
+}
+
+
+@dataclass(frozen=True)
+class PageRow:
+    project: str
+    tasks: int
+    page: str
+    path: str
+    bytes: int
+    summary: Summary
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench web", description=__doc__)
+    parser.add_argument("--database", choices=("sqlite", "postgresql"), default="sqlite")
+    parser.add_argument("--postgres-url", default=DEFAULT_POSTGRES)
+    parser.add_argument("--requests", type=int, default=200, help="GETs per page and project")
+    parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--quick", action="store_true", help="a smoke run: smaller and shorter")
+    parser.add_argument("--output", type=Path, default=None, help="JSON results file")
+    args = parser.parse_args(argv)
+    args.boards = (2000, 200) if args.quick else BOARDS
+    if args.quick:
+        args.requests, args.warmup = 30, 3
+    return args
+
+
+def progress(message: str) -> None:
+    sys.stderr.write(f"[bench web] {message}\n")
+    sys.stderr.flush()
+
+
+# --- preparing -------------------------------------------------------------------------------
+
+
+def prepare(info: ServerInfo, url: str) -> str:
+    """Give the owner PASSWORD and fill each seeded project's inbox; the owner's email."""
+    db = Database(url)
+    try:
+
+        def set_password(uow: UnitOfWork) -> str:
+            owner = next(user for user in uow.users.list() if user.is_owner)
+            uow.users.set_password_hash(owner.id, hash_password(PASSWORD), uow.now)
+            return owner.email
+
+        email: str = db.write(set_password)
+        owner = db.read(lambda uow: uow.users.get_by_email(email))
+        assert owner is not None
+        actor = person_actor(owner)
+        for board in info.board:
+            for n in range(1, HANDINS + 1):
+                drafts.create_draft(
+                    db,
+                    actor,
+                    task=f"{board['key']}-{n}",
+                    title=f"Hand-in {n}",
+                    summary="What changed and why.",
+                    content="## Result\n\nThe export now streams its rows.\n" * 20,
+                    idempotency_key=f"bench-web-draft-{board['key']}-{n}",
+                )
+            for n in range(1, QUESTIONS + 1):
+                questions.ask_question(
+                    db,
+                    actor,
+                    task=f"{board['key']}-{n}",
+                    workspace_id=None,
+                    question=f"Question {n}: which format should the export use?",
+                    idempotency_key=f"bench-web-question-{board['key']}-{n}",
+                )
+        return email
+    finally:
+        db.dispose()
+
+
+def sign_in(base_url: str, email: str) -> httpx2.Client:
+    """A client with a live session, sending what a browser sends for a page's own forms."""
+    client = httpx2.Client(
+        base_url=base_url,
+        follow_redirects=False,
+        headers={"sec-fetch-site": "same-origin"},
+        timeout=60.0,
+    )
+    form = client.get("/login")
+    token = re.search(r'name="login_token" value="([^"]+)"', form.text)
+    if token is None:
+        raise RuntimeError("the sign-in page has no form token")
+    answer = client.post(
+        "/login",
+        data={"email": email, "password": PASSWORD, "login_token": token.group(1), "next": "/"},
+    )
+    if answer.status_code != 303:
+        raise RuntimeError(f"signing in failed with {answer.status_code}")
+    return client
+
+
+# --- measuring -------------------------------------------------------------------------------
+
+
+def _get(client: httpx2.Client, path: str) -> tuple[int, int]:
+    started = time.perf_counter_ns()
+    answer = client.get(path)
+    elapsed = time.perf_counter_ns() - started
+    if answer.status_code != 200:
+        raise RuntimeError(f"GET {path} answered {answer.status_code}")
+    return elapsed, len(answer.content)
+
+
+def measure(client: httpx2.Client, info: ServerInfo, args: argparse.Namespace) -> list[PageRow]:
+    rows = []
+    for board in info.board:
+        for name, rest in PAGES.items():
+            path = f"/p/{board['key']}/{rest.format(key=board['key'])}"
+            for _ in range(args.warmup):
+                _get(client, path)
+            tally, size = Tally(), 0
+            server_before, client_before = server_cpu_seconds(info.pid), time.process_time()
+            started = time.perf_counter()
+            for _ in range(args.requests):
+                elapsed, size = _get(client, path)
+                tally.latencies_ns.append(elapsed)
+            tally.wall_seconds = time.perf_counter() - started
+            tally.server_cpu_seconds = server_cpu_seconds(info.pid) - server_before
+            tally.client_cpu_seconds = time.process_time() - client_before
+            rows.append(PageRow(board["key"], board["tasks"], name, path, size, tally.summary()))
+            progress(f"{path}: median {rows[-1].summary.median_ms:.1f} ms")
+    return rows
+
+
+def render(rows: list[PageRow]) -> str:
+    head = (
+        f"{'project':8} {'tasks':>8} {'page':12} {'median ms':>10} {'p95 ms':>8} "
+        f"{'server CPU ms':>13} {'bytes':>9}"
+    )
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        lines.append(
+            f"{r.project:8} {r.tasks:>8,} {r.page:12} {r.summary.median_ms:>10.2f} "
+            f"{r.summary.p95_ms:>8.2f} {r.summary.server_cpu_ms_per_call:>13.2f} {r.bytes:>9,}"
+        )
+    return "\n".join(lines)
+
+
+def goals(rows: list[PageRow]) -> dict[str, bool]:
+    largest = max(r.tasks for r in rows)
+    return {
+        f"{r.page} median {r.summary.median_ms:.1f} ms < {TARGET_MS:g} ms at {r.tasks:,} tasks": (
+            r.summary.median_ms < TARGET_MS
+        )
+        for r in rows
+        if r.tasks == largest
+    }
+
+
+def run(args: argparse.Namespace, database_url: str | None) -> dict[str, Any]:
+    sizes = ",".join(str(size) for size in args.boards)
+    server = ServerProcess(
+        database_url, server_args=["--seed-board", sizes], start_timeout=START_TIMEOUT
+    )
+    progress(f"starting the server and seeding boards of {sizes} tasks")
+    with server as info:
+        url = database_url or f"sqlite:///{(server.folder / 'data' / 'crewboard.db').resolve()}"
+        email = prepare(info, url)
+        client = sign_in(info.base_url, email)
+        try:
+            progress(f"{args.requests} GETs per page and project")
+            rows = measure(client, info, args)
+        finally:
+            client.close()
+    return {
+        "workload": "web",
+        "database": info.database,
+        "settings": {"requests": args.requests, "warmup": args.warmup},
+        "rows": [asdict(r) for r in rows],
+        "target_met": goals(rows),
+        "server_exit_code": server.exit_code,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    if args.database == "postgresql":
+        progress(f"creating a throw-away database on {hide_password(args.postgres_url)}")
+        with throwaway_postgres(args.postgres_url) as url:
+            results = run(args, url)
+    else:
+        results = run(args, None)
+    rows = [PageRow(**{**r, "summary": Summary(**r["summary"])}) for r in results["rows"]]
+    print(render(rows))
+    for name, met in results["target_met"].items():
+        print(f"{'met ' if met else 'MISSED'} {name}")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    output = args.output or RESULTS / f"{stamp}-web-{results['database']}.json"
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print(f"\nJSON results: {output}")

@@ -1,0 +1,283 @@
+"""The web app in a real browser: Debian's Chromium driven by Playwright, a real server,
+an agent on the official MCP SDK client handing work in while a person reviews it.
+
+Screenshots of the main pages land in test-output/screenshots/.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+import anyio
+import pytest
+
+from crewboard.services import memory, team, tokens
+from crewboard.services import tasks as task_service
+from crewboard.services.users import person_actor
+from crewboard.storage.database import Database
+from crewboard.storage.uow import UnitOfWork
+from tests.support.browser import (
+    CHROMIUM_ARGS,
+    SCREENSHOTS,
+    browser_required,
+    browser_unavailable_reason,
+    chromium_path,
+)
+from tests.support.factories import PASSWORD, make_project, make_user
+from tests.support.mcp_client import body_of, mcp_client
+
+pytestmark = pytest.mark.browser
+T = TypeVar("T")
+
+LIVE = 15_000  # ms a live update may take to show (the stream polls the log every 0.5 s)
+XSS = '<script>window.__xss = 1</script>\n\n<img src=x onerror="window.__xss = 2">'
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    reason = browser_unavailable_reason()
+    if reason is not None:
+        if browser_required():
+            pytest.fail(f"CREWBOARD_REQUIRE_BROWSER=1 but {reason}")
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright  # noqa: PLC0415 - only with a browser
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Any, url: str) -> Iterator[Any]:
+    context = browser.new_context(base_url=url, viewport={"width": 1280, "height": 900})
+    opened = context.new_page()
+    opened.set_default_timeout(10_000)
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    yield opened
+    context.close()
+    assert errors == []  # no script error on any page
+
+
+@pytest.fixture
+def world(db: Database) -> dict[str, str]:
+    """The owner, project CRW with an AI seat, a remembered record, a task for the seat."""
+    owner = make_user(db, "owner@example.com", is_owner=True)
+    make_project(db, owner, "CRW", collections=["general", "architecture"])
+    actor = person_actor(owner)
+    seat = team.add_team_role(db, actor, project="CRW", name="Coder", role="Backend", kind="ai")
+
+    def file(uow: UnitOfWork) -> dict[str, Any]:
+        project = uow.projects.get_with_role("CRW", owner.id)[0]
+        return memory.file_record(
+            uow,
+            actor,
+            project,
+            title="Sessions live in Redis",
+            summary="Where sessions are kept",
+            content="Sessions are kept in Redis for 30 minutes.",
+            collection="architecture",
+            document=None,
+            source_draft_id=None,
+        )
+
+    record = db.write(file)
+    made = task_service.create_task(
+        db,
+        actor,
+        project="CRW",
+        workspace_id=None,
+        idempotency_key="t-1",
+        title="Fix the login redirect",
+        brief="The login page loops after the session expires.",
+        status="ready_for_ai",
+        assignee_id=seat["id"],
+        assignee_type="ai",
+        context_item_ids=[record["id"]],
+    )
+    secret = tokens.issue_token(
+        db,
+        actor,
+        kind="agent",
+        project="CRW",
+        scopes=["read", "tasks.manage", "drafts.create"],
+    ).secret
+    return {"task": made.body["task"]["id"], "secret": secret, "owner": owner.email}
+
+
+def hand_in(url: str, secret: str, task: str, key: str, content: str) -> dict[str, Any]:
+    """The agent's side: read the task (receipt), hand in a result. Answers the ack."""
+
+    async def run() -> dict[str, Any]:
+        async with mcp_client(url, secret, "legacy") as agent:
+            read = body_of(await agent.call_tool("get_task", {"taskId": task}))
+            answer = await agent.call_tool(
+                "submit_result",
+                {
+                    "projectId": read["task"]["projectId"],
+                    "workspaceId": None,
+                    "taskId": read["task"]["id"],
+                    "idempotencyKey": key,
+                    "expectedRevision": read["task"]["revision"],
+                    "contextReceiptId": read.get("contextReceiptId"),
+                    "title": f"Result for {read['task']['key']}",
+                    "summary": "Redirect fixed",
+                    "content": content,
+                    "references": [{"kind": "commit", "value": "a1b2c3d4e5"}],
+                },
+            )
+            assert not answer.is_error, answer.content
+            return dict(body_of(answer))
+
+    return agent_side(run)
+
+
+def agent_side(work: Callable[[], Awaitable[T]]) -> T:
+    """Run the agent's async client in its own thread: Playwright's sync API owns this one's loop."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(anyio.run, work).result(timeout=60)
+
+
+def shot(page: Any, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+def sign_in(page: Any, email: str) -> None:
+    page.goto("/login")
+    shot(page, "login")
+    page.fill("#email", email)
+    page.fill("#password", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(re.compile(r".*/p/CRW/inbox$"))
+
+
+def test_a_person_reviews_an_agents_work_live_and_approves_it_into_memory(
+    page: Any, url: str, world: dict[str, str]
+) -> None:
+    sign_in(page, world["owner"])
+    assert page.locator("[data-live-region]").count() == 1
+    shot(page, "inbox-empty")
+
+    first = hand_in(url, world["secret"], world["task"], "hand-in-1", "First try.\n\n" + XSS)
+    link = page.locator(f"a[href$='/inbox/drafts/{first['draft']['id']}']")
+    link.wait_for(timeout=LIVE)  # arrived live: the page was not reloaded
+    shot(page, "inbox")
+    link.click()
+    page.wait_for_url(re.compile(r".*/inbox/drafts/drf_.*"))
+    assert page.evaluate("window.__xss") is None  # neither the script nor the handler ran
+    assert "First try." in page.inner_text(".rendered")
+    shot(page, "hand-in")
+    page.fill("#revise-comment", "Also cover expired tokens.")
+    page.click("form[action$='/revise'] button[type=submit]")
+    page.wait_for_url(re.compile(r".*/p/CRW/inbox.*"))
+
+    follow_up = _follow_up(url, world)
+    second = hand_in(url, world["secret"], follow_up, "hand-in-2", "Both cases are fixed.")
+    link = page.locator(f"a[href$='/inbox/drafts/{second['draft']['id']}']")
+    link.wait_for(timeout=LIVE)
+    link.click()
+    page.select_option("#save-collection", "architecture")
+    page.select_option("#save-document", "decisions")
+    page.click("form[action$='/save'] button[type=submit]")
+    page.wait_for_url(re.compile(r".*/p/CRW/inbox.*"))
+
+    page.goto("/p/CRW/memory")
+    assert "Result for" in page.inner_text("main")
+    shot(page, "memory")
+    for area in ("board", "state", "week", "team", "activity", "settings/project"):
+        page.goto(f"/p/CRW/{area}")
+        assert page.locator("h1").count() >= 1
+        shot(page, area.replace("/", "-"))
+    page.goto(f"/p/CRW/tasks/{follow_up}")
+    shot(page, "task")
+
+
+def _follow_up(url: str, world: dict[str, str]) -> str:
+    """The follow-up task the revision made, as the agent finds it (its subtasks)."""
+
+    async def run() -> str:
+        async with mcp_client(url, world["secret"], "legacy") as agent:
+            found = body_of(
+                await agent.call_tool(
+                    "list_tasks", {"projectId": "CRW", "parentTaskId": world["task"]}
+                )
+            )
+            return str(found["tasks"][0]["id"])
+
+    return agent_side(run)
+
+
+def test_a_task_moves_on_the_board(page: Any, world: dict[str, str]) -> None:
+    sign_in(page, world["owner"])
+    page.goto("/p/CRW/board")
+    tile = page.locator("[data-item]", has_text="Fix the login redirect")
+    tile.first.wait_for()
+    form = page.locator("form[action$='/status']").first
+    form.locator("select").select_option("in_progress")
+    form.locator("button[type=submit]").click()
+    page.wait_for_load_state()
+    column = page.locator(
+        "section", has=page.locator("h2", has_text=re.compile("in.progress", re.I))
+    )
+    assert "Fix the login redirect" in column.first.inner_text()
+    shot(page, "board-moved")
+
+
+def test_a_new_token_shows_its_config_once_and_works_over_mcp(
+    page: Any, url: str, world: dict[str, str]
+) -> None:
+    sign_in(page, world["owner"])
+    page.goto("/settings/tokens")
+    page.fill("input[name=name]", "My laptop")
+    page.check("input[name=scopes][value='tasks.manage']")
+    page.locator("form[action='/settings/tokens'] button[type=submit]").click()
+    secret = page.inner_text("#token-secret").strip()
+    assert secret.startswith("cb_")
+    configs = page.inner_text("main")
+    assert f"{url}/mcp" in configs
+    assert configs.count(secret) >= 4  # the secret and the three client configs
+    shot(page, "token-created")
+
+    async def use() -> list[str]:
+        async with mcp_client(url, secret, "2026-07-28") as client:
+            listed = body_of(await client.call_tool("list_projects", {}))
+            return [p["key"] for p in listed["projects"]]
+
+    assert agent_side(use) == ["CRW"]
+    page.goto("/settings/tokens")
+    assert secret not in page.content()  # shown once only
+    assert "My laptop" in page.inner_text("main")
+
+
+def test_a_cross_site_form_post_is_refused(
+    page: Any, browser: Any, url: str, world: dict[str, str]
+) -> None:
+    sign_in(page, world["owner"])
+    token = page.locator("input[name=csrf]").first.get_attribute("value")
+    attacker = page.context.new_page()
+    attacker.set_content(
+        f'<form id="f" method="post" action="{url}/settings/password">'
+        f'<input name="csrf" value="{token}"><input name="current" value="{PASSWORD}">'
+        '<input name="new" value="taken over by evil"><input name="repeat" value="taken over by evil">'
+        "</form>"
+    )
+    with attacker.expect_navigation():
+        attacker.evaluate("document.getElementById('f').submit()")
+    assert "was not sent from a Crewboard page" in attacker.content() or "not accepted" in (
+        attacker.content()
+    )
+    attacker.close()
+    # The password did not change: signing in with it still works.
+    fresh = browser.new_context(base_url=url)
+    other = fresh.new_page()
+    other.goto("/login")
+    other.fill("#email", world["owner"])
+    other.fill("#password", PASSWORD)
+    other.click("button[type=submit]")
+    other.wait_for_url(re.compile(r".*/p/CRW/inbox$"))
+    fresh.close()

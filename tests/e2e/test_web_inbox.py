@@ -1,0 +1,429 @@
+"""The web inbox over real HTTP: the list, a hand-in, a proposal card, questions, decisions."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import httpx2
+import pytest
+
+from crewboard.domain.access import Role
+from crewboard.domain.models import Actor, User
+from crewboard.services import drafts, messages, proposals, questions, rules, tasks
+from crewboard.services.users import person_actor
+from crewboard.storage.database import Database
+from crewboard.web.pages.inbox import KIND_LABELS
+from tests.support.factories import grant, make_project, make_user, token_actor
+from tests.support.web import csrf_of, post_form, sign_in
+
+AGENT_SCOPES = ["read", "tasks.manage", "drafts.create", "messages.write"]
+HOSTILE = "<script>alert(1)</script> and <img src=x onerror=alert(1)>"
+LIVE_TAG_WITH_HANDLER = re.compile(r"<[^>]*onerror=", re.IGNORECASE)
+
+
+@pytest.fixture
+def owner(db: Database) -> User:
+    user = make_user(db, "owner@example.com")
+    make_project(db, user, "CRW", collections=["general", "architecture"])
+    return user
+
+
+@pytest.fixture
+def me(owner: User) -> Actor:
+    return person_actor(owner)
+
+
+@pytest.fixture
+def agent(db: Database, owner: User, me: Actor) -> Actor:
+    """The owner's personal token (an AI client acting for them) and a task CRW-1 for it."""
+    tasks.create_task(
+        db, me, project="CRW", workspace_id=None, idempotency_key="t-1",
+        title="Fix the login redirect", status="ready_for_ai",
+    )  # fmt: skip
+    return token_actor(db, owner, AGENT_SCOPES)
+
+
+@pytest.fixture
+def client(url: str, owner: User) -> Iterator[httpx2.Client]:
+    signed = sign_in(url, owner.email)
+    try:
+        yield signed
+    finally:
+        signed.close()
+
+
+def hand_in(db: Database, agent: Actor, key: str = "h-1", **overrides: Any) -> str:
+    """A hand-in on CRW-1 through the services; its draft id."""
+    arguments: dict[str, Any] = {
+        "project": "CRW",
+        "workspace_id": None,
+        "task": "CRW-1",
+        "idempotency_key": key,
+        "expected_revision": 1,
+        "context_receipt_id": None,
+        "title": "Redirect fixed",
+        "summary": "The loop is gone",
+        "content": "# Fixed\n\nThe **loop** is gone.",
+        "collection": "architecture",
+        "document": "decisions",
+        "references": [
+            {"kind": "commit", "value": "a1b2c3d"},
+            {"kind": "link", "value": "CI run", "url": "https://ci.example.com/run/7"},
+        ],
+    }
+    result = drafts.submit_result(db, agent, **(arguments | overrides))
+    return str(result.body["draft"]["id"])
+
+
+def status_of(db: Database, me: Actor, draft_id: str) -> str:
+    return str(drafts.get_draft(db, me, draft_id)["status"])
+
+
+def decide(client: httpx2.Client, draft_id: str, decision: str, **data: str) -> httpx2.Response:
+    path = f"/p/CRW/inbox/drafts/{draft_id}"
+    return post_form(client, f"{path}/{decision}", {"next": path, **data})
+
+
+def flash_after(client: httpx2.Client, answer: httpx2.Response) -> str:
+    """The page a redirect leads to (which shows the flash it set)."""
+    assert answer.status_code == 303, answer.text
+    return client.get(answer.headers["location"]).text
+
+
+# --- the list ----------------------------------------------------------------------------------
+
+
+def test_inbox_lists_what_waits_newest_first_with_counts_per_kind(
+    db: Database, owner: User, agent: Actor, client: httpx2.Client
+) -> None:
+    draft_id = hand_in(db, agent)
+    proposals.propose_task(db, agent, project="CRW", title="Add a logout button")
+    questions.ask_question(
+        db, agent, task="CRW-1", workspace_id=None, question="Which *browser*?",
+        idempotency_key="q-1",
+    )  # fmt: skip
+    messages.post_message(
+        db, agent, project="CRW", workspace_id=None, participant_id=owner.id,
+        body="Heads-up: **tests** are slow", task="CRW-1",
+    )  # fmt: skip
+    page = client.get("/p/CRW/inbox")
+    assert page.status_code == 200
+    html = page.text
+    assert 'data-live="inbox"' in html
+    assert "data-live-region" in html
+    for kind, label in KIND_LABELS.items():
+        assert f'data-count="{kind}">{label} 1</a>' in html
+    assert 'aria-current="page">All 4</a>' in html
+    assert "New task: Add a logout button" in html
+    assert f'href="/p/CRW/inbox/drafts/{draft_id}"' in html
+    assert "Add a logout button" in html
+    assert "<em>browser</em>" in html
+    assert "<strong>tests</strong>" in html
+    assert "to you" in html
+    assert 'href="/p/CRW/tasks/CRW-1"' in html
+    only = client.get("/p/CRW/inbox?kind=question").text
+    assert "Which" in only
+    assert "Redirect fixed" not in only
+    assert client.get("/p/CRW/inbox?kind=nope").status_code == 422
+
+
+def test_inbox_without_a_project_goes_to_the_current_one(client: httpx2.Client) -> None:
+    answer = client.get("/inbox?kind=hand_in")
+    assert answer.status_code == 303
+    assert answer.headers["location"] == "/p/CRW/inbox?kind=hand_in"
+
+
+def test_a_project_the_person_cannot_open_is_not_found(
+    db: Database, url: str, owner: User, agent: Actor, client: httpx2.Client
+) -> None:
+    other = make_user(db, "other@example.com")
+    make_project(db, other, "OTH")
+    draft_id = hand_in(db, agent)
+    assert client.get("/p/OTH/inbox").status_code == 404
+    stranger = sign_in(url, other.email)
+    try:
+        assert stranger.get(f"/p/OTH/inbox/drafts/{draft_id}").status_code == 404
+        assert stranger.get(f"/p/CRW/inbox/drafts/{draft_id}").status_code == 404
+    finally:
+        stranger.close()
+    grant(db, other, "OTH", owner, Role.READ)
+    # Open to the owner, but not a draft of OTH: its page lives under CRW only.
+    assert client.get(f"/p/OTH/inbox/drafts/{draft_id}").status_code == 404
+
+
+def test_agent_titles_in_the_list_are_escaped(
+    db: Database, agent: Actor, client: httpx2.Client
+) -> None:
+    hand_in(db, agent, title=f"Title {HOSTILE}", summary=HOSTILE)
+    html = client.get("/p/CRW/inbox").text
+    assert "<script>" not in html
+    assert not LIVE_TAG_WITH_HANDLER.search(html)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+# --- a hand-in ---------------------------------------------------------------------------------
+
+
+def test_hand_in_page_shows_the_result_safely_with_its_references(
+    db: Database, agent: Actor, client: httpx2.Client
+) -> None:
+    content = f"# Result\n\n{HOSTILE}\n\n[bad](javascript:alert(1)) and [good](https://example.com)"
+    draft_id = hand_in(db, agent, title="<script>x</script>", content=content)
+    page = client.get(f"/p/CRW/inbox/drafts/{draft_id}")
+    assert page.status_code == 200
+    html = page.text
+    assert "<script>" not in html
+    assert not LIVE_TAG_WITH_HANDLER.search(html)
+    assert 'href="javascript:' not in html
+    assert "&lt;script&gt;x&lt;/script&gt;" in html
+    assert "&lt;img src=x" in html
+    assert "<h1>Result</h1>" in html
+    assert '<a href="https://example.com" rel="noopener noreferrer nofollow">good</a>' in html
+    assert "a1b2c3d" in html
+    assert (
+        '<a href="https://ci.example.com/run/7" rel="noopener noreferrer nofollow">'
+        "https://ci.example.com/run/7</a>"
+    ) in html
+    assert 'href="/p/CRW/tasks/CRW-1"' in html
+    assert '<option value="architecture" selected>' in html
+    assert '<option value="decisions" selected>' in html
+    assert html.count('name="csrf"') >= 5  # sign-out and the four decisions
+
+
+def test_approve_approves_and_goes_back_to_the_inbox_with_a_notice(
+    db: Database, me: Actor, agent: Actor, client: httpx2.Client
+) -> None:
+    draft_id = hand_in(db, agent)
+    answer = decide(client, draft_id, "approve")
+    assert answer.headers["location"] == "/p/CRW/inbox"
+    assert "Approved" in flash_after(client, answer)
+    assert status_of(db, me, draft_id) == "approved"
+
+
+def test_approve_and_save_files_the_result_where_the_person_chose(
+    db: Database, me: Actor, agent: Actor, client: httpx2.Client
+) -> None:
+    draft_id = hand_in(db, agent)
+    answer = decide(client, draft_id, "save", collection="general", document="notes")
+    assert answer.headers["location"] == "/p/CRW/inbox"
+    found = drafts.get_draft(db, me, draft_id)
+    assert found["status"] == "saved_to_memory"
+    assert found["memoryRecordId"] is not None
+    decided = client.get(f"/p/CRW/inbox/drafts/{draft_id}").text
+    assert found["memoryRecordId"] in decided
+    assert "Approve and save" not in decided  # no forms once decided
+
+
+def test_reject_and_request_revision_change_the_status(
+    db: Database, me: Actor, agent: Actor, client: httpx2.Client
+) -> None:
+    rejected = hand_in(db, agent)
+    decide(client, rejected, "reject", comment="Not this way.")
+    found = drafts.get_draft(db, me, rejected)
+    assert (found["status"], found["reviewComment"]) == ("rejected", "Not this way.")
+    revised = hand_in(db, agent, key="h-2", expected_revision=3)
+    decide(client, revised, "revise", comment="Cover expired tokens too.")
+    found = drafts.get_draft(db, me, revised)
+    assert found["status"] == "revision_requested"
+    assert found["followUpTask"] is not None
+    page = client.get(f"/p/CRW/inbox/drafts/{revised}").text
+    assert f'href="/p/CRW/tasks/{found["followUpTask"]["key"]}"' in page
+    assert "Cover expired tokens too." in page
+
+
+def test_a_revision_without_a_comment_comes_back_as_a_flash(
+    db: Database, me: Actor, agent: Actor, client: httpx2.Client
+) -> None:
+    draft_id = hand_in(db, agent)
+    answer = decide(client, draft_id, "revise", comment="  ")
+    assert answer.headers["location"] == f"/p/CRW/inbox/drafts/{draft_id}"
+    html = flash_after(client, answer)
+    assert 'class="flash error"' in html
+    assert "comment" in html
+    assert status_of(db, me, draft_id) == "pending"
+
+
+def test_a_decision_on_a_decided_draft_flashes_an_error(
+    db: Database, me: Actor, agent: Actor, client: httpx2.Client
+) -> None:
+    draft_id = hand_in(db, agent)
+    decide(client, draft_id, "approve")
+    answer = decide(client, draft_id, "reject")
+    assert answer.headers["location"] == f"/p/CRW/inbox/drafts/{draft_id}"
+    html = flash_after(client, answer)
+    assert 'class="flash error"' in html
+    assert "approved" in html
+    assert status_of(db, me, draft_id) == "approved"
+
+
+def test_undo_puts_a_rule_acceptance_back_in_review(
+    db: Database, me: Actor, agent: Actor, client: httpx2.Client
+) -> None:
+    rules.add_rule(db, me, "CRW", match="all", collection="general")
+    draft_id = hand_in(db, agent)
+    assert status_of(db, me, draft_id) == "accepted_by_rule"
+    page = client.get(f"/p/CRW/inbox/drafts/{draft_id}").text
+    assert f'action="/p/CRW/inbox/drafts/{draft_id}/undo"' in page
+    decide(client, draft_id, "undo")
+    assert status_of(db, me, draft_id) == "returned_to_review"
+    again = client.get(f"/p/CRW/inbox/drafts/{draft_id}").text
+    assert "/undo" not in again
+    assert f'action="/p/CRW/inbox/drafts/{draft_id}/approve"' in again
+
+
+def test_a_reader_is_refused_with_a_flash_naming_the_problem(
+    db: Database, url: str, owner: User, me: Actor, agent: Actor
+) -> None:
+    reader = make_user(db, "reader@example.com")
+    grant(db, owner, "CRW", reader, Role.READ)
+    draft_id = hand_in(db, agent)
+    client = sign_in(url, reader.email)
+    try:
+        assert client.get(f"/p/CRW/inbox/drafts/{draft_id}").status_code == 200
+        html = flash_after(client, decide(client, draft_id, "approve"))
+    finally:
+        client.close()
+    assert 'class="flash error"' in html
+    assert "write" in html
+    assert status_of(db, me, draft_id) == "pending"
+
+
+def test_a_post_without_the_csrf_token_is_refused(
+    db: Database, me: Actor, agent: Actor, client: httpx2.Client
+) -> None:
+    draft_id = hand_in(db, agent)
+    answer = client.post(f"/p/CRW/inbox/drafts/{draft_id}/approve", data={})
+    assert answer.status_code == 403
+    wrong = client.post(f"/p/CRW/inbox/drafts/{draft_id}/approve", data={"csrf": "nope"})
+    assert wrong.status_code == 403
+    assert status_of(db, me, draft_id) == "pending"
+
+
+def test_get_never_decides(db: Database, me: Actor, agent: Actor, client: httpx2.Client) -> None:
+    draft_id = hand_in(db, agent)
+    for decision in ("approve", "save", "reject", "revise", "undo"):
+        answer = client.get(f"/p/CRW/inbox/drafts/{draft_id}/{decision}")
+        assert answer.status_code in (404, 405)
+    assert status_of(db, me, draft_id) == "pending"
+
+
+def test_an_unknown_decision_changes_nothing(
+    db: Database, me: Actor, agent: Actor, client: httpx2.Client
+) -> None:
+    draft_id = hand_in(db, agent)
+    html = flash_after(client, decide(client, draft_id, "explode"))
+    assert 'class="flash error"' in html
+    assert status_of(db, me, draft_id) == "pending"
+
+
+# --- proposal cards ----------------------------------------------------------------------------
+
+
+def test_a_proposed_task_is_accepted_from_its_card(
+    db: Database, me: Actor, agent: Actor, client: httpx2.Client
+) -> None:
+    made = proposals.propose_task(db, agent, project="CRW", title="Add <b>logout</b>")
+    card = made.body["proposal"]["id"]
+    page = client.get(f"/p/CRW/inbox/proposals/{card}")
+    assert page.status_code == 200
+    assert "Add &lt;b&gt;logout&lt;/b&gt;" in page.text
+    answer = post_form(client, f"/p/CRW/inbox/proposals/{card}/accept", {})
+    assert answer.headers["location"] == "/p/CRW/inbox"
+    decided = proposals.get_proposal(db, me, card)
+    assert decided["status"] == "accepted"
+    assert decided["result"]["taskKey"] == "CRW-2"
+    again = client.get(f"/p/CRW/inbox/proposals/{card}").text
+    assert 'href="/p/CRW/tasks/CRW-2"' in again
+    assert "/accept" not in again
+
+
+def test_a_task_change_shows_its_diff_and_is_dismissed(
+    db: Database, me: Actor, agent: Actor, client: httpx2.Client
+) -> None:
+    made = proposals.propose_task_update(
+        db, agent, task="CRW-1", changes={"title": "Fix the logout redirect"}, reason="Typo"
+    )
+    card = made.body["proposal"]["id"]
+    html = client.get(f"/p/CRW/inbox/proposals/{card}").text
+    assert 'class="diff"' in html
+    assert "<del>Fix the login redirect</del>" in html
+    assert "<ins>Fix the logout redirect</ins>" in html
+    post_form(client, f"/p/CRW/inbox/proposals/{card}/dismiss", {})
+    assert proposals.get_proposal(db, me, card)["status"] == "dismissed"
+    answer = post_form(
+        client, f"/p/CRW/inbox/proposals/{card}/accept", {"next": f"/p/CRW/inbox/proposals/{card}"}
+    )
+    assert 'class="flash error"' in flash_after(client, answer)
+    assert proposals.get_proposal(db, me, card)["status"] == "dismissed"
+
+
+def test_a_task_deletion_card_warns(db: Database, agent: Actor, client: httpx2.Client) -> None:
+    made = proposals.propose_task_delete(db, agent, task="CRW-1", reason="Duplicate")
+    html = client.get(f"/p/CRW/inbox/proposals/{made.body['proposal']['id']}").text
+    assert '<span class="badge bad">Deletes</span>' in html
+    assert "data-confirm" in html
+
+
+# --- questions ---------------------------------------------------------------------------------
+
+
+def test_a_question_is_answered_from_the_inbox(
+    db: Database, me: Actor, agent: Actor, client: httpx2.Client
+) -> None:
+    asked = questions.ask_question(
+        db, agent, task="CRW-1", workspace_id=None, question="Which browser?",
+        idempotency_key="q-1",
+    )  # fmt: skip
+    question = asked.body["question"]["id"]
+    html = client.get("/p/CRW/inbox").text
+    assert f'action="/p/CRW/inbox/questions/{question}/answer"' in html
+    answer = post_form(
+        client,
+        f"/p/CRW/inbox/questions/{question}/answer",
+        {"answer": "Firefox and Chromium.", "next": "/p/CRW/inbox?kind=question"},
+    )
+    assert answer.headers["location"] == "/p/CRW/inbox?kind=question"
+    assert "Answer sent" in flash_after(client, answer)
+    assert questions.list_open_questions(db, me, "CRW")["total"] == 0
+    assert "Which browser?" not in client.get("/p/CRW/inbox").text
+
+
+def test_a_blank_answer_comes_back_as_a_flash(
+    db: Database, me: Actor, agent: Actor, client: httpx2.Client
+) -> None:
+    asked = questions.ask_question(
+        db, agent, task="CRW-1", workspace_id=None, question="Which browser?",
+        idempotency_key="q-1",
+    )  # fmt: skip
+    question = asked.body["question"]["id"]
+    answer = post_form(
+        client, f"/p/CRW/inbox/questions/{question}/answer", {"answer": "", "next": "/p/CRW/inbox"}
+    )
+    assert 'class="flash error"' in flash_after(client, answer)
+    assert questions.list_open_questions(db, me, "CRW")["total"] == 1
+
+
+def test_csrf_token_is_on_the_inbox_page(client: httpx2.Client) -> None:
+    assert csrf_of(client, "/p/CRW/inbox")
+
+
+def test_a_team_card_lists_its_seats_and_an_admin_accepts_it(
+    db: Database, owner: User, me: Actor, client: httpx2.Client
+) -> None:
+    team_agent = token_actor(db, owner, ["read", "team.manage"])
+    made = proposals.propose_composition(
+        db, team_agent, project="CRW", rationale="A small crew",
+        seats=[{"role": "Reviewer", "typeHint": "human"}, {"role": "Coder", "name": "<i>Ada</i>"}],
+    )  # fmt: skip
+    card = made.body["proposal"]["id"]
+    assert "Team of 2 seats" in client.get("/p/CRW/inbox?kind=proposal").text
+    html = client.get(f"/p/CRW/inbox/proposals/{card}").text
+    assert "<td>Reviewer</td>" in html
+    assert "&lt;i&gt;Ada&lt;/i&gt;" in html
+    post_form(client, f"/p/CRW/inbox/proposals/{card}/accept", {})
+    decided = proposals.get_proposal(db, me, card)
+    assert decided["status"] == "accepted"
+    assert len(decided["result"]["roleIds"]) == 2
+    assert "Added 2 seats" in client.get(f"/p/CRW/inbox/proposals/{card}").text
