@@ -121,15 +121,17 @@ def test_filters_narrow_the_board(client: httpx2.Client, db: Database, owner: Us
     assert 'value="invoice"' in both.text  # the filter stays filled in
 
 
-def test_a_column_pages_past_its_first_fifty(
+def test_a_column_shows_twenty_on_the_board_and_pages_by_fifty_on_its_own(
     client: httpx2.Client, db: Database, owner: User
 ) -> None:
     for n in range(53):
         new_task(db, owner, f"Task {n}")
     board = client.get("/p/CRW/board")
-    assert len(tiles(board)) == 50
-    assert 'href="/p/CRW/board?column=backlog&amp;offset=50"' in board.text
-    assert "3 more" in board.text
+    assert len(tiles(board)) == 20
+    assert 'href="/p/CRW/board?column=backlog&amp;offset=20"' in board.text
+    assert "33 more" in board.text
+    more = client.get("/p/CRW/board?column=backlog&offset=20")
+    assert tiles(more) == [f"CRW-{n}" for n in range(21, 54)]
     rest = client.get("/p/CRW/board?column=backlog&offset=50")
     assert rest.status_code == 200
     assert tiles(rest) == ["CRW-51", "CRW-52", "CRW-53"]

@@ -9,7 +9,7 @@ import pytest
 
 from crewboard.domain.access import Role
 from crewboard.errors import LimitExceeded, NotFound, PermissionDenied, RevisionConflict
-from crewboard.services import state
+from crewboard.services import state, tasks
 from crewboard.services.users import person_actor
 from crewboard.storage.database import Database
 from tests.support.factories import grant, make_project, make_user, token_actor
@@ -130,3 +130,27 @@ def test_concurrent_saves_from_one_revision_have_one_winner(db: Database, owner)
         outcomes = list(pool.map(save, range(writers)))
     assert outcomes.count("saved") == 1
     assert state.list_state_versions(db, actor, project="CRW")["total"] == 1
+
+
+def test_task_counts_count_the_boards_tasks_by_status(db: Database, owner) -> None:  # type: ignore[no-untyped-def]
+    actor = person_actor(owner)
+    for n, status in enumerate(("backlog", "backlog", "ready_for_ai")):
+        tasks.create_task(
+            db,
+            actor,
+            project="CRW",
+            workspace_id=None,
+            idempotency_key=f"t-{n}",
+            title=f"Task {n}",
+            status=status,
+        )
+    counts = state.get_project_state(db, actor, project="CRW")["taskCounts"]
+    assert counts == {
+        "backlog": 2,
+        "ready_for_ai": 1,
+        "in_progress": 0,
+        "blocked": 0,
+        "review": 0,
+        "approved": 0,
+        "done": 0,
+    }

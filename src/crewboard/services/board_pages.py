@@ -1,43 +1,34 @@
 """What the web app's board and task pages show, each gathered by one call.
 
-Read-only compositions of the board's public reads (list_tasks per column, get_task,
-task_activity, list_task_events, list_team), plus the hand-ins of one task, which no other
-service lists. Every permission check happens in the reads they call.
+Read-only compositions of the board's public reads (get_task, task_activity,
+list_task_events, list_team), the board's columns (tiles in board order, one read), and the
+hand-ins of one task, which no other service lists. Every read checks access first.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from crewboard.domain.models import Actor
-from crewboard.domain.tasks import TaskStatus
+from crewboard.domain.tasks import TaskStatus, search_words
 from crewboard.errors import ValidationFailed
+from crewboard.services.access import access_project
 from crewboard.services.review import draft_view, drafts_of
 from crewboard.services.task_notes import task_activity
-from crewboard.services.task_queries import get_task, list_tasks
+from crewboard.services.task_queries import MAX_Q, get_task
 from crewboard.services.tasks import access_task
 from crewboard.services.team import list_team
 from crewboard.services.week import list_task_events
 from crewboard.storage.database import Database
+from crewboard.storage.task_repo import TaskFilter
 from crewboard.storage.uow import UnitOfWork
 
 COLUMNS = tuple(status.value for status in TaskStatus)
-COLUMN_PAGE = 50
+COLUMN_PAGE = 50  # tiles of one column opened on its own
+BOARD_PAGE = 20  # tiles per column on the whole board (each column's "more" opens the rest)
 TIMELINE_EVENTS = 100
 HANDINS_SHOWN = 50
-TILE_FIELDS = [
-    "number",
-    "key",
-    "title",
-    "status",
-    "priority",
-    "assigneeId",
-    "tags",
-    "dueDate",
-    "boardOrder",
-    "revision",
-]
 
 
 @dataclass(frozen=True)
@@ -58,46 +49,88 @@ def board_columns(
     column: str | None = None,
     offset: int = 0,
 ) -> dict[str, Any]:
-    """Every status column (or one, from `offset`) with its first tasks and total, and the team.
+    """Every status column (or one, from `offset`) with its first tiles and total, and the team.
+
+    One read: tiles carry only what the board shows and come in board order; an unfiltered
+    board takes its column totals from one count by status.
 
     Raises:
         ValidationFailed: an unknown column, a bad offset or filter. NotFound: the project.
     """
     if column is not None and column not in COLUMNS:
         raise ValidationFailed.field("column", f"{column!r} is not a column.", list(COLUMNS))
+    if offset < 0:
+        raise ValidationFailed.field("offset", f"must be 0 or more; got {offset}.")
+    if filters.q is not None and len(filters.q) > MAX_Q:
+        raise ValidationFailed.field("q", f"at most {MAX_Q} characters.")
     team = list_team(db, actor, project=project)[0]
-    columns = [
-        _column(db, actor, project, status, filters=filters, offset=offset if column else 0)
-        for status in ([column] if column else COLUMNS)
-    ]
-    return {"team": team, "columns": columns, "names": names_of(team)}
+
+    def work(uow: UnitOfWork) -> list[dict[str, Any]]:
+        found = access_project(uow, actor, project).project
+        assignee, unassigned = _assignee(actor, filters.assignee)
+        base = TaskFilter(
+            project_ids=[found.id],
+            words=search_words(filters.q or ""),
+            tag=filters.tag or None,
+            assignee_id=assignee,
+            unassigned=unassigned,
+        )
+        filtered = bool(base.words or base.tag or assignee or unassigned)
+        # One column counts its own rows; the whole board counts every status at once.
+        totals = None if filtered or column else uow.tasks.count_by_status(found.id)
+        return [
+            _column(
+                uow,
+                found.key,
+                replace(base, statuses=[status]),
+                offset=offset if column else 0,
+                size=COLUMN_PAGE if column else BOARD_PAGE,
+                total=None if totals is None else totals.get(status, 0),
+            )
+            for status in ([column] if column else COLUMNS)
+        ]
+
+    return {"team": team, "columns": db.read(work), "names": names_of(team)}
+
+
+def _assignee(actor: Actor, assignee: str | None) -> tuple[str | None, bool]:
+    """`me` is the person; `none` is unassigned."""
+    if not assignee:
+        return None, False
+    if assignee == "none":
+        return None, True
+    return (actor.user_id if assignee == "me" else assignee), False
 
 
 def _column(
-    db: Database, actor: Actor, project: str, status: str, *, filters: BoardFilters, offset: int
+    uow: UnitOfWork, key: str, f: TaskFilter, *, offset: int, size: int, total: int | None
 ) -> dict[str, Any]:
-    rows, total = list_tasks(
-        db,
-        actor,
-        project=project,
-        statuses=[status],
-        q=filters.q,
-        tag=filters.tag,
-        assignee=filters.assignee,
-        fields=TILE_FIELDS,
-        limit=COLUMN_PAGE,
-        offset=offset,
-    )
-    # A page is chosen by number (list_tasks' order); within it, tiles follow board order.
-    rows.sort(key=lambda row: (row["boardOrder"] is None, row["boardOrder"] or 0.0))
-    following = offset + len(rows)
+    rows, count = uow.tasks.board_tiles(f, limit=size, offset=offset, total=total)
+    tiles = [
+        {
+            "id": row["id"],
+            "number": row["number"],
+            "key": f"{key}-{row['number']}",
+            "title": row["title"],
+            "status": row["status"],
+            "priority": row["priority"],
+            "assigneeId": row["assignee_id"],
+            "assigneeType": row["assignee_type"],
+            "tags": row["tags"],
+            "dueDate": row["due_date"].isoformat() if row["due_date"] else None,
+            "revision": row["revision"],
+            "boardOrder": row["board_order"],
+        }
+        for row in rows
+    ]
+    following = offset + len(tiles)
     return {
-        "status": status,
-        "tasks": rows,
-        "total": total,
+        "status": f.statuses[0],
+        "tasks": tiles,
+        "total": count,
         "offset": offset,
-        "nextOffset": following if following < total else None,
-        "previousOffset": max(0, offset - COLUMN_PAGE) if offset > 0 else None,
+        "nextOffset": following if following < count else None,
+        "previousOffset": max(0, offset - size) if offset > 0 else None,
     }
 
 

@@ -14,7 +14,6 @@ from crewboard.storage.uow import UnitOfWork
 
 MAX_STATE_LENGTH = 5000
 MAX_VERSIONS_PAGE = 100
-TASK_STATUSES = ("backlog", "ready_for_ai", "in_progress", "blocked", "review", "approved", "done")
 
 
 def state_view(page: StatePage) -> dict[str, Any]:
@@ -53,8 +52,7 @@ def get_project_state(
         return {
             **state_view(page),
             "canEdit": can_edit is None,
-            # The board arrives with the task issue; until then every column is empty.
-            "taskCounts": dict.fromkeys(TASK_STATUSES, 0),
+            "taskCounts": uow.tasks.count_by_status(access.project.id),
         }
 
     return db.read(work)

@@ -326,13 +326,54 @@ class TaskRepository:
             ).scalar_one()
         )
 
-    def count_by_status(self, project_id: str) -> dict[str, int]:
+    def board_tiles(
+        self, f: TaskFilter, *, limit: int, offset: int = 0, total: int | None = None
+    ) -> tuple[list[dict[str, Any]], int]:
+        """One page of a board column in board order: only what a tile shows, and the total.
+
+        `total`: the caller already knows it (an unfiltered column: from count_by_status).
+        """
+        c = t.tasks.c
+        conditions = self._conditions(f)
+        columns = (
+            c.id, c.number, c.title, c.status, c.priority, c.assignee_id, c.assignee_type,
+            c.tags, c.due_date, c.revision, c.board_order,
+        )  # fmt: skip
         rows = self.conn.execute(
-            select(t.tasks.c.status, func.count())
-            .where(t.tasks.c.project_id == project_id)
-            .group_by(t.tasks.c.status)
+            select(*columns)
+            .where(*conditions)
+            .order_by(c.board_order, c.number)
+            .limit(limit)
+            .offset(offset)
+        ).all()
+        if total is None:
+            total = int(
+                self.conn.execute(
+                    select(func.count()).select_from(t.tasks).where(*conditions)
+                ).scalar_one()
+            )
+        return [row._asdict() for row in rows], total
+
+    def count_by_status(self, project_id: str) -> dict[str, int]:
+        """How many tasks each status holds (every status named, zeros included).
+
+        One count per status, each answered from the (project, status, …) index alone: on
+        SQLite that is several times faster than one GROUP BY over the project's rows.
+        """
+        c = t.tasks.c
+        count = (
+            select(func.count())
+            .select_from(t.tasks)
+            .where(c.project_id == bindparam("project_id"), c.status == bindparam("status"))
         )
-        return {row[0]: int(row[1]) for row in rows}
+        return {
+            status.value: int(
+                self.conn.execute(
+                    count, {"project_id": project_id, "status": status.value}
+                ).scalar_one()
+            )
+            for status in TaskStatus
+        }
 
     # --- relationships ----------------------------------------------------------------------
 
