@@ -319,6 +319,9 @@ def test_workspaces_are_created_and_members_added(
     assert "writer@example.com is a member" in followed(client, answer)
     ((_, theirs),) = workspaces.list_workspaces(db, person_actor(writer))
     assert str(theirs) == "member"
+    listed = client.get("/settings/workspaces").text
+    assert "<td>writer@example.com</td><td>member</td>" in listed
+    assert "<td>owner@example.com</td><td>admin</td>" in listed
     missing = send(client, path, {"email": "nobody@example.com", "role": "member"})
     assert "nobody@example.com" in flash_error(followed(client, missing))
 

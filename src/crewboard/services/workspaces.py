@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from crewboard.domain.access import parse_enum
 from crewboard.domain.ids import new_id
 from crewboard.domain.models import Actor, Workspace, WorkspaceRole
@@ -77,3 +79,31 @@ def add_workspace_member(
 
 def list_workspaces(db: Database, actor: Actor) -> list[tuple[Workspace, WorkspaceRole]]:
     return db.read(lambda uow: uow.workspaces.list_for_user(actor.user_id))
+
+
+def workspaces_with_members(db: Database, actor: Actor) -> list[dict[str, Any]]:
+    """The actor's workspaces, each with its role there and its members (name, email, role)."""
+
+    def work(uow: UnitOfWork) -> list[dict[str, Any]]:
+        mine = uow.workspaces.list_for_user(actor.user_id)
+        members = uow.workspaces.members([w.id for w, _ in mine])
+        return [
+            {
+                "id": w.id,
+                "name": w.name,
+                "created": w.created_at,
+                "role": str(role),
+                "members": [
+                    {
+                        "userId": u.id,
+                        "displayName": u.display_name,
+                        "email": u.email,
+                        "role": str(r),
+                    }
+                    for u, r in members[w.id]
+                ],
+            }
+            for w, role in mine
+        ]
+
+    return db.read(work)

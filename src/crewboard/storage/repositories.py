@@ -193,6 +193,19 @@ class WorkspaceRepository:
         ).scalar_one_or_none()
         return WorkspaceRole(role) if role else None
 
+    def members(self, workspace_ids: Sequence[str]) -> dict[str, list[tuple[User, WorkspaceRole]]]:
+        """Each workspace's members with their role, by display name."""
+        found: dict[str, list[tuple[User, WorkspaceRole]]] = {w: [] for w in workspace_ids}
+        rows = self.conn.execute(
+            select(t.users, t.workspace_members.c.workspace_id, t.workspace_members.c.role)
+            .join(t.workspace_members, t.workspace_members.c.user_id == t.users.c.id)
+            .where(t.workspace_members.c.workspace_id.in_(list(workspace_ids)))
+            .order_by(t.users.c.display_name, t.users.c.id)
+        )
+        for row in rows:
+            found[row.workspace_id].append((_user(row), WorkspaceRole(row.role)))
+        return found
+
     def list_for_user(self, user_id: str) -> list[tuple[Workspace, WorkspaceRole]]:
         rows = self.conn.execute(
             select(t.workspaces, t.workspace_members.c.role)

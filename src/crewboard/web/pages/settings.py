@@ -194,11 +194,7 @@ def remove_rule(page_: Page) -> Response:
 
 def workspaces_page(page_: Page) -> Response:
     """The person's workspaces, a form for a new one, and adding members (workspace admins)."""
-    found = workspace_service.list_workspaces(page_.db, page_.actor)
-    rows = [
-        {"id": w.id, "name": w.name, "created": w.created_at, "role": str(role)}
-        for w, role in found
-    ]
+    rows = workspace_service.workspaces_with_members(page_.db, page_.actor)
     return page_.render(
         "settings_workspaces.html",
         title="Workspaces",
