@@ -30,7 +30,7 @@ from mcp import Client
 from sqlalchemy import insert, update  # noqa: TID251 - the benchmark seeds tables directly
 
 from bench.measure import Summary, Tally, Target, connect, server_cpu_seconds
-from bench.process import ServerInfo, ServerProcess, hide_password, throwaway_postgres
+from bench.process import ServerInfo, ServerProcess, run_workload
 from bench.seed import ADJECTIVES, NOUNS, SENTENCES, VERBS
 from crewboard.domain.ids import new_id
 from crewboard.services.context import PACK_BUDGET
@@ -38,7 +38,6 @@ from crewboard.storage import migrate
 from crewboard.storage import tables as t
 from crewboard.storage.database import Database
 
-RESULTS = Path(__file__).resolve().parent / "results"
 DEFAULT_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 BOARDS = (100_000, 100)  # tasks of B1 and B2
 RECORDS = (10_000, 100)  # memory records of B1 and B2
@@ -335,19 +334,9 @@ def run(args: argparse.Namespace, database_url: str | None) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
-    if args.database == "postgresql":
-        progress(f"creating a throw-away database on {hide_password(args.postgres_url)}")
-        with throwaway_postgres(args.postgres_url) as url:
-            results = run(args, url)
-    else:
-        results = run(args, None)
-    rows = [MemoryRow(**{**r, "summary": Summary(**r["summary"])}) for r in results["rows"]]
-    print(render(rows))
-    for name, met in results["target_met"].items():
-        print(f"{'met ' if met else 'MISSED'} {name}")
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    output = args.output or RESULTS / f"{stamp}-memory-{results['database']}.json"
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    print(f"\nJSON results: {output}")
+    run_workload(
+        "memory",
+        parse_args(argv),
+        run,
+        lambda rows: render([MemoryRow(**{**r, "summary": Summary(**r["summary"])}) for r in rows]),
+    )

@@ -15,9 +15,10 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -219,3 +220,32 @@ def throwaway_postgres(admin_url: str) -> Iterator[str]:
             admin_url,
             sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)),
         )
+
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def run_workload(
+    name: str,
+    args: Any,
+    run: Callable[[Any, str | None], dict[str, Any]],
+    table: Callable[[list[dict[str, Any]]], str],
+) -> None:
+    """Run a workload (on a throw-away PostgreSQL database when asked), print its table and
+    which targets it met, and write the whole result as JSON under bench/results/."""
+    if args.database == "postgresql":
+        print(
+            f"[bench {name}] creating a throw-away database on {hide_password(args.postgres_url)}"
+        )
+        with throwaway_postgres(args.postgres_url) as url:
+            results = run(args, url)
+    else:
+        results = run(args, None)
+    print(table(results["rows"]))
+    for goal, met in results["target_met"].items():
+        print(f"{'met ' if met else 'MISSED'} {goal}")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    output = args.output or RESULTS / f"{stamp}-{name}-{results['database']}.json"
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print(f"\nJSON results: {output}")

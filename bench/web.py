@@ -16,26 +16,23 @@ target is a median under 50 ms at 100,000 tasks.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 import time
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx2
 
 from bench.measure import Summary, Tally, server_cpu_seconds
-from bench.process import ServerInfo, ServerProcess, hide_password, throwaway_postgres
+from bench.process import ServerInfo, ServerProcess, run_workload
 from crewboard.domain.passwords import hash_password
 from crewboard.services import drafts, questions
 from crewboard.services.users import person_actor
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 
-RESULTS = Path(__file__).resolve().parent / "results"
 DEFAULT_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 BOARDS = (100_000, 1_000)
 PASSWORD = "bench web password"  # noqa: S105 - a throw-away instance's owner
@@ -228,19 +225,9 @@ def run(args: argparse.Namespace, database_url: str | None) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
-    if args.database == "postgresql":
-        progress(f"creating a throw-away database on {hide_password(args.postgres_url)}")
-        with throwaway_postgres(args.postgres_url) as url:
-            results = run(args, url)
-    else:
-        results = run(args, None)
-    rows = [PageRow(**{**r, "summary": Summary(**r["summary"])}) for r in results["rows"]]
-    print(render(rows))
-    for name, met in results["target_met"].items():
-        print(f"{'met ' if met else 'MISSED'} {name}")
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    output = args.output or RESULTS / f"{stamp}-web-{results['database']}.json"
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    print(f"\nJSON results: {output}")
+    run_workload(
+        "web",
+        parse_args(argv),
+        run,
+        lambda rows: render([PageRow(**{**r, "summary": Summary(**r["summary"])}) for r in rows]),
+    )

@@ -23,13 +23,10 @@ from sqlalchemy.engine import URL
 
 from crewboard.cli.main import cli
 from crewboard.domain.clock import ManualClock
-from crewboard.domain.models import User
-from crewboard.services import memory, projects, tasks, team, tokens
-from crewboard.services.users import person_actor
 from crewboard.storage.database import Database
-from crewboard.storage.uow import UnitOfWork
-from tests.support.factories import make_project, make_user
+from tests.support.factories import make_user
 from tests.support.mcp_client import body_of, mcp_client
+from tests.support.review import review_world
 
 pytestmark = pytest.mark.anyio
 
@@ -55,61 +52,9 @@ def person(database_url: URL, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 
 @pytest.fixture
-def owner(db: Database) -> User:
-    user = make_user(db, "owner@example.com")
-    make_project(db, user, "CRW", collections=["general", "architecture"])
-    return user
-
-
-@pytest.fixture
-def world(db: Database, owner: User) -> dict[str, str]:
+def world(db: Database) -> dict[str, str]:
     """An AI seat, a memory record, a task for the seat that names the record, an agent token."""
-    actor = person_actor(owner)
-    seat = team.add_team_role(db, actor, project="CRW", name="Coder", role="Backend", kind="ai")
-    project = projects.describe_project(db, actor, "CRW")["project"]
-
-    def file(uow: UnitOfWork) -> dict[str, Any]:
-        found = uow.projects.get(project["id"])
-        assert found is not None
-        return memory.file_record(
-            uow,
-            actor,
-            found,
-            title="Sessions live in Redis",
-            summary="Where login sessions are kept",
-            content="Login sessions are stored in Redis with a 30 minute expiry.",
-            collection="architecture",
-            document="decisions",
-            source_draft_id=None,
-        )
-
-    record = db.write(file)
-    made = tasks.create_task(
-        db,
-        actor,
-        project="CRW",
-        workspace_id=None,
-        idempotency_key="task-1",
-        title="Fix the login redirect after session expiry",
-        brief="After the session expires the login page loops. Fix the redirect.",
-        status="ready_for_ai",
-        assignee_id=seat["id"],
-        assignee_type="ai",
-        context_item_ids=[record["id"]],
-    )
-    secret = tokens.issue_token(
-        db,
-        actor,
-        kind="agent",
-        project="CRW",
-        scopes=["read", "tasks.manage", "drafts.create", "messages.write", "team.manage"],
-    ).secret
-    return {
-        "seat": seat["id"],
-        "record": record["id"],
-        "task": made.body["task"]["id"],
-        "secret": secret,
-    }
+    return review_world(db, make_user(db, "owner@example.com"))
 
 
 async def call(client: Client, tool: str, arguments: dict[str, Any]) -> Any:

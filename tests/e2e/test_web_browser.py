@@ -14,11 +14,7 @@ from typing import Any, TypeVar
 import anyio
 import pytest
 
-from crewboard.services import memory, team, tokens
-from crewboard.services import tasks as task_service
-from crewboard.services.users import person_actor
 from crewboard.storage.database import Database
-from crewboard.storage.uow import UnitOfWork
 from tests.support.browser import (
     CHROMIUM_ARGS,
     SCREENSHOTS,
@@ -26,8 +22,9 @@ from tests.support.browser import (
     browser_unavailable_reason,
     chromium_path,
 )
-from tests.support.factories import PASSWORD, make_project, make_user
+from tests.support.factories import PASSWORD, make_user
 from tests.support.mcp_client import body_of, mcp_client
+from tests.support.review import review_world
 
 pytestmark = pytest.mark.browser
 T = TypeVar("T")
@@ -66,47 +63,7 @@ def page(browser: Any, url: str) -> Iterator[Any]:
 @pytest.fixture
 def world(db: Database) -> dict[str, str]:
     """The owner, project CRW with an AI seat, a remembered record, a task for the seat."""
-    owner = make_user(db, "owner@example.com", is_owner=True)
-    make_project(db, owner, "CRW", collections=["general", "architecture"])
-    actor = person_actor(owner)
-    seat = team.add_team_role(db, actor, project="CRW", name="Coder", role="Backend", kind="ai")
-
-    def file(uow: UnitOfWork) -> dict[str, Any]:
-        project = uow.projects.get_with_role("CRW", owner.id)[0]
-        return memory.file_record(
-            uow,
-            actor,
-            project,
-            title="Sessions live in Redis",
-            summary="Where sessions are kept",
-            content="Sessions are kept in Redis for 30 minutes.",
-            collection="architecture",
-            document=None,
-            source_draft_id=None,
-        )
-
-    record = db.write(file)
-    made = task_service.create_task(
-        db,
-        actor,
-        project="CRW",
-        workspace_id=None,
-        idempotency_key="t-1",
-        title="Fix the login redirect",
-        brief="The login page loops after the session expires.",
-        status="ready_for_ai",
-        assignee_id=seat["id"],
-        assignee_type="ai",
-        context_item_ids=[record["id"]],
-    )
-    secret = tokens.issue_token(
-        db,
-        actor,
-        kind="agent",
-        project="CRW",
-        scopes=["read", "tasks.manage", "drafts.create"],
-    ).secret
-    return {"task": made.body["task"]["id"], "secret": secret, "owner": owner.email}
+    return review_world(db, make_user(db, "owner@example.com", is_owner=True))
 
 
 def hand_in(url: str, secret: str, task: str, key: str, content: str) -> dict[str, Any]:
@@ -215,7 +172,7 @@ def _follow_up(url: str, world: dict[str, str]) -> str:
 def test_a_task_moves_on_the_board(page: Any, world: dict[str, str]) -> None:
     sign_in(page, world["owner"])
     page.goto("/p/CRW/board")
-    tile = page.locator("[data-item]", has_text="Fix the login redirect")
+    tile = page.locator("[data-item]", has_text="Fix the login redirect after session expiry")
     tile.first.wait_for()
     form = page.locator("form[action$='/status']").first
     form.locator("select").select_option("in_progress")
@@ -224,7 +181,7 @@ def test_a_task_moves_on_the_board(page: Any, world: dict[str, str]) -> None:
     column = page.locator(
         "section", has=page.locator("h2", has_text=re.compile("in.progress", re.I))
     )
-    assert "Fix the login redirect" in column.first.inner_text()
+    assert "Fix the login redirect after session expiry" in column.first.inner_text()
     shot(page, "board-moved")
 
 
