@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import httpx2
 import pytest
 
+from crewboard.config import Settings
 from crewboard.domain.models import User
 from crewboard.services.web_sessions import session_id_of
 from crewboard.storage.database import Database
 from crewboard.web.render import render_markdown
 from crewboard.web.security import LoginThrottle
 from tests.support.factories import PASSWORD, count_rows, make_project, make_user
+from tests.support.server import free_port, running_server
 from tests.support.web import csrf_of, post_form, sign_in
 
 
@@ -182,3 +185,25 @@ def test_markdown_keeps_formatting_and_drops_script_and_handlers() -> None:
     assert "<script>" not in html
     assert "onerror" not in html.replace("onerror=alert(1)&gt;", "")  # only as escaped text
     assert "<img" in html  # a markdown image stays (the page's CSP decides what loads)
+
+
+def test_behind_https_the_session_cookie_is_secure(
+    db: Database, owner: User, tmp_path: Path
+) -> None:
+    settings = Settings(data_dir=tmp_path, port=free_port(), base_url="https://crew.example.com")
+    with running_server(settings, db) as base, httpx2.Client(base_url=base) as client:
+        answer = client.post(
+            "/login",
+            data={"email": owner.email, "password": PASSWORD, "login_token": login_token(client)},
+            # The sign-in cookie is Secure now, so the client keeps it off plain http: a
+            # proxy ending TLS would pass it on, as this header does.
+            headers={
+                "sec-fetch-site": "same-origin",
+                "cookie": f"crewboard_login={client.cookies['crewboard_login']}",
+            },
+            follow_redirects=False,
+        )
+        assert answer.status_code == 303
+        header = next(c for c in answer.headers.get_list("set-cookie") if "crewboard_session" in c)
+        assert "Secure" in header
+        assert "HttpOnly" in header

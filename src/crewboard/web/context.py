@@ -104,16 +104,14 @@ class Page:
     def redirect(self, url: str, notice: str | None = None, error: str | None = None) -> Response:
         response = RedirectResponse(local(url), status_code=303)
         if notice or error:
-            set_flash(
-                response, self.settings, "error" if error else "notice", error or notice or ""
-            )
+            set_flash(response, self.request, "error" if error else "notice", error or notice or "")
         self._set_cookies(response)
         return response
 
     def _set_cookies(self, response: Response) -> None:
         for name, value in self.cookies.items():
             response.set_cookie(
-                name, value, httponly=True, samesite="lax", secure=secure(self.settings)
+                name, value, httponly=True, samesite="lax", secure=secure(self.request)
             )
         if self.flash is not None:
             response.delete_cookie(FLASH_COOKIE)
@@ -127,18 +125,20 @@ def local(url: str) -> str:
     return url
 
 
-def secure(settings: Settings) -> bool:
-    """Secure cookies when people reach the server over https."""
-    return bool(settings.base_url and settings.base_url.startswith("https://"))
+def secure(request: Request) -> bool:
+    """Secure cookies when people reach the server over https: the configured base URL says
+    so, or the request came over https (directly, or through a proxy uvicorn trusts)."""
+    base_url = request.app.state.settings.base_url
+    return request.url.scheme == "https" or bool(base_url and base_url.startswith("https://"))
 
 
-def set_flash(response: Response, settings: Settings, kind: str, text: str) -> None:
+def set_flash(response: Response, request: Request, kind: str, text: str) -> None:
     response.set_cookie(
         FLASH_COOKIE,
         quote(f"{kind}:{text[:300]}"),
         httponly=True,
         samesite="lax",
-        secure=secure(settings),
+        secure=secure(request),
         max_age=60,
     )
 

@@ -44,9 +44,8 @@ def _login_page(
         status_code=status,
         headers={"cache-control": "no-store"},
     )
-    settings = request.app.state.settings
     response.set_cookie(
-        LOGIN_COOKIE, token, httponly=True, samesite="strict", secure=secure(settings)
+        LOGIN_COOKIE, token, httponly=True, samesite="strict", secure=secure(request)
     )
     return response
 
@@ -105,7 +104,7 @@ async def login(request: Request) -> Response:
         max_age=int(web_sessions.SESSION_LIFETIME.total_seconds()),
         httponly=True,
         samesite="lax",
-        secure=secure(request.app.state.settings),
+        secure=secure(request),
     )
     response.delete_cookie(LOGIN_COOKIE)
     return response
