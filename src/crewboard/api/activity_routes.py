@@ -12,13 +12,19 @@ from typing import Any, Literal
 from pydantic import Field
 from starlette.requests import Request
 
-from crewboard.api.common import Created, Endpoint, parse_args, read_body, run_service
+from crewboard.api.common import (
+    Created,
+    Endpoint,
+    created,
+    keyed_body,
+    parse_args,
+    run_service,
+)
 from crewboard.errors import ValidationFailed
 from crewboard.mcp.args import Args
 from crewboard.mcp.tools import activity as activity_tools
 from crewboard.mcp.tools import proposals as proposal_tools
 from crewboard.services import activity, messages, proposals
-from crewboard.services.idempotency import KeyedResult
 
 KINDS = ("task", "task_update", "task_delete", "role", "composition")
 
@@ -34,18 +40,6 @@ class ProposalsQuery(Args):
     status: Literal["pending", "accepted", "dismissed"] | None = None
     limit: int = Field(default=50, ge=1, le=proposals.MAX_PAGE)
     offset: int = Field(default=0, ge=0)
-
-
-async def _write_body(request: Request) -> dict[str, Any]:
-    """The JSON body, with the Idempotency-Key header (when sent) as its key."""
-    data = await read_body(request)
-    if key := request.headers.get("idempotency-key"):
-        data["idempotencyKey"] = key
-    return data
-
-
-def _created(result: KeyedResult) -> Created:
-    return Created({**result.body, "replayed": result.replayed})
 
 
 async def list_activity(request: Request) -> dict[str, Any]:
@@ -67,7 +61,7 @@ async def list_activity(request: Request) -> dict[str, Any]:
 
 
 async def post_message(request: Request) -> Created:
-    data = await _write_body(request)
+    data = await keyed_body(request)
     body = parse_args(
         activity_tools.PostMessage, {**data, "projectId": request.path_params["project"]}
     )
@@ -84,7 +78,7 @@ async def post_message(request: Request) -> Created:
             idempotency_key=body.idempotency_key,
         ),
     )
-    return _created(result)
+    return created(result)
 
 
 async def list_proposals(request: Request) -> dict[str, Any]:
@@ -99,7 +93,7 @@ async def list_proposals(request: Request) -> dict[str, Any]:
 
 
 async def post_proposal(request: Request) -> Created:
-    data = await _write_body(request)
+    data = await keyed_body(request)
     kind = data.pop("kind", None)
     if kind not in KINDS:
         raise ValidationFailed.field("kind", f"unknown value {kind!r}.", list(KINDS))
@@ -108,7 +102,7 @@ async def post_proposal(request: Request) -> Created:
         run = _task_card(kind, data, project)
     else:
         run = _project_card(kind, {**data, "projectId": project})
-    return _created(await run_service(request, run))
+    return created(await run_service(request, run))
 
 
 def _task_card(kind: str, data: dict[str, Any], project: str) -> Any:

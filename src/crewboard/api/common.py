@@ -17,6 +17,7 @@ from crewboard.domain.models import Actor
 from crewboard.errors import CrewboardError, RevisionConflict, ValidationFailed
 from crewboard.mcp import args as a
 from crewboard.services.access import ANY_WORKSPACE, WorkspaceRef
+from crewboard.services.idempotency import KeyedResult
 from crewboard.storage.database import Database
 
 Handler = Callable[[Request], Awaitable[Any]]
@@ -62,6 +63,19 @@ async def read_body(request: Request) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise ValidationFailed("body: must be a JSON object.", {"field": "body"})
     return body
+
+
+async def keyed_body(request: Request) -> dict[str, Any]:
+    """The JSON body, with the Idempotency-Key header (when sent) as its `idempotencyKey`."""
+    data = await read_body(request)
+    if key := request.headers.get("idempotency-key"):
+        data["idempotencyKey"] = key
+    return data
+
+
+def created(result: KeyedResult) -> Created:
+    """A keyed write's answer: 201, and whether it replays an earlier use of the key."""
+    return Created({**result.body, "replayed": result.replayed})
 
 
 def parse_args(model: type[M], data: dict[str, Any]) -> M:

@@ -13,11 +13,17 @@ from typing import Any, Literal
 from pydantic import Field
 from starlette.requests import Request
 
-from crewboard.api.common import Created, Endpoint, parse_args, read_body, run_service
+from crewboard.api.common import (
+    Created,
+    Endpoint,
+    created,
+    keyed_body,
+    parse_args,
+    run_service,
+)
 from crewboard.mcp.args import Args, WorkspaceId
 from crewboard.mcp.tools.task_notes import NoteText, OutputContent, OutputName
 from crewboard.services import task_notes
-from crewboard.services.idempotency import KeyedResult
 
 
 class CommentBody(Args):
@@ -53,18 +59,6 @@ class OutputsQuery(Page):
     version: int | None = Field(default=None, ge=1, description="With name: that version.")
 
 
-async def _write_body(request: Request) -> dict[str, Any]:
-    """The JSON body, with the Idempotency-Key header (when sent) as its key."""
-    data = await read_body(request)
-    if key := request.headers.get("idempotency-key"):
-        data["idempotencyKey"] = key
-    return data
-
-
-def _created(result: KeyedResult) -> Created:
-    return Created({**result.body, "replayed": result.replayed})
-
-
 async def list_comments(request: Request) -> dict[str, Any]:
     query = parse_args(CommentsQuery, dict(request.query_params))
     task = request.path_params["task"]
@@ -77,7 +71,7 @@ async def list_comments(request: Request) -> dict[str, Any]:
 
 
 async def post_comment(request: Request) -> Created:
-    body = parse_args(CommentBody, await _write_body(request))
+    body = parse_args(CommentBody, await keyed_body(request))
     task = request.path_params["task"]
     result = await run_service(
         request,
@@ -90,7 +84,7 @@ async def post_comment(request: Request) -> Created:
             idempotency_key=body.idempotency_key,
         ),
     )
-    return _created(result)
+    return created(result)
 
 
 async def list_outputs(request: Request) -> dict[str, Any]:
@@ -112,7 +106,7 @@ async def list_outputs(request: Request) -> dict[str, Any]:
 
 
 async def save_output(request: Request) -> Created:
-    body = parse_args(OutputBody, await _write_body(request))
+    body = parse_args(OutputBody, await keyed_body(request))
     task = request.path_params["task"]
     result = await run_service(
         request,
@@ -126,7 +120,7 @@ async def save_output(request: Request) -> Created:
             idempotency_key=body.idempotency_key,
         ),
     )
-    return _created(result)
+    return created(result)
 
 
 T = "/api/v1/tasks/{task}"

@@ -13,12 +13,18 @@ from typing import Any
 from pydantic import Field
 from starlette.requests import Request
 
-from crewboard.api.common import Created, Endpoint, parse_args, read_body, run_service
+from crewboard.api.common import (
+    Created,
+    Endpoint,
+    created,
+    keyed_body,
+    parse_args,
+    run_service,
+)
 from crewboard.mcp.args import Args
 from crewboard.mcp.tools.review import DraftFields, ResultFields
 from crewboard.services import drafts
 from crewboard.services.access import ANY_WORKSPACE
-from crewboard.services.idempotency import KeyedResult
 from crewboard.services.task_notes import MAX_PAGE
 
 
@@ -36,19 +42,8 @@ class DraftsQuery(Args):
     offset: int = Field(default=0, ge=0)
 
 
-async def _body(request: Request) -> dict[str, Any]:
-    data = await read_body(request)
-    if key := request.headers.get("idempotency-key"):
-        data["idempotencyKey"] = key
-    return data
-
-
-def _created(result: KeyedResult) -> Created:
-    return Created({**result.body, "replayed": result.replayed})
-
-
 async def submit_result(request: Request) -> Created:
-    body = parse_args(ResultBody, await _body(request))
+    body = parse_args(ResultBody, await keyed_body(request))
     task = request.path_params["task"]
     result = await run_service(
         request,
@@ -70,11 +65,11 @@ async def submit_result(request: Request) -> Created:
             via="rest",
         ),
     )
-    return _created(result)
+    return created(result)
 
 
 async def create_draft(request: Request) -> Created:
-    data = await _body(request)
+    data = await keyed_body(request)
     body = parse_args(DraftFields, data)
     task = request.path_params["task"]
     workspace = body.workspace_id if "workspaceId" in data else ANY_WORKSPACE
@@ -96,7 +91,7 @@ async def create_draft(request: Request) -> Created:
             via="rest",
         ),
     )
-    return _created(result)
+    return created(result)
 
 
 async def get_draft(request: Request) -> dict[str, Any]:

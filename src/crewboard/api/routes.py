@@ -17,9 +17,11 @@ from crewboard.api.common import (
     Created,
     Endpoint,
     Handler,
+    created,
     expected_revision,
     guard_precondition,
     json_route,
+    keyed_body,
     parse_args,
     query_int,
     read_body,
@@ -75,15 +77,12 @@ async def list_projects(request: Request) -> dict[str, Any]:
 
 
 async def create_project(request: Request) -> Created:
-    data = await read_body(request)
-    if key := request.headers.get("idempotency-key"):
-        data["idempotencyKey"] = key
-    args = parse_args(a.CreateProject, data)
+    args = parse_args(a.CreateProject, await keyed_body(request))
     fields = args.model_dump()
     result = await run_service(
         request, lambda db, actor: projects.create_project(db, actor, **fields)
     )
-    return Created({**result.body, "replayed": result.replayed})
+    return created(result)
 
 
 async def get_project(request: Request) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from starlette.requests import Request
 from crewboard.api.common import (
     Created,
     Endpoint,
+    created,
     expected_revision,
     guard_precondition,
     parse_args,
@@ -176,7 +177,7 @@ async def create_task(request: Request) -> Created:
             **fields,
         ),
     )
-    return Created({**result.body, "replayed": result.replayed})
+    return created(result)
 
 
 async def get_task(request: Request) -> dict[str, Any]:
