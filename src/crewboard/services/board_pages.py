@@ -16,7 +16,7 @@ from crewboard.errors import ValidationFailed
 from crewboard.services.access import access_project
 from crewboard.services.review import draft_view, drafts_of
 from crewboard.services.task_notes import task_activity
-from crewboard.services.task_queries import MAX_Q, get_task
+from crewboard.services.task_queries import MAX_Q, assignee_filter, get_task
 from crewboard.services.tasks import access_task
 from crewboard.services.team import list_team
 from crewboard.services.week import list_task_events
@@ -67,7 +67,7 @@ def board_columns(
 
     def work(uow: UnitOfWork) -> list[dict[str, Any]]:
         found = access_project(uow, actor, project).project
-        assignee, unassigned = _assignee(actor, filters.assignee)
+        assignee, unassigned = assignee_filter(actor, filters.assignee)
         base = TaskFilter(
             project_ids=[found.id],
             words=search_words(filters.q or ""),
@@ -91,15 +91,6 @@ def board_columns(
         ]
 
     return {"team": team, "columns": db.read(work), "names": names_of(team)}
-
-
-def _assignee(actor: Actor, assignee: str | None) -> tuple[str | None, bool]:
-    """`me` is the person; `none` is unassigned."""
-    if not assignee:
-        return None, False
-    if assignee == "none":
-        return None, True
-    return (actor.user_id if assignee == "me" else assignee), False
 
 
 def _column(

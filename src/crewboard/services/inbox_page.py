@@ -37,7 +37,7 @@ def inbox_page(
         ValidationFailed: an unknown kind.
     """
     wanted = check_kind(kind)
-    found = _with_proposal_kinds(inbox(db, actor, project=project, limit=MAX_ITEMS))
+    found = inbox(db, actor, project=project, limit=MAX_ITEMS)
     items = [item for item in found["items"] if wanted is None or item["kind"] == wanted]
     messages = [item for item in items if item["kind"] == "message"]
     if messages:
@@ -46,23 +46,6 @@ def inbox_page(
             message["taskKey"] = keys.get(message["taskId"] or "")
             message["participantName"] = names.get(message["participantId"])
     return {**found, "kind": wanted, "items": items}
-
-
-def _with_proposal_kinds(found: dict[str, Any]) -> dict[str, Any]:
-    """Each proposal item as kind 'proposal' with its card's kind as `proposalKind`.
-
-    The inbox spreads a card's own `kind` (task, task_update, …) over the item's 'proposal',
-    so cards come back under their card kind and are missing from the proposal count.
-    """
-    items = [_as_proposal(item) if item["kind"] not in KINDS else item for item in found["items"]]
-    counts = dict(found["counts"])
-    others = sum(counts[kind] for kind in KINDS if kind != "proposal")
-    counts["proposal"] = found["total"] - others
-    return {**found, "items": items, "counts": counts}
-
-
-def _as_proposal(item: dict[str, Any]) -> dict[str, Any]:
-    return {**item, "kind": "proposal", "proposalKind": item["kind"]}
 
 
 def _labels(

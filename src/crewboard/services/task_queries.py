@@ -161,7 +161,7 @@ def list_tasks(
         projects = open_projects(uow, actor, project, workspace_id)
         if not projects:
             return [], 0
-        assignee_id, unassigned = _assignee(actor, assignee)
+        assignee_id, unassigned = assignee_filter(actor, assignee)
         found, total = uow.tasks.search(
             TaskFilter(
                 project_ids=list(projects),
@@ -244,7 +244,7 @@ def open_projects(
     return {p.id: p for p, _ in page.rows}
 
 
-def _assignee(actor: Actor, assignee: str | None) -> tuple[str | None, bool]:
+def assignee_filter(actor: Actor, assignee: str | None) -> tuple[str | None, bool]:
     """`me` is the caller's AI seat (agent token) or user; `none` is unassigned."""
     if assignee is None:
         return None, False
