@@ -137,6 +137,10 @@ def test_a_column_shows_twenty_on_the_board_and_pages_by_fifty_on_its_own(
     assert tiles(rest) == ["CRW-51", "CRW-52", "CRW-53"]
     assert "51–53 of 53" in rest.text
     assert client.get("/p/CRW/board?column=nope").status_code == 422
+    assert client.get("/p/CRW/board?column=backlog&offset=-1").status_code == 422
+    too_long = client.get("/p/CRW/board", params={"q": "word " * 40 + "x"})
+    assert too_long.status_code == 422
+    assert "at most 200 characters" in too_long.text
 
 
 def test_quick_create_makes_a_task(client: httpx2.Client, db: Database, owner: User) -> None:
