@@ -53,6 +53,14 @@ def upgrade(db: Database, revision: str = "head") -> tuple[str | None, str | Non
     return before, after
 
 
+def downgrade(db: Database, revision: str) -> None:
+    """Take the schema back to `revision` (tests of a migration's data repairs use it)."""
+    with db.engine.connect() as conn:
+        conn.execution_options(crewboard_write=True)
+        with conn.begin():
+            command.downgrade(_config(conn), revision)
+
+
 # Made by the migrations outside tables.py: the task and memory text indexes (FTS5 tables on SQLite, a GIN
 # expression index on PostgreSQL). tests/integration/test_search_index.py checks them instead.
 SEARCH_INDEX_OBJECTS = ("tasks_fts", "ix_tasks_search", "memory_fts", "ix_memory_records_search")

@@ -95,6 +95,19 @@ projects = Table(
     Index("ix_projects_workspace_id", "workspace_id"),
 )
 
+# Per-project counters (task numbers today; spec comments, handoffs… later). A write takes
+# the next value with one upsert that locks the counter row until it commits, so concurrent
+# writers on PostgreSQL queue up on the row instead of racing for max(number) + 1.
+project_sequences = Table(
+    "project_sequences",
+    metadata,
+    Column(
+        "project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
+    ),
+    Column("name", String(40), primary_key=True),
+    Column("value", Integer, nullable=False),
+)
+
 project_members = Table(
     "project_members",
     metadata,

@@ -21,6 +21,7 @@ from crewboard.storage.repositories import (
     UserRepository,
     WorkspaceRepository,
 )
+from crewboard.storage.sequences import SequenceRepository
 from crewboard.storage.task_repo import TaskRepository
 
 
@@ -53,6 +54,7 @@ class UnitOfWork:
         self.state = StateRepository(conn)
         self.team = TeamRepository(conn)
         self.tasks = TaskRepository(conn)
+        self.sequences = SequenceRepository(conn)
         self.recorded_events: list[EventRecord] = []
 
     def serialize(self, name: str) -> None:

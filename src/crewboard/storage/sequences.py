@@ -1,0 +1,32 @@
+"""Per-project counters: the next task number (and any later per-project sequence)."""
+
+from __future__ import annotations
+
+from sqlalchemy import Connection
+from sqlalchemy.dialects import postgresql, sqlite
+
+from crewboard.storage import tables as t
+
+TASK_NUMBERS = "task"  # the counter behind task keys (CRW-12)
+
+
+class SequenceRepository:
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def take_next(self, project_id: str, name: str) -> int:
+        """The next value of the project's counter `name`, counting from 1.
+
+        One `INSERT … ON CONFLICT DO UPDATE … RETURNING`: on PostgreSQL the counter row stays
+        locked until this transaction ends, so a concurrent writer waits and then reads the
+        value this one committed (no unique violation, no retry); on SQLite writers already
+        run one at a time. A rolled-back transaction gives its number back.
+        """
+        dialect = postgresql if self.conn.dialect.name == "postgresql" else sqlite
+        table = t.project_sequences
+        statement = dialect.insert(table).values(project_id=project_id, name=name, value=1)
+        statement = statement.on_conflict_do_update(
+            index_elements=[table.c.project_id, table.c.name],
+            set_={"value": table.c.value + 1},
+        ).returning(table.c.value)
+        return int(self.conn.execute(statement).scalar_one())

@@ -1,0 +1,64 @@
+"""Data the migrations repair: task numbers move to a counter, broken board positions renumber."""
+
+from __future__ import annotations
+
+import math
+
+from sqlalchemy import text
+
+from crewboard.domain.models import Actor
+from crewboard.services import task_queries, tasks
+from crewboard.services.users import person_actor
+from crewboard.storage import migrate
+from crewboard.storage.database import Database
+from tests.support.factories import make_project, make_user
+
+BEFORE_SEQUENCES = "0006_web_sessions"
+
+
+def _new_task(db: Database, actor: Actor, title: str, status: str = "backlog") -> str:
+    result = tasks.create_task(
+        db,
+        actor,
+        project="CRW",
+        workspace_id=None,
+        idempotency_key=title,
+        title=title,
+        status=status,
+    )
+    return str(result.body["task"]["id"])
+
+
+def test_upgrade_renumbers_a_column_holding_infinite_positions_and_seeds_the_task_counter(
+    db: Database,
+) -> None:
+    owner = make_user(db, "owner@example.com")
+    make_project(db, owner, "CRW")
+    actor = person_actor(owner)
+    first, second, third = (_new_task(db, actor, name) for name in ("one", "two", "three"))
+    done = _new_task(db, actor, "finished", status="done")
+    with db.engine.begin() as conn:
+        conn.execute(
+            text("UPDATE tasks SET board_order = :v WHERE id = :id"), {"v": math.inf, "id": first}
+        )
+        conn.execute(
+            text("UPDATE tasks SET board_order = :v WHERE id = :id"), {"v": -math.inf, "id": third}
+        )
+        conn.execute(text("UPDATE tasks SET board_order = 5e15 WHERE id = :id"), {"id": second})
+    migrate.downgrade(db, BEFORE_SEQUENCES)
+    migrate.upgrade(db)
+
+    with db.engine.connect() as conn:
+        orders = dict(
+            ((r.id, r.board_order) for r in conn.execute(text("SELECT id, board_order FROM tasks")))
+        )
+        counter = conn.execute(text("SELECT value FROM project_sequences")).scalar_one()
+    # -inf first, then the finite 5e15, then +inf; each a finite step apart.
+    assert [orders[third], orders[second], orders[first]] == [1024.0, 2048.0, 3072.0]
+    assert math.isfinite(orders[done])
+    assert counter == 4
+    fifth = _new_task(db, actor, "five")
+    view = task_queries.get_task(db, actor, task=fifth, include_context_pack=False)
+    assert isinstance(view, dict)
+    assert view["task"]["key"] == "CRW-5"
+    assert view["task"]["boardOrder"] == 4096.0
