@@ -12,6 +12,7 @@ web app into a flash message, the CLI into a message on stderr and exit status 1
     │   └── HumanIdentityRequired HUMAN_IDENTITY_REQUIRED 403
     ├── ValidationFailed         VALIDATION               422
     ├── LimitExceeded            LIMIT_EXCEEDED           422
+    │   └── BodyTooLarge         LIMIT_EXCEEDED           413
     ├── AlreadyExists            ALREADY_EXISTS           409
     ├── RevisionConflict         REVISION_CONFLICT        409
     └── IdempotencyConflict      IDEMPOTENCY_CONFLICT     409
@@ -89,6 +90,19 @@ class LimitExceeded(CrewboardError):
     http_status = 422
 
 
+class BodyTooLarge(LimitExceeded):
+    """A request body over the size a door reads (REST answers 413 Content Too Large)."""
+
+    http_status = 413
+
+    @classmethod
+    def of(cls, limit: int) -> BodyTooLarge:
+        return cls(
+            f"body: over the limit of {limit} bytes; send less at once.",
+            {"field": "body", "limit": limit},
+        )
+
+
 class AlreadyExists(CrewboardError):
     code = ErrorCode.ALREADY_EXISTS
     http_status = 409
@@ -111,6 +125,7 @@ ERROR_TYPES: tuple[type[CrewboardError], ...] = (
     HumanIdentityRequired,
     ValidationFailed,
     LimitExceeded,
+    BodyTooLarge,
     AlreadyExists,
     RevisionConflict,
     IdempotencyConflict,

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import re
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from crewboard.config import Settings
+from crewboard.config import LOOPBACK_HOSTS, Settings
+
+# host[:port] as a Host header or an origin's authority carries it: a DNS name or IPv4
+# address, or an IPv6 address in brackets; nothing may follow but the port.
+_AUTHORITY = re.compile(
+    r"^(?:\[(?P<v6>[0-9a-f:.]+)\]|(?P<name>[a-z0-9](?:[a-z0-9._-]*[a-z0-9])?))(?::(?P<port>[0-9]{1,5}))?$"
+)
+_ORIGIN = re.compile(r"^(?P<scheme>https?)://(?P<authority>[^/?#@]+)$")
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "[::1]"})
 
 
 class HostOriginGuard:
@@ -22,6 +32,8 @@ class HostOriginGuard:
         self.any_origin = "*" in settings.allowed_origins
         self.hosts = settings.accepted_hosts()
         self.origins = settings.accepted_origins()
+        # On loopback, a page on another local port (a proxy, the MCP Inspector) is local too.
+        self.local_origins = settings.host.lower() in LOOPBACK_HOSTS
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -29,25 +41,39 @@ class HostOriginGuard:
             return
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         host = headers.get("host", "")
-        if not self.any_host and _hostname(host) not in self.hosts:
-            await _refuse(send, 421, f"The Host {host!r} is not one this server answers to.")
+        if not self.any_host and hostname(host) not in self.hosts:
+            await _refuse(send, 421, f"The Host {host[:100]!r} is not one this server answers to.")
             return
         origin = headers.get("origin")
-        if (
-            origin is not None
-            and not self.any_origin
-            and origin.rstrip("/").lower() not in self.origins
-        ):
-            await _refuse(send, 403, f"Requests from the origin {origin!r} are not accepted.")
+        if origin is not None and not self.any_origin and not self._origin_ok(origin):
+            await _refuse(send, 403, f"Requests from the origin {origin[:100]!r} are not accepted.")
             return
         await self.app(scope, receive, send)
 
+    def _origin_ok(self, origin: str) -> bool:
+        if origin.rstrip("/").lower() in self.origins:
+            return True
+        if not self.local_origins:
+            return False
+        match = _ORIGIN.match(origin.strip().lower())
+        return match is not None and hostname(match["authority"]) in LOOPBACK_NAMES
 
-def _hostname(host: str) -> str:
-    host = host.strip().lower()
-    if host.startswith("["):
-        return host[: host.find("]") + 1]
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+def hostname(authority: str) -> str | None:
+    """The host of a `host[:port]` authority, lower case, IPv6 in brackets in its short form;
+    None when it is not one (junk after a bracket, a bad port, a user part, a path)."""
+    match = _AUTHORITY.match(authority.strip().lower())
+    if match is None:
+        return None
+    port = match["port"]
+    if port is not None and not 0 < int(port) <= 65535:
+        return None
+    if match["v6"] is None:
+        return match["name"]
+    try:
+        return f"[{ipaddress.IPv6Address(match['v6']).compressed}]"
+    except ValueError:
+        return None
 
 
 async def _refuse(send: Send, status: int, message: str) -> None:

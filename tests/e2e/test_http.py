@@ -39,14 +39,39 @@ def test_healthz_answers_ok_and_names_the_database(server: str, db: Database) ->
     assert response.json()["database"] == db.dialect
 
 
-@pytest.mark.parametrize("host", ["evil.example.net", "crew.example.com.evil.net", "10.0.0.1"])
+@pytest.mark.parametrize(
+    "host",
+    [
+        "evil.example.net",
+        "crew.example.com.evil.net",
+        "10.0.0.1",
+        "[::1]evil.example.net",
+        "[::1].evil.example.net",
+        "[::1]:8787@evil.example.net",
+        "localhost:99999",
+        "127.0.0.1:http",
+        "localhost.evil.example.net",
+        "[::2]",
+        "",
+    ],
+)
 def test_a_foreign_host_header_is_refused(server: str, host: str) -> None:
     response = httpx2.get(f"{server}/healthz", headers={"Host": host})
     assert response.status_code == 421
     assert response.json()["error"]["code"] == "PERMISSION_DENIED"
 
 
-@pytest.mark.parametrize("host", ["localhost", "127.0.0.1:9999", "crew.example.com", "[::1]:8787"])
+@pytest.mark.parametrize(
+    "host",
+    [
+        "localhost",
+        "127.0.0.1:9999",
+        "crew.example.com",
+        "[::1]:8787",
+        "[0:0:0:0:0:0:0:1]",
+        "LOCALHOST",
+    ],
+)
 def test_loopback_and_configured_hosts_are_accepted(server: str, host: str) -> None:
     assert httpx2.get(f"{server}/healthz", headers={"Host": host}).status_code == 200
 
@@ -94,3 +119,43 @@ def test_revoked_token_is_refused_on_the_next_request(server: str, db: Database)
     assert httpx2.get(f"{server}/api/v1/me", headers=headers).status_code == 200
     tokens.revoke_token(db, issued.token.id)
     assert httpx2.get(f"{server}/api/v1/me", headers=headers).status_code == 401
+
+
+@pytest.mark.parametrize(
+    "origin",
+    ["http://localhost:6274", "http://127.0.0.1:3000", "http://[::1]:5173", "https://localhost"],
+)
+def test_a_local_page_on_any_port_is_accepted_while_the_server_listens_on_loopback(
+    server: str, origin: str
+) -> None:
+    assert httpx2.get(f"{server}/healthz", headers={"Origin": origin}).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "http://localhost.evil.example.net",
+        "http://[::1]evil.example.net:80",
+        "http://127.0.0.1.evil.example.net:3000",
+        "http://user@localhost:3000",
+        "file://localhost",
+        "null",
+    ],
+)
+def test_an_origin_that_only_looks_local_is_refused(server: str, origin: str) -> None:
+    assert httpx2.get(f"{server}/healthz", headers={"Origin": origin}).status_code == 403
+
+
+def test_local_origins_are_foreign_when_the_server_listens_elsewhere_than_loopback(
+    db: Database, tmp_path: Path
+) -> None:
+    settings = Settings(
+        data_dir=tmp_path,
+        host="127.0.0.2",  # not one of the loopback names: stands for a LAN or public address
+        port=free_port(),
+        base_url="https://crew.example.com",
+    )
+    with running_server(settings, db):
+        url = f"http://127.0.0.2:{settings.port}/healthz"
+        assert httpx2.get(url, headers={"Origin": "http://localhost:6274"}).status_code == 403
+        assert httpx2.get(url, headers={"Origin": "https://crew.example.com"}).status_code == 200

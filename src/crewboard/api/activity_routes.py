@@ -21,7 +21,7 @@ from crewboard.api.common import (
     run_service,
 )
 from crewboard.errors import ValidationFailed
-from crewboard.mcp.args import Args
+from crewboard.mcp.args import Args, Offset
 from crewboard.mcp.tools import activity as activity_tools
 from crewboard.mcp.tools import proposals as proposal_tools
 from crewboard.services import activity, messages, proposals
@@ -39,7 +39,7 @@ class ActivityQuery(Args):
 class ProposalsQuery(Args):
     status: Literal["pending", "accepted", "dismissed"] | None = None
     limit: int = Field(default=50, ge=1, le=proposals.MAX_PAGE)
-    offset: int = Field(default=0, ge=0)
+    offset: Offset = 0
 
 
 async def list_activity(request: Request) -> dict[str, Any]:
@@ -176,6 +176,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         list_activity,
         "The project's activity, newest first; ?since=cursor gives what came after, oldest "
         "first (limit, mine, taskId)",
+        query=ActivityQuery,
     ),
     Endpoint(
         f"{P}/messages",
@@ -190,6 +191,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "GET",
         list_proposals,
         "The project's proposal cards, newest first (?status=pending|accepted|dismissed)",
+        query=ProposalsQuery,
     ),
     Endpoint(
         f"{P}/proposals",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -14,7 +13,9 @@ from starlette.responses import JSONResponse, Response
 from crewboard.api.auth import authenticate_request
 from crewboard.api.errors import error_response
 from crewboard.domain.models import Actor
-from crewboard.errors import CrewboardError, RevisionConflict, ValidationFailed
+from crewboard.domain.validation import INT32_MAX, parse_whole
+from crewboard.errors import BodyTooLarge, CrewboardError, RevisionConflict, ValidationFailed
+from crewboard.jsonbody import MAX_BODY, BadJson, parse_json
 from crewboard.mcp import args as a
 from crewboard.services.access import ANY_WORKSPACE, WorkspaceRef
 from crewboard.services.idempotency import KeyedResult
@@ -53,13 +54,29 @@ def json_route(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
 
 
 async def read_body(request: Request) -> dict[str, Any]:
-    raw = await request.body()
+    """The JSON object a write sent: at most MAX_BODY bytes, no NaN, bounded nesting.
+
+    Raises:
+        BodyTooLarge: over MAX_BODY (413).
+        ValidationFailed: not JSON, nested too deep, or not an object.
+    """
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY:
+        raise BodyTooLarge.of(MAX_BODY)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise BodyTooLarge.of(MAX_BODY)
+        chunks.append(chunk)
+    raw = b"".join(chunks)
     if not raw.strip():
         return {}
     try:
-        body = json.loads(raw)
-    except ValueError as error:
-        raise ValidationFailed("body: not valid JSON.", {"field": "body"}) from error
+        body = parse_json(raw)
+    except BadJson as error:
+        raise ValidationFailed(f"body: {error.message}", {"field": "body"}) from None
     if not isinstance(body, dict):
         raise ValidationFailed("body: must be a JSON object.", {"field": "body"})
     return body
@@ -86,20 +103,20 @@ def parse_args(model: type[M], data: dict[str, Any]) -> M:
         from pydantic import ValidationError  # noqa: PLC0415 - only on the error path
 
         if isinstance(error, ValidationError):
-            raise a.argument_error(
-                error, sorted(model.model_json_schema(by_alias=True)["properties"])
-            ) from None
+            raise a.argument_error(error, a.input_schema(model)) from None
         raise
 
 
-def query_int(request: Request, name: str, default: int) -> int:
+def query_int(
+    request: Request, name: str, default: int, *, minimum: int = 0, maximum: int = INT32_MAX
+) -> int:
+    """A whole-number query parameter within [minimum, maximum], or `default` when absent.
+
+    Raises:
+        ValidationFailed: naming the parameter and the accepted range.
+    """
     raw = request.query_params.get(name)
-    if raw is None:
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise ValidationFailed.field(name, f"must be a whole number; got {raw!r}.") from None
+    return default if raw is None else parse_whole(name, raw, minimum=minimum, maximum=maximum)
 
 
 def if_match(request: Request) -> int | None:
@@ -107,7 +124,7 @@ def if_match(request: Request) -> int | None:
     if raw is None:
         return None
     value = raw.strip().removeprefix("W/").strip('"')
-    if not value.isdigit():
+    if not value.isdigit() or len(value) > 10 or int(value) > INT32_MAX:
         raise ValidationFailed.field(
             "If-Match", f'must be the revision number, e.g. "3"; got {raw!r}.'
         )
@@ -135,8 +152,11 @@ def expected_revision(request: Request, data: dict[str, Any]) -> tuple[int, bool
             {"field": "expectedRevision"},
         )
     value = data["expectedRevision"]
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ValidationFailed.field("expectedRevision", "must be a revision number, 0 or more.")
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= INT32_MAX:
+        raise ValidationFailed(
+            f"expectedRevision: must be a revision number from 0 to {INT32_MAX}.",
+            {"field": "expectedRevision", "minimum": 0, "maximum": INT32_MAX},
+        )
     return value, False
 
 
@@ -157,3 +177,6 @@ class Endpoint:
     summary: str
     body: type[a.Args] | None = None
     success: int = 200
+    # The query string the handler reads, as the model that checks it (or that mirrors its
+    # checks): OpenAPI lists each field as a query parameter with its type and bounds.
+    query: type[a.Args] | None = None

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import create_model
 from starlette.requests import Request
 
 from crewboard.api.common import Endpoint, parse_args, run_service
+from crewboard.mcp.args import Args
 from crewboard.mcp.tools.memory import GetProjectMemory
 from crewboard.services import memory
 
@@ -50,6 +52,13 @@ async def memory_record(request: Request) -> dict[str, Any]:
     )
 
 
+# The query string, for OpenAPI: the tool's model without projectId, which the path names.
+MemoryQuery = create_model(  # type: ignore[call-overload]
+    "MemoryQuery",
+    __base__=Args,
+    **{k: (f.annotation, f) for k, f in GetProjectMemory.model_fields.items() if k != "project_id"},
+)
+
 ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint(
         "/api/v1/projects/{project}/memory",
@@ -57,6 +66,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         project_memory,
         "A project's accepted records and documents (document, collection, ids, "
         "includeContent, limit, offset)",
+        query=MemoryQuery,
     ),
     Endpoint(
         "/api/v1/memory/{record_id}",

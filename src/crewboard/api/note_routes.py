@@ -21,7 +21,8 @@ from crewboard.api.common import (
     parse_args,
     run_service,
 )
-from crewboard.mcp.args import Args, WorkspaceId
+from crewboard.domain.validation import INT32_MAX
+from crewboard.mcp.args import Args, Offset, WorkspaceId
 from crewboard.mcp.tools.task_notes import NoteText, OutputContent, OutputName
 from crewboard.services import task_notes
 
@@ -45,7 +46,7 @@ class OutputBody(Args):
 
 class Page(Args):
     limit: int = Field(default=50, ge=1, le=task_notes.MAX_PAGE)
-    offset: int = Field(default=0, ge=0)
+    offset: Offset = 0
 
 
 class CommentsQuery(Page):
@@ -56,7 +57,9 @@ class OutputsQuery(Page):
     name: str | None = Field(
         default=None, min_length=1, max_length=task_notes.MAX_OUTPUT_NAME, description="One output."
     )
-    version: int | None = Field(default=None, ge=1, description="With name: that version.")
+    version: int | None = Field(
+        default=None, ge=1, le=INT32_MAX, description="With name: that version."
+    )
 
 
 async def list_comments(request: Request) -> dict[str, Any]:
@@ -130,6 +133,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "GET",
         list_comments,
         "A task's comments, newest first (kind: comment, agent_update or all; limit, offset)",
+        query=CommentsQuery,
     ),
     Endpoint(
         f"{T}/comments",
@@ -144,6 +148,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "GET",
         list_outputs,
         "A task's outputs, newest version of each name; ?name= (and version=) reads one whole",
+        query=OutputsQuery,
     ),
     Endpoint(
         f"{T}/outputs",

@@ -21,7 +21,7 @@ from crewboard.api.common import (
     parse_args,
     run_service,
 )
-from crewboard.mcp.args import Args
+from crewboard.mcp.args import Args, Offset
 from crewboard.mcp.tools.review import DraftFields, ResultFields
 from crewboard.services import drafts
 from crewboard.services.access import ANY_WORKSPACE
@@ -39,7 +39,7 @@ class DraftsQuery(Args):
         default=None, max_length=200, description="Comma-separated draft statuses."
     )
     limit: int = Field(default=50, ge=1, le=MAX_PAGE)
-    offset: int = Field(default=0, ge=0)
+    offset: Offset = 0
 
 
 async def submit_result(request: Request) -> Created:
@@ -137,5 +137,6 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "GET",
         list_drafts,
         "A project's drafts, newest first (status=pending,returned_to_review; limit, offset)",
+        query=DraftsQuery,
     ),
 )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import Field, create_model
 from starlette.requests import Request
 from starlette.routing import Route
 
@@ -47,7 +48,7 @@ async def me(request: Request) -> dict[str, Any]:
 async def list_projects(request: Request) -> dict[str, Any]:
     params = dict(request.query_params)
     filters: dict[str, Any] = {
-        "limit": query_int(request, "limit", 50),
+        "limit": query_int(request, "limit", 50, minimum=1, maximum=200),
         "offset": query_int(request, "offset", 0),
         "includeArchived": params.get("includeArchived", "false").lower() == "true",
     }
@@ -174,7 +175,7 @@ async def put_state(request: Request) -> dict[str, Any]:
 
 async def list_state_versions(request: Request) -> dict[str, Any]:
     ref = request.path_params["project"]
-    limit = query_int(request, "limit", 20)
+    limit = query_int(request, "limit", 20, minimum=1, maximum=state.MAX_VERSIONS_PAGE)
     offset = query_int(request, "offset", 0)
     return await run_service(  # type: ignore[no-any-return]
         request,
@@ -206,10 +207,26 @@ async def get_team(request: Request) -> dict[str, Any]:
     return teams[0]  # type: ignore[no-any-return]
 
 
+# The query strings, for OpenAPI. list_projects reads ListProjects' fields but projectId; the
+# state versions mirror what query_int and list_state_versions check.
+ListProjectsQuery = create_model(  # type: ignore[call-overload]
+    "ListProjectsQuery",
+    __base__=a.Args,
+    **{k: (f.annotation, f) for k, f in a.ListProjects.model_fields.items() if k != "project_id"},
+)
+
+
+class StateVersionsQuery(a.Args):
+    limit: int = Field(default=20, ge=1, le=state.MAX_VERSIONS_PAGE)
+    offset: a.Offset = 0
+
+
 P = "/api/v1/projects/{project}"
 ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("/api/v1/me", "GET", me, "The token's user and the token itself"),
-    Endpoint("/api/v1/projects", "GET", list_projects, "Projects you can open"),
+    Endpoint(
+        "/api/v1/projects", "GET", list_projects, "Projects you can open", query=ListProjectsQuery
+    ),
     Endpoint(
         "/api/v1/projects",
         "POST",
@@ -231,7 +248,13 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "Replace the state page (If-Match or expectedRevision)",
         a.UpdateProjectState,
     ),
-    Endpoint(f"{P}/state/versions", "GET", list_state_versions, "Saved versions of the state page"),
+    Endpoint(
+        f"{P}/state/versions",
+        "GET",
+        list_state_versions,
+        "Saved versions of the state page",
+        query=StateVersionsQuery,
+    ),
     Endpoint(
         f"{P}/state/versions/{{revision}}/restore",
         "POST",

@@ -27,8 +27,9 @@ from crewboard.api.common import (
 )
 from crewboard.domain.access import parse_enum_list
 from crewboard.domain.tasks import TaskStatus
+from crewboard.domain.validation import INT32_MAX
 from crewboard.errors import ValidationFailed
-from crewboard.mcp.args import Args
+from crewboard.mcp.args import Args, Revision
 from crewboard.mcp.render import fit_rows
 from crewboard.mcp.tools.tasks import CreateTask, GetTask, ListTasks, TaskPatch, fields_of
 from crewboard.mcp.tools.week import ListTaskEvents
@@ -106,8 +107,11 @@ def _aware(field: str, value: datetime | None) -> None:
 
 
 def _numbers(values: list[str]) -> list[int] | None:
-    if not all(v.isdigit() for v in values):
-        raise ValidationFailed.field("number", "task numbers are whole numbers, e.g. 12.")
+    if not all(v.isdigit() and 1 <= int(v) <= INT32_MAX for v in values):
+        raise ValidationFailed(
+            f"number: task numbers are whole numbers from 1 to {INT32_MAX}, e.g. 12.",
+            {"field": "number", "minimum": 1, "maximum": INT32_MAX},
+        )
     return [int(v) for v in values] or None
 
 
@@ -272,15 +276,31 @@ UpdateTaskBody = _body_model(
     drop=(),
     workspace_id=(str | None, Field(default=None, max_length=200)),
     expected_revision=(
-        int | None,
-        Field(default=None, ge=0, description='The revision you read; or send If-Match: "N".'),
+        Revision | None,
+        Field(default=None, description='The revision you read; or send If-Match: "N".'),
     ),
+)
+
+# The query strings, for OpenAPI: the tools' models without what the path names or the
+# route does not take (the handlers refuse any other parameter).
+ListTasksQuery = _body_model("ListTasksQuery", ListTasks, drop=("project_id",))
+GetTaskQuery = _body_model("GetTaskQuery", GetTask, drop=("task_id", "number", "project_id"))
+TaskEventsQuery = _body_model(
+    "TaskEventsQuery",
+    ListTaskEvents,
+    drop=("task_id", "human_assignee_id", "agent_assignee_id", "project_id"),
 )
 
 P = "/api/v1/projects/{project}"
 T = "/api/v1/tasks/{task}"
 ENDPOINTS: tuple[Endpoint, ...] = (
-    Endpoint(f"{P}/tasks", "GET", list_tasks, "Tasks of a project, filtered and paged"),
+    Endpoint(
+        f"{P}/tasks",
+        "GET",
+        list_tasks,
+        "Tasks of a project, filtered and paged",
+        query=ListTasksQuery,
+    ),
     Endpoint(
         f"{P}/tasks",
         "POST",
@@ -289,7 +309,13 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         CreateTaskBody,
         201,
     ),
-    Endpoint(T, "GET", get_task, "One task by id or key (CRW-12), with its context pack"),
+    Endpoint(
+        T,
+        "GET",
+        get_task,
+        "One task by id or key (CRW-12), with its context pack",
+        query=GetTaskQuery,
+    ),
     Endpoint(
         T,
         "PATCH",
@@ -297,5 +323,11 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "Change a task's fields (Idempotency-Key; If-Match or expectedRevision)",
         UpdateTaskBody,
     ),
-    Endpoint(f"{T}/events", "GET", list_task_events, "A task's lifecycle events, oldest first"),
+    Endpoint(
+        f"{T}/events",
+        "GET",
+        list_task_events,
+        "A task's lifecycle events, oldest first",
+        query=TaskEventsQuery,
+    ),
 )

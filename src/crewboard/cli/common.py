@@ -13,9 +13,14 @@ import click
 from pydantic import ValidationError
 
 from crewboard.config import Settings, load_settings
+from crewboard.domain.validation import INT32_MAX
 from crewboard.errors import CrewboardError
 from crewboard.storage import migrate
 from crewboard.storage.database import Database
+
+# Whole numbers at the CLI stay within what the database columns hold, like every other door.
+WHOLE = click.IntRange(0, INT32_MAX)
+PAGE_LIMIT = click.IntRange(1, 200)
 
 
 class State:

@@ -7,7 +7,14 @@ from typing import Any
 import click
 
 from crewboard.cli.admin import acting_person, as_option, json_option
-from crewboard.cli.common import State, emit, open_database, pass_state, run_guarded
+from crewboard.cli.common import (
+    PAGE_LIMIT,
+    State,
+    emit,
+    open_database,
+    pass_state,
+    run_guarded,
+)
 from crewboard.services import inbox as inbox_service
 from crewboard.services import questions
 
@@ -19,7 +26,7 @@ def inbox_group() -> None:
 
 @inbox_group.command("list")
 @click.option("--project", default=None, help="Only this project (key or id).")
-@click.option("--limit", default=50, show_default=True, type=int)
+@click.option("--limit", default=50, show_default=True, type=PAGE_LIMIT)
 @as_option
 @json_option
 @pass_state

@@ -54,7 +54,12 @@ def _migrate_and_initialise(settings: Settings, db: Database) -> None:
 
 @cli.command()
 @click.option("--host", default=None, help="Interface to listen on (CREWBOARD_HOST).")
-@click.option("--port", type=int, default=None, help="Port to listen on (CREWBOARD_PORT).")
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    default=None,
+    help="Port to listen on (CREWBOARD_PORT).",
+)
 @pass_state
 def serve(state: State, host: str | None, port: int | None) -> None:
     """Migrate, initialise an empty instance, and serve HTTP (web, REST, MCP)."""

@@ -11,7 +11,15 @@ from typing import Any
 import click
 
 from crewboard.cli.admin import acting_person, as_option, json_option
-from crewboard.cli.common import State, emit, open_database, pass_state, run_guarded
+from crewboard.cli.common import (
+    PAGE_LIMIT,
+    WHOLE,
+    State,
+    emit,
+    open_database,
+    pass_state,
+    run_guarded,
+)
 from crewboard.domain.review import MemoryStatus, ProjectDocument
 from crewboard.services import memory, memory_edits
 
@@ -42,8 +50,8 @@ def memory_group() -> None:
 @click.argument("project")
 @click.option("--collection", default=None, help="Only records in this collection.")
 @click.option("--document", type=DOCUMENTS, default=None, help="Only this document's records.")
-@click.option("--limit", type=int, default=50, show_default=True)
-@click.option("--offset", type=int, default=0, show_default=True)
+@click.option("--limit", type=PAGE_LIMIT, default=50, show_default=True)
+@click.option("--offset", type=WHOLE, default=0, show_default=True)
 @as_option
 @json_option
 @pass_state
@@ -104,7 +112,7 @@ def memory_show(state_: State, record_id: str, as_email: str | None, as_json: bo
 
 @memory_group.command("edit")
 @click.argument("record_id")
-@click.option("--expected-version", type=int, required=True, help="The version you read.")
+@click.option("--expected-version", type=WHOLE, required=True, help="The version you read.")
 @click.option("--title", default=None)
 @click.option("--summary", default=None)
 @click.option("--content", default=None, help="The new text.")
@@ -180,7 +188,7 @@ def document_show(
 @document_group.command("set")
 @click.argument("project")
 @click.argument("name", type=DOCUMENTS)
-@click.option("--expected-version", type=int, required=True, help="The version you read.")
+@click.option("--expected-version", type=WHOLE, required=True, help="The version you read.")
 @click.option("--text", "text", default=None, help="The whole new text.")
 @click.option("--file", "path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @as_option

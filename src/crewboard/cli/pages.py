@@ -5,7 +5,14 @@ from __future__ import annotations
 import click
 
 from crewboard.cli.admin import acting_person, as_option, json_option
-from crewboard.cli.common import State, emit, open_database, pass_state, run_guarded
+from crewboard.cli.common import (
+    WHOLE,
+    State,
+    emit,
+    open_database,
+    pass_state,
+    run_guarded,
+)
 from crewboard.services import state, team
 
 
@@ -65,7 +72,7 @@ def state_versions(
 
 @state_group.command("restore")
 @click.argument("project")
-@click.argument("revision", type=int)
+@click.argument("revision", type=WHOLE)
 @as_option
 @json_option
 @pass_state

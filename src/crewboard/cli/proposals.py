@@ -7,7 +7,14 @@ from typing import Any
 import click
 
 from crewboard.cli.admin import acting_person, as_option, json_option
-from crewboard.cli.common import State, emit, open_database, pass_state, run_guarded
+from crewboard.cli.common import (
+    PAGE_LIMIT,
+    State,
+    emit,
+    open_database,
+    pass_state,
+    run_guarded,
+)
 from crewboard.services import activity, messages, proposals
 
 
@@ -48,7 +55,7 @@ dismiss.help = "Dismiss a proposal card; nothing else changes."
 @proposal_group.command("list")
 @click.option("--project", default=None, help="Only this project (id or key).")
 @click.option("--status", default=None, type=click.Choice(["pending", "accepted", "dismissed"]))
-@click.option("--limit", default=50, show_default=True, type=int)
+@click.option("--limit", default=50, show_default=True, type=PAGE_LIMIT)
 @as_option
 @json_option
 @pass_state
@@ -100,7 +107,7 @@ def activity_group() -> None:
 
 @activity_group.command("list")
 @click.argument("project")
-@click.option("--limit", default=20, show_default=True, type=int)
+@click.option("--limit", default=20, show_default=True, type=PAGE_LIMIT)
 @click.option("--since", default=None, help="A cursor from an earlier listing.")
 @as_option
 @json_option
@@ -138,7 +145,7 @@ def message_group() -> None:
 @message_group.command("list")
 @click.argument("project")
 @click.argument("participant")
-@click.option("--limit", default=50, show_default=True, type=int)
+@click.option("--limit", default=50, show_default=True, type=PAGE_LIMIT)
 @as_option
 @json_option
 @pass_state

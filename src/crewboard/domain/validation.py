@@ -7,6 +7,10 @@ import re
 from crewboard.errors import LimitExceeded, ValidationFailed
 
 MAX_IDEMPOTENCY_KEY_LENGTH = 128
+# Every whole number a door takes fits the INTEGER columns that hold it (32 bits on
+# PostgreSQL): a larger one is refused naming the field, never passed on to fail in the database.
+INT32_MAX = 2**31 - 1
+_WHOLE = re.compile(r"^-?[0-9]{1,12}$")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
 
 
@@ -72,3 +76,20 @@ def check_idempotency_key(value: str | None) -> str | None:
             {"field": "idempotencyKey", "limit": MAX_IDEMPOTENCY_KEY_LENGTH},
         )
     return value
+
+
+def parse_whole(field: str, raw: str, *, minimum: int = 0, maximum: int = INT32_MAX) -> int:
+    """A whole number written as text (a form field, a query parameter) within its range.
+
+    Only ASCII digits count: `str.isdigit` also takes "²", which `int` then refuses.
+
+    Raises:
+        ValidationFailed: naming the field and the accepted range.
+    """
+    text = raw.strip()
+    if not _WHOLE.match(text) or not minimum <= int(text) <= maximum:
+        raise ValidationFailed(
+            f"{field}: must be a whole number from {minimum} to {maximum}; got {raw[:40]!r}.",
+            {"field": field, "minimum": minimum, "maximum": maximum},
+        )
+    return int(text)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
+from crewboard.domain.validation import INT32_MAX
 from crewboard.errors import CrewboardError, LimitExceeded, ValidationFailed
 from crewboard.services.access import ANY_WORKSPACE, WorkspaceRef
 
@@ -35,6 +37,31 @@ IdempotencyKey = Annotated[
         description="A stable key for this write; retry a lost answer with the same key and arguments.",
     ),
 ]
+# Board positions are finite and well inside what a double counts exactly, so "max + 1024"
+# for the next tile never rounds into a tie or overflows.
+BOARD_ORDER_LIMIT = 1e12
+
+
+def _text_only(kind: str, example: str) -> Any:
+    """A before-validator that refuses anything but a string (pydantic reads 1700000000 as
+    a Unix time, which is not what the schema's `format` promises)."""
+
+    def check(value: Any) -> Any:
+        if value is not None and not isinstance(value, str | datetime | date):
+            raise ValueError(f"must be a string holding {kind}, e.g. {example!r}")
+        return value
+
+    return BeforeValidator(check)
+
+
+Moment = Annotated[
+    AwareDatetime, _text_only("an ISO 8601 date-time with a UTC offset", "2026-03-01T09:00:00Z")
+]
+Day = Annotated[date, _text_only("a YYYY-MM-DD date", "2026-03-01")]
+Offset = Annotated[int, Field(ge=0, le=INT32_MAX)]
+Revision = Annotated[int, Field(ge=0, le=INT32_MAX)]
+TaskNumber = Annotated[int, Field(ge=1, le=INT32_MAX)]
+BoardOrder = Annotated[float, Field(ge=-BOARD_ORDER_LIMIT, le=BOARD_ORDER_LIMIT)]
 ProjectStatus = Literal["planning", "active", "paused", "done"]
 ProjectType = Literal["greenfield", "brownfield", "auto"]
 
@@ -42,7 +69,9 @@ ProjectType = Literal["greenfield", "brownfield", "auto"]
 class Args(BaseModel):
     """Base of every argument model: camelCase on the wire, unknown fields refused."""
 
-    model_config = ConfigDict(alias_generator=to_camel, extra="forbid", frozen=True)
+    model_config = ConfigDict(
+        alias_generator=to_camel, extra="forbid", frozen=True, allow_inf_nan=False
+    )
 
     def given(self, name: str) -> bool:
         """Whether the caller sent this field (null counts as sent)."""
@@ -88,15 +117,21 @@ def input_schema(model: type[Args]) -> dict[str, Any]:
     return schema
 
 
-def argument_error(error: ValidationError, model_fields: list[str]) -> CrewboardError:
-    """Turn pydantic's complaint about the arguments into one error naming the field."""
-    first = error.errors()[0]
+def argument_error(error: ValidationError, schema: dict[str, Any]) -> CrewboardError:
+    """Turn pydantic's complaint about the arguments into one error naming the field.
+
+    `schema` is the input schema the caller was shown: a number out of range is answered with
+    the whole accepted range from it, not just the bound that was crossed.
+    """
+    first = _most_specific(error)
     # pydantic adds the member of a union it tried ("literal['a','b']", "int"): not a field.
     parts = [str(p) for p in first["loc"] if isinstance(p, int) or _FIELD_PART.match(str(p))]
     field = ".".join(parts) or "arguments"
     kind = first["type"]
     if kind == "extra_forbidden":
-        return ValidationFailed.field(field, "is not an argument of this tool.", model_fields)
+        return ValidationFailed.field(
+            field, "is not an argument of this tool.", sorted(schema.get("properties", {}))
+        )
     if kind == "missing":
         return ValidationFailed(f"{field}: is required.", {"field": field})
     ctx = first.get("ctx") or {}
@@ -111,7 +146,76 @@ def argument_error(error: ValidationError, model_fields: list[str]) -> Crewboard
             for part in str(ctx.get("expected", "")).replace(" or ", ",").split(",")
         ]
         return ValidationFailed.field(field, f"{first['input']!r} is not accepted.", accepted)
-    return ValidationFailed(f"{field}: {first['msg']}.", {"field": field})
+    if kind in _RANGE_ERRORS:
+        whole, low, high = _range_of(schema, parts)
+        number = "a whole number" if whole else "a finite number"
+        return ValidationFailed(
+            f"{field}: must be {number} from {_num(low)} to {_num(high)}.",
+            {"field": field, "minimum": low, "maximum": high},
+        )
+    message = first["msg"].removeprefix("Value error, ")
+    return ValidationFailed(f"{field}: {message}.", {"field": field})
+
+
+def _most_specific(error: ValidationError) -> Any:
+    """The complaint about the deepest field: for a value that may be one thing or a list of
+    them, a bad item says more than "not an integer" about the list as a whole."""
+    errors = error.errors()
+    return max(
+        errors,
+        key=lambda e: (
+            sum(1 for p in e["loc"] if isinstance(p, int))
+            + len([p for p in e["loc"] if isinstance(p, str) and _FIELD_PART.match(p)])
+        ),
+    )
+
+
+_RANGE_ERRORS = frozenset(
+    {"greater_than", "greater_than_equal", "less_than", "less_than_equal", "finite_number"}
+)
+
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return "any"
+    return str(int(value)) if float(value).is_integer() and abs(value) < 1e15 else f"{value:g}"
+
+
+def _range_of(schema: dict[str, Any], parts: list[str]) -> tuple[bool, float | None, float | None]:
+    """Whether the number at `parts` (camelCase path) is whole, and its minimum and maximum."""
+    defs = schema.get("$defs", {})
+    nodes: list[Any] = [schema]
+    for part in parts:
+        nodes = [child for node in nodes for child in _children(node, part, defs)]
+    for member in (m for node in nodes for m in _expand(node, defs)):
+        if member.get("type") in ("integer", "number"):
+            return member["type"] == "integer", member.get("minimum"), member.get("maximum")
+    return False, None, None
+
+
+def _expand(node: Any, defs: dict[str, Any]) -> list[dict[str, Any]]:
+    """The node itself, its $ref target and its union members, flattened."""
+    if not isinstance(node, dict):
+        return []
+    if "$ref" in node:
+        return _expand(defs.get(node["$ref"].rsplit("/", 1)[-1]), defs)
+    found = [node]
+    for key in ("anyOf", "oneOf", "allOf"):
+        for member in node.get(key, []):
+            found.extend(_expand(member, defs))
+    return found
+
+
+def _children(node: Any, part: str, defs: dict[str, Any]) -> list[Any]:
+    children: list[Any] = []
+    for candidate in _expand(node, defs):
+        if part in candidate.get("properties", {}):
+            children.append(candidate["properties"][part])
+        elif part.isdigit() and "items" in candidate:
+            children.append(candidate["items"])
+        elif isinstance(candidate.get("additionalProperties"), dict):
+            children.append(candidate["additionalProperties"])
+    return children
 
 
 def _drop_titles(node: Any) -> None:
@@ -130,8 +234,8 @@ def _drop_titles(node: Any) -> None:
 
 class Paging(Args):
     limit: int = Field(default=50, ge=1, le=200, description="Rows per page (1-200, default 50).")
-    offset: int = Field(
-        default=0, ge=0, description="Rows to skip; use nextOffset from the last page."
+    offset: Offset = Field(
+        default=0, description="Rows to skip; use nextOffset from the last page."
     )
 
 
@@ -205,8 +309,8 @@ class UpdateProjectState(Args):
         max_length=5000,
         description="The whole new text of the page (at most 5000 characters).",
     )
-    expected_revision: int = Field(
-        ge=0, description="The revision you read with get_project_state (0 for an empty page)."
+    expected_revision: Revision = Field(
+        description="The revision you read with get_project_state (0 for an empty page)."
     )
 
 

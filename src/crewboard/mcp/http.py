@@ -15,13 +15,13 @@ from crewboard.domain.access import Scope as TokenScope
 from crewboard.domain.access import Toolset
 from crewboard.domain.models import Actor
 from crewboard.errors import CrewboardError, Unauthenticated, ValidationFailed
+from crewboard.jsonbody import MAX_BODY, BadJson, parse_json
 from crewboard.mcp.caller import CURRENT_CALLER, Caller
 from crewboard.mcp.server import UNAUTHORIZED
 from crewboard.services.tokens import authenticate_token
 from crewboard.storage.database import Database
 
 MAX_BATCH = 20
-MAX_BODY = 4 * 1024 * 1024
 INVALID_REQUEST = -32600
 PARSE_ERROR = -32700
 MODERN_VERSION = "2026-07-28"
@@ -78,11 +78,12 @@ class McpFront:
             )(scope, receive, send)
             return
         body = await _read_body(receive)
-        if body is None:
-            await Response("Request body too large", 413)(scope, receive, send)
+        messages, refusal = _parse_messages(body)
+        if refusal is not None or body is None:
+            await (refusal or Response(status_code=413))(scope, _replay(b""), send)
             return
-        if body.lstrip()[:1] == b"[" and headers.get("mcp-protocol-version") != MODERN_VERSION:
-            await self._batch(scope, receive, send, body, headers=headers, narrowing=narrowing)
+        if isinstance(messages, list) and headers.get("mcp-protocol-version") != MODERN_VERSION:
+            await self._batch(scope, receive, send, messages, headers=headers, narrowing=narrowing)
             return
         token = CURRENT_CALLER.set(Caller(actor, *narrowing))
         try:
@@ -138,18 +139,11 @@ class McpFront:
         scope: Scope,
         receive: Receive,
         send: Send,
-        body: bytes,
+        messages: list[Any],
         *,
         headers: dict[str, str],
         narrowing: tuple[tuple[Toolset, ...] | None, tuple[str, ...] | None],
     ) -> None:
-        try:
-            messages = json.loads(body)
-        except ValueError:
-            await JSONResponse(_rpc_error(None, PARSE_ERROR, "The body is not valid JSON."), 400)(
-                scope, _replay(b""), send
-            )
-            return
         if not messages or len(messages) > MAX_BATCH:
             size = "empty" if not messages else f"{len(messages)} messages long"
             await JSONResponse(
@@ -187,6 +181,8 @@ class McpFront:
         narrowing: tuple[tuple[Toolset, ...] | None, tuple[str, ...] | None],
     ) -> dict[str, Any] | None:
         """Run one message on its own, authenticated again: a token revoked mid-batch stops here."""
+        if (refusal := _bad_request_id(message)) is not None:
+            return refusal
         id_ = message.get("id") if isinstance(message, dict) else None
         is_request = isinstance(message, dict) and "id" in message
         try:
@@ -208,6 +204,39 @@ class McpFront:
             )
         answer = json.loads(raw)
         return answer if isinstance(answer, dict) else None
+
+
+def _parse_messages(body: bytes | None) -> tuple[Any, Response | None]:
+    """The parsed body, or the answer refusing it: too large, not JSON, too deep, a bad id."""
+    if body is None:
+        return None, Response("Request body too large", 413)
+    try:
+        messages = parse_json(body)
+    except BadJson as error:
+        code = PARSE_ERROR if error.kind == "parse" else INVALID_REQUEST
+        return None, JSONResponse(_rpc_error(None, code, error.message), 400)
+    if (refusal := _bad_request_id(messages)) is not None:
+        return None, JSONResponse(refusal, 400)
+    return messages, None
+
+
+def _bad_request_id(message: Any) -> dict[str, Any] | None:
+    """The error answer for a request whose `id` is not a string or an integer, else None.
+
+    The SDK takes such a message for a notification and answers nothing; JSON-RPC asks for an
+    Invalid Request error (with a null id, since the one sent cannot be echoed).
+    """
+    if not isinstance(message, dict) or "id" not in message:
+        return None
+    id_ = message["id"]
+    if isinstance(id_, str) or (isinstance(id_, int) and not isinstance(id_, bool)):
+        return None
+    return _rpc_error(
+        None,
+        INVALID_REQUEST,
+        f"The request id must be a string or an integer; got {json.dumps(id_)[:40]}.",
+        {"field": "id"},
+    )
 
 
 async def _read_body(receive: Receive) -> bytes | None:

@@ -12,8 +12,9 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from crewboard.config import Settings
+from crewboard.jsonbody import MAX_BODY
 from crewboard.mcp.catalogue import Catalogue, default_catalogue
-from crewboard.mcp.http import MAX_BODY, METADATA_PATH, McpFront, protected_resource_metadata
+from crewboard.mcp.http import METADATA_PATH, McpFront, protected_resource_metadata
 from crewboard.mcp.server import build_server
 from crewboard.storage.database import Database
 

@@ -21,7 +21,8 @@ class Reply:
 
 
 def compact(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    # allow_nan=False: a non-finite number is not JSON; failing loudly beats a reply no client parses.
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def success(reply: Reply) -> CallToolResult:

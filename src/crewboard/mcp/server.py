@@ -99,7 +99,7 @@ def build_server(
         except ValidationFailed as error:
             return failure(error)
         except ValidationError as error:
-            return failure(argument_error(error, sorted(schemas[tool.name]["properties"])))
+            return failure(argument_error(error, schemas[tool.name]))
         call = Call(db=db, actor=caller.actor, settings=settings)
         try:
             reply = await to_thread.run_sync(tool.run, call, parsed)

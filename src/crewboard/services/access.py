@@ -6,7 +6,7 @@ project that really does not exist). A refusal for a known project names what is
 
 from __future__ import annotations
 
-from crewboard.domain.access import Role, Scope, lower_role, missing_permission
+from crewboard.domain.access import Role, Scope, TokenKind, lower_role, missing_permission
 from crewboard.domain.models import Actor, Project, ProjectAccess
 from crewboard.errors import HumanIdentityRequired, NotFound, PermissionDenied, ValidationFailed
 from crewboard.storage.uow import UnitOfWork
@@ -103,6 +103,38 @@ def require_scope(actor: Actor, scope: Scope) -> None:
         raise PermissionDenied(
             f"This action {missing}.",
             {"requiredScope": str(scope), "scopes": sorted(actor.scopes)},
+        )
+
+
+def require_unlimited_person(actor: Actor, action: str, scope: Scope) -> None:
+    """Check an action that reaches past any one project (creating a project).
+
+    Only a person, or a personal token with `scope`, no project limit and no role cap below
+    admin may take it: a limited token must never act outside the project it was given.
+
+    Raises:
+        PermissionDenied: saying which limit of the token stands in the way.
+    """
+    require_scope(actor, scope)
+    token = actor.token
+    if token is None:
+        return
+    reason = None
+    if token.kind is TokenKind.AGENT:
+        reason = "it is an agent token (agent tokens act inside their one project)"
+    elif token.project_id is not None:
+        reason = f"it is limited to project {token.project_id}"
+    elif token.role is not None and token.role is not Role.ADMIN:
+        reason = f"its role is capped at {token.role}"
+    if reason is not None:
+        raise PermissionDenied(
+            f"{action} needs a personal token with no project limit and no role cap; this "
+            f"token cannot, because {reason}. Use such a token, the web app or the operator CLI.",
+            {
+                "tokenKind": str(token.kind),
+                "tokenProjectId": token.project_id,
+                "tokenRole": None if token.role is None else str(token.role),
+            },
         )
 
 

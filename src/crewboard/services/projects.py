@@ -18,7 +18,7 @@ from crewboard.domain.projects import (
 )
 from crewboard.domain.validation import check_email, check_text
 from crewboard.errors import AlreadyExists, NotFound, ValidationFailed
-from crewboard.services.access import WorkspaceRef, access_project, require_scope
+from crewboard.services.access import WorkspaceRef, access_project, require_unlimited_person
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.views import project_view
 from crewboard.storage.database import Database
@@ -47,13 +47,14 @@ def do_create_project(
     `workspace_id` is explicit: None puts the project in the actor's private space.
 
     Raises:
-        PermissionDenied: the token lacks projects.admin.
+        PermissionDenied: the token lacks projects.admin, or is an agent, project-limited or
+            role-capped token.
         NotFound: the workspace is not one the actor belongs to.
         AlreadyExists: the key is taken.
         ValidationFailed, LimitExceeded: on a bad field.
         IdempotencyConflict: the key was used for something else.
     """
-    require_scope(actor, Scope.PROJECTS_ADMIN)
+    require_unlimited_person(actor, "Creating a project", Scope.PROJECTS_ADMIN)
     fields: dict[str, Any] = {
         "workspaceId": workspace_id,
         "key": check_project_key(key),

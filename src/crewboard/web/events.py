@@ -28,7 +28,7 @@ BATCH = 200
 
 def _start(request: Request, db: Database, project_ids: list[str]) -> int:
     raw = request.headers.get("last-event-id") or request.query_params.get("after")
-    if raw and raw.isdigit():
+    if raw and raw.isascii() and raw.isdigit() and len(raw) <= 18:
         return int(raw)
     return db.read(lambda uow: uow.events.latest_id(project_ids))
 

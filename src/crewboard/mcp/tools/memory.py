@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from crewboard.domain.access import Toolset
-from crewboard.mcp.args import Args
+from crewboard.mcp.args import Args, Offset
 from crewboard.mcp.catalogue import Call, ToolDef
 from crewboard.mcp.render import Reply, page_note
 from crewboard.services import memory
@@ -52,7 +52,7 @@ class GetProjectMemory(Args):
     limit: int = Field(
         default=50, ge=1, le=memory.MAX_PAGE, description="Records per page (1-200, default 50)."
     )
-    offset: int = Field(default=0, ge=0, description="Records to skip; use nextOffset.")
+    offset: Offset = Field(default=0, description="Records to skip; use nextOffset.")
 
 
 def get_project_memory(call: Call, args: GetProjectMemory) -> Reply:

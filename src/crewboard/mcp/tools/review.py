@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from crewboard.domain.access import Scope, Toolset
-from crewboard.mcp.args import Args, WorkspaceId
+from crewboard.mcp.args import Args, Revision, WorkspaceId
 from crewboard.mcp.catalogue import Call, ToolDef
 from crewboard.mcp.render import Reply
 from crewboard.mcp.tools.tasks import TaskRef
@@ -68,8 +68,8 @@ class ResultFields(Args):
         max_length=128,
         description="Stable key for this hand-in; a lost answer is retried with the same key.",
     )
-    expected_revision: int = Field(
-        ge=0, description="The task revision you worked from (get_task or update_task)."
+    expected_revision: Revision = Field(
+        description="The task revision you worked from (get_task or update_task)."
     )
     context_receipt_id: str | None = Field(
         max_length=200,

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Annotated, Literal, get_args
 
 from pydantic import Field, WithJsonSchema
 
 from crewboard.domain.access import Scope, Toolset
-from crewboard.mcp.args import Args, ProjectRef, WorkspaceId
+from crewboard.domain.validation import INT32_MAX
+from crewboard.mcp.args import Args, Day, ProjectRef, WorkspaceId
 from crewboard.mcp.catalogue import Call, ToolDef
 from crewboard.mcp.render import Reply
 from crewboard.mcp.tools.tasks import AssigneeType, Priority, Status, Tag, TaskRef
@@ -61,8 +61,8 @@ class UpdateTasks(Args):
     ] = Field(default=None, description="Cannot be cleared.")
     story_points: int | None = Field(default=None, ge=0, le=1000)
     cycle: str | None = Field(default=None, max_length=64)
-    start_date: date | None = Field(default=None, description="YYYY-MM-DD; null clears it.")
-    due_date: date | None = Field(default=None, description="YYYY-MM-DD; null clears it.")
+    start_date: Day | None = Field(default=None, description="YYYY-MM-DD; null clears it.")
+    due_date: Day | None = Field(default=None, description="YYYY-MM-DD; null clears it.")
     add_labels: list[Tag] = Field(
         default_factory=list,
         max_length=20,
@@ -96,7 +96,10 @@ class SetTaskStatus(Args):
         min_length=1, max_length=200, description="Each task (id or key) and its new status."
     )
     expected_versions: (
-        dict[Annotated[str, Field(min_length=1, max_length=200)], Annotated[int, Field(ge=1)]]
+        dict[
+            Annotated[str, Field(min_length=1, max_length=200)],
+            Annotated[int, Field(ge=1, le=INT32_MAX)],
+        ]
         | None
     ) = Field(
         default=None,

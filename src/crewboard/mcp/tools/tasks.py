@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, Field
+from pydantic import Field
 
 from crewboard.domain.access import Scope, Toolset
-from crewboard.mcp.args import Args, WorkspaceId
+from crewboard.domain.validation import INT32_MAX
+from crewboard.mcp.args import (
+    Args,
+    BoardOrder,
+    Day,
+    Moment,
+    Offset,
+    TaskNumber,
+    WorkspaceId,
+)
 from crewboard.mcp.catalogue import Call, ToolDef
 from crewboard.mcp.render import Reply, fit_rows, page_note
 from crewboard.services import task_queries, tasks
@@ -63,7 +71,7 @@ class ContextRef(Args):
     audience: list[Literal["human", "ai", "mcp"]] = Field(max_length=3)
     note: str | None = Field(default=None, max_length=2000)
     added_by: str | None = Field(default=None, max_length=200)
-    created_at: AwareDatetime
+    created_at: Moment
 
 
 class ListTasks(Args):
@@ -72,8 +80,8 @@ class ListTasks(Args):
     )
     workspace_id: str | None = Field(default=None, max_length=200)
     status: Status | list[Status] | None = Field(default=None, description="One status or several.")
-    number: int | list[int] | None = Field(
-        default=None, description="Task numbers (#12 is 12), up to 200."
+    number: TaskNumber | list[TaskNumber] | None = Field(
+        default=None, max_length=200, description="Task numbers (#12 is 12), up to 200."
     )
     q: str | None = Field(
         default=None,
@@ -93,7 +101,7 @@ class ListTasks(Args):
         description="A role or user id, 'me' for yourself, or 'none' for unassigned.",
     )
     cycle: str | None = Field(default=None, max_length=64)
-    updated_since: AwareDatetime | None = Field(
+    updated_since: Moment | None = Field(
         default=None, description="Only tasks changed after this moment (ISO 8601 with offset)."
     )
     fields: list[ListField] | None = Field(
@@ -103,15 +111,15 @@ class ListTasks(Args):
         default="asc", description="By task number; desc puts the newest first."
     )
     limit: int = Field(default=50, ge=1, le=200)
-    offset: int = Field(default=0, ge=0)
+    offset: Offset = 0
 
 
 class GetTask(Args):
     task_id: str | None = Field(
         default=None, max_length=200, description="The task's id or key (CRW-12)."
     )
-    number: int | None = Field(
-        default=None, ge=1, description="The project-local number; add projectId."
+    number: TaskNumber | None = Field(
+        default=None, description="The project-local number; add projectId."
     )
     project_id: str | None = Field(default=None, max_length=200)
     workspace_id: str | None = Field(default=None, max_length=200)
@@ -141,8 +149,8 @@ class TaskFields(Args):
     )
     tags: list[Tag] | None = Field(default=None, max_length=20)
     labels: list[Tag] | None = Field(default=None, max_length=20)
-    due_date: date | None = Field(default=None, description="YYYY-MM-DD; null clears it.")
-    start_date: date | None = None
+    due_date: Day | None = Field(default=None, description="YYYY-MM-DD; null clears it.")
+    start_date: Day | None = None
     story_points: int | None = Field(default=None, ge=0, le=1000)
     cycle: str | None = Field(default=None, max_length=64)
     parent_task_id: str | None = Field(default=None, max_length=200)
@@ -162,7 +170,9 @@ class CreateTask(TaskFields):
 
 class TaskPatch(TaskFields):
     title: str | None = Field(default=None, min_length=1, max_length=300)
-    board_order: float | None = None
+    board_order: BoardOrder | None = Field(
+        default=None, description="Position in its column, smaller first (-1e12 to 1e12)."
+    )
 
 
 class UpdateTask(Args):
@@ -170,7 +180,9 @@ class UpdateTask(Args):
     workspace_id: WorkspaceId
     idempotency_key: Annotated[str, Field(min_length=1, max_length=128)]
     task_id: TaskRef
-    expected_revision: int = Field(ge=1, description="The revision you read with get_task.")
+    expected_revision: int = Field(
+        ge=1, le=INT32_MAX, description="The revision you read with get_task."
+    )
     patch: TaskPatch
 
 

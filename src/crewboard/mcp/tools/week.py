@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, Field
+from pydantic import Field
 
 from crewboard.domain.access import Toolset
-from crewboard.mcp.args import Args
+from crewboard.mcp.args import Args, Day, Moment
 from crewboard.mcp.catalogue import Call, ToolDef
 from crewboard.mcp.render import RESPONSE_BUDGET, Reply, compact, fit_rows
 from crewboard.services import week
@@ -30,10 +29,10 @@ class ListTaskEvents(Args):
         max_length=200,
         description="Only events after which this AI role held the task.",
     )
-    since: AwareDatetime | None = Field(
+    since: Moment | None = Field(
         default=None, description="From this moment on, inclusive (ISO 8601 with an offset)."
     )
-    until: AwareDatetime | None = Field(
+    until: Moment | None = Field(
         default=None, description="Up to this moment, exclusive (ISO 8601 with an offset)."
     )
     project_id: str | None = Field(
@@ -54,7 +53,7 @@ class ListTaskEvents(Args):
 
 
 class GetWeek(Args):
-    week: date | None = Field(
+    week: Day | None = Field(
         default=None,
         description="Any day of the week to show, YYYY-MM-DD. Default: this week in timeZone.",
     )

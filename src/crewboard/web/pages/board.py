@@ -10,6 +10,7 @@ from markupsafe import Markup
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
+from crewboard.domain.validation import parse_whole
 from crewboard.errors import ValidationFailed
 from crewboard.services import board_pages, task_notes, tasks
 from crewboard.services.board_pages import COLUMNS, BoardFilters
@@ -50,14 +51,11 @@ def _revision(page: Page) -> int:
     raw = page.field("expected_revision")
     if not raw.isdigit():
         raise ValidationFailed.field("expectedRevision", "reload the page and try again.")
-    return int(raw)
+    return parse_whole("expectedRevision", raw)
 
 
 def _offset(page: Page) -> int:
-    raw = page.param("offset", "0")
-    if not raw.isdigit():
-        raise ValidationFailed.field("offset", f"must be a whole number; got {raw!r}.")
-    return int(raw)
+    return parse_whole("offset", page.param("offset", "0"))
 
 
 def _filters(page: Page) -> BoardFilters:
@@ -222,7 +220,7 @@ def comment(page: Page) -> Response:
 def output(page: Page) -> Response:
     """One output of a task as plain preformatted text (?version=N for an older one)."""
     raw = page.param("version")
-    version = int(raw) if raw.isdigit() else None
+    version = parse_whole("version", raw, minimum=1) if raw else None
     found = task_notes.get_output(
         page.db,
         page.actor,

@@ -11,7 +11,8 @@ from typing import Any
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
-from crewboard.errors import NotFound, RevisionConflict, ValidationFailed
+from crewboard.domain.validation import parse_whole
+from crewboard.errors import NotFound, RevisionConflict
 from crewboard.services import memory, memory_edits
 from crewboard.web.context import Page, project_routes
 
@@ -33,16 +34,17 @@ def number_field(page: Page, name: str) -> int:
     Raises:
         ValidationFailed: the field is not a whole number of 0 or more.
     """
-    raw = page.field(name).strip()
-    if not raw.isdigit():
-        raise ValidationFailed.field(name, f"must be a whole number; got {raw!r}.")
-    return int(raw)
+    return parse_whole(name, page.field(name))
 
 
 def offset_param(page: Page) -> int:
-    """The `offset` query parameter (0 when absent or not a number)."""
+    """The `offset` query parameter (0 when absent).
+
+    Raises:
+        ValidationFailed: not a whole number in range.
+    """
     raw = page.param("offset")
-    return int(raw) if raw.isdigit() else 0
+    return parse_whole("offset", raw) if raw.strip() else 0
 
 
 def show_conflict(page: Page, conflict: RevisionConflict, what: str) -> None:

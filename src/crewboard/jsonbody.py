@@ -1,0 +1,69 @@
+"""Reading a JSON request body on any door: bounded in size and in nesting, strict numbers.
+
+Python's parser takes `NaN`, `Infinity` and nesting until the interpreter's recursion limit
+breaks; neither is JSON a client should send, and a body nested thousands deep costs far more
+to walk than it can mean. Every door (the MCP front, REST) reads bodies through `parse_json`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+MAX_BODY = 4 * 1024 * 1024  # bytes; larger bodies are refused with 413 before parsing
+MAX_DEPTH = 64  # arrays and objects inside one another; the deepest schema needs fewer than 10
+
+
+class BadJson(ValueError):
+    """The body is not JSON (`kind` "parse") or nests deeper than MAX_DEPTH ("depth")."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+def _refuse_constant(name: str) -> Any:
+    raise BadJson("parse", f"The body is not valid JSON: {name} is not a JSON number.")
+
+
+def parse_json(raw: bytes | str) -> Any:
+    """Parse a request body.
+
+    Raises:
+        BadJson: not JSON, `NaN`/`Infinity`, or nested deeper than MAX_DEPTH.
+    """
+    try:
+        value = json.loads(raw, parse_constant=_refuse_constant)
+    except BadJson:
+        raise
+    except RecursionError:
+        raise _too_deep() from None
+    except ValueError as error:
+        raise BadJson("parse", f"The body is not valid JSON: {error}.") from None
+    check_depth(value)
+    return value
+
+
+def check_depth(value: Any) -> None:
+    """Refuse a value whose arrays and objects nest deeper than MAX_DEPTH.
+
+    Raises:
+        BadJson: kind "depth".
+    """
+    if not isinstance(value, dict | list):
+        return
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise _too_deep()
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+
+
+def _too_deep() -> BadJson:
+    return BadJson(
+        "depth",
+        f"The body nests arrays and objects more than {MAX_DEPTH} deep; no request needs that.",
+    )

@@ -1,0 +1,59 @@
+"""Every number a door takes is bounded in its schema, so no value reaches a column it overflows."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from crewboard.api.routes import all_endpoints
+from crewboard.mcp.args import input_schema
+from crewboard.mcp.catalogue import default_catalogue
+
+
+def _schemas() -> Iterator[tuple[str, dict[str, Any]]]:
+    for tool in default_catalogue():
+        yield tool.name, tool.schema()
+    for endpoint in all_endpoints():
+        if endpoint.body is not None:
+            yield f"{endpoint.method} {endpoint.path}", input_schema(endpoint.body)
+
+
+def _numbers(node: Any, path: str, defs: dict[str, Any], seen: set[str]) -> Iterator[Any]:
+    if isinstance(node, list):
+        for item in node:
+            yield from _numbers(item, path, defs, seen)
+        return
+    if not isinstance(node, dict):
+        return
+    if "$ref" in node:
+        name = node["$ref"].rsplit("/", 1)[-1]
+        if name not in seen:
+            yield from _numbers(defs[name], path, defs, {*seen, name})
+        return
+    if node.get("type") in ("integer", "number"):
+        yield path, node
+    for key, value in node.items():
+        if key == "properties":
+            for name, child in value.items():
+                yield from _numbers(child, f"{path}.{name}", defs, seen)
+        elif key in ("items", "anyOf", "oneOf", "allOf", "additionalProperties"):
+            yield from _numbers(value, path, defs, seen)
+
+
+@pytest.mark.parametrize(
+    ("name", "schema"), list(_schemas()), ids=lambda v: v if isinstance(v, str) else ""
+)
+def test_every_number_in_a_schema_has_a_minimum_and_a_maximum_a_column_holds(
+    name: str, schema: dict[str, Any]
+) -> None:
+    for path, node in _numbers(schema, name, schema.get("$defs", {}), set()):
+        assert "minimum" in node, f"{path} has no minimum"
+        assert "maximum" in node, f"{path} has no maximum"
+        assert node["minimum"] <= node["maximum"], path
+        if node["type"] == "integer":
+            assert -(2**31) <= node["minimum"], f"{path} allows less than an INTEGER holds"
+            assert node["maximum"] <= 2**31 - 1, f"{path} allows more than an INTEGER holds"
+        else:
+            assert max(abs(node["minimum"]), abs(node["maximum"])) <= 1e15, f"{path}: too large"
