@@ -264,3 +264,35 @@ async def test_twenty_identical_keyed_creates_at_once_make_one_task(
     assert sorted(replayed for _, replayed in answers) == [False] + [True] * (CLIENTS - 1)
     assert count_rows(db, "tasks") == 1
     assert task_events(db, "task.created", ids.pop()) == 1
+
+
+CREATES = 25  # tasks each of the 20 clients creates
+
+
+@pytest.mark.slow  # about 8 s on SQLite, 12 s on PostgreSQL (2 CPUs)
+async def test_twenty_concurrent_creators_number_five_hundred_tasks_without_gap_or_repeat(
+    setup: Setup, db: Database
+) -> None:
+    made: list[str] = []
+    start = anyio.Event()
+
+    async def creator(door: Door) -> None:
+        await start.wait()
+        for n in range(CREATES):
+            task_id, replayed = await door.create(
+                {"workspaceId": None, "title": f"{door.name} #{n}"}, f"{door.name}-{n}"
+            )
+            assert not replayed
+            made.append(task_id)
+
+    with anyio.fail_after(TIMEOUT):
+        async with doors(setup, CLIENTS) as opened, anyio.create_task_group() as group:
+            for door in opened:
+                group.start_soon(creator, door)
+            start.set()
+
+    total = CLIENTS * CREATES
+    assert len(set(made)) == total  # every create answered, none failed (create() asserts it)
+    with db.engine.connect() as conn:
+        numbers = sorted(n for (n,) in conn.exec_driver_sql("SELECT number FROM tasks"))
+    assert numbers == list(range(1, total + 1))
