@@ -10,6 +10,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from starlette.requests import Request
+
+from crewboard.errors import BodyTooLarge
+
 MAX_BODY = 4 * 1024 * 1024  # bytes; larger bodies are refused with 413 before parsing
 MAX_DEPTH = 64  # arrays and objects inside one another; the deepest schema needs fewer than 10
 
@@ -21,6 +25,29 @@ class BadJson(ValueError):
         super().__init__(message)
         self.kind = kind
         self.message = message
+
+
+async def read_request_body(request: Request, limit: int = MAX_BODY) -> bytes:
+    """The whole body of a request, refused once it passes `limit` bytes (declared or sent).
+
+    Starlette keeps what was read, so a later `request.form()` parses these same bytes.
+
+    Raises:
+        BodyTooLarge: over the limit.
+    """
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise BodyTooLarge.of(limit)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge.of(limit)
+        chunks.append(chunk)
+    body = b"".join(chunks)
+    request._body = body  # Starlette's own cache of the body: form() reads it from here
+    return body
 
 
 def _refuse_constant(name: str) -> Any:

@@ -325,3 +325,13 @@ def test_create_project_works_for_an_unlimited_personal_token(world: World) -> N
     result = _strict_json(world.mcp(call("create_project", arguments)).text)["result"]
     assert result["isError"] is False
     assert result["structuredContent"]["project"]["key"] == "NEW"
+
+
+def test_the_sign_in_form_refuses_a_body_far_larger_than_a_sign_in(world: World) -> None:
+    response = world.http.post(
+        f"{world.base}/login",
+        content=b"email=a%40b.c&password=" + b"x" * 100_000,
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    assert response.status_code == 413
+    assert world.http.get(f"{world.base}/login").status_code == 200

@@ -14,8 +14,8 @@ from crewboard.api.auth import authenticate_request
 from crewboard.api.errors import error_response
 from crewboard.domain.models import Actor
 from crewboard.domain.validation import INT32_MAX, parse_whole
-from crewboard.errors import BodyTooLarge, CrewboardError, RevisionConflict, ValidationFailed
-from crewboard.jsonbody import MAX_BODY, BadJson, parse_json
+from crewboard.errors import CrewboardError, RevisionConflict, ValidationFailed
+from crewboard.jsonbody import BadJson, parse_json, read_request_body
 from crewboard.mcp import args as a
 from crewboard.services.access import ANY_WORKSPACE, WorkspaceRef
 from crewboard.services.idempotency import KeyedResult
@@ -60,17 +60,7 @@ async def read_body(request: Request) -> dict[str, Any]:
         BodyTooLarge: over MAX_BODY (413).
         ValidationFailed: not JSON, nested too deep, or not an object.
     """
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > MAX_BODY:
-        raise BodyTooLarge.of(MAX_BODY)
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY:
-            raise BodyTooLarge.of(MAX_BODY)
-        chunks.append(chunk)
-    raw = b"".join(chunks)
+    raw = await read_request_body(request)
     if not raw.strip():
         return {}
     try:

@@ -23,7 +23,8 @@ from starlette.routing import Route
 
 from crewboard.config import Settings
 from crewboard.domain.models import Actor
-from crewboard.errors import CrewboardError
+from crewboard.errors import BodyTooLarge, CrewboardError
+from crewboard.jsonbody import read_request_body
 from crewboard.services import projects as project_service
 from crewboard.services.web_sessions import SignedIn, session_of
 from crewboard.storage.database import Database
@@ -235,6 +236,10 @@ def action(handler: Handler, *, needs_project: bool = False) -> Endpoint:
         signed_in = await to_thread.run_sync(_signed_in, request)
         if signed_in is None:
             return _to_login(request)
+        try:
+            await read_request_body(request)
+        except BodyTooLarge as error:
+            return HTMLResponse(error.message, status_code=413)
         form = await request.form()
         token = form.get("csrf")
         if cross_site(request) or not same_token(

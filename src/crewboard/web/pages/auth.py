@@ -9,7 +9,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from crewboard.errors import CrewboardError, Unauthenticated
+from crewboard.errors import BodyTooLarge, CrewboardError, Unauthenticated
+from crewboard.jsonbody import read_request_body
 from crewboard.services import web_sessions
 from crewboard.web.context import (
     SESSION_COOKIE,
@@ -54,6 +55,9 @@ async def login_form(request: Request) -> Response:
     return _login_page(request)
 
 
+LOGIN_BODY_LIMIT = 16 * 1024  # an email, a password and a token; more is not a sign-in
+
+
 def _throttle(request: Request) -> LoginThrottle:
     state = request.app.state
     if not hasattr(state, "login_throttle"):
@@ -63,6 +67,10 @@ def _throttle(request: Request) -> LoginThrottle:
 
 
 async def login(request: Request) -> Response:
+    try:
+        await read_request_body(request, limit=LOGIN_BODY_LIMIT)
+    except BodyTooLarge:
+        return _login_page(request, error="The sign-in form was too large.", status=413)
     form = await request.form()
     email = str(form.get("email") or "").strip().lower()
     password = str(form.get("password") or "")
