@@ -1,0 +1,688 @@
+"""The token matrix: every kind of token over every write tool and REST write route.
+
+Kinds (tests/support/token_matrix.py): personal or agent × unlimited or limited to project A ×
+role cap none, read, write or admin, each holding every scope so that only the limits decide.
+Their person is admin of A and of B. Each write is aimed outside the limit (at B, or at a
+throwaway project where the write would destroy B), at A while naming a task, role or
+repository of B ("mixed"; and reversed: at B naming A's), and at A. The rules:
+
+- outside the limit: refused (NOT_FOUND or PERMISSION_DENIED), nothing changed, and the same
+  answer as the same call naming a project or task that does not exist;
+- mixed: refused for every token with nothing changed; for a limited token, the answer the
+  call gets when the foreign thing does not exist;
+- within the limit but over the role cap: PERMISSION_DENIED, nothing changed;
+- within the limit and the role: not refused (deleting an active project names the refusal
+  it gets instead); create_project only for a personal token without limit or lower cap.
+
+`MCP` and `REST` map each write tool and route to the function building its valid arguments;
+a new write without an entry fails `test_the_matrix_names_every_write_tool_and_rest_write_route`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from crewboard.api.routes import all_endpoints
+from crewboard.config import Settings
+from crewboard.domain.access import Role
+from crewboard.mcp.catalogue import default_catalogue
+from crewboard.storage.database import Database
+from tests.support.factories import make_user
+from tests.support.mcp_client import MODES, mcp_client
+from tests.support.server import free_port, running_server
+from tests.support.token_matrix import (
+    KINDS,
+    Answer,
+    Doors,
+    Http,
+    Kind,
+    Request,
+    Spot,
+    Tool,
+    World,
+    fingerprint,
+    furnish,
+    issue,
+    key,
+)
+
+pytestmark = pytest.mark.anyio
+
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+OUTSIDE = frozenset({"NOT_FOUND", "PERMISSION_DENIED"})
+DENIED = frozenset({"PERMISSION_DENIED"})
+# A write on A naming B's task may be refused as "not a task of A" (VALIDATION): that says no
+# more about B than about a task that does not exist, which the ghost comparison checks.
+MIXED = OUTSIDE | {"VALIDATION"}
+# An unlimited token may get any refusal on a mixed call, but a refusal it must be.
+REFUSALS = MIXED | {
+    "HUMAN_IDENTITY_REQUIRED",
+    "LIMIT_EXCEEDED",
+    "ALREADY_EXISTS",
+    "REVISION_CONFLICT",
+    "IDEMPOTENCY_CONFLICT",
+}
+# What the default run covers (both kinds, both limits, every cap, a kind the issuer refuses);
+# the other eleven run under the slow marker.
+REPRESENTATIVE = {
+    "personal-unlimited-uncapped",
+    "personal-limited-read",
+    "personal-limited-admin",
+    "agent-limited-write",
+    "agent-unlimited-read",
+}
+
+
+# --- the table: valid arguments for every write --------------------------------------------
+
+
+@dataclass(frozen=True)
+class Aim:
+    """Where one call points: the project it names (`home`) and the one its references name
+    (`other`: the same project, but for mixed calls)."""
+
+    world: World
+    home: Spot
+    other: Spot
+
+    def revision(self, spot: Spot) -> int:
+        return self.world.task_revision(spot)
+
+    def state_revision(self) -> int:
+        return self.world.state_revision(self.home)
+
+
+Build = Callable[[Aim], Request]
+Hook = Callable[[World, Spot], None]
+
+
+def _nothing(_spot: Spot) -> frozenset[str]:
+    return frozenset()
+
+
+@dataclass(frozen=True)
+class Entry:
+    build: Build  # valid arguments naming `home`, and `other` where references go
+    mixed: tuple[Build, ...] = ()  # builds whose references are worth aiming elsewhere
+    role: Role = Role.WRITE  # the role the write needs on the project
+    prepare: Hook | None = None  # run as the person before the call
+    cleanup: Hook | None = None  # run as the person after it
+    outside: Callable[[World], Spot] | None = None  # where to aim outside the limit (default B)
+    # Codes a call within the limit and the role may answer instead of going through.
+    allowed: Callable[[Spot], frozenset[str]] = _nothing
+    anywhere: bool = False  # not on a project: create_project
+
+
+def _on(spot: Spot, **more: Any) -> dict[str, Any]:
+    return {"projectId": spot.project_id, "workspaceId": None, **more}
+
+
+def _keyed(spot: Spot, **more: Any) -> dict[str, Any]:
+    return _on(spot, idempotencyKey=key(), **more)
+
+
+def _on_task(spot: Spot, **more: Any) -> dict[str, Any]:
+    return {"taskId": spot.task_id, "workspaceId": None, "idempotencyKey": key(), **more}
+
+
+def _archive(world: World, spot: Spot) -> None:
+    world.set_archived(spot, True)
+
+
+def _unarchive(world: World, spot: Spot) -> None:
+    world.set_archived(spot, False)
+
+
+def _active_refused(spot: Spot) -> frozenset[str]:
+    """Deleting an active project is refused after the access check: archive it first."""
+    return frozenset() if spot.archived else frozenset({"VALIDATION"})
+
+
+def _patch(at: Aim, patch: dict[str, Any], task: Spot) -> Tool:
+    revision = at.revision(task)
+    arguments = _keyed(at.home, taskId=task.task_id, expectedRevision=revision, patch=patch)
+    return Tool("update_task", arguments)
+
+
+def _hand_in(at: Aim) -> Tool:
+    arguments = _keyed(
+        at.home,
+        taskId=at.other.task_id,
+        expectedRevision=at.revision(at.other),
+        contextReceiptId=None,
+        title="Done",
+        content="The result.",
+    )
+    return Tool("submit_result", arguments)
+
+
+def _draft(at: Aim) -> Tool:
+    project = {} if at.home is at.other else {"projectId": at.home.project_id}
+    fields = {"taskId": at.other.task_id, "title": "Draft", "content": "Text."}
+    return Tool("create_draft", {**project, **fields})
+
+
+def _statuses(at: Aim, ref: str) -> Tool:
+    changes = [{"taskId": ref, "status": "ready_for_ai"}]
+    # A task of another project is refused in its outcome; the call itself goes through.
+    return Tool("set_task_status", _keyed(at.home, changes=changes), per_item=at.home != at.other)
+
+
+def _plan(at: Aim, **change: Any) -> Tool:
+    return Tool("update_tasks", _keyed(at.home, **change))
+
+
+def _message(at: Aim, **more: Any) -> Tool:
+    return Tool("post_message", _keyed(at.home, participantId=at.world.user.id, **more))
+
+
+MCP: dict[str, Entry] = {
+    "create_project": Entry(
+        lambda at: Tool(
+            "create_project",
+            {
+                "workspaceId": None,
+                "key": at.world.fresh_key(),
+                "name": "By a token",
+                "idempotencyKey": key(),
+            },
+        ),
+        role=Role.ADMIN,
+        anywhere=True,
+    ),
+    "update_project": Entry(
+        lambda at: Tool("update_project", _on(at.home, phase="matrix")), role=Role.ADMIN
+    ),
+    "archive_project": Entry(
+        lambda at: Tool("archive_project", _on(at.home)), role=Role.ADMIN, cleanup=_unarchive
+    ),
+    "unarchive_project": Entry(
+        lambda at: Tool("unarchive_project", _on(at.home)),
+        role=Role.ADMIN,
+        prepare=_archive,
+        cleanup=_unarchive,
+    ),
+    "delete_project": Entry(
+        lambda at: Tool("delete_project", _on(at.home)),
+        role=Role.ADMIN,
+        outside=World.throwaway,
+        allowed=_active_refused,
+    ),
+    "update_project_state": Entry(
+        lambda at: Tool(
+            "update_project_state",
+            _on(at.home, content="Rewritten.", expectedRevision=at.state_revision()),
+        )
+    ),
+    "create_task": Entry(
+        lambda at: Tool("create_task", _keyed(at.home, title="Made by a token")),
+        mixed=(
+            lambda at: Tool(
+                "create_task", _keyed(at.home, title="Sub", parentTaskId=at.other.task_id)
+            ),
+            lambda at: Tool(
+                "create_task", _keyed(at.home, title="Late", blockedByTaskIds=[at.other.task_id])
+            ),
+            lambda at: Tool(
+                "create_task",
+                _keyed(at.home, title="For AI", assigneeId=at.other.role_id, assigneeType="ai"),
+            ),
+        ),
+    ),
+    "update_task": Entry(
+        lambda at: _patch(at, {"title": "Renamed"}, at.other),
+        mixed=(
+            lambda at: _patch(at, {"title": "Renamed"}, at.other),
+            lambda at: _patch(at, {"parentTaskId": at.other.task_id}, at.home),
+            lambda at: _patch(at, {"blockedByTaskIds": [at.other.task_id]}, at.home),
+            lambda at: _patch(at, {"assigneeId": at.other.role_id}, at.home),
+        ),
+    ),
+    "update_tasks": Entry(
+        lambda at: _plan(at, taskIds=[at.other.task_id], priority="high"),
+        mixed=(
+            lambda at: _plan(at, taskIds=[at.other.task_id], priority="low"),
+            lambda at: _plan(at, taskIds=[at.other.task_key], priority="low"),
+            lambda at: _plan(
+                at,
+                taskIds=[at.home.task_id],
+                addRelationships=[{"type": "blocks", "taskId": at.other.task_id}],
+            ),
+            lambda at: _plan(at, taskIds=[at.home.task_id], removeRelationships=[at.other.task_id]),
+            lambda at: _plan(at, taskIds=[at.home.task_id], assigneeId=at.other.role_id),
+        ),
+    ),
+    "set_task_status": Entry(
+        lambda at: _statuses(at, at.other.task_id),
+        mixed=(
+            lambda at: _statuses(at, at.other.task_id),
+            lambda at: _statuses(at, at.other.task_key),
+        ),
+    ),
+    "post_comment": Entry(lambda at: Tool("post_comment", _on_task(at.home, content="A comment."))),
+    "agent_update": Entry(lambda at: Tool("agent_update", _on_task(at.home, content="Halfway."))),
+    "save_output": Entry(
+        lambda at: Tool("save_output", _on_task(at.home, name="out.md", content="# Out"))
+    ),
+    "ask_question": Entry(
+        lambda at: Tool("ask_question", _on_task(at.home, question="Which one?"))
+    ),
+    "propose_repo_change": Entry(
+        lambda at: Tool(
+            "propose_repo_change",
+            _on_task(at.home, repoId=at.other.repo_id, branch="feature/x"),
+        ),
+        mixed=(
+            lambda at: Tool(
+                "propose_repo_change",
+                _on_task(at.home, repoId=at.other.repo_id, branch="feature/y"),
+            ),
+        ),
+    ),
+    "report_repo_status": Entry(
+        lambda at: Tool(
+            "report_repo_status", _on_task(at.home, repoId=at.other.repo_id, tests="passed")
+        ),
+        mixed=(
+            lambda at: Tool(
+                "report_repo_status", _on_task(at.home, repoId=at.other.repo_id, tests="failed")
+            ),
+        ),
+    ),
+    "submit_result": Entry(_hand_in, mixed=(_hand_in,)),
+    "create_draft": Entry(_draft, mixed=(_draft,)),
+    "propose_task": Entry(lambda at: Tool("propose_task", _on(at.home, title="An idea"))),
+    "propose_task_update": Entry(
+        lambda at: Tool(
+            "propose_task_update",
+            {"taskId": at.home.task_id, "workspaceId": None, "changes": {"title": "Better"}},
+        )
+    ),
+    "propose_task_delete": Entry(
+        lambda at: Tool(
+            "propose_task_delete",
+            {"taskId": at.home.task_id, "workspaceId": None, "reason": "Done."},
+        )
+    ),
+    "propose_role": Entry(
+        lambda at: Tool("propose_role", _on(at.home, name="Editor", role="Editor"))
+    ),
+    "propose_composition": Entry(
+        lambda at: Tool("propose_composition", _on(at.home, seats=[{"role": "Illustrator"}]))
+    ),
+    "post_message": Entry(
+        lambda at: _message(at, body="Hello."),
+        mixed=(
+            lambda at: _message(at, body="About it", taskId=at.other.task_id),
+            lambda at: Tool(
+                "post_message", _keyed(at.home, participantId=at.other.role_id, body="Hi")
+            ),
+        ),
+    ),
+}
+
+V = "/api/v1"
+P = f"{V}/projects/{{project}}"
+T = f"{V}/tasks/{{task}}"
+
+
+def _project(spot: Spot, tail: str = "") -> str:
+    return f"{V}/projects/{spot.key}{tail}"
+
+
+def _task(spot: Spot, tail: str = "") -> str:
+    """REST names tasks by key (MCP by id), so both ways of naming one are aimed at."""
+    return f"{V}/tasks/{spot.task_key}{tail}"
+
+
+def _also_project(at: Aim, body: dict[str, Any]) -> dict[str, Any]:
+    """A write on `other`'s task that names `home` as its project too, when they differ."""
+    return body if at.home is at.other else {**body, "projectId": at.home.key}
+
+
+def _result(at: Aim) -> Http:
+    body = {
+        "workspaceId": None,
+        "expectedRevision": at.revision(at.other),
+        "contextReceiptId": None,
+        "title": "Done",
+        "content": "The result.",
+    }
+    return Http("POST", _task(at.other, "/results"), _also_project(at, body))
+
+
+def _rest_draft(at: Aim) -> Http:
+    body = {"title": "Draft", "content": "Text."}
+    return Http("POST", _task(at.other, "/drafts"), _also_project(at, body))
+
+
+def _card(at: Aim, kind: str, **fields: Any) -> Http:
+    body = {"kind": kind, "workspaceId": None, **fields}
+    return Http("POST", _project(at.home, "/proposals"), body)
+
+
+REST: dict[tuple[str, str], tuple[Entry, ...]] = {
+    ("POST", f"{V}/projects"): (
+        Entry(
+            lambda at: Http(
+                "POST",
+                f"{V}/projects",
+                {"workspaceId": None, "key": at.world.fresh_key(), "name": "By REST"},
+            ),
+            role=Role.ADMIN,
+            anywhere=True,
+        ),
+    ),
+    ("PATCH", P): (
+        Entry(
+            lambda at: Http("PATCH", _project(at.home), {"workspaceId": None, "phase": "rest"}),
+            role=Role.ADMIN,
+        ),
+    ),
+    ("DELETE", P): (
+        Entry(
+            lambda at: Http("DELETE", _project(at.home), keyed=False),
+            role=Role.ADMIN,
+            outside=World.throwaway,
+            allowed=_active_refused,
+        ),
+    ),
+    ("POST", f"{P}/archive"): (
+        Entry(
+            lambda at: Http("POST", _project(at.home, "/archive"), {"workspaceId": None}),
+            role=Role.ADMIN,
+            cleanup=_unarchive,
+        ),
+    ),
+    ("POST", f"{P}/unarchive"): (
+        Entry(
+            lambda at: Http("POST", _project(at.home, "/unarchive"), {"workspaceId": None}),
+            role=Role.ADMIN,
+            prepare=_archive,
+            cleanup=_unarchive,
+        ),
+    ),
+    ("PUT", f"{P}/state"): (
+        Entry(
+            lambda at: Http(
+                "PUT",
+                _project(at.home, "/state"),
+                {"content": "By REST.", "expectedRevision": at.state_revision()},
+            )
+        ),
+    ),
+    ("POST", f"{P}/state/versions/{{revision}}/restore"): (
+        Entry(
+            lambda at: Http(
+                "POST",
+                _project(at.home, "/state/versions/1/restore"),
+                {"expectedRevision": at.state_revision()},
+            )
+        ),
+    ),
+    ("POST", f"{P}/tasks"): (
+        Entry(
+            lambda at: Http(
+                "POST", _project(at.home, "/tasks"), {"workspaceId": None, "title": "By REST"}
+            ),
+            mixed=(
+                lambda at: Http(
+                    "POST",
+                    _project(at.home, "/tasks"),
+                    {"workspaceId": None, "title": "Sub", "parentTaskId": at.other.task_id},
+                ),
+            ),
+        ),
+    ),
+    ("PATCH", T): (
+        Entry(
+            lambda at: Http(
+                "PATCH",
+                _task(at.home),
+                {"title": "By REST", "expectedRevision": at.revision(at.home)},
+            ),
+            mixed=(
+                lambda at: Http(
+                    "PATCH",
+                    _task(at.home),
+                    {
+                        "blockedByTaskIds": [at.other.task_id],
+                        "expectedRevision": at.revision(at.home),
+                    },
+                ),
+            ),
+        ),
+    ),
+    ("POST", f"{T}/comments"): (
+        Entry(
+            lambda at: Http(
+                "POST", _task(at.home, "/comments"), {"workspaceId": None, "content": "Hi."}
+            )
+        ),
+    ),
+    ("POST", f"{T}/outputs"): (
+        Entry(
+            lambda at: Http(
+                "POST",
+                _task(at.home, "/outputs"),
+                {"workspaceId": None, "name": "rest.md", "content": "# R"},
+            )
+        ),
+    ),
+    ("POST", f"{T}/results"): (Entry(_result, mixed=(_result,)),),
+    ("POST", f"{T}/drafts"): (Entry(_rest_draft, mixed=(_rest_draft,)),),
+    ("POST", f"{P}/messages"): (
+        Entry(
+            lambda at: Http(
+                "POST",
+                _project(at.home, "/messages"),
+                {"workspaceId": None, "participantId": at.world.user.id, "body": "Hello."},
+            ),
+            mixed=(
+                lambda at: Http(
+                    "POST",
+                    _project(at.home, "/messages"),
+                    {
+                        "workspaceId": None,
+                        "participantId": at.world.user.id,
+                        "body": "About it",
+                        "taskId": at.other.task_id,
+                    },
+                ),
+            ),
+        ),
+    ),
+    ("POST", f"{P}/proposals"): (
+        Entry(lambda at: _card(at, "task", title="An idea")),
+        Entry(
+            lambda at: _card(at, "task_update", taskId=at.other.task_id, changes={"title": "B"}),
+            mixed=(
+                lambda at: _card(
+                    at, "task_update", taskId=at.other.task_id, changes={"title": "B"}
+                ),
+            ),
+        ),
+        Entry(
+            lambda at: _card(at, "task_delete", taskId=at.other.task_id),
+            mixed=(lambda at: _card(at, "task_delete", taskId=at.other.task_id),),
+        ),
+        Entry(lambda at: _card(at, "role", name="Editor", role="Editor")),
+        Entry(lambda at: _card(at, "composition", seats=[{"role": "Illustrator"}])),
+    ),
+}
+
+
+def entries() -> Iterator[tuple[str, Entry]]:
+    for name, entry in MCP.items():
+        yield f"mcp {name}", entry
+    for (method, path), group in REST.items():
+        for index, entry in enumerate(group):
+            yield f"rest {method} {path}" + (f" #{index}" if len(group) > 1 else ""), entry
+
+
+# --- running the matrix for one token -------------------------------------------------------
+
+
+@dataclass
+class Run:
+    world: World
+    kind: Kind
+    doors: Doors
+    problems: list[str] = field(default_factory=list)
+
+    def aim(self, home: Spot, other: Spot | None = None) -> Aim:
+        return Aim(self.world, home, other or home)
+
+    async def call(self, label: str, request: Request) -> tuple[Answer, bool]:
+        """Send `request`; its answer and whether the database stayed as it was."""
+        before = fingerprint(self.world.db)
+        answer = await self.doors.send(request)
+        after = fingerprint(self.world.db)
+        if request.per_item:  # the call as a whole goes through: the ledger keeps its key
+            before.pop("idempotency_keys")
+            after.pop("idempotency_keys")
+        if answer.code is not None and answer.code not in REFUSALS:
+            self.fail(label, request, answer, "no internal or protocol error")
+        return answer, before == after
+
+    async def send(self, label: str, entry: Entry, at: Aim) -> tuple[Request, Answer, bool]:
+        """Build the call for `at` after the entry's preparation, send it, clean up."""
+        hooked = not at.home.ghost
+        if entry.prepare is not None and hooked:
+            entry.prepare(self.world, at.home)
+        request = entry.build(at)
+        answer, unchanged = await self.call(label, request)
+        if entry.cleanup is not None and hooked:
+            entry.cleanup(self.world, at.home)
+        return request, answer, unchanged
+
+    def fail(self, label: str, request: Request, answer: Answer, wanted: str) -> None:
+        self.problems.append(
+            f"{self.kind} | {label} | answered {answer} | wanted {wanted} | sent {request} | "
+            f"answer {str(answer.detail)[:300]}"
+        )
+
+    async def refused(self, label: str, entry: Entry, at: Aim, codes: frozenset[str]) -> Answer:
+        request, answer, unchanged = await self.send(label, entry, at)
+        if answer.code not in codes:
+            self.fail(label, request, answer, f"a refusal in {sorted(codes)}")
+        elif not unchanged:
+            self.fail(label, request, answer, "nothing changed, but the database did")
+        return answer
+
+    async def like_ghost(self, label: str, entry: Entry, answer: Answer, ghostly: Aim) -> None:
+        """The same call naming something that does not exist must get the same answer."""
+        request, ghost, _ = await self.send(label, entry, ghostly)
+        if ghost.code != answer.code:
+            wanted = f"{ghost}, what this same call naming nothing that exists gets"
+            self.fail(f"{label} [vs nothing]", request, answer, wanted)
+
+    async def reached(self, label: str, entry: Entry, spot: Spot) -> None:
+        """A call the token's limits allow on `spot`: refused only over the role cap."""
+        if not self.kind.holds(entry.role):
+            await self.refused(label, entry, self.aim(spot), DENIED)
+            return
+        request, answer, _ = await self.send(label, entry, self.aim(spot))
+        allowed = entry.allowed(spot)
+        if answer.code is not None and answer.code not in allowed:
+            self.fail(label, request, answer, f"success (or one of {sorted(allowed)})")
+
+    async def entry(self, label: str, entry: Entry) -> None:
+        """Every call the matrix makes of one entry: outside, mixed both ways, inside."""
+        world = self.world
+        if entry.anywhere:
+            await self.anywhere(label, entry)
+            return
+        away = entry.outside(world) if entry.outside is not None else world.b
+        if self.kind.limited:
+            answer = await self.refused(f"{label} [outside]", entry, self.aim(away), OUTSIDE)
+            await self.like_ghost(f"{label} [outside]", entry, answer, self.aim(world.ghost))
+        else:
+            await self.reached(f"{label} [B]", entry, away)
+        for index, build in enumerate(entry.mixed):
+            mixed = Entry(build)
+            await self.mixed(f"{label} [mixed {index}]", mixed, world.a, world.b)
+            await self.mixed(f"{label} [mixed {index} reversed]", mixed, world.b, world.a)
+        await self.reached(f"{label} [A]", entry, world.a)
+
+    async def anywhere(self, label: str, entry: Entry) -> None:
+        """create_project: only a personal token without a limit or a cap below admin."""
+        if not self.kind.creates_projects:
+            await self.refused(label, entry, self.aim(self.world.a), DENIED)
+            return
+        request, answer, _ = await self.send(label, entry, self.aim(self.world.a))
+        if answer.code is not None:
+            self.fail(label, request, answer, "success")
+
+    async def mixed(self, label: str, entry: Entry, home: Spot, other: Spot) -> None:
+        """A write on `home` naming something of `other`: refused for every token.
+
+        For a limited token it is the answer the call gets when the foreign thing does not
+        exist; when `home` is the one outside the limit, the outside refusal.
+        """
+        world = self.world
+        if not self.kind.limited:
+            await self.refused(label, entry, self.aim(home, other), REFUSALS)
+            return
+        inside = home is world.a
+        answer = await self.refused(
+            label, entry, self.aim(home, other), MIXED if inside else OUTSIDE
+        )
+        ghostly = self.aim(home, world.ghost) if inside else self.aim(world.ghost, other)
+        await self.like_ghost(label, entry, answer, ghostly)
+
+
+# --- the tests ------------------------------------------------------------------------------
+
+
+def test_the_matrix_names_every_write_tool_and_rest_write_route() -> None:
+    tools = {tool.name for tool in default_catalogue() if not tool.read_only}
+    routes = {(e.method, e.path) for e in all_endpoints() if e.method in WRITE_METHODS}
+    hint = "add an entry building valid arguments to MCP or REST in tests/e2e/test_token_matrix.py"
+    assert not tools - set(MCP), f"write tools without an entry, {hint}: {sorted(tools - set(MCP))}"
+    assert not routes - set(REST), (
+        f"write routes without an entry, {hint}: {sorted(routes - set(REST))}"
+    )
+    assert not set(MCP) - tools, f"entries for tools that are gone: {sorted(set(MCP) - tools)}"
+    assert not set(REST) - routes, f"entries for routes that are gone: {sorted(set(REST) - routes)}"
+
+
+@pytest.fixture
+def world(db: Database) -> World:
+    user = make_user(db, "lead@example.com")
+    return World(db, user, furnish(db, user, "AAA"), furnish(db, user, "BBB"))
+
+
+async def check_token(kind: Kind, world: World, tmp_path: Path) -> None:
+    """Serve the app once, then make every call of the matrix with a token of `kind`."""
+    secret = issue(world, kind)
+    mode = MODES[KINDS.index(kind) % len(MODES)]
+    headers = {"Authorization": f"Bearer {secret}"}
+    with running_server(Settings(data_dir=tmp_path, port=free_port()), world.db) as base:
+        async with (
+            mcp_client(base, secret, mode) as client,
+            httpx2.AsyncClient(base_url=base, headers=headers, timeout=30) as http,
+        ):
+            run = Run(world, kind, Doors(client, http))
+            for label, entry in entries():
+                await run.entry(label, entry)
+    assert not run.problems, f"{len(run.problems)} calls broke a rule:\n" + "\n".join(run.problems)
+
+
+@pytest.mark.parametrize("kind", [k for k in KINDS if str(k) in REPRESENTATIVE], ids=str)
+async def test_token_acts_only_within_its_limits(kind: Kind, world: World, tmp_path: Path) -> None:
+    await check_token(kind, world, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", [k for k in KINDS if str(k) not in REPRESENTATIVE], ids=str)
+async def test_every_other_token_acts_only_within_its_limits(
+    kind: Kind, world: World, tmp_path: Path
+) -> None:
+    await check_token(kind, world, tmp_path)

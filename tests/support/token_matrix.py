@@ -1,0 +1,281 @@
+"""The token matrix's world and doors: kinds of token, projects to aim at, requests, answers.
+
+tests/e2e/test_token_matrix.py holds the table of writes and the rules; this module builds
+what they run against: a person who is admin of projects A and B (each with a task, an AI
+role, a repository and a saved state page), a token of each kind, both doors over real HTTP,
+and a fingerprint of the database to tell that a refused call changed nothing.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import httpx2
+from mcp import Client, MCPError
+
+from crewboard.domain.access import ALL_SCOPES, Role, TokenKind
+from crewboard.domain.ids import new_id
+from crewboard.domain.models import Actor, ApiToken, User
+from crewboard.domain.tokens import display_prefix, generate_token_secret, hash_token_secret
+from crewboard.services import projects, repos, state, tasks, team, tokens
+from crewboard.services.users import person_actor
+from crewboard.storage import tables
+from crewboard.storage.database import Database
+from tests.support.factories import make_project
+
+# --- the kinds of token ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Kind:
+    kind: TokenKind
+    limited: bool
+    cap: Role | None
+
+    def __str__(self) -> str:
+        limit = "limited" if self.limited else "unlimited"
+        return f"{self.kind}-{limit}-{self.cap or 'uncapped'}"
+
+    @property
+    def issuable(self) -> bool:
+        """Whether `tokens.issue_token` makes such a token (else it is written to storage)."""
+        return self.limited or (self.kind is TokenKind.PERSONAL and self.cap is None)
+
+    def holds(self, role: Role) -> bool:
+        """Whether the token's role on a project of its person (an admin) includes `role`."""
+        return self.cap is None or self.cap.includes(role)
+
+    @property
+    def creates_projects(self) -> bool:
+        return (
+            self.kind is TokenKind.PERSONAL and not self.limited and self.cap in (None, Role.ADMIN)
+        )
+
+
+KINDS = [
+    Kind(kind, limited, cap)
+    for kind in TokenKind
+    for limited in (False, True)
+    for cap in (None, Role.READ, Role.WRITE, Role.ADMIN)
+]
+
+
+# --- the world: one person, projects A and B with something of everything ------------------
+
+
+@dataclass(frozen=True)
+class Spot:
+    """One project a call can aim at, and the things in it that writes name."""
+
+    project_id: str
+    key: str
+    task_id: str
+    task_key: str
+    role_id: str
+    repo_id: str
+    archived: bool = False
+    ghost: bool = False
+
+
+def ghost_spot() -> Spot:
+    """Ids of the right shape that name nothing."""
+    return Spot(
+        project_id=new_id("prj"),
+        key="GHOST",
+        task_id=new_id("tsk"),
+        task_key="GHOST-1",
+        role_id=new_id("rol"),
+        repo_id=new_id("rep"),
+        ghost=True,
+    )
+
+
+@dataclass
+class World:
+    db: Database
+    user: User
+    a: Spot
+    b: Spot
+    ghost: Spot = field(default_factory=ghost_spot)
+    made: int = 0
+
+    @property
+    def person(self) -> Actor:
+        return person_actor(self.user)
+
+    def fresh_key(self, prefix: str = "N") -> str:
+        self.made += 1
+        return f"{prefix}{self.made}{uuid.uuid4().hex[:4].upper()}"[:10]
+
+    def task_revision(self, spot: Spot) -> int:
+        found = self.db.read(lambda uow: uow.tasks.get(spot.task_id))
+        return found.revision if found is not None else 1
+
+    def state_revision(self, spot: Spot) -> int:
+        if spot.ghost:
+            return 1
+        return int(self.db.read(lambda uow: uow.state.get(spot.project_id).revision))
+
+    def set_archived(self, spot: Spot, archived: bool) -> None:
+        if not spot.ghost:
+            projects.set_project_archived(
+                self.db, self.person, project=spot.project_id, workspace_id=None, archived=archived
+            )
+
+    def throwaway(self) -> Spot:
+        """An archived project of the person's, outside any limit: for deletes."""
+        spot = replace(furnish(self.db, self.user, self.fresh_key("D")), archived=True)
+        self.set_archived(spot, True)
+        return spot
+
+
+def furnish(db: Database, user: User, key: str) -> Spot:
+    """A project with a task, an AI role, a repository and a saved state page."""
+    person = person_actor(user)
+    project_id = make_project(db, user, key)
+
+    def task(title: str) -> dict[str, Any]:
+        made = tasks.create_task(
+            db,
+            person,
+            project=key,
+            workspace_id=None,
+            idempotency_key=uuid.uuid4().hex,
+            title=title,
+        )
+        return dict(made.body["task"])
+
+    first = task("First")
+    role = team.add_team_role(db, person, project=key, name="Writer", role="Writer", kind="ai")
+    repo = repos.add_repo(db, person, key, "app", "https://example.com/app.git")
+    state.update_project_state(
+        db, person, project=key, workspace_id=None, content="Where it stands.", expected_revision=0
+    )
+    return Spot(
+        project_id=project_id,
+        key=key,
+        task_id=first["id"],
+        task_key=first["key"],
+        role_id=role["id"],
+        repo_id=repo["id"],
+    )
+
+
+def issue(world: World, kind: Kind) -> str:
+    """A token of `kind` for the world's person, with every scope; its secret.
+
+    Kinds the issuer refuses (unlimited agent tokens, unlimited tokens with a role cap) are
+    written to storage directly: the limits must hold whatever a token row says.
+    """
+    db = world.db
+    if kind.issuable:
+        return tokens.issue_token(
+            db,
+            world.person,
+            kind=str(kind.kind),
+            scopes=sorted(ALL_SCOPES),
+            project=world.a.project_id if kind.limited else None,
+            role=None if kind.cap is None else str(kind.cap),
+        ).secret
+    secret = generate_token_secret()
+    token = ApiToken(
+        id=new_id("tok"),
+        user_id=world.user.id,
+        name=str(kind),
+        kind=kind.kind,
+        scopes=ALL_SCOPES,
+        display_prefix=display_prefix(secret),
+        created_at=db.clock.now(),
+        project_id=world.a.project_id if kind.limited else None,
+        role=kind.cap,
+    )
+    db.write(lambda uow: uow.tokens.add(token, hash_token_secret(secret)))
+    return secret
+
+
+# --- requests and answers -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    arguments: dict[str, Any]
+    per_item: bool = False  # refused per task in the answer's outcomes, not as a whole
+
+
+@dataclass(frozen=True)
+class Http:
+    method: str
+    path: str
+    body: dict[str, Any] | None = None
+    keyed: bool = True  # sends a fresh Idempotency-Key header
+    per_item: bool = False
+
+
+Request = Tool | Http
+
+
+def key() -> str:
+    return uuid.uuid4().hex
+
+
+@dataclass(frozen=True)
+class Answer:
+    code: str | None  # None: it went through
+    detail: Any
+
+    def __str__(self) -> str:
+        return self.code or "ok"
+
+
+class Doors:
+    def __init__(self, client: Client, http: httpx2.AsyncClient) -> None:
+        self.client = client
+        self.http = http
+
+    async def send(self, request: Request) -> Answer:
+        answer = await (self._tool(request) if isinstance(request, Tool) else self._rest(request))
+        if request.per_item and answer.code is None:
+            outcome = answer.detail["outcomes"][0]
+            return Answer(None if outcome["ok"] else outcome["error"]["code"], outcome)
+        return answer
+
+    async def _tool(self, request: Tool) -> Answer:
+        try:
+            result = await self.client.call_tool(request.name, request.arguments)
+        except MCPError as error:
+            return Answer(f"JSON-RPC {error.error.code}", error.error.message)
+        body = result.structured_content
+        if result.is_error:
+            return Answer(str((body or {}).get("code", "INTERNAL")), body or result.content)
+        return Answer(None, body)
+
+    async def _rest(self, request: Http) -> Answer:
+        headers = {"Idempotency-Key": key()} if request.keyed else {}
+        try:
+            response = await self.http.request(
+                request.method, request.path, json=request.body, headers=headers
+            )
+        except httpx2.TransportError as error:  # the server dropped the connection
+            return Answer("HTTP no answer", repr(error))
+        if response.status_code >= 500 or not response.content:
+            return Answer(f"HTTP {response.status_code}", response.text)
+        body = response.json()
+        if response.is_success:
+            return Answer(None, body)
+        return Answer(str(body.get("error", {}).get("code", response.status_code)), body)
+
+
+def fingerprint(db: Database) -> dict[str, int]:
+    """Row counts of every table, the newest event, and the sum of task revisions."""
+    names = [table.name for table in tables.metadata.sorted_tables]
+    parts = [f"(SELECT count(*) FROM {name})" for name in names]
+    parts += [
+        "(SELECT coalesce(max(id), 0) FROM events)",
+        "(SELECT coalesce(sum(revision), 0) FROM tasks)",
+    ]
+    with db.engine.connect() as conn:
+        row = conn.exec_driver_sql(f"SELECT {', '.join(parts)}").one()
+    return dict(zip([*names, "events.max_id", "tasks.revisions"], map(int, row), strict=True))
