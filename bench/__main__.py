@@ -10,6 +10,10 @@ elif sys.argv[1:2] == ["web"]:  # the web app's pages on a large board (bench/we
     from bench.web import main as web_main
 
     web_main(sys.argv[2:])
+elif sys.argv[1:2] == ["concurrency"]:  # 20 MCP clients at once, mixed calls (bench/concurrency.py)
+    from bench.concurrency import main as concurrency_main
+
+    concurrency_main(sys.argv[2:])
 else:
     from bench.runner import main
 
