@@ -43,7 +43,7 @@ class ProposalsQuery(Args):
 
 
 async def list_activity(request: Request) -> dict[str, Any]:
-    query = parse_args(ActivityQuery, dict(request.query_params))
+    query = parse_args(ActivityQuery, dict(request.query_params), strict=False)
     project = request.path_params["project"]
     entries, cursor = await run_service(
         request,
@@ -82,7 +82,7 @@ async def post_message(request: Request) -> Created:
 
 
 async def list_proposals(request: Request) -> dict[str, Any]:
-    query = parse_args(ProposalsQuery, dict(request.query_params))
+    query = parse_args(ProposalsQuery, dict(request.query_params), strict=False)
     project = request.path_params["project"]
     return await run_service(  # type: ignore[no-any-return]
         request,

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from anyio import to_thread
+from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -21,7 +23,16 @@ from crewboard.services.access import ANY_WORKSPACE, WorkspaceRef
 from crewboard.services.idempotency import KeyedResult
 from crewboard.storage.database import Database
 
+log = logging.getLogger("crewboard.api")
+
 Handler = Callable[[Request], Awaitable[Any]]
+INTERNAL_ERROR = {
+    "error": {
+        "code": "INTERNAL",
+        "message": "Internal error; the server has logged it. Retrying a keyed write is safe.",
+        "details": {},
+    }
+}
 M = TypeVar("M", bound=a.Args)
 
 
@@ -44,11 +55,16 @@ def json_route(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         try:
             result = await handler(request)
+            if isinstance(result, Created):
+                return JSONResponse(result.body, status_code=201)
+            return JSONResponse(result)
         except CrewboardError as error:
             return error_response(error)
-        if isinstance(result, Created):
-            return JSONResponse(result.body, status_code=201)
-        return JSONResponse(result)
+        except Exception:
+            # A bug, not a refusal: log it, and still answer in the one shape on a connection
+            # the client can keep using (an escaping exception would drop it unanswered).
+            log.exception("%s %s failed", request.method, request.url.path)
+            return JSONResponse(INTERNAL_ERROR, status_code=500)
 
     return endpoint
 
@@ -85,16 +101,20 @@ def created(result: KeyedResult) -> Created:
     return Created({**result.body, "replayed": result.replayed})
 
 
-def parse_args(model: type[M], data: dict[str, Any]) -> M:
-    a.refuse_nul(data)
-    try:
-        return model.model_validate(data)
-    except Exception as error:
-        from pydantic import ValidationError  # noqa: PLC0415 - only on the error path
+def parse_args(model: type[M], data: dict[str, Any], *, strict: bool = True) -> M:
+    """Check a body (strict JSON types, as MCP checks arguments) or, with strict=False, a
+    query string, whose values are all text and are read as the schema's types.
 
-        if isinstance(error, ValidationError):
-            raise a.argument_error(error, a.input_schema(model)) from None
-        raise
+    Raises:
+        ValidationFailed, LimitExceeded: naming the field.
+    """
+    try:
+        if strict:
+            return a.validate_arguments(model, data)
+        a.refuse_nul(data)
+        return model.model_validate(data)
+    except ValidationError as error:
+        raise a.argument_error(error, a.input_schema(model)) from None
 
 
 def query_int(

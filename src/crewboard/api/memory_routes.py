@@ -28,7 +28,7 @@ def _memory_query(request: Request) -> dict[str, Any]:
 
 
 async def project_memory(request: Request) -> dict[str, Any]:
-    query = parse_args(GetProjectMemory, _memory_query(request))
+    query = parse_args(GetProjectMemory, _memory_query(request), strict=False)
     return await run_service(  # type: ignore[no-any-return]
         request,
         lambda db, actor: memory.get_project_memory(

@@ -63,7 +63,7 @@ class OutputsQuery(Page):
 
 
 async def list_comments(request: Request) -> dict[str, Any]:
-    query = parse_args(CommentsQuery, dict(request.query_params))
+    query = parse_args(CommentsQuery, dict(request.query_params), strict=False)
     task = request.path_params["task"]
     return await run_service(  # type: ignore[no-any-return]
         request,
@@ -91,7 +91,7 @@ async def post_comment(request: Request) -> Created:
 
 
 async def list_outputs(request: Request) -> dict[str, Any]:
-    query = parse_args(OutputsQuery, dict(request.query_params))
+    query = parse_args(OutputsQuery, dict(request.query_params), strict=False)
     task = request.path_params["task"]
     if (name := query.name) is not None:
         return await run_service(  # type: ignore[no-any-return]

@@ -102,7 +102,7 @@ async def get_draft(request: Request) -> dict[str, Any]:
 
 
 async def list_drafts(request: Request) -> dict[str, Any]:
-    query = parse_args(DraftsQuery, dict(request.query_params))
+    query = parse_args(DraftsQuery, dict(request.query_params), strict=False)
     project = request.path_params["project"]
     statuses = [s.strip() for s in (query.status or "").split(",") if s.strip()] or None
     return await run_service(  # type: ignore[no-any-return]

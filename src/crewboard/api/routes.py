@@ -56,7 +56,7 @@ async def list_projects(request: Request) -> dict[str, Any]:
         filters["workspaceId"] = (
             None if params["workspaceId"] in ("", "null") else params["workspaceId"]
         )
-    args = parse_args(a.ListProjects, filters)
+    args = parse_args(a.ListProjects, filters, strict=False)
     views, total = await run_service(
         request,
         lambda db, actor: projects.list_projects(

@@ -123,7 +123,9 @@ async def list_tasks(request: Request) -> dict[str, Any]:
     workspace = _workspace(query)
     statuses = parse_enum_list(query.pop("status", []), TaskStatus, "status")
     numbers = _numbers(query.pop("number", []))
-    args = parse_args(ListTasks, {**query, "projectId": request.path_params["project"]})
+    args = parse_args(
+        ListTasks, {**query, "projectId": request.path_params["project"]}, strict=False
+    )
     _aware("updatedSince", args.updated_since)
     rows, total = await run_service(
         request,
@@ -187,7 +189,7 @@ async def create_task(request: Request) -> Created:
 async def get_task(request: Request) -> dict[str, Any]:
     query = _query(request, ("includeContextPack", "format", "workspaceId"))
     workspace = _workspace(query)
-    args = parse_args(GetTask, {**query, "taskId": request.path_params["task"]})
+    args = parse_args(GetTask, {**query, "taskId": request.path_params["task"]}, strict=False)
     found = await run_service(
         request,
         lambda db, actor: task_queries.get_task(
@@ -235,7 +237,9 @@ async def update_task(request: Request) -> dict[str, Any]:
 async def list_task_events(request: Request) -> dict[str, Any]:
     query = _query(request, ("eventTypes", "since", "until", "limit", "cursor", "workspaceId"))
     workspace = _workspace(query)
-    args = parse_args(ListTaskEvents, {**query, "taskId": request.path_params["task"]})
+    args = parse_args(
+        ListTaskEvents, {**query, "taskId": request.path_params["task"]}, strict=False
+    )
     page = await run_service(
         request,
         lambda db, actor: week.list_task_events(

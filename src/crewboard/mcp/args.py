@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import re
-from datetime import date, datetime
-from typing import Annotated, Any, Literal
+from datetime import date
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from crewboard.domain.validation import INT32_MAX
@@ -42,22 +43,11 @@ IdempotencyKey = Annotated[
 BOARD_ORDER_LIMIT = 1e12
 
 
-def _text_only(kind: str, example: str) -> Any:
-    """A before-validator that refuses anything but a string (pydantic reads 1700000000 as
-    a Unix time, which is not what the schema's `format` promises)."""
-
-    def check(value: Any) -> Any:
-        if value is not None and not isinstance(value, str | datetime | date):
-            raise ValueError(f"must be a string holding {kind}, e.g. {example!r}")
-        return value
-
-    return BeforeValidator(check)
-
-
-Moment = Annotated[
-    AwareDatetime, _text_only("an ISO 8601 date-time with a UTC offset", "2026-03-01T09:00:00Z")
-]
-Day = Annotated[date, _text_only("a YYYY-MM-DD date", "2026-03-01")]
+# Dates and moments as the schema writes them: text. Arguments are validated as JSON in
+# strict mode (`validate_arguments`), where a number is never read as a Unix time.
+A = TypeVar("A", bound="Args")
+Moment = AwareDatetime
+Day = date
 Offset = Annotated[int, Field(ge=0, le=INT32_MAX)]
 Revision = Annotated[int, Field(ge=0, le=INT32_MAX)]
 TaskNumber = Annotated[int, Field(ge=1, le=INT32_MAX)]
@@ -108,6 +98,21 @@ def refuse_nul(value: Any, path: str = "arguments") -> None:
             refuse_nul(item, f"{path}.{index}")
 
 
+def validate_arguments(model: type[A], arguments: dict[str, Any]) -> A:
+    """Check JSON arguments against `model` with the types its schema shows, no coercion.
+
+    Strict JSON validation: an integer field takes only a JSON integer (not `true`, `"5"` or
+    `5.5`), a string field only a string, a date or date-time only its ISO text (not a Unix
+    time), a boolean only `true`/`false`.
+
+    Raises:
+        ValidationFailed: a NUL character anywhere in the arguments.
+        pydantic.ValidationError: any other mismatch (`argument_error` words it).
+    """
+    refuse_nul(arguments)
+    return model.model_validate_json(json.dumps(arguments), strict=True)
+
+
 def input_schema(model: type[Args]) -> dict[str, Any]:
     """The JSON schema MCP clients see, without pydantic's titles."""
     schema = model.model_json_schema(by_alias=True)
@@ -140,7 +145,16 @@ def argument_error(error: ValidationError, schema: dict[str, Any]) -> CrewboardE
         return LimitExceeded(
             f"{field}: over the limit of {limit}.", {"field": field, "limit": limit}
         )
+    return _value_error(first, field, parts, schema)
+
+
+def _value_error(
+    first: Any, field: str, parts: list[str], schema: dict[str, Any]
+) -> CrewboardError:
+    """A value of the wrong kind: not one of the accepted values, out of range, not text."""
+    kind = first["type"]
     if kind == "literal_error":
+        ctx = first.get("ctx") or {}
         accepted = [
             part.strip(" '")
             for part in str(ctx.get("expected", "")).replace(" or ", ",").split(",")
@@ -153,8 +167,27 @@ def argument_error(error: ValidationError, schema: dict[str, Any]) -> CrewboardE
             f"{field}: must be {number} from {_num(low)} to {_num(high)}.",
             {"field": field, "minimum": low, "maximum": high},
         )
+    if kind in _TEXT_FORMATS:
+        return ValidationFailed(
+            f"{field}: must be {_TEXT_FORMATS[kind]} (text, not a number).",
+            {"field": field, "format": _TEXT_FORMATS[kind]},
+        )
     message = first["msg"].removeprefix("Value error, ")
     return ValidationFailed(f"{field}: {message}.", {"field": field})
+
+
+_DATE = "a YYYY-MM-DD date such as 2026-03-01"
+_MOMENT = "an ISO 8601 date-time with a UTC offset such as 2026-03-01T09:00:00Z"
+_TEXT_FORMATS = {
+    "date_type": _DATE,
+    "date_parsing": _DATE,
+    "date_from_datetime_parsing": _DATE,
+    "date_from_datetime_inexact": _DATE,
+    "datetime_type": _MOMENT,
+    "datetime_parsing": _MOMENT,
+    "datetime_from_date_parsing": _MOMENT,
+    "timezone_aware": _MOMENT,
+}
 
 
 def _most_specific(error: ValidationError) -> Any:

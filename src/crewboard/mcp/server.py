@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from crewboard import __version__
 from crewboard.config import Settings
 from crewboard.errors import CrewboardError, PermissionDenied, Unauthenticated, ValidationFailed
-from crewboard.mcp.args import argument_error, refuse_nul
+from crewboard.mcp.args import argument_error, validate_arguments
 from crewboard.mcp.caller import CURRENT_CALLER, STDIO_SECRET, Caller
 from crewboard.mcp.catalogue import Call, Catalogue, ToolDef, default_catalogue
 from crewboard.mcp.instructions import INTRO, instructions_for
@@ -94,8 +94,7 @@ def build_server(
                 )
             )
         try:
-            refuse_nul(params.arguments or {})
-            parsed = tool.args.model_validate(params.arguments or {})
+            parsed = validate_arguments(tool.args, params.arguments or {})
         except ValidationFailed as error:
             return failure(error)
         except ValidationError as error:
