@@ -44,7 +44,7 @@ from crewboard.services.tasks import (
     save_task,
     task_not_found,
 )
-from crewboard.storage.database import Database
+from crewboard.storage.database import Database, LostRace
 from crewboard.storage.task_repo import TaskFilter
 from crewboard.storage.uow import UnitOfWork
 
@@ -423,11 +423,15 @@ def do_update_tasks(
             saved = save_task(
                 uow, actor, proj, current, updated, changed=changed, blockers=blockers
             )
-        except RevisionConflict as error:
-            raise RevisionConflict(
-                f"{row['key']} changed while this call ran, so no task was changed; send the "
-                "same call again.",
-                {**error.details, "taskId": current.id, "key": row["key"]},
+        except LostRace as race:
+            # Run again on what is committed now; should the races go on, say which task.
+            details = getattr(race.outcome, "details", {})
+            raise LostRace(
+                RevisionConflict(
+                    f"{row['key']} kept changing while this call ran, so no task was changed; "
+                    "send the same call again.",
+                    {**details, "taskId": current.id, "key": row["key"]},
+                )
             ) from None
         return {**row, "revision": saved.revision}
 

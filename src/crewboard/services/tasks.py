@@ -38,7 +38,7 @@ from crewboard.services.access import ANY_WORKSPACE, WorkspaceRef, access_projec
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.task_views import task_view
 from crewboard.services.views import iso
-from crewboard.storage.database import Database
+from crewboard.storage.database import Database, LostRace
 from crewboard.storage.uow import UnitOfWork
 
 # Patchable fields, snake_case, as update_task's `patch` names them (camelCase on the wire).
@@ -335,14 +335,20 @@ def save_task(
 ) -> Task:
     """Write `updated` over `current` (revision +1), its lifecycle events and a task.updated event.
 
+    `current` was read in this transaction; a caller's own expected revision was checked
+    against it before. When another writer committed in between (PostgreSQL), the whole unit
+    of work runs again on what is committed now, so a call that named no revision does not
+    fail for a race it could not see.
+
     Raises:
-        RevisionConflict: the row moved on since it was read in this transaction.
+        LostRace: the row moved on since it was read in this transaction (Database.write
+            retries; RevisionConflict once the attempts run out).
     """
     stamped = replace(
         updated, revision=current.revision + 1, updated_by=actor_stamp(actor), updated_at=uow.now
     )
     if not uow.tasks.replace(stamped, current.revision):
-        raise revision_conflict(uow.tasks.get(current.id) or current, current.revision)
+        raise LostRace(revision_conflict(uow.tasks.get(current.id) or current, current.revision))
     record_lifecycle(uow, actor, current, stamped, blockers)
     uow.record_event(
         "task.updated",

@@ -19,8 +19,24 @@ EventListener = Callable[[list[EventRecord]], None]
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 MAX_ATTEMPTS = 4
+# A lost compare-and-set costs one re-read; on one hot row several writers may each win in
+# turn before this one does, so it gets more tries than a unique-index race.
+MAX_RACE_ATTEMPTS = 12
 # PostgreSQL: unique_violation, serialization_failure, deadlock_detected.
 _RETRYABLE_SQLSTATES = {"23505", "40001", "40P01"}
+
+
+class LostRace(Exception):
+    """A compare-and-set write found its row changed by a transaction that committed after
+    this one read it (PostgreSQL runs writers concurrently under READ COMMITTED).
+
+    `Database.write` runs the whole unit of work again, so it decides afresh on what is now
+    committed; `outcome` is raised instead once the attempts run out.
+    """
+
+    def __init__(self, outcome: Exception) -> None:
+        super().__init__(str(outcome))
+        self.outcome = outcome
 
 
 class Database:
@@ -61,6 +77,10 @@ class Database:
                 if attempt < MAX_ATTEMPTS and _is_retryable(error):
                     continue
                 raise
+            except LostRace as race:
+                if attempt < MAX_RACE_ATTEMPTS:
+                    continue
+                raise race.outcome from None
             for listener in self._listeners:
                 listener(recorded)
             return result
