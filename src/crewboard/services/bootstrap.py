@@ -29,6 +29,8 @@ class FirstStart:
 def initialise(db: Database, *, owner_email: str) -> FirstStart | None:
     """Set up an empty instance; None when it already has users (nothing is made twice)."""
     email = check_email(owner_email)
+    if db.read(lambda uow: uow.users.count()) > 0:
+        return None  # the usual restart: no password to hash (argon2 is slow on purpose)
     password = secrets.token_urlsafe(12)
     password_hash = hash_password(password)
 
