@@ -271,6 +271,10 @@ def test_date_and_date_time_arguments_refuse_numbers(world: World) -> None:
         ("list_tasks", {"projectId": "CRW", "updatedSince": 1_700_000_000}, "updatedSince"),
         ("list_task_events", {"taskId": world.task_id, "since": 0}, "since"),
         ("get_week", {"projectId": "CRW", "week": 20260301}, "week"),
+        ("list_tasks", {"projectId": "CRW", "updatedSince": "1700000000"}, "updatedSince"),
+        ("list_tasks", {"projectId": "CRW", "updatedSince": "2026-03-01T09:00"}, "updatedSince"),
+        ("get_week", {"projectId": "CRW", "week": "0"}, "week"),
+        ("get_week", {"projectId": "CRW", "week": "20260301"}, "week"),
     ]
     for tool, arguments, field in cases:
         error = _tool_error(world.mcp(call(tool, arguments)))

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import date
+from datetime import date, datetime
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
 
 from crewboard.domain.validation import INT32_MAX
 from crewboard.errors import CrewboardError, LimitExceeded, ValidationFailed
@@ -43,11 +44,36 @@ IdempotencyKey = Annotated[
 BOARD_ORDER_LIMIT = 1e12
 
 
-# Dates and moments as the schema writes them: text. Arguments are validated as JSON in
-# strict mode (`validate_arguments`), where a number is never read as a Unix time.
 A = TypeVar("A", bound="Args")
-Moment = AwareDatetime
-Day = date
+
+# ISO 8601 as the schema's `format` promises, and nothing else: pydantic alone also reads
+# "1700000000" (or the number) as a Unix time and "20260301" as a date.
+_ISO_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+_ISO_MOMENT = re.compile(
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,9})?)?"
+    r"([Zz]|[+-][0-9]{2}:?[0-9]{2})?$"
+)
+
+
+def _iso_text(kind: str, pattern: re.Pattern[str], parse: Any) -> Any:
+    """A before-validator: the value must be ISO 8601 text, parsed here (the strict check
+    after it takes only a date or datetime, never text or a number)."""
+
+    def check(value: Any) -> Any:
+        if isinstance(value, str) and pattern.match(value):
+            try:
+                return parse(value)
+            except ValueError:
+                pass  # e.g. 2026-13-45: the right shape, not a real date
+        raise PydanticCustomError(kind, "not ISO 8601 text")
+
+    return BeforeValidator(check)
+
+
+Moment = Annotated[
+    AwareDatetime, _iso_text("datetime_parsing", _ISO_MOMENT, datetime.fromisoformat)
+]
+Day = Annotated[date, _iso_text("date_parsing", _ISO_DATE, date.fromisoformat)]
 Offset = Annotated[int, Field(ge=0, le=INT32_MAX)]
 Revision = Annotated[int, Field(ge=0, le=INT32_MAX)]
 TaskNumber = Annotated[int, Field(ge=1, le=INT32_MAX)]
@@ -193,14 +219,13 @@ _TEXT_FORMATS = {
 def _most_specific(error: ValidationError) -> Any:
     """The complaint about the deepest field: for a value that may be one thing or a list of
     them, a bad item says more than "not an integer" about the list as a whole."""
-    errors = error.errors()
-    return max(
-        errors,
-        key=lambda e: (
-            sum(1 for p in e["loc"] if isinstance(p, int))
-            + len([p for p in e["loc"] if isinstance(p, str) and _FIELD_PART.match(p)])
-        ),
-    )
+
+    def depth(e: Any) -> tuple[int, bool]:
+        fields = [p for p in e["loc"] if isinstance(p, int) or _FIELD_PART.match(str(p))]
+        # On a tie, "too many items" says more than "not an integer" (the other union member).
+        return len(fields), not str(e["type"]).endswith("_type")
+
+    return max(error.errors(), key=depth)
 
 
 _RANGE_ERRORS = frozenset(

@@ -99,6 +99,11 @@ def build_server(
             return failure(error)
         except ValidationError as error:
             return failure(argument_error(error, schemas[tool.name]))
+        except Exception:
+            log.exception("checking the arguments of %s failed", tool.name)
+            raise MCPError(
+                code=INTERNAL_ERROR, message="Internal error; the server has logged it."
+            ) from None
         call = Call(db=db, actor=caller.actor, settings=settings)
         try:
             reply = await to_thread.run_sync(tool.run, call, parsed)

@@ -80,8 +80,8 @@ class ListTasks(Args):
     )
     workspace_id: str | None = Field(default=None, max_length=200)
     status: Status | list[Status] | None = Field(default=None, description="One status or several.")
-    number: TaskNumber | list[TaskNumber] | None = Field(
-        default=None, max_length=200, description="Task numbers (#12 is 12), up to 200."
+    number: TaskNumber | Annotated[list[TaskNumber], Field(max_length=200)] | None = Field(
+        default=None, description="Task numbers (#12 is 12), up to 200."
     )
     q: str | None = Field(
         default=None,
