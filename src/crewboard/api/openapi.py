@@ -1,4 +1,9 @@
-"""The OpenAPI description of /api/v1, built from the endpoint table and the argument models."""
+"""The OpenAPI description of /api/v1, built from the endpoint table and the argument models.
+
+Bodies and query strings come from the same models that check them, so the document states
+the types and bounds the server holds to. Schemas pydantic puts in `$defs` are moved to
+`components/schemas`: in OpenAPI 3.1 a `#/...` reference resolves against the whole document.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +11,10 @@ import re
 from typing import Any
 
 from crewboard import __version__
+from crewboard.api.common import Endpoint
 from crewboard.api.routes import all_endpoints
 from crewboard.errors import ERROR_TYPES
-from crewboard.mcp.args import input_schema
+from crewboard.mcp.args import Args, input_schema
 
 _ERROR = {
     "type": "object",
@@ -17,56 +23,154 @@ _ERROR = {
             "type": "object",
             "properties": {
                 "code": {"type": "string", "enum": sorted({str(e.code) for e in ERROR_TYPES})},
-                "message": {"type": "string"},
+                "message": {"type": "string", "minLength": 1},
                 "details": {"type": "object"},
             },
             "required": ["code", "message", "details"],
+            "additionalProperties": False,
         }
     },
     "required": ["error"],
+    "additionalProperties": False,
 }
+# Path segments the router itself converts (`{revision:int}` in routes()); the rest are refs.
+_PATH_SCHEMAS: dict[str, dict[str, Any]] = {"revision": {"type": "integer", "minimum": 0}}
+# A body field a route fills from (or overrides with) its path, so not a body field there.
+_PATH_FIELDS = {"project": "projectId"}
+_REF = "#/components/schemas/"
 
 
 def openapi_document(base_url: str) -> dict[str, Any]:
+    schemas: dict[str, Any] = {"Error": _ERROR}
     paths: dict[str, dict[str, Any]] = {}
     for endpoint in all_endpoints():
-        operation: dict[str, Any] = {
-            "operationId": f"{endpoint.method.lower()}_{_slug(endpoint.path)}",
-            "summary": endpoint.summary,
-            "parameters": [
-                {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
-                for name in re.findall(r"{(\w+)}", endpoint.path)
-            ],
-            "responses": {
-                str(endpoint.success): {
-                    "description": "Success",
-                    "content": {"application/json": {}},
-                },
-                "default": {
-                    "description": "A refusal with a stable code",
-                    "content": {
-                        "application/json": {"schema": {"$ref": "#/components/schemas/Error"}}
-                    },
-                },
-            },
-        }
-        if endpoint.body is not None:
-            operation["requestBody"] = {
-                "required": True,
-                "content": {"application/json": {"schema": input_schema(endpoint.body)}},
-            }
+        operation = _operation(endpoint, schemas)
         paths.setdefault(endpoint.path, {})[endpoint.method.lower()] = operation
     return {
         "openapi": "3.1.0",
         "info": {"title": "Crewboard REST API", "version": __version__},
         "servers": [{"url": base_url}],
         "components": {
-            "schemas": {"Error": _ERROR},
+            "schemas": schemas,
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
         },
         "security": [{"bearer": []}],
         "paths": paths,
     }
+
+
+def _operation(endpoint: Endpoint, schemas: dict[str, Any]) -> dict[str, Any]:
+    operation: dict[str, Any] = {
+        "operationId": f"{endpoint.method.lower()}_{_slug(endpoint.path)}",
+        "summary": endpoint.summary,
+        "parameters": [
+            {
+                "name": name,
+                "in": "path",
+                "required": True,
+                "schema": _PATH_SCHEMAS.get(name, {"type": "string"}),
+            }
+            for name in re.findall(r"{(\w+)}", endpoint.path)
+        ]
+        + _query_parameters(endpoint.query, schemas),
+        "responses": {
+            str(endpoint.success): {
+                "description": "Success",
+                "content": {"application/json": {}},
+            },
+            "default": {
+                "description": "A refusal with a stable code",
+                "content": {"application/json": {"schema": {"$ref": f"{_REF}Error"}}},
+            },
+        },
+    }
+    if endpoint.body is not None:
+        body = _without_path_fields(_schema_of(endpoint.body, schemas), endpoint.path)
+        operation["requestBody"] = {
+            "required": True,
+            "content": {"application/json": {"schema": body}},
+        }
+    return operation
+
+
+def _without_path_fields(schema: dict[str, Any], path: str) -> dict[str, Any]:
+    """The body without the fields the path names: the route takes those from the path."""
+    for name in re.findall(r"{(\w+)}", path):
+        carried = _PATH_FIELDS.get(name)
+        schema["properties"].pop(carried, None)
+        if carried in schema.get("required", ()):
+            schema["required"] = [r for r in schema["required"] if r != carried]
+    return schema
+
+
+def _schema_of(model: type[Args], schemas: dict[str, Any]) -> dict[str, Any]:
+    """The model's input schema, its `$defs` moved into `schemas` (one name, one schema)."""
+    schema = input_schema(model)
+    for name, definition in schema.pop("$defs", {}).items():
+        moved = _rebase(definition)
+        if schemas.setdefault(name, moved) != moved:
+            raise ValueError(f"two different schemas are both named {name!r} in OpenAPI")
+    return _rebase(schema)  # type: ignore[no-any-return]
+
+
+def _rebase(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {
+            key: _REF + value.removeprefix("#/$defs/")
+            if key == "$ref" and isinstance(value, str)
+            else _rebase(value)
+            for key, value in node.items()
+        }
+    if isinstance(node, list):
+        return [_rebase(item) for item in node]
+    return node
+
+
+def _query_parameters(model: type[Args] | None, schemas: dict[str, Any]) -> list[dict[str, Any]]:
+    """One parameter per field of the query model; a list is the parameter repeated."""
+    if model is None:
+        return []
+    schema = _schema_of(model, schemas)
+    parameters = []
+    for name, field in schema["properties"].items():
+        value = _one_value(field)
+        parameter: dict[str, Any] = {
+            "name": name,
+            "in": "query",
+            "required": name in schema.get("required", ()),
+            "schema": value,
+        }
+        if "description" in field:
+            parameter["description"] = field["description"]
+        if value.get("type") == "array":
+            parameter["style"], parameter["explode"] = "form", True
+        parameters.append(parameter)
+    return parameters
+
+
+def _one_value(field: dict[str, Any]) -> dict[str, Any]:
+    """A field's schema as a query value: a query has no null (leaving it out is null), and a
+    field that takes one value or a list of them is a repeated parameter."""
+    kept = {k: v for k, v in field.items() if k not in {"description", "anyOf"}}
+    if kept.get("default", ...) is None:
+        del kept["default"]
+    members = [m for m in _members(field) if m != {"type": "null"}]
+    arrays = [m for m in members if m.get("type") == "array"]
+    if arrays:
+        return {**kept, **arrays[0]}
+    if len(members) == 1:
+        return {**kept, **members[0]}
+    if members:
+        kept["anyOf"] = members
+    return kept
+
+
+def _members(node: dict[str, Any]) -> list[dict[str, Any]]:
+    """The members of an `anyOf`, nested ones flattened."""
+    found: list[dict[str, Any]] = []
+    for member in node.get("anyOf", []):
+        found.extend(_members(member) if "anyOf" in member else [member])
+    return found
 
 
 def _slug(path: str) -> str:

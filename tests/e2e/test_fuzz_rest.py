@@ -1,0 +1,416 @@
+"""REST fuzzed from its own OpenAPI document with schemathesis, over real HTTP, on both databases.
+
+Every operation in /api/v1/openapi.json gets generated requests, valid (positive) and invalid
+(negative), with a personal token holding every scope of a user who owns a project with tasks,
+a draft, a memory record, comments, outputs and state versions. Path parameters mostly name
+those real rows, so the handlers are reached and not only their 404s. Each answer must be:
+
+- not a server error (schemathesis' `not_a_server_error`);
+- strict JSON (no NaN or Infinity);
+- for every 4xx, exactly `{"error": {"code", "message", "details"}}` with a known code;
+- for invalid data, a refusal (schemathesis' `negative_data_rejection`);
+- after any refusal, a database that has the same row count in every table as before.
+
+Bad answers are collected (not raised at the first one) so that one run names all of them,
+with the exact request and answer. The default run is deterministic and small (a few hundred
+calls per mode and database); the `slow` one generates far more.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from itertools import product
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+import requests
+import schemathesis
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from hypothesis.configuration import set_hypothesis_home_dir
+from schemathesis import GenerationMode
+from schemathesis.core.failures import FailureGroup
+
+from crewboard.config import Settings
+from crewboard.domain.access import Scope
+from crewboard.domain.models import Actor
+from crewboard.errors import ERROR_TYPES
+from crewboard.services import drafts, projects, state, task_notes, tasks, tokens
+from crewboard.services.users import person_actor
+from crewboard.storage.database import Database
+from crewboard.storage.tables import metadata
+from tests.support.factories import make_project, make_user
+from tests.support.review import review_world
+from tests.support.server import free_port, running_server
+
+CODES = frozenset(str(e.code) for e in ERROR_TYPES)
+# What an invalid request may be answered with: a refusal, never a success or a server error.
+REFUSALS = ["400", "404", "409", "413", "422"]
+CONFIG = schemathesis.Config.from_dict(
+    {
+        # The token is sent by the test; generated Authorization headers would only test 401.
+        "generation": {"with-security-parameters": False},
+        "checks": {"negative_data_rejection": {"expected-statuses": REFUSALS}},
+    }
+)
+MODES = [pytest.param(m, id=m.value) for m in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)]
+PROJECT = "/api/v1/projects/{project}"
+
+
+@dataclass
+class World:
+    """The rows the path parameters point at."""
+
+    secret: str
+    pools: dict[str, list[Any]]
+    # Deleting and archiving act on projects kept for that, not on the board being fuzzed.
+    deletable: list[str]
+    archivable: list[str]
+
+    def pools_for(self, method: str, path: str) -> dict[str, list[Any]]:
+        if path == PROJECT and method == "DELETE":
+            return {**self.pools, "project": self.deletable}
+        if path in (f"{PROJECT}/archive", f"{PROJECT}/unarchive"):
+            return {**self.pools, "project": self.archivable}
+        return self.pools
+
+
+@dataclass
+class Tally:
+    """What the run did: calls per operation, and every bad answer in full."""
+
+    fuzzed: list[str] = field(default_factory=list)
+    calls: Counter[str] = field(default_factory=Counter)
+    answers: Counter[tuple[str, int]] = field(default_factory=Counter)
+    bad: list[str] = field(default_factory=list)
+    # (operation, problem) -> how often; the first request of each is kept in `bad`.
+    kinds: Counter[tuple[str, str]] = field(default_factory=Counter)
+
+    def add(self, label: str, problems: list[str], example: str) -> None:
+        for problem in problems:
+            self.kinds[label, problem] += 1
+            if self.kinds[label, problem] == 1:
+                self.bad.append(f"{label}: {problem}\n    e.g. {example}")
+
+    def bad_answers(self) -> int:
+        return sum(self.kinds.values())
+
+
+def build_world(db: Database) -> World:
+    owner = make_user(db, "owner@example.com")
+    made = review_world(db, owner)
+    secret = tokens.issue_token(
+        db, person_actor(owner), kind="personal", scopes=[str(s) for s in Scope]
+    ).secret
+    actor = tokens.authenticate_token(db, secret)
+    task_ids = [made["task"], *(_task(db, actor, n) for n in range(2, 5))]
+    draft = drafts.create_draft(
+        db,
+        actor,
+        task=made["task"],
+        title="A first cut",
+        summary="",
+        content="The fix.",
+        via="rest",
+    ).body
+    task_notes.post_comment(
+        db, actor, task=made["task"], workspace_id=None, content="On it.", idempotency_key="c1"
+    )
+    task_notes.save_output(
+        db,
+        actor,
+        task=made["task"],
+        workspace_id=None,
+        name="notes",
+        content="x",
+        idempotency_key="o1",
+    )
+    for revision, text in enumerate(("First state.", "Second state.")):
+        state.update_project_state(
+            db, actor, project="CRW", workspace_id=None, content=text, expected_revision=revision
+        )
+    crw = projects.describe_project(db, actor, "CRW")["project"]["id"]
+    old = make_project(db, owner, "OLD")
+    projects.set_project_archived(db, actor, project=old, workspace_id=None, archived=True)
+    arc = make_project(db, owner, "ARC")
+    stranger = make_user(db, "stranger@example.com")
+    make_project(db, stranger, "HID")
+    return World(
+        secret=secret,
+        pools={
+            "project": ["CRW", crw, "HID"],
+            "task": [*task_ids, "CRW-1", "CRW-3"],
+            "draft": [draft["draft"]["id"]],
+            "record_id": [made["record"]],
+            "revision": [1, 2],
+        },
+        deletable=["OLD", old],
+        archivable=["ARC", arc],
+    )
+
+
+def _task(db: Database, actor: Actor, n: int) -> str:
+    statuses = ("backlog", "done", "blocked")
+    result = tasks.create_task(
+        db,
+        actor,
+        project="CRW",
+        workspace_id=None,
+        idempotency_key=f"task-{n}",
+        title=f"Task {n}",
+        status=statuses[n % 3],
+        tags=["docs"],
+    )
+    return str(result.body["task"]["id"])
+
+
+def fingerprint(db: Database) -> dict[str, int]:
+    """The row count of every table, in one query."""
+    names = [t.name for t in metadata.sorted_tables]
+    sql = " UNION ALL ".join(f"SELECT '{n}', count(*) FROM {n}" for n in names)
+    with db.engine.connect() as conn:
+        return {str(name): int(count) for name, count in conn.exec_driver_sql(sql)}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def hypothesis_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Hypothesis keeps caches (constants, Unicode tables) even without a database: not here."""
+    set_hypothesis_home_dir(tmp_path_factory.mktemp("hypothesis"))
+    yield
+    set_hypothesis_home_dir(None)
+
+
+@pytest.fixture
+def served(db: Database, tmp_path: Path) -> Iterator[tuple[str, World]]:
+    world = build_world(db)
+    with running_server(Settings(data_dir=tmp_path, port=free_port()), db) as base:
+        yield base, world
+
+
+def path_choices(operation: Any, world: World, mode: GenerationMode) -> list[dict[str, Any]]:
+    """Real rows for the path parameters. In negative mode only the plain strings are fixed
+    (no string is invalid there); the others are left to the generator to break."""
+    types = {
+        p["name"]: p["schema"].get("type")
+        for p in operation.definition.raw.get("parameters", [])
+        if p["in"] == "path"
+    }
+    names = [n for n in types if not mode.is_negative or types[n] == "string"]
+    if not names:
+        return []
+    pools = world.pools_for(operation.method.upper(), operation.path)
+    return [dict(zip(names, values, strict=True)) for values in product(*(pools[n] for n in names))]
+
+
+def negatable(operation: Any) -> bool:
+    """Whether schemathesis can make an invalid request for it (plain strings cannot be)."""
+    raw = operation.definition.raw
+    return bool(raw.get("requestBody")) or any(
+        p["in"] == "query" or p["schema"].get("type") != "string" for p in raw.get("parameters", [])
+    )
+
+
+def strict_json(content: bytes) -> Any:
+    def refuse(constant: str) -> None:
+        raise ValueError(f"{constant} is not JSON")
+
+    return json.loads(content, parse_constant=refuse)
+
+
+def problems_of(response: Any, before: dict[str, int], after: dict[str, int]) -> list[str]:
+    """What is wrong with one answer, apart from the schemathesis checks."""
+    found = []
+    try:
+        body = strict_json(response.content)
+    except ValueError as not_json:
+        return [f"not strict JSON ({not_json})"]
+    if 400 <= response.status_code < 500:
+        error = body.get("error") if isinstance(body, dict) else None
+        if not (
+            isinstance(error, dict)
+            and set(body) == {"error"}
+            and set(error) == {"code", "message", "details"}
+            and error["code"] in CODES
+            and isinstance(error["message"], str)
+            and error["message"]
+            and isinstance(error["details"], dict)
+        ):
+            found.append("a 4xx body not in the error shape")
+        if after != before:
+            changed = {k: (before.get(k), v) for k, v in after.items() if before.get(k) != v}
+            found.append(f"a refused call changed rows: {changed}")
+    return found
+
+
+def describe(response: Any) -> str:
+    request = response.request
+    body = (
+        request.body.decode(errors="replace") if isinstance(request.body, bytes) else request.body
+    )
+    return (
+        f"{request.method} {request.url} body={str(body)[:400]!r}"
+        f" -> {response.status_code} {response.text[:400]!r}"
+    )
+
+
+@dataclass
+class Fuzzer:
+    """Sends generated cases to the served app and judges each answer."""
+
+    db: Database
+    world: World
+    mode: GenerationMode
+    tally: Tally = field(default_factory=Tally)
+    session: requests.Session = field(default_factory=requests.Session)
+    rows: dict[str, int] = field(default_factory=dict)
+
+    def send(self, case: Any, nudge: bool) -> None:
+        headers = {"Authorization": f"Bearer {self.world.secret}"}
+        body = case.body if isinstance(case.body, dict) else {}
+        # The header would replace a key the body carries, and so hide a bad one.
+        if "idempotencyKey" not in body:
+            headers["Idempotency-Key"] = f"fuzz-{sum(self.tally.calls.values())}"
+        if nudge and self.mode.is_positive:
+            # Every project here is private: a valid request that names one reaches the
+            # handler's work only with workspaceId null (in a body) or none (in a query).
+            if "workspaceId" in body:
+                body["workspaceId"] = None
+            if isinstance(case.query, dict):
+                case.query.pop("workspaceId", None)
+        response = case.call(session=self.session, headers=headers, timeout=30)
+        self.tally.calls[case.operation.label] += 1
+        self.tally.answers[case.operation.label, response.status_code] += 1
+        after = fingerprint(self.db)
+        problems = problems_of(response, self.rows, after)
+        self.rows = after
+        checks = [schemathesis.checks.not_a_server_error]
+        if self.mode.is_negative:
+            checks.append(schemathesis.checks.negative_data_rejection)
+        try:
+            case.validate_response(response, checks=checks, headers=headers)
+        except FailureGroup as group:
+            problems.extend(str(f.title) for f in group.exceptions)
+        if problems:
+            self.tally.add(case.operation.label, problems, describe(response))
+
+    def run(self, strategy: st.SearchStrategy[Any], examples: int, *, seeded: bool) -> None:
+        @settings(
+            max_examples=examples,
+            derandomize=seeded,
+            database=None,
+            deadline=None,
+            phases=[Phase.generate],
+            suppress_health_check=[
+                HealthCheck.too_slow,
+                HealthCheck.filter_too_much,
+                HealthCheck.data_too_large,
+                HealthCheck.large_base_example,
+            ],
+        )
+        @given(case=strategy, nudge=st.booleans())
+        def each(case: Any, nudge: bool) -> None:
+            self.send(case, nudge)
+
+        each()
+
+
+def fuzz(
+    db: Database, base: str, world: World, mode: GenerationMode, examples: int, *, seeded: bool
+) -> Tally:
+    """Fuzz every operation of the served document; return the calls made and bad answers."""
+    schema = schemathesis.openapi.from_url(f"{base}/api/v1/openapi.json", config=CONFIG)
+    fuzzer = Fuzzer(db, world, mode, rows=fingerprint(db))
+    with fuzzer.session:
+        for result in schema.get_all_operations():
+            operation = result.ok()
+            if mode.is_negative and not negatable(operation):
+                continue
+            fuzzer.tally.fuzzed.append(operation.label)
+            choices = path_choices(operation, world, mode)
+            strategy = st.one_of(
+                *(operation.as_strategy(mode, path_parameters=c) for c in choices),
+                operation.as_strategy(mode),
+            )
+            fuzzer.run(strategy, examples, seeded=seeded)
+    return fuzzer.tally
+
+
+def report(tally: Tally, request: pytest.FixtureRequest) -> None:
+    """The counts the closing note needs, on the test's report (`pytest -rP` shows them)."""
+    counts = {
+        "routes_fuzzed": len(tally.calls),
+        "calls": sum(tally.calls.values()),
+        "bad_answers": tally.bad_answers(),
+    }
+    request.node.user_properties.extend(counts.items())
+    text = ", ".join(f"{k} {v}" for k, v in counts.items())
+    answers = [f"{label}: {status} x{n}" for (label, status), n in sorted(tally.answers.items())]
+    kinds = [f"{n} x {label}: {problem}" for (label, problem), n in sorted(tally.kinds.items())]
+    request.node.add_report_section("call", "fuzz counts", "\n".join([text, *kinds, *answers]))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_every_rest_route_answers_fuzzed_requests_with_json_and_refuses_bad_data_unchanged(
+    served: tuple[str, World], db: Database, mode: GenerationMode, request: pytest.FixtureRequest
+) -> None:
+    base, world = served
+    tally = fuzz(db, base, world, mode, examples=20, seeded=True)
+    report(tally, request)
+    assert len(tally.fuzzed) >= (32 if mode.is_positive else 22)
+    assert set(tally.calls) == set(tally.fuzzed)
+    assert not tally.bad, "\n".join(tally.bad)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", MODES)
+def test_every_rest_route_survives_a_long_fuzz_run(
+    served: tuple[str, World], db: Database, mode: GenerationMode, request: pytest.FixtureRequest
+) -> None:
+    base, world = served
+    tally = fuzz(db, base, world, mode, examples=300, seeded=False)
+    report(tally, request)
+    assert not tally.bad, "\n".join(tally.bad)
+
+
+def test_the_openapi_document_is_valid_and_declares_each_routes_query_with_its_bounds(
+    served: tuple[str, World],
+) -> None:
+    base, _ = served
+    document = httpx2.get(f"{base}/api/v1/openapi.json").json()
+    schema = schemathesis.openapi.from_dict(document, config=CONFIG)
+    schema.validate()
+    assert schema.iter_schema_warnings() == []
+    assert "$defs" not in json.dumps(document)
+    operations = [result.ok() for result in schema.get_all_operations()]
+    assert len(operations) == sum(len(ops) for ops in document["paths"].values())
+    query = {
+        (path, method): {p["name"]: p for p in op["parameters"] if p["in"] == "query"}
+        for path, ops in document["paths"].items()
+        for method, op in ops.items()
+    }
+    limits = {
+        "/api/v1/projects": 200,
+        f"{PROJECT}/tasks": 200,
+        f"{PROJECT}/state/versions": 100,
+        f"{PROJECT}/activity": 100,
+        "/api/v1/tasks/{task}/events": 100,
+    }
+    for path, maximum in limits.items():
+        limit = query[path, "get"]["limit"]["schema"]
+        assert (limit["type"], limit["minimum"], limit["maximum"]) == ("integer", 1, maximum)
+    tasks_query = query[f"{PROJECT}/tasks", "get"]
+    assert {n for n, p in tasks_query.items() if p.get("explode")} == {"status", "number", "fields"}
+    assert tasks_query["updatedSince"]["schema"] == {"type": "string", "format": "date-time"}
+    assert set(query["/api/v1/tasks/{task}", "get"]) == {
+        "includeContextPack",
+        "format",
+        "workspaceId",
+    }
+    assert not any(query[path, method] for path, method in query if method != "get")
+    patch = document["paths"][PROJECT]["patch"]["requestBody"]["content"]["application/json"]
+    assert "projectId" not in patch["schema"]["properties"]
