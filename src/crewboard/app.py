@@ -9,19 +9,23 @@ from anyio import to_thread
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from crewboard import __version__
+from crewboard.api.errors import error_response
 from crewboard.api.openapi import openapi_document
 from crewboard.api.routes import routes as api_routes
 from crewboard.config import Settings
+from crewboard.errors import MethodNotAllowed, NotFound
 from crewboard.mcp.catalogue import Catalogue
 from crewboard.mcp.mount import McpDoor
 from crewboard.security import HostOriginGuard
 from crewboard.storage.database import Database
 from crewboard.web.routes import web_routes
 from crewboard.web.security import SecurityHeaders
+
+API_PREFIX = "/api/v1/"
 
 
 async def healthz(request: Request) -> JSONResponse:
@@ -34,6 +38,40 @@ async def healthz(request: Request) -> JSONResponse:
             status_code=503,
         )
     return JSONResponse({"status": "ok", "version": __version__, "database": db.dialect})
+
+
+async def not_found(request: Request, exc: Exception) -> Response:
+    """An unknown path: under /api/v1 in the REST error shape, elsewhere as before."""
+    if not request.url.path.startswith(API_PREFIX):
+        return _plain(exc)
+    return error_response(
+        NotFound(
+            f"No route {request.url.path!r}; /api/v1/openapi.json lists every route.",
+            {"resource": "route", "path": request.url.path},
+        )
+    )
+
+
+async def not_allowed(request: Request, exc: Exception) -> Response:
+    if not request.url.path.startswith(API_PREFIX):
+        return _plain(exc)
+    allowed = getattr(exc, "headers", None) or {}
+    response = error_response(
+        MethodNotAllowed(
+            f"{request.method} is not a method of {request.url.path}; "
+            f"it takes {allowed.get('Allow', 'other methods')}.",
+            {"method": request.method, "allowed": allowed.get("Allow", "")},
+        )
+    )
+    response.headers.update(allowed)
+    return response
+
+
+def _plain(exc: Exception) -> Response:
+    """Starlette's own answer, for paths outside the REST API."""
+    status = getattr(exc, "status_code", 500)
+    detail = getattr(exc, "detail", "Error")
+    return PlainTextResponse(str(detail), status_code=status, headers=getattr(exc, "headers", None))
 
 
 def create_app(
@@ -75,6 +113,7 @@ def create_app(
             Middleware(HostOriginGuard, settings=settings),
         ],
         lifespan=lifespan,
+        exception_handlers={404: not_found, 405: not_allowed},
     )
     app.state.settings = settings
     app.state.db = db

@@ -15,7 +15,10 @@ web app into a flash message, the CLI into a message on stderr and exit status 1
     │   └── BodyTooLarge         LIMIT_EXCEEDED           413
     ├── AlreadyExists            ALREADY_EXISTS           409
     ├── RevisionConflict         REVISION_CONFLICT        409
-    └── IdempotencyConflict      IDEMPOTENCY_CONFLICT     409
+    ├── IdempotencyConflict      IDEMPOTENCY_CONFLICT     409
+    ├── MethodNotAllowed         METHOD_NOT_ALLOWED       405  (REST: a path without that method)
+    └── InternalError            INTERNAL                 500  (REST: a bug, logged; never raised
+                                                               on purpose)
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ class ErrorCode(StrEnum):
     ALREADY_EXISTS = "ALREADY_EXISTS"
     REVISION_CONFLICT = "REVISION_CONFLICT"
     IDEMPOTENCY_CONFLICT = "IDEMPOTENCY_CONFLICT"
+    METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
+    INTERNAL = "INTERNAL"
 
 
 class CrewboardError(Exception):
@@ -118,6 +123,18 @@ class IdempotencyConflict(CrewboardError):
     http_status = 409
 
 
+class MethodNotAllowed(CrewboardError):
+    code = ErrorCode.METHOD_NOT_ALLOWED
+    http_status = 405
+
+
+class InternalError(CrewboardError):
+    """What a door answers for a bug it logged: the one shape, no detail of the failure."""
+
+    code = ErrorCode.INTERNAL
+    http_status = 500
+
+
 ERROR_TYPES: tuple[type[CrewboardError], ...] = (
     Unauthenticated,
     NotFound,
@@ -129,4 +146,6 @@ ERROR_TYPES: tuple[type[CrewboardError], ...] = (
     AlreadyExists,
     RevisionConflict,
     IdempotencyConflict,
+    MethodNotAllowed,
+    InternalError,
 )

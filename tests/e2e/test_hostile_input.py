@@ -339,3 +339,58 @@ def test_the_sign_in_form_refuses_a_body_far_larger_than_a_sign_in(world: World)
     )
     assert response.status_code == 413
     assert world.http.get(f"{world.base}/login").status_code == 200
+
+
+# --- REST paths and bodies the fuzzers found ------------------------------------------------
+
+
+def test_an_unknown_rest_path_or_method_answers_in_the_error_shape(world: World) -> None:
+    for method, path, status, code in [
+        ("GET", "/nothing-here", 404, "NOT_FOUND"),
+        ("POST", "/projects/CRW/state/versions/abc/restore", 404, "NOT_FOUND"),
+        ("DELETE", "/me", 405, "METHOD_NOT_ALLOWED"),
+    ]:
+        response = world.rest(method, path)
+        assert response.status_code == status, (path, response.text)
+        assert _strict_json(response.text)["error"]["code"] == code
+    assert "GET" in world.rest("DELETE", "/me").headers["allow"]
+
+
+def test_the_state_page_refuses_nul_and_a_revision_past_any_page(
+    world: World, db: Database
+) -> None:
+    versions = count_rows(db, "project_state_versions")
+    cases = [
+        ('{"content":"a\\u0000b","expectedRevision":0}', "content"),
+        (f'{{"content":"x","expectedRevision":{2**31 - 1}}}', None),
+        ('{"content":"x","expectedRevision":0,"workspaceId":7}', "workspaceId"),
+        ('{"content":"x","expectedRevision":0,"extra":1}', "extra"),
+    ]
+    for body, field in cases:
+        response = world.rest("PUT", "/projects/CRW/state", body)
+        error = _strict_json(response.text)["error"]
+        if field is None:
+            assert response.status_code == 409, response.text
+            assert error["code"] == "REVISION_CONFLICT"
+        else:
+            assert response.status_code == 422, response.text
+            assert error["details"]["field"] == field
+    assert count_rows(db, "project_state_versions") == versions
+
+
+@pytest.mark.parametrize("query", ["includeArchived=maybe", "includeArchived="])
+def test_list_projects_refuses_a_flag_that_is_not_true_or_false(world: World, query: str) -> None:
+    response = world.rest("GET", f"/projects?{query}")
+    assert response.status_code == 422
+    assert _strict_json(response.text)["error"]["details"]["field"] == "includeArchived"
+
+
+@pytest.mark.parametrize("query", ["status=", "status=backlog,,review", "fields="])
+def test_a_repeated_query_parameter_with_an_empty_value_is_refused(
+    world: World, query: str
+) -> None:
+    response = world.rest("GET", f"/projects/CRW/tasks?{query}")
+    assert response.status_code == 422
+    assert (
+        _strict_json(response.text)["error"]["details"]["field"] == query.split("=", maxsplit=1)[0]
+    )

@@ -16,7 +16,7 @@ from crewboard.api.auth import authenticate_request
 from crewboard.api.errors import error_response
 from crewboard.domain.models import Actor
 from crewboard.domain.validation import INT32_MAX, parse_whole
-from crewboard.errors import CrewboardError, RevisionConflict, ValidationFailed
+from crewboard.errors import CrewboardError, InternalError, RevisionConflict, ValidationFailed
 from crewboard.jsonbody import BadJson, parse_json, read_request_body
 from crewboard.mcp import args as a
 from crewboard.services.access import ANY_WORKSPACE, WorkspaceRef
@@ -26,13 +26,9 @@ from crewboard.storage.database import Database
 log = logging.getLogger("crewboard.api")
 
 Handler = Callable[[Request], Awaitable[Any]]
-INTERNAL_ERROR = {
-    "error": {
-        "code": "INTERNAL",
-        "message": "Internal error; the server has logged it. Retrying a keyed write is safe.",
-        "details": {},
-    }
-}
+INTERNAL_ERROR = InternalError(
+    "Internal error; the server has logged it. Retrying a keyed write is safe."
+)
 M = TypeVar("M", bound=a.Args)
 
 
@@ -64,7 +60,7 @@ def json_route(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
             # A bug, not a refusal: log it, and still answer in the one shape on a connection
             # the client can keep using (an escaping exception would drop it unanswered).
             log.exception("%s %s failed", request.method, request.url.path)
-            return JSONResponse(INTERNAL_ERROR, status_code=500)
+            return error_response(INTERNAL_ERROR)
 
     return endpoint
 
@@ -129,6 +125,21 @@ def query_int(
     return default if raw is None else parse_whole(name, raw, minimum=minimum, maximum=maximum)
 
 
+def query_list(request: Request, name: str) -> list[str]:
+    """A repeatable query parameter (`?status=a&status=b` or `?status=a,b`) as its values.
+
+    Raises:
+        ValidationFailed: an empty value (`?status=`, `a,,b`), which names nothing.
+    """
+    values = [v.strip() for raw in request.query_params.getlist(name) for v in raw.split(",")]
+    if not all(values):
+        raise ValidationFailed(
+            f"{name}: an empty value; give one or more values, or leave the parameter out.",
+            {"field": name},
+        )
+    return values
+
+
 def if_match(request: Request) -> int | None:
     raw = request.headers.get("if-match")
     if raw is None:
@@ -148,7 +159,20 @@ async def run_service(request: Request, work: Callable[[Database, Actor], Any]) 
 
 
 def workspace_of(data: dict[str, Any]) -> WorkspaceRef:
-    return data.get("workspaceId", ANY_WORKSPACE)  # type: ignore[no-any-return]
+    """The body's `workspaceId` (a workspace id, or null for a private project); left out,
+    the project's own, since the path already names the project.
+
+    Raises:
+        ValidationFailed: anything but a string of 1-200 characters or null.
+    """
+    if "workspaceId" not in data:
+        return ANY_WORKSPACE
+    value = data["workspaceId"]
+    if value is None or (isinstance(value, str) and 0 < len(value) <= 200):
+        return value
+    raise ValidationFailed.field(
+        "workspaceId", "must be the project's workspace id, or null for a private project."
+    )
 
 
 def expected_revision(request: Request, data: dict[str, Any]) -> tuple[int, bool]:

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import create_model
 from starlette.requests import Request
 
-from crewboard.api.common import Endpoint, parse_args, run_service
+from crewboard.api.common import Endpoint, parse_args, query_list, run_service
 from crewboard.mcp.args import Args
 from crewboard.mcp.tools.memory import GetProjectMemory
 from crewboard.services import memory
@@ -21,8 +21,7 @@ def _memory_query(request: Request) -> dict[str, Any]:
     params = request.query_params
     data: dict[str, Any] = {k: v for k, v in params.items() if k != "ids"}
     if "ids" in params:
-        data["ids"] = [v.strip() for raw in params.getlist("ids") for v in raw.split(",")]
-        data["ids"] = [v for v in data["ids"] if v]
+        data["ids"] = query_list(request, "ids")
     data["projectId"] = request.path_params["project"]
     return data
 

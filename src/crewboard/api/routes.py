@@ -29,7 +29,6 @@ from crewboard.api.common import (
     run_service,
     workspace_of,
 )
-from crewboard.errors import ValidationFailed
 from crewboard.mcp import args as a
 from crewboard.services import projects, state, team
 from crewboard.services.views import token_view
@@ -50,7 +49,7 @@ async def list_projects(request: Request) -> dict[str, Any]:
     filters: dict[str, Any] = {
         "limit": query_int(request, "limit", 50, minimum=1, maximum=200),
         "offset": query_int(request, "offset", 0),
-        "includeArchived": params.get("includeArchived", "false").lower() == "true",
+        "includeArchived": params.get("includeArchived", "false"),
     }
     if "workspaceId" in params:
         filters["workspaceId"] = (
@@ -118,6 +117,7 @@ async def update_project(request: Request) -> dict[str, Any]:
 def _archive(archived: bool) -> Handler:
     async def handler(request: Request) -> dict[str, Any]:
         data = await read_body(request)
+        parse_args(ProjectTarget, data)
         ref = request.path_params["project"]
         workspace = workspace_of(data)
         return await run_service(  # type: ignore[no-any-return]
@@ -132,6 +132,7 @@ def _archive(archived: bool) -> Handler:
 
 async def delete_project(request: Request) -> dict[str, Any]:
     data = await read_body(request)
+    parse_args(ProjectTarget, data)
     ref = request.path_params["project"]
     workspace = workspace_of(data)
     return await run_service(  # type: ignore[no-any-return]
@@ -149,12 +150,8 @@ async def get_state(request: Request) -> dict[str, Any]:
 
 async def put_state(request: Request) -> dict[str, Any]:
     data = await read_body(request)
+    content = parse_args(StateBody, data).content
     expected, via_header = expected_revision(request, data)
-    content = data.get("content")
-    if not isinstance(content, str):
-        raise ValidationFailed(
-            "content: required, the whole text of the page.", {"field": "content"}
-        )
     ref = request.path_params["project"]
     workspace = workspace_of(data)
     return await guard_precondition(  # type: ignore[no-any-return]
@@ -187,6 +184,7 @@ async def list_state_versions(request: Request) -> dict[str, Any]:
 
 async def restore_state_version(request: Request) -> dict[str, Any]:
     data = await read_body(request)
+    parse_args(RestoreBody, data)
     expected, via_header = expected_revision(request, data)
     ref = request.path_params["project"]
     revision = request.path_params["revision"]
@@ -216,6 +214,43 @@ ListProjectsQuery = create_model(  # type: ignore[call-overload]
 )
 
 
+class ProjectTarget(a.Args):
+    """The optional body of archive, unarchive and delete."""
+
+    workspace_id: str | None = Field(
+        default=None,
+        max_length=200,
+        description="The project's workspace id, or null for a private one; omit to skip the check.",
+    )
+
+
+class RestoreBody(ProjectTarget):
+    expected_revision: a.Revision | None = Field(
+        default=None, description='The page revision you read; or send If-Match: "N".'
+    )
+
+
+class StateBody(RestoreBody):
+    content: str = Field(
+        max_length=5000, description="The whole new text of the page (at most 5000 characters)."
+    )
+
+
+UpdateProjectBody = create_model(  # type: ignore[call-overload]
+    "UpdateProjectBody",
+    __base__=a.Args,
+    **{
+        k: (f.annotation, f)
+        for k, f in a.UpdateProject.model_fields.items()
+        if k not in ("project_id", "workspace_id")
+    },
+    workspace_id=(
+        ProjectTarget.model_fields["workspace_id"].annotation,
+        ProjectTarget.model_fields["workspace_id"],
+    ),
+)
+
+
 class StateVersionsQuery(a.Args):
     limit: int = Field(default=20, ge=1, le=state.MAX_VERSIONS_PAGE)
     offset: a.Offset = 0
@@ -236,17 +271,19 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         201,
     ),
     Endpoint(P, "GET", get_project, "One project with your role and counts"),
-    Endpoint(P, "PATCH", update_project, "Change a project's fields", a.UpdateProject),
-    Endpoint(P, "DELETE", delete_project, "Delete an archived project"),
-    Endpoint(f"{P}/archive", "POST", _archive(True), "Archive a project"),
-    Endpoint(f"{P}/unarchive", "POST", _archive(False), "Bring an archived project back"),
+    Endpoint(P, "PATCH", update_project, "Change a project's fields", UpdateProjectBody),
+    Endpoint(P, "DELETE", delete_project, "Delete an archived project", ProjectTarget),
+    Endpoint(f"{P}/archive", "POST", _archive(True), "Archive a project", ProjectTarget),
+    Endpoint(
+        f"{P}/unarchive", "POST", _archive(False), "Bring an archived project back", ProjectTarget
+    ),
     Endpoint(f"{P}/state", "GET", get_state, "The state page"),
     Endpoint(
         f"{P}/state",
         "PUT",
         put_state,
         "Replace the state page (If-Match or expectedRevision)",
-        a.UpdateProjectState,
+        StateBody,
     ),
     Endpoint(
         f"{P}/state/versions",
@@ -259,7 +296,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         f"{P}/state/versions/{{revision}}/restore",
         "POST",
         restore_state_version,
-        "Save an old version as the newest",
+        "Save an old version as the newest (If-Match or expectedRevision)",
+        RestoreBody,
     ),
     Endpoint(f"{P}/team", "GET", get_team, "The project's roles and people"),
 )

@@ -22,6 +22,7 @@ from crewboard.api.common import (
     expected_revision,
     guard_precondition,
     parse_args,
+    query_list,
     read_body,
     run_service,
 )
@@ -71,8 +72,7 @@ def _query(request: Request, accepted: Collection[str]) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for name in params:
         if name in REPEATABLE:
-            values[name] = [v.strip() for raw in params.getlist(name) for v in raw.split(",")]
-            values[name] = [v for v in values[name] if v]
+            values[name] = query_list(request, name)
         else:
             values[name] = params[name]
     return values

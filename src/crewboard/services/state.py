@@ -6,6 +6,7 @@ from typing import Any
 
 from crewboard.domain.access import Role, Scope, missing_permission
 from crewboard.domain.models import Actor, StatePage, StateVersion
+from crewboard.domain.validation import INT32_MAX, check_no_nul
 from crewboard.errors import LimitExceeded, NotFound, RevisionConflict, ValidationFailed
 from crewboard.services.access import ANY_WORKSPACE, WorkspaceRef, access_project
 from crewboard.services.views import iso
@@ -59,7 +60,8 @@ def get_project_state(
 
 
 def check_state_content(content: str) -> str:
-    """Raises: LimitExceeded over 5000 characters."""
+    """Raises: LimitExceeded over 5000 characters; ValidationFailed for a NUL character."""
+    check_no_nul("content", content)
     if len(content) > MAX_STATE_LENGTH:
         raise LimitExceeded(
             f"content: {len(content)} characters is over the state page limit of {MAX_STATE_LENGTH}; "
@@ -70,9 +72,12 @@ def check_state_content(content: str) -> str:
 
 
 def check_revision(value: int, field: str = "expectedRevision") -> int:
-    """Raises: ValidationFailed for a negative revision."""
-    if value < 0:
-        raise ValidationFailed.field(field, f"must be 0 or more; got {value}.")
+    """Raises: ValidationFailed for a revision below 0 or past what a revision column holds."""
+    if not 0 <= value <= INT32_MAX:
+        raise ValidationFailed(
+            f"{field}: must be a revision number from 0 to {INT32_MAX}; got {value}.",
+            {"field": field, "minimum": 0, "maximum": INT32_MAX},
+        )
     return value
 
 
@@ -133,6 +138,8 @@ def _replayed_save(
     uow: UnitOfWork, project_id: str, text: str, expected: int, author: dict[str, Any]
 ) -> dict[str, Any] | None:
     """The answer to a save that already happened: same writer, same text, from the same revision."""
+    if expected >= INT32_MAX:
+        return None
     saved = uow.state.version(project_id, expected + 1)
     if saved is None or saved.content != text or not _same_writer(saved.author, author):
         return None

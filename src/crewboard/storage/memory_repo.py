@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, and_, false, func, literal, or_, select
 
+from crewboard.domain.validation import INT32_MAX
 from crewboard.storage import tables as t
 
 
@@ -226,6 +227,8 @@ class MemoryRepository:
     ) -> Document | None:
         """Write version `expected_version + 1`; None when the document is not at that version."""
         c = t.project_documents.c
+        if expected_version >= INT32_MAX:
+            return None  # the version after it would not fit the column
         version = expected_version + 1
         values = {"content": content, "version": version, "updated_by": author, "updated_at": at}
         if expected_version == 0:

@@ -25,6 +25,7 @@ from crewboard.domain.models import (
     Workspace,
     WorkspaceRole,
 )
+from crewboard.domain.validation import INT32_MAX
 from crewboard.storage import tables as t
 
 # The reads every MCP call makes, built once: constructing a statement costs about as much
@@ -541,6 +542,8 @@ class StateRepository:
 
         The compare-and-set is one statement, so two writers at the same revision cannot both win.
         """
+        if expected_revision >= INT32_MAX:
+            return None  # no page is there, and the revision after it would not fit the column
         revision = expected_revision + 1
         values = {"content": content, "revision": revision, "updated_by": author, "updated_at": at}
         if expected_revision == 0:
