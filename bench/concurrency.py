@@ -23,7 +23,6 @@ was answered is on the board afterwards.
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import sys
 import time
@@ -40,9 +39,8 @@ from mcp import Client
 
 from bench.measure import ERAS, Target, connect, percentile, server_cpu_seconds
 from bench.process import ServerProcess, run_workload
-from bench.runner import environment
+from bench.runner import add_database_options, environment
 
-DEFAULT_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 KINDS = ("create_task", "get_task", "update_task", "list_tasks", "set_task_status")
 CONFLICT = "REVISION_CONFLICT"
 STATUSES = ("backlog", "ready_for_ai", "blocked", "review", "done")  # no assignee or person needed
@@ -85,15 +83,7 @@ class KindRow:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench concurrency", description=__doc__)
-    parser.add_argument("--database", choices=("sqlite", "postgresql"), default="sqlite")
-    parser.add_argument(
-        "--postgres-url",
-        default=os.environ.get("CREWBOARD_BENCH_POSTGRES_URL")
-        or os.environ.get("CREWBOARD_TEST_DATABASE_URL")
-        or DEFAULT_POSTGRES,
-        help="a PostgreSQL server where this user may CREATE DATABASE (a throw-away database "
-        "is made there and dropped after)",
-    )
+    add_database_options(parser)
     parser.add_argument("--era", default="legacy", choices=ERAS)
     parser.add_argument("--clients", type=int, default=20, help="clients calling at once")
     parser.add_argument("--calls", type=int, default=50, help="calls each client makes")

@@ -31,6 +31,7 @@ from sqlalchemy import insert, update  # noqa: TID251 - the benchmark seeds tabl
 
 from bench.measure import Summary, Tally, Target, connect, server_cpu_seconds
 from bench.process import ServerInfo, ServerProcess, run_workload
+from bench.runner import add_database_options
 from bench.seed import ADJECTIVES, NOUNS, SENTENCES, VERBS
 from crewboard.domain.ids import new_id
 from crewboard.services.context import PACK_BUDGET
@@ -38,7 +39,6 @@ from crewboard.storage import migrate
 from crewboard.storage import tables as t
 from crewboard.storage.database import Database
 
-DEFAULT_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 BOARDS = (100_000, 100)  # tasks of B1 and B2
 RECORDS = (10_000, 100)  # memory records of B1 and B2
 NAMED = 3
@@ -74,8 +74,7 @@ class MemoryRow:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench memory", description=__doc__)
-    parser.add_argument("--database", choices=("sqlite", "postgresql"), default="sqlite")
-    parser.add_argument("--postgres-url", default=DEFAULT_POSTGRES)
+    add_database_options(parser)
     parser.add_argument("--era", default="legacy", choices=("legacy", "2026-07-28"))
     parser.add_argument("--calls", type=int, default=200, help="get_task calls per project")
     parser.add_argument("--block", type=int, default=10, help="calls per alternating block")

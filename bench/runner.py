@@ -56,6 +56,20 @@ QUICK = {"mcp": {"calls": 200, "warmup": 20}, "board": {"calls": 40, "warmup": 3
 BOARD_START_TIMEOUT = 900.0  # seeding 100,000 tasks on a slow disk
 
 
+def add_database_options(parser: argparse.ArgumentParser) -> None:
+    """--database and --postgres-url, the same for every workload."""
+    parser.add_argument("--database", choices=("sqlite", "postgresql"), default="sqlite")
+    parser.add_argument(
+        "--postgres-url",
+        default=os.environ.get("CREWBOARD_BENCH_POSTGRES_URL")
+        or os.environ.get("CREWBOARD_TEST_DATABASE_URL")
+        or DEFAULT_POSTGRES,
+        help="a PostgreSQL server where this user may CREATE DATABASE; a throw-away database "
+        "is made there and dropped after (default: $CREWBOARD_BENCH_POSTGRES_URL, "
+        f"$CREWBOARD_TEST_DATABASE_URL, else {DEFAULT_POSTGRES})",
+    )
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m bench", description="Crewboard MCP benchmark (see bench/README.md)."
@@ -81,16 +95,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="board workload on SQLite: run ANALYZE after seeding, to see the plans with "
         "statistics (Crewboard never runs it; PostgreSQL is always analysed)",
     )
-    parser.add_argument("--database", choices=("sqlite", "postgresql"), default="sqlite")
-    parser.add_argument(
-        "--postgres-url",
-        default=os.environ.get("CREWBOARD_BENCH_POSTGRES_URL")
-        or os.environ.get("CREWBOARD_TEST_DATABASE_URL")
-        or DEFAULT_POSTGRES,
-        help="a PostgreSQL server where this user may CREATE DATABASE; a throw-away database "
-        "is made there and dropped after (default: $CREWBOARD_BENCH_POSTGRES_URL, "
-        f"$CREWBOARD_TEST_DATABASE_URL, else {DEFAULT_POSTGRES})",
-    )
+    add_database_options(parser)
     parser.add_argument(
         "--eras",
         default=None,

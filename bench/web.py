@@ -27,13 +27,13 @@ import httpx2
 
 from bench.measure import Summary, Tally, server_cpu_seconds
 from bench.process import ServerInfo, ServerProcess, run_workload
+from bench.runner import add_database_options
 from crewboard.domain.passwords import hash_password
 from crewboard.services import drafts, questions
 from crewboard.services.users import person_actor
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 
-DEFAULT_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 BOARDS = (100_000, 1_000)
 PASSWORD = "bench web password"  # noqa: S105 - a throw-away instance's owner
 TARGET_MS = 50.0
@@ -60,8 +60,7 @@ class PageRow:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench web", description=__doc__)
-    parser.add_argument("--database", choices=("sqlite", "postgresql"), default="sqlite")
-    parser.add_argument("--postgres-url", default=DEFAULT_POSTGRES)
+    add_database_options(parser)
     parser.add_argument("--requests", type=int, default=200, help="GETs per page and project")
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--quick", action="store_true", help="a smoke run: smaller and shorter")
