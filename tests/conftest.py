@@ -23,6 +23,10 @@ BACKENDS = [
     pytest.param("sqlite", id="sqlite"),
     pytest.param("postgresql", id="postgresql", marks=pytest.mark.postgres),
 ]
+# For a long (`slow`) run that only one backend needs: the quick run of the same suite still
+# covers both. `@ONLY_POSTGRESQL` where concurrency or PostgreSQL's types are what it probes.
+ONLY_POSTGRESQL = pytest.mark.parametrize("backend", [BACKENDS[1]])
+ONLY_SQLITE = pytest.mark.parametrize("backend", [BACKENDS[0]])
 
 
 @pytest.fixture(scope="session")

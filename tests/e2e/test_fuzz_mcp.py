@@ -39,6 +39,7 @@ from crewboard.mcp.catalogue import default_catalogue
 from crewboard.services import tasks, tokens
 from crewboard.services.users import person_actor
 from crewboard.storage.database import Database
+from tests.conftest import ONLY_POSTGRESQL
 from tests.support.factories import make_project, make_user
 from tests.support.fuzz import (
     ACCEPTED_RPC_ERRORS,
@@ -366,6 +367,7 @@ async def test_the_sdk_client_gets_the_same_refusals_in_both_eras(
 
 
 @pytest.mark.slow
+@ONLY_POSTGRESQL  # the quick run covers SQLite; PostgreSQL's column types are the stricter
 def test_every_mutation_and_ten_times_the_random_cases_are_refused(
     world: World, tally: Tally
 ) -> None:

@@ -33,6 +33,7 @@ from crewboard.config import Settings
 from crewboard.domain.access import Role
 from crewboard.mcp.catalogue import default_catalogue
 from crewboard.storage.database import Database
+from tests.conftest import ONLY_SQLITE
 from tests.support.factories import make_user
 from tests.support.mcp_client import MODES, mcp_client
 from tests.support.server import free_port, running_server
@@ -681,6 +682,7 @@ async def test_token_acts_only_within_its_limits(kind: Kind, world: World, tmp_p
 
 
 @pytest.mark.slow
+@ONLY_SQLITE  # access rules do not depend on the database; the quick run covers both
 @pytest.mark.parametrize("kind", [k for k in KINDS if str(k) not in REPRESENTATIVE], ids=str)
 async def test_every_other_token_acts_only_within_its_limits(
     kind: Kind, world: World, tmp_path: Path

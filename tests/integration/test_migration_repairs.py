@@ -49,9 +49,8 @@ def test_upgrade_renumbers_a_column_holding_infinite_positions_and_seeds_the_tas
     migrate.upgrade(db)
 
     with db.engine.connect() as conn:
-        orders = dict(
-            ((r.id, r.board_order) for r in conn.execute(text("SELECT id, board_order FROM tasks")))
-        )
+        rows = conn.execute(text("SELECT id, board_order FROM tasks"))
+        orders = {row.id: row.board_order for row in rows}
         counter = conn.execute(text("SELECT value FROM project_sequences")).scalar_one()
     # -inf first, then the finite 5e15, then +inf; each a finite step apart.
     assert [orders[third], orders[second], orders[first]] == [1024.0, 2048.0, 3072.0]

@@ -53,7 +53,7 @@ def test_every_number_in_a_schema_has_a_minimum_and_a_maximum_a_column_holds(
         assert "maximum" in node, f"{path} has no maximum"
         assert node["minimum"] <= node["maximum"], path
         if node["type"] == "integer":
-            assert -(2**31) <= node["minimum"], f"{path} allows less than an INTEGER holds"
+            assert node["minimum"] >= -(2**31), f"{path} allows less than an INTEGER holds"
             assert node["maximum"] <= 2**31 - 1, f"{path} allows more than an INTEGER holds"
         else:
             assert max(abs(node["minimum"]), abs(node["maximum"])) <= 1e15, f"{path}: too large"
