@@ -8,11 +8,12 @@ STAMP := $(VENV)/.installed
 CREWBOARD_TEST_DATABASE_URL ?= postgresql+psycopg://postgres@127.0.0.1:5432/test
 export CREWBOARD_TEST_DATABASE_URL
 
-.PHONY: serve test check lint typecheck fmt lock bench clean help
+.PHONY: serve test test-slow check lint typecheck fmt lock bench clean help
 
 help:
 	@echo "make serve   create .venv, install, initialise the data folder and serve"
-	@echo "make test    install what the tests need and run every suite"
+	@echo "make test    install what the tests need and run every suite but the slow runs"
+	@echo "make test-slow  the slow runs (crash, concurrency, long fuzz, whole token matrix); CI runs both"
 	@echo "make check   ruff and the type checker"
 	@echo "make bench   run the benchmarks under bench/ (see bench/README.md)"
 	@echo "make lock    re-pin requirements.lock from pyproject.toml"
@@ -31,7 +32,13 @@ test: $(STAMP)
 	bash scripts/test-services
 	bash scripts/conformance-setup
 	bash scripts/browser-setup
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+
+# The long runs (about 7 minutes on 2 cores): kill -9 cycles, 20-client concurrency, the long
+# fuzz runs and the whole token matrix. .ci/run runs them after `make test`.
+test-slow: $(STAMP)
+	bash scripts/test-services
+	$(BIN)/python -m pytest -m slow $(PYTEST_ARGS)
 
 check: lint typecheck
 
