@@ -401,7 +401,7 @@ def do_create_task(
     task = Task(
         id=new_id("tsk"),
         project_id=proj.id,
-        number=uow.tasks.next_number(proj.id),
+        number=0,  # taken last, below: the counter row stays locked until the commit
         title=values["title"],
         description=values["description"],
         brief=values["brief"],
@@ -433,6 +433,7 @@ def do_create_task(
     task = check_assignment(uow, proj, task)
     if task.parent_task_id is not None:
         _check_related(uow, proj, task.id, (task.parent_task_id,), "parentTaskId")
+    task = replace(task, number=uow.tasks.next_number(proj.id))
     uow.tasks.add(task)
     blockers, others = _apply_links(uow, proj, task, values.get("blocked_by_task_ids") or ())
     record_lifecycle(uow, actor, None, task, (0, blockers[1]))
