@@ -195,7 +195,7 @@ def _value_error(
         )
     if kind in _TEXT_FORMATS:
         return ValidationFailed(
-            f"{field}: must be {_TEXT_FORMATS[kind]} (text, not a number).",
+            f"{field}: must be text holding {_TEXT_FORMATS[kind]}.",
             {"field": field, "format": _TEXT_FORMATS[kind]},
         )
     message = first["msg"].removeprefix("Value error, ")
