@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from anyio import to_thread
-from pydantic import ValidationError
+from pydantic import ValidationError, create_model
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -95,6 +95,15 @@ async def keyed_body(request: Request) -> dict[str, Any]:
 def created(result: KeyedResult) -> Created:
     """A keyed write's answer: 201, and whether it replays an earlier use of the key."""
     return Created({**result.body, "replayed": result.replayed})
+
+
+def model_without(
+    name: str, model: type[a.Args], *, drop: tuple[str, ...], **extra: Any
+) -> type[a.Args]:
+    """`model` as a REST body or query: the path and headers carry the fields in `drop`;
+    `extra` adds or replaces fields as `(annotation, Field(...))`."""
+    kept = {k: (f.annotation, f) for k, f in model.model_fields.items() if k not in drop}
+    return create_model(name, __base__=a.Args, **{**kept, **extra})
 
 
 def parse_args(model: type[M], data: dict[str, Any], *, strict: bool = True) -> M:

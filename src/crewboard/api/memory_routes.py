@@ -8,11 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import create_model
 from starlette.requests import Request
 
-from crewboard.api.common import Endpoint, parse_args, query_list, run_service
-from crewboard.mcp.args import Args
+from crewboard.api.common import Endpoint, model_without, parse_args, query_list, run_service
 from crewboard.mcp.tools.memory import GetProjectMemory
 from crewboard.services import memory
 
@@ -52,11 +50,7 @@ async def memory_record(request: Request) -> dict[str, Any]:
 
 
 # The query string, for OpenAPI: the tool's model without projectId, which the path names.
-MemoryQuery = create_model(  # type: ignore[call-overload]
-    "MemoryQuery",
-    __base__=Args,
-    **{k: (f.annotation, f) for k, f in GetProjectMemory.model_fields.items() if k != "project_id"},
-)
+MemoryQuery = model_without("MemoryQuery", GetProjectMemory, drop=("project_id",))
 
 ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field, create_model
+from pydantic import Field
 from starlette.requests import Request
 from starlette.routing import Route
 
@@ -23,6 +23,7 @@ from crewboard.api.common import (
     guard_precondition,
     json_route,
     keyed_body,
+    model_without,
     parse_args,
     query_int,
     read_body,
@@ -207,11 +208,7 @@ async def get_team(request: Request) -> dict[str, Any]:
 
 # The query strings, for OpenAPI. list_projects reads ListProjects' fields but projectId; the
 # state versions mirror what query_int and list_state_versions check.
-ListProjectsQuery = create_model(  # type: ignore[call-overload]
-    "ListProjectsQuery",
-    __base__=a.Args,
-    **{k: (f.annotation, f) for k, f in a.ListProjects.model_fields.items() if k != "project_id"},
-)
+ListProjectsQuery = model_without("ListProjectsQuery", a.ListProjects, drop=("project_id",))
 
 
 class ProjectTarget(a.Args):
@@ -236,14 +233,10 @@ class StateBody(RestoreBody):
     )
 
 
-UpdateProjectBody = create_model(  # type: ignore[call-overload]
+UpdateProjectBody = model_without(
     "UpdateProjectBody",
-    __base__=a.Args,
-    **{
-        k: (f.annotation, f)
-        for k, f in a.UpdateProject.model_fields.items()
-        if k not in ("project_id", "workspace_id")
-    },
+    a.UpdateProject,
+    drop=("project_id",),
     workspace_id=(
         ProjectTarget.model_fields["workspace_id"].annotation,
         ProjectTarget.model_fields["workspace_id"],

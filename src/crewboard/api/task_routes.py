@@ -12,7 +12,7 @@ from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
-from pydantic import Field, create_model
+from pydantic import Field
 from starlette.requests import Request
 
 from crewboard.api.common import (
@@ -21,6 +21,7 @@ from crewboard.api.common import (
     created,
     expected_revision,
     guard_precondition,
+    model_without,
     parse_args,
     query_list,
     read_body,
@@ -30,7 +31,7 @@ from crewboard.domain.access import parse_enum_list
 from crewboard.domain.tasks import TaskStatus
 from crewboard.domain.validation import INT32_MAX
 from crewboard.errors import ValidationFailed
-from crewboard.mcp.args import Args, Revision
+from crewboard.mcp.args import Revision
 from crewboard.mcp.render import fit_rows
 from crewboard.mcp.tools.tasks import CreateTask, GetTask, ListTasks, TaskPatch, fields_of
 from crewboard.mcp.tools.week import ListTaskEvents
@@ -267,14 +268,8 @@ async def list_task_events(request: Request) -> dict[str, Any]:
 # --- what OpenAPI shows of the bodies ---------------------------------------------------------
 
 
-def _body_model(name: str, model: type[Args], *, drop: tuple[str, ...], **extra: Any) -> type[Args]:
-    """`model` as a REST body: the path and headers carry the fields in `drop`."""
-    kept = {k: (f.annotation, f) for k, f in model.model_fields.items() if k not in drop}
-    return create_model(name, __base__=Args, **kept, **extra)  # type: ignore[no-any-return, call-overload]
-
-
-CreateTaskBody = _body_model("CreateTaskBody", CreateTask, drop=("project_id", "idempotency_key"))
-UpdateTaskBody = _body_model(
+CreateTaskBody = model_without("CreateTaskBody", CreateTask, drop=("project_id", "idempotency_key"))
+UpdateTaskBody = model_without(
     "UpdateTaskBody",
     TaskPatch,
     drop=(),
@@ -287,9 +282,9 @@ UpdateTaskBody = _body_model(
 
 # The query strings, for OpenAPI: the tools' models without what the path names or the
 # route does not take (the handlers refuse any other parameter).
-ListTasksQuery = _body_model("ListTasksQuery", ListTasks, drop=("project_id",))
-GetTaskQuery = _body_model("GetTaskQuery", GetTask, drop=("task_id", "number", "project_id"))
-TaskEventsQuery = _body_model(
+ListTasksQuery = model_without("ListTasksQuery", ListTasks, drop=("project_id",))
+GetTaskQuery = model_without("GetTaskQuery", GetTask, drop=("task_id", "number", "project_id"))
+TaskEventsQuery = model_without(
     "TaskEventsQuery",
     ListTaskEvents,
     drop=("task_id", "human_assignee_id", "agent_assignee_id", "project_id"),
