@@ -394,3 +394,39 @@ def test_a_repeated_query_parameter_with_an_empty_value_is_refused(
     assert (
         _strict_json(response.text)["error"]["details"]["field"] == query.split("=", maxsplit=1)[0]
     )
+
+
+def _latin1(text: str) -> bytes:
+    """Header bytes as a server decodes them (latin-1): "²" arrives as "²", which isdigit()."""
+    try:
+        return text.encode("latin-1")
+    except UnicodeEncodeError:
+        return text.encode()
+
+
+@pytest.mark.parametrize("value", ["²", "١٢", "-1", "0", str(2**31)])
+def test_task_numbers_and_if_match_take_only_ascii_whole_numbers_in_range(
+    world: World, value: str
+) -> None:
+    listed = world.http.get(
+        f"{world.base}/api/v1/projects/CRW/tasks",
+        params={"number": value},
+        headers={"Authorization": f"Bearer {world.secret}"},
+    )
+    assert listed.status_code == 422, listed.text
+    assert _strict_json(listed.text)["error"]["details"]["field"] == "number"
+    patched = world.http.patch(
+        f"{world.base}/api/v1/tasks/{world.task_id}",
+        json={"title": "x"},
+        headers={
+            "Authorization": f"Bearer {world.secret}",
+            "Idempotency-Key": f"if-match-{value.encode().hex()}",
+            "If-Match": _latin1(f'"{value}"'),
+        },
+    )
+    if value == "0":  # a revision number, only not this task's
+        assert patched.status_code == 412, patched.text
+    else:
+        assert patched.status_code == 422, patched.text
+        assert _strict_json(patched.text)["error"]["details"]["field"] == "If-Match"
+    assert _task(world)["title"] == "First task"

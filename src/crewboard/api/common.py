@@ -153,12 +153,7 @@ def if_match(request: Request) -> int | None:
     raw = request.headers.get("if-match")
     if raw is None:
         return None
-    value = raw.strip().removeprefix("W/").strip('"')
-    if not value.isdigit() or len(value) > 10 or int(value) > INT32_MAX:
-        raise ValidationFailed.field(
-            "If-Match", f'must be the revision number, e.g. "3"; got {raw!r}.'
-        )
-    return int(value)
+    return parse_whole("If-Match", raw.strip().removeprefix("W/").strip('"'))
 
 
 async def run_service(request: Request, work: Callable[[Database, Actor], Any]) -> Any:

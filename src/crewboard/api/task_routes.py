@@ -29,7 +29,7 @@ from crewboard.api.common import (
 )
 from crewboard.domain.access import parse_enum_list
 from crewboard.domain.tasks import TaskStatus
-from crewboard.domain.validation import INT32_MAX
+from crewboard.domain.validation import parse_whole
 from crewboard.errors import ValidationFailed
 from crewboard.mcp.args import Revision
 from crewboard.mcp.render import fit_rows
@@ -108,12 +108,7 @@ def _aware(field: str, value: datetime | None) -> None:
 
 
 def _numbers(values: list[str]) -> list[int] | None:
-    if not all(v.isdigit() and 1 <= int(v) <= INT32_MAX for v in values):
-        raise ValidationFailed(
-            f"number: task numbers are whole numbers from 1 to {INT32_MAX}, e.g. 12.",
-            {"field": "number", "minimum": 1, "maximum": INT32_MAX},
-        )
-    return [int(v) for v in values] or None
+    return [parse_whole("number", v, minimum=1) for v in values] or None
 
 
 # --- handlers -------------------------------------------------------------------------------
