@@ -16,7 +16,6 @@ _AUTHORITY = re.compile(
     r"^(?:\[(?P<v6>[0-9a-f:.]+)\]|(?P<name>[a-z0-9](?:[a-z0-9._-]*[a-z0-9])?))(?::(?P<port>[0-9]{1,5}))?$"
 )
 _ORIGIN = re.compile(r"^(?P<scheme>https?)://(?P<authority>[^/?#@]+)$")
-LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "[::1]"})
 
 
 class HostOriginGuard:
@@ -56,7 +55,7 @@ class HostOriginGuard:
         if not self.local_origins:
             return False
         match = _ORIGIN.match(origin.strip().lower())
-        return match is not None and hostname(match["authority"]) in LOOPBACK_NAMES
+        return match is not None and hostname(match["authority"]) in LOOPBACK_HOSTS
 
 
 def hostname(authority: str) -> str | None:

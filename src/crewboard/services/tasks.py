@@ -39,6 +39,7 @@ from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.task_views import task_view
 from crewboard.services.views import iso
 from crewboard.storage.database import Database, LostRace
+from crewboard.storage.sequences import TASK_NUMBERS
 from crewboard.storage.uow import UnitOfWork
 
 # Patchable fields, snake_case, as update_task's `patch` names them (camelCase on the wire).
@@ -433,7 +434,7 @@ def do_create_task(
     task = check_assignment(uow, proj, task)
     if task.parent_task_id is not None:
         _check_related(uow, proj, task.id, (task.parent_task_id,), "parentTaskId")
-    task = replace(task, number=uow.tasks.next_number(proj.id))
+    task = replace(task, number=uow.sequences.take_next(proj.id, TASK_NUMBERS))
     uow.tasks.add(task)
     blockers, others = _apply_links(uow, proj, task, values.get("blocked_by_task_ids") or ())
     record_lifecycle(uow, actor, None, task, (0, blockers[1]))

@@ -33,7 +33,6 @@ from crewboard.domain.tasks import (
     TaskType,
 )
 from crewboard.storage import tables as t
-from crewboard.storage.sequences import TASK_NUMBERS, SequenceRepository
 
 _TASK_BY_ID = select(t.tasks).where(t.tasks.c.id == bindparam("task_id"))
 _TASK_BY_NUMBER = select(t.tasks).where(
@@ -134,10 +133,6 @@ class TaskRepository:
         self.conn = conn
 
     # --- rows -----------------------------------------------------------------------------
-
-    def next_number(self, project_id: str) -> int:
-        """Take the project's next task number (held until this transaction ends)."""
-        return SequenceRepository(self.conn).take_next(project_id, TASK_NUMBERS)
 
     def next_board_order(self, project_id: str, status: str) -> float:
         current = self.conn.execute(
