@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from anyio import to_thread
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -14,8 +15,8 @@ from crewboard.config import Settings
 from crewboard.domain.access import Scope as TokenScope
 from crewboard.domain.access import Toolset
 from crewboard.domain.models import Actor
-from crewboard.errors import CrewboardError, Unauthenticated, ValidationFailed
-from crewboard.jsonbody import MAX_BODY, BadJson, parse_json
+from crewboard.errors import BodyTooLarge, CrewboardError, Unauthenticated, ValidationFailed
+from crewboard.jsonbody import BadJson, parse_json, read_request_body
 from crewboard.mcp.caller import CURRENT_CALLER, Caller
 from crewboard.mcp.server import UNAUTHORIZED
 from crewboard.services.tokens import authenticate_token
@@ -77,10 +78,9 @@ class McpFront:
                 _rpc_error(None, INVALID_REQUEST, error.message, error.details), 400
             )(scope, receive, send)
             return
-        body = await _read_body(receive)
-        messages, refusal = _parse_messages(body)
-        if refusal is not None or body is None:
-            await (refusal or Response(status_code=413))(scope, _replay(b""), send)
+        body, messages, refusal = await _read_messages(scope, receive)
+        if refusal is not None:
+            await refusal(scope, _replay(b""), send)
             return
         if isinstance(messages, list) and headers.get("mcp-protocol-version") != MODERN_VERSION:
             await self._batch(scope, receive, send, messages, headers=headers, narrowing=narrowing)
@@ -206,10 +206,21 @@ class McpFront:
         return answer if isinstance(answer, dict) else None
 
 
-def _parse_messages(body: bytes | None) -> tuple[Any, Response | None]:
-    """The parsed body, or the answer refusing it: too large, not JSON, too deep, a bad id."""
-    if body is None:
-        return None, Response("Request body too large", 413)
+async def _read_messages(scope: Scope, receive: Receive) -> tuple[bytes, Any, Response | None]:
+    """The body and its messages, or the answer refusing it: over MAX_BODY (413), not JSON,
+    too deep, a bad id."""
+    try:
+        body = await read_request_body(Request(scope, receive))
+    except BodyTooLarge:
+        return b"", None, Response("Request body too large", 413)
+    except ClientDisconnect:
+        # Gone before its request was whole: the answer goes nowhere, but nothing runs.
+        return b"", None, Response(status_code=400)
+    return body, *_parse_messages(body)
+
+
+def _parse_messages(body: bytes) -> tuple[Any, Response | None]:
+    """The parsed body, or the answer refusing it: not JSON, too deep, a bad id."""
     try:
         messages = parse_json(body)
     except BadJson as error:
@@ -237,24 +248,6 @@ def _bad_request_id(message: Any) -> dict[str, Any] | None:
         f"The request id must be a string or an integer; got {json.dumps(id_)[:40]}.",
         {"field": "id"},
     )
-
-
-async def _read_body(receive: Receive) -> bytes | None:
-    """The whole request body, or None when it is over MAX_BODY."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            break
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > MAX_BODY:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            break
-    return b"".join(chunks)
 
 
 def _replay(body: bytes, then: Receive | None = None) -> Receive:
