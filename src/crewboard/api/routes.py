@@ -117,10 +117,8 @@ async def update_project(request: Request) -> dict[str, Any]:
 
 def _archive(archived: bool) -> Handler:
     async def handler(request: Request) -> dict[str, Any]:
-        data = await read_body(request)
-        parse_args(ProjectTarget, data)
+        workspace = parse_args(ProjectTarget, await read_body(request)).workspace_ref()
         ref = request.path_params["project"]
-        workspace = workspace_of(data)
         return await run_service(  # type: ignore[no-any-return]
             request,
             lambda db, actor: projects.set_project_archived(
@@ -132,10 +130,8 @@ def _archive(archived: bool) -> Handler:
 
 
 async def delete_project(request: Request) -> dict[str, Any]:
-    data = await read_body(request)
-    parse_args(ProjectTarget, data)
+    workspace = parse_args(ProjectTarget, await read_body(request)).workspace_ref()
     ref = request.path_params["project"]
-    workspace = workspace_of(data)
     return await run_service(  # type: ignore[no-any-return]
         request,
         lambda db, actor: projects.delete_project(db, actor, project=ref, workspace_id=workspace),
@@ -151,10 +147,10 @@ async def get_state(request: Request) -> dict[str, Any]:
 
 async def put_state(request: Request) -> dict[str, Any]:
     data = await read_body(request)
-    content = parse_args(StateBody, data).content
+    body = parse_args(StateBody, data)
+    content, workspace = body.content, body.workspace_ref()
     expected, via_header = expected_revision(request, data)
     ref = request.path_params["project"]
-    workspace = workspace_of(data)
     return await guard_precondition(  # type: ignore[no-any-return]
         lambda: run_service(
             request,
