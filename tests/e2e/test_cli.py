@@ -168,3 +168,17 @@ def test_team_roles_from_the_cli(run) -> None:  # type: ignore[no-untyped-def]
         ("Backend dev", "ai", "high")
     ]
     assert team["people"][0]["you"] is True
+
+
+def test_whole_number_options_refuse_values_past_what_a_column_holds(run) -> None:  # type: ignore[no-untyped-def]
+    run("init")
+    for args in (
+        ("memory", "list", "DEMO", "--limit", "0"),
+        ("memory", "list", "DEMO", "--offset", str(2**31)),
+        ("state", "restore", "DEMO", str(2**31)),
+        ("inbox", "list", "--limit", "201"),
+        ("serve", "--port", "70000"),
+    ):
+        result = run(*args)
+        assert result.exit_code == 2, (args, result.output)
+        assert "is not in the range" in result.output

@@ -15,7 +15,7 @@ from crewboard.domain.models import User
 from crewboard.services import task_notes, task_queries, tasks
 from crewboard.services.users import person_actor
 from crewboard.storage.database import Database
-from tests.support.factories import grant, make_project, make_user
+from tests.support.factories import count_rows, grant, make_project, make_user
 from tests.support.web import csrf_of, post_form, sign_in
 
 SCRIPT = "<script>alert('x')</script>"
@@ -137,7 +137,9 @@ def test_a_column_shows_twenty_on_the_board_and_pages_by_fifty_on_its_own(
     assert tiles(rest) == ["CRW-51", "CRW-52", "CRW-53"]
     assert "51–53 of 53" in rest.text
     assert client.get("/p/CRW/board?column=nope").status_code == 422
-    assert client.get("/p/CRW/board?column=backlog&offset=-1").status_code == 422
+    for offset in ("-1", str(2**31), "99999999999999999999", "²"):
+        assert client.get(f"/p/CRW/board?column=backlog&offset={offset}").status_code == 422
+    assert client.get(f"/p/CRW/memory?offset={2**31}").status_code == 422
     too_long = client.get("/p/CRW/board", params={"q": "word " * 40 + "x"})
     assert too_long.status_code == 422
     assert "at most 200 characters" in too_long.text
@@ -153,6 +155,15 @@ def test_quick_create_makes_a_task(client: httpx2.Client, db: Database, owner: U
     task = read_task(db, owner, "CRW-1")
     assert task["status"] == "ready_for_ai"
     assert tiles(client.get("/p/CRW/board")) == ["CRW-1"]
+
+
+def test_a_form_over_four_mebibytes_is_refused_unread_and_makes_nothing(
+    client: httpx2.Client, db: Database
+) -> None:
+    title = "x" * (4 * 1024 * 1024)
+    answer = post_form(client, "/p/CRW/board/tasks", {"title": title, "next": "/p/CRW/board"})
+    assert answer.status_code == 413
+    assert count_rows(db, "tasks") == 0
 
 
 def test_quick_create_sent_twice_with_its_key_makes_one_task(
