@@ -34,7 +34,7 @@ from bench.process import ServerInfo, ServerProcess, run_workload
 from bench.runner import add_database_options
 from bench.seed import ADJECTIVES, NOUNS, SENTENCES, VERBS
 from crewboard.domain.ids import new_id
-from crewboard.services.context import PACK_BUDGET
+from crewboard.services.board.context import PACK_BUDGET
 from crewboard.storage import migrate
 from crewboard.storage import tables as t
 from crewboard.storage.database import Database

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from crewboard.domain.access import Toolset
+from crewboard.domain.identity.access import Toolset
 from crewboard.mcp.args import Args
-from crewboard.mcp.catalogue import Call, Catalogue, ToolDef, default_catalogue
+from crewboard.mcp.catalogue import Catalogue, default_catalogue
 from crewboard.mcp.render import Reply
+from crewboard.mcp.tooldef import Call, ToolDef
 
 NOOP_NAME = "bench_noop"
 

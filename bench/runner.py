@@ -39,7 +39,7 @@ from bench.process import (
     throwaway_postgres,
 )
 from bench.report import render
-from crewboard.domain.access import Toolset
+from crewboard.domain.identity.access import Toolset
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DEFAULT_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"

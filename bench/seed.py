@@ -24,7 +24,7 @@ from sqlalchemy import insert, text  # noqa: TID251 - the benchmark seeds tables
 
 from crewboard.domain.ids import new_id
 from crewboard.domain.models import Actor
-from crewboard.services import projects
+from crewboard.services.projects import projects
 from crewboard.storage import migrate
 from crewboard.storage import tables as t
 from crewboard.storage.database import Database

@@ -28,8 +28,8 @@ from bench.noop import bench_catalogue
 from bench.seed import seed_board
 from crewboard.app import create_app
 from crewboard.config import Settings
-from crewboard.services.bootstrap import DEMO_PROJECT_KEY, initialise
-from crewboard.services.users import person_actor
+from crewboard.services.identity.users import person_actor
+from crewboard.services.projects.bootstrap import DEMO_PROJECT_KEY, initialise
 from crewboard.storage import migrate
 from crewboard.storage.database import Database
 

@@ -28,9 +28,10 @@ import httpx2
 from bench.measure import Summary, Tally, server_cpu_seconds
 from bench.process import ServerInfo, ServerProcess, run_workload
 from bench.runner import add_database_options
-from crewboard.domain.passwords import hash_password
-from crewboard.services import drafts, questions
-from crewboard.services.users import person_actor
+from crewboard.domain.identity.passwords import hash_password
+from crewboard.services.board import questions
+from crewboard.services.identity.users import person_actor
+from crewboard.services.review import drafts
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from crewboard.config import load_settings
-from crewboard.services import state, users
+from crewboard.services.identity import users
+from crewboard.services.projects import state
 from crewboard.storage.database import Database
 
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from sqlalchemy.engine import URL
 
-from crewboard.services import memory
-from crewboard.services.users import person_actor
+from crewboard.services.identity.users import person_actor
+from crewboard.services.memory import records as memory
 from crewboard.storage.database import Database
 from tests.support.cli import RunCli
 

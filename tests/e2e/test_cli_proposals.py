@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from sqlalchemy.engine import URL
 
-from crewboard.services import proposals, users
+from crewboard.services.identity import users
+from crewboard.services.review import proposals
 from crewboard.storage.database import Database
 from tests.support.cli import RunCli
 

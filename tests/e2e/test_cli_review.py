@@ -10,8 +10,10 @@ import pytest
 from click.testing import Result
 from sqlalchemy.engine import URL
 
-from crewboard.services import drafts, tasks, tokens, users
-from crewboard.services.users import person_actor
+from crewboard.services.board import tasks
+from crewboard.services.identity import tokens, users
+from crewboard.services.identity.users import person_actor
+from crewboard.services.review import drafts
 from crewboard.storage.database import Database
 from tests.support.cli import RunCli
 

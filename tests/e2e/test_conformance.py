@@ -35,7 +35,7 @@ import httpx2
 import pytest
 
 from crewboard.config import Settings
-from crewboard.services.bootstrap import initialise
+from crewboard.services.projects.bootstrap import initialise
 from crewboard.storage.database import Database
 from tests.support.auth_proxy import AuthProxy
 from tests.support.databases import SqliteDatabases

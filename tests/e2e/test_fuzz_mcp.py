@@ -33,11 +33,12 @@ from mcp import MCPError
 from pydantic import ValidationError
 
 from crewboard.config import Settings
-from crewboard.domain.access import ALL_SCOPES
+from crewboard.domain.identity.access import ALL_SCOPES
 from crewboard.mcp.args import Args
 from crewboard.mcp.catalogue import default_catalogue
-from crewboard.services import tasks, tokens
-from crewboard.services.users import person_actor
+from crewboard.services.board import tasks
+from crewboard.services.identity import tokens
+from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
 from tests.conftest import ONLY_POSTGRESQL
 from tests.support.factories import make_project, make_user

@@ -37,11 +37,15 @@ from schemathesis import GenerationMode
 from schemathesis.core.failures import FailureGroup
 
 from crewboard.config import Settings
-from crewboard.domain.access import Scope
+from crewboard.domain.identity.access import Scope
 from crewboard.domain.models import Actor
 from crewboard.errors import ERROR_TYPES
-from crewboard.services import drafts, projects, state, task_notes, tasks, tokens
-from crewboard.services.users import person_actor
+from crewboard.services.board import notes as task_notes
+from crewboard.services.board import tasks
+from crewboard.services.identity import tokens
+from crewboard.services.identity.users import person_actor
+from crewboard.services.projects import projects, state
+from crewboard.services.review import drafts
 from crewboard.storage.database import Database
 from crewboard.storage.tables import metadata
 from tests.conftest import ONLY_POSTGRESQL

@@ -18,11 +18,12 @@ import httpx2
 import pytest
 
 from crewboard.config import Settings
-from crewboard.domain.access import ALL_SCOPES
+from crewboard.domain.identity.access import ALL_SCOPES
 from crewboard.domain.models import User
 from crewboard.jsonbody import MAX_DEPTH
-from crewboard.services import tasks, tokens
-from crewboard.services.users import person_actor
+from crewboard.services.board import tasks
+from crewboard.services.identity import tokens
+from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, make_project, make_user
 from tests.support.mcp_client import RAW_HEADERS, call, rpc

@@ -9,8 +9,8 @@ import httpx2
 import pytest
 
 from crewboard.config import Settings
-from crewboard.services import tokens
-from crewboard.services.users import person_actor
+from crewboard.services.identity import tokens
+from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
 from tests.support.factories import make_user
 from tests.support.server import free_port, running_server

@@ -9,10 +9,11 @@ import pytest
 from mcp_types import TextContent
 
 from crewboard.domain.models import User
-from crewboard.services import tasks, tokens
-from crewboard.services.context import PACK_BUDGET
-from crewboard.services.memory import file_record
-from crewboard.services.users import person_actor
+from crewboard.services.board import tasks
+from crewboard.services.board.context import PACK_BUDGET
+from crewboard.services.identity import tokens
+from crewboard.services.identity.users import person_actor
+from crewboard.services.memory.records import file_record
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, make_project, make_user
 from tests.support.mcp_client import body_of, mcp_client

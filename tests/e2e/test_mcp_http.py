@@ -12,12 +12,13 @@ import pytest
 from pydantic import Field
 
 from crewboard.config import Settings
-from crewboard.domain.access import Toolset
+from crewboard.domain.identity.access import Toolset
 from crewboard.mcp.args import Args
-from crewboard.mcp.catalogue import Call, Catalogue, ToolDef, default_catalogue
+from crewboard.mcp.catalogue import Catalogue, default_catalogue
 from crewboard.mcp.render import Reply
-from crewboard.services import tokens
-from crewboard.services.users import person_actor
+from crewboard.mcp.tooldef import Call, ToolDef
+from crewboard.services.identity import tokens
+from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, make_project, make_user
 from tests.support.mcp_client import RAW_HEADERS, call, rpc

@@ -9,8 +9,10 @@ import pytest
 from mcp_types import TextContent
 
 from crewboard.domain.models import User
-from crewboard.services import memory, memory_edits, tokens
-from crewboard.services.users import person_actor
+from crewboard.services.identity import tokens
+from crewboard.services.identity.users import person_actor
+from crewboard.services.memory import edits as memory_edits
+from crewboard.services.memory import records as memory
 from crewboard.storage.database import Database
 from tests.support.factories import make_project, make_user
 from tests.support.mcp_client import body_of, mcp_client

@@ -8,8 +8,11 @@ import httpx2
 import pytest
 
 from crewboard.domain.models import User
-from crewboard.services import drafts, tasks, team, tokens
-from crewboard.services.users import person_actor
+from crewboard.services.board import tasks
+from crewboard.services.identity import tokens
+from crewboard.services.identity.users import person_actor
+from crewboard.services.projects import team
+from crewboard.services.review import drafts
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, make_project, make_user
 from tests.support.mcp_client import body_of, mcp_client

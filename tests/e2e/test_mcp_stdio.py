@@ -10,8 +10,8 @@ import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from sqlalchemy.engine import URL
 
-from crewboard.services import tokens
-from crewboard.services.users import person_actor
+from crewboard.services.identity import tokens
+from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
 from tests.support.factories import make_project, make_user
 from tests.support.mcp_client import MODES, body_of

@@ -8,8 +8,10 @@ import pytest
 from mcp_types import TextContent
 
 from crewboard.domain.models import User
-from crewboard.services import repos, task_notes, tasks, tokens
-from crewboard.services.users import person_actor
+from crewboard.services.board import notes as task_notes
+from crewboard.services.board import repos, tasks
+from crewboard.services.identity import tokens
+from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, make_project, make_user
 from tests.support.mcp_client import body_of, mcp_client

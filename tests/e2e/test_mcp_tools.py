@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from mcp import MCPError
 
-from crewboard.domain.access import Role
-from crewboard.services import tokens
-from crewboard.services.users import person_actor
+from crewboard.domain.identity.access import Role
+from crewboard.services.identity import tokens
+from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
 from tests.support.factories import grant, make_project, make_user
 from tests.support.mcp_client import body_of, mcp_client

@@ -8,8 +8,10 @@ import pytest
 
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.models import Actor
-from crewboard.services import tasks, team, tokens
-from crewboard.services.users import person_actor
+from crewboard.services.board import tasks
+from crewboard.services.identity import tokens
+from crewboard.services.identity.users import person_actor
+from crewboard.services.projects import team
 from crewboard.storage.database import Database
 from tests.support.factories import make_project, make_user
 from tests.support.mcp_client import body_of, mcp_client

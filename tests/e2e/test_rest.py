@@ -10,8 +10,8 @@ import pytest
 
 from crewboard.api.routes import all_endpoints
 from crewboard.config import Settings
-from crewboard.services import tokens
-from crewboard.services.users import person_actor
+from crewboard.services.identity import tokens
+from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
 from tests.support.factories import make_project, make_user
 from tests.support.server import free_port, running_server

@@ -9,9 +9,10 @@ import httpx2
 import pytest
 
 from crewboard.config import Settings
-from crewboard.domain.access import Role
-from crewboard.services import tasks, tokens
-from crewboard.services.users import person_actor
+from crewboard.domain.identity.access import Role
+from crewboard.services.board import tasks
+from crewboard.services.identity import tokens
+from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, grant, make_project, make_user
 from tests.support.server import free_port, running_server

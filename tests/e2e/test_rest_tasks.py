@@ -9,11 +9,11 @@ from typing import Any
 import httpx2
 import pytest
 
-from crewboard.api.task_routes import ENDPOINTS
+from crewboard.api.board.tasks import ENDPOINTS
 from crewboard.config import Settings
 from crewboard.domain.models import User
-from crewboard.services import tokens
-from crewboard.services.users import person_actor
+from crewboard.services.identity import tokens
+from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, make_project, make_user
 from tests.support.server import free_port, running_server

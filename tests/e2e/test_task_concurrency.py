@@ -22,8 +22,9 @@ from mcp import Client
 
 from crewboard.config import Settings
 from crewboard.domain.models import User
-from crewboard.services import tasks, tokens
-from crewboard.services.users import person_actor
+from crewboard.services.board import tasks
+from crewboard.services.identity import tokens
+from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, make_project, make_user
 from tests.support.mcp_client import MODES, body_of, mcp_client

@@ -30,7 +30,7 @@ import pytest
 
 from crewboard.api.routes import all_endpoints
 from crewboard.config import Settings
-from crewboard.domain.access import Role
+from crewboard.domain.identity.access import Role
 from crewboard.mcp.catalogue import default_catalogue
 from crewboard.storage.database import Database
 from tests.conftest import ONLY_SQLITE

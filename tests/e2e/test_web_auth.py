@@ -10,7 +10,7 @@ import pytest
 
 from crewboard.config import Settings
 from crewboard.domain.models import User
-from crewboard.services.web_sessions import session_id_of
+from crewboard.services.identity.web_sessions import session_id_of
 from crewboard.storage.database import Database
 from crewboard.web.render import render_markdown
 from crewboard.web.security import LoginThrottle

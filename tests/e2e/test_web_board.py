@@ -10,10 +10,12 @@ from typing import Any
 import httpx2
 import pytest
 
-from crewboard.domain.access import Role
+from crewboard.domain.identity.access import Role
 from crewboard.domain.models import User
-from crewboard.services import task_notes, task_queries, tasks
-from crewboard.services.users import person_actor
+from crewboard.services.board import notes as task_notes
+from crewboard.services.board import queries as task_queries
+from crewboard.services.board import tasks
+from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, grant, make_project, make_user
 from tests.support.web import csrf_of, post_form, sign_in

@@ -11,8 +11,8 @@ import httpx2
 import pytest
 
 from crewboard.domain.models import User
-from crewboard.services import tasks
-from crewboard.services.users import person_actor
+from crewboard.services.board import tasks
+from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
 from tests.support.factories import make_project, make_user
 from tests.support.web import sign_in

@@ -9,12 +9,13 @@ from typing import Any
 import httpx2
 import pytest
 
-from crewboard.domain.access import Role
+from crewboard.domain.identity.access import Role
 from crewboard.domain.models import Actor, User
-from crewboard.services import drafts, messages, proposals, questions, rules, tasks
-from crewboard.services.users import person_actor
+from crewboard.services.board import questions, tasks
+from crewboard.services.identity.users import person_actor
+from crewboard.services.review import drafts, messages, proposals, rules
 from crewboard.storage.database import Database
-from crewboard.web.pages.inbox import KIND_LABELS
+from crewboard.web.pages.review.inbox import KIND_LABELS
 from tests.support.factories import grant, make_project, make_user, token_actor
 from tests.support.web import csrf_of, post_form, sign_in
 

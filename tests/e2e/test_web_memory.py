@@ -10,10 +10,10 @@ from typing import Any
 import httpx2
 import pytest
 
-from crewboard.domain.access import Role
+from crewboard.domain.identity.access import Role
 from crewboard.domain.models import Project, User
-from crewboard.services import memory
-from crewboard.services.users import person_actor
+from crewboard.services.identity.users import person_actor
+from crewboard.services.memory import records as memory
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 from tests.support.factories import count_rows, grant, make_project, make_user

@@ -10,11 +10,12 @@ from datetime import timedelta
 import httpx2
 import pytest
 
-from crewboard.domain.access import Role
 from crewboard.domain.clock import ManualClock
+from crewboard.domain.identity.access import Role
 from crewboard.domain.models import User
-from crewboard.services import state, tasks, team
-from crewboard.services.users import person_actor
+from crewboard.services.board import tasks
+from crewboard.services.identity.users import person_actor
+from crewboard.services.projects import state, team
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, grant, make_project, make_user
 from tests.support.web import post_form, sign_in

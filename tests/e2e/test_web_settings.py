@@ -10,10 +10,12 @@ from contextlib import closing
 import httpx2
 import pytest
 
-from crewboard.domain.access import Role
+from crewboard.domain.identity.access import Role
 from crewboard.domain.models import User
-from crewboard.services import projects, rules, team, tokens, workspaces
-from crewboard.services.users import person_actor
+from crewboard.services.identity import tokens
+from crewboard.services.identity.users import person_actor
+from crewboard.services.projects import projects, team, workspaces
+from crewboard.services.review import rules
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, grant, make_project, make_user
 from tests.support.mcp_client import RAW_HEADERS, body_of, mcp_client, rpc

@@ -6,11 +6,11 @@ import itertools
 
 import pytest
 
-from crewboard.domain.access import Role, Scope
+from crewboard.domain.identity.access import Role, Scope
 from crewboard.errors import NotFound, PermissionDenied, ValidationFailed
-from crewboard.services import projects
-from crewboard.services.access import access_project
-from crewboard.services.users import person_actor
+from crewboard.services.identity.access import access_project
+from crewboard.services.identity.users import person_actor
+from crewboard.services.projects import projects
 from crewboard.storage.database import Database
 from tests.support.factories import grant, make_project, make_user, token_actor
 

@@ -8,18 +8,12 @@ import pytest
 
 from crewboard.domain.models import Actor, User
 from crewboard.errors import CrewboardError, ErrorCode
-from crewboard.services import (
-    activity,
-    messages,
-    projects,
-    proposals,
-    tasks,
-    team,
-    tokens,
-    workspaces,
-)
-from crewboard.services.messages import recent_messages
-from crewboard.services.users import person_actor
+from crewboard.services.board import tasks
+from crewboard.services.identity import tokens
+from crewboard.services.identity.users import person_actor
+from crewboard.services.projects import projects, team, workspaces
+from crewboard.services.review import activity, messages, proposals
+from crewboard.services.review.messages import recent_messages
 from crewboard.storage import tables as t
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, make_project, make_user, token_actor

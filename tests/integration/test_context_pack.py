@@ -8,21 +8,24 @@ from typing import Any
 
 import pytest
 
-from crewboard.domain.access import Role
 from crewboard.domain.clock import ManualClock
+from crewboard.domain.identity.access import Role
 from crewboard.domain.models import Actor, User
 from crewboard.errors import CrewboardError, ErrorCode
-from crewboard.services import drafts, state, task_queries, tasks
-from crewboard.services.context import (
+from crewboard.services.board import queries as task_queries
+from crewboard.services.board import tasks
+from crewboard.services.board.context import (
     NO_MEMORY_REASON,
     PACK_BUDGET,
     changed_inputs,
     changed_inputs_many,
     check_receipt,
 )
-from crewboard.services.memory import file_record, remove_record
-from crewboard.services.memory_edits import set_document, update_record
-from crewboard.services.users import person_actor
+from crewboard.services.identity.users import person_actor
+from crewboard.services.memory.edits import set_document, update_record
+from crewboard.services.memory.records import file_record, remove_record
+from crewboard.services.projects import state
+from crewboard.services.review import drafts
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, grant, make_project, make_user, token_actor
 

@@ -8,9 +8,14 @@ import pytest
 
 from crewboard.domain.models import Actor, User
 from crewboard.errors import CrewboardError, ErrorCode
-from crewboard.services import drafts, memory, task_queries, tasks, team, tokens
+from crewboard.services.board import queries as task_queries
+from crewboard.services.board import tasks
 from crewboard.services.idempotency import KeyedResult
-from crewboard.services.users import person_actor
+from crewboard.services.identity import tokens
+from crewboard.services.identity.users import person_actor
+from crewboard.services.memory import records as memory
+from crewboard.services.projects import team
+from crewboard.services.review import drafts
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 from tests.support.factories import count_rows, make_project, make_user

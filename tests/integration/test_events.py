@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from crewboard.errors import AlreadyExists
-from crewboard.services import projects
-from crewboard.services.users import person_actor
+from crewboard.services.identity.users import person_actor
+from crewboard.services.projects import projects
 from crewboard.storage.database import Database
 from crewboard.storage.uow import EventRecord, UnitOfWork
 from tests.support.factories import make_user

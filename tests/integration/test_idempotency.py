@@ -8,9 +8,10 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from crewboard.errors import ErrorCode, IdempotencyConflict, LimitExceeded
-from crewboard.services import projects, tokens
 from crewboard.services.idempotency import KeyedResult
-from crewboard.services.users import person_actor
+from crewboard.services.identity import tokens
+from crewboard.services.identity.users import person_actor
+from crewboard.services.projects import projects
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, make_user, token_actor
 

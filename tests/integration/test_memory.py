@@ -8,12 +8,14 @@ from typing import Any
 
 import pytest
 
-from crewboard.domain.access import Role, Scope
 from crewboard.domain.clock import ManualClock
+from crewboard.domain.identity.access import Role, Scope
 from crewboard.domain.models import Actor, Project, User
 from crewboard.errors import CrewboardError, ErrorCode
-from crewboard.services import memory, memory_edits, tokens
-from crewboard.services.users import person_actor
+from crewboard.services.identity import tokens
+from crewboard.services.identity.users import person_actor
+from crewboard.services.memory import edits as memory_edits
+from crewboard.services.memory import records as memory
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 from tests.support.factories import count_rows, grant, make_project, make_user, token_actor

@@ -7,8 +7,9 @@ import math
 from sqlalchemy import text
 
 from crewboard.domain.models import Actor
-from crewboard.services import task_queries, tasks
-from crewboard.services.users import person_actor
+from crewboard.services.board import queries as task_queries
+from crewboard.services.board import tasks
+from crewboard.services.identity.users import person_actor
 from crewboard.storage import migrate
 from crewboard.storage.database import Database
 from tests.support.factories import make_project, make_user

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from crewboard.domain.access import Role
+from crewboard.domain.identity.access import Role
 from crewboard.errors import LimitExceeded, NotFound, PermissionDenied, ValidationFailed
-from crewboard.services import projects
-from crewboard.services.users import person_actor
+from crewboard.services.identity.users import person_actor
+from crewboard.services.projects import projects
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, grant, make_project, make_user, token_actor
 

@@ -8,13 +8,17 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from crewboard.domain.access import Role
 from crewboard.domain.clock import ManualClock
+from crewboard.domain.identity.access import Role
 from crewboard.domain.models import Actor, User
 from crewboard.errors import CrewboardError, ErrorCode
-from crewboard.services import proposals, task_notes, tasks, team, tokens
-from crewboard.services.proposals import pending_proposals
-from crewboard.services.users import person_actor
+from crewboard.services.board import notes as task_notes
+from crewboard.services.board import tasks
+from crewboard.services.identity import tokens
+from crewboard.services.identity.users import person_actor
+from crewboard.services.projects import team
+from crewboard.services.review import proposals
+from crewboard.services.review.proposals import pending_proposals
 from crewboard.storage import tables as t
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, grant, make_project, make_user, token_actor

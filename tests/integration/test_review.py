@@ -6,12 +6,15 @@ from typing import Any
 
 import pytest
 
-from crewboard.domain.access import Role
+from crewboard.domain.identity.access import Role
 from crewboard.domain.models import Actor, User
 from crewboard.domain.review import XP_PER_ACCEPTED_TASK, XP_PER_LEVEL
 from crewboard.errors import ErrorCode
-from crewboard.services import drafts, review, rules, team, tokens
-from crewboard.services.users import person_actor
+from crewboard.services.identity import tokens
+from crewboard.services.identity.users import person_actor
+from crewboard.services.projects import team
+from crewboard.services.review import decisions as review
+from crewboard.services.review import drafts, rules
 from crewboard.storage.database import Database
 from tests.integration.test_drafts import (
     HAND_IN_SCOPES,

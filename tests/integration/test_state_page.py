@@ -7,10 +7,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from crewboard.domain.access import Role
+from crewboard.domain.identity.access import Role
 from crewboard.errors import LimitExceeded, NotFound, PermissionDenied, RevisionConflict
-from crewboard.services import state, tasks
-from crewboard.services.users import person_actor
+from crewboard.services.board import tasks
+from crewboard.services.identity.users import person_actor
+from crewboard.services.projects import state
 from crewboard.storage.database import Database
 from tests.support.factories import grant, make_project, make_user, token_actor
 

@@ -13,8 +13,8 @@ from typing import Any, TypeVar
 import pytest
 from sqlalchemy import text
 
-from crewboard.domain.access import Role
 from crewboard.domain.clock import ManualClock
+from crewboard.domain.identity.access import Role
 from crewboard.domain.models import Actor, User
 from crewboard.errors import (
     CrewboardError,
@@ -25,9 +25,12 @@ from crewboard.errors import (
     RevisionConflict,
     ValidationFailed,
 )
-from crewboard.services import task_batch, tasks, team, tokens
-from crewboard.services.task_queries import get_task
-from crewboard.services.users import person_actor
+from crewboard.services.board import batch as task_batch
+from crewboard.services.board import tasks
+from crewboard.services.board.queries import get_task
+from crewboard.services.identity import tokens
+from crewboard.services.identity.users import person_actor
+from crewboard.services.projects import team
 from crewboard.storage.database import Database
 from tests.support.factories import grant, make_project, make_user, token_actor
 

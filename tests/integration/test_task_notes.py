@@ -9,13 +9,16 @@ from typing import Any
 
 import pytest
 
-from crewboard.domain.access import Role
 from crewboard.domain.clock import ManualClock
+from crewboard.domain.identity.access import Role
 from crewboard.domain.models import Actor, User
 from crewboard.errors import CrewboardError, ErrorCode
-from crewboard.services import questions, task_notes, tasks, tokens, workspaces
+from crewboard.services.board import notes as task_notes
+from crewboard.services.board import questions, tasks
 from crewboard.services.idempotency import KeyedResult
-from crewboard.services.users import person_actor
+from crewboard.services.identity import tokens
+from crewboard.services.identity.users import person_actor
+from crewboard.services.projects import workspaces
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, grant, make_project, make_user, token_actor
 

@@ -12,8 +12,9 @@ import threading
 from collections import Counter
 from typing import Any
 
-from crewboard.services import task_batch, tasks
-from crewboard.services.users import person_actor
+from crewboard.services.board import batch as task_batch
+from crewboard.services.board import tasks
+from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
 from tests.support.factories import make_project, make_user
 

@@ -16,9 +16,12 @@ from crewboard.errors import (
     RevisionConflict,
     ValidationFailed,
 )
-from crewboard.services import task_queries, tasks, team, tokens
-from crewboard.services.projects import set_project_member
-from crewboard.services.users import person_actor
+from crewboard.services.board import queries as task_queries
+from crewboard.services.board import tasks
+from crewboard.services.identity import tokens
+from crewboard.services.identity.users import person_actor
+from crewboard.services.projects import team
+from crewboard.services.projects.projects import set_project_member
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, make_project, make_user
 

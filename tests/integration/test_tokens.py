@@ -6,12 +6,12 @@ from datetime import timedelta
 
 import pytest
 
-from crewboard.domain.access import Role
 from crewboard.domain.clock import ManualClock
-from crewboard.domain.tokens import generate_token_secret, hash_token_secret
+from crewboard.domain.identity.access import Role
+from crewboard.domain.identity.tokens import generate_token_secret, hash_token_secret
 from crewboard.errors import NotFound, PermissionDenied, Unauthenticated, ValidationFailed
-from crewboard.services import tokens
-from crewboard.services.users import person_actor
+from crewboard.services.identity import tokens
+from crewboard.services.identity.users import person_actor
 from crewboard.storage import tables
 from crewboard.storage.database import Database
 from tests.support.factories import grant, make_project, make_user

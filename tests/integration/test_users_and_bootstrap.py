@@ -7,10 +7,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from crewboard.domain.access import ALL_SCOPES
+from crewboard.domain.identity.access import ALL_SCOPES
 from crewboard.errors import AlreadyExists, LimitExceeded, Unauthenticated, ValidationFailed
-from crewboard.services import bootstrap, projects, tokens, users
-from crewboard.services.users import person_actor
+from crewboard.services.identity import tokens, users
+from crewboard.services.identity.users import person_actor
+from crewboard.services.projects import bootstrap, projects
 from crewboard.storage import tables
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows

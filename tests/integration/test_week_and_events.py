@@ -14,12 +14,13 @@ from zoneinfo import ZoneInfo
 import pytest
 from sqlalchemy import text
 
-from crewboard.domain.access import Role
 from crewboard.domain.clock import ManualClock
+from crewboard.domain.identity.access import Role
 from crewboard.domain.models import Actor, User
 from crewboard.errors import LimitExceeded, NotFound, ValidationFailed
-from crewboard.services import tasks, team, week
-from crewboard.services.users import person_actor
+from crewboard.services.board import tasks, week
+from crewboard.services.identity.users import person_actor
+from crewboard.services.projects import team
 from crewboard.storage.database import Database
 from tests.support.factories import grant, make_project, make_user
 

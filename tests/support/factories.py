@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import functools
 
-from crewboard.domain.access import Role
+from crewboard.domain.identity.access import Role
+from crewboard.domain.identity.passwords import hash_password
 from crewboard.domain.models import Actor, User
-from crewboard.domain.passwords import hash_password
-from crewboard.services import projects, tokens
-from crewboard.services.users import do_create_user, person_actor
+from crewboard.services.identity import tokens
+from crewboard.services.identity.users import do_create_user, person_actor
+from crewboard.services.projects import projects
 from crewboard.storage.database import Database
 
 PASSWORD = "correct horse battery"

@@ -5,8 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from crewboard.domain.models import User
-from crewboard.services import memory, tasks, team, tokens
-from crewboard.services.users import person_actor
+from crewboard.services.board import tasks
+from crewboard.services.identity import tokens
+from crewboard.services.identity.users import person_actor
+from crewboard.services.memory import records as memory
+from crewboard.services.projects import team
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 from tests.support.factories import make_project

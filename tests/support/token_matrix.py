@@ -15,12 +15,18 @@ from typing import Any
 import httpx2
 from mcp import Client, MCPError
 
-from crewboard.domain.access import ALL_SCOPES, Role, TokenKind
+from crewboard.domain.identity.access import ALL_SCOPES, Role, TokenKind
+from crewboard.domain.identity.tokens import (
+    display_prefix,
+    generate_token_secret,
+    hash_token_secret,
+)
 from crewboard.domain.ids import new_id
 from crewboard.domain.models import Actor, ApiToken, User
-from crewboard.domain.tokens import display_prefix, generate_token_secret, hash_token_secret
-from crewboard.services import projects, repos, state, tasks, team, tokens
-from crewboard.services.users import person_actor
+from crewboard.services.board import repos, tasks
+from crewboard.services.identity import tokens
+from crewboard.services.identity.users import person_actor
+from crewboard.services.projects import projects, state, team
 from crewboard.storage import tables
 from crewboard.storage.database import Database
 from tests.support.factories import make_project

@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from crewboard.domain.access import (
+from crewboard.domain.identity.access import (
     ALL_SCOPES,
     Role,
     Scope,

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from crewboard.domain.tokens import (
+from crewboard.domain.identity.tokens import (
     TOKEN_LENGTH,
     TOKEN_PREFIX,
     display_prefix,

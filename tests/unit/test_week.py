@@ -9,8 +9,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from crewboard.domain.tasks import AssigneeType
-from crewboard.domain.week import (
+from crewboard.domain.board.tasks import AssigneeType
+from crewboard.domain.board.week import (
     LifecycleRecord,
     Stretch,
     Worker,

@@ -7,7 +7,7 @@ from starlette.requests import Request
 
 from crewboard.domain.models import Actor
 from crewboard.errors import Unauthenticated
-from crewboard.services.tokens import authenticate_token
+from crewboard.services.identity.tokens import authenticate_token
 from crewboard.storage.database import Database
 
 

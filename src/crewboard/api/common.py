@@ -19,8 +19,8 @@ from crewboard.domain.validation import INT32_MAX, parse_whole
 from crewboard.errors import CrewboardError, InternalError, RevisionConflict, ValidationFailed
 from crewboard.jsonbody import BadJson, parse_json, read_request_body
 from crewboard.mcp import args as a
-from crewboard.services.access import ANY_WORKSPACE, WorkspaceRef
 from crewboard.services.idempotency import KeyedResult
+from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef
 from crewboard.storage.database import Database
 
 log = logging.getLogger("crewboard.api")

@@ -31,7 +31,7 @@ from crewboard.api.common import (
     workspace_of,
 )
 from crewboard.mcp import args as a
-from crewboard.services import projects, state, team
+from crewboard.services.projects import projects, state, team
 from crewboard.services.views import token_view
 
 
@@ -294,13 +294,11 @@ ENDPOINTS: tuple[Endpoint, ...] = (
 
 def all_endpoints() -> tuple[Endpoint, ...]:
     """Every REST endpoint, in the order OpenAPI lists them."""
-    from crewboard.api import (  # noqa: PLC0415 - the route modules import this one
-        activity_routes,
-        memory_routes,
-        note_routes,
-        review_routes,
-        task_routes,
-    )
+    from crewboard.api import memory as memory_routes
+    from crewboard.api.board import notes as note_routes
+    from crewboard.api.board import tasks as task_routes
+    from crewboard.api.review import activity as activity_routes  # noqa: PLC0415 - the route modules import this one
+    from crewboard.api.review import drafts as review_routes
 
     return (
         *ENDPOINTS,

@@ -13,9 +13,10 @@ from crewboard.cli.common import (
     run_guarded,
     split_list,
 )
-from crewboard.domain.access import Role, Scope, TokenKind, Toolset
+from crewboard.domain.identity.access import Role, Scope, TokenKind, Toolset
 from crewboard.domain.models import Actor
-from crewboard.services import projects, tokens, users, workspaces
+from crewboard.services.identity import tokens, users
+from crewboard.services.projects import projects, workspaces
 from crewboard.services.views import token_view, user_view, workspace_view
 from crewboard.storage.database import Database
 

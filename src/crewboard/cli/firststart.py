@@ -6,7 +6,7 @@ import click
 
 from crewboard.clientconfig import client_configs, mcp_url
 from crewboard.config import Settings
-from crewboard.services.bootstrap import FirstStart
+from crewboard.services.projects.bootstrap import FirstStart
 
 
 def print_first_start(settings: Settings, first: FirstStart) -> None:

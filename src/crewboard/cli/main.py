@@ -12,14 +12,17 @@ import uvicorn
 
 from crewboard import __version__
 from crewboard.app import create_app
-from crewboard.cli import admin, inbox, memory, pages, proposals, repos, review
+from crewboard.cli import admin, memory, pages
+from crewboard.cli import board as repos
 from crewboard.cli.common import State, emit, open_database, pass_state
 from crewboard.cli.firststart import print_first_start, print_reuse
+from crewboard.cli.review import drafts as review
+from crewboard.cli.review import inbox, proposals
 from crewboard.config import Settings
 from crewboard.errors import CrewboardError
 from crewboard.mcp.stdio import serve_stdio
-from crewboard.services.bootstrap import initialise
-from crewboard.services.tokens import authenticate_token
+from crewboard.services.identity.tokens import authenticate_token
+from crewboard.services.projects.bootstrap import initialise
 from crewboard.storage import migrate as migrations
 from crewboard.storage.database import Database
 

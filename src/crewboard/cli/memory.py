@@ -21,7 +21,8 @@ from crewboard.cli.common import (
     run_guarded,
 )
 from crewboard.domain.review import MemoryStatus, ProjectDocument
-from crewboard.services import memory, memory_edits
+from crewboard.services.memory import edits as memory_edits
+from crewboard.services.memory import records as memory
 
 DOCUMENTS = click.Choice([d.value for d in ProjectDocument])
 STATUSES = click.Choice([s.value for s in MemoryStatus])

@@ -13,7 +13,7 @@ from crewboard.cli.common import (
     pass_state,
     run_guarded,
 )
-from crewboard.services import state, team
+from crewboard.services.projects import state, team
 
 
 @click.group("state")

@@ -7,7 +7,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from crewboard.domain.access import Role, Scope, TokenKind, Toolset
+from crewboard.domain.identity.access import Role, Scope, TokenKind, Toolset
 
 
 class ProjectType(StrEnum):

@@ -13,7 +13,7 @@ from pydantic_core import PydanticCustomError
 
 from crewboard.domain.validation import INT32_MAX
 from crewboard.errors import CrewboardError, LimitExceeded, ValidationFailed
-from crewboard.services.access import ANY_WORKSPACE, WorkspaceRef
+from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef
 
 ProjectRef = Annotated[
     str,

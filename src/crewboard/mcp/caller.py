@@ -5,7 +5,7 @@ from __future__ import annotations
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from crewboard.domain.access import Toolset
+from crewboard.domain.identity.access import Toolset
 from crewboard.domain.models import Actor
 
 

@@ -6,46 +6,18 @@ what a caller may see, and `find_tool(name)` to run one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterable, Iterator
 
-from crewboard.config import Settings
-from crewboard.domain.access import Scope, Toolset
+from crewboard.domain.identity.access import Toolset
 from crewboard.domain.models import Actor
-from crewboard.mcp.args import Args, input_schema
-from crewboard.mcp.render import Reply
-from crewboard.storage.database import Database
-
-
-@dataclass(frozen=True)
-class Call:
-    """What a handler gets besides its arguments."""
-
-    db: Database
-    actor: Actor
-    settings: Settings
-
-
-@dataclass(frozen=True)
-class ToolDef:
-    name: str
-    title: str
-    description: str
-    args: type[Args]
-    toolset: Toolset
-    run: Callable[[Call, Any], Reply]
-    scopes: tuple[Scope, ...] = ()  # besides `read`, which every tool needs
-    read_only: bool = True
-    destructive: bool = False
-    idempotent: bool = True
-
-    @property
-    def needs(self) -> frozenset[Scope]:
-        return frozenset((Scope.READ, *self.scopes))
-
-    def schema(self) -> dict[str, Any]:
-        return input_schema(self.args)
+from crewboard.mcp.tooldef import ToolDef
+from crewboard.mcp.tools import memory
+from crewboard.mcp.tools.board import batch as task_batch
+from crewboard.mcp.tools.board import notes as task_notes
+from crewboard.mcp.tools.board import repos, tasks, week
+from crewboard.mcp.tools.projects import projects, state, team
+from crewboard.mcp.tools.review import activity, proposals
+from crewboard.mcp.tools.review import drafts as review
 
 
 class Catalogue:
@@ -96,20 +68,6 @@ def _token_toolsets(actor: Actor) -> tuple[Toolset, ...]:
 
 def default_catalogue() -> Catalogue:
     """Every tool Crewboard serves, in catalogue order."""
-    from crewboard.mcp.tools import (  # noqa: PLC0415 - avoids an import cycle
-        activity,
-        memory,
-        projects,
-        proposals,
-        repos,
-        review,
-        state,
-        task_batch,
-        task_notes,
-        tasks,
-        team,
-        week,
-    )
 
     return Catalogue(
         [

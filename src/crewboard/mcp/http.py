@@ -12,14 +12,14 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from crewboard.config import Settings
-from crewboard.domain.access import Scope as TokenScope
-from crewboard.domain.access import Toolset
+from crewboard.domain.identity.access import Scope as TokenScope
+from crewboard.domain.identity.access import Toolset
 from crewboard.domain.models import Actor
 from crewboard.errors import BodyTooLarge, CrewboardError, Unauthenticated, ValidationFailed
 from crewboard.jsonbody import BadJson, parse_json, read_request_body
 from crewboard.mcp.caller import CURRENT_CALLER, Caller
 from crewboard.mcp.server import UNAUTHORIZED
-from crewboard.services.tokens import authenticate_token
+from crewboard.services.identity.tokens import authenticate_token
 from crewboard.storage.database import Database
 
 MAX_BATCH = 20

@@ -26,10 +26,11 @@ from crewboard.config import Settings
 from crewboard.errors import CrewboardError, PermissionDenied, Unauthenticated, ValidationFailed
 from crewboard.mcp.args import argument_error, validate_arguments
 from crewboard.mcp.caller import CURRENT_CALLER, STDIO_SECRET, Caller
-from crewboard.mcp.catalogue import Call, Catalogue, ToolDef, default_catalogue
+from crewboard.mcp.catalogue import Catalogue, default_catalogue
 from crewboard.mcp.instructions import INTRO, instructions_for
 from crewboard.mcp.render import failure, success
-from crewboard.services.tokens import authenticate_token
+from crewboard.mcp.tooldef import Call, ToolDef
+from crewboard.services.identity.tokens import authenticate_token
 from crewboard.storage.database import Database
 
 log = logging.getLogger("crewboard.mcp")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from crewboard.domain.access import Role
+from crewboard.domain.identity.access import Role
 from crewboard.domain.models import ApiToken, Project, User, Workspace, WorkspaceRole
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, and_, bindparam, func, or_, select
 
-from crewboard.domain.access import Role, Scope, TokenKind, Toolset
+from crewboard.domain.identity.access import Role, Scope, TokenKind, Toolset
 from crewboard.domain.models import (
     ApiToken,
     Effort,

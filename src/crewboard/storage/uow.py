@@ -11,6 +11,7 @@ from sqlalchemy import Connection, text
 
 from crewboard.domain.clock import Clock
 from crewboard.storage import tables
+from crewboard.storage.board.tasks import TaskRepository
 from crewboard.storage.repositories import (
     EventRepository,
     IdempotencyRepository,
@@ -22,7 +23,6 @@ from crewboard.storage.repositories import (
     WorkspaceRepository,
 )
 from crewboard.storage.sequences import SequenceRepository
-from crewboard.storage.task_repo import TaskRepository
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,8 @@ from crewboard.config import Settings
 from crewboard.domain.models import Actor
 from crewboard.errors import BodyTooLarge, CrewboardError
 from crewboard.jsonbody import read_request_body
-from crewboard.services import projects as project_service
-from crewboard.services.web_sessions import SignedIn, session_of
+from crewboard.services.identity.web_sessions import SignedIn, session_of
+from crewboard.services.projects import projects as project_service
 from crewboard.storage.database import Database
 from crewboard.web.render import render
 from crewboard.web.security import cross_site, same_token

@@ -16,8 +16,8 @@ from anyio import to_thread
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
+from crewboard.services.identity.web_sessions import session_of
 from crewboard.services.views import iso
-from crewboard.services.web_sessions import session_of
 from crewboard.storage.database import Database
 from crewboard.web.context import SESSION_COOKIE, _projects
 

@@ -11,7 +11,7 @@ from starlette.staticfiles import StaticFiles
 
 from crewboard.web import events
 from crewboard.web.context import local
-from crewboard.web.pages import auth
+from crewboard.web.pages.identity import signin as auth
 
 STATIC = Path(__file__).parent / "static"
 
@@ -31,13 +31,9 @@ async def switch(request: Request) -> Response:
 
 
 def web_routes() -> list[BaseRoute]:
-    from crewboard.web.pages import (  # noqa: PLC0415 - page modules import the context helpers
-        board,
-        inbox,
-        memory,
-        project_pages,
-        settings,
-    )
+    from crewboard.web.pages import memory, project_pages, settings
+    from crewboard.web.pages.board import tasks as board  # noqa: PLC0415 - page modules import the context helpers
+    from crewboard.web.pages.review import inbox
 
     return [
         *auth.ROUTES,

@@ -6,11 +6,11 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from crewboard.domain.access import Toolset
+from crewboard.domain.identity.access import Toolset
 from crewboard.mcp.args import Args, Offset
-from crewboard.mcp.catalogue import Call, ToolDef
 from crewboard.mcp.render import Reply, page_note
-from crewboard.services import memory
+from crewboard.mcp.tooldef import Call, ToolDef
+from crewboard.services.memory import records as memory
 
 DocumentName = Literal["overview", "context", "decisions", "notes", "legal"]
 RecordId = Annotated[str, Field(min_length=1, max_length=200)]

@@ -13,7 +13,8 @@ from starlette.routing import BaseRoute
 
 from crewboard.domain.validation import parse_whole
 from crewboard.errors import NotFound, RevisionConflict
-from crewboard.services import memory, memory_edits
+from crewboard.services.memory import edits as memory_edits
+from crewboard.services.memory import records as memory
 from crewboard.web.context import Page, project_routes
 
 PAGE_SIZE = 25

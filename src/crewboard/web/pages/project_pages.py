@@ -9,7 +9,9 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute
 
 from crewboard.errors import LimitExceeded, RevisionConflict, ValidationFailed
-from crewboard.services import activity, projects, state, team, week
+from crewboard.services.board import week
+from crewboard.services.projects import projects, state, team
+from crewboard.services.review import activity
 from crewboard.web.context import Page, project_routes
 from crewboard.web.pages.memory import number_field, show_conflict, text_field
 

@@ -13,14 +13,14 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from crewboard.clientconfig import client_configs, mcp_url
-from crewboard.domain.access import Role, Scope, TokenKind, Toolset
+from crewboard.domain.identity.access import Role, Scope, TokenKind, Toolset
 from crewboard.domain.models import ApiToken, ProjectStatus, ProjectType, WorkspaceRole
 from crewboard.domain.review import RuleMatch
-from crewboard.services import projects as project_service
-from crewboard.services import rules as rule_service
-from crewboard.services import tokens as token_service
-from crewboard.services import workspaces as workspace_service
-from crewboard.services.project_settings import project_settings
+from crewboard.services.identity import tokens as token_service
+from crewboard.services.projects import projects as project_service
+from crewboard.services.projects import workspaces as workspace_service
+from crewboard.services.review import rules as rule_service
+from crewboard.services.screens.settings import project_settings
 from crewboard.web.context import Page, action, page, project_routes
 
 TOKENS = "/settings/tokens"

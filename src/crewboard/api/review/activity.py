@@ -1,0 +1,204 @@
+"""REST routes for a project's activity stream, inbox messages and proposal cards.
+
+Bodies and queries use the MCP tools' argument types, so a bad value gets the same code and
+field. Writes take their key in the `Idempotency-Key` header (or `idempotencyKey` in the
+body). Deciding a card is a person's act in the web app or the CLI: there is no route for it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+from starlette.requests import Request
+
+from crewboard.api.common import (
+    Created,
+    Endpoint,
+    created,
+    keyed_body,
+    parse_args,
+    run_service,
+)
+from crewboard.errors import ValidationFailed
+from crewboard.mcp.args import Args, Offset
+from crewboard.mcp.tools.review import activity as activity_tools
+from crewboard.mcp.tools.review import proposals as proposal_tools
+from crewboard.services.review import activity, messages, proposals
+
+KINDS = ("task", "task_update", "task_delete", "role", "composition")
+
+
+class ActivityQuery(Args):
+    limit: int = Field(default=20, ge=1, le=activity.MAX_LIMIT)
+    since: str | None = Field(default=None, min_length=1, max_length=activity.MAX_CURSOR)
+    mine: bool = False
+    task_id: str | None = Field(default=None, max_length=200)
+
+
+class ProposalsQuery(Args):
+    status: Literal["pending", "accepted", "dismissed"] | None = None
+    limit: int = Field(default=50, ge=1, le=proposals.MAX_PAGE)
+    offset: Offset = 0
+
+
+async def list_activity(request: Request) -> dict[str, Any]:
+    query = parse_args(ActivityQuery, dict(request.query_params), strict=False)
+    project = request.path_params["project"]
+    entries, cursor = await run_service(
+        request,
+        lambda db, actor: activity.list_activity(
+            db,
+            actor,
+            project=project,
+            limit=query.limit,
+            since=query.since,
+            mine=query.mine,
+            task=query.task_id,
+        ),
+    )
+    return {"entries": entries, "cursor": cursor}
+
+
+async def post_message(request: Request) -> Created:
+    data = await keyed_body(request)
+    body = parse_args(
+        activity_tools.PostMessage, {**data, "projectId": request.path_params["project"]}
+    )
+    result = await run_service(
+        request,
+        lambda db, actor: messages.post_message(
+            db,
+            actor,
+            project=body.project_id,
+            workspace_id=body.workspace_id,
+            participant_id=body.participant_id,
+            body=body.body,
+            task=body.task_id,
+            idempotency_key=body.idempotency_key,
+        ),
+    )
+    return created(result)
+
+
+async def list_proposals(request: Request) -> dict[str, Any]:
+    query = parse_args(ProposalsQuery, dict(request.query_params), strict=False)
+    project = request.path_params["project"]
+    return await run_service(  # type: ignore[no-any-return]
+        request,
+        lambda db, actor: proposals.list_proposals(
+            db, actor, project=project, status=query.status, limit=query.limit, offset=query.offset
+        ),
+    )
+
+
+async def post_proposal(request: Request) -> Created:
+    data = await keyed_body(request)
+    kind = data.pop("kind", None)
+    if kind not in KINDS:
+        raise ValidationFailed.field("kind", f"unknown value {kind!r}.", list(KINDS))
+    project = request.path_params["project"]
+    if kind in ("task_update", "task_delete"):
+        run = _task_card(kind, data, project)
+    else:
+        run = _project_card(kind, {**data, "projectId": project})
+    return created(await run_service(request, run))
+
+
+def _task_card(kind: str, data: dict[str, Any], project: str) -> Any:
+    if kind == "task_update":
+        update = parse_args(proposal_tools.ProposeTaskUpdate, data)
+        return lambda db, actor: proposals.propose_task_update(
+            db,
+            actor,
+            task=update.task_id,
+            project=project,
+            workspace_id=update.workspace_id,
+            changes=update.changes.model_dump(by_alias=True, exclude_none=True),
+            reason=update.reason,
+            idempotency_key=update.idempotency_key,
+        )
+    delete = parse_args(proposal_tools.ProposeTaskDelete, data)
+    return lambda db, actor: proposals.propose_task_delete(
+        db,
+        actor,
+        task=delete.task_id,
+        project=project,
+        workspace_id=delete.workspace_id,
+        reason=delete.reason,
+        idempotency_key=delete.idempotency_key,
+    )
+
+
+def _project_card(kind: str, data: dict[str, Any]) -> Any:
+    if kind == "task":
+        task = parse_args(proposal_tools.ProposeTask, data)
+        return lambda db, actor: proposals.propose_task(
+            db,
+            actor,
+            project=task.project_id,
+            workspace_id=task.workspace_id,
+            title=task.title,
+            description=task.description,
+            type_hint=task.type_hint,
+            role_hint=task.role_hint,
+            idempotency_key=task.idempotency_key,
+        )
+    if kind == "role":
+        role = parse_args(proposal_tools.ProposeRole, data)
+        return lambda db, actor: proposals.propose_role(
+            db,
+            actor,
+            project=role.project_id,
+            workspace_id=role.workspace_id,
+            name=role.name,
+            role=role.role,
+            description=role.description,
+            idempotency_key=role.idempotency_key,
+        )
+    team = parse_args(proposal_tools.ProposeComposition, data)
+    return lambda db, actor: proposals.propose_composition(
+        db,
+        actor,
+        project=team.project_id,
+        workspace_id=team.workspace_id,
+        seats=[s.model_dump(by_alias=True, exclude_none=True) for s in team.seats],
+        rationale=team.rationale,
+        idempotency_key=team.idempotency_key,
+    )
+
+
+P = "/api/v1/projects/{project}"
+ENDPOINTS: tuple[Endpoint, ...] = (
+    Endpoint(
+        f"{P}/activity",
+        "GET",
+        list_activity,
+        "The project's activity, newest first; ?since=cursor gives what came after, oldest "
+        "first (limit, mine, taskId)",
+        query=ActivityQuery,
+    ),
+    Endpoint(
+        f"{P}/messages",
+        "POST",
+        post_message,
+        "Post into a participant's inbox thread (Idempotency-Key header; required when shared)",
+        activity_tools.PostMessage,
+        201,
+    ),
+    Endpoint(
+        f"{P}/proposals",
+        "GET",
+        list_proposals,
+        "The project's proposal cards, newest first (?status=pending|accepted|dismissed)",
+        query=ProposalsQuery,
+    ),
+    Endpoint(
+        f"{P}/proposals",
+        "POST",
+        post_proposal,
+        "Leave a proposal card (kind: task, task_update, task_delete, role, composition)",
+        None,
+        201,
+    ),
+)

@@ -1,0 +1,167 @@
+"""Project tools: list, get, create, update, archive, unarchive, delete."""
+
+from __future__ import annotations
+
+from crewboard.domain.identity.access import Scope, Toolset
+from crewboard.mcp import args as a
+from crewboard.mcp.render import Reply, fit_rows, page_note
+from crewboard.mcp.tooldef import Call, ToolDef
+from crewboard.services.projects import projects
+
+
+def list_projects(call: Call, args: a.ListProjects) -> Reply:
+    views, total = projects.list_projects(
+        call.db,
+        call.actor,
+        project=args.project_id,
+        workspace_id=args.workspace_id,
+        filter_workspace=args.given("workspace_id"),
+        include_archived=args.include_archived,
+        limit=args.limit,
+        offset=args.offset,
+    )
+    rows = fit_rows(views)
+    following = args.offset + len(rows)
+    body = {
+        "projects": rows,
+        "total": total,
+        "nextOffset": following if following < total else None,
+    }
+    return Reply(body, page_note(shown=len(rows), offset=args.offset, total=total))
+
+
+def get_project(call: Call, args: a.GetProject) -> Reply:
+    return Reply(projects.describe_project(call.db, call.actor, args.project_id))
+
+
+def create_project(call: Call, args: a.CreateProject) -> Reply:
+    result = projects.create_project(call.db, call.actor, **args.model_dump())
+    note = "This key was used before: this is the original answer." if result.replayed else None
+    return Reply(result.body, note)
+
+
+def update_project(call: Call, args: a.UpdateProject) -> Reply:
+    return Reply(
+        projects.update_project(
+            call.db,
+            call.actor,
+            project=args.project_id,
+            workspace_id=args.workspace_id,
+            name=args.name,
+            goal=args.goal,
+            phase=args.phase,
+            status=args.status,
+            description=args.description,
+            type=args.type,
+            collections=args.collections,
+        )
+    )
+
+
+def _set_archived(archived: bool):  # type: ignore[no-untyped-def]
+    def run(call: Call, args: a.ProjectAction) -> Reply:
+        return Reply(
+            projects.set_project_archived(
+                call.db,
+                call.actor,
+                project=args.project_id,
+                workspace_id=args.workspace_id,
+                archived=archived,
+            )
+        )
+
+    return run
+
+
+def delete_project(call: Call, args: a.ProjectAction) -> Reply:
+    return Reply(
+        projects.delete_project(
+            call.db, call.actor, project=args.project_id, workspace_id=args.workspace_id
+        )
+    )
+
+
+TOOLS = (
+    ToolDef(
+        name="list_projects",
+        title="List projects",
+        description=(
+            "List the projects you can open, by key, with goal, phase, status, collections and "
+            "your role (viewerRole). Filter by projectId or workspaceId (null: private projects); "
+            "archived projects only with includeArchived. Paged with limit and offset."
+        ),
+        args=a.ListProjects,
+        toolset=Toolset.BOARD,
+        run=list_projects,
+    ),
+    ToolDef(
+        name="get_project",
+        title="Get a project",
+        description="One project by id or key: its fields, your role on it, and counts of its people, roles and state page revision.",
+        args=a.GetProject,
+        toolset=Toolset.BOARD,
+        run=get_project,
+    ),
+    ToolDef(
+        name="create_project",
+        title="Create a project",
+        description=(
+            "Create a project; you become its admin. Name the workspace explicitly "
+            "(workspaceId null puts it in your private space). Keyed by idempotencyKey."
+        ),
+        args=a.CreateProject,
+        toolset=Toolset.ADMIN,
+        run=create_project,
+        scopes=(Scope.PROJECTS_ADMIN,),
+        read_only=False,
+        idempotent=True,
+    ),
+    ToolDef(
+        name="update_project",
+        title="Update a project",
+        description="Change a project's name, goal, phase, status, description, type or collections; fields you omit stay as they are. Needs the admin role.",
+        args=a.UpdateProject,
+        toolset=Toolset.ADMIN,
+        run=update_project,
+        scopes=(Scope.PROJECTS_ADMIN,),
+        read_only=False,
+        idempotent=True,
+    ),
+    ToolDef(
+        name="archive_project",
+        title="Archive a project",
+        description="Archive a project (archiving an archived project changes nothing). Needs the admin role.",
+        args=a.ProjectAction,
+        toolset=Toolset.ADMIN,
+        run=_set_archived(True),
+        scopes=(Scope.PROJECTS_ADMIN,),
+        read_only=False,
+        idempotent=True,
+    ),
+    ToolDef(
+        name="unarchive_project",
+        title="Unarchive a project",
+        description="Bring an archived project back to the active list. Needs the admin role.",
+        args=a.ProjectAction,
+        toolset=Toolset.ADMIN,
+        run=_set_archived(False),
+        scopes=(Scope.PROJECTS_ADMIN,),
+        read_only=False,
+        idempotent=True,
+    ),
+    ToolDef(
+        name="delete_project",
+        title="Delete a project",
+        description=(
+            "Delete an archived project with everything in it, for good. An active project is "
+            "refused: archive it first. Needs the admin role."
+        ),
+        args=a.ProjectAction,
+        toolset=Toolset.ADMIN,
+        run=delete_project,
+        scopes=(Scope.PROJECTS_ADMIN,),
+        read_only=False,
+        destructive=True,
+        idempotent=False,
+    ),
+)

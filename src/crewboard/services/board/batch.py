@@ -1,0 +1,649 @@
+"""Board changes to many tasks in one call.
+
+`update_tasks` applies one planning change to every task it names, all or nothing.
+`set_task_status` moves tasks to new statuses and answers with an outcome per task: the ones
+that can change are written, the others say why not.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from crewboard.domain.board.tasks import (
+    MAX_IDS,
+    MAX_TAGS,
+    Link,
+    Relation,
+    Task,
+    TaskStatus,
+    check_tags,
+    parse_task_key,
+)
+from crewboard.domain.identity.access import Role, Scope, parse_enum
+from crewboard.domain.models import Actor, Project
+from crewboard.domain.validation import check_text
+from crewboard.errors import (
+    CrewboardError,
+    LimitExceeded,
+    NotFound,
+    RevisionConflict,
+    ValidationFailed,
+)
+from crewboard.services.board.tasks import (
+    camel,
+    check_assignment,
+    check_fields,
+    check_status_allowed,
+    revision_conflict,
+    save_task,
+    task_not_found,
+)
+from crewboard.services.board.views import task_key
+from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
+from crewboard.services.identity.access import access_project
+from crewboard.storage.board.tasks import TaskFilter
+from crewboard.storage.database import Database, LostRace
+from crewboard.storage.uow import UnitOfWork
+
+# The fields update_tasks sets (snake_case; camelCase on the wire). Omitted: unchanged.
+PLANNING_FIELDS = (
+    "assignee_id",
+    "assignee_type",
+    "human_owner_id",
+    "priority",
+    "story_points",
+    "cycle",
+    "start_date",
+    "due_date",
+)
+ASSIGNMENT_FIELDS = frozenset({"assignee_id", "assignee_type", "human_owner_id"})
+CHANGE_ARGUMENTS = [
+    *(camel(name) for name in PLANNING_FIELDS),
+    "addLabels",
+    "removeLabels",
+    "addRelationships",
+    "removeRelationships",
+]
+MAX_RELATIONSHIPS = 50  # per call; keeps the acknowledgement inside the response budget
+MAX_REF = 200
+ACK_BUDGET = 40 * 1024  # set_task_status' answer stays well inside the 48 KiB reply budget
+LEFT_OUT = "Left out to keep the answer short; send this task alone to see why."
+
+
+# --- checking the arguments -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlanningChange:
+    """What update_tasks does to each task, checked: fields (None clears), labels, links."""
+
+    fields: dict[str, Any]
+    add_labels: tuple[str, ...] = ()
+    remove_labels: tuple[str, ...] = ()
+    add_links: tuple[tuple[Relation, str], ...] = ()
+    remove_links: tuple[str, ...] = ()
+
+
+def check_task_refs(
+    field: str, refs: list[str], *, item: str = "", limit: int = MAX_IDS, required: bool = True
+) -> list[str]:
+    """Task ids, keys or numbers (at least one when `required`), stripped, in order.
+
+    `item` names the key inside each entry (".taskId"), so refusals name `field.i.taskId`.
+
+    Raises:
+        ValidationFailed: none given, or an empty one. LimitExceeded: too many, or too long.
+    """
+    if required and not refs:
+        raise ValidationFailed.field(field, "name at least one task (its id or key, e.g. CRW-12).")
+    if len(refs) > limit:
+        raise LimitExceeded(
+            f"{field}: {len(refs)} items is over the limit of {limit} a call; split the work.",
+            {"field": field, "limit": limit},
+        )
+    return [
+        check_text(f"{field}.{i}{item}", ref, max_length=MAX_REF, required=True)
+        for i, ref in enumerate(refs)
+    ]
+
+
+def check_planning_change(
+    fields: Mapping[str, Any],
+    *,
+    add_labels: list[str] | None = None,
+    remove_labels: list[str] | None = None,
+    add_relationships: list[Mapping[str, Any]] | None = None,
+    remove_relationships: list[str] | None = None,
+) -> PlanningChange:
+    """Validate update_tasks' change; every refusal names its field.
+
+    Raises:
+        ValidationFailed, LimitExceeded.
+    """
+    unknown = sorted(set(fields) - set(PLANNING_FIELDS))
+    if unknown:
+        raise ValidationFailed.field(
+            camel(unknown[0]),
+            "is not a planning field; update_tasks never changes status or text.",
+            CHANGE_ARGUMENTS,
+        )
+    if "priority" in fields and fields["priority"] is None:
+        raise ValidationFailed.field(
+            "priority", "cannot be cleared; every task has a priority.", ["low", "medium", "high"]
+        )
+    checked = check_fields(dict(fields))
+    for name in ("assignee_id", "human_owner_id"):
+        if checked.get(name) is not None:
+            checked[name] = check_text(
+                camel(name), checked[name], max_length=MAX_REF, required=True
+            )
+    change = PlanningChange(
+        fields=checked,
+        add_labels=check_tags("addLabels", add_labels or []),
+        remove_labels=check_tags("removeLabels", remove_labels or []),
+        add_links=tuple(_check_add_links(add_relationships or [])),
+        remove_links=tuple(
+            check_task_refs(
+                "removeRelationships",
+                [str(ref) for ref in remove_relationships or []],
+                limit=MAX_RELATIONSHIPS,
+                required=False,
+            )
+        ),
+    )
+    _check_label_overlap(change)
+    if not (
+        change.fields
+        or change.add_labels
+        or change.remove_labels
+        or change.add_links
+        or change.remove_links
+    ):
+        raise ValidationFailed.field(
+            "arguments", "name at least one change to make to the tasks.", CHANGE_ARGUMENTS
+        )
+    return change
+
+
+def _check_label_overlap(change: PlanningChange) -> None:
+    adding = {label.lower() for label in change.add_labels}
+    for label in change.remove_labels:
+        if label.lower() in adding:
+            raise ValidationFailed.field(
+                "removeLabels", f"{label!r} is also in addLabels; name each label in one list."
+            )
+
+
+def _check_add_links(items: list[Mapping[str, Any]]) -> list[tuple[Relation, str]]:
+    refs = check_task_refs(
+        "addRelationships",
+        [str(entry.get("taskId") or "") for entry in items],
+        item=".taskId",
+        limit=MAX_RELATIONSHIPS,
+        required=False,
+    )
+    return [
+        (parse_enum(str(entry.get("type")), Relation, f"addRelationships.{i}.type"), ref)
+        for i, (entry, ref) in enumerate(zip(items, refs, strict=True))
+    ]
+
+
+def check_status_changes(
+    changes: list[Mapping[str, Any]], expected_versions: Mapping[str, Any] | None
+) -> tuple[list[tuple[str, TaskStatus]], dict[str, int]]:
+    """Validate set_task_status' changes and expected revisions; refusals name the field.
+
+    Raises:
+        ValidationFailed, LimitExceeded.
+    """
+    refs = check_task_refs(
+        "changes", [str(entry.get("taskId") or "") for entry in changes], item=".taskId"
+    )
+    checked: list[tuple[str, TaskStatus]] = []
+    for i, (entry, ref) in enumerate(zip(changes, refs, strict=True)):
+        if ref in refs[:i]:
+            raise ValidationFailed.field(
+                f"changes.{i}.taskId", f"{ref} is named twice; give one status per task."
+            )
+        checked.append(
+            (ref, parse_enum(str(entry.get("status")), TaskStatus, f"changes.{i}.status"))
+        )
+    return checked, _check_expected_versions(refs, dict(expected_versions or {}))
+
+
+def _check_expected_versions(refs: list[str], versions: dict[str, Any]) -> dict[str, int]:
+    if len(versions) > MAX_IDS:
+        raise LimitExceeded(
+            f"expectedVersions: {len(versions)} entries is over the limit of {MAX_IDS}.",
+            {"field": "expectedVersions", "limit": MAX_IDS},
+        )
+    named = set(refs)
+    checked: dict[str, int] = {}
+    for given, revision in versions.items():
+        ref = str(given).strip()
+        field = f"expectedVersions.{ref}"
+        if ref not in named:
+            raise ValidationFailed.field(field, "names no task of changes; use the same taskId.")
+        if isinstance(revision, bool) or not isinstance(revision, int) or revision < 1:
+            raise ValidationFailed.field(
+                field, f"must be a revision (1 or more); got {revision!r}."
+            )
+        checked[ref] = revision
+    return checked
+
+
+# --- finding tasks -------------------------------------------------------------------------
+
+
+def find_project_tasks(uow: UnitOfWork, project: Project, refs: Iterable[str]) -> dict[str, Task]:
+    """The tasks of `project` named by id, key (CRW-12) or number, by ref; unknown refs absent."""
+    refs = list(refs)
+    by_id = uow.tasks.get_many(ref for ref in refs if ref.startswith("tsk_"))
+    numbers: dict[str, int] = {}
+    for ref in refs:
+        key = parse_task_key(ref)
+        if key is not None and key[0] == project.key:
+            numbers[ref] = key[1]
+        elif ref.isdigit():
+            numbers[ref] = int(ref)
+    by_number: dict[int, Task] = {}
+    if numbers:
+        wanted = sorted(set(numbers.values()))
+        rows, _ = uow.tasks.search(
+            TaskFilter(project_ids=[project.id], numbers=wanted), limit=len(wanted)
+        )
+        by_number = {task.number: task for task in rows}
+    found: dict[str, Task] = {}
+    for ref in refs:
+        task = by_id.get(ref) if ref in by_id else by_number.get(numbers.get(ref, 0))
+        if task is not None and task.project_id == project.id:
+            found[ref] = task
+    return found
+
+
+def _all_tasks(uow: UnitOfWork, project: Project, refs: list[str]) -> list[Task]:
+    """Every task `refs` names, in order, each once.
+
+    Raises:
+        NotFound: naming every ref that is not a task of the project.
+    """
+    found = find_project_tasks(uow, project, refs)
+    missing = [ref for ref in refs if ref not in found]
+    if missing:
+        raise NotFound(
+            f"No task {', '.join(missing[:10])} in {project.key} is open to you, so nothing was "
+            "changed; list_tasks shows the project's tasks.",
+            {"resource": "task", "field": "taskIds", "missing": missing},
+        )
+    return list({found[ref].id: found[ref] for ref in refs}.values())
+
+
+def _link_targets(
+    uow: UnitOfWork, project: Project, tasks: list[Task], change: PlanningChange
+) -> dict[str, Task]:
+    """The other ends of the relationships to add and remove, by ref.
+
+    Raises:
+        ValidationFailed: a ref that is no task of the project, one of the tasks being
+            changed, or the same task named twice.
+    """
+    named = [("addRelationships", i, ref) for i, (_, ref) in enumerate(change.add_links)] + [
+        ("removeRelationships", i, ref) for i, ref in enumerate(change.remove_links)
+    ]
+    found = find_project_tasks(uow, project, [ref for _, _, ref in named])
+    changing = {task.id for task in tasks}
+    seen: set[str] = set()
+    for field, i, ref in named:
+        where = f"{field}.{i}" if field == "removeRelationships" else f"{field}.{i}.taskId"
+        other = found.get(ref)
+        if other is None:
+            raise ValidationFailed.field(where, f"{ref} is not a task of {project.key}.")
+        if other.id in changing:
+            raise ValidationFailed.field(
+                where, f"{ref} is one of taskIds; a task cannot be related to itself."
+            )
+        if other.id in seen:
+            raise ValidationFailed.field(
+                where, f"{ref} is named twice; a pair of tasks has one relationship at most."
+            )
+        seen.add(other.id)
+    return found
+
+
+# --- writing -------------------------------------------------------------------------------
+
+
+def _for_task(error: CrewboardError, project: Project, task: Task) -> CrewboardError:
+    """The same refusal, saying which task it is about."""
+    key = task_key(project, task)
+    return type(error)(f"{key}: {error.message}", {**error.details, "taskId": task.id, "key": key})
+
+
+def _merge_labels(project: Project, task: Task, change: PlanningChange) -> tuple[str, ...]:
+    """The task's labels with addLabels added and removeLabels taken away (any case).
+
+    Raises:
+        LimitExceeded: the task would end with more than 20 labels (the refusal names it).
+    """
+    removing = {label.lower() for label in change.remove_labels}
+    merged = {label.lower(): label for label in task.labels if label.lower() not in removing}
+    for label in change.add_labels:
+        merged.setdefault(label.lower(), label)
+    if len(merged) > MAX_TAGS:
+        error = LimitExceeded(
+            f"addLabels: the task would have {len(merged)} labels; at most {MAX_TAGS}.",
+            {"field": "addLabels", "limit": MAX_TAGS},
+        )
+        raise _for_task(error, project, task)
+    return tuple(merged.values())
+
+
+_COMPARED = (*PLANNING_FIELDS, "labels")
+
+
+def _plan(
+    uow: UnitOfWork, project: Project, task: Task, change: PlanningChange
+) -> tuple[Task, list[str]]:
+    """The task after `change`, and the (camelCase) names of the fields that really change."""
+    values = dict(change.fields)
+    if "assignee_id" in values and "assignee_type" not in values:
+        values["assignee_type"] = None  # the new assignee decides it
+    updated = replace(task, **values, labels=_merge_labels(project, task, change))
+    if ASSIGNMENT_FIELDS & values.keys():
+        try:
+            updated = check_assignment(uow, project, updated)
+        except CrewboardError as error:
+            raise _for_task(error, project, task) from None
+    changed = [camel(name) for name in _COMPARED if getattr(updated, name) != getattr(task, name)]
+    return updated, changed
+
+
+def _apply_link_changes(
+    uow: UnitOfWork,
+    project: Project,
+    tasks: list[Task],
+    targets: dict[str, Task],
+    change: PlanningChange,
+    *,
+    links: dict[str, list[Link]],
+) -> set[str]:
+    """Set and remove the relationships; return the ids of the tasks whose links changed."""
+    current = {(me, link.other_id): link.relation for me, own in links.items() for link in own}
+    touched: set[str] = set()
+    for task in tasks:
+        for relation, ref in change.add_links:
+            other = targets[ref]
+            if current.get((task.id, other.id)) is not relation:
+                uow.tasks.set_link(project.id, task.id, other.id, relation, uow.now)
+                touched |= {task.id, other.id}
+        for ref in change.remove_links:
+            other = targets[ref]
+            if (task.id, other.id) in current:
+                uow.tasks.remove_link(task.id, other.id)
+                touched |= {task.id, other.id}
+    return touched
+
+
+def _blockers(links: list[Link]) -> int:
+    return sum(1 for link in links if link.relation is Relation.BLOCKED_BY)
+
+
+def do_update_tasks(
+    uow: UnitOfWork,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: str | None,
+    task_refs: list[str],
+    change: PlanningChange,
+) -> Ack:
+    """Apply `change` to every named task in this transaction, or to none."""
+    proj = access_project(
+        uow, actor, project, scope=Scope.TASKS_MANAGE, role=Role.WRITE, workspace_id=workspace_id
+    ).project
+    tasks = _all_tasks(uow, proj, task_refs)
+    targets = _link_targets(uow, proj, tasks, change)
+    ids = [task.id for task in tasks] + [other.id for other in targets.values()]
+    plans = [(task, *_plan(uow, proj, task, change)) for task in tasks]
+    links_before = uow.tasks.links_of(ids)
+    touched = _apply_link_changes(uow, proj, tasks, targets, change, links=links_before)
+    links_after = uow.tasks.links_of(ids) if touched else links_before
+
+    def save(current: Task, updated: Task, changed: list[str]) -> dict[str, Any]:
+        if current.id in touched:
+            changed = [*changed, "relationships"]
+        row = {"taskId": current.id, "key": task_key(proj, current), "changed": changed}
+        if not changed:
+            return {**row, "revision": current.revision}
+        blockers = (_blockers(links_before[current.id]), _blockers(links_after[current.id]))
+        try:
+            saved = save_task(
+                uow, actor, proj, current, updated, changed=changed, blockers=blockers
+            )
+        except LostRace as race:
+            # Run again on what is committed now; should the races go on, say which task.
+            details = getattr(race.outcome, "details", {})
+            raise LostRace(
+                RevisionConflict(
+                    f"{row['key']} kept changing while this call ran, so no task was changed; "
+                    "send the same call again.",
+                    {**details, "taskId": current.id, "key": row["key"]},
+                )
+            ) from None
+        return {**row, "revision": saved.revision}
+
+    rows = [save(task, updated, changed) for task, updated, changed in plans]
+    others = {other.id: other for other in targets.values() if other.id in touched}
+    also = [save(other, other, []) for other in others.values()]
+    updated_count = sum(1 for row in rows if row["changed"])
+    body = {
+        "projectId": proj.id,
+        "tasks": rows,
+        "updated": updated_count,
+        "unchanged": len(rows) - updated_count,
+        "alsoUpdated": [{k: row[k] for k in ("taskId", "key", "revision")} for row in also],
+    }
+    return Ack(body, resource_type="task", project_id=proj.id)
+
+
+def update_tasks(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: str | None,
+    idempotency_key: str,
+    task_ids: list[str],
+    fields: Mapping[str, Any] | None = None,
+    add_labels: list[str] | None = None,
+    remove_labels: list[str] | None = None,
+    add_relationships: list[Mapping[str, Any]] | None = None,
+    remove_relationships: list[str] | None = None,
+) -> KeyedResult:
+    """Apply one planning change to up to 200 tasks of a project, all or nothing (keyed).
+
+    `fields` holds the planning fields the caller sent (snake_case); None clears one.
+
+    Raises:
+        NotFound: a task id or key that is not a task of the project (nothing changes).
+        PermissionDenied, ValidationFailed, LimitExceeded, RevisionConflict (a task changed
+            while the call ran), IdempotencyConflict.
+    """
+    refs = list(dict.fromkeys(check_task_refs("taskIds", task_ids)))
+    change = check_planning_change(
+        fields or {},
+        add_labels=add_labels,
+        remove_labels=remove_labels,
+        add_relationships=add_relationships,
+        remove_relationships=remove_relationships,
+    )
+    arguments = {
+        "project": project,
+        "workspaceId": workspace_id,
+        "taskIds": task_ids,
+        "fields": dict(fields or {}),
+        "addLabels": add_labels or [],
+        "removeLabels": remove_labels or [],
+        "addRelationships": [dict(item) for item in add_relationships or []],
+        "removeRelationships": remove_relationships or [],
+    }
+    return db.write(
+        lambda uow: do_keyed_write(
+            uow,
+            actor,
+            key=_required_key(idempotency_key),
+            operation="update_tasks",
+            arguments=arguments,
+            perform=lambda: do_update_tasks(
+                uow,
+                actor,
+                project=project,
+                workspace_id=workspace_id,
+                task_refs=refs,
+                change=change,
+            ),
+        )
+    )
+
+
+def _required_key(key: str | None) -> str:
+    if key is None:
+        raise ValidationFailed.field("idempotencyKey", "is required for this write.")
+    return key
+
+
+# --- status --------------------------------------------------------------------------------
+
+
+def _set_status(
+    uow: UnitOfWork,
+    actor: Actor,
+    project: Project,
+    task: Task,
+    *,
+    status: TaskStatus,
+    expected: int | None,
+) -> dict[str, Any]:
+    """Move one task to `status`; its successful outcome.
+
+    Raises:
+        RevisionConflict, PermissionDenied, ValidationFailed: this task cannot move.
+    """
+    if expected is not None and task.revision != expected:
+        raise revision_conflict(task, expected)
+    check_status_allowed(actor, status)
+    outcome = {"taskId": task.id, "key": task_key(project, task), "ok": True, "status": str(status)}
+    if status is task.status:
+        return {**outcome, "revision": task.revision, "changed": False}
+    updated = replace(
+        task, status=status, board_order=uow.tasks.next_board_order(project.id, status.value)
+    )
+    if status is TaskStatus.IN_PROGRESS:
+        updated = check_assignment(uow, project, updated)
+    saved = save_task(uow, actor, project, task, updated, changed=["status"])
+    return {**outcome, "revision": saved.revision, "changed": True}
+
+
+def do_set_task_status(
+    uow: UnitOfWork,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: str | None,
+    changes: list[tuple[str, TaskStatus]],
+    expected_versions: dict[str, int],
+) -> Ack:
+    """Move each task that can move; the others get a failed outcome saying why."""
+    proj = access_project(
+        uow, actor, project, scope=Scope.TASKS_MANAGE, role=Role.WRITE, workspace_id=workspace_id
+    ).project
+    found = find_project_tasks(uow, proj, [ref for ref, _ in changes])
+    done: set[str] = set()
+    outcomes: list[dict[str, Any]] = []
+    for ref, status in changes:
+        task = found.get(ref)
+        try:
+            if task is None:
+                raise task_not_found(ref)
+            if task.id in done:
+                raise ValidationFailed.field(
+                    "changes", f"{ref} names a task changed earlier in this call."
+                )
+            done.add(task.id)
+            expected = expected_versions.get(ref)
+            outcomes.append(_set_status(uow, actor, proj, task, status=status, expected=expected))
+        except CrewboardError as error:
+            failed = {"taskId": task.id if task else ref, "ok": False, "error": error.to_dict()}
+            outcomes.append({**failed, "key": task_key(proj, task)} if task else failed)
+    succeeded = sum(1 for outcome in outcomes if outcome["ok"])
+    body = {
+        "projectId": proj.id,
+        "outcomes": _fit_failures(outcomes),
+        "succeeded": succeeded,
+        "failed": len(outcomes) - succeeded,
+    }
+    return Ack(body, resource_type="task", project_id=proj.id)
+
+
+def _fit_failures(outcomes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Keep the answer inside its budget: failures past it keep their code, not the why."""
+    used = sum(_size(outcome) for outcome in outcomes if outcome["ok"])
+    fitted = []
+    for outcome in outcomes:
+        kept = outcome
+        if not outcome["ok"]:
+            if used + _size(outcome) > ACK_BUDGET:
+                error = {"code": outcome["error"]["code"], "message": LEFT_OUT, "details": {}}
+                kept = {**outcome, "error": error}
+            used += _size(kept)
+        fitted.append(kept)
+    return fitted
+
+
+def _size(value: Any) -> int:
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()) + 1
+
+
+def set_task_status(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: str | None,
+    idempotency_key: str,
+    changes: list[Mapping[str, Any]],
+    expected_versions: Mapping[str, Any] | None = None,
+) -> KeyedResult:
+    """Change the status of up to 200 tasks; each succeeds or fails on its own (keyed).
+
+    Raises (the whole call; a single task's refusal is its outcome instead):
+        NotFound, PermissionDenied: the project. ValidationFailed, LimitExceeded: the
+            arguments. IdempotencyConflict.
+    """
+    checked, versions = check_status_changes(changes, expected_versions)
+    arguments = {
+        "project": project,
+        "workspaceId": workspace_id,
+        "changes": [dict(item) for item in changes],
+        "expectedVersions": dict(expected_versions or {}),
+    }
+    return db.write(
+        lambda uow: do_keyed_write(
+            uow,
+            actor,
+            key=_required_key(idempotency_key),
+            operation="set_task_status",
+            arguments=arguments,
+            perform=lambda: do_set_task_status(
+                uow,
+                actor,
+                project=project,
+                workspace_id=workspace_id,
+                changes=checked,
+                expected_versions=versions,
+            ),
+        )
+    )

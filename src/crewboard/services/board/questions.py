@@ -1,0 +1,202 @@
+"""Questions an agent asks about a task; a person answers them from the inbox."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from crewboard.domain.board.tasks import Task
+from crewboard.domain.identity.access import Role, Scope
+from crewboard.domain.ids import new_id
+from crewboard.domain.models import Actor, Project
+from crewboard.errors import AlreadyExists, NotFound
+from crewboard.services.board.notes import (
+    check_note,
+    check_page,
+    excerpt,
+    keyed_task_write,
+    next_offset,
+    notes_of,
+    question_view,
+    record_task_event,
+    task_ref_view,
+    without,
+)
+from crewboard.services.board.tasks import access_task, actor_stamp
+from crewboard.services.idempotency import Ack, KeyedResult
+from crewboard.services.identity.access import (
+    access_project,
+    require_person,
+    require_signed_in_person,
+)
+from crewboard.services.views import iso
+from crewboard.storage.board.notes import TaskQuestion
+from crewboard.storage.database import Database
+from crewboard.storage.uow import UnitOfWork
+
+MAX_NOTE_CHARS = 20_000  # a comment, an agent update, a question or an answer
+MAX_OUTPUT_NAME = 200
+MAX_OUTPUT_BYTES = 1024 * 1024  # an output's content, UTF-8 encoded
+MAX_PAGE = 200
+ACTIVITY_ROWS = 50  # rows per section of task_activity
+EXCERPT_CHARS = 280  # how much of a note an event carries
+COMMENT = "comment"
+AGENT_UPDATE = "agent_update"
+NOTE_KINDS = (COMMENT, AGENT_UPDATE)
+TICK = timedelta(microseconds=1)
+
+Perform = Callable[[UnitOfWork, Task, Project], Ack]
+
+
+# --- questions ------------------------------------------------------------------------------
+
+
+def ask_question(
+    db: Database,
+    actor: Actor,
+    *,
+    task: str,
+    workspace_id: str | None,
+    question: str,
+    idempotency_key: str | None,
+) -> KeyedResult:
+    """Ask the project's people a question about a task; it waits in their inbox (keyed).
+
+    Raises:
+        ValidationFailed, LimitExceeded, IdempotencyConflict, NotFound, PermissionDenied.
+    """
+    text = check_note("question", question)
+
+    def perform(uow: UnitOfWork, found: Task, project: Project) -> Ack:
+        asked = TaskQuestion(
+            id=new_id("qst"),
+            project_id=project.id,
+            task_id=found.id,
+            question=text,
+            asked_by=actor_stamp(actor),
+            asked_at=uow.now,
+        )
+        notes_of(uow).add_question(asked)
+        record_task_event(
+            uow,
+            actor,
+            "task.question_asked",
+            found,
+            project,
+            payload={"questionId": asked.id, "excerpt": excerpt(text)},
+        )
+        return Ack(
+            {"question": without(question_view(asked), "question")},
+            resource_type="question",
+            resource_id=asked.id,
+            project_id=project.id,
+        )
+
+    return keyed_task_write(
+        db,
+        actor,
+        operation="ask_question",
+        task=task,
+        workspace_id=workspace_id,
+        idempotency_key=idempotency_key,
+        arguments={"question": question},
+        perform=perform,
+    )
+
+
+def _question_not_found(question_id: str) -> NotFound:
+    return NotFound(
+        f"No question {question_id!r} is open to you; the inbox lists the open ones.",
+        {"resource": "question", "ref": question_id},
+    )
+
+
+def answer_question(db: Database, actor: Actor, question_id: str, answer: str) -> dict[str, Any]:
+    """Answer a question as a person (web app or operator CLI); the answer shows on the task.
+
+    Sending the same answer again is a no-op (`changed: false`). Answering is a person's
+    decision like a review, so no token answers, whatever its kind.
+
+    Raises:
+        HumanIdentityRequired: an agent token. PermissionDenied: a personal token.
+        AlreadyExists: someone else (or another text) answered first; details carry the answer.
+        NotFound, PermissionDenied, ValidationFailed, LimitExceeded.
+    """
+    require_person(actor, "Answering a question")
+    require_signed_in_person(actor, "Answering a question")
+    text = check_note("answer", answer)
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        notes = notes_of(uow)
+        asked = notes.question(question_id)
+        if asked is None:
+            raise _question_not_found(question_id)
+        try:
+            found, project = access_task(
+                uow, actor, asked.task_id, scope=Scope.TASKS_MANAGE, role=Role.WRITE
+            )
+        except NotFound:
+            raise _question_not_found(question_id) from None
+        stamp = actor_stamp(actor)
+        if asked.answered_at is None and notes.answer_question(
+            asked.id, answer=text, answered_by=stamp, at=uow.now
+        ):
+            answered = notes.question(asked.id)
+            assert answered is not None  # noqa: S101 - answered in this transaction
+            record_task_event(
+                uow,
+                actor,
+                "task.question_answered",
+                found,
+                project,
+                payload={"questionId": asked.id, "excerpt": excerpt(text)},
+            )
+            return {"question": question_view(answered), "changed": True}
+        return _already_answered(notes.question(asked.id) or asked, actor, text)
+
+    return db.write(work)
+
+
+def _already_answered(question: TaskQuestion, actor: Actor, text: str) -> dict[str, Any]:
+    by = question.answered_by or {}
+    if question.answer == text and by.get("userId") == actor.user_id:
+        return {"question": question_view(question), "changed": False}
+    who = by.get("displayName") or by.get("userId") or "someone"
+    raise AlreadyExists(
+        f"{who} already answered this question at {iso(question.answered_at)}; "
+        "add a comment on the task to say more.",
+        {"resource": "question", "questionId": question.id, "question": question_view(question)},
+    )
+
+
+def list_open_questions(
+    db: Database,
+    actor: Actor,
+    project: str,
+    *,
+    limit: int = 50,
+    offset: int = 0,
+) -> dict[str, Any]:
+    """A project's unanswered questions, the longest waiting first, each with its task.
+
+    Raises:
+        ValidationFailed: a bad page. NotFound.
+    """
+    limit, offset = check_page(limit, offset)
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        access = access_project(uow, actor, project)
+        rows, total = notes_of(uow).open_questions(access.project.id, limit=limit, offset=offset)
+        tasks = uow.tasks.get_many(q.task_id for q in rows)
+        return {
+            "projectId": access.project.id,
+            "questions": [
+                {**question_view(q), "task": task_ref_view(tasks[q.task_id], access.project)}
+                for q in rows
+            ],
+            "total": total,
+            "nextOffset": next_offset(offset, len(rows), total),
+        }
+
+    return db.read(work)

@@ -1,0 +1,672 @@
+"""The task board's core use cases: create, update, read, list."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import date, datetime
+from typing import Any
+
+from crewboard.domain.board.tasks import (
+    MAX_CYCLE,
+    MAX_IDS,
+    MAX_LONG_TEXT,
+    MAX_OUTPUT_DESTINATION,
+    MAX_STORY_POINTS,
+    MAX_TITLE,
+    AssigneeType,
+    Priority,
+    Relation,
+    Task,
+    TaskStatus,
+    TaskType,
+    check_tags,
+    lifecycle_facts,
+    parse_task_key,
+)
+from crewboard.domain.identity.access import Role, Scope, parse_enum
+from crewboard.domain.ids import new_id
+from crewboard.domain.models import Actor, Project, SeatKind
+from crewboard.domain.validation import check_text
+from crewboard.errors import (
+    LimitExceeded,
+    NotFound,
+    PermissionDenied,
+    RevisionConflict,
+    ValidationFailed,
+)
+from crewboard.services.board.views import task_view
+from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
+from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
+from crewboard.services.views import iso
+from crewboard.storage.database import Database, LostRace
+from crewboard.storage.sequences import TASK_NUMBERS
+from crewboard.storage.uow import UnitOfWork
+
+# Patchable fields, snake_case, as update_task's `patch` names them (camelCase on the wire).
+PATCH_FIELDS = (
+    "title",
+    "description",
+    "brief",
+    "type",
+    "status",
+    "priority",
+    "assignee_id",
+    "assignee_type",
+    "human_owner_id",
+    "tags",
+    "labels",
+    "due_date",
+    "start_date",
+    "story_points",
+    "cycle",
+    "parent_task_id",
+    "blocked_by_task_ids",
+    "context_refs",
+    "context_item_ids",
+    "external_reference_ids",
+    "output_destination",
+    "board_order",
+)
+
+
+def actor_stamp(actor: Actor) -> dict[str, Any]:
+    return {**actor.as_payload(), "displayName": actor.display_name}
+
+
+# --- finding tasks -------------------------------------------------------------------------
+
+
+def task_not_found(ref: str) -> NotFound:
+    return NotFound(
+        f"No task {ref!r} is open to you; list_tasks finds tasks by number, text or status.",
+        {"resource": "task", "ref": ref},
+    )
+
+
+def access_task(
+    uow: UnitOfWork,
+    actor: Actor,
+    ref: str,
+    *,
+    project: str | None = None,
+    scope: Scope = Scope.READ,
+    role: Role = Role.READ,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+) -> tuple[Task, Project]:
+    """A task by id (tsk_…), key (CRW-12) or number (with `project`), permission-checked.
+
+    Raises:
+        NotFound: no such task, or it is in a project the actor cannot open.
+        PermissionDenied, ValidationFailed: as `access_project`.
+    """
+    task: Task | None = None
+    if "\x00" in ref:
+        raise task_not_found(ref)
+    if ref.startswith("tsk_"):
+        task = uow.tasks.get(ref)
+    elif (key := parse_task_key(ref)) is not None:
+        found = uow.projects.get_by_key(key[0])
+        task = uow.tasks.get_by_number(found.id, key[1]) if found else None
+    elif ref.isdigit() and project is not None:
+        access = access_project(uow, actor, project)
+        task = uow.tasks.get_by_number(access.project.id, int(ref))
+    if task is None:
+        raise task_not_found(ref)
+    try:
+        access = access_project(
+            uow, actor, task.project_id, scope=scope, role=role, workspace_id=workspace_id
+        )
+    except NotFound:
+        raise task_not_found(ref) from None
+    if project is not None and project not in (access.project.id, access.project.key):
+        raise task_not_found(ref)
+    return task, access.project
+
+
+def render_task(uow: UnitOfWork, task: Task, project: Project) -> dict[str, Any]:
+    links = uow.tasks.links_of([task.id])[task.id]
+    related = [link.other_id for link in links] + (
+        [task.parent_task_id] if task.parent_task_id else []
+    )
+    return task_view(task, project, links, uow.tasks.numbers_of(related))
+
+
+# --- checking fields -----------------------------------------------------------------------
+
+
+def _date(field: str, value: str | date | None) -> date | None:
+    if value is None or isinstance(value, date):
+        return value
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise ValidationFailed.field(field, f"{value!r} is not a date (YYYY-MM-DD).") from None
+
+
+def _ids(field: str, values: list[str] | None) -> tuple[str, ...]:
+    items = list(values or [])
+    if len(items) > MAX_IDS:
+        raise LimitExceeded(
+            f"{field}: {len(items)} items is over the limit of {MAX_IDS}.",
+            {"field": field, "limit": MAX_IDS},
+        )
+    return tuple(dict.fromkeys(check_text(field, v, max_length=200, required=True) for v in items))
+
+
+def _story_points(value: int | None) -> int | None:
+    if value is not None and not 0 <= value <= MAX_STORY_POINTS:
+        raise ValidationFailed.field(
+            "storyPoints", f"must be between 0 and {MAX_STORY_POINTS}; got {value}."
+        )
+    return value
+
+
+CHECKS: dict[str, Any] = {
+    "title": lambda v: check_text("title", v, max_length=MAX_TITLE, required=True),
+    "description": lambda v: check_text("description", v or "", max_length=MAX_LONG_TEXT),
+    "brief": lambda v: check_text("brief", v or "", max_length=MAX_LONG_TEXT),
+    "type": lambda v: parse_enum(v, TaskType, "type"),
+    "status": lambda v: parse_enum(v, TaskStatus, "status"),
+    "priority": lambda v: parse_enum(v, Priority, "priority"),
+    "assignee_id": lambda v: _optional_id("assigneeId", v),
+    "assignee_type": lambda v: (
+        parse_enum(v, AssigneeType, "assigneeType") if v is not None else None
+    ),
+    "human_owner_id": lambda v: _optional_id("humanOwnerId", v),
+    "tags": lambda v: check_tags("tags", v or []),
+    "labels": lambda v: check_tags("labels", v or []),
+    "due_date": lambda v: _date("dueDate", v),
+    "start_date": lambda v: _date("startDate", v),
+    "story_points": _story_points,
+    "cycle": lambda v: (
+        check_text("cycle", v, max_length=MAX_CYCLE) or None if v is not None else None
+    ),
+    "parent_task_id": lambda v: _optional_id("parentTaskId", v),
+    "blocked_by_task_ids": lambda v: _ids("blockedByTaskIds", v),
+    "context_refs": lambda v: tuple(_context_refs(v or [])),
+    "context_item_ids": lambda v: _ids("contextItemIds", v),
+    "external_reference_ids": lambda v: _ids("externalReferenceIds", v),
+    "output_destination": lambda v: (
+        check_text("outputDestination", v, max_length=MAX_OUTPUT_DESTINATION) or None
+        if v is not None
+        else None
+    ),
+    "board_order": float,
+}
+
+
+def _optional_id(field: str, value: str | None) -> str | None:
+    return None if value is None else check_text(field, value, max_length=200, required=True)
+
+
+def _context_refs(refs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if len(refs) > MAX_IDS:
+        raise LimitExceeded(
+            f"contextRefs: {len(refs)} items is over the limit of {MAX_IDS}.",
+            {"field": "contextRefs", "limit": MAX_IDS},
+        )
+    return [dict(ref) for ref in refs]
+
+
+def check_fields(values: dict[str, Any]) -> dict[str, Any]:
+    """Validate the named fields (snake_case); each refusal names its field."""
+    return {name: CHECKS[name](value) for name, value in values.items()}
+
+
+def check_assignment(uow: UnitOfWork, project: Project, task: Task) -> Task:
+    """Resolve who does the work: a team role (its kind decides ai/human) or a project member.
+
+    Raises:
+        ValidationFailed: unknown assignee, kinds that disagree, AI work without an AI role,
+            in-progress work without an assignee.
+    """
+    kind = task.assignee_type
+    if task.assignee_id is not None:
+        if task.assignee_id.startswith("rol_"):
+            seat = uow.team.get(project.id, task.assignee_id)
+            if seat is None or seat.archived_at is not None:
+                raise ValidationFailed.field(
+                    "assigneeId",
+                    f"{task.assignee_id} is not an active role of {project.key}; list_team shows them.",
+                )
+            seat_kind = AssigneeType.AI if seat.kind is SeatKind.AI else AssigneeType.HUMAN
+            if kind is not None and kind is not seat_kind:
+                raise ValidationFailed.field(
+                    "assigneeType",
+                    f"role {seat.name} is {_kind_name(seat_kind)} role, not {_kind_name(kind)} one.",
+                    ["ai", "human"],
+                )
+            kind = seat_kind
+        elif task.assignee_id.startswith("usr_"):
+            if uow.projects.member_role(project.id, task.assignee_id) is None:
+                raise ValidationFailed.field(
+                    "assigneeId", f"{task.assignee_id} is not a member of {project.key}."
+                )
+            if kind is AssigneeType.AI:
+                raise ValidationFailed.field(
+                    "assigneeType",
+                    "a person is not an AI role; name an AI role from list_team.",
+                    ["ai", "human"],
+                )
+            kind = AssigneeType.HUMAN
+        else:
+            raise ValidationFailed.field(
+                "assigneeId", "name a role id (rol_…) from list_team or a person's user id (usr_…)."
+            )
+    elif kind is AssigneeType.AI:
+        raise ValidationFailed.field(
+            "assigneeId", "a task for AI names one of the project's AI roles (list_team)."
+        )
+    if (
+        task.status is TaskStatus.IN_PROGRESS
+        and task.assignee_id is None
+        and task.human_owner_id is None
+    ):
+        raise ValidationFailed.field("assigneeId", "a task in progress names who does the work.")
+    if (
+        task.human_owner_id is not None
+        and uow.projects.member_role(project.id, task.human_owner_id) is None
+    ):
+        raise ValidationFailed.field(
+            "humanOwnerId", f"{task.human_owner_id} is not a member of {project.key}."
+        )
+    return replace(task, assignee_type=kind if task.assignee_id is not None else None)
+
+
+def _kind_name(kind: AssigneeType) -> str:
+    return "an AI" if kind is AssigneeType.AI else "a human"
+
+
+def check_status_allowed(actor: Actor, status: TaskStatus) -> None:
+    if status is TaskStatus.APPROVED and actor.is_agent:
+        raise PermissionDenied(
+            "Only a person approves a task; an agent token cannot set approved. Hand it in for review.",
+            {"field": "status", "status": "approved"},
+        )
+
+
+def _check_related(
+    uow: UnitOfWork, project: Project, task_id: str, ids: tuple[str, ...], field: str
+) -> None:
+    found = uow.tasks.get_many(ids)
+    for other in ids:
+        if other == task_id:
+            raise ValidationFailed.field(field, "a task cannot point at itself.")
+        if other not in found or found[other].project_id != project.id:
+            raise ValidationFailed.field(field, f"{other} is not a task of {project.key}.")
+
+
+# --- writing -------------------------------------------------------------------------------
+
+
+def _apply_links(
+    uow: UnitOfWork, project: Project, task: Task, blocked_by: tuple[str, ...] | None
+) -> tuple[tuple[int, int], dict[str, int]]:
+    """Make `blocked_by` the task's blockers (None: leave them).
+
+    Returns the task's blocker counts before and after, and the other tasks whose relationship
+    to it changed, each with its own blocker count from before (a pair holds one relationship,
+    so making C block A undoes "A blocks C" and changes C too).
+    """
+    before = uow.tasks.blocker_count(task.id)
+    if blocked_by is None:
+        return (before, before), {}
+    _check_related(uow, project, task.id, blocked_by, "blockedByTaskIds")
+    links = uow.tasks.links_of([task.id])[task.id]
+    current = {link.other_id: link.relation for link in links}
+    gone = [o for o, rel in current.items() if rel is Relation.BLOCKED_BY and o not in blocked_by]
+    new = [o for o in blocked_by if current.get(o) is not Relation.BLOCKED_BY]
+    others = {o: uow.tasks.blocker_count(o) for o in (*gone, *new)}
+    for other in gone:
+        uow.tasks.remove_link(task.id, other)
+    for other in new:
+        uow.tasks.set_link(project.id, task.id, other, Relation.BLOCKED_BY, uow.now)
+    return (before, uow.tasks.blocker_count(task.id)), others
+
+
+def save_task(
+    uow: UnitOfWork,
+    actor: Actor,
+    project: Project,
+    current: Task,
+    updated: Task,
+    *,
+    changed: list[str],
+    blockers: tuple[int, int] = (0, 0),
+) -> Task:
+    """Write `updated` over `current` (revision +1), its lifecycle events and a task.updated event.
+
+    `current` was read in this transaction; a caller's own expected revision was checked
+    against it before. When another writer committed in between (PostgreSQL), the whole unit
+    of work runs again on what is committed now, so a call that named no revision does not
+    fail for a race it could not see.
+
+    Raises:
+        LostRace: the row moved on since it was read in this transaction (Database.write
+            retries; RevisionConflict once the attempts run out).
+    """
+    stamped = replace(
+        updated, revision=current.revision + 1, updated_by=actor_stamp(actor), updated_at=uow.now
+    )
+    if not uow.tasks.replace(stamped, current.revision):
+        raise LostRace(revision_conflict(uow.tasks.get(current.id) or current, current.revision))
+    record_lifecycle(uow, actor, current, stamped, blockers)
+    uow.record_event(
+        "task.updated",
+        actor=actor.as_payload(),
+        payload={"task": event_task(task_view(stamped, project, [], {})), "changed": changed},
+        project_id=project.id,
+        workspace_id=project.workspace_id,
+    )
+    return stamped
+
+
+def touch_related(uow: UnitOfWork, actor: Actor, project: Project, others: dict[str, int]) -> None:
+    """The other ends of changed relationships: revision +1, and a blocker event if theirs moved."""
+    for other_id, count_before in others.items():
+        other = uow.tasks.get(other_id)
+        if other is not None:
+            blockers = (count_before, uow.tasks.blocker_count(other_id))
+            save_task(
+                uow, actor, project, other, other, changed=["relationships"], blockers=blockers
+            )
+
+
+def record_lifecycle(
+    uow: UnitOfWork, actor: Actor, before: Task | None, after: Task, blockers: tuple[int, int]
+) -> None:
+    for fact in lifecycle_facts(before, after, *blockers):
+        uow.tasks.add_lifecycle_event(
+            after, fact.type.value, actor=actor_stamp(actor), data=fact.data, at=uow.now
+        )
+
+
+def do_create_task(
+    uow: UnitOfWork,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: WorkspaceRef,
+    fields: dict[str, Any],
+) -> Ack:
+    access = access_project(
+        uow, actor, project, scope=Scope.TASKS_MANAGE, role=Role.WRITE, workspace_id=workspace_id
+    )
+    proj = access.project
+    values = {
+        name: CHECKS[name](None) for name in ("description", "brief", "tags", "labels")
+    } | fields
+    status = values.get("status", TaskStatus.BACKLOG)
+    check_status_allowed(actor, status)
+    stamp = actor_stamp(actor)
+    task = Task(
+        id=new_id("tsk"),
+        project_id=proj.id,
+        number=0,  # taken last, below: the counter row stays locked until the commit
+        title=values["title"],
+        description=values["description"],
+        brief=values["brief"],
+        type=values.get("type", TaskType.GENERAL),
+        status=status,
+        priority=values.get("priority", Priority.MEDIUM),
+        assignee_id=values.get("assignee_id"),
+        assignee_type=values.get("assignee_type"),
+        human_owner_id=values.get("human_owner_id"),
+        tags=values["tags"],
+        labels=values["labels"],
+        due_date=values.get("due_date"),
+        start_date=values.get("start_date"),
+        story_points=values.get("story_points"),
+        cycle=values.get("cycle"),
+        parent_task_id=values.get("parent_task_id"),
+        context_refs=values.get("context_refs", ()),
+        context_item_ids=values.get("context_item_ids", ()),
+        external_reference_ids=values.get("external_reference_ids", ()),
+        output_destination=values.get("output_destination"),
+        board_order=values.get("board_order") or uow.tasks.next_board_order(proj.id, status.value),
+        revision=1,
+        coverage="complete",
+        created_by=stamp,
+        updated_by=stamp,
+        created_at=uow.now,
+        updated_at=uow.now,
+    )
+    task = check_assignment(uow, proj, task)
+    if task.parent_task_id is not None:
+        _check_related(uow, proj, task.id, (task.parent_task_id,), "parentTaskId")
+    task = replace(task, number=uow.sequences.take_next(proj.id, TASK_NUMBERS))
+    uow.tasks.add(task)
+    blockers, others = _apply_links(uow, proj, task, values.get("blocked_by_task_ids") or ())
+    record_lifecycle(uow, actor, None, task, (0, blockers[1]))
+    touch_related(uow, actor, proj, others)
+    view = render_task(uow, task, proj)
+    uow.record_event(
+        "task.created",
+        actor=actor.as_payload(),
+        payload={"task": event_task(view)},
+        project_id=proj.id,
+        workspace_id=proj.workspace_id,
+    )
+    return Ack({"task": view}, resource_type="task", resource_id=task.id, project_id=proj.id)
+
+
+def event_task(view: dict[str, Any]) -> dict[str, Any]:
+    """What the event log keeps of a task: enough to show it, not its long texts."""
+    return {
+        k: view[k] for k in ("id", "key", "number", "title", "status", "assigneeId", "revision")
+    }
+
+
+def create_task(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: WorkspaceRef,
+    idempotency_key: str | None,
+    **fields: Any,
+) -> KeyedResult:
+    """Create a task on the board (keyed).
+
+    Raises:
+        NotFound, PermissionDenied, ValidationFailed, LimitExceeded, IdempotencyConflict.
+    """
+    checked = check_fields({k: v for k, v in fields.items() if v is not None or k in ("title",)})
+    arguments = {"project": project, "workspaceId": workspace_id, **fields}
+    return db.write(
+        lambda uow: do_keyed_write(
+            uow,
+            actor,
+            key=idempotency_key,
+            operation="create_task",
+            arguments=_jsonable(arguments),
+            perform=lambda: do_create_task(
+                uow, actor, project=project, workspace_id=workspace_id, fields=checked
+            ),
+        )
+    )
+
+
+def _jsonable(values: dict[str, Any]) -> dict[str, Any]:
+    return {
+        k: (v if not isinstance(v, date | datetime) else v.isoformat()) for k, v in values.items()
+    }
+
+
+def do_update_task(
+    uow: UnitOfWork,
+    actor: Actor,
+    *,
+    project: str | None,
+    workspace_id: WorkspaceRef,
+    task_ref: str,
+    expected_revision: int,
+    patch: dict[str, Any],
+) -> Ack:
+    current, proj = access_task(
+        uow,
+        actor,
+        task_ref,
+        project=project,
+        scope=Scope.TASKS_MANAGE,
+        role=Role.WRITE,
+        workspace_id=workspace_id,
+    )
+    if current.revision != expected_revision:
+        raise revision_conflict(current, expected_revision)
+    if "status" in patch:
+        check_status_allowed(actor, patch["status"])
+    blocked_by = patch.pop("blocked_by_task_ids", None)
+    changes = dict(patch)
+    if "assignee_id" in changes and "assignee_type" not in changes:
+        changes["assignee_type"] = None  # the new assignee decides it (check_assignment)
+    for clearable in (
+        "tags",
+        "labels",
+        "context_item_ids",
+        "external_reference_ids",
+        "context_refs",
+    ):
+        if clearable in changes and changes[clearable] is None:
+            changes[clearable] = ()
+    if "description" in changes and changes["description"] is None:
+        changes["description"] = ""
+    if "brief" in changes and changes["brief"] is None:
+        changes["brief"] = ""
+    updated = replace(
+        current,
+        **changes,
+        revision=current.revision + 1,
+        updated_by=actor_stamp(actor),
+        updated_at=uow.now,
+    )
+    if updated.status is not current.status and "board_order" not in changes:
+        updated = replace(
+            updated, board_order=uow.tasks.next_board_order(proj.id, updated.status.value)
+        )
+    updated = check_assignment(uow, proj, updated)
+    if updated.parent_task_id is not None and updated.parent_task_id != current.parent_task_id:
+        _check_related(uow, proj, updated.id, (updated.parent_task_id,), "parentTaskId")
+    if not uow.tasks.replace(updated, expected_revision):
+        latest = uow.tasks.get(current.id)
+        raise revision_conflict(latest or current, expected_revision)
+    blockers, others = _apply_links(uow, proj, updated, blocked_by)
+    record_lifecycle(uow, actor, current, updated, blockers)
+    touch_related(uow, actor, proj, others)
+    view = render_task(uow, updated, proj)
+    uow.record_event(
+        "task.updated",
+        actor=actor.as_payload(),
+        payload={
+            "task": event_task(view),
+            "changed": sorted(camel(k) for k in patch)
+            + (["blockedByTaskIds"] if blocked_by is not None else []),
+        },
+        project_id=proj.id,
+        workspace_id=proj.workspace_id,
+    )
+    return Ack({"task": view}, resource_type="task", resource_id=updated.id, project_id=proj.id)
+
+
+def update_task(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str | None,
+    workspace_id: WorkspaceRef,
+    idempotency_key: str | None,
+    task_id: str,
+    expected_revision: int,
+    patch: dict[str, Any],
+) -> KeyedResult:
+    """Change a task from the revision the caller read (keyed).
+
+    Raises:
+        RevisionConflict: the task moved on; details name the revision, who and when.
+        NotFound, PermissionDenied, ValidationFailed, LimitExceeded, IdempotencyConflict.
+    """
+    unknown = sorted(set(patch) - set(PATCH_FIELDS))
+    if unknown:
+        raise ValidationFailed.field(
+            f"patch.{camel(unknown[0])}", "is not a task field.", [camel(f) for f in PATCH_FIELDS]
+        )
+    if not patch:
+        raise ValidationFailed.field(
+            "patch", "name at least one field to change.", [camel(f) for f in PATCH_FIELDS]
+        )
+    for name, value in patch.items():
+        if value is None and name not in _CLEARABLE:
+            raise ValidationFailed.field(
+                camel(name), "cannot be cleared; send a value or leave it out."
+            )
+    checked = {
+        name: (None if value is None else CHECKS[name](value)) for name, value in patch.items()
+    }
+    arguments = {
+        "project": project,
+        "workspaceId": workspace_id,
+        "taskId": task_id,
+        "expectedRevision": expected_revision,
+        "patch": _jsonable(patch),
+    }
+    return db.write(
+        lambda uow: do_keyed_write(
+            uow,
+            actor,
+            key=idempotency_key,
+            operation="update_task",
+            arguments=arguments,
+            perform=lambda: do_update_task(
+                uow,
+                actor,
+                project=project,
+                workspace_id=workspace_id,
+                task_ref=task_id,
+                expected_revision=expected_revision,
+                patch=dict(checked),
+            ),
+        )
+    )
+
+
+_CLEARABLE = frozenset(
+    {
+        "assignee_id",
+        "assignee_type",
+        "human_owner_id",
+        "due_date",
+        "start_date",
+        "story_points",
+        "cycle",
+        "parent_task_id",
+        "output_destination",
+        "description",
+        "brief",
+        "tags",
+        "labels",
+        "context_refs",
+        "context_item_ids",
+        "external_reference_ids",
+        "blocked_by_task_ids",
+    }
+)
+
+
+def revision_conflict(current: Task, expected: int) -> RevisionConflict:
+    who = current.updated_by.get("displayName") or current.updated_by.get("userId") or "someone"
+    return RevisionConflict(
+        f"The task is at revision {current.revision}, not {expected}: {who} changed it at "
+        f"{iso(current.updated_at)}. Read it again with get_task, then retry with that revision.",
+        {
+            "taskId": current.id,
+            "currentRevision": current.revision,
+            "expectedRevision": expected,
+            "updatedBy": current.updated_by,
+            "updatedAt": iso(current.updated_at),
+        },
+    )
+
+
+def camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)

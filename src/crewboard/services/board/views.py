@@ -1,0 +1,216 @@
+"""Wire forms of tasks: the full task, the list preview, the checklist, readiness, agent brief."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from crewboard.domain.board.tasks import PREVIEW_CHARS, Link, Relation, Task, TaskStatus
+from crewboard.domain.models import Project
+from crewboard.services.views import iso
+
+CHECKBOX = re.compile(r"^\s*[-*]\s+\[( |x|X|-)\]\s+(.+?)\s*$", re.MULTILINE)
+FINISHED = frozenset({TaskStatus.APPROVED, TaskStatus.DONE})
+AGENT_BRIEF_LIMIT = 3000
+AGENT_BRIEF_TEXT = 1500  # the brief's share, so what follows it still fits
+AGENT_BRIEF_RECORD = 240
+
+
+def task_key(project: Project, task: Task) -> str:
+    return f"{project.key}-{task.number}"
+
+
+def task_view(
+    task: Task,
+    project: Project,
+    links: list[Link],
+    numbers: dict[str, int],
+) -> dict[str, Any]:
+    """The whole task; `numbers` maps related task ids to their numbers."""
+    blocked_by = [link.other_id for link in links if link.relation is Relation.BLOCKED_BY]
+    return {
+        "id": task.id,
+        "key": task_key(project, task),
+        "number": task.number,
+        "projectId": task.project_id,
+        "workspaceId": project.workspace_id,
+        "title": task.title,
+        "description": task.description,
+        "brief": task.brief,
+        "type": str(task.type),
+        "status": str(task.status),
+        "priority": str(task.priority),
+        "assigneeId": task.assignee_id,
+        "assigneeType": task.assignee_type and str(task.assignee_type),
+        "humanOwnerId": task.human_owner_id,
+        "tags": list(task.tags),
+        "labels": list(task.labels),
+        "dueDate": task.due_date and task.due_date.isoformat(),
+        "startDate": task.start_date and task.start_date.isoformat(),
+        "storyPoints": task.story_points,
+        "cycle": task.cycle,
+        "parentTaskId": task.parent_task_id,
+        "parentNumber": numbers.get(task.parent_task_id) if task.parent_task_id else None,
+        "blockedByTaskIds": blocked_by,
+        "blockedByNumbers": [numbers.get(other) for other in blocked_by],
+        "relationships": [
+            {
+                "type": str(link.relation),
+                "taskId": link.other_id,
+                "number": numbers.get(link.other_id),
+            }
+            for link in links
+        ],
+        "contextRefs": list(task.context_refs),
+        "contextItemIds": list(task.context_item_ids),
+        "externalReferenceIds": list(task.external_reference_ids),
+        "outputDestination": task.output_destination,
+        "boardOrder": task.board_order,
+        "revision": task.revision,
+        "createdAt": iso(task.created_at),
+        "updatedAt": iso(task.updated_at),
+        "updatedBy": task.updated_by,
+    }
+
+
+LIST_FIELDS = (
+    "number",
+    "key",
+    "boardOrder",
+    "tags",
+    "labels",
+    "dueDate",
+    "parentTaskId",
+    "blockedByTaskIds",
+    "title",
+    "status",
+    "priority",
+    "type",
+    "assigneeId",
+    "assigneeType",
+    "updatedAt",
+    "revision",
+    "brief",
+    "description",
+)
+DEFAULT_LIST_FIELDS = (
+    "number",
+    "key",
+    "title",
+    "status",
+    "priority",
+    "type",
+    "assigneeId",
+    "assigneeType",
+    "tags",
+    "dueDate",
+    "parentTaskId",
+    "blockedByTaskIds",
+    "revision",
+    "updatedAt",
+    "description",
+)
+
+
+def list_row(full: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
+    """A list row: id, projectId and workspaceId always; the description as a 500-char preview."""
+    row: dict[str, Any] = {
+        "id": full["id"],
+        "projectId": full["projectId"],
+        "workspaceId": full["workspaceId"],
+    }
+    for name in fields:
+        if name == "description":
+            text = full["description"]
+            row["description"] = text[:PREVIEW_CHARS]
+            row["descriptionTruncated"] = len(text) > PREVIEW_CHARS
+        elif name == "parentTaskId":
+            row["parentTaskId"] = full["parentTaskId"]
+            row["parentNumber"] = full["parentNumber"]
+        elif name == "blockedByTaskIds":
+            row["blockedByTaskIds"] = full["blockedByTaskIds"]
+            row["blockedByNumbers"] = full["blockedByNumbers"]
+        else:
+            row[name] = full[name]
+    return row
+
+
+def checklist(task: Task) -> list[dict[str, Any]]:
+    """Markdown checkboxes in the brief and description: `- [ ]` open, `- [x]` done, `- [-]` doing."""
+    items = []
+    for source in (task.brief, task.description):
+        for mark, label in CHECKBOX.findall(source):
+            state = {" ": "open", "-": "in_progress"}.get(mark, "done")
+            items.append({"text": label, "state": state})
+    return items
+
+
+def readiness(
+    task: Task, blockers: list[Task], open_subtasks: int, items: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Whether the task can be finished: no open blocker, no open subtask, no open checklist item."""
+    open_blockers = [b for b in blockers if b.status not in FINISHED]
+    open_items = sum(1 for item in items if item["state"] != "done")
+    reasons = []
+    if open_blockers:
+        reasons.append(f"{len(open_blockers)} blocking task(s) not finished")
+    if open_subtasks:
+        reasons.append(f"{open_subtasks} subtask(s) not finished")
+    if open_items:
+        reasons.append(f"{open_items} checklist item(s) open")
+    return {
+        "ready": not reasons,
+        "reasons": reasons,
+        "openBlockerIds": [b.id for b in open_blockers],
+        "openSubtasks": open_subtasks,
+        "openChecklistItems": open_items,
+        "finished": task.status in FINISHED,
+    }
+
+
+def agent_brief(
+    project: Project,
+    task: Task,
+    parent: Task | None,
+    blockers: list[Task],
+    state_text: str,
+    *,
+    named: Sequence[tuple[str, str]] = (),
+) -> str:
+    """The task as plain text for a subagent's prompt, at most 3000 characters.
+
+    `named` holds (title, text) of the accepted records the task names; each is shown by its
+    title and first lines.
+    """
+    parts = [f"Task {task_key(project, task)}: {task.title}", f"Status: {task.status}"]
+    if task.brief or task.description:
+        parts.append(f"Brief:\n{_clip(task.brief or task.description, AGENT_BRIEF_TEXT)}")
+    if parent is not None:
+        parts.append(f"Part of {task_key(project, parent)}: {parent.title}")
+    if blockers:
+        parts.append(
+            "Blocked by:\n"
+            + "\n".join(f"- {task_key(project, b)} {b.title} ({b.status})" for b in blockers)
+        )
+    if named:
+        parts.append(
+            "Project memory this task names:\n"
+            + "\n".join(f"- {title}: {_first_lines(text)}" for title, text in named)
+        )
+    if state_text:
+        parts.append(f"Project state:\n{state_text}")
+    text = "\n\n".join(parts)
+    if len(text) <= AGENT_BRIEF_LIMIT:
+        return text
+    return text[: AGENT_BRIEF_LIMIT - 40].rstrip() + "\n… (cut; read the task with get_task)"
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _first_lines(text: str, lines: int = 3) -> str:
+    """The first non-empty lines of a record, on one line, clipped."""
+    kept = [line.strip() for line in text.splitlines() if line.strip()][:lines]
+    return _clip(" ".join(kept), AGENT_BRIEF_RECORD)

@@ -1,0 +1,169 @@
+"""The one access module: every service asks here whether an actor may touch a project.
+
+A project the actor has no role on does not exist for it (NOT_FOUND, the same answer as for a
+project that really does not exist). A refusal for a known project names what is missing.
+"""
+
+from __future__ import annotations
+
+from crewboard.domain.identity.access import Role, Scope, TokenKind, lower_role, missing_permission
+from crewboard.domain.models import Actor, Project, ProjectAccess
+from crewboard.errors import HumanIdentityRequired, NotFound, PermissionDenied, ValidationFailed
+from crewboard.storage.uow import UnitOfWork
+
+
+class _AnyWorkspace:
+    """Marker for reads that do not name a workspace (writes must name one, null included)."""
+
+    def __repr__(self) -> str:
+        return "ANY_WORKSPACE"
+
+
+ANY_WORKSPACE = _AnyWorkspace()
+WorkspaceRef = str | None | _AnyWorkspace
+
+
+def project_not_found(ref: str) -> NotFound:
+    return NotFound(
+        f"No project {ref!r} is open to you; list_projects shows the projects you can use.",
+        {"resource": "project", "ref": ref},
+    )
+
+
+def access_project(
+    uow: UnitOfWork,
+    actor: Actor,
+    ref: str,
+    *,
+    scope: Scope = Scope.READ,
+    role: Role = Role.READ,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+) -> ProjectAccess:
+    """Look a project up by id (`prj_…`) or key (`CRW`) and check the actor may act on it.
+
+    Writes pass the `workspace_id` the caller named (None: private) and it must match.
+
+    Raises:
+        NotFound: no such project, or the actor has no role on it (the two look the same).
+        PermissionDenied: the token lacks `scope`, or the effective role is below `role`.
+        ValidationFailed: `workspace_id` is not the project's.
+    """
+    found = None if "\x00" in ref else uow.projects.get_with_role(ref, actor.user_id)
+    if found is None:
+        raise project_not_found(ref)
+    project, member_role = found
+    if member_role is None or (actor.project_cap is not None and actor.project_cap != project.id):
+        raise project_not_found(ref)
+    effective = lower_role(member_role, actor.role_cap)
+    missing = missing_permission(actor.scopes, effective, scope, role)
+    if missing is not None:
+        raise PermissionDenied(
+            f"This action {missing}. Ask a project admin for access, or use a token with that "
+            "scope.",
+            {
+                "projectId": project.id,
+                "requiredScope": str(scope),
+                "requiredRole": str(role),
+                "role": str(effective),
+                "scopes": sorted(actor.scopes),
+            },
+        )
+    check_workspace(project, workspace_id)
+    return ProjectAccess(project=project, role=effective, member_role=member_role)
+
+
+def check_workspace(project: Project, workspace_id: WorkspaceRef) -> None:
+    """Refuse a request that names another workspace than the project's.
+
+    Raises:
+        ValidationFailed: naming the project's real workspace (null: the private space).
+    """
+    if isinstance(workspace_id, _AnyWorkspace) or workspace_id == project.workspace_id:
+        return
+    where = (
+        "a private project"
+        if project.workspace_id is None
+        else f"in workspace {project.workspace_id}"
+    )
+    expected = "null" if project.workspace_id is None else project.workspace_id
+    raise ValidationFailed(
+        f"workspaceId: project {project.key} is {where}; pass workspaceId {expected}.",
+        {"field": "workspaceId", "expected": project.workspace_id, "given": workspace_id},
+    )
+
+
+def require_scope(actor: Actor, scope: Scope) -> None:
+    """Check a scope for actions that are not on one project (e.g. creating a project).
+
+    Raises:
+        PermissionDenied: naming the missing scope.
+    """
+    missing = missing_permission(actor.scopes, Role.ADMIN, scope, Role.READ)
+    if missing is not None:
+        raise PermissionDenied(
+            f"This action {missing}.",
+            {"requiredScope": str(scope), "scopes": sorted(actor.scopes)},
+        )
+
+
+def require_unlimited_person(actor: Actor, action: str, scope: Scope) -> None:
+    """Check an action that reaches past any one project (creating a project).
+
+    Only a person, or a personal token with `scope`, no project limit and no role cap below
+    admin may take it: a limited token must never act outside the project it was given.
+
+    Raises:
+        PermissionDenied: saying which limit of the token stands in the way.
+    """
+    require_scope(actor, scope)
+    token = actor.token
+    if token is None:
+        return
+    reason = None
+    if token.kind is TokenKind.AGENT:
+        reason = "it is an agent token (agent tokens act inside their one project)"
+    elif token.project_id is not None:
+        reason = f"it is limited to project {token.project_id}"
+    elif token.role is not None and token.role is not Role.ADMIN:
+        reason = f"its role is capped at {token.role}"
+    if reason is not None:
+        raise PermissionDenied(
+            f"{action} needs a personal token with no project limit and no role cap; this "
+            f"token cannot, because {reason}. Use such a token, the web app or the operator CLI.",
+            {
+                "tokenKind": str(token.kind),
+                "tokenProjectId": token.project_id,
+                "tokenRole": None if token.role is None else str(token.role),
+            },
+        )
+
+
+def require_person(actor: Actor, action: str) -> None:
+    """Refuse agent tokens for actions a person must take under their own name.
+
+    Raises:
+        HumanIdentityRequired: when the actor is an agent token.
+    """
+    if actor.is_agent:
+        raise HumanIdentityRequired(
+            f"{action} needs a person's identity; an agent token cannot do it. "
+            "Use a personal token or the web app.",
+            {"tokenKind": "agent"},
+        )
+
+
+def require_signed_in_person(actor: Actor, action: str) -> None:
+    """Refuse every token for decisions only a person makes (accepting a hand-in or a card).
+
+    A token may be held by an AI whatever its kind and scopes, so decisions are taken by a
+    person signed in to the web app or at the operator CLI.
+
+    Raises:
+        PermissionDenied: when the actor calls through a token.
+    """
+    if actor.token is not None:
+        raise PermissionDenied(
+            f"{action} is a person's decision and is never taken through a token (an AI may "
+            "hold it). Decide in the web app's inbox or with the operator CLI.",
+            {"tokenKind": str(actor.token.kind), "decision": action},
+        )

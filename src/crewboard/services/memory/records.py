@@ -1,0 +1,420 @@
+"""Project memory: accepted records and the five project documents.
+
+Only what a person accepted lives here: a record is filed by the review inbox when a hand-in
+is approved (or taken by an acceptance rule). Person edits of records and documents live in
+services/memory_edits.py; no token ever edits memory. Every change keeps a version.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from crewboard.domain.identity.access import Role, parse_enum
+from crewboard.domain.ids import new_id
+from crewboard.domain.models import Actor, Project
+from crewboard.domain.review import MemoryStatus, ProjectDocument
+from crewboard.domain.validation import check_text
+from crewboard.errors import LimitExceeded, NotFound, ValidationFailed
+from crewboard.services.board.queries import open_projects
+from crewboard.services.board.tasks import actor_stamp
+from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
+from crewboard.services.views import iso
+from crewboard.storage.database import Database
+from crewboard.storage.memory.records import Document, MemoryRecord, MemoryRepository, RecordFilter
+from crewboard.storage.uow import UnitOfWork
+
+MAX_TITLE = 300
+MAX_SUMMARY = 2000
+MAX_CONTENT = 200_000  # a record's content or a document's text
+MAX_COLLECTION = 200
+MAX_IDS = 50
+MAX_PAGE = 200
+# get_project_memory's answer stays under the 48 KiB every tool reply fits in.
+MEMORY_BUDGET = 46 * 1024
+ENVELOPE_BYTES = 256  # the keys, total and nextOffset around the lists
+_CUT_ROUNDS = 12
+
+DOCUMENT_TITLES: dict[str, str] = {
+    ProjectDocument.OVERVIEW: "Overview",
+    ProjectDocument.CONTEXT: "Context",
+    ProjectDocument.DECISIONS: "Decisions",
+    ProjectDocument.NOTES: "Notes",
+    ProjectDocument.LEGAL: "Asset rights",
+}
+
+
+def memory_of(uow: UnitOfWork) -> MemoryRepository:
+    return MemoryRepository(uow.conn)
+
+
+# --- checks ----------------------------------------------------------------------------------
+
+
+def resolve_collection(
+    project: Project, value: str | None, field: str = "collection"
+) -> str | None:
+    """The project's own spelling of a collection named in any case (None stays None).
+
+    Raises:
+        ValidationFailed: the project has no such collection; names the ones it has.
+    """
+    if value is None:
+        return None
+    wanted = value.strip().casefold()
+    for name in project.collections:
+        if name.casefold() == wanted:
+            return name
+    where = f"project {project.key} has no collection {value!r}."
+    if not project.collections:
+        where += " It has no collections yet: leave the field out."
+    raise ValidationFailed.field(field, where, list(project.collections))
+
+
+def check_document(value: str | None, field: str = "document") -> str | None:
+    """A project document's name (None stays None).
+
+    Raises:
+        ValidationFailed: not one of the five documents; names them.
+    """
+    if value is None:
+        return None
+    return parse_enum(value, ProjectDocument, field).value
+
+
+def check_status(value: str, field: str = "status") -> str:
+    """Raises: ValidationFailed naming approved and canon."""
+    return parse_enum(value, MemoryStatus, field).value
+
+
+def check_title(value: str) -> str:
+    """Raises: ValidationFailed when empty, LimitExceeded over 300 characters."""
+    return check_text("title", value, max_length=MAX_TITLE, required=True)
+
+
+def check_summary(value: str) -> str:
+    """Raises: LimitExceeded over 2000 characters."""
+    return check_text("summary", value, max_length=MAX_SUMMARY)
+
+
+def check_content(value: str, field: str = "content") -> str:
+    """Raises: LimitExceeded over 200,000 characters."""
+    return check_text(field, value, max_length=MAX_CONTENT)
+
+
+# --- wire forms ------------------------------------------------------------------------------
+
+
+def record_view(record: MemoryRecord, *, include_content: bool = True) -> dict[str, Any]:
+    """A record on the wire; without its content it names the content's length instead."""
+    view: dict[str, Any] = {
+        "id": record.id,
+        "projectId": record.project_id,
+        "title": record.title,
+        "summary": record.summary,
+    }
+    if include_content:
+        view["content"] = record.content
+    else:
+        view["contentLength"] = record.length
+    view.update(
+        {
+            "collection": record.collection,
+            "document": record.document,
+            "status": record.status,
+            "version": record.version,
+            "sourceDraftId": record.source_draft_id,
+            "createdAt": iso(record.created_at),
+            "updatedAt": iso(record.updated_at),
+            "createdBy": record.created_by,
+            "updatedBy": record.updated_by,
+        }
+    )
+    return view
+
+
+def document_view(document: Document, *, include_content: bool = True) -> dict[str, Any]:
+    """A project document; without its text it names the text's length."""
+    view: dict[str, Any] = {
+        "projectId": document.project_id,
+        "name": document.name,
+        "title": DOCUMENT_TITLES[document.name],
+    }
+    if include_content:
+        view["content"] = document.content
+    view.update(
+        {
+            "length": len(document.content),
+            "version": document.version,
+            "updatedAt": iso(document.updated_at),
+            "updatedBy": document.updated_by,
+        }
+    )
+    return view
+
+
+# --- filing and removing (the review inbox decides; no permission check here) ----------------
+
+
+def file_record(
+    uow: UnitOfWork,
+    actor: Actor,
+    project: Project,
+    *,
+    title: str,
+    summary: str,
+    content: str,
+    collection: str | None,
+    document: str | None,
+    source_draft_id: str | None,
+    status: str = MemoryStatus.APPROVED,
+) -> dict[str, Any]:
+    """File an accepted record (version 1) and record `memory.record_added`.
+
+    The caller has checked that the actor may accept it.
+
+    Raises:
+        ValidationFailed, LimitExceeded: a field is empty, too long or unknown.
+    """
+    stamp = actor_stamp(actor)
+    record = MemoryRecord(
+        id=new_id("mem"),
+        project_id=project.id,
+        title=check_title(title),
+        summary=check_summary(summary),
+        content=check_content(content),
+        collection=resolve_collection(project, collection),
+        document=check_document(document),
+        status=check_status(status),
+        source_draft_id=source_draft_id,
+        version=1,
+        created_by=stamp,
+        updated_by=stamp,
+        created_at=uow.now,
+        updated_at=uow.now,
+    )
+    memory_of(uow).add_record(record)
+    record_event(uow, actor, "memory.record_added", project, record)
+    return record_view(record)
+
+
+def remove_record(uow: UnitOfWork, actor: Actor, project: Project, record_id: str) -> None:
+    """Delete a record of `project` with its versions and record `memory.record_removed`.
+
+    Raises:
+        NotFound: the project has no such record.
+    """
+    repo = memory_of(uow)
+    record = repo.record(record_id)
+    if record is None or record.project_id != project.id:
+        raise record_not_found(record_id)
+    repo.delete_record(record_id)
+    record_event(uow, actor, "memory.record_removed", project, record)
+
+
+def record_event(
+    uow: UnitOfWork, actor: Actor, kind: str, project: Project, record: MemoryRecord
+) -> None:
+    uow.record_event(
+        kind,
+        actor=actor.as_payload(),
+        payload={"record": record_view(record, include_content=False)},
+        project_id=project.id,
+        workspace_id=project.workspace_id,
+    )
+
+
+def record_not_found(record_id: str) -> NotFound:
+    return NotFound(
+        f"No memory record {record_id!r} is open to you; get_project_memory lists the records.",
+        {"resource": "memory_record", "ref": record_id},
+    )
+
+
+# --- reading one record ----------------------------------------------------------------------
+
+
+def access_record(
+    uow: UnitOfWork, actor: Actor, record_id: str, *, role: Role = Role.READ
+) -> tuple[MemoryRecord, Project]:
+    """A record and its project, when the actor may open the project with `role`.
+
+    Raises:
+        NotFound: no such record, or its project is not open to the actor (the same answer).
+        PermissionDenied: the role is too low.
+    """
+    record = None if "\x00" in record_id else memory_of(uow).record(record_id)
+    if record is None:
+        raise record_not_found(record_id)
+    try:
+        access = access_project(uow, actor, record.project_id, role=role)
+    except NotFound:
+        raise record_not_found(record_id) from None
+    return record, access.project
+
+
+def get_record(db: Database, actor: Actor, record_id: str) -> dict[str, Any]:
+    """One record in full.
+
+    Raises:
+        NotFound: as `access_record`.
+    """
+    return db.read(lambda uow: record_view(access_record(uow, actor, record_id)[0]))
+
+
+# --- reading memory --------------------------------------------------------------------------
+
+
+def get_project_memory(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str | None = None,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+    document: str | None = None,
+    collection: str | None = None,
+    ids: list[str] | None = None,
+    include_content: bool = True,
+    limit: int = 50,
+    offset: int = 0,
+    budget: int = MEMORY_BUDGET,
+) -> dict[str, Any]:
+    """Accepted records (approved or canon) and document texts the actor may read.
+
+    Records come newest changed first, `limit` from `offset`, as many as fit in `budget`
+    bytes of JSON (`nextOffset` says where to go on). Documents come on the first page
+    only: those ever written, or the one named by `document` even when empty; `ids` leaves
+    them out. A text too long for the budget is cut and marked `contentTruncated`.
+
+    Raises:
+        ValidationFailed, LimitExceeded: a bad limit, offset, document, collection or ids.
+        NotFound: `project` is not open to the actor.
+    """
+    wanted_ids = _check_reading(ids, collection, limit, offset)
+    named = check_document(document)
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        projects = open_projects(uow, actor, project, workspace_id)
+        collections = _collections(projects, collection)
+        repo = memory_of(uow)
+        found, total = repo.search(
+            RecordFilter(tuple(projects), named, collections, wanted_ids),
+            include_content=include_content,
+            limit=limit,
+            offset=offset,
+        )
+        documents: list[Document] = []
+        if wanted_ids is None and offset == 0 and (collection is None or named is not None):
+            documents = (
+                [repo.document(p, named) for p in projects]
+                if named is not None
+                else repo.documents(tuple(projects))
+            )
+        docs = [document_view(d, include_content=include_content) for d in documents]
+        records = [record_view(r, include_content=include_content) for r in found]
+        return _fit_page(docs, records, total=total, offset=offset, budget=budget)
+
+    return db.read(work)
+
+
+def _check_reading(
+    ids: list[str] | None, collection: str | None, limit: int, offset: int
+) -> tuple[str, ...] | None:
+    if not 1 <= limit <= MAX_PAGE:
+        raise ValidationFailed.field("limit", f"must be between 1 and {MAX_PAGE}; got {limit}.")
+    if offset < 0:
+        raise ValidationFailed.field("offset", f"must be 0 or more; got {offset}.")
+    if collection is not None:
+        check_text("collection", collection, max_length=MAX_COLLECTION)
+    if ids is None:
+        return None
+    if len(ids) > MAX_IDS:
+        raise LimitExceeded(
+            f"ids: {len(ids)} ids is over the limit of {MAX_IDS}; ask in several calls.",
+            {"field": "ids", "limit": MAX_IDS, "actual": len(ids)},
+        )
+    return tuple(dict.fromkeys(i for i in ids if "\x00" not in i))
+
+
+def _collections(projects: dict[str, Project], collection: str | None) -> dict[str, str] | None:
+    """Per project, its spelling of the collection asked for (None: no collection filter).
+
+    Raises:
+        ValidationFailed: no open project has that collection; names the ones there are.
+    """
+    if collection is None or not projects:
+        return None
+    if len(projects) == 1:
+        (only,) = projects.values()
+        name = resolve_collection(only, collection)
+        assert name is not None  # noqa: S101 - a collection was given
+        return {only.id: name}
+    wanted = collection.strip().casefold()
+    found = {
+        p.id: name for p in projects.values() for name in p.collections if name.casefold() == wanted
+    }
+    if not found:
+        known = sorted({name for p in projects.values() for name in p.collections})
+        raise ValidationFailed.field(
+            "collection", f"no project open to you has a collection {collection!r}.", known
+        )
+    return found
+
+
+def _fit_page(
+    documents: list[dict[str, Any]],
+    records: list[dict[str, Any]],
+    *,
+    total: int,
+    offset: int,
+    budget: int,
+) -> dict[str, Any]:
+    """Keep what fits in `budget` bytes of JSON: documents first (at most three quarters of the
+    room while records wait), then records, always at least one so paging moves on."""
+    room = budget - ENVELOPE_BYTES
+    doc_room = room if not records else room * 3 // 4
+    kept_docs = []
+    for doc in documents:
+        cut = _cut(doc, "content", max(doc_room, 0))
+        doc_room -= _size(cut)
+        room -= _size(cut)
+        kept_docs.append(cut)
+    kept: list[dict[str, Any]] = []
+    for record in records:
+        fitted = record
+        if _size(record) > room:
+            if kept:
+                break
+            fitted = _cut(record, "content", max(room, 0))
+        room -= _size(fitted)
+        kept.append(fitted)
+    following = offset + len(kept)
+    return {
+        "documents": kept_docs,
+        "records": kept,
+        "total": total,
+        "nextOffset": following if following < total else None,
+    }
+
+
+def _size(value: Any) -> int:
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()) + 1
+
+
+def _cut(view: dict[str, Any], key: str, room: int) -> dict[str, Any]:
+    """The view with its text shortened until the whole fits in `room` bytes (if it can)."""
+    text = view.get(key)
+    if not isinstance(text, str) or _size(view) <= room:
+        return view
+    marked = {**view, "contentTruncated": True, "contentLength": len(text)}
+    fixed = _size({**marked, key: ""})
+    keep = len(text)
+    for _ in range(_CUT_ROUNDS):
+        used = _size({**marked, key: text[:keep]})
+        if used <= room or keep == 0:
+            break
+        # Shrink in proportion to the bytes the text takes; it converges in a few rounds.
+        keep = min(keep - 1, keep * max(room - fixed, 0) // max(used - fixed, 1))
+    else:
+        keep = 0
+    return {**marked, key: text[:keep]}

@@ -1,0 +1,363 @@
+"""Projects: create and list (the MCP door adds update, archive and delete)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from crewboard.domain.identity.access import Role, Scope, lower_role, parse_enum
+from crewboard.domain.ids import new_id
+from crewboard.domain.models import Actor, Project, ProjectAccess, ProjectStatus, ProjectType
+from crewboard.domain.projects import (
+    DEFAULT_COLLECTIONS,
+    MAX_DESCRIPTION,
+    MAX_GOAL,
+    MAX_NAME,
+    MAX_PHASE,
+    check_collections,
+    check_project_key,
+)
+from crewboard.domain.validation import check_email, check_text
+from crewboard.errors import AlreadyExists, NotFound, ValidationFailed
+from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
+from crewboard.services.identity.access import (
+    WorkspaceRef,
+    access_project,
+    require_unlimited_person,
+)
+from crewboard.services.views import project_view
+from crewboard.storage.database import Database
+from crewboard.storage.uow import UnitOfWork
+
+MAX_PAGE = 200
+
+
+def do_create_project(
+    uow: UnitOfWork,
+    actor: Actor,
+    *,
+    workspace_id: str | None,
+    key: str,
+    name: str,
+    goal: str = "",
+    phase: str = "",
+    status: str = "active",
+    description: str = "",
+    type: str = "auto",
+    collections: list[str] | None = None,
+    idempotency_key: str | None = None,
+) -> KeyedResult:
+    """Create a project; its creator becomes its admin.
+
+    `workspace_id` is explicit: None puts the project in the actor's private space.
+
+    Raises:
+        PermissionDenied: the token lacks projects.admin, or is an agent, project-limited or
+            role-capped token.
+        NotFound: the workspace is not one the actor belongs to.
+        AlreadyExists: the key is taken.
+        ValidationFailed, LimitExceeded: on a bad field.
+        IdempotencyConflict: the key was used for something else.
+    """
+    require_unlimited_person(actor, "Creating a project", Scope.PROJECTS_ADMIN)
+    fields: dict[str, Any] = {
+        "workspaceId": workspace_id,
+        "key": check_project_key(key),
+        "name": check_text("name", name, max_length=MAX_NAME, required=True),
+        "goal": check_text("goal", goal, max_length=MAX_GOAL),
+        "phase": check_text("phase", phase, max_length=MAX_PHASE),
+        "status": parse_enum(status, ProjectStatus, "status"),
+        "description": check_text("description", description, max_length=MAX_DESCRIPTION),
+        "type": parse_enum(type, ProjectType, "type"),
+        "collections": check_collections(
+            list(DEFAULT_COLLECTIONS) if collections is None else collections
+        ),
+    }
+
+    def perform() -> Ack:
+        if (
+            workspace_id is not None
+            and uow.workspaces.member_role(workspace_id, actor.user_id) is None
+        ):
+            raise NotFound(
+                f"No workspace {workspace_id!r} is open to you; pass null for your private space.",
+                {"resource": "workspace", "ref": workspace_id},
+            )
+        if uow.projects.key_taken(fields["key"]):
+            raise AlreadyExists(
+                f"The project key {fields['key']} is taken; choose another.", {"key": fields["key"]}
+            )
+        project = Project(
+            id=new_id("prj"),
+            workspace_id=workspace_id,
+            key=fields["key"],
+            name=fields["name"],
+            goal=fields["goal"],
+            phase=fields["phase"],
+            status=fields["status"],
+            description=fields["description"],
+            type=fields["type"],
+            collections=fields["collections"],
+            archived_at=None,
+            created_at=uow.now,
+            updated_at=uow.now,
+        )
+        uow.projects.add(project, owner_user_id=actor.user_id)
+        uow.projects.set_member(project.id, actor.user_id, Role.ADMIN, uow.now)
+        view = project_view(project, Role.ADMIN)
+        uow.record_event(
+            "project.created",
+            actor=actor.as_payload(),
+            payload={"project": view},
+            project_id=project.id,
+            workspace_id=workspace_id,
+        )
+        return Ack(
+            body={"project": view},
+            resource_type="project",
+            resource_id=project.id,
+            project_id=project.id,
+        )
+
+    return do_keyed_write(
+        uow,
+        actor,
+        key=idempotency_key,
+        operation="create_project",
+        arguments={**fields, "collections": list(fields["collections"])},
+        perform=perform,
+    )
+
+
+def create_project(db: Database, actor: Actor, **fields: Any) -> KeyedResult:
+    """Create a project (see `do_create_project` for the fields and refusals)."""
+    return db.write(lambda uow: do_create_project(uow, actor, **fields))
+
+
+def list_projects(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str | None = None,
+    workspace_id: str | None = None,
+    filter_workspace: bool = False,
+    include_archived: bool = True,
+    limit: int = 50,
+    offset: int = 0,
+) -> tuple[list[dict[str, Any]], int]:
+    """Projects the actor may open, by key, each with its `viewerRole`; and the total.
+
+    Raises:
+        ValidationFailed: limit outside 1-200 or a negative offset.
+        NotFound: `project` names one the actor cannot open.
+    """
+    if not 1 <= limit <= MAX_PAGE:
+        raise ValidationFailed.field("limit", f"must be between 1 and {MAX_PAGE}; got {limit}.")
+    if offset < 0:
+        raise ValidationFailed.field("offset", f"must be 0 or more; got {offset}.")
+
+    def work(uow: UnitOfWork) -> tuple[list[dict[str, Any]], int]:
+        only = access_project(uow, actor, project).project.id if project else actor.project_cap
+        page = uow.projects.list_for_user(
+            actor.user_id,
+            only_project_id=only,
+            workspace_id=workspace_id,
+            filter_workspace=filter_workspace,
+            include_archived=include_archived,
+            limit=limit,
+            offset=offset,
+        )
+        views = [project_view(p, lower_role(role, actor.role_cap)) for p, role in page.rows]
+        return views, page.total
+
+    return db.read(work)
+
+
+def set_project_member(
+    db: Database, actor: Actor, *, project: str, email: str, role: str
+) -> dict[str, Any]:
+    """Give a person a role on a project, or change it (project admins only).
+
+    Raises:
+        NotFound: the project is not open to the actor, or no user has that email.
+        PermissionDenied: the actor is not an admin there (or lacks projects.admin).
+        ValidationFailed: unknown role.
+    """
+    new_role = parse_enum(role, Role, "role")
+    address = check_email(email)
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        access = access_project(uow, actor, project, scope=Scope.PROJECTS_ADMIN, role=Role.ADMIN)
+        user = uow.users.get_by_email(address)
+        if user is None:
+            raise NotFound(f"No user with email {address}.", {"resource": "user", "email": address})
+        uow.projects.set_member(access.project.id, user.id, new_role, uow.now)
+        change = {"projectId": access.project.id, "userId": user.id, "role": str(new_role)}
+        uow.record_event(
+            "project.member_set",
+            actor=actor.as_payload(),
+            payload=change,
+            project_id=access.project.id,
+            workspace_id=access.project.workspace_id,
+        )
+        return change
+
+    return db.write(work)
+
+
+def _project_fields(
+    *,
+    name: str | None = None,
+    goal: str | None = None,
+    phase: str | None = None,
+    status: str | None = None,
+    description: str | None = None,
+    type: str | None = None,  # the wire name of the field
+    collections: list[str] | None = None,
+) -> dict[str, Any]:
+    """Check the fields an update names; those left None stay as they are."""
+    checks: dict[str, Any] = {
+        "name": lambda v: check_text("name", v, max_length=MAX_NAME, required=True),
+        "goal": lambda v: check_text("goal", v, max_length=MAX_GOAL),
+        "phase": lambda v: check_text("phase", v, max_length=MAX_PHASE),
+        "status": lambda v: parse_enum(v, ProjectStatus, "status"),
+        "description": lambda v: check_text("description", v, max_length=MAX_DESCRIPTION),
+        "type": lambda v: parse_enum(v, ProjectType, "type"),
+        "collections": check_collections,
+    }
+    given = {
+        "name": name,
+        "goal": goal,
+        "phase": phase,
+        "status": status,
+        "description": description,
+        "type": type,
+        "collections": collections,
+    }
+    return {field: checks[field](value) for field, value in given.items() if value is not None}
+
+
+def _access_as_admin(
+    uow: UnitOfWork, actor: Actor, project: str, workspace_id: WorkspaceRef
+) -> ProjectAccess:
+    """Project settings need the projects.admin scope and the admin role."""
+    return access_project(
+        uow, actor, project, scope=Scope.PROJECTS_ADMIN, role=Role.ADMIN, workspace_id=workspace_id
+    )
+
+
+def update_project(
+    db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef, **changes: Any
+) -> dict[str, Any]:
+    """Change a project's name, goal, phase, status, description, type or collections.
+
+    Raises:
+        NotFound, PermissionDenied: as `access_project` (needs projects.admin and admin role).
+        ValidationFailed, LimitExceeded: on a bad field, or when nothing is to change.
+    """
+    fields = _project_fields(**changes)
+    if not fields:
+        raise ValidationFailed.field(
+            "fields",
+            "name at least one field to change.",
+            ["name", "goal", "phase", "status", "description", "type", "collections"],
+        )
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        access = _access_as_admin(uow, actor, project, workspace_id)
+        uow.projects.update(access.project.id, uow.now, **fields)
+        updated = uow.projects.get(access.project.id)
+        assert updated is not None  # noqa: S101 - updated in this transaction
+        view = project_view(updated, access.role)
+        uow.record_event(
+            "project.updated",
+            actor=actor.as_payload(),
+            payload={"changed": sorted(fields), "project": view},
+            project_id=updated.id,
+            workspace_id=updated.workspace_id,
+        )
+        return {"project": view}
+
+    return db.write(work)
+
+
+def set_project_archived(
+    db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef, archived: bool
+) -> dict[str, Any]:
+    """Archive or unarchive; doing it to a project already in that state changes nothing.
+
+    Raises:
+        NotFound, PermissionDenied: as `access_project` (needs projects.admin and admin role).
+    """
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        access = _access_as_admin(uow, actor, project, workspace_id)
+        current = access.project
+        if current.archived == archived:
+            return {"project": project_view(current, access.role), "changed": False}
+        uow.projects.update(current.id, uow.now, archived_at=uow.now if archived else None)
+        updated = uow.projects.get(current.id)
+        assert updated is not None  # noqa: S101 - updated in this transaction
+        view = project_view(updated, access.role)
+        uow.record_event(
+            "project.archived" if archived else "project.unarchived",
+            actor=actor.as_payload(),
+            payload={"project": view},
+            project_id=updated.id,
+            workspace_id=updated.workspace_id,
+        )
+        return {"project": view, "changed": True}
+
+    return db.write(work)
+
+
+def delete_project(
+    db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef
+) -> dict[str, Any]:
+    """Delete an archived project and everything in it. An active project is refused, never archived.
+
+    Raises:
+        NotFound, PermissionDenied: as `access_project` (needs projects.admin and admin role).
+        ValidationFailed: the project is not archived.
+    """
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        access = _access_as_admin(uow, actor, project, workspace_id)
+        doomed = access.project
+        if not doomed.archived:
+            raise ValidationFailed(
+                f"Project {doomed.key} is active; archive it first (archive_project), then delete it.",
+                {"field": "projectId", "archived": False},
+            )
+        uow.projects.delete(doomed.id)
+        uow.record_event(
+            "project.deleted",
+            actor=actor.as_payload(),
+            payload={"projectId": doomed.id, "key": doomed.key},
+            project_id=doomed.id,
+            workspace_id=doomed.workspace_id,
+        )
+        return {"deleted": True, "projectId": doomed.id, "key": doomed.key}
+
+    return db.write(work)
+
+
+def describe_project(db: Database, actor: Actor, ref: str) -> dict[str, Any]:
+    """One project with the viewer's role, its people and roles counted, and its state page revision.
+
+    Raises:
+        NotFound: when the actor cannot open the project.
+    """
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        access = access_project(uow, actor, ref)
+        project_id = access.project.id
+        return {
+            "project": project_view(access.project, access.role),
+            "counts": {
+                "members": len(uow.projects.members(project_id)),
+                "teamRoles": len(uow.team.list(project_id)),
+                "stateRevision": uow.state.get(project_id).revision,
+            },
+        }
+
+    return db.read(work)

@@ -1,0 +1,249 @@
+"""The project's state page: one working text per project, every version kept and restorable."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from crewboard.domain.identity.access import Role, Scope, missing_permission
+from crewboard.domain.models import Actor, StatePage, StateVersion
+from crewboard.domain.validation import INT32_MAX, check_no_nul
+from crewboard.errors import LimitExceeded, NotFound, RevisionConflict, ValidationFailed
+from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
+from crewboard.services.views import iso
+from crewboard.storage.database import Database
+from crewboard.storage.uow import UnitOfWork
+
+MAX_STATE_LENGTH = 5000
+MAX_VERSIONS_PAGE = 100
+
+
+def state_view(page: StatePage) -> dict[str, Any]:
+    return {
+        "projectId": page.project_id,
+        "content": page.content,
+        "revision": page.revision,
+        "updatedBy": page.updated_by,
+        "updatedAt": iso(page.updated_at),
+    }
+
+
+def version_view(version: StateVersion) -> dict[str, Any]:
+    return {
+        "revision": version.revision,
+        "content": version.content,
+        "author": version.author,
+        "createdAt": iso(version.created_at),
+        "restoredFrom": version.restored_from,
+    }
+
+
+def get_project_state(
+    db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef = ANY_WORKSPACE
+) -> dict[str, Any]:
+    """The page with its revision, who wrote it and when, whether the actor may edit it, task counts.
+
+    Raises:
+        NotFound: the project is not open to the actor.
+    """
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        access = access_project(uow, actor, project, workspace_id=workspace_id)
+        page = uow.state.get(access.project.id)
+        can_edit = missing_permission(actor.scopes, access.role, Scope.TASKS_MANAGE, Role.WRITE)
+        return {
+            **state_view(page),
+            "canEdit": can_edit is None,
+            "taskCounts": uow.tasks.count_by_status(access.project.id),
+        }
+
+    return db.read(work)
+
+
+def check_state_content(content: str) -> str:
+    """Raises: LimitExceeded over 5000 characters; ValidationFailed for a NUL character."""
+    check_no_nul("content", content)
+    if len(content) > MAX_STATE_LENGTH:
+        raise LimitExceeded(
+            f"content: {len(content)} characters is over the state page limit of {MAX_STATE_LENGTH}; "
+            "shorten it (move settled knowledge to project memory).",
+            {"field": "content", "limit": MAX_STATE_LENGTH, "actual": len(content)},
+        )
+    return content
+
+
+def check_revision(value: int, field: str = "expectedRevision") -> int:
+    """Raises: ValidationFailed for a revision below 0 or past what a revision column holds."""
+    if not 0 <= value <= INT32_MAX:
+        raise ValidationFailed(
+            f"{field}: must be a revision number from 0 to {INT32_MAX}; got {value}.",
+            {"field": field, "minimum": 0, "maximum": INT32_MAX},
+        )
+    return value
+
+
+def update_project_state(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: WorkspaceRef,
+    content: str,
+    expected_revision: int,
+) -> dict[str, Any]:
+    """Replace the page's text if it is still at `expected_revision`.
+
+    Retrying a save whose answer was lost (same text, same expected revision, same writer)
+    returns that save instead of a conflict.
+
+    Raises:
+        RevisionConflict: the page moved on; details name the current revision, who and when.
+        LimitExceeded, ValidationFailed, NotFound, PermissionDenied.
+    """
+    text = check_state_content(content)
+    expected = check_revision(expected_revision)
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        access = access_project(
+            uow,
+            actor,
+            project,
+            scope=Scope.TASKS_MANAGE,
+            role=Role.WRITE,
+            workspace_id=workspace_id,
+        )
+        project_id = access.project.id
+        author = {**actor.as_payload(), "displayName": actor.display_name}
+        revision = uow.state.save(
+            project_id, content=text, expected_revision=expected, author=author, at=uow.now
+        )
+        if revision is None:
+            replayed = _replayed_save(uow, project_id, text, expected, author)
+            if replayed is None:
+                raise _conflict(uow, project_id, expected)
+            return replayed
+        page = uow.state.get(project_id)
+        uow.record_event(
+            "state.updated",
+            actor=actor.as_payload(),
+            payload={"revision": revision, "length": len(text)},
+            project_id=project_id,
+            workspace_id=access.project.workspace_id,
+        )
+        return {**state_view(page), "saved": True}
+
+    return db.write(work)
+
+
+def _replayed_save(
+    uow: UnitOfWork, project_id: str, text: str, expected: int, author: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The answer to a save that already happened: same writer, same text, from the same revision."""
+    if expected >= INT32_MAX:
+        return None
+    saved = uow.state.version(project_id, expected + 1)
+    if saved is None or saved.content != text or not _same_writer(saved.author, author):
+        return None
+    page = StatePage(project_id, saved.content, saved.revision, saved.author, saved.created_at)
+    return {**state_view(page), "saved": True, "replayed": True}
+
+
+def _conflict(uow: UnitOfWork, project_id: str, expected: int) -> RevisionConflict:
+    current = uow.state.get(project_id)
+    return RevisionConflict(
+        f"The state page is at revision {current.revision}, not {expected}: someone saved it "
+        "meanwhile. Read it again with get_project_state, merge, and save from that revision.",
+        {
+            "currentRevision": current.revision,
+            "expectedRevision": expected,
+            "updatedBy": current.updated_by,
+            "updatedAt": iso(current.updated_at),
+        },
+    )
+
+
+def _same_writer(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return a.get("userId") == b.get("userId") and a.get("tokenId") == b.get("tokenId")
+
+
+def list_state_versions(
+    db: Database, actor: Actor, *, project: str, limit: int = 20, offset: int = 0
+) -> dict[str, Any]:
+    """Saved versions, newest first.
+
+    Raises:
+        ValidationFailed: limit outside 1-100 or negative offset. NotFound.
+    """
+    if not 1 <= limit <= MAX_VERSIONS_PAGE:
+        raise ValidationFailed.field(
+            "limit", f"must be between 1 and {MAX_VERSIONS_PAGE}; got {limit}."
+        )
+    if offset < 0:
+        raise ValidationFailed.field("offset", f"must be 0 or more; got {offset}.")
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        access = access_project(uow, actor, project)
+        versions, total = uow.state.versions(access.project.id, limit=limit, offset=offset)
+        following = offset + len(versions)
+        return {
+            "versions": [version_view(v) for v in versions],
+            "total": total,
+            "nextOffset": following if following < total else None,
+        }
+
+    return db.read(work)
+
+
+def restore_state_version(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    revision: int,
+    expected_revision: int,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+) -> dict[str, Any]:
+    """Save an earlier version's text as a new revision (history is never rewritten).
+
+    Raises:
+        NotFound: no such version. RevisionConflict: the page moved past `expected_revision`.
+    """
+    check_revision(revision, "revision")
+    expected = check_revision(expected_revision)
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        access = access_project(
+            uow,
+            actor,
+            project,
+            scope=Scope.TASKS_MANAGE,
+            role=Role.WRITE,
+            workspace_id=workspace_id,
+        )
+        project_id = access.project.id
+        old = uow.state.version(project_id, revision)
+        if old is None:
+            raise NotFound(
+                f"The state page has no revision {revision}; list_state_versions shows the saved ones.",
+                {"resource": "state_version", "revision": revision},
+            )
+        author = {**actor.as_payload(), "displayName": actor.display_name}
+        saved = uow.state.save(
+            project_id,
+            content=old.content,
+            expected_revision=expected,
+            author=author,
+            at=uow.now,
+            restored_from=revision,
+        )
+        if saved is None:
+            raise _conflict(uow, project_id, expected)
+        uow.record_event(
+            "state.restored",
+            actor=actor.as_payload(),
+            payload={"revision": saved, "restoredFrom": revision},
+            project_id=project_id,
+            workspace_id=access.project.workspace_id,
+        )
+        return {**state_view(uow.state.get(project_id)), "restoredFrom": revision}
+
+    return db.write(work)

@@ -1,0 +1,508 @@
+"""A person's decisions about hand-ins, and the acceptance an acceptance rule makes for them.
+
+Every decision is taken by a person directly (web app or operator CLI, never a token: an AI
+may hold any token) with the write role on the project, in one transaction with its event.
+Approving, saving to memory and a rule's acceptance share one path (`do_accept`): the task
+(and the chain's first task) moves to approved, older drafts of the chain are superseded and
+the task's AI role gains xp. Events name the draft, never its summary or content.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from crewboard.domain.board.tasks import MAX_TITLE, AssigneeType, Task, TaskStatus
+from crewboard.domain.identity.access import Role
+from crewboard.domain.ids import new_id
+from crewboard.domain.models import Actor, Project
+from crewboard.domain.review import (
+    ACCEPTED,
+    SUPERSEDABLE,
+    WAITING,
+    XP_PER_ACCEPTED_TASK,
+    DraftStatus,
+)
+from crewboard.domain.validation import check_text
+from crewboard.errors import NotFound, ValidationFailed
+from crewboard.services.board.tasks import actor_stamp, do_create_task, save_task
+from crewboard.services.board.views import task_key
+from crewboard.services.identity.access import access_project, require_signed_in_person
+from crewboard.services.memory import records as memory
+from crewboard.services.views import iso
+from crewboard.storage.database import Database
+from crewboard.storage.review.drafts import Draft, DraftRepository
+from crewboard.storage.uow import UnitOfWork
+
+MAX_COMMENT = 20_000
+PREVIEW = 200  # how much of a reviewer's comment an event carries
+DONE_STATES = frozenset({TaskStatus.APPROVED, TaskStatus.DONE})
+
+
+def drafts_of(uow: UnitOfWork) -> DraftRepository:
+    return DraftRepository(uow.conn)
+
+
+# --- wire forms ------------------------------------------------------------------------------
+
+
+def draft_view(draft: Draft, project: Project, key: str | None = None) -> dict[str, Any]:
+    """A draft as every door shows it; `content` only when it was loaded."""
+    view: dict[str, Any] = {
+        "id": draft.id,
+        "projectId": draft.project_id,
+        "workspaceId": project.workspace_id,
+        "taskId": draft.task_id,
+        "taskKey": key,
+        "rootTaskId": draft.root_task_id,
+        "title": draft.title,
+        "summary": draft.summary,
+        "collection": draft.collection,
+        "document": draft.document,
+        "references": draft.references,
+        "contextReceiptId": draft.context_receipt_id,
+        "status": draft.status,
+        "via": draft.via,
+        "author": draft.author,
+        "roleId": draft.role_id,
+        "idempotencyKey": draft.idempotency_key,
+        "taskMoved": draft.task_moved,
+        "taskStatusBefore": draft.task_status_before,
+        "followUpTaskId": draft.follow_up_task_id,
+        "reviewComment": draft.review_comment,
+        "memoryRecordId": draft.memory_record_id,
+        "ruleId": draft.rule_id,
+        "decidedBy": draft.decided_by,
+        "decidedAt": iso(draft.decided_at),
+        "createdAt": iso(draft.created_at),
+        "updatedAt": iso(draft.updated_at),
+    }
+    if draft.content is not None:
+        view["content"] = draft.content
+    return view
+
+
+def task_brief_view(task: Task, project: Project) -> dict[str, Any]:
+    """What a hand-in's answers say about its task."""
+    return {
+        "id": task.id,
+        "key": task_key(project, task),
+        "title": task.title,
+        "status": str(task.status),
+        "revision": task.revision,
+    }
+
+
+def preview(text: str) -> str:
+    return text if len(text) <= PREVIEW else text[: PREVIEW - 1] + "…"
+
+
+# --- shared by decisions -------------------------------------------------------------------------
+
+
+def draft_not_found(draft_id: str) -> NotFound:
+    return NotFound(
+        f"No draft {draft_id!r} is open to you; the inbox lists the hand-ins waiting for review.",
+        {"resource": "draft", "ref": draft_id},
+    )
+
+
+def access_draft(
+    uow: UnitOfWork, actor: Actor, draft_id: str, *, role: Role = Role.READ
+) -> tuple[Draft, Project]:
+    """A draft by id, with its project, when the actor holds `role` there.
+
+    Raises:
+        NotFound: no such draft, or its project is not open to the actor.
+        PermissionDenied: the actor's role is below `role`.
+    """
+    draft = None if "\x00" in draft_id else drafts_of(uow).get(draft_id)
+    if draft is None:
+        raise draft_not_found(draft_id)
+    try:
+        access = access_project(uow, actor, draft.project_id, role=role)
+    except NotFound:
+        raise draft_not_found(draft_id) from None
+    return draft, access.project
+
+
+def check_state(draft: Draft, accepted: frozenset[DraftStatus], action: str) -> None:
+    """Raises: ValidationFailed naming the draft's status and the states `action` takes."""
+    if DraftStatus(draft.status) not in accepted:
+        states = sorted(str(s) for s in accepted)
+        raise ValidationFailed(
+            f"Draft {draft.id} is {draft.status}; {action} takes a draft that is "
+            f"{' or '.join(states)}.",
+            {"draftId": draft.id, "status": draft.status, "accepted": states},
+        )
+
+
+def set_status(
+    uow: UnitOfWork, actor: Actor, project: Project, task: Task, status: TaskStatus
+) -> Task:
+    """Move a task to `status` with its lifecycle events (unchanged when it is there already)."""
+    if task.status is status:
+        return task
+    order = uow.tasks.next_board_order(project.id, status.value)
+    return save_task(
+        uow,
+        actor,
+        project,
+        task,
+        replace(task, status=status, board_order=order),
+        changed=["status"],
+    )
+
+
+def record_decision(
+    uow: UnitOfWork, actor: Actor, draft: Draft, project: Project, **details: Any
+) -> None:
+    """The event of a decision: `draft.<status>`, owned by the hand-in's token."""
+    task = uow.tasks.get(draft.task_id) if draft.task_id else None
+    uow.record_event(
+        f"draft.{draft.status}",
+        actor=actor.as_payload(),
+        payload={
+            "draftId": draft.id,
+            "taskId": draft.task_id,
+            "taskKey": task_key(project, task) if task else None,
+            "status": draft.status,
+            "handInTokenId": draft.token_id,
+            "title": draft.title,
+            **details,
+        },
+        project_id=project.id,
+        workspace_id=project.workspace_id,
+    )
+
+
+def _decide(
+    uow: UnitOfWork,
+    draft: Draft,
+    status: DraftStatus,
+    decided_by: dict[str, Any],
+    **values: Any,
+) -> Draft:
+    changes = {"status": str(status), "decided_by": decided_by, "decided_at": uow.now, **values}
+    drafts_of(uow).update(draft.id, uow.now, **changes)
+    return replace(draft, **changes, updated_at=uow.now)
+
+
+def _restore_task(uow: UnitOfWork, actor: Actor, project: Project, draft: Draft) -> Task | None:
+    """Put the task back where it was when this draft moved it, if it still waits in review."""
+    task = uow.tasks.get(draft.task_id) if draft.task_id else None
+    if task is None:
+        return None
+    if draft.task_moved and draft.task_status_before and task.status is TaskStatus.REVIEW:
+        return set_status(uow, actor, project, task, TaskStatus(draft.task_status_before))
+    return task
+
+
+def _gain_xp(
+    uow: UnitOfWork, project: Project, task: Task | None, delta: int
+) -> dict[str, Any] | None:
+    role_id = task.assignee_id if task is not None else None
+    if role_id is None or not role_id.startswith("rol_"):
+        return None
+    changed = drafts_of(uow).add_xp(project.id, role_id, delta)
+    if changed is None:
+        return None
+    return {"roleId": role_id, "gained": delta, "xp": changed[0], "level": changed[1]}
+
+
+# --- acceptance -------------------------------------------------------------------------------
+
+
+def do_accept(
+    uow: UnitOfWork,
+    actor: Actor,
+    draft: Draft,
+    project: Project,
+    *,
+    status: DraftStatus,
+    decided_by: dict[str, Any],
+    collection: str | None = None,
+    document: str | None = None,
+    comment: str | None = None,
+) -> tuple[Draft, dict[str, Any]]:
+    """Accept a draft: file it into memory (unless plain approval), approve its task and the
+    chain's first one, supersede the chain's older drafts, give the task's AI role xp.
+
+    Returns the decided draft and the details its event carried.
+    """
+    details: dict[str, Any] = {"decidedBy": decided_by}
+    values: dict[str, Any] = {"review_comment": comment}
+    if status is not DraftStatus.APPROVED:
+        content = draft.content
+        if content is None:
+            content = (drafts_of(uow).get(draft.id) or draft).content or ""
+        record = memory.file_record(
+            uow,
+            actor,
+            project,
+            title=draft.title,
+            summary=draft.summary,
+            content=content,
+            collection=collection,
+            document=document,
+            source_draft_id=draft.id,
+        )
+        values["memory_record_id"] = record["id"]
+        details |= {"memoryRecordId": record["id"], "collection": collection, "document": document}
+    if status is DraftStatus.ACCEPTED_BY_RULE:
+        values["rule_id"] = decided_by.get("ruleId")
+    task = uow.tasks.get(draft.task_id) if draft.task_id else None
+    if task is not None and task.status not in DONE_STATES:
+        task = set_status(uow, actor, project, task, TaskStatus.APPROVED)
+    if draft.root_task_id != draft.task_id:
+        root = uow.tasks.get(draft.root_task_id)
+        if root is not None and root.status not in DONE_STATES:
+            set_status(uow, actor, project, root, TaskStatus.APPROVED)
+    xp = _gain_xp(uow, project, task, XP_PER_ACCEPTED_TASK)
+    if xp is not None:
+        decided_by = {**decided_by, "xpRoleId": xp["roleId"]}
+        details["xp"] = xp
+    decided = _decide(uow, draft, status, decided_by, **values)
+    details["supersededDraftIds"] = _supersede(uow, actor, decided, project)
+    if comment:
+        details["commentPreview"] = preview(comment)
+    record_decision(uow, actor, decided, project, **details)
+    return decided, details
+
+
+def _supersede(uow: UnitOfWork, actor: Actor, accepted: Draft, project: Project) -> list[str]:
+    closed: list[str] = []
+    for older in drafts_of(uow).chain(accepted.root_task_id):
+        if older.id == accepted.id or (older.created_at, older.id) > (
+            accepted.created_at,
+            accepted.id,
+        ):
+            continue
+        if DraftStatus(older.status) not in SUPERSEDABLE:
+            continue
+        done = _decide(uow, older, DraftStatus.SUPERSEDED, accepted.decided_by or {})
+        record_decision(uow, actor, done, project, supersededBy=accepted.id)
+        closed.append(older.id)
+    return closed
+
+
+# --- a person's decisions -------------------------------------------------------------------------
+
+
+def _decision(
+    db: Database, actor: Actor, draft_id: str, action: str, decide: Any
+) -> dict[str, Any]:
+    require_signed_in_person(actor, action)
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        draft, project = access_draft(uow, actor, draft_id, role=Role.WRITE)
+        uow.serialize(f"draft-chain:{draft.root_task_id}")
+        decided, extra = decide(uow, draft, project)
+        task = uow.tasks.get(decided.task_id) if decided.task_id else None
+        key = task_key(project, task) if task else None
+        return {
+            "draft": draft_view(decided, project, key),
+            "task": task_brief_view(task, project) if task else None,
+            **extra,
+        }
+
+    result: dict[str, Any] = db.write(work)
+    return result
+
+
+def _person(actor: Actor) -> dict[str, Any]:
+    return actor_stamp(actor)
+
+
+def approve(
+    db: Database,
+    actor: Actor,
+    draft_id: str,
+    *,
+    save_to_memory: bool = False,
+    collection: str | None = None,
+    document: str | None = None,
+    comment: str | None = None,
+) -> dict[str, Any]:
+    """Approve a waiting draft (and, with `save_to_memory`, file it as a memory record).
+
+    Raises:
+        PermissionDenied: through any token, or below the write role.
+        NotFound: no such draft. ValidationFailed: the draft is not waiting, a bad
+            collection or document. LimitExceeded: the comment is over 20,000 characters.
+    """
+    note = _comment(comment)
+
+    def decide(uow: UnitOfWork, draft: Draft, project: Project) -> tuple[Draft, dict[str, Any]]:
+        check_state(draft, WAITING, "approving")
+        chosen = (
+            memory.resolve_collection(project, collection, "collection")
+            if collection is not None
+            else draft.collection
+        )
+        doc = memory.check_document(document, "document") if document is not None else None
+        decided, details = do_accept(
+            uow,
+            actor,
+            draft,
+            project,
+            status=DraftStatus.SAVED_TO_MEMORY if save_to_memory else DraftStatus.APPROVED,
+            decided_by=_person(actor),
+            collection=chosen,
+            document=str(doc) if doc is not None else draft.document,
+            comment=note,
+        )
+        return decided, {"memoryRecordId": decided.memory_record_id, "xp": details.get("xp")}
+
+    return _decision(db, actor, draft_id, "Approving a hand-in", decide)
+
+
+def reject(
+    db: Database, actor: Actor, draft_id: str, *, comment: str | None = None
+) -> dict[str, Any]:
+    """Reject a waiting draft; its task goes back to where the hand-in found it.
+
+    Raises:
+        PermissionDenied, NotFound, ValidationFailed, LimitExceeded: as `approve`.
+    """
+    note = _comment(comment)
+
+    def decide(uow: UnitOfWork, draft: Draft, project: Project) -> tuple[Draft, dict[str, Any]]:
+        check_state(draft, WAITING, "rejecting")
+        _restore_task(uow, actor, project, draft)
+        decided = _decide(uow, draft, DraftStatus.REJECTED, _person(actor), review_comment=note)
+        details: dict[str, Any] = {"decidedBy": decided.decided_by}
+        if note:
+            details["commentPreview"] = preview(note)
+        record_decision(uow, actor, decided, project, **details)
+        return decided, {}
+
+    return _decision(db, actor, draft_id, "Rejecting a hand-in", decide)
+
+
+def request_revision(db: Database, actor: Actor, draft_id: str, *, comment: str) -> dict[str, Any]:
+    """Send a waiting draft back with a comment: a follow-up task carries the comment to the
+    same assignee, and the draft's task goes back to where the hand-in found it.
+
+    Raises:
+        PermissionDenied, NotFound: as `approve`. ValidationFailed: the draft is not waiting,
+            or the comment is blank. LimitExceeded: the comment is over 20,000 characters.
+    """
+    note = check_text("comment", comment, max_length=MAX_COMMENT, required=True)
+
+    def decide(uow: UnitOfWork, draft: Draft, project: Project) -> tuple[Draft, dict[str, Any]]:
+        check_state(draft, WAITING, "requesting a revision")
+        task = _restore_task(uow, actor, project, draft)
+        follow_up = _follow_up_task(uow, actor, project, draft=draft, task=task, note=note)
+        decided = _decide(
+            uow,
+            draft,
+            DraftStatus.REVISION_REQUESTED,
+            _person(actor),
+            review_comment=note,
+            follow_up_task_id=follow_up,
+        )
+        record_decision(
+            uow,
+            actor,
+            decided,
+            project,
+            decidedBy=decided.decided_by,
+            followUpTaskId=follow_up,
+            commentPreview=preview(note),
+        )
+        return decided, {"followUpTaskId": follow_up}
+
+    return _decision(db, actor, draft_id, "Requesting a revision", decide)
+
+
+def _follow_up_task(
+    uow: UnitOfWork, actor: Actor, project: Project, *, draft: Draft, task: Task | None, note: str
+) -> str:
+    original = task.title if task is not None else draft.title
+    pointer = f"draft {draft.id}" + (f" on {task_key(project, task)}" if task else "")
+    fields: dict[str, Any] = {
+        "title": f"Revise: {original}"[:MAX_TITLE],
+        "brief": (
+            f'A reviewer asked for a revision of {pointer} ("{draft.title}").\n\n'
+            f"Reviewer's comment:\n\n{note}\n\n"
+            "Read the earlier result and the original task, address the comment, and hand in "
+            "the revised result on this task."
+        ),
+        "parent_task_id": task.id if task else None,
+    }
+    if task is not None:
+        fields["type"] = task.type
+        ai = task.assignee_type is AssigneeType.AI
+        fields["status"] = TaskStatus.READY_FOR_AI if ai else TaskStatus.BACKLOG
+        if task.assignee_id is not None:
+            fields |= {"assignee_id": task.assignee_id, "assignee_type": task.assignee_type}
+        if task.human_owner_id is not None:
+            fields["human_owner_id"] = task.human_owner_id
+    ack = do_create_task(
+        uow, actor, project=project.id, workspace_id=project.workspace_id, fields=fields
+    )
+    return str(ack.body["task"]["id"])
+
+
+def undo_rule_acceptance(db: Database, actor: Actor, draft_id: str) -> dict[str, Any]:
+    """Take back what an acceptance rule did with a draft: the memory record it filed goes,
+    the task returns to review, the xp is taken back and the draft waits for a person again.
+
+    Raises:
+        PermissionDenied, NotFound: as `approve`. ValidationFailed: the draft was not
+            accepted by a rule.
+    """
+
+    def decide(uow: UnitOfWork, draft: Draft, project: Project) -> tuple[Draft, dict[str, Any]]:
+        check_state(draft, frozenset({DraftStatus.ACCEPTED_BY_RULE}), "undoing a rule's acceptance")
+        if draft.memory_record_id is not None:
+            memory.remove_record(uow, actor, project, draft.memory_record_id)
+        task = uow.tasks.get(draft.task_id) if draft.task_id else None
+        if task is not None and task.status is TaskStatus.APPROVED:
+            set_status(uow, actor, project, task, TaskStatus.REVIEW)
+        xp = None
+        role_id = (draft.decided_by or {}).get("xpRoleId")
+        if role_id:
+            changed = drafts_of(uow).add_xp(project.id, role_id, -XP_PER_ACCEPTED_TASK)
+            if changed is not None:
+                xp = {
+                    "roleId": role_id,
+                    "gained": -XP_PER_ACCEPTED_TASK,
+                    "xp": changed[0],
+                    "level": changed[1],
+                }
+        decided = _decide(
+            uow, draft, DraftStatus.RETURNED_TO_REVIEW, _person(actor), memory_record_id=None
+        )
+        record_decision(
+            uow,
+            actor,
+            decided,
+            project,
+            decidedBy=decided.decided_by,
+            ruleId=draft.rule_id,
+            removedMemoryRecordId=draft.memory_record_id,
+            xp=xp,
+        )
+        return decided, {"removedMemoryRecordId": draft.memory_record_id, "xp": xp}
+
+    return _decision(db, actor, draft_id, "Undoing a rule's acceptance", decide)
+
+
+def _comment(comment: str | None) -> str | None:
+    if comment is None:
+        return None
+    return check_text("comment", comment, max_length=MAX_COMMENT) or None
+
+
+def is_accepted(status: str) -> bool:
+    return DraftStatus(status) in ACCEPTED
+
+
+def rule_decider(rule_id: str) -> dict[str, Any]:
+    return {"kind": "rule", "ruleId": rule_id}
+
+
+def new_draft_id() -> str:
+    return new_id("drf")

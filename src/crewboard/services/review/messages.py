@@ -1,0 +1,236 @@
+"""Inbox threads: one per participant of a project (a team role or a person), each message
+optionally about a task. Posting changes no task, role or memory record."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from crewboard.domain.identity.access import Role, Scope
+from crewboard.domain.ids import new_id
+from crewboard.domain.models import Actor, Project, SeatKind, TeamRole
+from crewboard.domain.validation import check_no_nul, check_text
+from crewboard.errors import NotFound, ValidationFailed
+from crewboard.services.board.notes import after
+from crewboard.services.board.tasks import access_task, actor_stamp
+from crewboard.services.board.views import task_key
+from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
+from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
+from crewboard.services.views import iso
+from crewboard.storage.database import Database
+from crewboard.storage.review.proposals import InboxMessage, MessageRepository
+from crewboard.storage.uow import UnitOfWork
+
+MAX_BODY = 20_000
+PREVIEW_CHARS = 200
+MAX_PAGE = 200
+
+
+def messages_of(uow: UnitOfWork) -> MessageRepository:
+    return MessageRepository(uow.conn)
+
+
+def message_view(message: InboxMessage) -> dict[str, Any]:
+    return {
+        "id": message.id,
+        "projectId": message.project_id,
+        "participantId": message.participant_id,
+        "taskId": message.task_id,
+        "body": message.body,
+        "author": message.author,
+        "createdAt": iso(message.created_at),
+    }
+
+
+def preview(text: str) -> str:
+    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
+
+
+def ai_seat_of(uow: UnitOfWork, actor: Actor) -> TeamRole | None:
+    """The AI seat an agent token acts as: the active AI role of its project named like the
+    token, else the project's only AI role; None when that is not clear (or not an agent)."""
+    if not actor.is_agent or actor.project_cap is None or actor.token is None:
+        return None
+    seats = [r for r in uow.team.list(actor.project_cap) if r.kind is SeatKind.AI]
+    wanted = actor.token.name.strip().casefold()
+    named = next((r for r in seats if wanted in (r.name.casefold(), r.role.casefold())), None)
+    return named or (seats[0] if len(seats) == 1 else None)
+
+
+def _participant_not_found(participant_id: str, project: Project) -> NotFound:
+    return NotFound(
+        f"{participant_id!r} is not a participant of {project.key}: name an active team role id "
+        "(rol_…) or a member's user id (usr_…); list_team shows both.",
+        {"resource": "participant", "field": "participantId", "ref": participant_id},
+    )
+
+
+def check_participant(uow: UnitOfWork, project: Project, participant_id: str) -> str:
+    """Raises: NotFound unless an active role of the project or a member of it."""
+    if participant_id.startswith("rol_"):
+        seat = uow.team.get(project.id, participant_id)
+        if seat is not None and seat.archived_at is None:
+            return participant_id
+    elif (
+        participant_id.startswith("usr_")
+        and uow.projects.member_role(project.id, participant_id) is not None
+    ):
+        return participant_id
+    raise _participant_not_found(participant_id, project)
+
+
+def post_message(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: str | None,
+    participant_id: str,
+    body: str,
+    task: str | None = None,
+    idempotency_key: str | None = None,
+) -> KeyedResult:
+    """Post into a participant's thread, optionally about a task of the same project.
+
+    The key is required for a project in a shared workspace and optional for a private one.
+
+    Raises:
+        NotFound: the project, participant or task. ValidationFailed, LimitExceeded: the body,
+            the key, or a task of another project. PermissionDenied, IdempotencyConflict.
+    """
+    text = check_text("body", body, max_length=MAX_BODY, required=True)
+    check_no_nul("participantId", participant_id)
+    arguments = {
+        "project": project,
+        "workspaceId": workspace_id,
+        "participantId": participant_id,
+        "body": body,
+        "taskId": task,
+    }
+
+    def work(uow: UnitOfWork) -> KeyedResult:
+        access = access_project(
+            uow,
+            actor,
+            project,
+            scope=Scope.MESSAGES_WRITE,
+            role=Role.WRITE,
+            workspace_id=workspace_id,
+        )
+        if access.project.workspace_id is not None and not idempotency_key:
+            raise ValidationFailed.field(
+                "idempotencyKey",
+                "required in a shared workspace: send a stable key and reuse it on retry.",
+            )
+        return do_keyed_write(
+            uow,
+            actor,
+            key=idempotency_key,
+            operation="post_message",
+            arguments=arguments,
+            perform=lambda: _write(
+                uow, actor, access.project, participant_id=participant_id, text=text, task=task
+            ),
+        )
+
+    return db.write(work)
+
+
+def _write(
+    uow: UnitOfWork,
+    actor: Actor,
+    project: Project,
+    *,
+    participant_id: str,
+    text: str,
+    task: str | None,
+) -> Ack:
+    check_participant(uow, project, participant_id)
+    task_id, key = _about(uow, actor, project, task)
+    author = actor_stamp(actor)
+    if (seat := ai_seat_of(uow, actor)) is not None:
+        author = {**author, "roleId": seat.id, "roleName": seat.name}
+    messages = messages_of(uow)
+    uow.serialize(f"thread:{project.id}:{participant_id}")
+    message = InboxMessage(
+        id=new_id("msg"),
+        project_id=project.id,
+        participant_id=participant_id,
+        task_id=task_id,
+        body=text,
+        author=author,
+        created_at=after(uow.now, messages.latest_time(project.id, participant_id)),
+    )
+    messages.add(message)
+    uow.record_event(
+        "message.posted",
+        actor=actor.as_payload(),
+        payload={
+            "messageId": message.id,
+            "participantId": participant_id,
+            "taskId": task_id,
+            "taskKey": key,
+            "preview": preview(text),
+        },
+        project_id=project.id,
+        workspace_id=project.workspace_id,
+    )
+    view = {k: v for k, v in message_view(message).items() if k != "body"}
+    return Ack(
+        {"message": {**view, "length": len(text)}},
+        resource_type="message",
+        resource_id=message.id,
+        project_id=project.id,
+    )
+
+
+def _about(
+    uow: UnitOfWork, actor: Actor, project: Project, task: str | None
+) -> tuple[str | None, str | None]:
+    if task is None:
+        return None, None
+    found, owner = access_task(uow, actor, task)
+    if owner.id != project.id:
+        raise ValidationFailed.field(
+            "taskId", f"{task} is a task of {owner.key}, not of {project.key}."
+        )
+    return found.id, task_key(project, found)
+
+
+def list_thread(
+    db: Database,
+    actor: Actor,
+    project: str,
+    participant_id: str,
+    *,
+    limit: int = 50,
+    offset: int = 0,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+) -> dict[str, Any]:
+    """A participant's thread, newest first, paged.
+
+    Raises:
+        NotFound: the project. ValidationFailed: a bad page.
+    """
+    if not 1 <= limit <= MAX_PAGE:
+        raise ValidationFailed.field("limit", f"must be between 1 and {MAX_PAGE}; got {limit}.")
+    if offset < 0:
+        raise ValidationFailed.field("offset", f"must be 0 or more; got {offset}.")
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        found = access_project(uow, actor, project, workspace_id=workspace_id).project
+        rows, total = messages_of(uow).thread(found.id, participant_id, limit=limit, offset=offset)
+        following = offset + len(rows)
+        return {
+            "projectId": found.id,
+            "participantId": participant_id,
+            "messages": [message_view(m) for m in rows],
+            "total": total,
+            "nextOffset": following if following < total else None,
+        }
+
+    return db.read(work)
+
+
+def recent_messages(uow: UnitOfWork, project_ids: list[str], limit: int) -> list[dict[str, Any]]:
+    """The newest messages of these projects across their threads (for the inbox)."""
+    return [message_view(m) for m in messages_of(uow).recent(project_ids, limit=limit)]

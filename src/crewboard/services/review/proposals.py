@@ -1,0 +1,566 @@
+"""Proposal cards: an agent suggests a task, a change to one, a deletion, a role or a whole
+team; a person accepts (the card is applied in one transaction) or dismisses (nothing changes).
+
+Agents propose with tasks.manage or team.manage and the write role. Only a person signed in
+directly decides (never through a token): write role for task cards, admin for team cards,
+as adding a seat by hand needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from crewboard.domain.board.tasks import MAX_LONG_TEXT, MAX_TITLE, Task, TaskType
+from crewboard.domain.identity.access import Role, Scope, parse_enum
+from crewboard.domain.ids import new_id
+from crewboard.domain.models import Actor, Project
+from crewboard.domain.review import ProposalKind, ProposalStatus
+from crewboard.domain.validation import check_text
+from crewboard.errors import NotFound, ValidationFailed
+from crewboard.services.board.queries import open_projects
+from crewboard.services.board.tasks import access_task, actor_stamp
+from crewboard.services.board.views import task_key
+from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
+from crewboard.services.identity.access import (
+    ANY_WORKSPACE,
+    WorkspaceRef,
+    access_project,
+    require_signed_in_person,
+)
+from crewboard.services.projects.team import MAX_ROLE_NAME, MAX_ROLE_TEXT
+from crewboard.services.review.proposal_cards import (
+    MAX_REASON,
+    TEAM_KINDS,
+    apply_card,
+    check_changes,
+    check_seats,
+    hint_text,
+    optional_text,
+)
+from crewboard.services.views import iso
+from crewboard.storage.database import Database
+from crewboard.storage.review.proposals import Proposal, ProposalRepository
+from crewboard.storage.uow import UnitOfWork
+
+MAX_PAGE = 200
+
+Build = Callable[[UnitOfWork, Project, Task | None], tuple[dict[str, Any], str]]
+
+
+def proposals_of(uow: UnitOfWork) -> ProposalRepository:
+    return ProposalRepository(uow.conn)
+
+
+# --- wire forms ------------------------------------------------------------------------------
+
+
+def proposal_view(proposal: Proposal, project_key: str, task_number: int | None) -> dict[str, Any]:
+    return {
+        "id": proposal.id,
+        "projectId": proposal.project_id,
+        "kind": proposal.kind,
+        "taskId": proposal.task_id,
+        "taskKey": f"{project_key}-{task_number}" if task_number is not None else None,
+        "status": proposal.status,
+        "payload": proposal.payload,
+        "reason": proposal.reason,
+        "author": proposal.author,
+        "createdAt": iso(proposal.created_at),
+        "decidedBy": proposal.decided_by,
+        "decidedAt": iso(proposal.decided_at),
+        "result": proposal.result,
+    }
+
+
+def _views(uow: UnitOfWork, rows: list[Proposal]) -> list[dict[str, Any]]:
+    keys: dict[str, str] = {}
+    for project_id in {p.project_id for p in rows}:
+        project = uow.projects.get(project_id)
+        keys[project_id] = project.key if project else "?"
+    numbers = uow.tasks.numbers_of(p.task_id for p in rows if p.task_id)
+    views = []
+    for p in rows:
+        view = proposal_view(p, keys[p.project_id], numbers.get(p.task_id or ""))
+        made = p.result or {}
+        if made.get("taskId") in (None, view["taskId"]) and view["taskKey"]:
+            views.append(view)
+            continue
+        # A card that made a task points at it; one that removed its task keeps the old key.
+        views.append(
+            {
+                **view,
+                "taskId": made.get("taskId") or view["taskId"],
+                "taskKey": made.get("taskKey") or view["taskKey"],
+            }
+        )
+    return views
+
+
+def _card_title(kind: ProposalKind, payload: dict[str, Any], task: Task | None) -> str:
+    if task is not None:
+        return task.title
+    if kind is ProposalKind.COMPOSITION:
+        return f"{len(payload['seats'])} seats"
+    return str(payload.get("title") or payload.get("name") or "")
+
+
+# --- agent side: proposing --------------------------------------------------------------------
+
+
+def _propose(
+    db: Database,
+    actor: Actor,
+    *,
+    kind: ProposalKind,
+    target: tuple[str | None, str | None],
+    workspace_id: WorkspaceRef,
+    idempotency_key: str | None,
+    arguments: dict[str, Any],
+    build: Build,
+) -> KeyedResult:
+    """Write one pending card (keyed); `target` is (project, task), either may be None."""
+    scope = Scope.TEAM_MANAGE if kind in TEAM_KINDS else Scope.TASKS_MANAGE
+    project, task = target
+
+    def work(uow: UnitOfWork) -> KeyedResult:
+        def perform() -> Ack:
+            found, proj = _proposal_target(
+                uow, actor, scope=scope, project=project, task=task, workspace_id=workspace_id
+            )
+            payload, reason = build(uow, proj, found)
+            proposal = Proposal(
+                id=new_id("prp"),
+                project_id=proj.id,
+                kind=kind.value,
+                task_id=found.id if found else None,
+                payload=payload,
+                reason=reason,
+                status=ProposalStatus.PENDING.value,
+                author=actor_stamp(actor),
+                token_id=actor.token.id if actor.token else None,
+                result=None,
+                decided_by=None,
+                decided_at=None,
+                created_at=uow.now,
+            )
+            proposals_of(uow).add(proposal)
+            view = proposal_view(proposal, proj.key, found.number if found else None)
+            _record(
+                uow, actor, "proposal.created", proj, view, title=_card_title(kind, payload, found)
+            )
+            return Ack(
+                {"proposal": view},
+                resource_type="proposal",
+                resource_id=proposal.id,
+                project_id=proj.id,
+            )
+
+        return do_keyed_write(
+            uow,
+            actor,
+            key=idempotency_key,
+            operation=f"propose_{kind.value}",
+            arguments={"workspaceId": workspace_id, **arguments},
+            perform=perform,
+        )
+
+    return db.write(work)
+
+
+def _proposal_target(
+    uow: UnitOfWork,
+    actor: Actor,
+    *,
+    scope: Scope,
+    project: str | None,
+    task: str | None,
+    workspace_id: WorkspaceRef,
+) -> tuple[Task | None, Project]:
+    if task is not None:
+        found, proj = access_task(
+            uow,
+            actor,
+            task,
+            project=project,
+            scope=scope,
+            role=Role.WRITE,
+            workspace_id=workspace_id,
+        )
+        return found, proj
+    access = access_project(
+        uow, actor, project or "", scope=scope, role=Role.WRITE, workspace_id=workspace_id
+    )
+    return None, access.project
+
+
+def _record(
+    uow: UnitOfWork,
+    actor: Actor,
+    event: str,
+    project: Project,
+    view: dict[str, Any],
+    **extra: Any,
+) -> None:
+    uow.record_event(
+        event,
+        actor=actor.as_payload(),
+        payload={
+            "proposalId": view["id"],
+            "kind": view["kind"],
+            "taskId": view["taskId"],
+            "taskKey": view["taskKey"],
+            **extra,
+        },
+        project_id=project.id,
+        workspace_id=project.workspace_id,
+    )
+
+
+def propose_task(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    title: str,
+    description: str | None = None,
+    type_hint: str | None = None,
+    role_hint: str | None = None,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+    idempotency_key: str | None = None,
+) -> KeyedResult:
+    """Propose a new task; on accept it lands in backlog, assigned when roleHint names a role.
+
+    Raises:
+        ValidationFailed, LimitExceeded, NotFound, PermissionDenied, IdempotencyConflict.
+    """
+    payload = {
+        "title": check_text("title", title, max_length=MAX_TITLE, required=True),
+        "description": optional_text("description", description, MAX_LONG_TEXT),
+        "typeHint": parse_enum(type_hint, TaskType, "typeHint").value if type_hint else None,
+        "roleHint": hint_text("roleHint", role_hint),
+    }
+    return _propose(
+        db,
+        actor,
+        kind=ProposalKind.TASK,
+        target=(project, None),
+        workspace_id=workspace_id,
+        idempotency_key=idempotency_key,
+        arguments={"project": project, **payload},
+        build=lambda _uow, _proj, _task: (payload, ""),
+    )
+
+
+def propose_task_update(
+    db: Database,
+    actor: Actor,
+    *,
+    task: str,
+    changes: dict[str, Any],
+    reason: str | None = None,
+    project: str | None = None,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+    idempotency_key: str | None = None,
+) -> KeyedResult:
+    """Propose changes to a task; the card keeps each field's value now and the proposed one.
+
+    Raises:
+        ValidationFailed: no field, an unknown field or value, or nothing differs from now.
+        LimitExceeded, NotFound, PermissionDenied, IdempotencyConflict.
+    """
+    wanted = check_changes(changes)
+    why = optional_text("reason", reason, MAX_REASON)
+
+    def build(uow: UnitOfWork, proj: Project, found: Task | None) -> tuple[dict[str, Any], str]:
+        assert found is not None  # noqa: S101 - a task target always resolves to a task
+        diff = {
+            name: {"from": _current_value(uow, proj, found, name), "to": value}
+            for name, value in wanted.items()
+        }
+        moved = {name: d for name, d in diff.items() if d["from"] != d["to"]}
+        if not moved:
+            raise ValidationFailed.field(
+                "changes", f"every value is already what {task_key(proj, found)} has now."
+            )
+        return {"changes": moved}, why
+
+    return _propose(
+        db,
+        actor,
+        kind=ProposalKind.TASK_UPDATE,
+        target=(project, task),
+        workspace_id=workspace_id,
+        idempotency_key=idempotency_key,
+        arguments={"task": task, "project": project, "changes": wanted, "reason": why},
+        build=build,
+    )
+
+
+def _current_value(uow: UnitOfWork, project: Project, task: Task, name: str) -> str | None:
+    values: dict[str, str] = {
+        "title": task.title,
+        "description": task.description,
+        "status": task.status.value,
+        "priority": task.priority.value,
+        "typeHint": task.type.value,
+    }
+    if name in values:
+        return values[name]
+    if task.assignee_id is None:
+        return None
+    if task.assignee_id.startswith("rol_"):
+        seat = uow.team.get(project.id, task.assignee_id)
+        return seat.name if seat else task.assignee_id
+    user = uow.users.get(task.assignee_id)
+    return user.display_name if user else task.assignee_id
+
+
+def propose_task_delete(
+    db: Database,
+    actor: Actor,
+    *,
+    task: str,
+    reason: str | None = None,
+    project: str | None = None,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+    idempotency_key: str | None = None,
+) -> KeyedResult:
+    """Propose deleting a task; only a person's accept removes it.
+
+    Raises:
+        ValidationFailed, LimitExceeded, NotFound, PermissionDenied, IdempotencyConflict.
+    """
+    why = optional_text("reason", reason, MAX_REASON)
+    return _propose(
+        db,
+        actor,
+        kind=ProposalKind.TASK_DELETE,
+        target=(project, task),
+        workspace_id=workspace_id,
+        idempotency_key=idempotency_key,
+        arguments={"task": task, "project": project, "reason": why},
+        build=lambda _uow, _proj, found: (
+            {"title": found.title, "status": found.status.value} if found else {},
+            why,
+        ),
+    )
+
+
+def propose_role(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    name: str,
+    role: str,
+    description: str | None = None,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+    idempotency_key: str | None = None,
+) -> KeyedResult:
+    """Propose one team role; on accept it is a human seat nobody holds yet.
+
+    Raises:
+        ValidationFailed, LimitExceeded, NotFound, PermissionDenied, IdempotencyConflict.
+    """
+    payload = {
+        "name": check_text("name", name, max_length=MAX_ROLE_NAME, required=True),
+        "role": check_text("role", role, max_length=MAX_ROLE_TEXT, required=True),
+        "description": optional_text("description", description, MAX_REASON) or None,
+    }
+    return _propose(
+        db,
+        actor,
+        kind=ProposalKind.ROLE,
+        target=(project, None),
+        workspace_id=workspace_id,
+        idempotency_key=idempotency_key,
+        arguments={"project": project, **payload},
+        build=lambda _uow, _proj, _task: (payload, ""),
+    )
+
+
+def propose_composition(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    seats: list[dict[str, Any]],
+    rationale: str | None = None,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+    idempotency_key: str | None = None,
+) -> KeyedResult:
+    """Propose a whole team (1-12 seats) as one card; one accept adds every seat.
+
+    Raises:
+        ValidationFailed, LimitExceeded, NotFound, PermissionDenied, IdempotencyConflict.
+    """
+    checked = check_seats(seats)
+    why = optional_text("rationale", rationale, MAX_REASON)
+    payload = {"seats": checked, "rationale": why or None}
+    return _propose(
+        db,
+        actor,
+        kind=ProposalKind.COMPOSITION,
+        target=(project, None),
+        workspace_id=workspace_id,
+        idempotency_key=idempotency_key,
+        arguments={"project": project, **payload},
+        build=lambda _uow, _proj, _task: (payload, why),
+    )
+
+
+# --- person side: deciding ---------------------------------------------------------------------
+
+
+def proposal_not_found(ref: str) -> NotFound:
+    return NotFound(
+        f"No proposal {ref!r} is open to you; list the proposals of a project to see them.",
+        {"resource": "proposal", "ref": ref},
+    )
+
+
+def _decidable(uow: UnitOfWork, actor: Actor, proposal_id: str) -> tuple[Proposal, Project]:
+    found = None if "\x00" in proposal_id else proposals_of(uow).get(proposal_id)
+    if found is None:
+        raise proposal_not_found(proposal_id)
+    team = ProposalKind(found.kind) in TEAM_KINDS
+    try:
+        access = access_project(
+            uow,
+            actor,
+            found.project_id,
+            scope=Scope.TEAM_MANAGE if team else Scope.TASKS_MANAGE,
+            role=Role.ADMIN if team else Role.WRITE,
+        )
+    except NotFound:
+        raise proposal_not_found(proposal_id) from None
+    if found.status != ProposalStatus.PENDING.value:
+        raise _already_decided(found)
+    return found, access.project
+
+
+def _already_decided(proposal: Proposal) -> ValidationFailed:
+    return ValidationFailed(
+        f"Proposal {proposal.id} is already {proposal.status}; a card is decided only once.",
+        {
+            "field": "proposalId",
+            "status": proposal.status,
+            "decidedBy": proposal.decided_by,
+            "decidedAt": iso(proposal.decided_at),
+        },
+    )
+
+
+def _decide(
+    db: Database,
+    actor: Actor,
+    proposal_id: str,
+    status: ProposalStatus,
+    apply: Callable[[UnitOfWork, Actor, Project, Proposal], dict[str, Any]] | None,
+) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        found, project = _decidable(uow, actor, proposal_id)
+        repo = proposals_of(uow)
+        # Claim first: a second decider waits on the row, then finds it decided.
+        if not repo.claim_decision(
+            found.id, status=status.value, decided_by=actor_stamp(actor), at=uow.now
+        ):
+            raise _already_decided(repo.get(found.id) or found)
+        if apply is not None:
+            repo.set_result(found.id, apply(uow, actor, project, found))
+        decided = repo.get(found.id)
+        assert decided is not None  # noqa: S101 - written just above in this transaction
+        (view,) = _views(uow, [decided])
+        _record(uow, actor, f"proposal.{status.value}", project, view, result=decided.result)
+        return view
+
+    return db.write(work)
+
+
+def accept_proposal(db: Database, actor: Actor, proposal_id: str) -> dict[str, Any]:
+    """Apply a pending card in one transaction and mark it accepted with what it made.
+
+    Raises:
+        PermissionDenied: through any token, or without the role the card needs.
+        NotFound: no such proposal open to the actor, or its task is gone.
+        ValidationFailed: the card was already decided, or its change no longer fits the task.
+    """
+    require_signed_in_person(actor, "Accepting a proposal")
+    return _decide(db, actor, proposal_id, ProposalStatus.ACCEPTED, apply_card)
+
+
+def dismiss_proposal(db: Database, actor: Actor, proposal_id: str) -> dict[str, Any]:
+    """Mark a pending card dismissed; nothing else changes.
+
+    Raises:
+        PermissionDenied: through any token, or without the role the card needs.
+        NotFound: no such proposal. ValidationFailed: it was already decided.
+    """
+    require_signed_in_person(actor, "Dismissing a proposal")
+    return _decide(db, actor, proposal_id, ProposalStatus.DISMISSED, None)
+
+
+# --- reading -----------------------------------------------------------------------------------
+
+
+def get_proposal(db: Database, actor: Actor, proposal_id: str) -> dict[str, Any]:
+    """One proposal card, on a project the actor can open.
+
+    Raises:
+        NotFound: no such proposal open to the actor.
+    """
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        found = None if "\x00" in proposal_id else proposals_of(uow).get(proposal_id)
+        if found is None:
+            raise proposal_not_found(proposal_id)
+        try:
+            access_project(uow, actor, found.project_id)
+        except NotFound:
+            raise proposal_not_found(proposal_id) from None
+        return _views(uow, [found])[0]
+
+    return db.read(work)
+
+
+def list_proposals(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str | None = None,
+    status: str | None = None,
+    limit: int = 50,
+    offset: int = 0,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+) -> dict[str, Any]:
+    """Proposal cards of the projects open to the actor (or one), newest first, paged.
+
+    Raises:
+        ValidationFailed: an unknown status or a bad page. NotFound: an unknown project.
+    """
+    wanted = parse_enum(status, ProposalStatus, "status").value if status is not None else None
+    if not 1 <= limit <= MAX_PAGE:
+        raise ValidationFailed.field("limit", f"must be between 1 and {MAX_PAGE}; got {limit}.")
+    if offset < 0:
+        raise ValidationFailed.field("offset", f"must be 0 or more; got {offset}.")
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        ids = list(open_projects(uow, actor, project, workspace_id))
+        rows, total = proposals_of(uow).page(ids, status=wanted, limit=limit, offset=offset)
+        following = offset + len(rows)
+        return {
+            "proposals": _views(uow, rows),
+            "total": total,
+            "nextOffset": following if following < total else None,
+        }
+
+    return db.read(work)
+
+
+def pending_proposals(uow: UnitOfWork, project_ids: list[str]) -> list[dict[str, Any]]:
+    """The cards waiting for a decision in these projects, newest first (for the inbox)."""
+    rows, _ = proposals_of(uow).page(
+        project_ids, status=ProposalStatus.PENDING.value, limit=MAX_PAGE, offset=0
+    )
+    return _views(uow, rows)

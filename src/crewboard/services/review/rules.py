@@ -1,0 +1,193 @@
+"""Acceptance rules: a project admin lets hand-ins be accepted without review.
+
+A rule takes every hand-in of its project (`all`), those on tasks of one type (`task_type`)
+or those of one AI role (`ai_role`). Only a person turns rules on or off, never a token.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from crewboard.domain.board.tasks import AssigneeType, Task, TaskType
+from crewboard.domain.identity.access import Role, parse_enum
+from crewboard.domain.ids import new_id
+from crewboard.domain.models import Actor, SeatKind
+from crewboard.domain.review import RuleMatch
+from crewboard.errors import AlreadyExists, NotFound, ValidationFailed
+from crewboard.services.board.tasks import actor_stamp
+from crewboard.services.identity.access import access_project, require_signed_in_person
+from crewboard.services.memory import records as memory
+from crewboard.services.review.decisions import drafts_of
+from crewboard.services.views import iso
+from crewboard.storage.database import Database
+from crewboard.storage.review.drafts import AcceptanceRule
+from crewboard.storage.uow import UnitOfWork
+
+# A more specific rule wins when several match a hand-in.
+_PRECEDENCE = (RuleMatch.AI_ROLE, RuleMatch.TASK_TYPE, RuleMatch.ALL)
+
+
+def rule_view(rule: AcceptanceRule) -> dict[str, Any]:
+    return {
+        "id": rule.id,
+        "projectId": rule.project_id,
+        "match": rule.match,
+        "value": rule.value,
+        "collection": rule.collection,
+        "document": rule.document,
+        "createdBy": rule.created_by,
+        "createdAt": iso(rule.created_at),
+    }
+
+
+def _check_value(
+    uow: UnitOfWork, project_id: str, match: RuleMatch, value: str | None
+) -> str | None:
+    if match is RuleMatch.ALL:
+        if value is not None:
+            raise ValidationFailed.field("value", "a rule matching all hand-ins takes no value.")
+        return None
+    if match is RuleMatch.TASK_TYPE:
+        if value is None:
+            raise ValidationFailed.field(
+                "value", "name the task type.", [t.value for t in TaskType]
+            )
+        return str(parse_enum(value, TaskType, "value"))
+    seats = [s for s in uow.team.list(project_id) if s.kind is SeatKind.AI]
+    if value not in {s.id for s in seats}:
+        raise ValidationFailed.field(
+            "value", "name one of the project's AI roles by id.", [s.id for s in seats]
+        )
+    return value
+
+
+def add_rule(
+    db: Database,
+    actor: Actor,
+    project: str,
+    *,
+    match: str,
+    value: str | None = None,
+    collection: str | None = None,
+    document: str | None = None,
+) -> dict[str, Any]:
+    """Turn on an acceptance rule (a person with the admin role on the project).
+
+    Raises:
+        PermissionDenied: through a token, or below the admin role. NotFound: the project.
+        ValidationFailed: an unknown match, a value that does not fit it, an unknown
+            collection or document. AlreadyExists: the same rule is on already.
+    """
+    require_signed_in_person(actor, "Turning on an acceptance rule")
+    kind = parse_enum(match, RuleMatch, "match")
+    doc = memory.check_document(document, "document") if document is not None else None
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        proj = access_project(uow, actor, project, role=Role.ADMIN).project
+        checked = _check_value(uow, proj.id, kind, value)
+        repo = drafts_of(uow)
+        if any(r.match == kind and r.value == checked for r in repo.rules(proj.id)):
+            raise AlreadyExists(
+                f"{proj.key} already has an acceptance rule for {kind}"
+                + (f" {checked}" if checked else "")
+                + "; remove it first to change where it files results.",
+                {"match": str(kind), "value": checked},
+            )
+        rule = AcceptanceRule(
+            id=new_id("rul"),
+            project_id=proj.id,
+            match=str(kind),
+            value=checked,
+            collection=(
+                memory.resolve_collection(proj, collection, "collection")
+                if collection is not None
+                else None
+            ),
+            document=str(doc) if doc is not None else None,
+            created_by=actor_stamp(actor),
+            created_at=uow.now,
+        )
+        repo.add_rule(rule)
+        view = rule_view(rule)
+        uow.record_event(
+            "acceptance_rule.added",
+            actor=actor.as_payload(),
+            payload={"rule": view},
+            project_id=proj.id,
+            workspace_id=proj.workspace_id,
+        )
+        return view
+
+    result: dict[str, Any] = db.write(work)
+    return result
+
+
+def list_rules(db: Database, actor: Actor, project: str) -> list[dict[str, Any]]:
+    """A project's acceptance rules, oldest first.
+
+    Raises:
+        NotFound: the project is not open to the actor.
+    """
+
+    def work(uow: UnitOfWork) -> list[dict[str, Any]]:
+        proj = access_project(uow, actor, project).project
+        return [rule_view(r) for r in drafts_of(uow).rules(proj.id)]
+
+    result: list[dict[str, Any]] = db.read(work)
+    return result
+
+
+def remove_rule(db: Database, actor: Actor, rule_id: str) -> dict[str, Any]:
+    """Turn an acceptance rule off; what it accepted earlier stays accepted.
+
+    Raises:
+        PermissionDenied: through a token, or below the admin role. NotFound: no such rule.
+    """
+    require_signed_in_person(actor, "Turning off an acceptance rule")
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        repo = drafts_of(uow)
+        rule = None if "\x00" in rule_id else repo.get_rule(rule_id)
+        missing = NotFound(
+            f"No acceptance rule {rule_id!r} is open to you; list the project's rules.",
+            {"resource": "rule", "ref": rule_id},
+        )
+        if rule is None:
+            raise missing
+        try:
+            proj = access_project(uow, actor, rule.project_id, role=Role.ADMIN).project
+        except NotFound:
+            raise missing from None
+        repo.remove_rule(rule.id)
+        view = rule_view(rule)
+        uow.record_event(
+            "acceptance_rule.removed",
+            actor=actor.as_payload(),
+            payload={"rule": view},
+            project_id=proj.id,
+            workspace_id=proj.workspace_id,
+        )
+        return view
+
+    result: dict[str, Any] = db.write(work)
+    return result
+
+
+def matching_rule(
+    uow: UnitOfWork, project_id: str, task: Task, role_id: str | None
+) -> AcceptanceRule | None:
+    """The rule that takes a hand-in on `task` (by `role_id` or the task's AI role), if any."""
+    roles: set[str | None] = {role_id} - {None}
+    if task.assignee_type is AssigneeType.AI and task.assignee_id:
+        roles.add(task.assignee_id)
+    wanted: dict[RuleMatch, set[str | None]] = {
+        RuleMatch.ALL: {None},
+        RuleMatch.TASK_TYPE: {str(task.type)},
+        RuleMatch.AI_ROLE: roles,
+    }
+    rules = drafts_of(uow).rules(project_id)
+    for kind in _PRECEDENCE:
+        for rule in rules:
+            if rule.match == kind and rule.value in wanted[kind]:
+                return rule
+    return None

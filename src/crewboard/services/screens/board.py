@@ -1,0 +1,180 @@
+"""What the web app's board and task pages show, each gathered by one call.
+
+Read-only compositions of the board's public reads (get_task, task_activity,
+list_task_events, list_team), the board's columns (tiles in board order, one read), and the
+hand-ins of one task, which no other service lists. Every read checks access first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from crewboard.domain.board.tasks import TaskStatus, search_words
+from crewboard.domain.models import Actor
+from crewboard.errors import ValidationFailed
+from crewboard.services.board.notes import task_activity
+from crewboard.services.board.queries import MAX_Q, assignee_filter, get_task
+from crewboard.services.board.tasks import access_task
+from crewboard.services.board.week import list_task_events
+from crewboard.services.identity.access import access_project
+from crewboard.services.projects.team import list_team
+from crewboard.services.review.decisions import draft_view, drafts_of
+from crewboard.storage.board.tasks import TaskFilter
+from crewboard.storage.database import Database
+from crewboard.storage.uow import UnitOfWork
+
+COLUMNS = tuple(status.value for status in TaskStatus)
+COLUMN_PAGE = 50  # tiles of one column opened on its own
+BOARD_PAGE = 20  # tiles per column on the whole board (each column's "more" opens the rest)
+TIMELINE_EVENTS = 100
+HANDINS_SHOWN = 50
+
+
+@dataclass(frozen=True)
+class BoardFilters:
+    """The board's filters as a person set them (None: not filtering on that)."""
+
+    assignee: str | None = None
+    tag: str | None = None
+    q: str | None = None
+
+
+def board_columns(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    filters: BoardFilters,
+    column: str | None = None,
+    offset: int = 0,
+) -> dict[str, Any]:
+    """Every status column (or one, from `offset`) with its first tiles and total, and the team.
+
+    One read: tiles carry only what the board shows and come in board order; an unfiltered
+    board takes its column totals from one count by status.
+
+    Raises:
+        ValidationFailed: an unknown column, a bad offset or filter. NotFound: the project.
+    """
+    if column is not None and column not in COLUMNS:
+        raise ValidationFailed.field("column", f"{column!r} is not a column.", list(COLUMNS))
+    if offset < 0:
+        raise ValidationFailed.field("offset", f"must be 0 or more; got {offset}.")
+    if filters.q is not None and len(filters.q) > MAX_Q:
+        raise ValidationFailed.field("q", f"at most {MAX_Q} characters.")
+    team = list_team(db, actor, project=project)[0]
+
+    def work(uow: UnitOfWork) -> list[dict[str, Any]]:
+        found = access_project(uow, actor, project).project
+        assignee, unassigned = assignee_filter(actor, filters.assignee)
+        base = TaskFilter(
+            project_ids=[found.id],
+            words=search_words(filters.q or ""),
+            tag=filters.tag or None,
+            assignee_id=assignee,
+            unassigned=unassigned,
+        )
+        filtered = bool(base.words or base.tag or assignee or unassigned)
+        # One column counts its own rows; the whole board counts every status at once.
+        totals = None if filtered or column else uow.tasks.count_by_status(found.id)
+        return [
+            _column(
+                uow,
+                found.key,
+                replace(base, statuses=[status]),
+                offset=offset if column else 0,
+                size=COLUMN_PAGE if column else BOARD_PAGE,
+                total=None if totals is None else totals.get(status, 0),
+            )
+            for status in ([column] if column else COLUMNS)
+        ]
+
+    return {"team": team, "columns": db.read(work), "names": names_of(team)}
+
+
+def _column(
+    uow: UnitOfWork, key: str, f: TaskFilter, *, offset: int, size: int, total: int | None
+) -> dict[str, Any]:
+    rows, count = uow.tasks.board_tiles(f, limit=size, offset=offset, total=total)
+    tiles = [
+        {
+            "id": row["id"],
+            "number": row["number"],
+            "key": f"{key}-{row['number']}",
+            "title": row["title"],
+            "status": row["status"],
+            "priority": row["priority"],
+            "assigneeId": row["assignee_id"],
+            "assigneeType": row["assignee_type"],
+            "tags": row["tags"],
+            "dueDate": row["due_date"].isoformat() if row["due_date"] else None,
+            "revision": row["revision"],
+            "boardOrder": row["board_order"],
+        }
+        for row in rows
+    ]
+    following = offset + len(tiles)
+    return {
+        "status": f.statuses[0],
+        "tasks": tiles,
+        "total": count,
+        "offset": offset,
+        "nextOffset": following if following < count else None,
+        "previousOffset": max(0, offset - size) if offset > 0 else None,
+    }
+
+
+def names_of(team: dict[str, Any]) -> dict[str, str]:
+    """Display names of a project's roles and people, by id."""
+    names = {role["id"]: role["name"] for role in team["roles"]}
+    names.update({person["userId"]: person["displayName"] for person in team["people"]})
+    return names
+
+
+def task_page(db: Database, actor: Actor, *, project: str, ref: str) -> dict[str, Any]:
+    """One task as its page shows it: the task, what was said and linked, its history, hand-ins.
+
+    Raises:
+        NotFound: the task is not open to the actor, or it is in another project.
+    """
+    found = get_task(db, actor, task=ref, project=project, include_context_pack=False)
+    assert isinstance(found, dict)  # noqa: S101 - only format="agent_brief" answers text
+    task_id = str(found["task"]["id"])
+    team = list_team(db, actor, project=project)[0]
+    events = list_task_events(db, actor, task=task_id, limit=TIMELINE_EVENTS)
+    return {
+        **found,
+        "activity": task_activity(db, actor, task_id),
+        "timeline": events.events,
+        "timelineMore": events.has_more,
+        "handins": task_handins(db, actor, task_id),
+        "team": team,
+        "names": names_of(team),
+    }
+
+
+def task_handins(db: Database, actor: Actor, task: str) -> list[dict[str, Any]]:
+    """The hand-ins (drafts) of a task and of its chain of revisions, newest first.
+
+    Raises:
+        NotFound: the task is not open to the actor.
+    """
+
+    def work(uow: UnitOfWork) -> list[dict[str, Any]]:
+        found, project = access_task(uow, actor, task)
+        repo = drafts_of(uow)
+        chain = repo.chain(repo.root_for(found.id))
+        numbers = uow.tasks.numbers_of({d.task_id for d in chain if d.task_id})
+        views = [
+            draft_view(
+                d,
+                project,
+                f"{project.key}-{numbers[d.task_id]}" if d.task_id in numbers else None,
+            )
+            for d in reversed(chain)
+        ]
+        return views[:HANDINS_SHOWN]
+
+    result: list[dict[str, Any]] = db.read(work)
+    return result

@@ -1,0 +1,508 @@
+"""SQL for tasks: rows, numbers, labels, relationships, lifecycle events and the text search."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import (
+    Connection,
+    Row,
+    and_,
+    bindparam,
+    delete,
+    exists,
+    func,
+    insert,
+    or_,
+    select,
+    text,
+    update,
+)
+from sqlalchemy.sql.elements import ColumnElement, TextClause
+
+from crewboard.domain.board.tasks import (
+    AssigneeType,
+    Link,
+    Priority,
+    Relation,
+    Task,
+    TaskStatus,
+    TaskType,
+)
+from crewboard.storage import tables as t
+
+_TASK_BY_ID = select(t.tasks).where(t.tasks.c.id == bindparam("task_id"))
+_TASK_BY_NUMBER = select(t.tasks).where(
+    t.tasks.c.project_id == bindparam("project_id"), t.tasks.c.number == bindparam("number")
+)
+
+
+def task_from_row(row: Row[Any]) -> Task:
+    return Task(
+        id=row.id,
+        project_id=row.project_id,
+        number=row.number,
+        title=row.title,
+        description=row.description,
+        brief=row.brief,
+        type=TaskType(row.type),
+        status=TaskStatus(row.status),
+        priority=Priority(row.priority),
+        assignee_id=row.assignee_id,
+        assignee_type=AssigneeType(row.assignee_type) if row.assignee_type else None,
+        human_owner_id=row.human_owner_id,
+        tags=tuple(row.tags),
+        labels=tuple(row.labels),
+        due_date=row.due_date,
+        start_date=row.start_date,
+        story_points=row.story_points,
+        cycle=row.cycle,
+        parent_task_id=row.parent_task_id,
+        context_refs=tuple(row.context_refs),
+        context_item_ids=tuple(row.context_item_ids),
+        external_reference_ids=tuple(row.external_reference_ids),
+        output_destination=row.output_destination,
+        board_order=row.board_order,
+        revision=row.revision,
+        coverage=row.coverage,
+        created_by=row.created_by,
+        updated_by=row.updated_by,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
+def task_columns(task: Task) -> dict[str, Any]:
+    """The row values of a task (everything but the id, which never changes)."""
+    return {
+        "project_id": task.project_id,
+        "number": task.number,
+        "title": task.title,
+        "description": task.description,
+        "brief": task.brief,
+        "type": task.type.value,
+        "status": task.status.value,
+        "priority": task.priority.value,
+        "assignee_id": task.assignee_id,
+        "assignee_type": task.assignee_type.value if task.assignee_type else None,
+        "human_owner_id": task.human_owner_id,
+        "tags": list(task.tags),
+        "labels": list(task.labels),
+        "due_date": task.due_date,
+        "start_date": task.start_date,
+        "story_points": task.story_points,
+        "cycle": task.cycle,
+        "parent_task_id": task.parent_task_id,
+        "context_refs": list(task.context_refs),
+        "context_item_ids": list(task.context_item_ids),
+        "external_reference_ids": list(task.external_reference_ids),
+        "output_destination": task.output_destination,
+        "board_order": task.board_order,
+        "revision": task.revision,
+        "coverage": task.coverage,
+        "created_by": task.created_by,
+        "updated_by": task.updated_by,
+        "created_at": task.created_at,
+        "updated_at": task.updated_at,
+    }
+
+
+@dataclass(frozen=True)
+class TaskFilter:
+    project_ids: Sequence[str]
+    statuses: Sequence[str] = ()
+    numbers: Sequence[int] = ()
+    words: Sequence[str] = ()
+    parent_task_id: str | None = None
+    tag: str | None = None
+    label: str | None = None
+    assignee_id: str | None = None
+    unassigned: bool = False
+    cycle: str | None = None
+    updated_since: datetime | None = None
+    due_from: date | None = None
+    due_until: date | None = None
+    no_due_date: bool = False
+
+
+class TaskRepository:
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    # --- rows -----------------------------------------------------------------------------
+
+    def next_board_order(self, project_id: str, status: str) -> float:
+        current = self.conn.execute(
+            select(func.max(t.tasks.c.board_order)).where(
+                t.tasks.c.project_id == project_id, t.tasks.c.status == status
+            )
+        ).scalar_one()
+        return float(current or 0) + 1024.0
+
+    def add(self, task: Task) -> None:
+        self.conn.execute(insert(t.tasks).values(id=task.id, **task_columns(task)))
+        self._write_labels(task)
+
+    def get(self, task_id: str) -> Task | None:
+        row = self.conn.execute(_TASK_BY_ID, {"task_id": task_id}).first()
+        return task_from_row(row) if row else None
+
+    def get_by_number(self, project_id: str, number: int) -> Task | None:
+        row = self.conn.execute(
+            _TASK_BY_NUMBER, {"project_id": project_id, "number": number}
+        ).first()
+        return task_from_row(row) if row else None
+
+    def get_many(self, task_ids: Iterable[str]) -> dict[str, Task]:
+        ids = list(set(task_ids))
+        if not ids:
+            return {}
+        rows = self.conn.execute(select(t.tasks).where(t.tasks.c.id.in_(ids)))
+        return {row.id: task_from_row(row) for row in rows}
+
+    def numbers_of(self, task_ids: Iterable[str]) -> dict[str, int]:
+        ids = list(set(task_ids))
+        if not ids:
+            return {}
+        rows = self.conn.execute(
+            select(t.tasks.c.id, t.tasks.c.number).where(t.tasks.c.id.in_(ids))
+        )
+        return {row.id: row.number for row in rows}
+
+    def replace(self, task: Task, expected_revision: int) -> bool:
+        """Write `task` if the row is still at `expected_revision` (one compare-and-set statement)."""
+        result = self.conn.execute(
+            update(t.tasks)
+            .where(t.tasks.c.id == task.id, t.tasks.c.revision == expected_revision)
+            .values(**task_columns(task))
+        )
+        if result.rowcount != 1:
+            return False
+        self._write_labels(task)
+        return True
+
+    def _write_labels(self, task: Task) -> None:
+        self.conn.execute(delete(t.task_labels).where(t.task_labels.c.task_id == task.id))
+        rows = [
+            {
+                "task_id": task.id,
+                "kind": kind,
+                "value": value.lower(),
+                "project_id": task.project_id,
+            }
+            for kind, values in (("tag", task.tags), ("label", task.labels))
+            for value in dict.fromkeys(v.lower() for v in values)
+        ]
+        if rows:
+            self.conn.execute(insert(t.task_labels), rows)
+
+    # --- listing --------------------------------------------------------------------------
+
+    def _conditions(self, f: TaskFilter) -> list[ColumnElement[bool] | TextClause]:
+        c = t.tasks.c
+        conditions: list[ColumnElement[bool] | TextClause] = [c.project_id.in_(list(f.project_ids))]
+        if f.statuses:
+            conditions.append(c.status.in_(list(f.statuses)))
+        if f.numbers:
+            conditions.append(c.number.in_(list(f.numbers)))
+        if f.parent_task_id is not None:
+            conditions.append(c.parent_task_id == f.parent_task_id)
+        if f.assignee_id is not None:
+            conditions.append(c.assignee_id == f.assignee_id)
+        if f.unassigned:
+            conditions.append(c.assignee_id.is_(None))
+        if f.cycle is not None:
+            conditions.append(c.cycle == f.cycle)
+        if f.updated_since is not None:
+            conditions.append(c.updated_at > f.updated_since)
+        if f.due_from is not None:
+            conditions.append(c.due_date >= f.due_from)
+        if f.due_until is not None:
+            conditions.append(c.due_date <= f.due_until)
+        if f.no_due_date:
+            conditions.append(c.due_date.is_(None))
+        return conditions + self._label_and_text_conditions(f)
+
+    def _label_and_text_conditions(self, f: TaskFilter) -> list[ColumnElement[bool] | TextClause]:
+        # EXISTS on the label's primary key: a page in number order checks only the rows it
+        # walks, instead of gathering every labelled task first and sorting them.
+        conditions: list[ColumnElement[bool] | TextClause] = [
+            exists().where(
+                t.task_labels.c.task_id == t.tasks.c.id,
+                t.task_labels.c.kind == kind,
+                t.task_labels.c.value == value.lower(),
+            )
+            for kind, value in (("tag", f.tag), ("label", f.label))
+            if value is not None
+        ]
+        if f.words:
+            conditions.append(self._text_match(f.words))
+        return conditions
+
+    def _text_match(self, words: Sequence[str]) -> TextClause:
+        if self.conn.dialect.name == "sqlite":
+            # Each word quoted: FTS5 then ANDs them and reads none as query syntax.
+            query = " ".join('"' + word.replace('"', '""') + '"' for word in words)
+            return text(
+                "tasks.rowid IN (SELECT rowid FROM tasks_fts WHERE tasks_fts MATCH :fts_query)"
+            ).bindparams(fts_query=query)
+        return text(
+            "to_tsvector('simple', tasks.title || ' ' || tasks.brief || ' ' || tasks.description)"
+            " @@ plainto_tsquery('simple', :ts_query)"
+        ).bindparams(ts_query=" ".join(words))
+
+    def search(
+        self, f: TaskFilter, *, descending: bool = False, limit: int = 50, offset: int = 0
+    ) -> tuple[list[Task], int]:
+        """One page of matching tasks by number, and how many match in all.
+
+        The page is chosen on ids and numbers alone, then only those rows are loaded whole.
+        """
+        conditions = self._conditions(f)
+        order = t.tasks.c.number.desc() if descending else t.tasks.c.number.asc()
+        # A text match is the costly part: count its rows in the page query (a window count)
+        # so it runs once. Other filters count faster from their index on their own.
+        windowed = bool(f.words)
+        if windowed and self.conn.dialect.name == "sqlite":
+            query = select(t.tasks.c.id, func.count().over().label("total"))
+            query = query.where(*conditions).order_by(order)
+        elif windowed:
+            # Gather the matches first (a materialised CTE: the GIN index answers it), then
+            # sort only those; left to itself PostgreSQL walks the number index instead and
+            # computes every row's text vector (measured: 674 ms → 18 ms on 20,000 tasks).
+            matched = (
+                select(t.tasks.c.id, t.tasks.c.number)
+                .where(*conditions)
+                .cte("matched")
+                .prefix_with("MATERIALIZED")
+            )
+            by_number = matched.c.number.desc() if descending else matched.c.number.asc()
+            query = select(matched.c.id, func.count().over().label("total")).order_by(by_number)
+        else:
+            query = select(t.tasks.c.id).where(*conditions).order_by(order)
+        page = self.conn.execute(query.limit(limit).offset(offset)).all()
+        if windowed and (page or offset == 0):
+            total = int(page[0].total) if page else 0
+        else:
+            known = self._count_labelled(f)
+            total = (
+                known
+                if known is not None
+                else int(
+                    self.conn.execute(
+                        select(func.count()).select_from(t.tasks).where(*conditions)
+                    ).scalar_one()
+                )
+            )
+        ids = [row.id for row in page]
+        found = self.get_many(ids)
+        return [found[task_id] for task_id in ids], total
+
+    def _count_labelled(self, f: TaskFilter) -> int | None:
+        """The total of a search by one tag or label alone, from the label index only."""
+        label = f.tag if f.label is None else (f.label if f.tag is None else None)
+        others = replace(f, tag=None, label=None, project_ids=())
+        if label is None or any(vars(others).values()):
+            return None
+        kind = "tag" if f.tag is not None else "label"
+        return int(
+            self.conn.execute(
+                select(func.count())
+                .select_from(t.task_labels)
+                .where(
+                    t.task_labels.c.project_id.in_(list(f.project_ids)),
+                    t.task_labels.c.kind == kind,
+                    t.task_labels.c.value == label.lower(),
+                )
+            ).scalar_one()
+        )
+
+    def board_tiles(
+        self, f: TaskFilter, *, limit: int, offset: int = 0, total: int | None = None
+    ) -> tuple[list[dict[str, Any]], int]:
+        """One page of a board column in board order: only what a tile shows, and the total.
+
+        `total`: the caller already knows it (an unfiltered column: from count_by_status).
+        """
+        c = t.tasks.c
+        conditions = self._conditions(f)
+        columns = (
+            c.id, c.number, c.title, c.status, c.priority, c.assignee_id, c.assignee_type,
+            c.tags, c.due_date, c.revision, c.board_order,
+        )  # fmt: skip
+        rows = self.conn.execute(
+            select(*columns)
+            .where(*conditions)
+            .order_by(c.board_order, c.number)
+            .limit(limit)
+            .offset(offset)
+        ).all()
+        if total is None:
+            total = int(
+                self.conn.execute(
+                    select(func.count()).select_from(t.tasks).where(*conditions)
+                ).scalar_one()
+            )
+        return [row._asdict() for row in rows], total
+
+    def count_by_status(self, project_id: str) -> dict[str, int]:
+        """How many tasks each status holds (every status named, zeros included).
+
+        One count per status, each answered from the (project, status, …) index alone: on
+        SQLite that is several times faster than one GROUP BY over the project's rows.
+        """
+        c = t.tasks.c
+        count = (
+            select(func.count())
+            .select_from(t.tasks)
+            .where(c.project_id == bindparam("project_id"), c.status == bindparam("status"))
+        )
+        return {
+            status.value: int(
+                self.conn.execute(
+                    count, {"project_id": project_id, "status": status.value}
+                ).scalar_one()
+            )
+            for status in TaskStatus
+        }
+
+    # --- relationships ----------------------------------------------------------------------
+
+    def links_of(self, task_ids: Iterable[str]) -> dict[str, list[Link]]:
+        ids = list(set(task_ids))
+        found: dict[str, list[Link]] = {task_id: [] for task_id in ids}
+        if not ids:
+            return found
+        rows = self.conn.execute(
+            select(t.task_links).where(
+                or_(t.task_links.c.low_id.in_(ids), t.task_links.c.high_id.in_(ids))
+            )
+        )
+        for row in rows:
+            for me, other in ((row.low_id, row.high_id), (row.high_id, row.low_id)):
+                if me not in found:
+                    continue
+                if row.type == "related":
+                    relation = Relation.RELATED
+                else:
+                    relation = Relation.BLOCKS if row.blocker_id == me else Relation.BLOCKED_BY
+                found[me].append(Link(relation, other))
+        for links in found.values():
+            links.sort(key=lambda link: (link.relation, link.other_id))
+        return found
+
+    def set_link(
+        self, project_id: str, task_id: str, other_id: str, relation: Relation, at: datetime
+    ) -> None:
+        """Set how `task_id` stands to `other_id`, replacing any earlier relationship of the pair."""
+        low, high = sorted((task_id, other_id))
+        self.remove_link(task_id, other_id)
+        blocker = {Relation.BLOCKS: task_id, Relation.BLOCKED_BY: other_id}.get(relation)
+        self.conn.execute(
+            insert(t.task_links).values(
+                low_id=low,
+                high_id=high,
+                project_id=project_id,
+                type="related" if relation is Relation.RELATED else "blocks",
+                blocker_id=blocker,
+                created_at=at,
+            )
+        )
+
+    def remove_link(self, task_id: str, other_id: str) -> bool:
+        low, high = sorted((task_id, other_id))
+        result = self.conn.execute(
+            delete(t.task_links).where(t.task_links.c.low_id == low, t.task_links.c.high_id == high)
+        )
+        return result.rowcount > 0
+
+    def blocker_count(self, task_id: str) -> int:
+        return int(
+            self.conn.execute(
+                select(func.count())
+                .select_from(t.task_links)
+                .where(
+                    t.task_links.c.type == "blocks",
+                    or_(t.task_links.c.low_id == task_id, t.task_links.c.high_id == task_id),
+                    t.task_links.c.blocker_id != task_id,
+                )
+            ).scalar_one()
+        )
+
+    # --- lifecycle events -------------------------------------------------------------------
+
+    def add_lifecycle_event(
+        self,
+        task: Task,
+        type_: str,
+        *,
+        actor: dict[str, Any],
+        data: dict[str, Any],
+        at: datetime,
+    ) -> int:
+        agent = task.assignee_id if task.assignee_type is AssigneeType.AI else None
+        human = task.human_owner_id or (
+            task.assignee_id if task.assignee_type is AssigneeType.HUMAN else None
+        )
+        result = self.conn.execute(
+            insert(t.task_events).values(
+                project_id=task.project_id,
+                task_id=task.id,
+                type=type_,
+                occurred_at=at,
+                actor=actor,
+                data=data,
+                status=task.status.value,
+                agent_assignee_id=agent,
+                human_assignee_id=human,
+            )
+        )
+        key = result.inserted_primary_key
+        return int(key[0]) if key else 0
+
+    def lifecycle_summary(self, task_id: str) -> tuple[int, datetime | None]:
+        row = self.conn.execute(
+            select(func.count(), func.max(t.task_events.c.occurred_at)).where(
+                t.task_events.c.task_id == task_id
+            )
+        ).one()
+        return int(row[0]), row[1]
+
+    def lifecycle_events(
+        self,
+        *,
+        project_ids: Sequence[str],
+        task_id: str | None = None,
+        agent_assignee_id: str | None = None,
+        human_assignee_id: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        types: Sequence[str] = (),
+        after_id: int = 0,
+        limit: int = 100,
+    ) -> list[dict[str, Any]]:
+        """Events oldest first (in the order they were written); `after_id` continues a cursor."""
+        c = t.task_events.c
+        conditions: list[ColumnElement[bool]] = [
+            c.project_id.in_(list(project_ids)),
+            c.id > after_id,
+        ]
+        if task_id is not None:
+            conditions.append(c.task_id == task_id)
+        if agent_assignee_id is not None:
+            conditions.append(c.agent_assignee_id == agent_assignee_id)
+        if human_assignee_id is not None:
+            conditions.append(c.human_assignee_id == human_assignee_id)
+        if since is not None:
+            conditions.append(c.occurred_at >= since)
+        if until is not None:
+            conditions.append(c.occurred_at < until)
+        if types:
+            conditions.append(c.type.in_(list(types)))
+        rows = self.conn.execute(
+            select(t.task_events).where(and_(*conditions)).order_by(c.id).limit(limit)
+        )
+        return [row._asdict() for row in rows]
