@@ -8,8 +8,8 @@ import pytest
 from mcp_types import TextContent
 
 from crewboard.domain.models import User
-from crewboard.services.board import notes as task_notes
 from crewboard.services.board import repos, tasks
+from crewboard.services.board.task_activity import task_activity
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
@@ -110,7 +110,7 @@ async def test_each_note_tool_writes_what_it_says(
             )
         )
         assert asked["question"]["status"] == "open"
-    activity = task_notes.task_activity(db, person_actor(owner), "CRW-1")
+    activity = task_activity(db, person_actor(owner), "CRW-1")
     assert [c["content"] for c in activity["comments"]["items"]] == ["**Update**\n- Tests pass."]
     assert [u["content"] for u in activity["agentUpdates"]["items"]] == ["Halfway there."]
     assert [o["preview"] for o in activity["outputs"]["items"]] == ["# Audit\n"]

@@ -15,6 +15,7 @@ from crewboard.domain.models import Actor, User
 from crewboard.errors import CrewboardError, ErrorCode
 from crewboard.services.board import notes as task_notes
 from crewboard.services.board import questions, tasks
+from crewboard.services.board.task_activity import task_activity
 from crewboard.services.idempotency import KeyedResult
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
@@ -173,7 +174,7 @@ def test_agent_update_is_a_note_that_leaves_the_task_as_it_was(db: Database, age
     update = result.body["agentUpdate"]
     assert update["kind"] == "agent_update"
     assert read_task() == before
-    activity = task_notes.task_activity(db, agent, "CRW-1")
+    activity = task_activity(db, agent, "CRW-1")
     assert [(u["id"], u["content"]) for u in activity["agentUpdates"]["items"]] == [
         (update["id"], "Working on the redirect guard.")
     ]
@@ -336,7 +337,7 @@ def test_a_question_waits_in_the_inbox_until_a_person_answers_it(
     assert answered["question"]["answer"] == "The new one."
     assert answered["question"]["answeredBy"]["userId"] == owner.id
     assert questions.list_open_questions(db, person_actor(owner), "CRW")["total"] == 0
-    on_task = task_notes.task_activity(db, agent, "CRW-1")["questions"]["items"]
+    on_task = task_activity(db, agent, "CRW-1")["questions"]["items"]
     assert [(q["status"], q["answer"]) for q in on_task] == [("answered", "The new one.")]
     assert len(events_of(db, "task.question_asked")) == 1
     assert len(events_of(db, "task.question_answered")) == 1
@@ -443,7 +444,7 @@ def test_task_activity_gathers_everything_said_on_the_task(db: Database, agent: 
     save(db, agent, "audit.md", "one", "o-1")
     save(db, agent, "audit.md", "two", "o-2")
     ask(db, agent)
-    activity = task_notes.task_activity(db, agent, "CRW-1")
+    activity = task_activity(db, agent, "CRW-1")
     assert set(activity) == {
         "task",
         "comments",
@@ -461,6 +462,6 @@ def test_task_activity_gathers_everything_said_on_the_task(db: Database, agent: 
     assert activity["questions"]["total"] == 1
     assert activity["repoLinks"] == {"items": [], "total": 0}
     stranger = make_user(db, "stranger@example.com")
-    refused(ErrorCode.NOT_FOUND, task_notes.task_activity, db, person_actor(stranger), "CRW-1")
+    refused(ErrorCode.NOT_FOUND, task_activity, db, person_actor(stranger), "CRW-1")
     for kind in NOTE_EVENTS[:4]:
         assert events_of(db, kind), kind

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crewboard.domain.models import Actor
-from crewboard.domain.validation import check_idempotency_key
-from crewboard.errors import IdempotencyConflict
+from crewboard.domain.validation import check_idempotency_key, check_no_nul
+from crewboard.errors import IdempotencyConflict, ValidationFailed
 from crewboard.storage.repositories import LedgerEntry
 from crewboard.storage.uow import UnitOfWork
 
@@ -102,3 +102,12 @@ def _conflict(entry: LedgerEntry, operation: str) -> IdempotencyConflict:
             "usedAt": entry.created_at.isoformat(),
         },
     )
+
+
+def require_key(key: str | None) -> str:
+    """Raises: ValidationFailed when the key is missing (its length is checked by the ledger)."""
+    if not key:
+        raise ValidationFailed.field(
+            "idempotencyKey", "required: send a stable key for this write and reuse it on retry."
+        )
+    return check_no_nul("idempotencyKey", key)

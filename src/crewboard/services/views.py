@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from crewboard.domain.identity.access import Role
-from crewboard.domain.models import ApiToken, Project, User, Workspace, WorkspaceRole
+from crewboard.domain.models import Actor, ApiToken, Project, User, Workspace, WorkspaceRole
 
 
 def iso(value: datetime | None) -> str | None:
@@ -71,3 +71,7 @@ def workspace_view(workspace: Workspace, role: WorkspaceRole | None = None) -> d
     if role is not None:
         view["viewerRole"] = str(role)
     return view
+
+
+def actor_stamp(actor: Actor) -> dict[str, Any]:
+    return {**actor.as_payload(), "displayName": actor.display_name}

@@ -25,6 +25,7 @@ from crewboard.domain.validation import INT32_MAX
 from crewboard.mcp.args import Args, Offset, WorkspaceId
 from crewboard.mcp.tools.board.notes import NoteText, OutputContent, OutputName
 from crewboard.services.board import notes as task_notes
+from crewboard.services.paging import MAX_PAGE
 
 
 class CommentBody(Args):
@@ -45,7 +46,7 @@ class OutputBody(Args):
 
 
 class Page(Args):
-    limit: int = Field(default=50, ge=1, le=task_notes.MAX_PAGE)
+    limit: int = Field(default=50, ge=1, le=MAX_PAGE)
     offset: Offset = 0
 
 

@@ -23,8 +23,8 @@ from crewboard.api.common import (
 )
 from crewboard.mcp.args import Args, Offset
 from crewboard.mcp.tools.review.drafts import DraftFields, ResultFields
-from crewboard.services.board.notes import MAX_PAGE
 from crewboard.services.identity.access import ANY_WORKSPACE
+from crewboard.services.paging import MAX_PAGE
 from crewboard.services.review import drafts
 
 

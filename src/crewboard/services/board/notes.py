@@ -17,11 +17,12 @@ from crewboard.domain.ids import new_id
 from crewboard.domain.models import Actor, Project
 from crewboard.domain.validation import check_no_nul, check_text
 from crewboard.errors import LimitExceeded, NotFound, ValidationFailed
-from crewboard.services.board.tasks import access_task, actor_stamp
+from crewboard.services.board.tasks import access_task
 from crewboard.services.board.views import task_key
-from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
+from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write, require_key
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef
-from crewboard.services.views import iso
+from crewboard.services.paging import check_page, next_offset
+from crewboard.services.views import actor_stamp, iso
 from crewboard.storage.board.notes import NoteRepository, TaskComment, TaskOutput, TaskQuestion
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
@@ -29,8 +30,6 @@ from crewboard.storage.uow import UnitOfWork
 MAX_NOTE_CHARS = 20_000  # a comment, an agent update, a question or an answer
 MAX_OUTPUT_NAME = 200
 MAX_OUTPUT_BYTES = 1024 * 1024  # an output's content, UTF-8 encoded
-MAX_PAGE = 200
-ACTIVITY_ROWS = 50  # rows per section of task_activity
 EXCERPT_CHARS = 280  # how much of a note an event carries
 COMMENT = "comment"
 AGENT_UPDATE = "agent_update"
@@ -112,15 +111,6 @@ def task_ref_view(task: Task, project: Project) -> dict[str, Any]:
 
 
 # --- shared by every keyed write on a task -----------------------------------------------------
-
-
-def require_key(key: str | None) -> str:
-    """Raises: ValidationFailed when the key is missing (its length is checked by the ledger)."""
-    if not key:
-        raise ValidationFailed.field(
-            "idempotencyKey", "required: send a stable key for this write and reuse it on retry."
-        )
-    return check_no_nul("idempotencyKey", key)
 
 
 def keyed_task_write(
@@ -300,19 +290,6 @@ def agent_update(
         content=content,
         idempotency_key=idempotency_key,
     )
-
-
-def check_page(limit: int, offset: int) -> tuple[int, int]:
-    if not 1 <= limit <= MAX_PAGE:
-        raise ValidationFailed.field("limit", f"must be between 1 and {MAX_PAGE}; got {limit}.")
-    if offset < 0:
-        raise ValidationFailed.field("offset", f"must be 0 or more; got {offset}.")
-    return limit, offset
-
-
-def next_offset(offset: int, shown: int, total: int) -> int | None:
-    following = offset + shown
-    return following if following < total else None
 
 
 def list_comments(
@@ -509,34 +486,3 @@ def get_output(
 
 
 # --- the task page ----------------------------------------------------------------------------
-
-
-def task_activity(
-    db: Database, actor: Actor, task: str, *, workspace_id: WorkspaceRef = ANY_WORKSPACE
-) -> dict[str, Any]:
-    """Everything said and linked on a task, each section newest first (at most 50 rows) with
-    its total: comments, agent updates, outputs (newest version per name, previewed),
-    questions with their answers, repository links and status reports.
-
-    Raises:
-        NotFound: the task is not open to the actor.
-    """
-    from crewboard.services.board import repos  # noqa: PLC0415 - repos imports this module
-
-    def work(uow: UnitOfWork) -> dict[str, Any]:
-        found, project = access_task(uow, actor, task, workspace_id=workspace_id)
-        notes = notes_of(uow)
-        sections: dict[str, Any] = {"task": task_ref_view(found, project)}
-        for name, kind in (("comments", COMMENT), ("agentUpdates", AGENT_UPDATE)):
-            rows, total = notes.comments(found.id, kinds=(kind,), limit=ACTIVITY_ROWS, offset=0)
-            sections[name] = {"items": [comment_view(c) for c in rows], "total": total}
-        outputs, total = notes.latest_outputs(found.id, limit=ACTIVITY_ROWS, offset=0)
-        sections["outputs"] = {
-            "items": [output_preview_view(o) for o in outputs],
-            "total": total,
-        }
-        questions, total = notes.task_questions(found.id, limit=ACTIVITY_ROWS)
-        sections["questions"] = {"items": [question_view(q) for q in questions], "total": total}
-        return sections | repos.task_repo_sections(uow, found, limit=ACTIVITY_ROWS)
-
-    return db.read(work)

@@ -21,7 +21,7 @@ from crewboard.services.board.views import (
     readiness,
     task_view,
 )
-from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
+from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, open_projects
 from crewboard.services.views import iso
 from crewboard.storage.board.tasks import TaskFilter
 from crewboard.storage.database import Database
@@ -224,24 +224,6 @@ def _filters(
         "statuses": [s.value for s in parse_enum_list(statuses or [], TaskStatus, "status")],
         "words": search_words(q or ""),
     }
-
-
-def open_projects(
-    uow: UnitOfWork, actor: Actor, project: str | None, workspace_id: WorkspaceRef
-) -> dict[str, Any]:
-    if project is not None:
-        access = access_project(uow, actor, project, workspace_id=workspace_id)
-        return {access.project.id: access.project}
-    page = uow.projects.list_for_user(
-        actor.user_id,
-        only_project_id=actor.project_cap,
-        workspace_id=None if workspace_id is ANY_WORKSPACE else workspace_id,  # type: ignore[arg-type]
-        filter_workspace=workspace_id is not ANY_WORKSPACE,
-        include_archived=False,
-        limit=MAX_LIST,
-        offset=0,
-    )
-    return {p.id: p for p, _ in page.rows}
 
 
 def assignee_filter(actor: Actor, assignee: str | None) -> tuple[str | None, bool]:

@@ -13,24 +13,23 @@ from crewboard.domain.models import Actor, Project
 from crewboard.errors import AlreadyExists, NotFound
 from crewboard.services.board.notes import (
     check_note,
-    check_page,
     excerpt,
     keyed_task_write,
-    next_offset,
     notes_of,
     question_view,
     record_task_event,
     task_ref_view,
     without,
 )
-from crewboard.services.board.tasks import access_task, actor_stamp
+from crewboard.services.board.tasks import access_task
 from crewboard.services.idempotency import Ack, KeyedResult
 from crewboard.services.identity.access import (
     access_project,
     require_person,
     require_signed_in_person,
 )
-from crewboard.services.views import iso
+from crewboard.services.paging import check_page, next_offset
+from crewboard.services.views import actor_stamp, iso
 from crewboard.storage.board.notes import TaskQuestion
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork

@@ -26,10 +26,10 @@ from crewboard.services.board.notes import (
     record_task_event,
     task_ref_view,
 )
-from crewboard.services.board.tasks import access_task, actor_stamp
+from crewboard.services.board.tasks import access_task
 from crewboard.services.idempotency import Ack, KeyedResult
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
-from crewboard.services.views import iso
+from crewboard.services.views import actor_stamp, iso
 from crewboard.storage.board.notes import Repo, RepoLink, RepoLinkRepository, RepoReport
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork

@@ -30,10 +30,9 @@ from crewboard.domain.board.week import (
 from crewboard.domain.identity.access import parse_enum_list
 from crewboard.domain.models import Actor, Project
 from crewboard.errors import LimitExceeded, ValidationFailed
-from crewboard.services.board.queries import open_projects
 from crewboard.services.board.tasks import access_task
 from crewboard.services.board.views import task_key
-from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef
+from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, open_projects
 from crewboard.services.views import iso
 from crewboard.storage.board.tasks import TaskFilter
 from crewboard.storage.database import Database

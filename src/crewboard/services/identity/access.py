@@ -6,6 +6,8 @@ project that really does not exist). A refusal for a known project names what is
 
 from __future__ import annotations
 
+from typing import Any
+
 from crewboard.domain.identity.access import Role, Scope, TokenKind, lower_role, missing_permission
 from crewboard.domain.models import Actor, Project, ProjectAccess
 from crewboard.errors import HumanIdentityRequired, NotFound, PermissionDenied, ValidationFailed
@@ -167,3 +169,24 @@ def require_signed_in_person(actor: Actor, action: str) -> None:
             "hold it). Decide in the web app's inbox or with the operator CLI.",
             {"tokenKind": str(actor.token.kind), "decision": action},
         )
+
+
+MAX_OPEN_PROJECTS = 200  # projects one cross-project read looks at
+
+
+def open_projects(
+    uow: UnitOfWork, actor: Actor, project: str | None, workspace_id: WorkspaceRef
+) -> dict[str, Any]:
+    if project is not None:
+        access = access_project(uow, actor, project, workspace_id=workspace_id)
+        return {access.project.id: access.project}
+    page = uow.projects.list_for_user(
+        actor.user_id,
+        only_project_id=actor.project_cap,
+        workspace_id=None if workspace_id is ANY_WORKSPACE else workspace_id,  # type: ignore[arg-type]
+        filter_workspace=workspace_id is not ANY_WORKSPACE,
+        include_archived=False,
+        limit=MAX_OPEN_PROJECTS,
+        offset=0,
+    )
+    return {p.id: p for p, _ in page.rows}

@@ -13,7 +13,6 @@ from typing import Any
 from crewboard.domain.identity.access import Role
 from crewboard.domain.models import Actor, Project
 from crewboard.errors import RevisionConflict
-from crewboard.services.board.tasks import actor_stamp
 from crewboard.services.identity.access import access_project, require_signed_in_person
 from crewboard.services.memory.records import (
     access_record,
@@ -28,7 +27,7 @@ from crewboard.services.memory.records import (
     record_view,
     resolve_collection,
 )
-from crewboard.services.views import iso
+from crewboard.services.views import actor_stamp, iso
 from crewboard.storage.database import Database
 from crewboard.storage.memory.records import Document, MemoryRecord
 from crewboard.storage.uow import UnitOfWork

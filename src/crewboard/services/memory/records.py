@@ -16,10 +16,13 @@ from crewboard.domain.models import Actor, Project
 from crewboard.domain.review import MemoryStatus, ProjectDocument
 from crewboard.domain.validation import check_text
 from crewboard.errors import LimitExceeded, NotFound, ValidationFailed
-from crewboard.services.board.queries import open_projects
-from crewboard.services.board.tasks import actor_stamp
-from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
-from crewboard.services.views import iso
+from crewboard.services.identity.access import (
+    ANY_WORKSPACE,
+    WorkspaceRef,
+    access_project,
+    open_projects,
+)
+from crewboard.services.views import actor_stamp, iso
 from crewboard.storage.database import Database
 from crewboard.storage.memory.records import Document, MemoryRecord, MemoryRepository, RecordFilter
 from crewboard.storage.uow import UnitOfWork

@@ -12,9 +12,8 @@ from typing import Any
 
 from crewboard.domain.models import Actor
 from crewboard.errors import ValidationFailed
-from crewboard.services.board.queries import open_projects
 from crewboard.services.board.tasks import access_task
-from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef
+from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, open_projects
 from crewboard.services.views import iso
 from crewboard.storage.database import Database
 from crewboard.storage.review.activity import ActivityRepository, EventQuery, EventRow, HandIn

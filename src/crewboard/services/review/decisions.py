@@ -25,11 +25,11 @@ from crewboard.domain.review import (
 )
 from crewboard.domain.validation import check_text
 from crewboard.errors import NotFound, ValidationFailed
-from crewboard.services.board.tasks import actor_stamp, do_create_task, save_task
+from crewboard.services.board.tasks import do_create_task, save_task
 from crewboard.services.board.views import task_key
 from crewboard.services.identity.access import access_project, require_signed_in_person
 from crewboard.services.memory import records as memory
-from crewboard.services.views import iso
+from crewboard.services.views import actor_stamp, iso
 from crewboard.storage.database import Database
 from crewboard.storage.review.drafts import Draft, DraftRepository
 from crewboard.storage.uow import UnitOfWork

@@ -21,13 +21,17 @@ from crewboard.domain.review import WAITING, DraftStatus, ReferenceKind
 from crewboard.domain.validation import check_no_nul, check_text
 from crewboard.errors import LimitExceeded, ValidationFailed
 from crewboard.services.board import context
-from crewboard.services.board.notes import check_page, next_offset, require_key
-from crewboard.services.board.queries import open_projects
-from crewboard.services.board.tasks import access_task, actor_stamp, save_task
+from crewboard.services.board.tasks import access_task, save_task
 from crewboard.services.board.views import task_key
-from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
-from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
+from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write, require_key
+from crewboard.services.identity.access import (
+    ANY_WORKSPACE,
+    WorkspaceRef,
+    access_project,
+    open_projects,
+)
 from crewboard.services.memory import records as memory
+from crewboard.services.paging import check_page, next_offset
 from crewboard.services.review.decisions import (
     access_draft,
     do_accept,
@@ -38,7 +42,7 @@ from crewboard.services.review.decisions import (
     task_brief_view,
 )
 from crewboard.services.review.rules import matching_rule
-from crewboard.services.views import iso
+from crewboard.services.views import actor_stamp, iso
 from crewboard.storage.database import Database
 from crewboard.storage.review.drafts import Draft
 from crewboard.storage.uow import UnitOfWork

@@ -11,8 +11,11 @@ from typing import Any
 from crewboard.domain.models import Actor
 from crewboard.errors import ValidationFailed
 from crewboard.services.board.notes import notes_of, question_view, task_ref_view
-from crewboard.services.board.queries import open_projects
-from crewboard.services.identity.access import ANY_WORKSPACE, require_signed_in_person
+from crewboard.services.identity.access import (
+    ANY_WORKSPACE,
+    open_projects,
+    require_signed_in_person,
+)
 from crewboard.services.review.drafts import waiting_drafts
 from crewboard.services.review.messages import recent_messages
 from crewboard.services.review.proposals import pending_proposals

@@ -11,11 +11,11 @@ from crewboard.domain.models import Actor, Project, SeatKind, TeamRole
 from crewboard.domain.validation import check_no_nul, check_text
 from crewboard.errors import NotFound, ValidationFailed
 from crewboard.services.board.notes import after
-from crewboard.services.board.tasks import access_task, actor_stamp
+from crewboard.services.board.tasks import access_task
 from crewboard.services.board.views import task_key
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
-from crewboard.services.views import iso
+from crewboard.services.views import actor_stamp, iso
 from crewboard.storage.database import Database
 from crewboard.storage.review.proposals import InboxMessage, MessageRepository
 from crewboard.storage.uow import UnitOfWork

@@ -18,14 +18,14 @@ from crewboard.domain.models import Actor, Project
 from crewboard.domain.review import ProposalKind, ProposalStatus
 from crewboard.domain.validation import check_text
 from crewboard.errors import NotFound, ValidationFailed
-from crewboard.services.board.queries import open_projects
-from crewboard.services.board.tasks import access_task, actor_stamp
+from crewboard.services.board.tasks import access_task
 from crewboard.services.board.views import task_key
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.identity.access import (
     ANY_WORKSPACE,
     WorkspaceRef,
     access_project,
+    open_projects,
     require_signed_in_person,
 )
 from crewboard.services.projects.team import MAX_ROLE_NAME, MAX_ROLE_TEXT
@@ -38,7 +38,7 @@ from crewboard.services.review.proposal_cards import (
     hint_text,
     optional_text,
 )
-from crewboard.services.views import iso
+from crewboard.services.views import actor_stamp, iso
 from crewboard.storage.database import Database
 from crewboard.storage.review.proposals import Proposal, ProposalRepository
 from crewboard.storage.uow import UnitOfWork

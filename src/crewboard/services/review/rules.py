@@ -14,11 +14,10 @@ from crewboard.domain.ids import new_id
 from crewboard.domain.models import Actor, SeatKind
 from crewboard.domain.review import RuleMatch
 from crewboard.errors import AlreadyExists, NotFound, ValidationFailed
-from crewboard.services.board.tasks import actor_stamp
 from crewboard.services.identity.access import access_project, require_signed_in_person
 from crewboard.services.memory import records as memory
 from crewboard.services.review.decisions import drafts_of
-from crewboard.services.views import iso
+from crewboard.services.views import actor_stamp, iso
 from crewboard.storage.database import Database
 from crewboard.storage.review.drafts import AcceptanceRule
 from crewboard.storage.uow import UnitOfWork

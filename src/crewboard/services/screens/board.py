@@ -13,8 +13,8 @@ from typing import Any
 from crewboard.domain.board.tasks import TaskStatus, search_words
 from crewboard.domain.models import Actor
 from crewboard.errors import ValidationFailed
-from crewboard.services.board.notes import task_activity
 from crewboard.services.board.queries import MAX_Q, assignee_filter, get_task
+from crewboard.services.board.task_activity import task_activity
 from crewboard.services.board.tasks import access_task
 from crewboard.services.board.week import list_task_events
 from crewboard.services.identity.access import access_project

@@ -13,6 +13,7 @@ from crewboard.mcp.render import Reply
 from crewboard.mcp.tooldef import Call, ToolDef
 from crewboard.mcp.tools.board.tasks import AssigneeType, Priority, Status, Tag, TaskRef
 from crewboard.services.board import batch as task_batch
+from crewboard.services.board.batch_checks import PLANNING_FIELDS
 
 Key = Annotated[
     str,
@@ -110,9 +111,7 @@ class SetTaskStatus(Args):
 
 
 def update_tasks(call: Call, args: UpdateTasks) -> Reply:
-    fields = args.model_dump(
-        mode="json", include=set(task_batch.PLANNING_FIELDS) & args.model_fields_set
-    )
+    fields = args.model_dump(mode="json", include=set(PLANNING_FIELDS) & args.model_fields_set)
     result = task_batch.update_tasks(
         call.db,
         call.actor,
