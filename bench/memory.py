@@ -36,8 +36,9 @@ from bench.seed import ADJECTIVES, NOUNS, SENTENCES, VERBS
 from crewboard.domain.ids import new_id
 from crewboard.services.board.context import PACK_BUDGET
 from crewboard.storage import migrate
-from crewboard.storage import tables as t
+from crewboard.storage.board import tables as board_tables
 from crewboard.storage.database import Database
+from crewboard.storage.memory import tables as t
 
 BOARDS = (100_000, 100)  # tasks of B1 and B2
 RECORDS = (10_000, 100)  # memory records of B1 and B2
@@ -188,8 +189,11 @@ def name_records(db: Database, project_id: str, number: int, ids: list[str]) -> 
         conn.execution_options(crewboard_write=True)
         with conn.begin():
             conn.execute(
-                update(t.tasks)
-                .where(t.tasks.c.project_id == project_id, t.tasks.c.number == number)
+                update(board_tables.tasks)
+                .where(
+                    board_tables.tasks.c.project_id == project_id,
+                    board_tables.tasks.c.number == number,
+                )
                 .values(title=TARGET_TITLE, brief=TARGET_BRIEF, context_item_ids=ids)
             )
 

@@ -26,7 +26,7 @@ from crewboard.domain.ids import new_id
 from crewboard.domain.models import Actor
 from crewboard.services.projects import projects
 from crewboard.storage import migrate
-from crewboard.storage import tables as t
+from crewboard.storage.board import tables as t
 from crewboard.storage.database import Database
 
 BATCH = 2000

@@ -14,8 +14,9 @@ from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import projects, team, workspaces
 from crewboard.services.review import activity, messages, proposals
 from crewboard.services.review.messages import recent_messages
-from crewboard.storage import tables as t
 from crewboard.storage.database import Database
+from crewboard.storage.projects import tables as projects_tables
+from crewboard.storage.review import tables as t
 from tests.support.factories import count_rows, make_project, make_user, token_actor
 
 SCOPES = ["read", "tasks.manage", "messages.write", "drafts.create"]
@@ -158,7 +159,7 @@ def test_posting_needs_the_messages_scope_and_fits_20000_characters(
 
 def project_ids(db: Database) -> list[str]:
     with db.engine.connect() as conn:
-        return [row.id for row in conn.execute(t.projects.select())]
+        return [row.id for row in conn.execute(projects_tables.projects.select())]
 
 
 # --- list_activity ---------------------------------------------------------------------------

@@ -12,8 +12,8 @@ from crewboard.domain.identity.tokens import generate_token_secret, hash_token_s
 from crewboard.errors import NotFound, PermissionDenied, Unauthenticated, ValidationFailed
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.storage import tables
 from crewboard.storage.database import Database
+from crewboard.storage.identity import tables
 from tests.support.factories import grant, make_project, make_user
 
 

@@ -12,8 +12,8 @@ from crewboard.errors import AlreadyExists, LimitExceeded, Unauthenticated, Vali
 from crewboard.services.identity import tokens, users
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import bootstrap, projects
-from crewboard.storage import tables
 from crewboard.storage.database import Database
+from crewboard.storage.identity import tables
 from tests.support.factories import count_rows
 
 

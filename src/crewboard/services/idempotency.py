@@ -21,7 +21,7 @@ from typing import Any
 from crewboard.domain.models import Actor
 from crewboard.domain.validation import check_idempotency_key, check_no_nul
 from crewboard.errors import IdempotencyConflict, ValidationFailed
-from crewboard.storage.repositories import LedgerEntry
+from crewboard.storage.ledger import LedgerEntry
 from crewboard.storage.uow import UnitOfWork
 
 

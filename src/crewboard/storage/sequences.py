@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import Connection
 from sqlalchemy.dialects import postgresql, sqlite
 
-from crewboard.storage import tables as t
+from crewboard.storage import schema
 
 TASK_NUMBERS = "task"  # the counter behind task keys (CRW-12)
 
@@ -23,7 +23,7 @@ class SequenceRepository:
         run one at a time. A rolled-back transaction gives its number back.
         """
         dialect = postgresql if self.conn.dialect.name == "postgresql" else sqlite
-        table = t.project_sequences
+        table = schema.project_sequences
         statement = dialect.insert(table).values(project_id=project_id, name=name, value=1)
         statement = statement.on_conflict_do_update(
             index_elements=[table.c.project_id, table.c.name],

@@ -10,18 +10,16 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from crewboard.domain.clock import Clock
-from crewboard.storage import tables
+from crewboard.storage import schema
 from crewboard.storage.board.tasks import TaskRepository
-from crewboard.storage.repositories import (
-    EventRepository,
-    IdempotencyRepository,
-    ProjectRepository,
-    StateRepository,
-    TeamRepository,
-    TokenRepository,
-    UserRepository,
-    WorkspaceRepository,
-)
+from crewboard.storage.events import EventRepository
+from crewboard.storage.identity.tokens import TokenRepository
+from crewboard.storage.identity.users import UserRepository
+from crewboard.storage.ledger import IdempotencyRepository
+from crewboard.storage.projects.projects import ProjectRepository
+from crewboard.storage.projects.state import StateRepository
+from crewboard.storage.projects.team import TeamRepository
+from crewboard.storage.projects.workspaces import WorkspaceRepository
 from crewboard.storage.sequences import SequenceRepository
 
 
@@ -88,7 +86,7 @@ class UnitOfWork:
         task = payload.get("task")
         task_id = payload.get("taskId") or (task.get("id") if isinstance(task, dict) else None)
         event_id = self.conn.execute(
-            tables.events.insert().values(
+            schema.events.insert().values(
                 **row,
                 task_id=task_id,
                 # A decision about a hand-in belongs to the hand-in's token ("mine" for it).

@@ -10,7 +10,10 @@ from typing import Any
 
 from sqlalchemy import Connection, func, select, text
 
-from crewboard.storage import tables as t
+from crewboard.storage.board import tables as t
+from crewboard.storage.memory import tables as memory_tables
+from crewboard.storage.projects import tables as projects_tables
+from crewboard.storage.review import tables as review_tables
 
 # How much of a summary and of a content an index line is taken from (its first line).
 LINE_SOURCE_CHARS = 400
@@ -100,7 +103,8 @@ class ContextRepository:
             return {}
         rows = self.conn.execute(
             select(*_record_columns()).where(
-                t.memory_records.c.project_id == project_id, t.memory_records.c.id.in_(wanted)
+                memory_tables.memory_records.c.project_id == project_id,
+                memory_tables.memory_records.c.id.in_(wanted),
             )
         )
         return {row.id: _record(row) for row in rows}
@@ -133,7 +137,7 @@ class ContextRepository:
     ) -> list[IndexEntry]:
         """The project's records from `offset` on, most recently updated first, `limit` rows
         read; those in `skip` are left out of the answer (so it may hold fewer)."""
-        r = t.memory_records
+        r = memory_tables.memory_records
         rows = self.conn.execute(
             select(
                 r.c.id,
@@ -153,7 +157,7 @@ class ContextRepository:
         ]
 
     def count_records(self, project_id: str) -> int:
-        r = t.memory_records
+        r = memory_tables.memory_records
         return int(
             self.conn.execute(
                 select(func.count()).select_from(r).where(r.c.project_id == project_id)
@@ -162,7 +166,7 @@ class ContextRepository:
 
     def documents(self, project_id: str, names: Iterable[str]) -> dict[str, DocumentText]:
         """The accepted text of the named documents that exist (empty text included)."""
-        d = t.project_documents
+        d = memory_tables.project_documents
         wanted = list(dict.fromkeys(names))
         if not wanted:
             return {}
@@ -175,7 +179,7 @@ class ContextRepository:
 
     def has_documents(self, project_id: str) -> bool:
         """Whether any project document holds accepted text."""
-        d = t.project_documents
+        d = memory_tables.project_documents
         row = self.conn.execute(
             select(d.c.name).where(d.c.project_id == project_id, d.c.content != "").limit(1)
         ).first()
@@ -186,7 +190,7 @@ class ContextRepository:
         wanted = list(set(ids))
         if not wanted:
             return {}
-        r = t.memory_records
+        r = memory_tables.memory_records
         rows = self.conn.execute(select(r.c.id, r.c.title, r.c.version).where(r.c.id.in_(wanted)))
         return {row.id: (row.title, row.version) for row in rows}
 
@@ -195,7 +199,7 @@ class ContextRepository:
         wanted = list(set(project_ids))
         if not wanted:
             return {}
-        d = t.project_documents
+        d = memory_tables.project_documents
         rows = self.conn.execute(
             select(d.c.project_id, d.c.name, d.c.version).where(d.c.project_id.in_(wanted))
         )
@@ -206,7 +210,7 @@ class ContextRepository:
         wanted = list(set(project_ids))
         if not wanted:
             return {}
-        s = t.project_state
+        s = projects_tables.project_state
         rows = self.conn.execute(
             select(s.c.project_id, s.c.revision).where(s.c.project_id.in_(wanted))
         )
@@ -253,7 +257,11 @@ class ContextRepository:
         """Delete up to `limit` of a project's receipts made before `before` that no draft
         names (a hand-in keeps its receipt for as long as it exists); the number deleted."""
         c = t.context_receipts
-        named = select(t.drafts.c.id).where(t.drafts.c.context_receipt_id == c.c.id).exists()
+        named = (
+            select(review_tables.drafts.c.id)
+            .where(review_tables.drafts.c.context_receipt_id == c.c.id)
+            .exists()
+        )
         stale = (
             select(c.c.id)
             .where(c.c.project_id == project_id, c.c.created_at < before, ~named)
@@ -266,7 +274,7 @@ class ContextRepository:
 
 
 def _record_columns() -> list[Any]:
-    r = t.memory_records
+    r = memory_tables.memory_records
     return [
         r.c.id,
         r.c.title,

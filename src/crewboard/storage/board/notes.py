@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, func, select
 
-from crewboard.storage import tables as t
+from crewboard.storage.board import tables as t
 
 PREVIEW_CHARS = 500
 

@@ -32,7 +32,7 @@ from crewboard.domain.board.tasks import (
     TaskStatus,
     TaskType,
 )
-from crewboard.storage import tables as t
+from crewboard.storage.board import tables as t
 
 _TASK_BY_ID = select(t.tasks).where(t.tasks.c.id == bindparam("task_id"))
 _TASK_BY_NUMBER = select(t.tasks).where(

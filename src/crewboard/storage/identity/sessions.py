@@ -7,7 +7,7 @@ from datetime import datetime
 
 from sqlalchemy import Connection, delete, select, update
 
-from crewboard.storage import tables as t
+from crewboard.storage.identity import tables as t
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Connection, and_, false, func, literal, or_, select
 
 from crewboard.domain.validation import INT32_MAX
-from crewboard.storage import tables as t
+from crewboard.storage.memory import tables as t
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, not_, or_, select
 
-from crewboard.storage import tables as t
+from crewboard.storage import schema as shared
+from crewboard.storage.review import tables as t
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ class ActivityRepository:
     def events(self, query: EventQuery) -> list[EventRow]:
         if not query.project_ids:
             return []
-        c = t.events.c
+        c = shared.events.c
         conditions: list[ColumnElement[bool]] = [c.project_id.in_(list(query.project_ids))]
         if query.noise:
             conditions.append(
@@ -73,7 +74,7 @@ class ActivityRepository:
             conditions.append(c.id > query.after_id)
         order = c.id.asc() if query.after_id is not None else c.id.desc()
         rows = self.conn.execute(
-            select(t.events).where(*conditions).order_by(order).limit(query.limit)
+            select(shared.events).where(*conditions).order_by(order).limit(query.limit)
         )
         return [
             EventRow(**{name: getattr(row, name) for name in EventRow.__dataclass_fields__})

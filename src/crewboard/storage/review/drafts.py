@@ -10,7 +10,8 @@ from typing import Any
 from sqlalchemy import Connection, Row, func, select
 
 from crewboard.domain.review import level_for
-from crewboard.storage import tables as t
+from crewboard.storage.projects import tables as projects_tables
+from crewboard.storage.review import tables as t
 
 
 @dataclass(frozen=True)
@@ -162,12 +163,14 @@ class DraftRepository:
 
     def add_xp(self, project_id: str, role_id: str, delta: int) -> tuple[int, int] | None:
         """Give (or, negative, take back) xp; the new xp and level, or None for no such role."""
-        c = t.team_roles.c
+        c = projects_tables.team_roles.c
         where = (c.project_id == project_id) & (c.id == role_id)
         xp: int | None = self.conn.execute(select(c.xp).where(where)).scalar_one_or_none()
         if xp is None:
             return None
         new_xp = max(xp + delta, 0)
         level = level_for(new_xp)
-        self.conn.execute(t.team_roles.update().where(where).values(xp=new_xp, level=level))
+        self.conn.execute(
+            projects_tables.team_roles.update().where(where).values(xp=new_xp, level=level)
+        )
         return new_xp, level

@@ -10,7 +10,8 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, delete, func, select, update
 
-from crewboard.storage import tables as t
+from crewboard.storage.board import tables as board_tables
+from crewboard.storage.review import tables as t
 
 
 @dataclass(frozen=True)
@@ -108,13 +109,20 @@ class ProposalRepository:
 
     def child_task_ids(self, task_id: str) -> list[str]:
         rows = self.conn.execute(
-            select(t.tasks.c.id).where(t.tasks.c.parent_task_id == task_id).order_by(t.tasks.c.id)
+            select(board_tables.tasks.c.id)
+            .where(board_tables.tasks.c.parent_task_id == task_id)
+            .order_by(board_tables.tasks.c.id)
         )
         return [row.id for row in rows]
 
     def delete_task(self, task_id: str) -> bool:
         """Delete a task row; rows that hang off it go with it or lose the reference (FKs)."""
-        return self.conn.execute(delete(t.tasks).where(t.tasks.c.id == task_id)).rowcount == 1
+        return (
+            self.conn.execute(
+                delete(board_tables.tasks).where(board_tables.tasks.c.id == task_id)
+            ).rowcount
+            == 1
+        )
 
 
 class MessageRepository:

@@ -1,0 +1,56 @@
+"""The event log: every change as an ordered, gap-free row, read by the live streams."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Connection, func, select
+
+from crewboard.storage import schema as shared
+
+
+class EventRepository:
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def list_after(
+        self, *, project_id: str | None, after_id: int = 0, limit: int = 100
+    ) -> list[dict[str, Any]]:
+        query = (
+            select(shared.events)
+            .where(shared.events.c.id > after_id)
+            .order_by(shared.events.c.id)
+            .limit(limit)
+        )
+        if project_id is not None:
+            query = query.where(shared.events.c.project_id == project_id)
+        return [row._asdict() for row in self.conn.execute(query)]
+
+    def latest_id(self, project_ids: Sequence[str]) -> int:
+        """The newest event id of these projects (0 when they have none)."""
+        query = select(func.max(shared.events.c.id)).where(
+            shared.events.c.project_id.in_(project_ids)
+        )
+        return int(self.conn.execute(query).scalar() or 0)
+
+    def list_after_many(
+        self, project_ids: Sequence[str], *, after_id: int, limit: int = 100
+    ) -> list[dict[str, Any]]:
+        """Events of these projects after `after_id`, oldest first."""
+        e = shared.events
+        query = (
+            select(e.c.id, e.c.project_id, e.c.type, e.c.task_id, e.c.created_at)
+            .where(e.c.project_id.in_(project_ids), e.c.id > after_id)
+            .order_by(e.c.id)
+            .limit(limit)
+        )
+        return [row._asdict() for row in self.conn.execute(query)]
+
+    def count(self, *, project_id: str | None = None, type_: str | None = None) -> int:
+        query = select(func.count()).select_from(shared.events)
+        if project_id is not None:
+            query = query.where(shared.events.c.project_id == project_id)
+        if type_ is not None:
+            query = query.where(shared.events.c.type == type_)
+        return int(self.conn.execute(query).scalar_one())

@@ -1,0 +1,97 @@
+"""API tokens: look-up by secret hash, creation, listing, revocation."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, Row, bindparam, or_, select
+
+from crewboard.domain.identity.access import Role, Scope, TokenKind, Toolset
+from crewboard.domain.models import (
+    ApiToken,
+)
+from crewboard.storage.identity import tables as t
+
+# Built once: constructing a statement costs about as much as running it on SQLite.
+_TOKEN_BY_HASH = select(t.api_tokens).where(t.api_tokens.c.secret_hash == bindparam("secret_hash"))
+
+
+def _token(row: Row[Any]) -> ApiToken:
+    return ApiToken(
+        id=row.id,
+        user_id=row.user_id,
+        name=row.name,
+        kind=TokenKind(row.kind),
+        scopes=frozenset(Scope(s) for s in row.scopes),
+        display_prefix=row.display_prefix,
+        created_at=row.created_at,
+        project_id=row.project_id,
+        role=Role(row.role) if row.role else None,
+        toolsets=tuple(Toolset(s) for s in row.toolsets),
+        last_used_at=row.last_used_at,
+        revoked_at=row.revoked_at,
+    )
+
+
+class TokenRepository:
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def add(self, token: ApiToken, secret_hash: str) -> None:
+        self.conn.execute(
+            t.api_tokens.insert().values(
+                id=token.id,
+                user_id=token.user_id,
+                name=token.name,
+                kind=token.kind.value,
+                secret_hash=secret_hash,
+                display_prefix=token.display_prefix,
+                scopes=sorted(s.value for s in token.scopes),
+                project_id=token.project_id,
+                role=token.role.value if token.role else None,
+                toolsets=[s.value for s in token.toolsets],
+                created_at=token.created_at,
+            )
+        )
+
+    def get(self, token_id: str) -> ApiToken | None:
+        row = self.conn.execute(select(t.api_tokens).where(t.api_tokens.c.id == token_id)).first()
+        return _token(row) if row else None
+
+    def get_by_hash(self, secret_hash: str) -> ApiToken | None:
+        row = self.conn.execute(_TOKEN_BY_HASH, {"secret_hash": secret_hash}).first()
+        return _token(row) if row else None
+
+    def list(self, user_id: str | None = None, *, include_revoked: bool = False) -> list[ApiToken]:
+        query = select(t.api_tokens).order_by(t.api_tokens.c.created_at, t.api_tokens.c.id)
+        if user_id is not None:
+            query = query.where(t.api_tokens.c.user_id == user_id)
+        if not include_revoked:
+            query = query.where(t.api_tokens.c.revoked_at.is_(None))
+        return [_token(row) for row in self.conn.execute(query)]
+
+    def revoke(self, token_id: str, at: datetime) -> None:
+        self.conn.execute(
+            t.api_tokens.update()
+            .where(
+                t.api_tokens.c.id == token_id,
+                t.api_tokens.c.revoked_at.is_(None),
+            )
+            .values(revoked_at=at)
+        )
+
+    def touch(self, token_id: str, at: datetime, *, older_than: datetime) -> bool:
+        """Set last-used time, unless it was set after `older_than` (saves a write per call)."""
+        result = self.conn.execute(
+            t.api_tokens.update()
+            .where(
+                t.api_tokens.c.id == token_id,
+                or_(
+                    t.api_tokens.c.last_used_at.is_(None),
+                    t.api_tokens.c.last_used_at < older_than,
+                ),
+            )
+            .values(last_used_at=at)
+        )
+        return result.rowcount > 0

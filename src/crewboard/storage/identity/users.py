@@ -1,0 +1,71 @@
+"""People: look-ups by id and e-mail, creation, passwords."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, Row, bindparam, func, select
+
+from crewboard.domain.models import (
+    User,
+)
+from crewboard.storage.identity import tables as t
+
+# Built once: constructing a statement costs about as much as running it on SQLite.
+_USER_BY_ID = select(t.users).where(t.users.c.id == bindparam("user_id"))
+
+
+def user_from_row(row: Row[Any]) -> User:
+    return User(
+        id=row.id,
+        email=row.email,
+        display_name=row.display_name,
+        created_at=row.created_at,
+        is_owner=row.is_owner,
+    )
+
+
+class UserRepository:
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def add(self, user: User, password_hash: str) -> None:
+        self.conn.execute(
+            t.users.insert().values(
+                id=user.id,
+                email=user.email,
+                display_name=user.display_name,
+                password_hash=password_hash,
+                is_owner=user.is_owner,
+                created_at=user.created_at,
+                updated_at=user.created_at,
+            )
+        )
+
+    def get(self, user_id: str) -> User | None:
+        row = self.conn.execute(_USER_BY_ID, {"user_id": user_id}).first()
+        return user_from_row(row) if row else None
+
+    def get_by_email(self, email: str) -> User | None:
+        row = self.conn.execute(select(t.users).where(t.users.c.email == email)).first()
+        return user_from_row(row) if row else None
+
+    def password_hash(self, user_id: str) -> str | None:
+        return self.conn.execute(
+            select(t.users.c.password_hash).where(t.users.c.id == user_id)
+        ).scalar_one_or_none()
+
+    def set_password_hash(self, user_id: str, password_hash: str, at: datetime) -> None:
+        self.conn.execute(
+            t.users.update()
+            .where(t.users.c.id == user_id)
+            .values(password_hash=password_hash, updated_at=at)
+        )
+
+    def list(self) -> list[User]:
+        rows = self.conn.execute(select(t.users).order_by(t.users.c.created_at, t.users.c.id))
+        return [user_from_row(row) for row in rows]
+
+    def count(self) -> int:
+        return int(self.conn.execute(select(func.count()).select_from(t.users)).scalar_one())

@@ -1,0 +1,194 @@
+"""Projects with the reader's role, members, archive and delete."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import Connection, Row, and_, bindparam, func, select
+
+from crewboard.domain.identity.access import Role
+from crewboard.domain.models import (
+    Project,
+    ProjectStatus,
+    ProjectType,
+    User,
+)
+from crewboard.storage.identity import tables as identity_tables
+from crewboard.storage.identity.users import user_from_row
+from crewboard.storage.projects import tables as t
+
+
+# Built once: constructing a statement costs about as much as running it on SQLite.
+def _project_with_role(match: Any) -> Any:
+    return (
+        select(t.projects, t.project_members.c.role.label("member_role"))
+        .outerjoin(
+            t.project_members,
+            and_(
+                t.project_members.c.project_id == t.projects.c.id,
+                t.project_members.c.user_id == bindparam("user_id"),
+            ),
+        )
+        .where(match)
+    )
+
+
+_PROJECT_WITH_ROLE_BY_ID = _project_with_role(t.projects.c.id == bindparam("ref"))
+
+
+_PROJECT_WITH_ROLE_BY_KEY = _project_with_role(t.projects.c.key == bindparam("ref"))
+
+
+def _project(row: Row[Any]) -> Project:
+    return Project(
+        id=row.id,
+        workspace_id=row.workspace_id,
+        key=row.key,
+        name=row.name,
+        goal=row.goal,
+        phase=row.phase,
+        status=ProjectStatus(row.status),
+        description=row.description,
+        type=ProjectType(row.type),
+        collections=tuple(row.collections),
+        archived_at=row.archived_at,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
+@dataclass(frozen=True)
+class ProjectPage:
+    rows: list[tuple[Project, Role]]
+    total: int
+
+
+class ProjectRepository:
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def add(self, project: Project, owner_user_id: str) -> None:
+        self.conn.execute(
+            t.projects.insert().values(
+                id=project.id,
+                workspace_id=project.workspace_id,
+                owner_user_id=owner_user_id,
+                key=project.key,
+                name=project.name,
+                goal=project.goal,
+                phase=project.phase,
+                status=project.status.value,
+                description=project.description,
+                type=project.type.value,
+                collections=list(project.collections),
+                archived_at=project.archived_at,
+                created_at=project.created_at,
+                updated_at=project.updated_at,
+            )
+        )
+
+    def get(self, project_id: str) -> Project | None:
+        row = self.conn.execute(select(t.projects).where(t.projects.c.id == project_id)).first()
+        return _project(row) if row else None
+
+    def get_by_key(self, key: str) -> Project | None:
+        row = self.conn.execute(select(t.projects).where(t.projects.c.key == key.upper())).first()
+        return _project(row) if row else None
+
+    def get_with_role(self, ref: str, user_id: str) -> tuple[Project, Role | None] | None:
+        """A project by id (prj_…) or key, with the user's role on it, in one query."""
+        by_id = ref.startswith("prj_")
+        row = self.conn.execute(
+            _PROJECT_WITH_ROLE_BY_ID if by_id else _PROJECT_WITH_ROLE_BY_KEY,
+            {"ref": ref if by_id else ref.upper(), "user_id": user_id},
+        ).first()
+        if row is None:
+            return None
+        return _project(row), Role(row.member_role) if row.member_role else None
+
+    def key_taken(self, key: str) -> bool:
+        return (
+            self.conn.execute(select(t.projects.c.id).where(t.projects.c.key == key)).first()
+            is not None
+        )
+
+    def update(self, project_id: str, at: datetime, **fields: Any) -> None:
+        """Set plain columns (name, goal, phase, status, description, type, collections, archived_at)."""
+        values = {k: (v.value if isinstance(v, StrEnum) else v) for k, v in fields.items()}
+        if "collections" in values:
+            values["collections"] = list(values["collections"])
+        self.conn.execute(
+            t.projects.update().where(t.projects.c.id == project_id).values(**values, updated_at=at)
+        )
+
+    def delete(self, project_id: str) -> None:
+        # Tokens bound to the project go with it (ON DELETE CASCADE); so do members and pages.
+        self.conn.execute(t.projects.delete().where(t.projects.c.id == project_id))
+
+    def member_role(self, project_id: str, user_id: str) -> Role | None:
+        role = self.conn.execute(
+            select(t.project_members.c.role).where(
+                t.project_members.c.project_id == project_id,
+                t.project_members.c.user_id == user_id,
+            )
+        ).scalar_one_or_none()
+        return Role(role) if role else None
+
+    def set_member(self, project_id: str, user_id: str, role: Role, at: datetime) -> None:
+        where = and_(
+            t.project_members.c.project_id == project_id, t.project_members.c.user_id == user_id
+        )
+        if self.member_role(project_id, user_id) is None:
+            self.conn.execute(
+                t.project_members.insert().values(
+                    project_id=project_id, user_id=user_id, role=role.value, created_at=at
+                )
+            )
+        else:
+            self.conn.execute(t.project_members.update().where(where).values(role=role.value))
+
+    def list_for_user(
+        self,
+        user_id: str,
+        *,
+        only_project_id: str | None = None,
+        workspace_id: str | None = None,
+        filter_workspace: bool = False,
+        include_archived: bool = True,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> ProjectPage:
+        """Projects the user has a role on, by key, with that role."""
+        conditions = [t.project_members.c.user_id == user_id]
+        if only_project_id is not None:
+            conditions.append(t.projects.c.id == only_project_id)
+        if filter_workspace:
+            conditions.append(
+                t.projects.c.workspace_id.is_(None)
+                if workspace_id is None
+                else t.projects.c.workspace_id == workspace_id
+            )
+        if not include_archived:
+            conditions.append(t.projects.c.archived_at.is_(None))
+        base = (
+            select(t.projects, t.project_members.c.role.label("member_role"))
+            .join(t.project_members, t.project_members.c.project_id == t.projects.c.id)
+            .where(*conditions)
+        )
+        total = self.conn.execute(select(func.count()).select_from(base.subquery())).scalar_one()
+        rows = self.conn.execute(base.order_by(t.projects.c.key).limit(limit).offset(offset))
+        return ProjectPage(
+            rows=[(_project(row), Role(row.member_role)) for row in rows], total=int(total)
+        )
+
+    def members(self, project_id: str) -> list[tuple[User, Role]]:
+        rows = self.conn.execute(
+            select(identity_tables.users, t.project_members.c.role.label("member_role"))
+            .join(t.project_members, t.project_members.c.user_id == identity_tables.users.c.id)
+            .where(t.project_members.c.project_id == project_id)
+            .order_by(identity_tables.users.c.display_name, identity_tables.users.c.id)
+        )
+        return [(user_from_row(row), Role(row.member_role)) for row in rows]

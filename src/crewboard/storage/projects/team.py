@@ -1,0 +1,80 @@
+"""Team roles: the seats people and agents hold in a project."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, Row, select
+
+from crewboard.domain.models import (
+    Effort,
+    SeatKind,
+    TeamRole,
+)
+from crewboard.storage.projects import tables as t
+
+
+def _team_role(row: Row[Any]) -> TeamRole:
+    return TeamRole(
+        id=row.id,
+        project_id=row.project_id,
+        name=row.name,
+        role=row.role,
+        kind=SeatKind(row.kind),
+        member_user_id=row.member_user_id,
+        model=row.model,
+        effort=Effort(row.effort) if row.effort else None,
+        rank=row.rank,
+        level=row.level,
+        xp=row.xp,
+        archived_at=row.archived_at,
+        created_at=row.created_at,
+    )
+
+
+class TeamRepository:
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def add(self, role: TeamRole) -> None:
+        self.conn.execute(
+            t.team_roles.insert().values(
+                id=role.id,
+                project_id=role.project_id,
+                name=role.name,
+                role=role.role,
+                kind=role.kind.value,
+                member_user_id=role.member_user_id,
+                model=role.model,
+                effort=role.effort.value if role.effort else None,
+                rank=role.rank,
+                level=role.level,
+                xp=role.xp,
+                archived_at=role.archived_at,
+                created_at=role.created_at,
+            )
+        )
+
+    def list(self, project_id: str, *, include_archived: bool = False) -> list[TeamRole]:
+        query = (
+            select(t.team_roles)
+            .where(t.team_roles.c.project_id == project_id)
+            .order_by(t.team_roles.c.rank, t.team_roles.c.name, t.team_roles.c.id)
+        )
+        if not include_archived:
+            query = query.where(t.team_roles.c.archived_at.is_(None))
+        return [_team_role(row) for row in self.conn.execute(query)]
+
+    def get(self, project_id: str, role_id: str) -> TeamRole | None:
+        row = self.conn.execute(
+            select(t.team_roles).where(
+                t.team_roles.c.project_id == project_id, t.team_roles.c.id == role_id
+            )
+        ).first()
+        return _team_role(row) if row else None
+
+    def set_archived(self, role_id: str, at: datetime | None) -> None:
+        self.conn.execute(
+            t.team_roles.update().where(t.team_roles.c.id == role_id).values(archived_at=at)
+        )
