@@ -8,13 +8,13 @@ STAMP := $(VENV)/.installed
 CREWBOARD_TEST_DATABASE_URL ?= postgresql+psycopg://postgres@127.0.0.1:5432/test
 export CREWBOARD_TEST_DATABASE_URL
 
-.PHONY: serve test test-slow check lint typecheck fmt lock bench clean help
+.PHONY: serve test test-slow check lint typecheck architecture fmt lock bench clean help
 
 help:
 	@echo "make serve   create .venv, install, initialise the data folder and serve"
 	@echo "make test    install what the tests need and run every suite but the slow runs"
 	@echo "make test-slow  the slow runs (crash, concurrency, long fuzz, whole token matrix); CI runs both"
-	@echo "make check   ruff and the type checker"
+	@echo "make check   ruff, the type checker and the import contracts (floors and areas)"
 	@echo "make bench   run the benchmarks under bench/ (see bench/README.md)"
 	@echo "make lock    re-pin requirements.lock from pyproject.toml"
 
@@ -40,7 +40,7 @@ test-slow: $(STAMP)
 	bash scripts/test-services
 	$(BIN)/python -m pytest -m slow $(PYTEST_ARGS)
 
-check: lint typecheck
+check: lint typecheck architecture
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
@@ -48,6 +48,10 @@ lint: $(STAMP)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
+
+# The floors and areas of CONTRIBUTING.md, as import-linter contracts in pyproject.toml.
+architecture: $(STAMP)
+	$(BIN)/lint-imports
 
 fmt: $(STAMP)
 	$(BIN)/ruff format src tests bench

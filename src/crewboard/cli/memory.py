@@ -20,7 +20,7 @@ from crewboard.cli.common import (
     pass_state,
     run_guarded,
 )
-from crewboard.domain.review import MemoryStatus, ProjectDocument
+from crewboard.domain.memory import MemoryStatus, ProjectDocument
 from crewboard.services.memory import edits as memory_edits
 from crewboard.services.memory import records as memory
 

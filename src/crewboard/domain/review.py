@@ -1,5 +1,5 @@
-"""The review inbox and project memory: the states and names shared by drafts, decisions,
-proposals, memory records and the project documents. Pure values, no I/O."""
+"""The review inbox: the states and names shared by drafts, decisions, proposals and
+acceptance rules. Pure values, no I/O."""
 
 from __future__ import annotations
 
@@ -35,21 +35,6 @@ class ReferenceKind(StrEnum):
     PULL_REQUEST = "pull_request"
     TESTS = "tests"
     LINK = "link"
-
-
-class ProjectDocument(StrEnum):
-    """The five documents every project has; `legal` holds asset rights."""
-
-    OVERVIEW = "overview"
-    CONTEXT = "context"
-    DECISIONS = "decisions"
-    NOTES = "notes"
-    LEGAL = "legal"
-
-
-class MemoryStatus(StrEnum):
-    APPROVED = "approved"
-    CANON = "canon"  # settled: a person marked it as the project's fixed truth
 
 
 class ProposalKind(StrEnum):

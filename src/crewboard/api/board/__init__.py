@@ -1,1 +1,1 @@
-"""board."""
+"""REST routes of the board: tasks, the week, notes, outputs and questions."""

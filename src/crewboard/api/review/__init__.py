@@ -1,1 +1,1 @@
-"""review."""
+"""REST routes of review: hand-ins and decisions, proposals, messages and activity."""

@@ -1,1 +1,1 @@
-"""board."""
+"""Board rules: task fields, statuses and relations; the week's arithmetic."""

@@ -1,1 +1,1 @@
-"""identity."""
+"""Identity rules: roles, scopes, toolsets and token kinds; token secrets; password hashing."""

@@ -25,8 +25,8 @@ from typing import Any
 from crewboard.domain.board.tasks import Task
 from crewboard.domain.identity.access import Role, Scope, missing_permission
 from crewboard.domain.ids import new_id
+from crewboard.domain.memory import ProjectDocument
 from crewboard.domain.models import Actor, Project
-from crewboard.domain.review import ProjectDocument
 from crewboard.errors import ValidationFailed
 from crewboard.services.identity.access import access_project
 from crewboard.storage.board.context import ContextRepository, DocumentText, MemoryRecord, Receipt

@@ -12,8 +12,8 @@ from typing import Any
 
 from crewboard.domain.identity.access import Role, parse_enum
 from crewboard.domain.ids import new_id
+from crewboard.domain.memory import MemoryStatus, ProjectDocument
 from crewboard.domain.models import Actor, Project
-from crewboard.domain.review import MemoryStatus, ProjectDocument
 from crewboard.domain.validation import check_text
 from crewboard.errors import LimitExceeded, NotFound, ValidationFailed
 from crewboard.services.identity.access import (

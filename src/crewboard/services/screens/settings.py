@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from crewboard.domain.board.tasks import TaskType
+from crewboard.domain.memory import ProjectDocument
 from crewboard.domain.models import Actor, SeatKind
-from crewboard.domain.review import ProjectDocument
 from crewboard.services.identity.access import access_project
 from crewboard.services.review.decisions import drafts_of
 from crewboard.services.review.rules import rule_view

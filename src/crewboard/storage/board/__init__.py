@@ -1,1 +1,2 @@
-"""board."""
+"""Board storage: tasks and everything on them (links, labels, events, notes, outputs,
+questions, repositories) and context receipts."""

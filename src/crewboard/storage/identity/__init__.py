@@ -1,1 +1,1 @@
-"""identity."""
+"""Identity storage: the users, API token and web session tables and their repositories."""

@@ -1,1 +1,1 @@
-"""memory."""
+"""Memory storage: accepted records and project documents with their versions."""

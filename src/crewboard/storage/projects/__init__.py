@@ -1,1 +1,1 @@
-"""projects."""
+"""Projects storage: workspaces, projects and members, the state page, team roles."""

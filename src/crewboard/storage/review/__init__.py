@@ -1,1 +1,1 @@
-"""review."""
+"""Review storage: drafts, proposals, acceptance rules, inbox messages, the activity read."""

@@ -1,1 +1,1 @@
-"""projects."""
+"""Projects tools: projects and workspaces, the state page, the team."""

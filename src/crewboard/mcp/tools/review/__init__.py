@@ -1,1 +1,1 @@
-"""review."""
+"""Review tools: hand-ins and decisions, proposals and messages, the activity stream."""
