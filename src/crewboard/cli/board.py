@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import click
 
-from crewboard.cli.admin import acting_person, as_option, json_option
-from crewboard.cli.common import State, emit, open_database, pass_state, run_guarded
+from crewboard.cli.common import (
+    State,
+    acting_person,
+    as_option,
+    emit,
+    json_option,
+    open_database,
+    pass_state,
+    run_guarded,
+)
 from crewboard.services.board import repos
 
 

@@ -1,4 +1,4 @@
-"""What every command shares: settings, the database, errors and output."""
+"""What every command shares: settings, the database, errors, output and who acts."""
 
 from __future__ import annotations
 
@@ -13,14 +13,25 @@ import click
 from pydantic import ValidationError
 
 from crewboard.config import Settings, load_settings
+from crewboard.domain.models import Actor
 from crewboard.domain.validation import INT32_MAX
 from crewboard.errors import CrewboardError
+from crewboard.services.identity import users
 from crewboard.storage import migrate
 from crewboard.storage.database import Database
 
 # Whole numbers at the CLI stay within what the database columns hold, like every other door.
 WHOLE = click.IntRange(0, INT32_MAX)
 PAGE_LIMIT = click.IntRange(1, 200)
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+as_option = click.option(
+    "--as",
+    "as_email",
+    default=None,
+    metavar="EMAIL",
+    help="Act as this person (default: the owner).",
+)
 
 
 class State:
@@ -85,3 +96,13 @@ def read_password(from_stdin: bool) -> str:
 
 def split_list(value: str | None) -> list[str]:
     return [part.strip() for part in (value or "").split(",") if part.strip()]
+
+
+def acting_person(db: Database, email: str | None) -> Actor:
+    """The person an operator command acts as: `--as EMAIL`, else the instance owner."""
+    if email is not None:
+        return users.person_actor(users.get_user_by_email(db, email))
+    owner = next((u for u in users.list_users(db) if u.is_owner), None)
+    if owner is None:
+        raise click.ClickException("no owner account yet: run `crewboard init` first")
+    return users.person_actor(owner)

@@ -12,8 +12,8 @@ import uvicorn
 
 from crewboard import __version__
 from crewboard.app import create_app
-from crewboard.cli import admin, memory, pages
 from crewboard.cli import board as repos
+from crewboard.cli import identity, memory, projects
 from crewboard.cli.common import State, emit, open_database, pass_state
 from crewboard.cli.firststart import print_first_start, print_reuse
 from crewboard.cli.review import drafts as review
@@ -139,8 +139,8 @@ def mcp_stdio(state: State, token: str | None) -> None:
         anyio.run(serve_stdio, db, settings, token)
 
 
-admin.register(cli)
-pages.register(cli)
+identity.register(cli)
+projects.register(cli)
 repos.register(cli)
 review.register(cli)
 proposals.register(cli)

@@ -11,7 +11,13 @@ from starlette.staticfiles import StaticFiles
 
 from crewboard.web import events
 from crewboard.web.context import local
+from crewboard.web.pages import memory
+from crewboard.web.pages.board import tasks as board
+from crewboard.web.pages.board import week
 from crewboard.web.pages.identity import signin as auth
+from crewboard.web.pages.identity import tokens
+from crewboard.web.pages.projects import settings, state, team
+from crewboard.web.pages.review import activity, inbox, rules
 
 STATIC = Path(__file__).parent / "static"
 
@@ -31,10 +37,6 @@ async def switch(request: Request) -> Response:
 
 
 def web_routes() -> list[BaseRoute]:
-    from crewboard.web.pages import memory, project_pages, settings
-    from crewboard.web.pages.board import tasks as board  # noqa: PLC0415 - page modules import the context helpers
-    from crewboard.web.pages.review import inbox
-
     return [
         *auth.ROUTES,
         Route("/switch", switch, methods=["GET"]),
@@ -42,7 +44,12 @@ def web_routes() -> list[BaseRoute]:
         *inbox.ROUTES,
         *board.ROUTES,
         *memory.ROUTES,
-        *project_pages.ROUTES,
+        *state.ROUTES,
+        *week.ROUTES,
+        *team.ROUTES,
+        *activity.ROUTES,
+        *tokens.ROUTES,
         *settings.ROUTES,
+        *rules.ROUTES,
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]

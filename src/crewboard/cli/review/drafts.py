@@ -7,8 +7,16 @@ from typing import Any
 
 import click
 
-from crewboard.cli.admin import acting_person, as_option, json_option
-from crewboard.cli.common import State, emit, open_database, pass_state, run_guarded
+from crewboard.cli.common import (
+    State,
+    acting_person,
+    as_option,
+    emit,
+    json_option,
+    open_database,
+    pass_state,
+    run_guarded,
+)
 from crewboard.domain.models import Actor
 from crewboard.domain.review import RuleMatch
 from crewboard.services.review import decisions as review

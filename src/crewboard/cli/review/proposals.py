@@ -6,11 +6,13 @@ from typing import Any
 
 import click
 
-from crewboard.cli.admin import acting_person, as_option, json_option
 from crewboard.cli.common import (
     PAGE_LIMIT,
     State,
+    acting_person,
+    as_option,
     emit,
+    json_option,
     open_database,
     pass_state,
     run_guarded,

@@ -11,6 +11,7 @@ from typing import Any
 from crewboard.domain.board.tasks import TaskType
 from crewboard.domain.memory import ProjectDocument
 from crewboard.domain.models import Actor, SeatKind
+from crewboard.domain.review import RuleMatch
 from crewboard.services.identity.access import access_project
 from crewboard.services.review.decisions import drafts_of
 from crewboard.services.review.rules import rule_view
@@ -36,6 +37,7 @@ def project_settings(db: Database, actor: Actor, project: str) -> dict[str, Any]
             "aiRoles": [{"id": s.id, "name": s.name, "role": s.role} for s in seats],
             "taskTypes": [t.value for t in TaskType],
             "documents": [d.value for d in ProjectDocument],
+            "ruleMatches": [m.value for m in RuleMatch],
         }
 
     result: dict[str, Any] = db.read(work)

@@ -1,1 +1,1 @@
-"""One module per area of the web app; each exposes ROUTES."""
+"""Web pages, grouped in one package (or module) per area; each page module exposes ROUTES."""

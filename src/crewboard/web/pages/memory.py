@@ -16,26 +16,13 @@ from crewboard.errors import NotFound, RevisionConflict
 from crewboard.services.memory import edits as memory_edits
 from crewboard.services.memory import records as memory
 from crewboard.web.context import Page, project_routes
+from crewboard.web.forms import number_field, show_conflict, text_field
 
 PAGE_SIZE = 25
 STATUSES = ("approved", "canon")
 
 
-# --- form helpers (also used by project_pages) -----------------------------------------------
-
-
-def text_field(page: Page, name: str) -> str:
-    """A textarea's text with the browser's CRLF line ends made plain newlines."""
-    return page.field(name).replace("\r\n", "\n")
-
-
-def number_field(page: Page, name: str) -> int:
-    """A whole number from a form field.
-
-    Raises:
-        ValidationFailed: the field is not a whole number of 0 or more.
-    """
-    return parse_whole(name, page.field(name))
+# --- reading the page ----------------------------------------------------------------------
 
 
 def offset_param(page: Page) -> int:
@@ -46,19 +33,6 @@ def offset_param(page: Page) -> int:
     """
     raw = page.param("offset")
     return parse_whole("offset", raw) if raw.strip() else 0
-
-
-def show_conflict(page: Page, conflict: RevisionConflict, what: str) -> None:
-    """Flash a conflict on the page about to be rendered (not redirected: the text stays)."""
-    details = conflict.details
-    current = details.get("currentVersion", details.get("currentRevision"))
-    unit = "revision" if "currentRevision" in details else "version"
-    who = (details.get("updatedBy") or {}).get("displayName") or "someone"
-    page.flash = {
-        "kind": "error",
-        "text": f"Not saved: {who} saved {what} meanwhile; it is at {unit} {current} now. "
-        "The current text is shown and your edit is still in the form: merge and save again.",
-    }
 
 
 # --- the memory list -------------------------------------------------------------------------

@@ -1,1 +1,1 @@
-"""identity."""
+"""Identity pages: signing in and out, the password, and API tokens."""

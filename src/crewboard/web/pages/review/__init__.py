@@ -1,1 +1,1 @@
-"""review."""
+"""Review pages: the inbox where a person decides, and the activity stream."""

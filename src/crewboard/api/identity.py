@@ -1,0 +1,26 @@
+"""REST routes of identity: `/me`, the token's user and the token itself."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+
+from crewboard.api.auth import authenticate_request
+from crewboard.api.common import Endpoint
+from crewboard.services.views import token_view
+
+
+async def me(request: Request) -> dict[str, Any]:
+    actor = await authenticate_request(request)
+    assert actor.token is not None  # noqa: S101 - bearer authentication always names a token
+    return {
+        "userId": actor.user_id,
+        "displayName": actor.display_name,
+        "token": token_view(actor.token),
+    }
+
+
+ENDPOINTS: tuple[Endpoint, ...] = (
+    Endpoint("/api/v1/me", "GET", me, "The token's user and the token itself"),
+)

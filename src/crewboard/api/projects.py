@@ -1,0 +1,277 @@
+"""REST routes of projects: the projects themselves, their state page and their team.
+
+Arguments are checked by the same models as the MCP tools (camelCase JSON), and errors use
+the same codes: 404 for a project without a role, 409 on a stale revision in the body, 412
+when an `If-Match` revision does not match.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+from starlette.requests import Request
+
+from crewboard.api.common import (
+    Created,
+    Endpoint,
+    Handler,
+    created,
+    expected_revision,
+    guard_precondition,
+    keyed_body,
+    model_without,
+    parse_args,
+    query_int,
+    read_body,
+    run_service,
+    workspace_of,
+)
+from crewboard.mcp import args as a
+from crewboard.services.projects import projects, state, team
+
+
+async def list_projects(request: Request) -> dict[str, Any]:
+    params = dict(request.query_params)
+    filters: dict[str, Any] = {
+        "limit": query_int(request, "limit", 50, minimum=1, maximum=200),
+        "offset": query_int(request, "offset", 0),
+        "includeArchived": params.get("includeArchived", "false"),
+    }
+    if "workspaceId" in params:
+        filters["workspaceId"] = (
+            None if params["workspaceId"] in ("", "null") else params["workspaceId"]
+        )
+    args = parse_args(a.ListProjects, filters, strict=False)
+    views, total = await run_service(
+        request,
+        lambda db, actor: projects.list_projects(
+            db,
+            actor,
+            workspace_id=args.workspace_id,
+            filter_workspace=args.given("workspace_id"),
+            include_archived=args.include_archived,
+            limit=args.limit,
+            offset=args.offset,
+        ),
+    )
+    following = args.offset + len(views)
+    return {
+        "projects": views,
+        "total": total,
+        "nextOffset": following if following < total else None,
+    }
+
+
+async def create_project(request: Request) -> Created:
+    args = parse_args(a.CreateProject, await keyed_body(request))
+    fields = args.model_dump()
+    result = await run_service(
+        request, lambda db, actor: projects.create_project(db, actor, **fields)
+    )
+    return created(result)
+
+
+async def get_project(request: Request) -> dict[str, Any]:
+    ref = request.path_params["project"]
+    return await run_service(request, lambda db, actor: projects.describe_project(db, actor, ref))  # type: ignore[no-any-return]
+
+
+async def update_project(request: Request) -> dict[str, Any]:
+    data = await read_body(request)
+    args = parse_args(
+        a.UpdateProject, {"workspaceId": None, **data, "projectId": request.path_params["project"]}
+    )
+    workspace = workspace_of(data)
+    return await run_service(  # type: ignore[no-any-return]
+        request,
+        lambda db, actor: projects.update_project(
+            db,
+            actor,
+            project=args.project_id,
+            workspace_id=workspace,
+            name=args.name,
+            goal=args.goal,
+            phase=args.phase,
+            status=args.status,
+            description=args.description,
+            type=args.type,
+            collections=args.collections,
+        ),
+    )
+
+
+def _archive(archived: bool) -> Handler:
+    async def handler(request: Request) -> dict[str, Any]:
+        workspace = parse_args(ProjectTarget, await read_body(request)).workspace_ref()
+        ref = request.path_params["project"]
+        return await run_service(  # type: ignore[no-any-return]
+            request,
+            lambda db, actor: projects.set_project_archived(
+                db, actor, project=ref, workspace_id=workspace, archived=archived
+            ),
+        )
+
+    return handler
+
+
+async def delete_project(request: Request) -> dict[str, Any]:
+    workspace = parse_args(ProjectTarget, await read_body(request)).workspace_ref()
+    ref = request.path_params["project"]
+    return await run_service(  # type: ignore[no-any-return]
+        request,
+        lambda db, actor: projects.delete_project(db, actor, project=ref, workspace_id=workspace),
+    )
+
+
+async def get_state(request: Request) -> dict[str, Any]:
+    ref = request.path_params["project"]
+    return await run_service(  # type: ignore[no-any-return]
+        request, lambda db, actor: state.get_project_state(db, actor, project=ref)
+    )
+
+
+async def put_state(request: Request) -> dict[str, Any]:
+    data = await read_body(request)
+    body = parse_args(StateBody, data)
+    content, workspace = body.content, body.workspace_ref()
+    expected, via_header = expected_revision(request, data)
+    ref = request.path_params["project"]
+    return await guard_precondition(  # type: ignore[no-any-return]
+        lambda: run_service(
+            request,
+            lambda db, actor: state.update_project_state(
+                db,
+                actor,
+                project=ref,
+                workspace_id=workspace,
+                content=content,
+                expected_revision=expected,
+            ),
+        ),
+        via_header,
+    )
+
+
+async def list_state_versions(request: Request) -> dict[str, Any]:
+    ref = request.path_params["project"]
+    limit = query_int(request, "limit", 20, minimum=1, maximum=state.MAX_VERSIONS_PAGE)
+    offset = query_int(request, "offset", 0)
+    return await run_service(  # type: ignore[no-any-return]
+        request,
+        lambda db, actor: state.list_state_versions(
+            db, actor, project=ref, limit=limit, offset=offset
+        ),
+    )
+
+
+async def restore_state_version(request: Request) -> dict[str, Any]:
+    data = await read_body(request)
+    parse_args(RestoreBody, data)
+    expected, via_header = expected_revision(request, data)
+    ref = request.path_params["project"]
+    revision = request.path_params["revision"]
+    return await guard_precondition(  # type: ignore[no-any-return]
+        lambda: run_service(
+            request,
+            lambda db, actor: state.restore_state_version(
+                db, actor, project=ref, revision=revision, expected_revision=expected
+            ),
+        ),
+        via_header,
+    )
+
+
+async def get_team(request: Request) -> dict[str, Any]:
+    ref = request.path_params["project"]
+    teams = await run_service(request, lambda db, actor: team.list_team(db, actor, project=ref))
+    return teams[0]  # type: ignore[no-any-return]
+
+
+# The query strings, for OpenAPI. list_projects reads ListProjects' fields but projectId; the
+# state versions mirror what query_int and list_state_versions check.
+ListProjectsQuery = model_without("ListProjectsQuery", a.ListProjects, drop=("project_id",))
+
+
+class ProjectTarget(a.Args):
+    """The optional body of archive, unarchive and delete."""
+
+    workspace_id: str | None = Field(
+        default=None,
+        max_length=200,
+        description="The project's workspace id, or null for a private one; omit to skip the check.",
+    )
+
+
+class RestoreBody(ProjectTarget):
+    expected_revision: a.Revision | None = Field(
+        default=None, description='The page revision you read; or send If-Match: "N".'
+    )
+
+
+class StateBody(RestoreBody):
+    content: str = Field(
+        max_length=5000, description="The whole new text of the page (at most 5000 characters)."
+    )
+
+
+UpdateProjectBody = model_without(
+    "UpdateProjectBody",
+    a.UpdateProject,
+    drop=("project_id",),
+    workspace_id=(
+        ProjectTarget.model_fields["workspace_id"].annotation,
+        ProjectTarget.model_fields["workspace_id"],
+    ),
+)
+
+
+class StateVersionsQuery(a.Args):
+    limit: int = Field(default=20, ge=1, le=state.MAX_VERSIONS_PAGE)
+    offset: a.Offset = 0
+
+
+P = "/api/v1/projects/{project}"
+ENDPOINTS: tuple[Endpoint, ...] = (
+    Endpoint(
+        "/api/v1/projects", "GET", list_projects, "Projects you can open", query=ListProjectsQuery
+    ),
+    Endpoint(
+        "/api/v1/projects",
+        "POST",
+        create_project,
+        "Create a project (Idempotency-Key header)",
+        a.CreateProject,
+        201,
+    ),
+    Endpoint(P, "GET", get_project, "One project with your role and counts"),
+    Endpoint(P, "PATCH", update_project, "Change a project's fields", UpdateProjectBody),
+    Endpoint(P, "DELETE", delete_project, "Delete an archived project", ProjectTarget),
+    Endpoint(f"{P}/archive", "POST", _archive(True), "Archive a project", ProjectTarget),
+    Endpoint(
+        f"{P}/unarchive", "POST", _archive(False), "Bring an archived project back", ProjectTarget
+    ),
+    Endpoint(f"{P}/state", "GET", get_state, "The state page"),
+    Endpoint(
+        f"{P}/state",
+        "PUT",
+        put_state,
+        "Replace the state page (If-Match or expectedRevision)",
+        StateBody,
+    ),
+    Endpoint(
+        f"{P}/state/versions",
+        "GET",
+        list_state_versions,
+        "Saved versions of the state page",
+        query=StateVersionsQuery,
+    ),
+    Endpoint(
+        f"{P}/state/versions/{{revision}}/restore",
+        "POST",
+        restore_state_version,
+        "Save an old version as the newest (If-Match or expectedRevision)",
+        RestoreBody,
+    ),
+    Endpoint(f"{P}/team", "GET", get_team, "The project's roles and people"),
+)

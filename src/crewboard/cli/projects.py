@@ -1,0 +1,349 @@
+"""Operator commands for projects: projects, workspaces, a project's state page and team."""
+
+from __future__ import annotations
+
+import click
+
+from crewboard.cli.common import (
+    WHOLE,
+    State,
+    acting_person,
+    as_option,
+    emit,
+    json_option,
+    open_database,
+    pass_state,
+    run_guarded,
+)
+from crewboard.domain.identity.access import Role
+from crewboard.services.projects import projects, state, team, workspaces
+from crewboard.services.views import workspace_view
+
+
+@click.group("project")
+def project_group() -> None:
+    """Projects."""
+
+
+@project_group.command("create")
+@click.option("--key", required=True, help="2-10 letters/digits, e.g. CRW (tasks become CRW-1).")
+@click.option("--name", required=True)
+@click.option("--goal", default="")
+@click.option("--description", default="")
+@click.option(
+    "--workspace",
+    "workspace_id",
+    default=None,
+    metavar="ID",
+    help="Workspace id; omit for the person's private space.",
+)
+@as_option
+@json_option
+@pass_state
+def project_create(
+    state: State,
+    key: str,
+    name: str,
+    goal: str,
+    description: str,
+    workspace_id: str | None,
+    as_email: str | None,
+    as_json: bool,
+) -> None:
+    """Create a project; the acting person becomes its admin."""
+    with open_database(state.settings()) as db:
+
+        def act() -> None:
+            result = projects.create_project(
+                db,
+                acting_person(db, as_email),
+                workspace_id=workspace_id,
+                key=key,
+                name=name,
+                goal=goal,
+                description=description,
+            )
+            project = result.body["project"]
+            emit(as_json, project, lambda: f"created project {project['key']} ({project['id']})")
+
+        run_guarded(act, as_json)
+
+
+@project_group.command("list")
+@as_option
+@json_option
+@pass_state
+def project_list(state: State, as_email: str | None, as_json: bool) -> None:
+    """List the projects the acting person can open."""
+    with open_database(state.settings()) as db:
+
+        def act() -> None:
+            views, _total = projects.list_projects(db, acting_person(db, as_email), limit=200)
+            emit(
+                as_json,
+                views,
+                lambda: (
+                    "\n".join(
+                        f"{p['key']:<10} {p['id']}  {p['viewerRole']:<5}  {p['name']}"
+                        f"{'  (archived)' if p['archived'] else ''}"
+                        for p in views
+                    )
+                    or "no projects"
+                ),
+            )
+
+        run_guarded(act, as_json)
+
+
+@project_group.command("add-member")
+@click.argument("project")
+@click.argument("email")
+@click.option("--role", required=True, type=click.Choice([r.value for r in Role]))
+@as_option
+@json_option
+@pass_state
+def project_add_member(
+    state: State, project: str, email: str, role: str, as_email: str | None, as_json: bool
+) -> None:
+    """Give a person a role on a project (read, write or admin)."""
+    with open_database(state.settings()) as db:
+
+        def act() -> None:
+            change = projects.set_project_member(
+                db, acting_person(db, as_email), project=project, email=email, role=role
+            )
+            emit(as_json, change, lambda: f"{email} has {change['role']} on {project}")
+
+        run_guarded(act, as_json)
+
+
+@click.group("workspace")
+def workspace_group() -> None:
+    """Shared workspaces."""
+
+
+@workspace_group.command("create")
+@click.argument("name")
+@as_option
+@json_option
+@pass_state
+def workspace_create(state: State, name: str, as_email: str | None, as_json: bool) -> None:
+    """Create a workspace; the acting person becomes its admin."""
+    with open_database(state.settings()) as db:
+
+        def act() -> None:
+            workspace = workspaces.create_workspace(db, acting_person(db, as_email), name=name)
+            emit(as_json, workspace_view(workspace), lambda: f"created workspace {workspace.id}")
+
+        run_guarded(act, as_json)
+
+
+@workspace_group.command("list")
+@as_option
+@json_option
+@pass_state
+def workspace_list(state: State, as_email: str | None, as_json: bool) -> None:
+    """List the acting person's workspaces."""
+    with open_database(state.settings()) as db:
+
+        def act() -> None:
+            found = workspaces.list_workspaces(db, acting_person(db, as_email))
+            emit(
+                as_json,
+                [workspace_view(w, r) for w, r in found],
+                lambda: "\n".join(f"{w.id}  {r:<6}  {w.name}" for w, r in found) or "no workspaces",
+            )
+
+        run_guarded(act, as_json)
+
+
+@workspace_group.command("add-member")
+@click.argument("workspace_id")
+@click.argument("email")
+@click.option("--role", default="member", type=click.Choice(["member", "admin"]), show_default=True)
+@as_option
+@json_option
+@pass_state
+def workspace_add_member(
+    state: State, workspace_id: str, email: str, role: str, as_email: str | None, as_json: bool
+) -> None:
+    """Add a person to a workspace."""
+    with open_database(state.settings()) as db:
+
+        def act() -> None:
+            granted = workspaces.add_workspace_member(
+                db, acting_person(db, as_email), workspace_id=workspace_id, email=email, role=role
+            )
+            emit(
+                as_json,
+                {"workspaceId": workspace_id, "email": email, "role": str(granted)},
+                lambda: f"{email} is {granted} of {workspace_id}",
+            )
+
+        run_guarded(act, as_json)
+
+
+@click.group("state")
+def state_group() -> None:
+    """A project's state page and its versions."""
+
+
+@state_group.command("show")
+@click.argument("project")
+@as_option
+@json_option
+@pass_state
+def state_show(state_: State, project: str, as_email: str | None, as_json: bool) -> None:
+    """Print the current page with its revision."""
+    with open_database(state_.settings()) as db:
+
+        def act() -> None:
+            page = state.get_project_state(db, acting_person(db, as_email), project=project)
+            emit(as_json, page, lambda: f"revision {page['revision']}\n\n{page['content']}")
+
+        run_guarded(act, as_json)
+
+
+@state_group.command("versions")
+@click.argument("project")
+@click.option("--limit", default=20, show_default=True)
+@click.option("--offset", default=0, show_default=True)
+@as_option
+@json_option
+@pass_state
+def state_versions(
+    state_: State, project: str, limit: int, offset: int, as_email: str | None, as_json: bool
+) -> None:
+    """List saved versions, newest first."""
+    with open_database(state_.settings()) as db:
+
+        def act() -> None:
+            page = state.list_state_versions(
+                db, acting_person(db, as_email), project=project, limit=limit, offset=offset
+            )
+            emit(
+                as_json,
+                page,
+                lambda: (
+                    "\n".join(
+                        f"{v['revision']:>5}  {v['createdAt']}  {v['author'].get('displayName') or v['author'].get('userId')}"
+                        f"{'  (restored ' + str(v['restoredFrom']) + ')' if v['restoredFrom'] else ''}"
+                        for v in page["versions"]
+                    )
+                    or "no versions"
+                ),
+            )
+
+        run_guarded(act, as_json)
+
+
+@state_group.command("restore")
+@click.argument("project")
+@click.argument("revision", type=WHOLE)
+@as_option
+@json_option
+@pass_state
+def state_restore(
+    state_: State, project: str, revision: int, as_email: str | None, as_json: bool
+) -> None:
+    """Save an earlier version's text as the newest revision."""
+    with open_database(state_.settings()) as db:
+
+        def act() -> None:
+            actor = acting_person(db, as_email)
+            current = state.get_project_state(db, actor, project=project)["revision"]
+            page = state.restore_state_version(
+                db, actor, project=project, revision=revision, expected_revision=current
+            )
+            emit(
+                as_json,
+                page,
+                lambda: f"restored revision {revision} as revision {page['revision']}",
+            )
+
+        run_guarded(act, as_json)
+
+
+@click.group("team")
+def team_group() -> None:
+    """A project's team roles (seats)."""
+
+
+@team_group.command("list")
+@click.argument("project")
+@as_option
+@json_option
+@pass_state
+def team_list(state_: State, project: str, as_email: str | None, as_json: bool) -> None:
+    """List the roles and people of a project."""
+    with open_database(state_.settings()) as db:
+
+        def act() -> None:
+            (found,) = team.list_team(db, acting_person(db, as_email), project=project)
+            emit(
+                as_json,
+                found,
+                lambda: "\n".join(
+                    [
+                        f"{r['id']}  {r['kind']:<5}  {r['name']}  {r['model'] or ''}"
+                        for r in found["roles"]
+                    ]
+                    + [
+                        f"{p['userId']}  {p['projectRole']:<5}  {p['displayName']}"
+                        for p in found["people"]
+                    ]
+                ),
+            )
+
+        run_guarded(act, as_json)
+
+
+@team_group.command("add-role")
+@click.argument("project")
+@click.option("--name", required=True)
+@click.option("--role", "description", default="", help="What the seat does.")
+@click.option("--kind", default="ai", type=click.Choice(["ai", "human"]), show_default=True)
+@click.option("--member", default=None, metavar="EMAIL", help="The person who holds the seat.")
+@click.option("--model", default=None)
+@click.option("--effort", default=None, type=click.Choice(["low", "medium", "high"]))
+@click.option("--rank", default=0, show_default=True)
+@as_option
+@json_option
+@pass_state
+def team_add_role(
+    state_: State,
+    project: str,
+    name: str,
+    description: str,
+    kind: str,
+    member: str | None,
+    model: str | None,
+    effort: str | None,
+    rank: int,
+    as_email: str | None,
+    as_json: bool,
+) -> None:
+    """Add a seat to a project's team (project admins)."""
+    with open_database(state_.settings()) as db:
+
+        def act() -> None:
+            added = team.add_team_role(
+                db,
+                acting_person(db, as_email),
+                project=project,
+                name=name,
+                role=description,
+                kind=kind,
+                member_email=member,
+                model=model,
+                effort=effort,
+                rank=rank,
+            )
+            emit(as_json, added, lambda: f"added role {added['name']} ({added['id']})")
+
+        run_guarded(act, as_json)
+
+
+def register(cli: click.Group) -> None:
+    for group in (project_group, workspace_group, state_group, team_group):
+        cli.add_command(group)

@@ -1,0 +1,34 @@
+"""Reading a form's fields and showing an edit conflict: shared by the pages of every area."""
+
+from __future__ import annotations
+
+from crewboard.domain.validation import parse_whole
+from crewboard.errors import RevisionConflict
+from crewboard.web.context import Page
+
+
+def text_field(page: Page, name: str) -> str:
+    """A textarea's text with the browser's CRLF line ends made plain newlines."""
+    return page.field(name).replace("\r\n", "\n")
+
+
+def number_field(page: Page, name: str) -> int:
+    """A whole number from a form field.
+
+    Raises:
+        ValidationFailed: the field is not a whole number of 0 or more.
+    """
+    return parse_whole(name, page.field(name))
+
+
+def show_conflict(page: Page, conflict: RevisionConflict, what: str) -> None:
+    """Flash a conflict on the page about to be rendered (not redirected: the text stays)."""
+    details = conflict.details
+    current = details.get("currentVersion", details.get("currentRevision"))
+    unit = "revision" if "currentRevision" in details else "version"
+    who = (details.get("updatedBy") or {}).get("displayName") or "someone"
+    page.flash = {
+        "kind": "error",
+        "text": f"Not saved: {who} saved {what} meanwhile; it is at {unit} {current} now. "
+        "The current text is shown and your edit is still in the form: merge and save again.",
+    }

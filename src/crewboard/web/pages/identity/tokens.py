@@ -1,0 +1,116 @@
+"""Web pages: the person's API tokens. The list, a form that issues one, and revoking.
+
+Tokens belong to the person, not to a project: they live under /settings/tokens. A new token's
+secret is rendered in the answer to the form that made it (never redirected to, so never in a URL
+or a cookie).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from crewboard.clientconfig import client_configs, mcp_url
+from crewboard.domain.identity.access import Role, Scope, TokenKind, Toolset
+from crewboard.domain.models import ApiToken
+from crewboard.services.identity import tokens as token_service
+from crewboard.web.context import Page, action, page
+
+TOKENS = "/settings/tokens"
+
+# What each scope lets a token do, in the words the form shows.
+SCOPE_HINTS = {
+    Scope.READ: "read everything the person can see (always on)",
+    Scope.TASKS_MANAGE: "create and change tasks",
+    Scope.DRAFTS_CREATE: "hand in drafts for review",
+    Scope.MESSAGES_WRITE: "post messages, questions and updates",
+    Scope.TEAM_MANAGE: "change the team's roles",
+    Scope.SPECS_WRITE: "write spec files and artifacts",
+    Scope.PROJECTS_ADMIN: "change project settings",
+}
+
+
+def _token_row(token: ApiToken, keys: dict[str, str]) -> dict[str, Any]:
+    """One token as the list shows it (the project by key when it is still open)."""
+    return {
+        "id": token.id,
+        "name": token.name,
+        "kind": str(token.kind),
+        "prefix": token.display_prefix,
+        "scopes": sorted(str(s) for s in token.scopes),
+        "toolsets": [str(t) for t in token.toolsets],
+        "project": keys.get(token.project_id, token.project_id) if token.project_id else None,
+        "role": str(token.role) if token.role else None,
+        "created": token.created_at,
+        "last_used": token.last_used_at,
+        "revoked": token.revoked_at,
+    }
+
+
+def _token_form_choices(page_: Page) -> dict[str, Any]:
+    return {
+        "scopes": [(str(s), SCOPE_HINTS[s]) for s in Scope],
+        "toolsets": [str(t) for t in Toolset],
+        "kinds": [str(k) for k in TokenKind],
+        "roles": [str(r) for r in Role],
+        "choices_projects": page_.projects,
+    }
+
+
+def tokens_page(page_: Page) -> Response:
+    """The person's tokens, newest state first, and the form that makes a new one."""
+    tokens = token_service.list_tokens(page_.db, page_.actor, include_revoked=True)
+    keys = {str(p["id"]): str(p["key"]) for p in page_.projects}
+    rows = [_token_row(t, keys) for t in tokens]
+    rows.sort(key=lambda r: r["created"], reverse=True)
+    rows.sort(key=lambda r: r["revoked"] is not None)  # stable: active ones first, newest first
+    return page_.render(
+        "settings_tokens.html",
+        title="API tokens",
+        tokens=rows,
+        **_token_form_choices(page_),
+    )
+
+
+def create_token(page_: Page) -> Response:
+    """Issue a token and show its secret once, with ready-to-paste client configuration."""
+    scopes = list(dict.fromkeys([str(Scope.READ), *page_.fields("scopes")]))
+    issued = token_service.issue_token(
+        page_.db,
+        page_.actor,
+        kind=page_.field("kind", str(TokenKind.PERSONAL)),
+        scopes=scopes,
+        name=page_.field("name").strip() or None,
+        project=page_.field("project") or None,
+        role=page_.field("role") or None,
+        toolsets=page_.fields("toolsets"),
+    )
+    base = page_.settings.public_url
+    configs = [
+        {"client": client, "id": f"config-{index}", "text": text}
+        for index, (client, text) in enumerate(client_configs(base, issued.secret).items(), 1)
+    ]
+    return page_.render(
+        "settings_token_created.html",
+        title="Token created",
+        token=_token_row(issued.token, {str(p["id"]): str(p["key"]) for p in page_.projects}),
+        secret=issued.secret,
+        mcp_url=mcp_url(base),
+        configs=configs,
+    )
+
+
+def revoke_token(page_: Page) -> Response:
+    """Revoke one of the person's tokens at once."""
+    token_id = page_.request.path_params["token_id"]
+    token = token_service.revoke_token(page_.db, token_id, actor=page_.actor)
+    return page_.redirect(TOKENS, notice=f"Token {token.name!r} is revoked.")
+
+
+ROUTES: list[BaseRoute] = [
+    Route(TOKENS, page(tokens_page), methods=["GET"]),
+    Route(TOKENS, action(create_token), methods=["POST"]),
+    Route(TOKENS + "/{token_id}/revoke", action(revoke_token), methods=["POST"]),
+]

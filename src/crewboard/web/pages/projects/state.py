@@ -1,0 +1,76 @@
+"""Web pages: the project state page, its edit form at a revision, and its version history."""
+
+from __future__ import annotations
+
+from starlette.responses import Response
+from starlette.routing import BaseRoute
+
+from crewboard.errors import RevisionConflict
+from crewboard.services.projects import state
+from crewboard.web.context import Page, project_routes
+from crewboard.web.forms import number_field, show_conflict, text_field
+
+STATE_VERSIONS = 20
+
+
+def _state_page(page: Page, *, draft: str | None = None, status_code: int = 200) -> Response:
+    current = state.get_project_state(page.db, page.actor, project=page.project_key)
+    versions = state.list_state_versions(
+        page.db, page.actor, project=page.project_key, limit=STATE_VERSIONS
+    )
+    return page.render(
+        "state.html",
+        status_code=status_code,
+        title="State",
+        state=current,
+        versions=versions,
+        draft=current["content"] if draft is None else draft,
+        limit=state.MAX_STATE_LENGTH,
+    )
+
+
+def state_page(page: Page) -> Response:
+    """The state page rendered, an edit form at its revision, and its version history."""
+    return _state_page(page)
+
+
+def state_save(page: Page) -> Response:
+    """Save the state page's text from the revision the person read."""
+    assert page.project is not None  # noqa: S101 - a project route
+    content = text_field(page, "content")
+    try:
+        saved = state.update_project_state(
+            page.db,
+            page.actor,
+            project=page.project_key,
+            workspace_id=page.project["workspaceId"],
+            content=content,
+            expected_revision=number_field(page, "revision"),
+        )
+    except RevisionConflict as conflict:
+        show_conflict(page, conflict, "the state page")
+        return _state_page(page, draft=content, status_code=409)
+    return page.redirect(page.path("state"), notice=f"Saved as revision {saved['revision']}.")
+
+
+def state_restore(page: Page) -> Response:
+    """Save an earlier version's text as the newest revision."""
+    assert page.project is not None  # noqa: S101 - a project route
+    restored = state.restore_state_version(
+        page.db,
+        page.actor,
+        project=page.project_key,
+        revision=number_field(page, "restore"),
+        expected_revision=number_field(page, "revision"),
+        workspace_id=page.project["workspaceId"],
+    )
+    return page.redirect(
+        page.path("state"),
+        notice=f"Restored revision {restored['restoredFrom']} as revision {restored['revision']}.",
+    )
+
+
+ROUTES: list[BaseRoute] = [
+    *project_routes("state", get=state_page, post=state_save),
+    *project_routes("state/restore", post=state_restore),
+]
