@@ -154,3 +154,30 @@ async def test_a_time_without_offset_and_a_bad_list_item_name_their_field(
         assert naive.structured_content["details"]["field"] == "updatedSince"
         item = await client.call_tool("list_tasks", {"status": ["done", "finished"]})
         assert item.structured_content["details"]["field"] in ("status", "status.1")
+
+
+async def test_an_agent_names_parent_and_blockers_by_key(url: str, secret: str, mode: str) -> None:
+    async with mcp_client(url, secret, mode) as client:
+
+        async def create(key: str, **fields: object) -> dict:  # type: ignore[type-arg]
+            args = {"projectId": "CRW", "workspaceId": None, "idempotencyKey": key, **fields}
+            return body_of(await client.call_tool("create_task", args))["task"]  # type: ignore[no-any-return]
+
+        epic = await create("k1", title="Epic")
+        step = await create("k2", title="Step", parentTaskId="CRW-1", blockedByTaskIds=["CRW-1"])
+        assert (step["parentTaskId"], step["blockedByTaskIds"]) == (epic["id"], [epic["id"]])
+        children = body_of(await client.call_tool("list_tasks", {"parentTaskId": "CRW-1"}))
+        assert [t["id"] for t in children["tasks"]] == [step["id"]]
+        refused = await client.call_tool(
+            "create_task",
+            {
+                "projectId": "CRW",
+                "workspaceId": None,
+                "idempotencyKey": "k3",
+                "title": "X",
+                "parentTaskId": "CRW-99",
+            },
+        )
+        assert refused.is_error
+        assert refused.structured_content["code"] == "VALIDATION"
+        assert refused.structured_content["details"]["field"] == "parentTaskId"

@@ -200,6 +200,51 @@ def test_relationships_show_the_inverse_on_the_other_task(db: Database, owner: A
         new(db, owner, blocked_by_task_ids=["tsk_unknown"])
 
 
+def test_keys_name_parents_and_blockers_wherever_ids_do(db: Database, owner: Actor) -> None:
+    parent = new(db, owner, title="Parent")
+    blocker = new(db, owner, title="Blocker")
+    child = new(db, owner, title="Child", parent_task_id="CRW-1", blocked_by_task_ids=["crw-2"])
+    assert child["parentTaskId"] == parent["id"]
+    assert child["blockedByTaskIds"] == [blocker["id"]]
+    # A key and the id of the same task are one blocker, not two.
+    twice = new(db, owner, title="Twice", blocked_by_task_ids=["CRW-2", blocker["id"]])
+    assert twice["blockedByTaskIds"] == [blocker["id"]]
+    moved = patch(db, owner, twice, 1, parent_task_id="CRW-3", blocked_by_task_ids=["CRW-1"])
+    assert (moved["parentTaskId"], moved["blockedByTaskIds"]) == (child["id"], [parent["id"]])
+    rows, total = task_queries.list_tasks(db, owner, parent_task_id="CRW-1")
+    assert (total, [r["id"] for r in rows]) == (1, [child["id"]])
+    rows, total = task_queries.list_tasks(db, owner, parent_task_id=parent["id"])
+    assert (total, [r["id"] for r in rows]) == (1, [child["id"]])
+
+
+def test_a_key_that_names_no_task_of_the_project_is_refused_naming_the_field(
+    db: Database, owner: Actor
+) -> None:
+    other = make_user(db, "other@example.com")
+    make_project(db, other, "OTH")
+    tasks.create_task(
+        db,
+        person_actor(other),
+        project="OTH",
+        workspace_id=None,
+        idempotency_key="oth-1",
+        title="Theirs",
+    )
+    for fields, field in (
+        ({"parent_task_id": "CRW-9"}, "parentTaskId"),
+        ({"parent_task_id": "OTH-1"}, "parentTaskId"),
+        ({"blocked_by_task_ids": ["CRW-9"]}, "blockedByTaskIds"),
+        ({"blocked_by_task_ids": ["OTH-1"]}, "blockedByTaskIds"),
+        ({"parent_task_id": "\u00b2"}, "parentTaskId"),
+    ):
+        with pytest.raises(ValidationFailed) as caught:
+            new(db, owner, **fields)
+        assert caught.value.details["field"] == field
+    assert count_rows(db, "tasks") == 1
+    rows, total = task_queries.list_tasks(db, owner, parent_task_id="OTH-1")
+    assert (rows, total) == ([], 0)
+
+
 def test_readiness_counts_blockers_subtasks_and_checklist(db: Database, owner: Actor) -> None:
     blocker = new(db, owner, title="Blocker")
     parent = new(

@@ -8,7 +8,7 @@ that can change are written, the others say why not.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -18,7 +18,6 @@ from crewboard.domain.board.tasks import (
     Relation,
     Task,
     TaskStatus,
-    parse_task_key,
 )
 from crewboard.domain.identity.access import Role, Scope
 from crewboard.domain.models import Actor, Project
@@ -40,11 +39,16 @@ from crewboard.services.board.task_checks import (
     check_assignment,
     check_status_allowed,
 )
-from crewboard.services.board.tasks import camel, revision_conflict, save_task, task_not_found
+from crewboard.services.board.tasks import (
+    camel,
+    find_project_tasks,
+    revision_conflict,
+    save_task,
+    task_not_found,
+)
 from crewboard.services.board.views import task_key
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.identity.access import access_project
-from crewboard.storage.board.tasks import TaskFilter
 from crewboard.storage.database import Database, LostRace
 from crewboard.storage.uow import UnitOfWork
 
@@ -54,32 +58,6 @@ LEFT_OUT = "Left out to keep the answer short; send this task alone to see why."
 
 
 # --- finding tasks -------------------------------------------------------------------------
-
-
-def find_project_tasks(uow: UnitOfWork, project: Project, refs: Iterable[str]) -> dict[str, Task]:
-    """The tasks of `project` named by id, key (CRW-12) or number, by ref; unknown refs absent."""
-    refs = list(refs)
-    by_id = uow.tasks.get_many(ref for ref in refs if ref.startswith("tsk_"))
-    numbers: dict[str, int] = {}
-    for ref in refs:
-        key = parse_task_key(ref)
-        if key is not None and key[0] == project.key:
-            numbers[ref] = key[1]
-        elif ref.isdigit():
-            numbers[ref] = int(ref)
-    by_number: dict[int, Task] = {}
-    if numbers:
-        wanted = sorted(set(numbers.values()))
-        rows, _ = uow.tasks.search(
-            TaskFilter(project_ids=[project.id], numbers=wanted), limit=len(wanted)
-        )
-        by_number = {task.number: task for task in rows}
-    found: dict[str, Task] = {}
-    for ref in refs:
-        task = by_id.get(ref) if ref in by_id else by_number.get(numbers.get(ref, 0))
-        if task is not None and task.project_id == project.id:
-            found[ref] = task
-    return found
 
 
 def _all_tasks(uow: UnitOfWork, project: Project, refs: list[str]) -> list[Task]:

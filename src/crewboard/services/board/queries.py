@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from crewboard.domain.board.tasks import TaskStatus, search_words
+from crewboard.domain.board.tasks import TaskStatus, parse_task_key, search_words
 from crewboard.domain.identity.access import parse_enum_list
-from crewboard.domain.models import Actor
+from crewboard.domain.models import Actor, Project
 from crewboard.errors import ValidationFailed
 from crewboard.services.board.context import context_for_task, named_records, needs_receipt
-from crewboard.services.board.tasks import access_task, render_task
+from crewboard.services.board.tasks import access_task, render_task, task_ids_of
 from crewboard.services.board.views import (
     DEFAULT_LIST_FIELDS,
     FINISHED,
@@ -168,7 +168,7 @@ def list_tasks(
                 statuses=filters["statuses"],
                 numbers=numbers or (),
                 words=filters["words"],
-                parent_task_id=parent_task_id,
+                parent_task_id=_parent_id(uow, projects, parent_task_id),
                 tag=tag,
                 label=label,
                 assignee_id=assignee_id,
@@ -192,6 +192,16 @@ def list_tasks(
         return rows, total
 
     return db.read(work)
+
+
+def _parent_id(uow: UnitOfWork, projects: dict[str, Project], ref: str | None) -> str | None:
+    """The parent filter as a task id: a key (CRW-12) names that task of an open project."""
+    if ref is None or (key := parse_task_key(ref)) is None:
+        return ref
+    for project in projects.values():
+        if project.key == key[0]:
+            return task_ids_of(uow, project, (ref,))[0]
+    return ref
 
 
 def _fields(names: list[str]) -> tuple[str, ...]:

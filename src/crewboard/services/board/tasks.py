@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 from datetime import date, datetime
 from typing import Any
@@ -34,6 +35,7 @@ from crewboard.services.board.views import task_view
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
 from crewboard.services.views import actor_stamp, iso
+from crewboard.storage.board.tasks import TaskFilter
 from crewboard.storage.database import Database, LostRace
 from crewboard.storage.sequences import TASK_NUMBERS
 from crewboard.storage.uow import UnitOfWork
@@ -113,6 +115,43 @@ def access_task(
     if project is not None and project not in (access.project.id, access.project.key):
         raise task_not_found(ref)
     return task, access.project
+
+
+def find_project_tasks(uow: UnitOfWork, project: Project, refs: Iterable[str]) -> dict[str, Task]:
+    """The tasks of `project` named by id, key (CRW-12) or number, by ref; unknown refs absent."""
+    refs = list(refs)
+    by_id = uow.tasks.get_many(ref for ref in refs if ref.startswith("tsk_"))
+    numbers: dict[str, int] = {}
+    for ref in refs:
+        key = parse_task_key(ref)
+        if key is not None and key[0] == project.key:
+            numbers[ref] = key[1]
+        elif ref.isascii() and ref.isdigit():
+            numbers[ref] = int(ref)
+    by_number: dict[int, Task] = {}
+    if numbers:
+        wanted = sorted(set(numbers.values()))
+        rows, _ = uow.tasks.search(
+            TaskFilter(project_ids=[project.id], numbers=wanted), limit=len(wanted)
+        )
+        by_number = {task.number: task for task in rows}
+    found: dict[str, Task] = {}
+    for ref in refs:
+        task = by_id.get(ref) if ref in by_id else by_number.get(numbers.get(ref, 0))
+        if task is not None and task.project_id == project.id:
+            found[ref] = task
+    return found
+
+
+def task_ids_of(uow: UnitOfWork, project: Project, refs: Iterable[str]) -> tuple[str, ...]:
+    """Each ref (an id, or a key such as CRW-12) as the id of that task of `project`, once.
+
+    A ref that names no task of the project stays as given: the caller's check refuses it,
+    naming its own field.
+    """
+    refs = tuple(refs)
+    found = find_project_tasks(uow, project, refs)
+    return tuple(dict.fromkeys(found[ref].id if ref in found else ref for ref in refs))
 
 
 def render_task(uow: UnitOfWork, task: Task, project: Project) -> dict[str, Any]:
@@ -260,10 +299,13 @@ def do_create_task(
     )
     task = check_assignment(uow, proj, task)
     if task.parent_task_id is not None:
-        check_related(uow, proj, task.id, (task.parent_task_id,), "parentTaskId")
+        (parent_id,) = task_ids_of(uow, proj, (task.parent_task_id,))
+        task = replace(task, parent_task_id=parent_id)
+        check_related(uow, proj, task.id, (parent_id,), "parentTaskId")
     task = replace(task, number=uow.sequences.take_next(proj.id, TASK_NUMBERS))
     uow.tasks.add(task)
-    blockers, others = _apply_links(uow, proj, task, values.get("blocked_by_task_ids") or ())
+    blocked_by = task_ids_of(uow, proj, values.get("blocked_by_task_ids") or ())
+    blockers, others = _apply_links(uow, proj, task, blocked_by)
     record_lifecycle(uow, actor, None, task, (0, blockers[1]))
     touch_related(uow, actor, proj, others)
     view = render_task(uow, task, proj)
@@ -344,7 +386,11 @@ def do_update_task(
     if "status" in patch:
         check_status_allowed(actor, patch["status"])
     blocked_by = patch.pop("blocked_by_task_ids", None)
+    if blocked_by is not None:
+        blocked_by = task_ids_of(uow, proj, blocked_by)
     changes = dict(patch)
+    if changes.get("parent_task_id") is not None:
+        (changes["parent_task_id"],) = task_ids_of(uow, proj, (changes["parent_task_id"],))
     if "assignee_id" in changes and "assignee_type" not in changes:
         changes["assignee_type"] = None  # the new assignee decides it (check_assignment)
     for clearable in (

@@ -90,7 +90,7 @@ class ListTasks(Args):
         description="Words that must all appear in the title, brief or description.",
     )
     parent_task_id: str | None = Field(
-        default=None, max_length=200, description="Only direct subtasks of this task."
+        default=None, max_length=200, description="Only direct subtasks of this task (id or key)."
     )
     tag: str | None = Field(
         default=None, max_length=48, description="Only tasks with this tag (any case)."
