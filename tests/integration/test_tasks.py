@@ -23,7 +23,7 @@ from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import team
 from crewboard.services.projects.projects import set_project_member
 from crewboard.storage.database import Database
-from tests.support.factories import count_rows, make_project, make_user
+from tests.support.factories import count_rows, make_project, make_task, make_user
 
 KEYS = iter(range(1_000_000))
 
@@ -222,14 +222,7 @@ def test_a_key_that_names_no_task_of_the_project_is_refused_naming_the_field(
 ) -> None:
     other = make_user(db, "other@example.com")
     make_project(db, other, "OTH")
-    tasks.create_task(
-        db,
-        person_actor(other),
-        project="OTH",
-        workspace_id=None,
-        idempotency_key="oth-1",
-        title="Theirs",
-    )
+    make_task(db, other, "OTH", "Theirs")
     for fields, field in (
         ({"parent_task_id": "CRW-9"}, "parentTaskId"),
         ({"parent_task_id": "OTH-1"}, "parentTaskId"),

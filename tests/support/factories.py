@@ -7,6 +7,7 @@ import functools
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.passwords import hash_password
 from crewboard.domain.models import Actor, User
+from crewboard.services.board import tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import do_create_user, person_actor
 from crewboard.services.projects import projects
@@ -40,6 +41,19 @@ def make_project(db: Database, owner: User, key: str, **fields: object) -> str:
         db, person_actor(owner), workspace_id=None, key=key, name=f"Project {key}", **fields
     )
     return str(result.body["project"]["id"])
+
+
+def make_task(db: Database, owner: User, project: str, title: str = "A task") -> str:
+    """A task made by `owner` in `project` (its key), through create_task; its id."""
+    result = tasks.create_task(
+        db,
+        person_actor(owner),
+        project=project,
+        workspace_id=None,
+        idempotency_key=f"make-task-{project}-{title}",
+        title=title,
+    )
+    return str(result.body["task"]["id"])
 
 
 def grant(db: Database, admin: User, project: str, member: User, role: Role) -> None:
