@@ -127,6 +127,31 @@ def test_ai_tasks_name_an_ai_role_and_in_progress_names_someone(db: Database, ow
         new(db, owner, assignee_id=owner.user_id, assignee_type="ai")
 
 
+def test_get_task_names_the_model_effort_and_rank_its_assigned_role_asks_for(
+    db: Database, owner: Actor
+) -> None:
+    coder = team.add_team_role(
+        db, owner, project="CRW", name="Coder", kind="ai", model="gpt-5", effort="high", rank=2
+    )
+    task = new(db, owner, assignee_id=coder["id"])
+    found = task_queries.get_task(db, owner, task=task["id"])
+    assert isinstance(found, dict)
+    assert found["assigneeRole"] == {
+        "id": coder["id"],
+        "name": "Coder",
+        "kind": "ai",
+        "model": "gpt-5",
+        "effort": "high",
+        "rank": 2,
+    }
+    brief = task_queries.get_task(db, owner, task=task["id"], format="agent_brief")
+    assert isinstance(brief, str)
+    assert "Assigned to: Coder (ai role); run it on gpt-5 at high effort, rank 2" in brief
+    plain = task_queries.get_task(db, owner, task=new(db, owner, title="Nobody's")["id"])
+    assert isinstance(plain, dict)
+    assert plain["assigneeRole"] is None
+
+
 def test_an_agent_token_cannot_approve(db: Database, owner: Actor) -> None:
     coder = team.add_team_role(db, owner, project="CRW", name="Coder", kind="ai")
     user = make_user(db, "robot-owner@example.com")

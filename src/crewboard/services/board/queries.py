@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from crewboard.domain.board.tasks import TaskStatus, parse_task_key, search_words
+from crewboard.domain.board.tasks import Task, TaskStatus, parse_task_key, search_words
 from crewboard.domain.identity.access import parse_enum_list
 from crewboard.domain.models import Actor, Project
 from crewboard.errors import ValidationFailed
@@ -22,6 +22,7 @@ from crewboard.services.board.views import (
     task_view,
 )
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, open_projects
+from crewboard.services.projects.team import team_role_view
 from crewboard.services.views import iso
 from crewboard.storage.board.tasks import TaskFilter
 from crewboard.storage.database import Database
@@ -69,11 +70,11 @@ def get_task(
         view = render_task(uow, found, project_)
         blockers = list(uow.tasks.get_many(view["blockedByTaskIds"]).values())
         parent = uow.tasks.get(found.parent_task_id) if found.parent_task_id else None
+        role = _assignee_role(uow, project_, found)
         if format == "agent_brief":
             named = [(r.title, r.summary or r.content) for r in named_records(uow, project_, found)]
-            return agent_brief(
-                project_, found, parent, blockers, uow.state.get(project_.id).content, named=named
-            )
+            state = uow.state.get(project_.id).content
+            return agent_brief(project_, found, parent, blockers, state, named=named, role=role)
         subtasks, _ = uow.tasks.search(
             TaskFilter(project_ids=[project_.id], parent_task_id=found.id), limit=MAX_LIST
         )
@@ -91,6 +92,7 @@ def get_task(
                 "assigneeType": found.assignee_type and str(found.assignee_type),
                 "humanOwnerId": found.human_owner_id,
             },
+            "assigneeRole": role,
             "checklist": items,
             "relationships": view["relationships"],
             "subtasks": [
@@ -111,6 +113,20 @@ def get_task(
     if include_context_pack and format is None and needs_receipt(actor):
         return db.write(work)
     return db.read(work)
+
+
+ROLE_FIELDS = ("id", "name", "kind", "model", "effort", "rank")
+
+
+def _assignee_role(uow: UnitOfWork, project: Project, task: Task) -> dict[str, Any] | None:
+    """The team role the task is assigned to, with the model, effort and rank it asks for."""
+    if task.assignee_id is None or not task.assignee_id.startswith("rol_"):
+        return None
+    seat = uow.team.get(project.id, task.assignee_id)
+    if seat is None:
+        return None
+    view = team_role_view(seat)
+    return {name: view[name] for name in ROLE_FIELDS}
 
 
 def _only_project(uow: UnitOfWork, actor: Actor, number: int | None) -> str | None:

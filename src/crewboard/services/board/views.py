@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from crewboard.domain.board.tasks import PREVIEW_CHARS, Link, Relation, Task, TaskStatus
@@ -177,6 +177,7 @@ def agent_brief(
     state_text: str,
     *,
     named: Sequence[tuple[str, str]] = (),
+    role: Mapping[str, Any] | None = None,
 ) -> str:
     """The task as plain text for a subagent's prompt, at most 3000 characters.
 
@@ -184,6 +185,8 @@ def agent_brief(
     title and first lines.
     """
     parts = [f"Task {task_key(project, task)}: {task.title}", f"Status: {task.status}"]
+    if role is not None:
+        parts.append(_role_line(role))
     if task.brief or task.description:
         parts.append(f"Brief:\n{_clip(task.brief or task.description, AGENT_BRIEF_TEXT)}")
     if parent is not None:
@@ -204,6 +207,14 @@ def agent_brief(
     if len(text) <= AGENT_BRIEF_LIMIT:
         return text
     return text[: AGENT_BRIEF_LIMIT - 40].rstrip() + "\n… (cut; read the task with get_task)"
+
+
+def _role_line(role: Mapping[str, Any]) -> str:
+    line = f"Assigned to: {role['name']} ({role['kind']} role)"
+    if role["model"]:
+        effort = f" at {role['effort']} effort" if role["effort"] else ""
+        line += f"; run it on {role['model']}{effort}, rank {role['rank']}"
+    return line
 
 
 def _clip(text: str, limit: int) -> str:

@@ -311,7 +311,9 @@ TOOLS = (
             "gets contextReceiptId (pass it to submit_result: a later change to these inputs is "
             "flagged to the reviewer) or contextReceiptUnavailable with the reason. "
             "includeContextPack false rereads the task alone and hands out no context; format "
-            "agent_brief returns plain text (at most 3000 characters) for a subagent."
+            "agent_brief returns plain text (at most 3000 characters) for a subagent. "
+            "assigneeRole names the model, effort and rank the assigned role asks for: run the "
+            "task (or the subagent you give it to) on that model."
         ),
         args=GetTask,
         toolset=Toolset.BOARD,
