@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.passwords import hash_password
@@ -14,6 +15,7 @@ from crewboard.services.projects import projects
 from crewboard.storage.database import Database
 
 PASSWORD = "correct horse battery"
+_TASK_KEYS = itertools.count()
 
 
 @functools.cache
@@ -50,7 +52,7 @@ def make_task(db: Database, owner: User, project: str, title: str = "A task") ->
         person_actor(owner),
         project=project,
         workspace_id=None,
-        idempotency_key=f"make-task-{project}-{title}",
+        idempotency_key=f"make-task-{next(_TASK_KEYS)}",  # two calls make two tasks
         title=title,
     )
     return str(result.body["task"]["id"])

@@ -22,6 +22,7 @@ from crewboard.services.board.views import (
     task_view,
 )
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, open_projects
+from crewboard.services.paging import check_page
 from crewboard.services.projects.team import team_role_view
 from crewboard.services.views import iso
 from crewboard.storage.board.tasks import TaskFilter
@@ -236,10 +237,7 @@ def _filters(
     limit: int,
     offset: int,
 ) -> dict[str, Any]:
-    if not 1 <= limit <= MAX_LIST:
-        raise ValidationFailed.field("limit", f"must be between 1 and {MAX_LIST}; got {limit}.")
-    if offset < 0:
-        raise ValidationFailed.field("offset", f"must be 0 or more; got {offset}.")
+    check_page(limit, offset, MAX_LIST)
     if order not in ("asc", "desc"):
         raise ValidationFailed.field("order", f"{order!r} is not an order.", ["asc", "desc"])
     if numbers is not None and len(numbers) > MAX_LIST:

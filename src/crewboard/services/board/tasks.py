@@ -150,7 +150,8 @@ def task_ids_of(uow: UnitOfWork, project: Project, refs: Iterable[str]) -> tuple
     naming its own field.
     """
     refs = tuple(refs)
-    found = find_project_tasks(uow, project, refs)
+    # An id needs no look-up here: the caller's check reads it anyway.
+    found = find_project_tasks(uow, project, [ref for ref in refs if not ref.startswith("tsk_")])
     return tuple(dict.fromkeys(found[ref].id if ref in found else ref for ref in refs))
 
 

@@ -33,6 +33,7 @@ from crewboard.errors import LimitExceeded, ValidationFailed
 from crewboard.services.board.tasks import access_task
 from crewboard.services.board.views import task_key
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, open_projects
+from crewboard.services.paging import check_limit
 from crewboard.services.views import iso
 from crewboard.storage.board.tasks import TaskFilter
 from crewboard.storage.database import Database
@@ -110,10 +111,7 @@ def list_task_events(
         ("agentAssigneeId", agent_assignee_id),
     ):
         _check_id(field, value)
-    if not 1 <= limit <= MAX_EVENTS_PAGE:
-        raise ValidationFailed.field(
-            "limit", f"must be between 1 and {MAX_EVENTS_PAGE}; got {limit}."
-        )
+    check_limit(limit, MAX_EVENTS_PAGE)
     types = [t.value for t in parse_enum_list(event_types or [], LifecycleType, "eventTypes")]
     fingerprint = _fingerprint(
         actor,

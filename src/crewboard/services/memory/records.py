@@ -22,6 +22,7 @@ from crewboard.services.identity.access import (
     access_project,
     open_projects,
 )
+from crewboard.services.paging import check_page
 from crewboard.services.views import actor_stamp, iso
 from crewboard.storage.database import Database
 from crewboard.storage.memory.records import Document, MemoryRecord, MemoryRepository, RecordFilter
@@ -323,10 +324,7 @@ def get_project_memory(
 def _check_reading(
     ids: list[str] | None, collection: str | None, limit: int, offset: int
 ) -> tuple[str, ...] | None:
-    if not 1 <= limit <= MAX_PAGE:
-        raise ValidationFailed.field("limit", f"must be between 1 and {MAX_PAGE}; got {limit}.")
-    if offset < 0:
-        raise ValidationFailed.field("offset", f"must be 0 or more; got {offset}.")
+    check_page(limit, offset, MAX_PAGE)
     if collection is not None:
         check_text("collection", collection, max_length=MAX_COLLECTION)
     if ids is None:

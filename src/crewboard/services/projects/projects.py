@@ -24,6 +24,7 @@ from crewboard.services.identity.access import (
     access_project,
     require_unlimited_person,
 )
+from crewboard.services.paging import check_page
 from crewboard.services.views import project_view
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
@@ -150,10 +151,7 @@ def list_projects(
         ValidationFailed: limit outside 1-200 or a negative offset.
         NotFound: `project` names one the actor cannot open.
     """
-    if not 1 <= limit <= MAX_PAGE:
-        raise ValidationFailed.field("limit", f"must be between 1 and {MAX_PAGE}; got {limit}.")
-    if offset < 0:
-        raise ValidationFailed.field("offset", f"must be 0 or more; got {offset}.")
+    check_page(limit, offset, MAX_PAGE)
 
     def work(uow: UnitOfWork) -> tuple[list[dict[str, Any]], int]:
         only = access_project(uow, actor, project).project.id if project else actor.project_cap

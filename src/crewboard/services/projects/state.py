@@ -9,6 +9,7 @@ from crewboard.domain.models import Actor, StatePage, StateVersion
 from crewboard.domain.validation import INT32_MAX, check_no_nul
 from crewboard.errors import LimitExceeded, NotFound, RevisionConflict, ValidationFailed
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
+from crewboard.services.paging import check_page
 from crewboard.services.views import iso
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
@@ -173,12 +174,7 @@ def list_state_versions(
     Raises:
         ValidationFailed: limit outside 1-100 or negative offset. NotFound.
     """
-    if not 1 <= limit <= MAX_VERSIONS_PAGE:
-        raise ValidationFailed.field(
-            "limit", f"must be between 1 and {MAX_VERSIONS_PAGE}; got {limit}."
-        )
-    if offset < 0:
-        raise ValidationFailed.field("offset", f"must be 0 or more; got {offset}.")
+    check_page(limit, offset, MAX_VERSIONS_PAGE)
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
         access = access_project(uow, actor, project)

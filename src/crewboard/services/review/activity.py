@@ -14,6 +14,7 @@ from crewboard.domain.models import Actor
 from crewboard.errors import ValidationFailed
 from crewboard.services.board.tasks import access_task
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, open_projects
+from crewboard.services.paging import check_limit
 from crewboard.services.views import iso
 from crewboard.storage.database import Database
 from crewboard.storage.review.activity import ActivityRepository, EventQuery, EventRow, HandIn
@@ -162,8 +163,7 @@ def list_activity(
         ValidationFailed: limit outside 1-100 or a cursor list_activity did not issue.
         NotFound: the project or task is not open to the actor.
     """
-    if not 1 <= limit <= MAX_LIMIT:
-        raise ValidationFailed.field("limit", f"must be between 1 and {MAX_LIMIT}; got {limit}.")
+    check_limit(limit, MAX_LIMIT)
     after_id = parse_cursor(since) if since is not None else None
 
     def work(uow: UnitOfWork) -> tuple[list[dict[str, Any]], str]:

@@ -9,13 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from crewboard.domain.models import Actor
-from crewboard.errors import ValidationFailed
 from crewboard.services.board.notes import notes_of, question_view, task_ref_view
 from crewboard.services.identity.access import (
     ANY_WORKSPACE,
     open_projects,
     require_signed_in_person,
 )
+from crewboard.services.paging import check_limit
 from crewboard.services.review.drafts import waiting_drafts
 from crewboard.services.review.messages import recent_messages
 from crewboard.services.review.proposals import pending_proposals
@@ -36,8 +36,7 @@ def inbox(
         ValidationFailed: limit outside 1–200. NotFound: an unknown project.
     """
     require_signed_in_person(actor, "Reading the review inbox")
-    if not 1 <= limit <= MAX_ITEMS:
-        raise ValidationFailed.field("limit", f"must be between 1 and {MAX_ITEMS}; got {limit}.")
+    check_limit(limit, MAX_ITEMS)
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
         projects = open_projects(uow, actor, project, ANY_WORKSPACE)

@@ -15,6 +15,7 @@ from crewboard.services.board.tasks import access_task
 from crewboard.services.board.views import task_key
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
+from crewboard.services.paging import check_page
 from crewboard.services.views import actor_stamp, iso
 from crewboard.storage.database import Database
 from crewboard.storage.review.proposals import InboxMessage, MessageRepository
@@ -211,10 +212,7 @@ def list_thread(
     Raises:
         NotFound: the project. ValidationFailed: a bad page.
     """
-    if not 1 <= limit <= MAX_PAGE:
-        raise ValidationFailed.field("limit", f"must be between 1 and {MAX_PAGE}; got {limit}.")
-    if offset < 0:
-        raise ValidationFailed.field("offset", f"must be 0 or more; got {offset}.")
+    check_page(limit, offset, MAX_PAGE)
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
         found = access_project(uow, actor, project, workspace_id=workspace_id).project

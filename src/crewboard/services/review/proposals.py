@@ -28,6 +28,7 @@ from crewboard.services.identity.access import (
     open_projects,
     require_signed_in_person,
 )
+from crewboard.services.paging import check_page
 from crewboard.services.projects.team import MAX_ROLE_NAME, MAX_ROLE_TEXT
 from crewboard.services.review.proposal_cards import (
     MAX_REASON,
@@ -540,10 +541,7 @@ def list_proposals(
         ValidationFailed: an unknown status or a bad page. NotFound: an unknown project.
     """
     wanted = parse_enum(status, ProposalStatus, "status").value if status is not None else None
-    if not 1 <= limit <= MAX_PAGE:
-        raise ValidationFailed.field("limit", f"must be between 1 and {MAX_PAGE}; got {limit}.")
-    if offset < 0:
-        raise ValidationFailed.field("offset", f"must be 0 or more; got {offset}.")
+    check_page(limit, offset, MAX_PAGE)
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
         ids = list(open_projects(uow, actor, project, workspace_id))
