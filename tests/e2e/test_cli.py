@@ -18,6 +18,10 @@ def test_init_twice_creates_nothing_twice_and_prints_secrets_once(run) -> None: 
     assert "claude mcp add --transport http crewboard" in first.output
     assert '"mcpServers"' in first.output
     assert '"servers"' in first.output
+    assert "[mcp_servers.crewboard]" in first.output  # Codex CLI
+    assert '"httpUrl"' in first.output  # Gemini CLI
+    assert "Claude Desktop (claude_desktop_config.json):" in first.output
+    assert "Any stdio client:" in first.output
     second = run("init")
     assert second.exit_code == 0
     assert "cb_" not in second.output

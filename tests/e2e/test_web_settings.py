@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import html
+import json
 import re
 from collections.abc import Iterator
 from contextlib import closing
+from pathlib import Path
 
 import httpx2
 import pytest
 
+from crewboard.config import Settings
 from crewboard.domain.identity.access import Role
 from crewboard.domain.models import User
 from crewboard.services.identity import tokens
@@ -19,11 +22,14 @@ from crewboard.services.review import rules
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, grant, make_project, make_user
 from tests.support.mcp_client import RAW_HEADERS, body_of, mcp_client, rpc
+from tests.support.server import free_port, running_server
 from tests.support.web import csrf_of, post_form, sign_in
 
 BACK = re.compile(r"^(/settings/\w+|/p/\w+/settings/project)")
 
 SECRET = re.compile(r'<pre class="config" id="token-secret">(cb_[^<]+)</pre>')
+CONFIG = re.compile(r'<pre class="config" id="(config-\d+)">([^<]+)</pre>')
+CONFIG_TITLE = re.compile(r'<h3 id="(config-\d+)-title">([^<]+)</h3>')
 
 
 @pytest.fixture
@@ -103,20 +109,48 @@ def test_a_new_token_shows_its_secret_once_with_client_configs(
     assert found is not None, answer.text
     secret = found.group(1)
     assert "you will not see it again" in answer.text
-    for index in (1, 2, 3):
-        block = re.search(rf'<pre class="config" id="config-{index}">([^<]+)</pre>', answer.text)
-        assert block is not None
-        assert secret in html.unescape(block.group(1))
-        assert f"{url}/mcp" in html.unescape(block.group(1))
-        assert f'data-copy="config-{index}"' in answer.text
+    titles = dict(CONFIG_TITLE.findall(answer.text))
+    assert list(titles.values()) == [
+        *("Claude Code", "Codex CLI", "Gemini CLI", "Cursor", "VS Code"),
+        *("Claude Desktop", "Any stdio client"),
+    ]
+    for config_id, raw in CONFIG.findall(answer.text):
+        text, title = html.unescape(raw), titles[config_id]
+        if title != "Codex CLI":  # Codex reads the token from the variable its note sets
+            assert secret in text, title
+        if title not in ("Claude Desktop", "Any stdio client"):  # these start crewboard mcp
+            assert f"{url}/mcp" in text, title
+        assert f'data-copy="{config_id}"' in answer.text
+    assert f"export CREWBOARD_TOKEN={secret}" in html.unescape(answer.text)
     assert 'data-copy="token-secret"' in answer.text
-    assert "Claude Code" in answer.text
-    assert "Cursor" in answer.text
-    assert "VS Code" in answer.text
     again = client.get("/settings/tokens")
     assert secret not in again.text
     assert "laptop" in again.text
     assert "board, review" in again.text
+
+
+def test_the_token_page_stdio_entry_hides_the_database_password(
+    db: Database, owner: User, tmp_path: Path
+) -> None:
+    settings = Settings(
+        data_dir=tmp_path,
+        port=free_port(),
+        database_url="postgresql+psycopg://crew:s3cret@db.example.com:5432/crew",
+    )
+    with running_server(settings, db) as base, closing(sign_in(base, owner.email)) as client:
+        answer = create_token(client)
+    assert answer.status_code == 200
+    assert "s3cret" not in answer.text
+    titles = {title: config_id for config_id, title in CONFIG_TITLE.findall(answer.text)}
+    blocks = dict(CONFIG.findall(answer.text))
+    entry = json.loads(html.unescape(blocks[titles["Claude Desktop"]]))["mcpServers"]["crewboard"]
+    assert entry["env"]["CREWBOARD_DATABASE_URL"] == (
+        "postgresql+psycopg://crew:***@db.example.com:5432/crew"
+    )
+    found = SECRET.search(answer.text)
+    assert found is not None
+    assert entry["env"]["CREWBOARD_TOKEN"] == found.group(1)
+    assert entry["args"][-1] == "mcp"
 
 
 @pytest.mark.anyio

@@ -29,9 +29,13 @@ def print_first_start(settings: Settings, first: FirstStart) -> None:
         "",
         f"Connect an MCP client to {mcp_url(url)}:",
     ]
-    for client, config in client_configs(url, secret).items():
-        lines.append(f"\n{client}:")
-        lines.extend(f"  {line}" for line in config.splitlines())
+    for config in client_configs(settings, secret):
+        lines.append(
+            f"\n{config.client} ({config.where}):" if config.where else f"\n{config.client}:"
+        )
+        lines.extend(f"  {line}" for line in config.text.splitlines())
+        if config.note:
+            lines.append(f"  Note: {config.note}")
     lines.append("")
     click.echo("\n".join(lines))
 

@@ -7,6 +7,7 @@ or a cookie).
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from starlette.responses import Response
@@ -88,10 +89,9 @@ def create_token(page_: Page) -> Response:
         toolsets=page_.fields("toolsets"),
     )
     base = page_.settings.public_url
-    configs = [
-        {"client": client, "id": f"config-{index}", "text": text}
-        for index, (client, text) in enumerate(client_configs(base, issued.secret).items(), 1)
-    ]
+    # A browser may be anyone's: the stdio entries show the database URL without its password.
+    found = client_configs(page_.settings, issued.secret, mask_password=True)
+    configs = [{"id": f"config-{index}", **asdict(c)} for index, c in enumerate(found, 1)]
     return page_.render(
         "settings_token_created.html",
         title="Token created",
