@@ -204,7 +204,13 @@ async def run_era(target: Target, era: str, args: argparse.Namespace) -> EraResu
     real_tools = ",".join(production_tool_names())
     progress(f"{era}: tools/list for the catalogue and each toolset")
     listings = [
-        await measure.measure_listing(target, era, label="all", headers={"X-MCP-Tools": real_tools})
+        await measure.measure_listing(
+            target, era, label="all", headers={"X-MCP-Toolsets": "all", "X-MCP-Tools": real_tools}
+        ),
+        # What a token that names no toolset is shown: the agent's loop (board and review).
+        await measure.measure_listing(
+            target, era, label="default", headers={"X-MCP-Tools": real_tools}
+        ),
     ]
     for toolset in Toolset:
         listings.append(

@@ -8,13 +8,14 @@ bearer token on every request and passes everything else, Host and Origin includ
 The server's base URL is the proxy's URL, as for any deployment behind a reverse proxy: the
 proxy's origin is then the server's own, and a foreign Host or Origin is still refused.
 
-Only the suite's generic server scenarios run here (the others call fixture tools such as
-`test_simple_text` that Crewboard does not have), each at the spec versions the suite itself
-applies it to (`test_the_suite_applies_each_scenario_where_we_run_it` checks that table
-against `conformance list`). A scenario passes when every check the suite reports is a
-success, except the few listed in NOT_APPLICABLE (they need fixture tools, or prompts and
-resources that Crewboard does not serve) and KNOWN_BUGS (real server bugs: the case is
-reported as xfailed until the bug is fixed, then fails until its entry is removed).
+Only the suite's generic server scenarios run here (the others call fixture tools, resources
+or prompts such as `test_simple_text` or `test://static-text` that Crewboard does not have),
+each at the spec versions the suite itself applies it to
+(`test_the_suite_applies_each_scenario_where_we_run_it` checks that table against
+`conformance list`). A scenario passes when every check the suite reports is a success,
+except the few listed in NOT_APPLICABLE (they need the suite's fixture tools) and KNOWN_BUGS
+(real server bugs: the case is reported as xfailed until the bug is fixed, then fails until
+its entry is removed).
 Every run leaves the suite's output, its checks.json and the HTTP exchanges the proxy saw
 (token redacted) under test-output/conformance/<scenario>@<version>/.
 """
@@ -66,6 +67,9 @@ APPLIES = {
     "caching": ("2026-07-28",),
     "server-initialize": ("2025-11-25",),  # initialize is gone at 2026-07-28
     "server-stateless": ("2026-07-28",),  # the stateless era begins at 2026-07-28
+    "resources-list": ("2025-11-25", "2026-07-28"),
+    "prompts-list": ("2025-11-25", "2026-07-28"),
+    "sep-2164-resource-not-found": ("2026-07-28",),
 }
 CASES = [
     pytest.param(scenario, version, id=f"{scenario}@{version}")
@@ -93,20 +97,7 @@ def _needs_fixture_tool(tool: str) -> Expected:
     )
 
 
-def _not_served(method: str) -> Expected:
-    return Expected(
-        f"Crewboard declares only the tools capability and serves no {method}; it answers "
-        "-32601 Method not found (HTTP 404), as it must for a method it does not implement",
-        lambda check: ((check.get("details") or {}).get("error") or {}).get("code") == -32601,
-    )
-
-
 NOT_APPLICABLE: dict[tuple[str, str], dict[str, Expected]] = {
-    ("caching", "2026-07-28"): {
-        "sep-2549-prompts-list-caching-hints": _not_served("prompts/list"),
-        "sep-2549-resources-list-caching-hints": _not_served("resources/list"),
-        "sep-2549-resources-templates-list-caching-hints": _not_served("resources/templates/list"),
-    },
     ("server-stateless", "2026-07-28"): {
         "sep-2575-server-rejects-undeclared-capability": _needs_fixture_tool(
             "test_missing_capability"

@@ -143,7 +143,7 @@ def _board(db: Database, owner: Any, key: str, count: int) -> None:
 
 
 def _listed_schemas(url: str, secret: str) -> dict[str, dict[str, Any]]:
-    headers = {**RAW_HEADERS, "Authorization": f"Bearer {secret}"}
+    headers = {**RAW_HEADERS, "Authorization": f"Bearer {secret}", "X-MCP-Toolsets": "all"}
     response = httpx2.post(f"{url}/mcp", json=rpc("tools/list", {}), headers=headers, timeout=30)
     assert response.status_code == 200, response.text
     return {t["name"]: t["inputSchema"] for t in response.json()["result"]["tools"]}

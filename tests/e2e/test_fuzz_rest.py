@@ -421,6 +421,9 @@ def test_the_openapi_document_is_valid_and_declares_each_routes_query_with_its_b
         "includeContextPack",
         "format",
         "workspaceId",
+        "textField",
+        "textOffset",
+        "textLimit",
     }
     assert not any(query[path, method] for path, method in query if method != "get")
     patch = document["paths"][PROJECT]["patch"]["requestBody"]["content"]["application/json"]

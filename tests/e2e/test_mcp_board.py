@@ -57,7 +57,9 @@ async def test_find_read_update_a_task(url: str, secret: str, mode: str) -> None
                 "id": made["id"],
                 "projectId": made["projectId"],
                 "workspaceId": None,
+                "historyCoverage": "complete",
                 "title": made["title"],
+                "titleTruncated": False,
                 "revision": 1,
             }
         ]

@@ -67,14 +67,16 @@ async def test_get_project_memory_is_a_read_only_memory_tool_with_its_limits(
     assert tool.annotations is not None
     assert tool.annotations.read_only_hint is True
     properties = tool.input_schema["properties"]
-    assert properties["ids"]["anyOf"][0]["maxItems"] == 50
+    assert properties["ids"]["maxItems"] == 50
+    assert properties["ids"]["type"] == ["array", "null"]
     assert properties["limit"]["maximum"] == 200
-    assert properties["document"]["anyOf"][0]["enum"] == [
+    assert properties["document"]["enum"] == [
         "overview",
         "context",
         "decisions",
         "notes",
         "legal",
+        None,
     ]
     assert "projectId" not in tool.input_schema.get("required", [])
 

@@ -19,7 +19,7 @@ from tests.support.mcp_client import body_of, mcp_client
 
 pytestmark = pytest.mark.anyio
 
-REVIEW_TOOLS = ["propose_task", "propose_task_update", "propose_task_delete"]
+PLANNING_TOOLS = ["propose_task", "propose_task_update", "propose_task_delete"]
 TEAM_TOOLS = ["propose_role", "propose_composition"]
 SCOPES = ["read", "tasks.manage", "team.manage"]
 
@@ -50,25 +50,30 @@ def error_of(result: Any) -> dict[str, Any]:
 async def test_the_tools_are_listed_in_their_toolsets_as_retry_safe_writes(
     url: str, db: Database, owner: User, mode: str
 ) -> None:
-    async with mcp_client(url, secret(db, owner), mode, {"X-MCP-Toolsets": "review"}) as client:
-        review = {t.name: t for t in (await client.list_tools()).tools}
+    # Task proposals are planning tools (they reshape the board through people).
+    async with mcp_client(url, secret(db, owner), mode, {"X-MCP-Toolsets": "planning"}) as client:
+        planning = {t.name: t for t in (await client.list_tools()).tools}
     async with mcp_client(url, secret(db, owner), mode, {"X-MCP-Toolsets": "team"}) as client:
         teams = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(REVIEW_TOOLS) <= set(review)
-    assert set(review).isdisjoint(TEAM_TOOLS)
+    assert set(PLANNING_TOOLS) <= set(planning)
+    assert set(planning).isdisjoint(TEAM_TOOLS)
     assert set(TEAM_TOOLS) <= set(teams)
-    assert set(teams).isdisjoint(REVIEW_TOOLS)
-    for tool in [*(review[n] for n in REVIEW_TOOLS), *(teams[n] for n in TEAM_TOOLS)]:
+    assert set(teams).isdisjoint(PLANNING_TOOLS)
+    for tool in [*(planning[n] for n in PLANNING_TOOLS), *(teams[n] for n in TEAM_TOOLS)]:
         assert tool.annotations is not None
-        assert (tool.annotations.read_only_hint, tool.annotations.idempotent_hint) == (False, True)
+        assert not tool.annotations.read_only_hint  # the protocol default, not sent
+        assert tool.annotations.idempotent_hint is True
         assert "idempotencyKey" in tool.input_schema["properties"]
         assert "workspaceId" in tool.input_schema["required"]
     seats = teams["propose_composition"].input_schema["properties"]["seats"]
     assert (seats["minItems"], seats["maxItems"]) == (1, 12)
-    async with mcp_client(url, secret(db, owner, ["read", "tasks.manage"]), mode) as client:
+    headers = {"X-MCP-Toolsets": "all"}
+    async with mcp_client(
+        url, secret(db, owner, ["read", "tasks.manage"]), mode, headers
+    ) as client:
         names = {t.name for t in (await client.list_tools()).tools}
-    assert set(REVIEW_TOOLS) <= names
-    assert names.isdisjoint(TEAM_TOOLS)
+    assert set(PLANNING_TOOLS) <= names
+    assert names.isdisjoint(TEAM_TOOLS)  # they need team.manage
 
 
 async def test_each_proposal_tool_leaves_a_card_and_changes_nothing_else(

@@ -67,7 +67,8 @@ async def test_review_tools_are_listed_with_their_scopes_and_annotations(
         listed = {t.name: t for t in (await client.list_tools()).tools}
     submit = listed["submit_result"]
     assert submit.annotations is not None
-    assert (submit.annotations.read_only_hint, submit.annotations.idempotent_hint) == (False, True)
+    assert not submit.annotations.read_only_hint  # the protocol default, not sent
+    assert submit.annotations.idempotent_hint is True
     required = set(submit.input_schema["required"])
     assert {"workspaceId", "taskId", "idempotencyKey", "expectedRevision"} <= required
     assert "contextReceiptId" in required

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
@@ -12,7 +14,9 @@ from sqlalchemy.engine import URL
 
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
+from crewboard.services.projects.bootstrap import DEMO_PROJECT_KEY
 from crewboard.storage.database import Database
+from tests.support.cli import RunCli
 from tests.support.factories import make_project, make_user
 from tests.support.mcp_client import MODES, body_of
 
@@ -79,3 +83,35 @@ def test_stdio_refuses_a_bad_token_on_stderr_and_writes_nothing_to_stdout(
     assert result.returncode != 0
     assert result.stdout == b""
     assert b"token" in result.stderr.lower()
+
+
+def printed_json(output: str, heading: str) -> dict[str, object]:
+    """The JSON printed under `heading` in the first-start output (a note may follow it)."""
+    block = output.split(f"\n{heading}:\n", 1)[1]
+    value, _ = json.JSONDecoder().raw_decode(block.lstrip())
+    assert isinstance(value, dict)
+    return value
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_stdio_entry_printed_on_first_start_connects_and_calls_a_tool(
+    run: RunCli, mode: str
+) -> None:
+    first = run("init")
+    assert first.exit_code == 0, first.output
+    entry = printed_json(first.output, "Any stdio client")
+    desktop = printed_json(first.output, "Claude Desktop (claude_desktop_config.json)")
+    assert desktop == {"mcpServers": {"crewboard": entry}}
+    command, args, env = entry["command"], entry["args"], entry["env"]
+    assert isinstance(command, str)
+    assert Path(command).is_absolute()
+    assert isinstance(args, list)
+    assert isinstance(env, dict)
+    # Only the entry's environment (over the SDK's safe defaults) reaches the server, started
+    # from another folder, as a desktop client would start it.
+    params = StdioServerParameters(command=command, args=args, env=env, cwd="/")
+    async with Client(params, mode=mode) as client:
+        names = [t.name for t in (await client.list_tools()).tools]
+        assert "list_projects" in names
+        listed = body_of(await client.call_tool("list_projects", {}))
+    assert DEMO_PROJECT_KEY in str(listed)

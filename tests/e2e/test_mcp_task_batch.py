@@ -46,26 +46,28 @@ async def _read(client: Client, ref: str) -> dict[str, Any]:
     return dict(body_of(result)["task"])
 
 
-async def test_both_tools_are_listed_as_keyed_non_destructive_board_writes(
+async def test_both_tools_are_listed_as_keyed_non_destructive_writes(
     url: str, db: Database, owner: User, mode: str
 ) -> None:
-    async with mcp_client(url, secret_for(db, owner, WRITE), mode) as client:
+    headers = {"X-MCP-Toolsets": "planning,board"}
+    async with mcp_client(url, secret_for(db, owner, WRITE), mode, headers) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
     for name in ("update_tasks", "set_task_status"):
         annotations = tools[name].annotations
         assert annotations is not None
-        assert annotations.read_only_hint is False
+        assert not annotations.read_only_hint  # the protocol default, not sent
         assert annotations.idempotent_hint is True
         assert annotations.destructive_hint is False
     update = tools["update_tasks"].input_schema
     assert set(update["required"]) == {"projectId", "workspaceId", "idempotencyKey", "taskIds"}
     assert update["properties"]["taskIds"]["maxItems"] == 200
     assert update["properties"]["priority"]["enum"] == ["low", "medium", "high"]
-    relationship = update["$defs"]["RelationshipChange"]["properties"]["type"]
+    # A shape used in one place is written inline (lean schemas).
+    relationship = update["properties"]["addRelationships"]["items"]["properties"]["type"]
     assert relationship["enum"] == ["blocks", "blocked_by", "related"]
     status = tools["set_task_status"].input_schema
     assert set(status["required"]) == {"projectId", "workspaceId", "idempotencyKey", "changes"}
-    change = status["$defs"]["StatusChange"]["properties"]["status"]
+    change = status["properties"]["changes"]["items"]["properties"]["status"]
     assert "approved" in change["enum"]
     async with mcp_client(url, secret_for(db, owner, ["read"]), mode) as client:
         names = {t.name for t in (await client.list_tools()).tools}

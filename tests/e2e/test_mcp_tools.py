@@ -6,6 +6,7 @@ import pytest
 from mcp import MCPError
 
 from crewboard.domain.identity.access import Role
+from crewboard.mcp.catalogue import DEFAULT_TOOLSETS, default_catalogue
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
@@ -35,9 +36,11 @@ CATALOGUE_ORDER = [
     "update_project_state",
     "list_team",
     "list_tasks",
+    "list_assignee_tasks",
     "get_task",
     "create_task",
     "update_task",
+    "assign_task",
     "update_tasks",
     "set_task_status",
     "list_task_events",
@@ -46,6 +49,7 @@ CATALOGUE_ORDER = [
     "agent_update",
     "save_output",
     "ask_question",
+    "list_task_notes",
     "list_task_repos",
     "propose_repo_change",
     "report_repo_status",
@@ -71,6 +75,7 @@ WRITE_TOOLS = {
     "post_message",
     "create_task",
     "update_task",
+    "assign_task",
     "update_tasks",
     "set_task_status",
     "post_comment",
@@ -100,21 +105,59 @@ def secret_for(db: Database, user, scopes: list[str], **options: object) -> str:
     return issued.secret
 
 
-async def test_full_token_sees_the_whole_catalogue_in_order_with_instructions(
+EVERYTHING = {"X-MCP-Toolsets": "all"}
+
+
+def in_default_toolsets(name: str) -> bool:
+    tool = default_catalogue().find(name)
+    assert tool is not None, name
+    return tool.toolset in DEFAULT_TOOLSETS
+
+
+async def test_full_token_asking_for_all_toolsets_sees_the_whole_catalogue_in_order(
     url: str, db: Database, owner, mode: str
 ) -> None:  # type: ignore[no-untyped-def]
-    async with mcp_client(url, secret_for(db, owner, ALL), mode) as client:
+    async with mcp_client(url, secret_for(db, owner, ALL), mode, EVERYTHING) as client:
         listed = await client.list_tools()
         assert [t.name for t in listed.tools] == CATALOGUE_ORDER
         assert client.instructions is not None
         assert "update_project_state" in client.instructions
         assert "get_project_state" in client.instructions
+        assert "X-MCP-Toolsets" not in client.instructions  # nothing more to ask for
+
+
+async def test_token_naming_no_toolset_sees_the_agent_loop_and_is_told_how_to_ask_for_more(
+    url: str, db: Database, owner, mode: str
+) -> None:  # type: ignore[no-untyped-def]
+    async with mcp_client(url, secret_for(db, owner, ALL), mode) as client:
+        names = [t.name for t in (await client.list_tools()).tools]
+        assert names == [n for n in CATALOGUE_ORDER if in_default_toolsets(n)]
+        assert {"get_task", "submit_result", "list_task_notes"} <= set(names)
+        assert "get_project_memory" not in names
+        assert client.instructions is not None
+        assert "X-MCP-Toolsets" in client.instructions
+        for toolset in ("memory", "team", "admin"):
+            assert toolset in client.instructions
+    async with mcp_client(
+        url, secret_for(db, owner, ALL), mode, {"X-MCP-Toolsets": "board,review,memory"}
+    ) as client:
+        names = [t.name for t in (await client.list_tools()).tools]
+        assert "get_project_memory" in names
+        assert "create_project" not in names
+
+
+async def test_token_toolsets_setting_replaces_the_default(
+    url: str, db: Database, owner, mode: str
+) -> None:  # type: ignore[no-untyped-def]
+    secret = secret_for(db, owner, ALL, toolsets=["memory"])
+    async with mcp_client(url, secret, mode) as client:
+        assert [t.name for t in (await client.list_tools()).tools] == ["get_project_memory"]
 
 
 async def test_read_only_token_sees_no_write_tool_or_write_rule_and_is_refused(
     url: str, db: Database, owner, mode: str
 ) -> None:  # type: ignore[no-untyped-def]
-    async with mcp_client(url, secret_for(db, owner, ["read"]), mode) as client:
+    async with mcp_client(url, secret_for(db, owner, ["read"]), mode, EVERYTHING) as client:
         names = [t.name for t in (await client.list_tools()).tools]
         assert names == [n for n in CATALOGUE_ORDER if n not in WRITE_TOOLS]
         assert client.instructions is not None
@@ -130,14 +173,59 @@ async def test_read_only_token_sees_no_write_tool_or_write_rule_and_is_refused(
         assert "tasks.manage" in refused.content[0].text  # type: ignore[union-attr]
 
 
+ADMIN_TOOLS = {"update_project", "archive_project", "unarchive_project", "delete_project"}
+
+
+async def test_the_list_follows_the_callers_project_roles_not_only_its_scopes(
+    url: str, db: Database, owner, mode: str
+) -> None:  # type: ignore[no-untyped-def]
+    reader = make_user(db, "reader@example.com")
+    grant(db, owner, "CRW", reader, Role.READ)
+    async with mcp_client(url, secret_for(db, reader, ALL), mode, EVERYTHING) as client:
+        names = [t.name for t in (await client.list_tools()).tools]
+        # A read member sees no write tool, though its token has every scope; creating a
+        # project needs no project role, so that stays.
+        assert names == [
+            n for n in CATALOGUE_ORDER if n not in WRITE_TOOLS or n == "create_project"
+        ]
+        assert client.instructions is not None
+        assert "update_project_state" not in client.instructions
+        refused = await client.call_tool(
+            "update_project_state",
+            {"projectId": "CRW", "workspaceId": None, "content": "x", "expectedRevision": 0},
+        )
+        assert refused.structured_content["code"] == "PERMISSION_DENIED"
+    writer = make_user(db, "writer@example.com")
+    grant(db, owner, "CRW", writer, Role.WRITE)
+    async with mcp_client(url, secret_for(db, writer, ALL), mode, EVERYTHING) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert "update_project_state" in names
+        assert not names & ADMIN_TOOLS
+    # The owner's token capped at the write role is shown what a write member is shown, and no
+    # create_project (a capped token may not act past its cap).
+    capped = secret_for(db, owner, ALL, role="write", project="CRW")
+    async with mcp_client(url, capped, mode, EVERYTHING) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert "update_project_state" in names
+        assert not names & (ADMIN_TOOLS | {"create_project"})
+    loner = make_user(db, "loner@example.com")
+    async with mcp_client(url, secret_for(db, loner, ALL), mode, EVERYTHING) as client:
+        names = [t.name for t in (await client.list_tools()).tools]
+        assert names == ["list_projects", "create_project"]
+
+
 async def test_annotations_and_schemas_are_true_to_each_tool(
     url: str, db: Database, owner, mode: str
 ) -> None:  # type: ignore[no-untyped-def]
-    async with mcp_client(url, secret_for(db, owner, ALL), mode) as client:
+    async with mcp_client(url, secret_for(db, owner, ALL), mode, EVERYTHING) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
     for name, tool in tools.items():
         assert tool.annotations is not None
-        assert tool.annotations.read_only_hint is (name not in WRITE_TOOLS)
+        # The protocol's default for readOnlyHint is false: only read tools say it.
+        assert bool(tool.annotations.read_only_hint) is (name not in WRITE_TOOLS)
+        assert tool.annotations.open_world_hint is False
+        if name in WRITE_TOOLS:
+            assert tool.annotations.destructive_hint is not None, name
     assert tools["delete_project"].annotations.destructive_hint is True  # type: ignore[union-attr]
     assert tools["update_project"].annotations.destructive_hint is False  # type: ignore[union-attr]
     schema = tools["update_project_state"].input_schema

@@ -164,7 +164,10 @@ async def test_agent_and_person_complete_the_review_loop(
         assert accepted is not None
 
         activity = await agent.call_tool("list_activity", {"projectId": "CRW", "mine": True})
-        entries = body_of(activity)["entries"]
+        everything = body_of(activity)["entries"]
+        answers = [e for e in everything if e["type"] == "task.question_answered"]
+        assert [e["answerPreview"] for e in answers] == ["Yes, the same way."]
+        entries = [e for e in everything if e["type"].startswith("draft.")]
         statuses = {(e["draftId"], e["type"]) for e in entries}
         assert (first_id, "draft.revision_requested") in statuses
         assert (second_id, "draft.saved_to_memory") in statuses

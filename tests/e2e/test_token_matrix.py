@@ -151,6 +151,14 @@ def _patch(at: Aim, patch: dict[str, Any], task: Spot) -> Tool:
     return Tool("update_task", arguments)
 
 
+def _assign(at: Aim) -> Tool:
+    """The home task to the other project's AI role (the same project but for mixed calls)."""
+    arguments = _on_task(
+        at.home, expectedRevision=at.revision(at.home), assigneeId=at.other.role_id
+    )
+    return Tool("assign_task", arguments)
+
+
 def _hand_in(at: Aim) -> Tool:
     arguments = _keyed(
         at.home,
@@ -245,6 +253,7 @@ MCP: dict[str, Entry] = {
             lambda at: _patch(at, {"assigneeId": at.other.role_id}, at.home),
         ),
     ),
+    "assign_task": Entry(_assign, mixed=(_assign,)),
     "update_tasks": Entry(
         lambda at: _plan(at, taskIds=[at.other.task_id], priority="high"),
         mixed=(

@@ -195,7 +195,7 @@ def test_a_pack_stays_inside_its_budget_with_300_records_of_5_kb(
     assert pack["memoryIndexTotal"] == 300 - len(pack["records"])
     assert pack["memoryIndexCut"] is True
     assert pack["briefTruncated"] is True
-    assert pack["documents"][0]["truncated"] is True
+    assert pack["documents"][0]["contentTruncated"] is True
 
 
 def test_named_ids_of_another_project_are_missing_and_their_text_is_not_handed_out(

@@ -78,5 +78,5 @@ def test_a_renumbered_sqlite_task_table_gets_its_search_index_rebuilt(db: Databa
     with db.engine.begin() as conn:  # what a restore from an SQL dump can do to rowids
         conn.exec_driver_sql("UPDATE tasks SET rowid = rowid + 1000")
     assert migrate.repair_search_index(db) is True
-    rows, _ = task_queries.list_tasks(db, owner, q="redirect")
+    rows = task_queries.list_tasks(db, owner, q="redirect").rows
     assert [r["title"] for r in rows] == ["beta redirect"]

@@ -48,6 +48,12 @@ def new(db: Database, actor: Actor, title: str = "A task", **fields: object) -> 
     return result.body["task"]  # type: ignore[no-any-return]
 
 
+def listed(db: Database, actor: Actor, **filters: object) -> tuple[list, int]:  # type: ignore[type-arg]
+    """list_tasks' rows and total."""
+    page = task_queries.list_tasks(db, actor, **filters)  # type: ignore[arg-type]
+    return page.rows, page.total
+
+
 def patch(db: Database, actor: Actor, task: dict, revision: int, **changes: object) -> dict:  # type: ignore[type-arg]
     result = tasks.update_task(
         db,
@@ -236,9 +242,9 @@ def test_keys_name_parents_and_blockers_wherever_ids_do(db: Database, owner: Act
     assert twice["blockedByTaskIds"] == [blocker["id"]]
     moved = patch(db, owner, twice, 1, parent_task_id="CRW-3", blocked_by_task_ids=["CRW-1"])
     assert (moved["parentTaskId"], moved["blockedByTaskIds"]) == (child["id"], [parent["id"]])
-    rows, total = task_queries.list_tasks(db, owner, parent_task_id="CRW-1")
+    rows, total = listed(db, owner, parent_task_id="CRW-1")
     assert (total, [r["id"] for r in rows]) == (1, [child["id"]])
-    rows, total = task_queries.list_tasks(db, owner, parent_task_id=parent["id"])
+    rows, total = listed(db, owner, parent_task_id=parent["id"])
     assert (total, [r["id"] for r in rows]) == (1, [child["id"]])
 
 
@@ -259,7 +265,7 @@ def test_a_key_that_names_no_task_of_the_project_is_refused_naming_the_field(
             new(db, owner, **fields)
         assert caught.value.details["field"] == field
     assert count_rows(db, "tasks") == 1
-    rows, total = task_queries.list_tasks(db, owner, parent_task_id="OTH-1")
+    rows, total = listed(db, owner, parent_task_id="OTH-1")
     assert (rows, total) == ([], 0)
 
 
@@ -299,11 +305,11 @@ def test_q_finds_tasks_containing_every_word_in_any_order_any_case(
     new(db, owner, title="Redirect rules", brief="After LOGIN go home")
     new(db, owner, title="Login page styles")
     new(db, owner, title="Unrelated", description="nothing to see")
-    rows, total = task_queries.list_tasks(db, owner, q="redirect login")
+    rows, total = listed(db, owner, q="redirect login")
     assert total == 2
     assert [r["number"] for r in rows] == [1, 2]
     # Search syntax in the query is read as plain words, never as operators.
-    rows, total = task_queries.list_tasks(db, owner, q='login* -page "')
+    rows, total = listed(db, owner, q='login* -page "')
     assert [r["number"] for r in rows] == [3]
 
 
@@ -316,24 +322,28 @@ def test_list_filters_and_paging(db: Database, owner: Actor) -> None:
             tags=["Backend"] if i % 2 == 0 else [],
             status="ready_for_ai" if i < 2 else "backlog",
         )
-    rows, total = task_queries.list_tasks(db, owner, tag="backend")
+    rows, total = listed(db, owner, tag="backend")
     assert [r["number"] for r in rows] == [1, 3, 5]
-    rows, total = task_queries.list_tasks(db, owner, statuses=["ready_for_ai"], order="desc")
+    rows, total = listed(db, owner, statuses=["ready_for_ai"], order="desc")
     assert [r["number"] for r in rows] == [2, 1]
-    rows, total = task_queries.list_tasks(db, owner, limit=2, offset=2, fields=["title"])
+    rows, total = listed(db, owner, limit=2, offset=2, fields=["title"])
     assert total == 5
     assert rows == [
         {
             "id": rows[0]["id"],
             "projectId": rows[0]["projectId"],
             "workspaceId": None,
+            "historyCoverage": "complete",
             "title": "Task 2",
+            "titleTruncated": False,
         },
         {
             "id": rows[1]["id"],
             "projectId": rows[1]["projectId"],
             "workspaceId": None,
+            "historyCoverage": "complete",
             "title": "Task 3",
+            "titleTruncated": False,
         },
     ]
     with pytest.raises(ValidationFailed) as bad_field:
@@ -348,7 +358,7 @@ def test_list_filters_and_paging(db: Database, owner: Actor) -> None:
 
 def test_description_preview_is_500_characters(db: Database, owner: Actor) -> None:
     new(db, owner, description="d" * 600)
-    (row,), _ = task_queries.list_tasks(db, owner)
+    (row,), _ = listed(db, owner)
     assert len(row["description"]) == 500
     assert row["descriptionTruncated"] is True
 
@@ -360,7 +370,7 @@ def test_tasks_of_a_project_without_a_role_are_not_found(db: Database, owner: Ac
         task_queries.get_task(db, stranger, task=task["id"])
     with pytest.raises(NotFound):
         task_queries.get_task(db, stranger, task="CRW-1")
-    assert task_queries.list_tasks(db, stranger) == ([], 0)
+    assert listed(db, stranger) == ([], 0)
     with pytest.raises(NotFound):
         patch(db, stranger, task, 1, title="Mine")
 

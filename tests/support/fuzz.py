@@ -273,7 +273,8 @@ class Schema:
             if key in node:
                 return [b for member in node[key] for b in self.branches(member)]
         if isinstance(node.get("type"), list):
-            return [{**node, "type": t} for t in node["type"]]
+            # `type: [T, "null"]`: the null branch is null alone (T's keywords do not apply).
+            return [{**node, "type": t} if t != "null" else {"type": "null"} for t in node["type"]]
         return [node]
 
     def types(self, node: dict[str, Any]) -> set[str]:

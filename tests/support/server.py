@@ -14,6 +14,7 @@ from crewboard.app import create_app
 from crewboard.config import Settings
 from crewboard.mcp.catalogue import Catalogue
 from crewboard.storage.database import Database
+from tests.support.schema_audit import SchemaAudit
 
 
 def free_port() -> int:
@@ -26,9 +27,14 @@ def free_port() -> int:
 def running_server(
     settings: Settings, database: Database, catalogue: Catalogue | None = None
 ) -> Iterator[str]:
-    """Serve `create_app(settings)` on settings.host:settings.port; yield its base URL."""
+    """Serve `create_app(settings)` on settings.host:settings.port; yield its base URL.
+
+    Every tool call the server takes is held against the schema it publishes (SchemaAudit):
+    a call the schema would refuse fails the test when the server stops.
+    """
+    audit = SchemaAudit(create_app(settings, database=database, catalogue=catalogue))
     config = uvicorn.Config(
-        create_app(settings, database=database, catalogue=catalogue),
+        audit,
         host=settings.host,
         port=settings.port,
         log_level="warning",
@@ -47,3 +53,6 @@ def running_server(
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+    assert not audit.violations, "calls the published schema refuses:\n" + "\n".join(
+        audit.violations
+    )

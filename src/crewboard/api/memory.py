@@ -38,6 +38,8 @@ async def project_memory(request: Request) -> dict[str, Any]:
             include_content=query.include_content,
             limit=query.limit,
             offset=query.offset,
+            content_offset=query.content_offset if query.given("content_offset") else None,
+            content_limit=query.content_limit if query.given("content_limit") else None,
         ),
     )
 
@@ -58,7 +60,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "GET",
         project_memory,
         "A project's accepted records and documents (document, collection, ids, "
-        "includeContent, limit, offset)",
+        "includeContent, limit, offset; contentOffset, contentLimit: one text in windows)",
         query=MemoryQuery,
     ),
     Endpoint(

@@ -19,6 +19,7 @@ from crewboard.cli.firststart import print_first_start, print_reuse
 from crewboard.cli.review import drafts as review
 from crewboard.cli.review import inbox, proposals
 from crewboard.config import Settings
+from crewboard.domain.identity.access import parse_toolsets
 from crewboard.errors import CrewboardError
 from crewboard.mcp.stdio import serve_stdio
 from crewboard.services.identity.tokens import authenticate_token
@@ -125,18 +126,28 @@ def migrate(state: State, as_json: bool) -> None:
     envvar="CREWBOARD_TOKEN",
     help="API token (default: $CREWBOARD_TOKEN; the variable keeps it out of process lists).",
 )
+@click.option(
+    "--toolsets",
+    envvar="CREWBOARD_TOOLSETS",
+    help="Toolsets to show, comma-separated, or 'all' (default: the token's own, else board "
+    "and review; $CREWBOARD_TOOLSETS).",
+)
 @pass_state
-def mcp_stdio(state: State, token: str | None) -> None:
+def mcp_stdio(state: State, token: str | None, toolsets: str | None) -> None:
     """Serve MCP over stdio for a client on this machine (stdout carries protocol only)."""
     if not token:
         raise click.ClickException("set CREWBOARD_TOKEN (or pass --token) to the token to act with")
+    try:
+        chosen = parse_toolsets(toolsets, "--toolsets") if toolsets else None
+    except CrewboardError as error:
+        raise click.ClickException(error.message) from error
     settings = state.settings()
     with open_database(settings) as db:
         try:
             authenticate_token(db, token)
         except CrewboardError as error:
             raise click.ClickException(error.message) from error
-        anyio.run(serve_stdio, db, settings, token)
+        anyio.run(serve_stdio, db, settings, token, chosen)
 
 
 identity.register(cli)

@@ -20,14 +20,12 @@ ProjectRef = Annotated[
     Field(
         min_length=1,
         max_length=200,
-        description="The project's id (prj_…) or key (e.g. CRW), from list_projects.",
     ),
 ]
 WorkspaceId = Annotated[
     str | None,
     Field(
         max_length=200,
-        description="The project's workspace id as list_projects shows it, or null for a private project.",
     ),
 ]
 IdempotencyKey = Annotated[
@@ -36,7 +34,6 @@ IdempotencyKey = Annotated[
         default=None,
         min_length=1,
         max_length=128,
-        description="A stable key for this write; retry a lost answer with the same key and arguments.",
     ),
 ]
 # Board positions are finite and well inside what a double counts exactly, so "max + 1024"
@@ -246,8 +243,10 @@ def _range_of(schema: dict[str, Any], parts: list[str]) -> tuple[bool, float | N
     for part in parts:
         nodes = [child for node in nodes for child in _children(node, part, defs)]
     for member in (m for node in nodes for m in _expand(node, defs)):
-        if member.get("type") in ("integer", "number"):
-            return member["type"] == "integer", member.get("minimum"), member.get("maximum")
+        kind = member.get("type")
+        kinds = kind if isinstance(kind, list) else [kind]
+        if "integer" in kinds or "number" in kinds:
+            return "integer" in kinds, member.get("minimum"), member.get("maximum")
     return False, None, None
 
 
@@ -291,22 +290,18 @@ def _drop_titles(node: Any) -> None:
 
 
 class Paging(Args):
-    limit: int = Field(default=50, ge=1, le=200, description="Rows per page (1-200, default 50).")
-    offset: Offset = Field(
-        default=0, description="Rows to skip; use nextOffset from the last page."
-    )
+    limit: int = Field(default=50, ge=1, le=200)
+    offset: Offset = Field(default=0)
 
 
 class ListProjects(Paging):
-    project_id: str | None = Field(
-        default=None, max_length=200, description="Only this project (id or key)."
-    )
+    project_id: str | None = Field(default=None, max_length=200)
     workspace_id: str | None = Field(
         default=None,
         max_length=200,
-        description="Only projects of this workspace; null for private projects; omit for all.",
+        description="null: private projects.",
     )
-    include_archived: bool = Field(default=False, description="Also list archived projects.")
+    include_archived: bool = Field(default=False)
 
 
 class GetProject(Args):
@@ -318,7 +313,7 @@ class CreateProject(Args):
     key: str = Field(
         min_length=2,
         max_length=10,
-        description="Short key, 2-10 letters and digits starting with a letter (tasks become KEY-1).",
+        description="Letters and digits, starting with a letter; tasks become KEY-1.",
     )
     name: str = Field(min_length=1, max_length=120)
     goal: str = Field(default="", max_length=2000)
@@ -329,7 +324,7 @@ class CreateProject(Args):
     collections: list[Annotated[str, Field(min_length=1, max_length=60)]] | None = Field(
         default=None,
         max_length=50,
-        description="Named sections of project memory (default: general).",
+        description="Memory sections (default: general).",
     )
     idempotency_key: IdempotencyKey = None
 
@@ -355,9 +350,7 @@ class ProjectAction(Args):
 
 class GetProjectState(Args):
     project_id: ProjectRef
-    workspace_id: str | None = Field(
-        default=None, max_length=200, description="The project's workspace id, or null for private."
-    )
+    workspace_id: str | None = Field(default=None, max_length=200)
 
 
 class UpdateProjectState(Args):
@@ -365,17 +358,10 @@ class UpdateProjectState(Args):
     workspace_id: WorkspaceId
     content: str = Field(
         max_length=5000,
-        description="The whole new text of the page (at most 5000 characters).",
     )
-    expected_revision: Revision = Field(
-        description="The revision you read with get_project_state (0 for an empty page)."
-    )
+    expected_revision: Revision = Field(description="0 for an empty page.")
 
 
 class ListTeam(Args):
-    project_id: str | None = Field(
-        default=None, max_length=200, description="Only this project (id or key)."
-    )
-    workspace_id: str | None = Field(
-        default=None, max_length=200, description="The project's workspace id, or null for private."
-    )
+    project_id: str | None = Field(default=None, max_length=200)
+    workspace_id: str | None = Field(default=None, max_length=200)

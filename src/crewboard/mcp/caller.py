@@ -20,3 +20,7 @@ class Caller:
 CURRENT_CALLER: ContextVar[Caller | None] = ContextVar("crewboard_mcp_caller", default=None)
 # stdio: the token secret, authenticated again for every message.
 STDIO_SECRET: ContextVar[str | None] = ContextVar("crewboard_mcp_stdio_secret", default=None)
+# stdio: the toolsets `crewboard mcp --toolsets` chose (None: the token's own, else the default).
+STDIO_TOOLSETS: ContextVar[tuple[Toolset, ...] | None] = ContextVar(
+    "crewboard_mcp_stdio_toolsets", default=None
+)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from crewboard.domain.identity.access import Toolset
+from crewboard.domain.identity.access import Role, Toolset
 from crewboard.domain.models import Actor
 from crewboard.mcp.tooldef import ToolDef
 from crewboard.mcp.tools import memory
@@ -18,6 +18,7 @@ from crewboard.mcp.tools.board import repos, tasks, week
 from crewboard.mcp.tools.projects import projects, state, team
 from crewboard.mcp.tools.review import activity, proposals
 from crewboard.mcp.tools.review import drafts as review
+from crewboard.services.identity.access import limit_of
 
 
 class Catalogue:
@@ -43,27 +44,49 @@ class Catalogue:
     def visible(
         self,
         actor: Actor,
+        role: Role | None,
         *,
         toolsets: Iterable[Toolset] | None = None,
         names: Iterable[str] | None = None,
     ) -> list[ToolDef]:
-        """The tools a caller is shown: those its scopes allow, narrowed by toolsets and names.
+        """The tools a caller is shown: what its scopes and its highest project role (`role`,
+        None when it has no project) let it use, in the toolsets it asked for.
 
-        `toolsets` None means the token's own default list (or every toolset when it has none).
+        `toolsets` None means the token's own list, or DEFAULT_TOOLSETS when it names none.
+        `names` narrows further to those tools.
         """
-        chosen = set(toolsets) if toolsets is not None else set(_token_toolsets(actor))
+        chosen = set(toolsets) if toolsets is not None else set(default_toolsets(actor))
         wanted = set(names) if names is not None else None
         return [
             tool
             for tool in self
-            if tool.needs <= actor.scopes
-            and (not chosen or tool.toolset in chosen)
+            if tool.toolset in chosen
             and (wanted is None or tool.name in wanted)
+            and usable(tool, actor, role)
         ]
 
 
-def _token_toolsets(actor: Actor) -> tuple[Toolset, ...]:
-    return actor.token.toolsets if actor.token is not None else ()
+# What an agent needs for its loop: read the state and its tasks, work them, hand in. Others
+# (memory, team, admin, ...) are asked for by toolset (token setting or X-MCP-Toolsets).
+DEFAULT_TOOLSETS: tuple[Toolset, ...] = (Toolset.BOARD, Toolset.REVIEW)
+
+
+def default_toolsets(actor: Actor) -> tuple[Toolset, ...]:
+    """The toolsets a caller sees when its request names none: its token's, else the default."""
+    if actor.token is not None and actor.token.toolsets:
+        return actor.token.toolsets
+    return DEFAULT_TOOLSETS
+
+
+def usable(tool: ToolDef, actor: Actor, role: Role | None) -> bool:
+    """Whether the caller could use `tool` at all: its scopes, and its role on some project
+    (a write that reaches past every project, creating one, needs an unlimited person)."""
+    if not tool.needs <= actor.scopes:
+        return False
+    least = tool.least_role
+    if least is None:
+        return tool.read_only or limit_of(actor) is None
+    return role is not None and role.includes(least)
 
 
 def default_catalogue() -> Catalogue:

@@ -13,7 +13,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from crewboard.config import Settings
 from crewboard.domain.identity.access import Scope as TokenScope
-from crewboard.domain.identity.access import Toolset
+from crewboard.domain.identity.access import Toolset, parse_toolsets
 from crewboard.domain.models import Actor
 from crewboard.errors import BodyTooLarge, CrewboardError, Unauthenticated, ValidationFailed
 from crewboard.jsonbody import BadJson, parse_json, read_request_body
@@ -112,18 +112,12 @@ class McpFront:
     def _narrowing(
         self, headers: dict[str, str]
     ) -> tuple[tuple[Toolset, ...] | None, tuple[str, ...] | None]:
-        """X-MCP-Toolsets / X-MCP-Tools: narrow what this request shows (never widen it)."""
+        """X-MCP-Toolsets / X-MCP-Tools: choose the toolsets this request shows (`all` for
+        every one) and narrow them to some tools. Neither widens what scopes and roles allow."""
         toolsets: tuple[Toolset, ...] | None = None
         names: tuple[str, ...] | None = None
         if raw := headers.get("x-mcp-toolsets"):
-            accepted = [t.value for t in Toolset]
-            parts = [p.strip() for p in raw.split(",") if p.strip()]
-            unknown = [p for p in parts if p not in accepted]
-            if unknown:
-                raise ValidationFailed.field(
-                    "X-MCP-Toolsets", f"unknown toolset {unknown[0]!r}.", accepted
-                )
-            toolsets = tuple(Toolset(p) for p in parts)
+            toolsets = parse_toolsets(raw, "X-MCP-Toolsets")
         if raw := headers.get("x-mcp-tools"):
             parts = [p.strip() for p in raw.split(",") if p.strip()]
             unknown = [p for p in parts if p not in self.tool_names]

@@ -25,19 +25,37 @@ RULES: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset({"update_project_state"}),
     ),
     (
+        "Find work with list_tasks (or list_assignee_tasks, planning) and projection summary; rows cut long "
+        "text, get_task has it whole. While hasMore, pass nextCursor as cursor with the same "
+        "filters.",
+        frozenset({"list_tasks", "list_assignee_tasks"}),
+    ),
+    (
+        "Name a task by its id (tsk_…) or key (CRW-12) and a project by its id or key (CRW) "
+        "wherever a tool asks for one. Lists page: while nextOffset (or hasMore) says there is "
+        "more, pass it on; a page may hold fewer rows than limit.",
+        frozenset({"list_tasks", "get_task", "list_projects"}),
+    ),
+    (
+        "Only a person sets a task to approved; an agent hands work in for review.",
+        frozenset({"create_task", "update_task", "set_task_status", "update_tasks"}),
+    ),
+    (
         "Read a task with get_task before working on it: its brief and context pack are the "
         "current inputs, newer than any copy or note of yours. To brief a subagent, read it with "
         "format agent_brief.",
         frozenset({"get_task"}),
     ),
     (
-        "Pass the revision you read as expectedRevision when you change a task; for the same "
-        "change to many tasks use update_tasks, for many status moves set_task_status.",
-        frozenset({"update_task", "update_tasks", "set_task_status"}),
+        "Pass the revision you read as expectedRevision when you change a task; move tasks "
+        "between statuses with set_task_status (many at once), and make one planning change "
+        "to many tasks with update_tasks (planning toolset).",
+        frozenset({"update_task", "assign_task", "update_tasks", "set_task_status"}),
     ),
     (
         "Post progress with agent_update and deliverables with save_output; when a person has to "
-        "decide something, ask with ask_question: the answer shows on the task.",
+        "decide something, ask with ask_question. Read the answer in get_task's notes, in "
+        "list_task_notes, or in list_activity with mine: true.",
         frozenset({"agent_update", "save_output", "ask_question"}),
     ),
     (
@@ -84,7 +102,7 @@ RULES: tuple[tuple[str, frozenset[str]], ...] = (
     (
         "list_activity shows what happened and what people decided about your hand-ins; pass "
         "its cursor as since to follow only what is new. mine: true lists your own hand-ins "
-        "with their keys.",
+        "with their keys and what people answered you.",
         frozenset({"list_activity"}),
     ),
     (
@@ -95,6 +113,7 @@ RULES: tuple[tuple[str, frozenset[str]], ...] = (
                 "create_project",
                 "create_task",
                 "update_task",
+                "assign_task",
                 "update_tasks",
                 "set_task_status",
                 "post_comment",
@@ -124,6 +143,7 @@ RULES: tuple[tuple[str, frozenset[str]], ...] = (
                 "update_project_state",
                 "create_task",
                 "update_task",
+                "assign_task",
                 "submit_result",
                 "post_message",
             }
@@ -132,7 +152,15 @@ RULES: tuple[tuple[str, frozenset[str]], ...] = (
 )
 
 
-def instructions_for(tool_names: Iterable[str]) -> str:
+def instructions_for(tool_names: Iterable[str], more: Iterable[str] = ()) -> str:
+    """The rules about the tools the caller is shown; `more` names the toolsets it could also
+    ask for (it has tools there it may use), so it knows how to get them."""
     have = set(tool_names)
     lines = [f"- {rule}" for rule, tools in RULES if tools & have]
+    if extra := sorted(more):
+        lines.append(
+            f"- More tools are there when you ask for them: the {', '.join(extra)} toolsets. "
+            "Send the header X-MCP-Toolsets with the toolsets you want (e.g. board,review,"
+            f"{extra[0]}, or all), set them on your token, or run crewboard mcp --toolsets."
+        )
     return "\n".join([INTRO, *lines])

@@ -10,8 +10,9 @@ from typing import Any
 from mcp.types import CallToolResult, TextContent
 
 from crewboard.errors import CrewboardError
+from crewboard.services.text_windows import ANSWER_BUDGET
 
-RESPONSE_BUDGET = 48 * 1024  # every answer fits in 48 KiB
+RESPONSE_BUDGET = ANSWER_BUDGET  # every answer fits in 48 KiB (services/text_windows.py)
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import Any
 
 from anyio import to_thread
@@ -23,13 +24,17 @@ from pydantic import ValidationError
 
 from crewboard import __version__
 from crewboard.config import Settings
+from crewboard.domain.identity.access import Toolset
 from crewboard.errors import CrewboardError, PermissionDenied, Unauthenticated, ValidationFailed
 from crewboard.mcp.args import argument_error, validate_arguments
-from crewboard.mcp.caller import CURRENT_CALLER, STDIO_SECRET, Caller
+from crewboard.mcp.caller import CURRENT_CALLER, STDIO_SECRET, STDIO_TOOLSETS, Caller
 from crewboard.mcp.catalogue import Catalogue, default_catalogue
 from crewboard.mcp.instructions import INTRO, instructions_for
+from crewboard.mcp.prompts import Prompts
 from crewboard.mcp.render import failure, success
+from crewboard.mcp.resources import Resources
 from crewboard.mcp.tooldef import Call, ToolDef
+from crewboard.services.identity.access import highest_role
 from crewboard.services.identity.tokens import authenticate_token
 from crewboard.storage.database import Database
 
@@ -39,19 +44,40 @@ UNAUTHORIZED = -32001  # JSON-RPC server error: the token is missing, unknown or
 
 
 def tool_listing(tool: ToolDef) -> Tool:
+    """A tool as `tools/list` shows it. The hints say only what differs from the protocol's
+    defaults (not read-only, destructive, not idempotent, open world): the title is the tool's
+    own, and a read-only tool needs no destructive or idempotent hint."""
     return Tool(
         name=tool.name,
         title=tool.title,
         description=tool.description,
         input_schema=tool.schema(),
         annotations=ToolAnnotations(
-            title=tool.title,
-            read_only_hint=tool.read_only,
+            read_only_hint=True if tool.read_only else None,
             destructive_hint=tool.destructive if not tool.read_only else None,
-            idempotent_hint=tool.idempotent if not tool.read_only else None,
+            idempotent_hint=(tool.idempotent or None) if not tool.read_only else None,
             open_world_hint=False,
         ),
     )
+
+
+async def shown_tools(db: Database, tools: Catalogue, caller: Caller) -> list[ToolDef]:
+    """What `tools/list`, the instructions and the prompts show this caller: its scopes, its
+    highest project role and the toolsets it asked for (see Catalogue.visible)."""
+    role = await to_thread.run_sync(highest_role, db, caller.actor)
+    return tools.visible(caller.actor, role, toolsets=caller.toolsets, names=caller.tool_names)
+
+
+async def caller_instructions(db: Database, tools: Catalogue, caller: Caller) -> str:
+    """The server instructions for this caller: the rules about the tools it is shown, and the
+    toolsets it could add (it may use tools there) unless it picked its tools one by one."""
+    role = await to_thread.run_sync(highest_role, db, caller.actor)
+    visible = tools.visible(caller.actor, role, toolsets=caller.toolsets, names=caller.tool_names)
+    more: set[str] = set()
+    if caller.tool_names is None:
+        usable = tools.visible(caller.actor, role, toolsets=tuple(Toolset))
+        more = {str(t.toolset) for t in usable} - {str(t.toolset) for t in visible}
+    return instructions_for((t.name for t in visible), more)
 
 
 def current_caller() -> Caller:
@@ -72,8 +98,7 @@ def build_server(
     async def list_tools(
         _ctx: ServerRequestContext[Any, Any], _params: PaginatedRequestParams | None
     ) -> ListToolsResult:
-        caller = current_caller()
-        shown = tools.visible(caller.actor, toolsets=caller.toolsets, names=caller.tool_names)
+        shown = await shown_tools(db, tools, current_caller())
         return ListToolsResult(
             tools=[listings[t.name] for t in shown], ttl_ms=0, cache_scope="private"
         )
@@ -117,6 +142,8 @@ def build_server(
             ) from None
         return success(reply)
 
+    resources = Resources(db, tools, current_caller)
+    prompts = Prompts(db, current_caller, partial(shown_tools, db, tools))
     server: Server[Any] = Server(
         "crewboard",
         version=__version__,
@@ -125,6 +152,11 @@ def build_server(
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         get_tool_input_schema=schemas.get,
+        on_list_resources=resources.list_resources,
+        on_list_resource_templates=resources.list_templates,
+        on_read_resource=resources.read_resource,
+        on_list_prompts=prompts.list_prompts,
+        on_get_prompt=prompts.get_prompt,
     )
 
     async def per_caller(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
@@ -134,12 +166,10 @@ def build_server(
                 actor = await to_thread.run_sync(authenticate_token, db, secret)
             except Unauthenticated as error:
                 raise MCPError(code=UNAUTHORIZED, message=error.message) from None
-            CURRENT_CALLER.set(Caller(actor=actor))
+            CURRENT_CALLER.set(Caller(actor=actor, toolsets=STDIO_TOOLSETS.get()))
         result = await call_next(ctx)
         if ctx.method in ("initialize", "server/discover") and isinstance(result, dict):
-            caller = current_caller()
-            visible = tools.visible(caller.actor, toolsets=caller.toolsets, names=caller.tool_names)
-            result["instructions"] = instructions_for(t.name for t in visible)
+            result["instructions"] = await caller_instructions(db, tools, current_caller())
         return result
 
     server.middleware.append(per_caller)

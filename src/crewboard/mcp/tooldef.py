@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from crewboard.config import Settings
-from crewboard.domain.identity.access import Scope, Toolset
+from crewboard.domain.identity.access import Role, Scope, Toolset
 from crewboard.domain.models import Actor
 from crewboard.mcp.args import Args, input_schema
 from crewboard.mcp.render import Reply
+from crewboard.mcp.schema import lean_schema
 from crewboard.storage.database import Database
 
 
@@ -39,10 +40,46 @@ class ToolDef:
     read_only: bool = True
     destructive: bool = False
     idempotent: bool = True
+    needs_project: bool = True  # False: useful with no project role (list or create projects)
 
     @property
     def needs(self) -> frozenset[Scope]:
         return frozenset((Scope.READ, *self.scopes))
 
+    @property
+    def least_role(self) -> Role | None:
+        """The project role a caller needs on some project for this tool to be of use to it."""
+        if not self.needs_project:
+            return None
+        if Scope.PROJECTS_ADMIN in self.scopes:
+            return Role.ADMIN
+        return Role.READ if self.read_only else Role.WRITE
+
     def schema(self) -> dict[str, Any]:
-        return input_schema(self.args)
+        """The input schema `tools/list` shows (lean: see mcp/schema.py)."""
+        return lean_schema(input_schema(self.args))
+
+
+def keyed_write(
+    name: str,
+    title: str,
+    description: str,
+    args: type[Args],
+    run: Callable[[Call, Any], Reply],
+    *,
+    toolset: Toolset,
+    scopes: tuple[Scope, ...] = (Scope.TASKS_MANAGE,),
+) -> ToolDef:
+    """A write that is safe to retry with its idempotencyKey: it changes state, destroys
+    nothing, and the same key and arguments answer the first acknowledgement again."""
+    return ToolDef(
+        name=name,
+        title=title,
+        description=description,
+        args=args,
+        toolset=toolset,
+        run=run,
+        scopes=scopes,
+        read_only=False,
+        idempotent=True,
+    )

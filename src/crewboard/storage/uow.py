@@ -89,8 +89,11 @@ class UnitOfWork:
             schema.events.insert().values(
                 **row,
                 task_id=task_id,
-                # A decision about a hand-in belongs to the hand-in's token ("mine" for it).
-                token_id=payload.get("handInTokenId") or actor.get("tokenId"),
+                # A decision about a hand-in belongs to the hand-in's token, an answer to the
+                # token that asked ("mine" for it).
+                token_id=payload.get("handInTokenId")
+                or payload.get("askedByTokenId")
+                or actor.get("tokenId"),
             )
         ).inserted_primary_key
         assert event_id is not None  # noqa: S101 - an insert into a table with a primary key

@@ -50,9 +50,11 @@ LIST_QUERY = (
     "cycle",
     "updatedSince",
     "fields",
+    "projection",
     "order",
     "limit",
     "offset",
+    "cursor",
     "workspaceId",
 )
 REPEATABLE = frozenset({"status", "number", "fields", "eventTypes"})
@@ -124,7 +126,7 @@ async def list_tasks(request: Request) -> dict[str, Any]:
         ListTasks, {**query, "projectId": request.path_params["project"]}, strict=False
     )
     _aware("updatedSince", args.updated_since)
-    rows, total = await run_service(
+    page: task_queries.TaskPage = await run_service(
         request,
         lambda db, actor: task_queries.list_tasks(
             db,
@@ -141,14 +143,14 @@ async def list_tasks(request: Request) -> dict[str, Any]:
             cycle=args.cycle,
             updated_since=args.updated_since,
             fields=list(args.fields) if args.fields else None,
+            projection=args.projection,
             order=args.order,
             limit=args.limit,
             offset=args.offset,
+            cursor=args.cursor,
         ),
     )
-    kept = fit_rows(rows)
-    following = args.offset + len(kept)
-    return {"tasks": kept, "total": total, "nextOffset": following if following < total else None}
+    return page.answer(fit_rows(page.rows))
 
 
 async def create_task(request: Request) -> Created:
@@ -184,7 +186,10 @@ async def create_task(request: Request) -> Created:
 
 
 async def get_task(request: Request) -> dict[str, Any]:
-    query = _query(request, ("includeContextPack", "format", "workspaceId"))
+    query = _query(
+        request,
+        ("includeContextPack", "format", "workspaceId", "textField", "textOffset", "textLimit"),
+    )
     workspace = _workspace(query)
     args = parse_args(GetTask, {**query, "taskId": request.path_params["task"]}, strict=False)
     found = await run_service(
@@ -196,6 +201,9 @@ async def get_task(request: Request) -> dict[str, Any]:
             workspace_id=workspace,
             include_context_pack=args.include_context_pack,
             format=args.format,
+            text_field=args.text_field,
+            text_offset=args.text_offset if args.given("text_offset") else None,
+            text_limit=args.text_limit if args.given("text_limit") else None,
         ),
     )
     if isinstance(found, str):
@@ -308,7 +316,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         T,
         "GET",
         get_task,
-        "One task by id or key (CRW-12), with its context pack",
+        "One task by id or key (CRW-12), with its context pack; a cut text in windows (textField)",
         query=GetTaskQuery,
     ),
     Endpoint(

@@ -52,8 +52,14 @@ class TokenKind(StrEnum):
 
 
 class Toolset(StrEnum):
+    """Groups of MCP tools a caller asks for, so an agent's context holds what it uses.
+
+    board and review are an agent's loop (find, read, work and hand in a task); planning
+    reshapes the board (create, edit, assign, proposals, history, the week)."""
+
     BOARD = "board"
     REVIEW = "review"
+    PLANNING = "planning"
     MEMORY = "memory"
     SPECS = "specs"
     ARTIFACTS = "artifacts"
@@ -104,3 +110,24 @@ def parse_enum_list(values: Iterable[str], enum: type[E], field: str) -> list[E]
         ValidationFailed: naming the field and the accepted values.
     """
     return list(dict.fromkeys(parse_enum(value, enum, field) for value in values))
+
+
+ALL_TOOLSETS = "all"
+
+
+def parse_toolsets(raw: str, field: str) -> tuple[Toolset, ...]:
+    """A comma-separated toolset list as a header or setting carries it; `all` means every one.
+
+    Raises:
+        ValidationFailed: naming the field and the accepted values.
+    """
+    parts = [part.strip() for part in raw.split(",") if part.strip()]
+    if ALL_TOOLSETS in parts:
+        return tuple(Toolset)
+    accepted = [t.value for t in Toolset]
+    unknown = [p for p in parts if p not in accepted]
+    if unknown:
+        raise ValidationFailed.field(
+            field, f"unknown toolset {unknown[0]!r}.", [*accepted, ALL_TOOLSETS]
+        )
+    return tuple(Toolset(p) for p in dict.fromkeys(parts))

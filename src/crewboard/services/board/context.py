@@ -3,8 +3,13 @@
 A pack carries in full the brief, the parent, the blockers, the project state, the accepted
 records the task names or matches, and the `decisions` and `context` documents; every other
 record of the project is listed in an index (id, title, one line). The pack's compact JSON
-never exceeds PACK_BUDGET: a record that does not fit moves to the index, a text that does not
-fit is cut and flagged `truncated`.
+never exceeds its budget (PACK_BUDGET, less when get_task's answer needs the room; each
+share below scales with it): a record that does not fit moves to the index, unless it is
+larger than RECORD_BYTES on its own: then its content is cut to fit, like a text too long for
+its share (brief, state, documents), as services/text_windows.py cuts: a prefix flagged
+`<field>Truncated` with `<field>Length` (get_project_memory reads the rest in windows).
+Blockers and missing context items past their share are counted (`blockersTotal`,
+`missingContextItemsTotal`).
 
 A receipt lists every input handed out in full with its version, for a token that can hand
 in. When a draft built from it is reviewed, `changed_inputs` names what changed since. A
@@ -15,7 +20,6 @@ then carries `contextReceiptUnavailable` with the reason, so the agent submits n
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -29,6 +33,13 @@ from crewboard.domain.memory import ProjectDocument
 from crewboard.domain.models import Actor, Project
 from crewboard.errors import ValidationFailed
 from crewboard.services.identity.access import access_project
+from crewboard.services.text_windows import (
+    cut_text,
+    fitting_chars,
+    json_size,
+    leading_rows,
+    text_size,
+)
 from crewboard.storage.board.context import ContextRepository, DocumentText, MemoryRecord, Receipt
 from crewboard.storage.uow import UnitOfWork
 
@@ -38,12 +49,18 @@ RECEIPT_RETENTION = timedelta(days=30)  # receipts no draft names are kept this 
 MATCH_WORDS = 8  # significant words of the task a match is searched with
 INDEX_CHUNK = 100  # index rows read at a time, until the budget is full
 LINE_CHARS = 160
-# Caps that keep room for records whatever the size of the task's own texts.
+# Shares of a full PACK_BUDGET (scaled to a smaller budget) that keep room for records
+# whatever the size of the task's own texts.
 BRIEF_BYTES = 8 * 1024
 PARENT_BRIEF_BYTES = 2 * 1024
 STATE_BYTES = 6 * 1024
 DOCUMENT_BYTES = 6 * 1024
+RECORD_BYTES = 8 * 1024  # a record larger than this alone is cut rather than only indexed
+MIN_CUT_RECORD = 1024  # ... when at least this much room is left
+INDEX_RESERVE = 1024  # kept for the index, so a named record that did not fit is listed there
 MAX_BLOCKERS = 50
+BLOCKERS_BYTES = 4 * 1024  # blockers past it are counted in blockersTotal
+MISSING_BYTES = 1024  # missing context item ids past it are counted in missingContextItemsTotal
 PACK_DOCUMENTS = (ProjectDocument.DECISIONS, ProjectDocument.CONTEXT)
 DOCUMENT_TITLES = {
     ProjectDocument.OVERVIEW: "Overview",
@@ -81,9 +98,11 @@ def context_for_task(
     *,
     parent: Task | None,
     blockers: list[Task],
+    budget: int = PACK_BUDGET,
 ) -> dict[str, Any]:
-    """The context pack of `task`, with a receipt id when the actor is a token that can hand in
-    (or the reason no receipt could be made). Writes the receipt row in this unit of work."""
+    """The context pack of `task` within `budget` bytes, with a receipt id when the actor is a
+    token that can hand in (or the reason no receipt could be made). Writes the receipt row in
+    this unit of work."""
     repo = context_of(uow)
     total = repo.count_records(project.id)
     named, missing = _named_records(repo, project, task) if total else ([], _named_ids(task)[0])
@@ -99,7 +118,15 @@ def context_for_task(
     )
     names = [*PACK_DOCUMENTS, *(d for d in _named_documents(task) if d not in PACK_DOCUMENTS)]
     documents = repo.documents(project.id, names)
-    builder = _PackBuilder(project.key, task, parent, blockers, uow.state.get(project.id), missing)
+    builder = _PackBuilder(
+        project.key,
+        task,
+        parent,
+        blockers,
+        uow.state.get(project.id),
+        missing,
+        min(budget, PACK_BUDGET),
+    )
     builder.add_records(named)
     builder.add_documents([documents[n] for n in names if n in documents])
     builder.add_records(matched)
@@ -173,17 +200,15 @@ def _can_hand_in(uow: UnitOfWork, actor: Actor, project: Project) -> bool:
 
 
 def _size(value: Any) -> int:
-    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+    return json_size(value)
 
 
 def _cut(text: str, limit: int) -> tuple[str, bool]:
-    """`text` within `limit` bytes of JSON string (UTF-8), and whether it was cut."""
-    if _size(text) <= limit:
+    """`text` within `limit` bytes as a JSON string (quotes included): a prefix when it was cut,
+    and whether it was."""
+    if text_size(text) + 2 <= limit:
         return text, False
-    kept = text.encode()[: max(limit - 64, 0)].decode(errors="ignore")
-    while kept and _size(kept) > limit - 8:
-        kept = kept[: len(kept) * 9 // 10]
-    return kept.rstrip() + "…", True
+    return text[: fitting_chars(text, limit - 2)], True
 
 
 def brief_version(brief: str) -> str:
@@ -192,7 +217,7 @@ def brief_version(brief: str) -> str:
 
 @dataclass
 class _PackBuilder:
-    """Fills a pack in priority order while keeping its JSON inside PACK_BUDGET."""
+    """Fills a pack in priority order while keeping its JSON inside `budget`."""
 
     project_key: str
     task: Task
@@ -200,6 +225,7 @@ class _PackBuilder:
     blockers: list[Task]
     state: Any
     missing: list[str]
+    budget: int = PACK_BUDGET
     records: list[dict[str, Any]] = field(default_factory=list)
     documents: list[dict[str, Any]] = field(default_factory=list)
     overflow: list[dict[str, Any]] = field(default_factory=list)
@@ -209,12 +235,16 @@ class _PackBuilder:
     # What was handed out, for the receipt.
     inputs: list[dict[str, Any]] = field(default_factory=list)
 
+    def _share(self, full: int) -> int:
+        """A share set for a full PACK_BUDGET, scaled to this pack's budget."""
+        return full * self.budget // PACK_BUDGET
+
     def __post_init__(self) -> None:
         self.used = _size(self._frame()) + 64  # room for the index counts to grow
 
     def _frame(self) -> dict[str, Any]:
-        brief, brief_cut = _cut(self.task.brief, BRIEF_BYTES)
-        content, state_cut = _cut(self.state.content, STATE_BYTES)
+        brief, brief_cut = _cut(self.task.brief, self._share(BRIEF_BYTES))
+        content, state_cut = _cut(self.state.content, self._share(STATE_BYTES))
         frame: dict[str, Any] = {
             "brief": brief,
             "task": {
@@ -226,30 +256,37 @@ class _PackBuilder:
                 "revision": self.task.revision,
             },
             "parent": self._parent(),
-            "blockers": [
-                {"id": b.id, "number": b.number, "title": b.title, "status": str(b.status)}
-                for b in self.blockers[:MAX_BLOCKERS]
-            ],
+            "blockers": leading_rows(
+                [
+                    {"id": b.id, "number": b.number, "title": b.title, "status": str(b.status)}
+                    for b in self.blockers[:MAX_BLOCKERS]
+                ],
+                self._share(BLOCKERS_BYTES),
+            ),
             "records": [],
             "memoryIndex": [],
             "memoryIndexTotal": 0,
             "memoryIndexCut": False,
             "documents": [],
             "projectState": {"revision": self.state.revision, "content": content},
-            "missingContextItems": self.missing,
+            "missingContextItems": leading_rows(self.missing, self._share(MISSING_BYTES)),
         }
         if brief_cut:
             frame["briefTruncated"] = True
+            frame["briefLength"] = len(self.task.brief)
         if state_cut:
-            frame["projectState"]["truncated"] = True
-        if len(self.blockers) > MAX_BLOCKERS:
+            frame["projectState"]["contentTruncated"] = True
+            frame["projectState"]["contentLength"] = len(self.state.content)
+        if len(frame["blockers"]) < len(self.blockers):
             frame["blockersTotal"] = len(self.blockers)
+        if len(frame["missingContextItems"]) < len(self.missing):
+            frame["missingContextItemsTotal"] = len(self.missing)
         return frame
 
     def _parent(self) -> dict[str, Any] | None:
         if self.parent is None:
             return None
-        brief, cut = _cut(self.parent.brief, PARENT_BRIEF_BYTES)
+        brief, cut = _cut(self.parent.brief, self._share(PARENT_BRIEF_BYTES))
         parent = {
             "id": self.parent.id,
             "number": self.parent.number,
@@ -258,11 +295,12 @@ class _PackBuilder:
         }
         if cut:
             parent["briefTruncated"] = True
+            parent["briefLength"] = len(self.parent.brief)
         return parent
 
-    def _take(self, item: dict[str, Any]) -> bool:
+    def _take(self, item: dict[str, Any], reserve: int = 0) -> bool:
         cost = _size(item) + 1
-        if self.used + cost > PACK_BUDGET:
+        if self.used + cost > self.budget - reserve:
             return False
         self.used += cost
         return True
@@ -279,7 +317,11 @@ class _PackBuilder:
                 "status": record.status,
                 "version": record.version,
             }
-            if self._take(full):
+            reserve = self._share(INDEX_RESERVE)
+            room = min(self._share(RECORD_BYTES), self.budget - reserve - self.used - 1)
+            if _size(full) > self._share(RECORD_BYTES) and room >= MIN_CUT_RECORD:
+                full = cut_text(full, "content", room)
+            if self._take(full, reserve):
                 self.records.append(full)
                 self.inputs.append(
                     {
@@ -298,7 +340,8 @@ class _PackBuilder:
         for document in documents:
             if not document.content.strip():
                 continue
-            room = min(DOCUMENT_BYTES, PACK_BUDGET - self.used - 96)
+            reserve = self._share(INDEX_RESERVE)
+            room = min(self._share(DOCUMENT_BYTES), self.budget - reserve - self.used - 128)
             if room < 256:
                 return
             content, cut = _cut(document.content, room)
@@ -308,8 +351,9 @@ class _PackBuilder:
                 "content": content,
             }
             if cut:
-                item["truncated"] = True
-            if self._take(item):
+                item["contentTruncated"] = True
+                item["contentLength"] = len(document.content)
+            if self._take(item, reserve):
                 self.documents.append(item)
                 self.inputs.append(
                     {"kind": "document", "id": document.name, "version": document.version}
@@ -344,7 +388,7 @@ class _PackBuilder:
         pack["memoryIndexTotal"] = self.index_total
         pack["memoryIndexCut"] = len(self.index) < self.index_total
         pack["documents"] = self.documents
-        while _size(pack) > PACK_BUDGET and self.index:  # a safety net; the sums above hold
+        while _size(pack) > self.budget and self.index:  # a safety net; the sums above hold
             self.index.pop()
             pack["memoryIndexCut"] = True
         return pack

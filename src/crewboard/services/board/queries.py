@@ -2,28 +2,40 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from crewboard.domain.board.tasks import Task, TaskStatus, parse_task_key, search_words
 from crewboard.domain.identity.access import parse_enum_list
 from crewboard.domain.models import Actor, Project
 from crewboard.errors import ValidationFailed
-from crewboard.services.board.context import context_for_task, named_records, needs_receipt
+from crewboard.services.board.context import (
+    PACK_BUDGET,
+    context_for_task,
+    named_records,
+    needs_receipt,
+)
+from crewboard.services.board.fitting import check_text_request, fit_task_answer, task_window
+from crewboard.services.board.note_reads import question_counts, task_notes_section
 from crewboard.services.board.tasks import access_task, render_task, task_ids_of
 from crewboard.services.board.views import (
     DEFAULT_LIST_FIELDS,
     FINISHED,
     LIST_FIELDS,
+    LIST_TEXT_FIELDS,
+    SUMMARY_FIELDS,
     agent_brief,
     checklist,
     list_row,
     readiness,
     task_view,
 )
+from crewboard.services.cursors import seal, unseal
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, open_projects
 from crewboard.services.paging import check_page
 from crewboard.services.projects.team import team_role_view
+from crewboard.services.text_windows import ANSWER_BUDGET
 from crewboard.services.views import iso
 from crewboard.storage.board.tasks import TaskFilter
 from crewboard.storage.database import Database
@@ -43,15 +55,23 @@ def get_task(
     workspace_id: WorkspaceRef = ANY_WORKSPACE,
     include_context_pack: bool = True,
     format: str | None = None,  # the wire name of the field
+    text_field: str | None = None,
+    text_offset: int | None = None,
+    text_limit: int | None = None,
+    budget: int | None = ANSWER_BUDGET,
 ) -> dict[str, Any] | str:
     """A task with its lifecycle summary, checklist, relationships and readiness.
 
-    `format="agent_brief"` returns plain text (at most 3000 characters) instead.
+    `format="agent_brief"` returns plain text (at most 3000 characters) instead. The answer
+    fits `budget` bytes of JSON, long texts cut and flagged (services/board/fitting.py); None
+    answers everything whole (the web page). `text_field` (brief or description) answers one
+    window of that text instead, from `text_offset`, at most `text_limit` characters.
 
     Raises:
         ValidationFailed: neither `task` nor `number`, or `number` without a project when the
-            actor has several. NotFound.
+            actor has several; bad window arguments. NotFound.
     """
+    offset, limit = check_text_request(text_field, text_offset, text_limit, format=format)
     if format is not None and format != "agent_brief":
         raise ValidationFailed.field("format", f"{format!r} is not a format.", ["agent_brief"])
     if task is None and number is None:
@@ -68,6 +88,15 @@ def get_task(
             project=project or _only_project(uow, actor, number),
             workspace_id=workspace_id,
         )
+        if text_field is not None:
+            return task_window(
+                project_,
+                found,
+                field=text_field,
+                offset=offset,
+                limit=limit,
+                budget=budget or ANSWER_BUDGET,
+            )
         view = render_task(uow, found, project_)
         blockers = list(uow.tasks.get_many(view["blockedByTaskIds"]).values())
         parent = uow.tasks.get(found.parent_task_id) if found.parent_task_id else None
@@ -75,8 +104,11 @@ def get_task(
         if format == "agent_brief":
             named = [(r.title, r.summary or r.content) for r in named_records(uow, project_, found)]
             state = uow.state.get(project_.id).content
-            return agent_brief(project_, found, parent, blockers, state, named=named, role=role)
-        subtasks, _ = uow.tasks.search(
+            asked = question_counts(uow, found)
+            return agent_brief(
+                project_, found, parent, blockers, state, named=named, role=role, questions=asked
+            )
+        subtasks, subtasks_total = uow.tasks.search(
             TaskFilter(project_ids=[project_.id], parent_task_id=found.id), limit=MAX_LIST
         )
         items = checklist(found)
@@ -103,15 +135,24 @@ def get_task(
             "readiness": readiness(
                 found, blockers, sum(1 for s in subtasks if s.status not in FINISHED), items
             ),
+            "notes": task_notes_section(uow, found),
         }
-        if include_context_pack:
-            answer.update(
-                context_for_task(uow, actor, project_, found, parent=parent, blockers=blockers)
+
+        def pack(room: int = PACK_BUDGET) -> dict[str, Any]:
+            return context_for_task(
+                uow, actor, project_, found, parent=parent, blockers=blockers, budget=room
             )
+
+        if budget is not None:  # the pack gets the room the rest leaves
+            chosen = pack if include_context_pack else None
+            return fit_task_answer(answer, budget, subtasks_total=subtasks_total, pack=chosen)
+        if include_context_pack:
+            answer.update(pack())
         return answer
 
     # A full read by a token that can hand in writes its context receipt.
-    if include_context_pack and format is None and needs_receipt(actor):
+    full_read = format is None and text_field is None
+    if include_context_pack and full_read and needs_receipt(actor):
         return db.write(work)
     return db.read(work)
 
@@ -144,6 +185,44 @@ def _only_project(uow: UnitOfWork, actor: Actor, number: int | None) -> str | No
     return page.rows[0][0].id
 
 
+@dataclass(frozen=True)
+class TaskPage:
+    """One page of a task list. A door may show a leading part of `rows` (its size budget);
+    `answer` then continues after the last row shown, by offset and by cursor."""
+
+    rows: list[dict[str, Any]]
+    positions: list[tuple[int, str]]  # each row's (number, project id): where a cursor resumes
+    total: int
+    offset: int  # where the page starts in the whole listing
+    more_after: bool  # tasks past the last row match as well
+    caller: str
+    binding: dict[str, Any]  # the normalised filters a cursor is sealed to
+
+    def answer(self, shown: list[dict[str, Any]]) -> dict[str, Any]:
+        more = self.more_after or len(shown) < len(self.rows)
+        following = self.offset + len(shown)
+        cursor = None
+        if more and shown:
+            number, project_id = self.positions[len(shown) - 1]
+            cursor = seal(
+                _CURSOR_KIND,
+                (number, project_id, following),
+                caller=self.caller,
+                binding=self.binding,
+            )
+        return {
+            "tasks": shown,
+            "total": self.total,
+            "nextOffset": following if more else None,
+            "nextCursor": cursor,
+            "hasMore": more,
+        }
+
+
+PROJECTIONS = ("preview", "summary")
+_CURSOR_KIND = "tasks.1"
+
+
 def list_tasks(
     db: Database,
     actor: Actor,
@@ -160,24 +239,46 @@ def list_tasks(
     cycle: str | None = None,
     updated_since: datetime | None = None,
     fields: list[str] | None = None,
+    projection: str = "preview",
     order: str = "asc",
     limit: int = 50,
     offset: int = 0,
-) -> tuple[list[dict[str, Any]], int]:
-    """Tasks matching every filter, by number; rows carry the chosen fields and a description preview.
+    cursor: str | None = None,
+) -> TaskPage:
+    """Tasks matching every filter, by number (then project), one page of rows.
+
+    `projection` picks the default columns (preview: with a 500-character description;
+    summary: no long text); `fields`, when given, replaces them. `cursor` continues a listing
+    after the last row an earlier page showed, with the same filters and caller.
 
     Raises:
-        ValidationFailed, LimitExceeded: a bad filter, named with its accepted values. NotFound.
+        ValidationFailed, LimitExceeded: a bad filter, named with its accepted values; a cursor
+            from other filters or another caller, or sent with a non-zero offset. NotFound.
     """
-    chosen = _fields(fields) if fields else DEFAULT_LIST_FIELDS
+    chosen = _columns(projection, fields)
     filters = _filters(
         statuses=statuses, numbers=numbers, q=q, order=order, limit=limit, offset=offset
     )
+    binding = {
+        "project": project,
+        "workspace": "*" if workspace_id is ANY_WORKSPACE else workspace_id,
+        "statuses": sorted(set(filters["statuses"])),
+        "numbers": sorted(set(numbers or ())),
+        "words": sorted(filters["words"]),
+        "parent": parent_task_id,
+        "tag": tag and tag.lower(),
+        "label": label and label.lower(),
+        "assignee": assignee,
+        "cycle": cycle,
+        "updatedSince": updated_since and updated_since.astimezone(UTC).isoformat(),
+        "order": order,
+    }
+    after, start = _resume(actor, cursor, offset, binding)
 
-    def work(uow: UnitOfWork) -> tuple[list[dict[str, Any]], int]:
+    def work(uow: UnitOfWork) -> TaskPage:
         projects = open_projects(uow, actor, project, workspace_id)
         if not projects:
-            return [], 0
+            return TaskPage([], [], 0, start, False, actor.principal, binding)
         assignee_id, unassigned = assignee_filter(actor, assignee)
         found, total = uow.tasks.search(
             TaskFilter(
@@ -194,21 +295,113 @@ def list_tasks(
                 updated_since=updated_since,
             ),
             descending=order == "desc",
-            limit=limit,
+            limit=limit + 1,  # one more tells whether another page follows
             offset=offset,
+            after=after,
         )
+        found, more = found[:limit], len(found) > limit
         links = uow.tasks.links_of(t.id for t in found)
         related = {o.other_id for ls in links.values() for o in ls} | {
             t.parent_task_id for t in found if t.parent_task_id
         }
         numbers_ = uow.tasks.numbers_of(related)
         rows = [
-            list_row(task_view(t, projects[t.project_id], links[t.id], numbers_), chosen)
+            list_row(
+                task_view(t, projects[t.project_id], links[t.id], numbers_),
+                chosen,
+                coverage=t.coverage,
+            )
             for t in found
         ]
-        return rows, total
+        positions = [(t.number, t.project_id) for t in found]
+        return TaskPage(rows, positions, total, start, more, actor.principal, binding)
 
     return db.read(work)
+
+
+def list_assignee_tasks(
+    db: Database,
+    actor: Actor,
+    *,
+    assignee: str,
+    project: str | None = None,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+    statuses: list[str] | None = None,
+    fields: list[str] | None = None,
+    projection: str = "preview",
+    order: str = "asc",
+    limit: int = 50,
+    offset: int = 0,
+    cursor: str | None = None,
+) -> TaskPage:
+    """The tasks one role or person is assigned (`me`: the caller), as `list_tasks` lists them.
+
+    Raises:
+        ValidationFailed: `assignee` is not a role id, a user id or `me`; as `list_tasks`.
+    """
+    if assignee != "me" and not assignee.startswith(("rol_", "usr_")):
+        raise ValidationFailed.field(
+            "assigneeId", "name a role id (rol_…) from list_team, a user id (usr_…) or 'me'."
+        )
+    return list_tasks(
+        db,
+        actor,
+        project=project,
+        workspace_id=workspace_id,
+        statuses=statuses,
+        assignee=assignee,
+        fields=fields,
+        projection=projection,
+        order=order,
+        limit=limit,
+        offset=offset,
+        cursor=cursor,
+    )
+
+
+def _resume(
+    actor: Actor, cursor: str | None, offset: int, binding: dict[str, Any]
+) -> tuple[tuple[int, str] | None, int]:
+    """Where a page starts: the keyset position a cursor names (and its running offset), or
+    the offset.
+
+    Raises:
+        ValidationFailed: naming `offset` when both come, or `cursor` when it is not one of
+            ours for these filters and this caller.
+    """
+    if cursor is None:
+        return None, offset
+    if offset:
+        raise ValidationFailed.field(
+            "offset", "pass a cursor or an offset, not both; leave offset out with a cursor."
+        )
+    position = unseal(
+        _CURSOR_KIND, cursor, caller=actor.principal, binding=binding, tool="list_tasks"
+    )
+    match position:
+        case [int(number), str(project_id), int(start)] if start >= 0:
+            return (number, project_id), start
+    raise ValidationFailed.field("cursor", "is not a cursor from list_tasks; start again.")
+
+
+def _columns(projection: str, fields: list[str] | None) -> tuple[str, ...]:
+    """The columns of each row: `fields` when given, else the projection's own."""
+    if projection not in PROJECTIONS:
+        raise ValidationFailed.field(
+            "projection", f"{projection!r} is not a projection.", list(PROJECTIONS)
+        )
+    if not fields:
+        return DEFAULT_LIST_FIELDS if projection == "preview" else SUMMARY_FIELDS
+    chosen = _fields(fields)
+    text = [name for name in chosen if name in LIST_TEXT_FIELDS]
+    if projection == "summary" and text:
+        raise ValidationFailed.field(
+            "fields",
+            f"{text[0]!r} is long text, which the summary projection leaves out; ask for it "
+            "with projection preview.",
+            [name for name in LIST_FIELDS if name not in LIST_TEXT_FIELDS],
+        )
+    return chosen
 
 
 def _parent_id(uow: UnitOfWork, projects: dict[str, Project], ref: str | None) -> str | None:
@@ -251,7 +444,8 @@ def _filters(
 
 
 def assignee_filter(actor: Actor, assignee: str | None) -> tuple[str | None, bool]:
-    """`me` is the caller's AI seat (agent token) or user; `none` is unassigned."""
+    """`me` is the caller's own user (a token acts for its person; an AI seat is named by its
+    role id, from list_team); `none` is unassigned."""
     if assignee is None:
         return None, False
     if assignee == "none":

@@ -149,7 +149,11 @@ def answer_question(db: Database, actor: Actor, question_id: str, answer: str) -
                 "task.question_answered",
                 found,
                 project,
-                payload={"questionId": asked.id, "excerpt": excerpt(text)},
+                payload={
+                    "questionId": asked.id,
+                    "excerpt": excerpt(text),
+                    "askedByTokenId": asked.asked_by.get("tokenId"),
+                },
             )
             return {"question": question_view(answered), "changed": True}
         return _already_answered(notes.question(asked.id) or asked, actor, text)

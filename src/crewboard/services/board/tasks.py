@@ -452,8 +452,12 @@ def update_task(
     task_id: str,
     expected_revision: int,
     patch: dict[str, Any],
+    operation: str = "update_task",
 ) -> KeyedResult:
     """Change a task from the revision the caller read (keyed).
+
+    `operation` names the write in the idempotency ledger (a tool that patches a few fields
+    through here, such as assign_task, keys its own calls).
 
     Raises:
         RevisionConflict: the task moved on; details name the revision, who and when.
@@ -488,7 +492,7 @@ def update_task(
             uow,
             actor,
             key=idempotency_key,
-            operation="update_task",
+            operation=operation,
             arguments=arguments,
             perform=lambda: do_update_task(
                 uow,
@@ -500,6 +504,52 @@ def update_task(
                 patch=dict(checked),
             ),
         )
+    )
+
+
+ASSIGNMENT_FIELDS = ("assignee_id", "assignee_type", "human_owner_id")
+
+
+def assign_task(
+    db: Database,
+    actor: Actor,
+    *,
+    workspace_id: WorkspaceRef,
+    idempotency_key: str | None,
+    task_id: str,
+    expected_revision: int,
+    assignment: dict[str, Any],
+) -> KeyedResult:
+    """Change who does a task (assignee) and who answers for it (human owner), keyed, through
+    update_task: the same checks and the same assignment_changed lifecycle event.
+
+    `assignment` holds only the fields the caller sent (snake_case); None clears one.
+
+    Raises:
+        ValidationFailed: no assignment field sent; as update_task.
+        RevisionConflict, NotFound, PermissionDenied, LimitExceeded, IdempotencyConflict.
+    """
+    if not assignment:
+        raise ValidationFailed.field(
+            "assigneeId",
+            "send assigneeId, assigneeType or humanOwnerId (null clears one).",
+            [camel(name) for name in ASSIGNMENT_FIELDS],
+        )
+    unknown = sorted(set(assignment) - set(ASSIGNMENT_FIELDS))
+    if unknown:
+        raise ValidationFailed.field(
+            camel(unknown[0]), "is not an assignment field.", [camel(f) for f in ASSIGNMENT_FIELDS]
+        )
+    return update_task(
+        db,
+        actor,
+        project=None,
+        workspace_id=workspace_id,
+        idempotency_key=idempotency_key,
+        task_id=task_id,
+        expected_revision=expected_revision,
+        patch=assignment,
+        operation="assign_task",
     )
 
 

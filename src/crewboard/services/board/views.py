@@ -93,6 +93,9 @@ LIST_FIELDS = (
     "revision",
     "brief",
     "description",
+    "humanOwnerId",
+    "startDate",
+    "createdAt",
 )
 DEFAULT_LIST_FIELDS = (
     "number",
@@ -113,18 +116,42 @@ DEFAULT_LIST_FIELDS = (
 )
 
 
-def list_row(full: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
-    """A list row: id, projectId and workspaceId always; the description as a 500-char preview."""
+# The summary projection: what finding work needs, no long text.
+SUMMARY_FIELDS = (
+    "number",
+    "key",
+    "title",
+    "status",
+    "priority",
+    "assigneeId",
+    "assigneeType",
+    "humanOwnerId",
+    "dueDate",
+    "startDate",
+    "createdAt",
+    "updatedAt",
+)
+LIST_TEXT_FIELDS = ("brief", "description")
+TITLE_CHARS = 240
+# Text cut in list rows (full text: get_task), each with its `<name>Truncated` flag. With
+# these bounds one row always fits the response budget, whatever columns it carries.
+ROW_TEXT_LIMITS = {"title": TITLE_CHARS, "brief": PREVIEW_CHARS, "description": PREVIEW_CHARS}
+
+
+def list_row(full: dict[str, Any], fields: tuple[str, ...], *, coverage: str) -> dict[str, Any]:
+    """A list row: id, projectId, workspaceId and historyCoverage always; the chosen columns,
+    with the title cut to 240 characters and the brief and description to 500."""
     row: dict[str, Any] = {
         "id": full["id"],
         "projectId": full["projectId"],
         "workspaceId": full["workspaceId"],
+        "historyCoverage": coverage,
     }
     for name in fields:
-        if name == "description":
-            text = full["description"]
-            row["description"] = text[:PREVIEW_CHARS]
-            row["descriptionTruncated"] = len(text) > PREVIEW_CHARS
+        if name in ROW_TEXT_LIMITS:
+            text, limit = full[name], ROW_TEXT_LIMITS[name]
+            row[name] = text[:limit]
+            row[f"{name}Truncated"] = len(text) > limit
         elif name == "parentTaskId":
             row["parentTaskId"] = full["parentTaskId"]
             row["parentNumber"] = full["parentNumber"]
@@ -178,15 +205,21 @@ def agent_brief(
     *,
     named: Sequence[tuple[str, str]] = (),
     role: Mapping[str, Any] | None = None,
+    questions: tuple[int, int] = (0, 0),
 ) -> str:
     """The task as plain text for a subagent's prompt, at most 3000 characters.
 
     `named` holds (title, text) of the accepted records the task names; each is shown by its
-    title and first lines.
+    title and first lines. `questions`: how many of the task's questions are answered and open.
     """
     parts = [f"Task {task_key(project, task)}: {task.title}", f"Status: {task.status}"]
     if role is not None:
         parts.append(_role_line(role))
+    if any(questions):
+        parts.append(
+            f"Questions to people: {questions[0]} answered, {questions[1]} open "
+            "(read them with get_task or list_task_notes)"
+        )
     if task.brief or task.description:
         parts.append(f"Brief:\n{_clip(task.brief or task.description, AGENT_BRIEF_TEXT)}")
     if parent is not None:

@@ -11,6 +11,7 @@ from typing import Any
 from crewboard.domain.identity.access import Role, Scope, TokenKind, lower_role, missing_permission
 from crewboard.domain.models import Actor, Project, ProjectAccess
 from crewboard.errors import HumanIdentityRequired, NotFound, PermissionDenied, ValidationFailed
+from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 
 
@@ -108,6 +109,21 @@ def require_scope(actor: Actor, scope: Scope) -> None:
         )
 
 
+def limit_of(actor: Actor) -> str | None:
+    """Why the actor cannot act past any one project (None: it can): an agent token, a token
+    limited to one project, or one whose role is capped below admin."""
+    token = actor.token
+    if token is None:
+        return None
+    if token.kind is TokenKind.AGENT:
+        return "it is an agent token (agent tokens act inside their one project)"
+    if token.project_id is not None:
+        return f"it is limited to project {token.project_id}"
+    if token.role is not None and token.role is not Role.ADMIN:
+        return f"its role is capped at {token.role}"
+    return None
+
+
 def require_unlimited_person(actor: Actor, action: str, scope: Scope) -> None:
     """Check an action that reaches past any one project (creating a project).
 
@@ -119,16 +135,8 @@ def require_unlimited_person(actor: Actor, action: str, scope: Scope) -> None:
     """
     require_scope(actor, scope)
     token = actor.token
-    if token is None:
-        return
-    reason = None
-    if token.kind is TokenKind.AGENT:
-        reason = "it is an agent token (agent tokens act inside their one project)"
-    elif token.project_id is not None:
-        reason = f"it is limited to project {token.project_id}"
-    elif token.role is not None and token.role is not Role.ADMIN:
-        reason = f"its role is capped at {token.role}"
-    if reason is not None:
+    reason = limit_of(actor)
+    if token is not None and reason is not None:
         raise PermissionDenied(
             f"{action} needs a personal token with no project limit and no role cap; this "
             f"token cannot, because {reason}. Use such a token, the web app or the operator CLI.",
@@ -190,3 +198,16 @@ def open_projects(
         offset=0,
     )
     return {p.id: p for p, _ in page.rows}
+
+
+def highest_role(db: Database, actor: Actor) -> Role | None:
+    """The highest project role the actor can act with anywhere (its token's cap applied), or
+    None when it has no project: what decides which tools it is shown."""
+
+    def work(uow: UnitOfWork) -> Role | None:
+        roles = uow.projects.roles_of(actor.user_id, only_project_id=actor.project_cap)
+        if not roles:
+            return None
+        return lower_role(max(roles, key=lambda role: role.rank), actor.role_cap)
+
+    return db.read(work)

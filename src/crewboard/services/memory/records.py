@@ -7,7 +7,6 @@ services/memory_edits.py; no token ever edits memory. Every change keeps a versi
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from crewboard.domain.identity.access import Role, parse_enum
@@ -23,6 +22,14 @@ from crewboard.services.identity.access import (
     open_projects,
 )
 from crewboard.services.paging import check_page
+from crewboard.services.text_windows import (
+    ANSWER_BUDGET,
+    WINDOW_LIMIT,
+    check_window,
+    cut_text,
+    json_size,
+    window,
+)
 from crewboard.services.views import actor_stamp, iso
 from crewboard.storage.database import Database
 from crewboard.storage.memory.records import Document, MemoryRecord, MemoryRepository, RecordFilter
@@ -35,9 +42,8 @@ MAX_COLLECTION = 200
 MAX_IDS = 50
 MAX_PAGE = 200
 # get_project_memory's answer stays under the 48 KiB every tool reply fits in.
-MEMORY_BUDGET = 46 * 1024
+MEMORY_BUDGET = ANSWER_BUDGET - 2 * 1024
 ENVELOPE_BYTES = 256  # the keys, total and nextOffset around the lists
-_CUT_ROUNDS = 12
 
 DOCUMENT_TITLES: dict[str, str] = {
     ProjectDocument.OVERVIEW: "Overview",
@@ -282,20 +288,41 @@ def get_project_memory(
     limit: int = 50,
     offset: int = 0,
     budget: int = MEMORY_BUDGET,
+    content_offset: int | None = None,
+    content_limit: int | None = None,
 ) -> dict[str, Any]:
     """Accepted records (approved or canon) and document texts the actor may read.
 
     Records come newest changed first, `limit` from `offset`, as many as fit in `budget`
     bytes of JSON (`nextOffset` says where to go on). Documents come on the first page
     only: those ever written, or the one named by `document` even when empty; `ids` leaves
-    them out. A text too long for the budget is cut and marked `contentTruncated`.
+    them out. A text too long for the budget is cut: a prefix marked `contentTruncated` with
+    `contentLength` (services/text_windows.py).
+
+    `content_offset` or `content_limit` asks for one window of one text instead: the record
+    named by `ids` (exactly one), or else the `document` of the one project read
+    (`memory_window`'s answer).
 
     Raises:
-        ValidationFailed, LimitExceeded: a bad limit, offset, document, collection or ids.
-        NotFound: `project` is not open to the actor.
+        ValidationFailed, LimitExceeded: a bad limit, offset, document, collection or ids; a
+            window asked of several records, of no text, or of a document in several projects.
+        NotFound: `project` is not open to the actor; the one record of a window is not.
     """
     wanted_ids = _check_reading(ids, collection, limit, offset)
     named = check_document(document)
+    if content_offset is not None or content_limit is not None:
+        return _memory_window(
+            db,
+            actor,
+            project=project,
+            workspace_id=workspace_id,
+            document=named,
+            collection=collection,
+            ids=wanted_ids,
+            offset=0 if content_offset is None else content_offset,
+            limit=WINDOW_LIMIT if content_limit is None else content_limit,
+            budget=budget,
+        )
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
         projects = open_projects(uow, actor, project, workspace_id)
@@ -317,6 +344,71 @@ def get_project_memory(
         docs = [document_view(d, include_content=include_content) for d in documents]
         records = [record_view(r, include_content=include_content) for r in found]
         return _fit_page(docs, records, total=total, offset=offset, budget=budget)
+
+    return db.read(work)
+
+
+def _memory_window(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str | None,
+    workspace_id: WorkspaceRef,
+    document: str | None,
+    collection: str | None,
+    ids: tuple[str, ...] | None,
+    offset: int,
+    limit: int,
+    budget: int,
+) -> dict[str, Any]:
+    """One window of a record's content ({recordId, projectId, version, ...}) or of a project
+    document's text ({projectId, document, version, ...}): offset, text, length, nextOffset."""
+    check_window(offset, limit, offset_field="contentOffset", limit_field="contentLimit")
+    if ids is not None and len(ids) != 1:
+        raise ValidationFailed.field(
+            "ids", "a window reads one record: pass exactly one id with contentOffset."
+        )
+    if ids is not None and document is not None:
+        raise ValidationFailed.field(
+            "document", "a window reads one record (ids) or one document, not both."
+        )
+    if ids is None and document is None:
+        raise ValidationFailed.field(
+            "contentOffset", "name the text to read: one record in ids, or a document."
+        )
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        projects = open_projects(uow, actor, project, workspace_id)
+        repo = memory_of(uow)
+        if ids is not None:
+            found, _ = repo.search(
+                RecordFilter(tuple(projects), None, _collections(projects, collection), ids),
+                include_content=True,
+                limit=1,
+                offset=0,
+            )
+            if not found:
+                raise record_not_found(ids[0])
+            record = found[0]
+            head = {"recordId": record.id, "projectId": record.project_id}
+            version, text = record.version, record.content
+        else:
+            if len(projects) != 1:
+                raise ValidationFailed.field(
+                    "projectId", "a document window reads one project's document: name it."
+                )
+            assert document is not None  # noqa: S101 - checked above
+            doc = repo.document(next(iter(projects)), document)
+            head = {"projectId": doc.project_id, "document": doc.name}
+            version, text = doc.version, doc.content
+        return window(
+            {**head, "version": version},
+            text,
+            offset=offset,
+            limit=limit,
+            budget=budget,
+            offset_field="contentOffset",
+        )
 
     return db.read(work)
 
@@ -375,8 +467,9 @@ def _fit_page(
     room = budget - ENVELOPE_BYTES
     doc_room = room if not records else room * 3 // 4
     kept_docs = []
-    for doc in documents:
-        cut = _cut(doc, "content", max(doc_room, 0))
+    for done, doc in enumerate(documents):
+        share = max(doc_room, 0) // (len(documents) - done)  # the room left, shared evenly
+        cut = _cut(doc, "content", share)
         doc_room -= _size(cut)
         room -= _size(cut)
         kept_docs.append(cut)
@@ -399,23 +492,9 @@ def _fit_page(
 
 
 def _size(value: Any) -> int:
-    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()) + 1
+    return json_size(value) + 1  # with the comma that follows it in a list
 
 
 def _cut(view: dict[str, Any], key: str, room: int) -> dict[str, Any]:
-    """The view with its text shortened until the whole fits in `room` bytes (if it can)."""
-    text = view.get(key)
-    if not isinstance(text, str) or _size(view) <= room:
-        return view
-    marked = {**view, "contentTruncated": True, "contentLength": len(text)}
-    fixed = _size({**marked, key: ""})
-    keep = len(text)
-    for _ in range(_CUT_ROUNDS):
-        used = _size({**marked, key: text[:keep]})
-        if used <= room or keep == 0:
-            break
-        # Shrink in proportion to the bytes the text takes; it converges in a few rounds.
-        keep = min(keep - 1, keep * max(room - fixed, 0) // max(used - fixed, 1))
-    else:
-        keep = 0
-    return {**marked, key: text[:keep]}
+    """The view with its text cut so that it takes at most `room` bytes, comma included."""
+    return cut_text(view, key, room - 1)

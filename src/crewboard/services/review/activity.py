@@ -24,6 +24,9 @@ MAX_LIMIT = 100
 MAX_CURSOR = 200
 CURSOR = re.compile(r"^act_([0-9a-z]{1,13})$")
 HAND_IN = "draft."
+ANSWER = "task.question_answered"
+# What `mine` lists: this token's hand-ins with their decisions, and answers to its questions.
+MINE = (HAND_IN, ANSWER)
 # Identity and access bookkeeping: not what a team follows.
 NOISE = ("user.", "token.", "workspace.")
 DECISION_FIELDS = ("followUpTaskId", "commentPreview", "ruleId", "supersededBy")
@@ -127,6 +130,13 @@ def _entry(event: EventRow, actor: Actor, hand_ins: dict[str, HandIn]) -> dict[s
         "taskKey": payload.get("taskKey") or task.get("key"),
         "summary": _summary(event),
     }
+    if event.type == ANSWER:
+        token = actor.token.id if actor.token else None
+        return entry | {
+            "questionId": payload.get("questionId"),
+            "answerPreview": payload.get("excerpt"),
+            "mine": token is not None and token == event.token_id,
+        }
     if not event.type.startswith(HAND_IN):
         return entry
     draft = hand_ins.get(str(payload.get("draftId")))
@@ -157,7 +167,8 @@ def list_activity(
 
     Without `since`: the newest entries, newest first. With it: the entries after it, oldest
     first. The cursor is the newest entry's (or `since` when nothing is new; act_0 at first).
-    `mine`: only this token's hand-ins and the decisions about them. `task`: id or key.
+    `mine`: only this token's hand-ins and the decisions about them, and the answers to the
+    questions it asked. `task`: id or key.
 
     Raises:
         ValidationFailed: limit outside 1-100 or a cursor list_activity did not issue.
@@ -182,7 +193,7 @@ def list_activity(
             noise=NOISE,
             task_id=task_id,
             token_id=actor.token.id if mine and actor.token else None,
-            only_prefix=HAND_IN if mine else None,
+            only_prefixes=MINE if mine else (),
             after_id=after_id,
         )
         repo = ActivityRepository(uow.conn)

@@ -138,7 +138,7 @@ def task_page(db: Database, actor: Actor, *, project: str, ref: str) -> dict[str
     Raises:
         NotFound: the task is not open to the actor, or it is in another project.
     """
-    found = get_task(db, actor, task=ref, project=project, include_context_pack=False)
+    found = get_task(db, actor, task=ref, project=project, include_context_pack=False, budget=None)
     assert isinstance(found, dict)  # noqa: S101 - only format="agent_brief" answers text
     task_id = str(found["task"]["id"])
     team = list_team(db, actor, project=project)[0]

@@ -3,11 +3,12 @@ code repositories, task × branch links and repository status reports."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, and_, func, select
+from sqlalchemy import ColumnElement, Connection, and_, func, or_, select
 
 from crewboard.storage.board import tables as t
 
@@ -165,9 +166,10 @@ class NoteRepository:
         )
 
     def latest_outputs(
-        self, task_id: str, *, limit: int, offset: int
+        self, task_id: str, *, limit: int, offset: int, newest_first: bool = False
     ) -> tuple[list[TaskOutput], int]:
-        """The newest version of each output name (content cut to a preview), by name."""
+        """The newest version of each output name (content cut to a preview), by name or, with
+        `newest_first`, the most recently saved first."""
         c = t.task_outputs.c
         per_name = (
             select(
@@ -188,7 +190,7 @@ class NoteRepository:
             )
             .join(per_name, and_(c.name == per_name.c.name, c.created_at == per_name.c.newest))
             .where(c.task_id == task_id)
-            .order_by(c.name)
+            .order_by(*((c.created_at.desc(), c.id.desc()) if newest_first else (c.name,)))
             .limit(limit)
             .offset(offset)
         )
@@ -247,6 +249,118 @@ class NoteRepository:
         )
         return [TaskQuestion(**row._asdict()) for row in rows], int(total)
 
+    # --- the whole thread, newest first (list_task_notes, get_task) -------------------------
+
+    def thread(
+        self,
+        task_id: str,
+        *,
+        kinds: Collection[str],
+        before: tuple[datetime, str] | None,
+        limit: int,
+    ) -> list[ThreadNote]:
+        """The task's notes of these kinds (comment, agent_update, output: every save,
+        question), newest first by (time, id), only those older than `before` when given.
+
+        Each table is read by its own keyset query of at most `limit` rows, so a page costs
+        the same on a long thread as on a short one.
+        """
+        found: list[ThreadNote] = []
+        note_kinds = [k for k in kinds if k in ("comment", "agent_update")]
+        if note_kinds:
+            found += self._thread_comments(task_id, note_kinds, before, limit)
+        if "output" in kinds:
+            found += self._thread_outputs(task_id, before, limit)
+        if "question" in kinds:
+            found += self._thread_questions(task_id, before, limit)
+        found.sort(key=thread_position, reverse=True)
+        return found[:limit]
+
+    def _thread_comments(
+        self, task_id: str, kinds: list[str], before: tuple[datetime, str] | None, limit: int
+    ) -> list[ThreadNote]:
+        c = t.task_comments.c
+        rows = self.conn.execute(
+            select(t.task_comments)
+            .where(c.task_id == task_id, c.kind.in_(kinds), *_older(c.created_at, c.id, before))
+            .order_by(c.created_at.desc(), c.id.desc())
+            .limit(limit)
+        )
+        return [TaskComment(**row._asdict()) for row in rows]
+
+    def _thread_outputs(
+        self, task_id: str, before: tuple[datetime, str] | None, limit: int
+    ) -> list[ThreadNote]:
+        c = t.task_outputs.c
+        same = t.task_outputs.alias("same_name")
+        s = same.c
+        # Versions of one name are saved one after another, strictly later each time.
+        version = (
+            select(func.count())
+            .where(s.task_id == c.task_id, s.name == c.name, s.created_at <= c.created_at)
+            .scalar_subquery()
+        )
+        versions = (
+            select(func.count()).where(s.task_id == c.task_id, s.name == c.name).scalar_subquery()
+        )
+        rows = self.conn.execute(
+            select(
+                *_output_columns(preview=True),
+                version.label("version"),
+                versions.label("versions"),
+            )
+            .where(c.task_id == task_id, *_older(c.created_at, c.id, before))
+            .order_by(c.created_at.desc(), c.id.desc())
+            .limit(limit)
+        )
+        return [TaskOutput(**row._asdict()) for row in rows]
+
+    def _thread_questions(
+        self, task_id: str, before: tuple[datetime, str] | None, limit: int
+    ) -> list[ThreadNote]:
+        c = t.task_questions.c
+        rows = self.conn.execute(
+            select(t.task_questions)
+            .where(c.task_id == task_id, *_older(c.asked_at, c.id, before))
+            .order_by(c.asked_at.desc(), c.id.desc())
+            .limit(limit)
+        )
+        return [TaskQuestion(**row._asdict()) for row in rows]
+
+    def note_counts(self, task_id: str) -> dict[str, int]:
+        """How many comments, agent updates, output names, questions and open questions (one
+        round trip)."""
+        c, o, q = t.task_comments.c, t.task_outputs.c, t.task_questions.c
+
+        def of_kind(kind: str) -> Any:
+            return (
+                select(func.count()).where(c.task_id == task_id, c.kind == kind).scalar_subquery()
+            )
+
+        row = self.conn.execute(
+            select(
+                of_kind("comment"),
+                of_kind("agent_update"),
+                select(func.count(func.distinct(o.name)))
+                .where(o.task_id == task_id)
+                .scalar_subquery(),
+                select(func.count()).where(q.task_id == task_id).scalar_subquery(),
+                select(func.count())
+                .where(q.task_id == task_id, q.answered_at.is_(None))
+                .scalar_subquery(),
+            )
+        ).one()
+        names = ("comment", "agent_update", "output", "question", "openQuestion")
+        return {name: int(value) for name, value in zip(names, row, strict=True)}
+
+    def question_counts(self, task_id: str) -> dict[str, int]:
+        """How many questions the task has, and how many of them wait for an answer."""
+        q = t.task_questions.c
+        total, answered = self.conn.execute(
+            select(func.count(), func.count(q.answered_at)).where(q.task_id == task_id)
+        ).one()
+        return {"question": int(total), "openQuestion": int(total) - int(answered)}
+
     def open_questions(
         self, project_id: str, *, limit: int, offset: int
     ) -> tuple[list[TaskQuestion], int]:
@@ -264,6 +378,24 @@ class NoteRepository:
             .offset(offset)
         )
         return [TaskQuestion(**row._asdict()) for row in rows], int(total)
+
+
+ThreadNote = TaskComment | TaskOutput | TaskQuestion
+
+
+def thread_position(note: ThreadNote) -> tuple[datetime, str]:
+    """Where a note stands in its task's thread: when it was written, then its id."""
+    return (note.asked_at if isinstance(note, TaskQuestion) else note.created_at, note.id)
+
+
+def _older(
+    at: ColumnElement[datetime], id_: ColumnElement[str], before: tuple[datetime, str] | None
+) -> list[ColumnElement[bool]]:
+    """The keyset condition: strictly before `before` in (time, id) order."""
+    if before is None:
+        return []
+    moment, after_id = before
+    return [or_(at < moment, and_(at == moment, id_ < after_id))]
 
 
 def _output_columns(*, preview: bool) -> list[Any]:

@@ -128,6 +128,21 @@ class TaskFilter:
     no_due_date: bool = False
 
 
+def _after(position: tuple[int, str] | None, descending: bool) -> list[ColumnElement[bool]]:
+    """Rows past a keyset position (number, project id) in list order.
+
+    The bare bound on the number lets the (project, number) index start at the position; the
+    second condition then skips the tied rows of projects at or before it.
+    """
+    if position is None:
+        return []
+    number, project_id = position
+    c = t.tasks.c
+    if descending:
+        return [c.number <= number, or_(c.number < number, c.project_id < project_id)]
+    return [c.number >= number, or_(c.number > number, c.project_id > project_id)]
+
+
 class TaskRepository:
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
@@ -255,36 +270,51 @@ class TaskRepository:
         ).bindparams(ts_query=" ".join(words))
 
     def search(
-        self, f: TaskFilter, *, descending: bool = False, limit: int = 50, offset: int = 0
+        self,
+        f: TaskFilter,
+        *,
+        descending: bool = False,
+        limit: int = 50,
+        offset: int = 0,
+        after: tuple[int, str] | None = None,
     ) -> tuple[list[Task], int]:
         """One page of matching tasks by number, and how many match in all.
 
-        The page is chosen on ids and numbers alone, then only those rows are loaded whole.
+        Rows are ordered by number, then project id (numbers repeat across projects), so the
+        order is total. `after` (number, project id) is a keyset position: the page starts
+        right after it, and `offset` counts from there. The page is chosen on ids and numbers
+        alone, then only those rows are loaded whole.
         """
         conditions = self._conditions(f)
-        order = t.tasks.c.number.desc() if descending else t.tasks.c.number.asc()
+        page_conditions = conditions + _after(after, descending)
+        c = t.tasks.c
+        order = (c.number.desc(), c.project_id.desc()) if descending else (c.number, c.project_id)
         # A text match is the costly part: count its rows in the page query (a window count)
         # so it runs once. Other filters count faster from their index on their own.
         windowed = bool(f.words)
         if windowed and self.conn.dialect.name == "sqlite":
             query = select(t.tasks.c.id, func.count().over().label("total"))
-            query = query.where(*conditions).order_by(order)
+            query = query.where(*page_conditions).order_by(*order)
         elif windowed:
             # Gather the matches first (a materialised CTE: the GIN index answers it), then
             # sort only those; left to itself PostgreSQL walks the number index instead and
             # computes every row's text vector (measured: 674 ms → 18 ms on 20,000 tasks).
             matched = (
-                select(t.tasks.c.id, t.tasks.c.number)
-                .where(*conditions)
+                select(c.id, c.number, c.project_id)
+                .where(*page_conditions)
                 .cte("matched")
                 .prefix_with("MATERIALIZED")
             )
-            by_number = matched.c.number.desc() if descending else matched.c.number.asc()
-            query = select(matched.c.id, func.count().over().label("total")).order_by(by_number)
+            m = matched.c
+            by_number = (
+                (m.number.desc(), m.project_id.desc()) if descending else (m.number, m.project_id)
+            )
+            query = select(m.id, func.count().over().label("total")).order_by(*by_number)
         else:
-            query = select(t.tasks.c.id).where(*conditions).order_by(order)
+            query = select(t.tasks.c.id).where(*page_conditions).order_by(*order)
         page = self.conn.execute(query.limit(limit).offset(offset)).all()
-        if windowed and (page or offset == 0):
+        # After a keyset position the window counts only what follows it: count the rest apart.
+        if windowed and after is None and (page or offset == 0):
             total = int(page[0].total) if page else 0
         else:
             known = self._count_labelled(f)

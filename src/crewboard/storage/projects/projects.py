@@ -184,6 +184,17 @@ class ProjectRepository:
             rows=[(_project(row), Role(row.member_role)) for row in rows], total=int(total)
         )
 
+    def roles_of(self, user_id: str, *, only_project_id: str | None = None) -> set[Role]:
+        """The distinct roles the user holds over its projects (archived ones included)."""
+        query = (
+            select(t.project_members.c.role)
+            .distinct()
+            .where(t.project_members.c.user_id == user_id)
+        )
+        if only_project_id is not None:
+            query = query.where(t.project_members.c.project_id == only_project_id)
+        return {Role(role) for role in self.conn.execute(query).scalars()}
+
     def members(self, project_id: str) -> list[tuple[User, Role]]:
         rows = self.conn.execute(
             select(identity_tables.users, t.project_members.c.role.label("member_role"))

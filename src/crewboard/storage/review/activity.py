@@ -39,15 +39,15 @@ class HandIn:
 @dataclass(frozen=True)
 class EventQuery:
     """Which events: of these projects, none of the `noise` type prefixes, and optionally one
-    task, one token's hand-in events (`token_id` with types starting `only_prefix`), after an
-    event id (oldest first) or else newest first."""
+    task, one token's events (`token_id`) of the types starting with one of `only_prefixes`,
+    after an event id (oldest first) or else newest first."""
 
     project_ids: Sequence[str]
     limit: int
     noise: tuple[str, ...] = ()
     task_id: str | None = None
     token_id: str | None = None
-    only_prefix: str | None = None
+    only_prefixes: tuple[str, ...] = ()
     after_id: int | None = None
 
 
@@ -68,8 +68,10 @@ class ActivityRepository:
             conditions.append(c.task_id == query.task_id)
         if query.token_id is not None:
             conditions.append(c.token_id == query.token_id)
-        if query.only_prefix is not None:
-            conditions.append(c.type.startswith(query.only_prefix, autoescape=True))
+        if query.only_prefixes:
+            conditions.append(
+                or_(*(c.type.startswith(p, autoescape=True) for p in query.only_prefixes))
+            )
         if query.after_id is not None:
             conditions.append(c.id > query.after_id)
         order = c.id.asc() if query.after_id is not None else c.id.desc()

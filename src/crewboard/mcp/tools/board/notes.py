@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from crewboard.domain.identity.access import Scope, Toolset
+from crewboard.domain.identity.access import Toolset
 from crewboard.mcp.args import Args, WorkspaceId
-from crewboard.mcp.render import Reply
-from crewboard.mcp.tooldef import Call, ToolDef
+from crewboard.mcp.render import RESPONSE_BUDGET, Reply, fit_rows
+from crewboard.mcp.tooldef import Call, ToolDef, keyed_write
 from crewboard.mcp.tools.board.tasks import TaskRef
+from crewboard.services.board import note_reads, questions
 from crewboard.services.board import notes as task_notes
-from crewboard.services.board import questions
 from crewboard.services.idempotency import KeyedResult
 
 Key = Annotated[
@@ -21,8 +20,6 @@ Key = Annotated[
     Field(
         min_length=1,
         max_length=128,
-        description="A stable key for this write (at most 128 characters); a retry with the "
-        "same key and arguments returns the first answer.",
     ),
 ]
 NoteText = Annotated[
@@ -30,7 +27,6 @@ NoteText = Annotated[
     Field(
         min_length=1,
         max_length=task_notes.MAX_NOTE_CHARS,
-        description="Markdown, at most 20,000 characters.",
     ),
 ]
 OutputName = Annotated[
@@ -38,7 +34,7 @@ OutputName = Annotated[
     Field(
         min_length=1,
         max_length=task_notes.MAX_OUTPUT_NAME,
-        description="The deliverable's name, e.g. audit.md (one line, at most 200 characters).",
+        description="e.g. audit.md",
     ),
 ]
 OutputContent = Annotated[
@@ -46,7 +42,6 @@ OutputContent = Annotated[
     Field(
         min_length=1,
         max_length=task_notes.MAX_OUTPUT_BYTES,
-        description="The whole text, kept exactly as sent; at most 1 MiB in UTF-8.",
     ),
 ]
 
@@ -84,6 +79,21 @@ class AskQuestion(TaskWrite):
     question: NoteText
 
 
+NoteKind = Literal["comment", "agent_update", "output", "question"]
+
+
+class ListTaskNotes(Args):
+    task_id: TaskRef
+    workspace_id: str | None = Field(default=None, max_length=200)
+    kind: NoteKind | Annotated[list[NoteKind], Field(min_length=1, max_length=4)] | None = None
+    limit: int = Field(default=20, ge=1, le=note_reads.MAX_NOTES_PAGE)
+    cursor: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=note_reads.MAX_CURSOR,
+    )
+
+
 def keyed_reply(result: KeyedResult) -> Reply:
     note = "This key was used before: this is the original answer." if result.replayed else None
     return Reply(result.body, note)
@@ -115,59 +125,75 @@ def ask_question(call: Call, args: AskQuestion) -> Reply:
     )
 
 
-def keyed_board_write(
-    name: str, title: str, description: str, args: type[Args], run: Callable[[Call, Any], Reply]
-) -> ToolDef:
-    """A keyed write on the board: tasks.manage, not read-only, safe to retry with its key."""
-    return ToolDef(
-        name=name,
-        title=title,
-        description=description,
-        args=args,
-        toolset=Toolset.BOARD,
-        run=run,
-        scopes=(Scope.TASKS_MANAGE,),
-        read_only=False,
-        idempotent=True,
+def list_task_notes(call: Call, args: ListTaskNotes) -> Reply:
+    kinds = [args.kind] if isinstance(args.kind, str) else args.kind
+    page = note_reads.list_task_notes(
+        call.db,
+        call.actor,
+        task=args.task_id,
+        workspace_id=args.workspace_ref(),
+        kinds=kinds,
+        limit=args.limit,
+        cursor=args.cursor,
     )
+    # The rows' budget leaves room for the task and the cursor around them.
+    body = page.answer(fit_rows(page.rows, RESPONSE_BUDGET - 4096))
+    note = (
+        "More notes follow: call again with cursor set to nextCursor, same taskId and kind."
+        if body["hasMore"]
+        else None
+    )
+    return Reply(body, note)
 
 
 TOOLS = (
-    keyed_board_write(
+    keyed_write(
         "post_comment",
         "Comment on a task",
-        "Add a markdown comment to a task (taskId or its key, e.g. CRW-12), signed with who you "
-        "are. At most 20,000 characters. Name the task's workspace (null for a private project) "
-        "and send an idempotencyKey; retrying with the same key and text returns the first answer.",
+        "Add a markdown comment to a task.",
         PostComment,
         post_comment,
+        toolset=Toolset.BOARD,
     ),
-    keyed_board_write(
+    keyed_write(
         "agent_update",
         "Post a progress note",
-        "Tell the team how your work on a task is going: a short markdown note (at most 20,000 "
-        "characters) shown on the task apart from comments. It changes nothing on the task: "
-        "use update_task to move its status. Keyed by idempotencyKey.",
+        "Post a progress note on a task, shown apart from comments; it changes nothing else.",
         AgentUpdate,
         agent_update,
+        toolset=Toolset.BOARD,
     ),
-    keyed_board_write(
+    keyed_write(
         "save_output",
         "Save a deliverable",
-        "Save a named result of a task (a report, a document, a data file as text) so people can "
-        "open it from the task. Saving the same name again adds a newer version; earlier versions "
-        "are kept. name at most 200 characters, content at most 1 MiB and stored exactly as "
-        "sent. Keyed by idempotencyKey; the answer gives the version, not the content.",
+        (
+            "Save a named deliverable on a task, kept exactly as sent; the same name again adds a "
+            "version."
+        ),
         SaveOutput,
         save_output,
+        toolset=Toolset.BOARD,
     ),
-    keyed_board_write(
+    keyed_write(
         "ask_question",
         "Ask the people a question",
-        "Ask the project's people something you cannot decide yourself about a task; the "
-        "question waits in their inbox and the answer shows on the task. At most 20,000 "
-        "characters. Keep working on what does not depend on it. Keyed by idempotencyKey.",
+        (
+            "Ask the people what you cannot decide yourself about a task. Their answer shows in "
+            "get_task notes, list_task_notes and list_activity mine."
+        ),
         AskQuestion,
         ask_question,
+        toolset=Toolset.BOARD,
+    ),
+    ToolDef(
+        name="list_task_notes",
+        title="Read a task's notes",
+        description=(
+            "A task's notes, newest first: comments, agent updates, outputs (previews) and "
+            "questions with answers; kind narrows it."
+        ),
+        args=ListTaskNotes,
+        toolset=Toolset.BOARD,
+        run=list_task_notes,
     ),
 )

@@ -9,8 +9,8 @@ from pydantic import Field
 from crewboard.domain.identity.access import Toolset
 from crewboard.mcp.args import Args
 from crewboard.mcp.render import RESPONSE_BUDGET, Reply, compact, fit_rows
-from crewboard.mcp.tooldef import Call, ToolDef
-from crewboard.mcp.tools.board.notes import TaskWrite, keyed_board_write, keyed_reply
+from crewboard.mcp.tooldef import Call, ToolDef, keyed_write
+from crewboard.mcp.tools.board.notes import TaskWrite, keyed_reply
 from crewboard.services.board import repos
 
 RepoId = Annotated[
@@ -18,44 +18,35 @@ RepoId = Annotated[
     Field(
         min_length=1,
         max_length=200,
-        description="The repository's id (rep_…) from list_task_repos.",
+        description="From list_task_repos.",
     ),
 ]
 Branch = Annotated[
     str,
-    Field(min_length=1, max_length=repos.MAX_BRANCH, description="A branch name, without spaces."),
+    Field(min_length=1, max_length=repos.MAX_BRANCH),
 ]
-Summary = Annotated[
-    str | None, Field(max_length=repos.MAX_SUMMARY, description="At most 4000 characters.")
-]
+Summary = Annotated[str | None, Field(max_length=repos.MAX_SUMMARY)]
 
 
 class ListTaskRepos(Args):
-    project_id: str | None = Field(
-        default=None, max_length=200, description="The project (id or key); or give taskId."
-    )
+    project_id: str | None = Field(default=None, max_length=200)
     task_id: str | None = Field(
         default=None,
         max_length=200,
-        description="A task (id or key, e.g. CRW-12): adds its branch links and status reports.",
+        description="Adds the task's links and reports.",
     )
-    workspace_id: str | None = Field(
-        default=None, max_length=200, description="The project's workspace id, or null for private."
-    )
+    workspace_id: str | None = Field(default=None, max_length=200)
 
 
 class ProposeRepoChange(TaskWrite):
     repo_id: RepoId
     branch: Branch
-    target_branch: str | None = Field(
-        default=None, max_length=repos.MAX_BRANCH, description="Where the branch should merge."
-    )
+    target_branch: str | None = Field(default=None, max_length=repos.MAX_BRANCH)
     title: str | None = Field(default=None, max_length=repos.MAX_LINK_TITLE)
     summary: Summary = None
     pr_url: str | None = Field(
         default=None,
         max_length=repos.MAX_URL,
-        description="The pull request's https:// address, once there is one.",
     )
 
 
@@ -65,10 +56,9 @@ class ReportRepoStatus(TaskWrite):
     commit: str | None = Field(
         default=None,
         pattern=r"^[0-9a-fA-F]{7,64}$",
-        description="The commit hash the report is about (7 to 64 hexadecimal characters).",
     )
     tests: Literal["passed", "failed", "running", "none"] | None = Field(
-        default=None, description="How the tests stand; none: there are no tests to run."
+        default=None, description="none: no tests to run."
     )
     summary: Summary = None
 
@@ -84,6 +74,8 @@ def _fit(body: dict[str, Any], sections: tuple[str, ...]) -> str | None:
     for name in sections:
         rows = body[name]
         kept = fit_rows(rows, max(budget, 0)) if rows else rows
+        if len(compact(kept).encode()) > max(budget, 0):
+            kept = []  # not even one row fits: fit_rows keeps one for paging; a section need not
         budget -= len(compact(kept).encode())
         if len(kept) < len(rows):
             cut.append(f"{len(kept)} of {len(rows)} {name}")
@@ -136,34 +128,33 @@ TOOLS = (
         name="list_task_repos",
         title="List repositories and task branches",
         description=(
-            "Show a project's code repositories (id, name, https URL, default branch), by "
-            "projectId or taskId. With taskId it also shows the task's branch links (repository, "
-            "agent, branch, targetBranch, title, summary, prUrl, updatedAt) and its 20 newest "
-            "status reports. Use it to find the repoId for propose_repo_change."
+            "The project's repositories (by projectId or taskId); with taskId also its branch links"
+            " and newest status reports."
         ),
         args=ListTaskRepos,
         toolset=Toolset.BOARD,
         run=list_task_repos,
     ),
-    keyed_board_write(
+    keyed_write(
         "propose_repo_change",
         "Link a branch to a task",
-        "Record that you work on a task in a branch of one of the project's repositories, right "
-        "after pushing it; add prUrl (https) once a pull request exists. One link per task, "
-        "repository, branch and you: calling again with the same branch updates that link, and "
-        "fields you leave out keep their values. branch and targetBranch at most 200 "
-        "characters, title 300, summary 4000. Keyed by idempotencyKey.",
+        (
+            "Link a task to your branch right after pushing it, with prUrl once a pull request "
+            "exists. The same task, repository and branch again updates the link."
+        ),
         ProposeRepoChange,
         propose_repo_change,
+        toolset=Toolset.BOARD,
     ),
-    keyed_board_write(
+    keyed_write(
         "report_repo_status",
         "Report how the code stands",
-        "Leave a status report on a task: branch, commit (7 to 64 hex characters), tests "
-        "(passed, failed, running or none) and a summary of at most 4000 characters; give at "
-        "least one. repoId is optional. A report never links a branch to the task: use "
-        "propose_repo_change for that. Keyed by idempotencyKey.",
+        (
+            "Report a branch, commit, test result or summary on a task. It never links a branch: "
+            "propose_repo_change does."
+        ),
         ReportRepoStatus,
         report_repo_status,
+        toolset=Toolset.BOARD,
     ),
 )

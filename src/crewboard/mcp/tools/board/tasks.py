@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from crewboard.domain.identity.access import Scope, Toolset
+from crewboard.domain.identity.access import Toolset
 from crewboard.domain.validation import INT32_MAX
 from crewboard.mcp.args import (
     Args,
@@ -17,10 +17,12 @@ from crewboard.mcp.args import (
     TaskNumber,
     WorkspaceId,
 )
-from crewboard.mcp.render import Reply, fit_rows, page_note
-from crewboard.mcp.tooldef import Call, ToolDef
+from crewboard.mcp.render import RESPONSE_BUDGET, Reply, fit_rows
+from crewboard.mcp.tooldef import Call, ToolDef, keyed_write
 from crewboard.services.board import queries as task_queries
 from crewboard.services.board import tasks
+from crewboard.services.board.fitting import cut_fields, fit_task_answer
+from crewboard.services.text_windows import WINDOW_LIMIT
 
 Status = Literal["backlog", "ready_for_ai", "in_progress", "blocked", "review", "approved", "done"]
 Priority = Literal["low", "medium", "high"]
@@ -56,12 +58,15 @@ ListField = Literal[
     "revision",
     "brief",
     "description",
+    "humanOwnerId",
+    "startDate",
+    "createdAt",
 ]
 Id = Annotated[str, Field(min_length=1, max_length=200)]
 Tag = Annotated[str, Field(min_length=1, max_length=48)]
 TaskRef = Annotated[
     str,
-    Field(min_length=1, max_length=200, description="The task's id (tsk_…) or key (e.g. CRW-12)."),
+    Field(min_length=1, max_length=200),
 ]
 
 
@@ -75,62 +80,77 @@ class ContextRef(Args):
     created_at: Moment
 
 
-class ListTasks(Args):
-    project_id: str | None = Field(
-        default=None, max_length=200, description="Only this project (id or key)."
+class TaskPageArgs(Args):
+    """Columns and paging, shared by list_tasks and list_assignee_tasks."""
+
+    projection: Literal["preview", "summary"] = Field(
+        default="preview",
+        description="summary: no text, to find work.",
     )
+    fields: list[ListField] | None = Field(
+        default=None,
+        max_length=20,
+        description="Columns instead of the projection's.",
+    )
+    order: Literal["asc", "desc"] = "asc"
+    limit: int = Field(default=50, ge=1, le=200)
+    offset: Offset = 0
+    cursor: str | None = Field(
+        default=None,
+        max_length=300,
+    )
+
+
+class ListTasks(TaskPageArgs):
+    project_id: str | None = Field(default=None, max_length=200)
     workspace_id: str | None = Field(default=None, max_length=200)
-    status: Status | list[Status] | None = Field(default=None, description="One status or several.")
+    status: Status | list[Status] | None = Field(default=None)
     number: TaskNumber | Annotated[list[TaskNumber], Field(max_length=200)] | None = Field(
-        default=None, description="Task numbers (#12 is 12), up to 200."
+        default=None
     )
     q: str | None = Field(
         default=None,
         max_length=200,
-        description="Words that must all appear in the title, brief or description.",
+        description="All words in title, brief or description.",
     )
     parent_task_id: str | None = Field(
-        default=None, max_length=200, description="Only direct subtasks of this task (id or key)."
+        default=None, max_length=200, description="Direct subtasks of this task."
     )
-    tag: str | None = Field(
-        default=None, max_length=48, description="Only tasks with this tag (any case)."
-    )
+    tag: str | None = Field(default=None, max_length=48)
     label: str | None = Field(default=None, max_length=48)
     assignee: str | None = Field(
         default=None,
         max_length=200,
-        description="A role or user id, 'me' for yourself, or 'none' for unassigned.",
+        description="'me', 'none', or a role or user id.",
     )
     cycle: str | None = Field(default=None, max_length=64)
-    updated_since: Moment | None = Field(
-        default=None, description="Only tasks changed after this moment (ISO 8601 with offset)."
-    )
-    fields: list[ListField] | None = Field(
-        default=None, max_length=20, description="Columns besides id, projectId and workspaceId."
-    )
-    order: Literal["asc", "desc"] = Field(
-        default="asc", description="By task number; desc puts the newest first."
-    )
-    limit: int = Field(default=50, ge=1, le=200)
-    offset: Offset = 0
+    updated_since: Moment | None = Field(default=None)
 
 
-class GetTask(Args):
-    task_id: str | None = Field(
-        default=None, max_length=200, description="The task's id or key (CRW-12)."
-    )
-    number: TaskNumber | None = Field(
-        default=None, description="The project-local number; add projectId."
+class ListAssigneeTasks(TaskPageArgs):
+    assignee_id: str = Field(
+        min_length=1, max_length=200, description="A role id (rol_…), a user id (usr_…) or 'me'."
     )
     project_id: str | None = Field(default=None, max_length=200)
     workspace_id: str | None = Field(default=None, max_length=200)
-    include_context_pack: bool = Field(
-        default=True, description="false: the task alone, no context handed out."
-    )
+    status: Status | list[Status] | None = None
+
+
+class GetTask(Args):
+    task_id: str | None = Field(default=None, max_length=200)
+    number: TaskNumber | None = Field(default=None, description="With projectId.")
+    project_id: str | None = Field(default=None, max_length=200)
+    workspace_id: str | None = Field(default=None, max_length=200)
+    include_context_pack: bool = Field(default=True, description="false: the task alone.")
     format: Literal["agent_brief"] | None = Field(
         default=None,
-        description="agent_brief: plain text (at most 3000 characters) for a subagent.",
+        description="Plain text for a subagent.",
     )
+    text_field: Literal["brief", "description"] | None = Field(
+        default=None, description="Read this text in windows."
+    )
+    text_offset: Offset = Field(default=0, description="In code points.")
+    text_limit: int = Field(default=WINDOW_LIMIT, ge=1, le=WINDOW_LIMIT)
 
 
 class TaskFields(Args):
@@ -142,15 +162,13 @@ class TaskFields(Args):
     status: Status | None = None
     priority: Priority | None = None
     assignee_id: str | None = Field(
-        default=None, max_length=200, description="A role id from list_team or a person's user id."
+        default=None, max_length=200, description="A role or user id from list_team."
     )
     assignee_type: AssigneeType | None = None
-    human_owner_id: str | None = Field(
-        default=None, max_length=200, description="The person answerable for the task."
-    )
+    human_owner_id: str | None = Field(default=None, max_length=200)
     tags: list[Tag] | None = Field(default=None, max_length=20)
     labels: list[Tag] | None = Field(default=None, max_length=20)
-    due_date: Day | None = Field(default=None, description="YYYY-MM-DD; null clears it.")
+    due_date: Day | None = Field(default=None)
     start_date: Day | None = None
     story_points: int | None = Field(default=None, ge=0, le=1000)
     cycle: str | None = Field(default=None, max_length=64)
@@ -172,7 +190,7 @@ class CreateTask(TaskFields):
 class TaskPatch(TaskFields):
     title: str | None = Field(default=None, min_length=1, max_length=300)
     board_order: BoardOrder | None = Field(
-        default=None, description="Position in its column, smaller first (-1e12 to 1e12)."
+        default=None, description="Smaller comes first in its column."
     )
 
 
@@ -181,10 +199,20 @@ class UpdateTask(Args):
     workspace_id: WorkspaceId
     idempotency_key: Annotated[str, Field(min_length=1, max_length=128)]
     task_id: TaskRef
-    expected_revision: int = Field(
-        ge=1, le=INT32_MAX, description="The revision you read with get_task."
-    )
+    expected_revision: int = Field(ge=1, le=INT32_MAX)
     patch: TaskPatch
+
+
+class AssignTask(Args):
+    task_id: TaskRef
+    workspace_id: WorkspaceId
+    idempotency_key: Annotated[str, Field(min_length=1, max_length=128)]
+    expected_revision: int = Field(ge=1, le=INT32_MAX)
+    assignee_id: str | None = Field(
+        default=None, max_length=200, description="A role id from list_team or a user id."
+    )
+    assignee_type: AssigneeType | None = None
+    human_owner_id: str | None = Field(default=None, max_length=200)
 
 
 def fields_of(model: TaskFields) -> dict[str, Any]:
@@ -203,9 +231,20 @@ def _as_list(value: Any) -> list[Any] | None:
     return value if isinstance(value, list) else [value]
 
 
+def _page_reply(page: task_queries.TaskPage) -> Reply:
+    body = page.answer(fit_rows(page.rows))
+    note = None
+    if body["hasMore"]:
+        note = (
+            f"Showing {len(body['tasks'])} of {body['total']}. More follow: pass nextCursor as "
+            "cursor with the same filters (or offset nextOffset)."
+        )
+    return Reply(body, note)
+
+
 def list_tasks(call: Call, args: ListTasks) -> Reply:
     workspace = args.workspace_ref()
-    rows, total = task_queries.list_tasks(
+    page = task_queries.list_tasks(
         call.db,
         call.actor,
         project=args.project_id,
@@ -220,14 +259,31 @@ def list_tasks(call: Call, args: ListTasks) -> Reply:
         cycle=args.cycle,
         updated_since=args.updated_since,
         fields=list(args.fields) if args.fields else None,
+        projection=args.projection,
         order=args.order,
         limit=args.limit,
         offset=args.offset,
+        cursor=args.cursor,
     )
-    kept = fit_rows(rows)
-    following = args.offset + len(kept)
-    body = {"tasks": kept, "total": total, "nextOffset": following if following < total else None}
-    return Reply(body, page_note(shown=len(kept), offset=args.offset, total=total))
+    return _page_reply(page)
+
+
+def list_assignee_tasks(call: Call, args: ListAssigneeTasks) -> Reply:
+    page = task_queries.list_assignee_tasks(
+        call.db,
+        call.actor,
+        assignee=args.assignee_id,
+        project=args.project_id,
+        workspace_id=args.workspace_ref(),
+        statuses=_as_list(args.status),
+        fields=list(args.fields) if args.fields else None,
+        projection=args.projection,
+        order=args.order,
+        limit=args.limit,
+        offset=args.offset,
+        cursor=args.cursor,
+    )
+    return _page_reply(page)
 
 
 def get_task(call: Call, args: GetTask) -> Reply:
@@ -241,10 +297,50 @@ def get_task(call: Call, args: GetTask) -> Reply:
         workspace_id=workspace,
         include_context_pack=args.include_context_pack,
         format=args.format,
+        text_field=args.text_field,
+        text_offset=args.text_offset if args.given("text_offset") else None,
+        text_limit=args.text_limit if args.given("text_limit") else None,
     )
     if isinstance(found, str):
         return Reply({"format": "agent_brief", "text": found}, found)
-    return Reply(found)
+    return Reply(found, _text_note(found))
+
+
+def task_ack(body: dict[str, Any], note: str | None) -> Reply:
+    """A write's answer carrying the task, its long texts cut to fit as get_task cuts them."""
+    fitted = fit_task_answer(body, RESPONSE_BUDGET)
+    cut = cut_fields(fitted)
+    if cut:
+        note = " ".join(
+            filter(None, [note, f"Cut to fit: {' and '.join(cut)}; get_task textField reads it."])
+        )
+    return Reply(fitted, note)
+
+
+def _text_note(found: dict[str, Any]) -> str | None:
+    """How to read on: the next window, or the texts this answer cut."""
+    if "field" in found:
+        following = found["nextOffset"]
+        if following is None:
+            return None
+        return f"Pass textOffset {following} for more of the {found['field']} ({found['length']} characters)."
+    task = found["task"]
+    notes = [
+        f"The {name} was cut ({task[name + 'Length']} characters): read it with textField "
+        f"{name}, textOffset {len(task[name])}."
+        for name in cut_fields(found)
+    ]
+    records = [
+        r["id"]
+        for r in found.get("contextPack", {}).get("records", [])
+        if r.get("contentTruncated")
+    ]
+    if records:
+        notes.append(
+            "Records marked contentTruncated were cut: read one whole with get_project_memory "
+            f"ids [{records[0]}] and contentOffset."
+        )
+    return " ".join(notes) or None
 
 
 def create_task(call: Call, args: CreateTask) -> Reply:
@@ -259,7 +355,7 @@ def create_task(call: Call, args: CreateTask) -> Reply:
         idempotency_key=args.idempotency_key,
         **fields,
     )
-    return Reply(
+    return task_ack(
         result.body,
         "This key was used before: this is the original answer." if result.replayed else None,
     )
@@ -281,7 +377,25 @@ def update_task(call: Call, args: UpdateTask) -> Reply:
         if result.replayed
         else None
     )
-    return Reply(result.body, note)
+    return task_ack(result.body, note)
+
+
+def assign_task(call: Call, args: AssignTask) -> Reply:
+    result = tasks.assign_task(
+        call.db,
+        call.actor,
+        workspace_id=args.workspace_id,
+        idempotency_key=args.idempotency_key,
+        task_id=args.task_id,
+        expected_revision=args.expected_revision,
+        assignment=args.model_dump(include=args.model_fields_set & set(tasks.ASSIGNMENT_FIELDS)),
+    )
+    note = (
+        "This key was used before: this is the original answer, not the task as it is now."
+        if result.replayed
+        else None
+    )
+    return task_ack(result.body, note)
 
 
 TOOLS = (
@@ -289,65 +403,71 @@ TOOLS = (
         name="list_tasks",
         title="List tasks",
         description=(
-            "Find tasks on the board, by task number (desc: newest first). Filter by status (one or "
-            "several), number, q (every word must appear in the title, brief or description), "
-            "parentTaskId, tag, label, assignee ('me', 'none' or an id), cycle or updatedSince; "
-            "choose columns with fields (revision lets you update without reading). Rows show a "
-            "500-character description preview. Paged: limit up to 200 and offset."
+            "Find tasks. Filters: status, number, q (every word in title, brief or description), "
+            "parentTaskId, tag, label, assignee ('me', 'none' or an id), cycle, updatedSince. "
+            "projection summary leaves text out; fields picks columns."
         ),
         args=ListTasks,
         toolset=Toolset.BOARD,
         run=list_tasks,
     ),
     ToolDef(
+        name="list_assignee_tasks",
+        title="List an assignee's tasks",
+        description=(
+            "The tasks of one assignee (an AI role, a person or 'me'), shaped and paged as in "
+            "list_tasks."
+        ),
+        args=ListAssigneeTasks,
+        toolset=Toolset.PLANNING,
+        run=list_assignee_tasks,
+    ),
+    ToolDef(
         name="get_task",
         title="Read a task",
         description=(
-            "Read one task by taskId (or its key, e.g. CRW-12) or by number with projectId: the "
-            "task, its lifecycle summary, checklist, relationships, subtasks, readiness to finish "
-            "and its context pack: brief, parent, blockers, the accepted memory records it names "
-            "or matches in full, an index of the others (read them with get_project_memory ids), "
-            "the state page. The pack is read now, not a snapshot. A token that can hand in also "
-            "gets contextReceiptId (pass it to submit_result: a later change to these inputs is "
-            "flagged to the reviewer) or contextReceiptUnavailable with the reason. "
-            "includeContextPack false rereads the task alone and hands out no context; format "
-            "agent_brief returns plain text (at most 3000 characters) for a subagent. "
-            "assigneeRole names the model, effort and rank the assigned role asks for: run the "
-            "task (or the subagent you give it to) on that model."
+            "Read a task with what you need to work on it: brief, checklist, relationships, "
+            "readiness, what people said (notes: questions with answers, comments), assigneeRole "
+            "(the model and effort to run it on) and the context pack (parent, blockers, accepted "
+            "memory, state page). Pass contextReceiptId to submit_result. Text cut to fit is "
+            "flagged (briefTruncated): read it in windows with textField. format agent_brief: plain"
+            " text for a subagent."
         ),
         args=GetTask,
         toolset=Toolset.BOARD,
         run=get_task,
     ),
-    ToolDef(
-        name="create_task",
-        title="Create a task",
-        description=(
-            "Create a task on the board. Name the workspace (null for private) and a stable "
-            "idempotencyKey. A task for AI names one of the project's AI roles as assigneeId; a "
-            "task created in progress names who does it. Only a person can set approved."
+    keyed_write(
+        "create_task",
+        "Create a task",
+        (
+            "Create a task. An AI task names one of the project's AI roles as assigneeId; a task "
+            "created in_progress names who does it."
         ),
-        args=CreateTask,
-        toolset=Toolset.BOARD,
-        run=create_task,
-        scopes=(Scope.TASKS_MANAGE,),
-        read_only=False,
-        idempotent=True,
+        CreateTask,
+        create_task,
+        toolset=Toolset.PLANNING,
     ),
-    ToolDef(
-        name="update_task",
-        title="Update a task",
-        description=(
-            "Change a task's fields with patch, from the revision you read (expectedRevision). "
-            "Omitted fields stay; null clears (dueDate null removes the date; blockedByTaskIds "
-            "replaces the blockers). A stale revision is refused with the current one, who changed "
-            "it and when. Keyed by idempotencyKey. Only a person can set approved."
+    keyed_write(
+        "update_task",
+        "Update a task",
+        (
+            "Change a task's fields (patch) from the revision you read. Omitted fields stay, null "
+            "clears; blockedByTaskIds replaces the blockers."
         ),
-        args=UpdateTask,
-        toolset=Toolset.BOARD,
-        run=update_task,
-        scopes=(Scope.TASKS_MANAGE,),
-        read_only=False,
-        idempotent=True,
+        UpdateTask,
+        update_task,
+        toolset=Toolset.PLANNING,
+    ),
+    keyed_write(
+        "assign_task",
+        "Assign a task",
+        (
+            "Set who does a task (assigneeId: an AI role or a person) and, apart from that, the "
+            "person answerable (humanOwnerId). Omitted stays, null clears."
+        ),
+        AssignTask,
+        assign_task,
+        toolset=Toolset.PLANNING,
     ),
 )

@@ -16,66 +16,46 @@ EventType = Literal["assignment_changed", "status_changed", "blocker_changed"]
 
 
 class ListTaskEvents(Args):
-    task_id: str | None = Field(
-        default=None, max_length=200, description="Only this task: its id (tsk_…) or key (CRW-12)."
-    )
+    task_id: str | None = Field(default=None, max_length=200)
     human_assignee_id: str | None = Field(
         default=None,
         max_length=200,
-        description="Only events after which this person was the task's human owner or assignee.",
+        description="Events after which this person owned or held the task.",
     )
     agent_assignee_id: str | None = Field(
         default=None,
         max_length=200,
-        description="Only events after which this AI role held the task.",
+        description="Events after which this role held the task.",
     )
-    since: Moment | None = Field(
-        default=None, description="From this moment on, inclusive (ISO 8601 with an offset)."
-    )
-    until: Moment | None = Field(
-        default=None, description="Up to this moment, exclusive (ISO 8601 with an offset)."
-    )
-    project_id: str | None = Field(
-        default=None, max_length=200, description="Only this project (id or key)."
-    )
-    workspace_id: str | None = Field(
-        default=None, max_length=200, description="The project's workspace id, or null for private."
-    )
-    event_types: list[EventType] | None = Field(
-        default=None, max_length=3, description="Only these kinds of event."
-    )
-    limit: int = Field(default=50, ge=1, le=100, description="Events per page (1-100, default 50).")
+    since: Moment | None = Field(default=None, description="Inclusive.")
+    until: Moment | None = Field(default=None, description="Exclusive.")
+    project_id: str | None = Field(default=None, max_length=200)
+    workspace_id: str | None = Field(default=None, max_length=200)
+    event_types: list[EventType] | None = Field(default=None, max_length=3)
+    limit: int = Field(default=50, ge=1, le=100)
     cursor: str | None = Field(
         default=None,
         max_length=200,
-        description="nextCursor from the previous page; send the same filters with it.",
     )
 
 
 class GetWeek(Args):
     week: Day | None = Field(
         default=None,
-        description="Any day of the week to show, YYYY-MM-DD. Default: this week in timeZone.",
+        description="Any day of it (default: this week).",
     )
     time_zone: str = Field(
         default="UTC",
         min_length=1,
         max_length=64,
-        description=(
-            "IANA time zone in which days start and end (e.g. Europe/Berlin); default UTC. "
-            "Due dates have no time zone."
-        ),
+        description="IANA zone, e.g. Europe/Berlin (default UTC).",
     )
-    project_id: str | None = Field(
-        default=None, max_length=200, description="Only this project (id or key)."
-    )
-    workspace_id: str | None = Field(
-        default=None, max_length=200, description="The project's workspace id, or null for private."
-    )
+    project_id: str | None = Field(default=None, max_length=200)
+    workspace_id: str | None = Field(default=None, max_length=200)
     assignee_id: str | None = Field(
         default=None,
         max_length=200,
-        description="Only this role's or person's plan and work (a role id or a user id).",
+        description="A role or user id.",
     )
 
 
@@ -162,31 +142,23 @@ TOOLS = (
         name="list_task_events",
         title="List task lifecycle events",
         description=(
-            "The recorded history of tasks, oldest first: assignment_changed, status_changed and "
-            "blocker_changed events, each with when, who, what changed and the status after it. "
-            "Bound every request by taskId, humanAssigneeId, agentAssigneeId, or both since "
-            "(inclusive) and until (exclusive). Narrow with projectId and eventTypes. Pages of up "
-            "to 100 (limit); while hasMore, pass nextCursor as cursor with the same filters. "
-            "coverage says whether the listed tasks' history is complete."
+            "Task history, oldest first: assignment, status and blocker changes. Bound it by "
+            "taskId, humanAssigneeId, agentAssigneeId or since and until. coverage says whether it "
+            "is complete."
         ),
         args=ListTaskEvents,
-        toolset=Toolset.BOARD,
+        toolset=Toolset.PLANNING,
         run=list_task_events,
     ),
     ToolDef(
         name="get_week",
         title="Read the week",
         description=(
-            "One week, Monday to Sunday: for each day the tasks due then (the plan) and the time "
-            "tasks spent in progress, per assignee, with local start and end (a stretch still in "
-            "progress runs to now). Minutes are given per stretch, per day and per week, split "
-            "between people and AI; they measure time in progress, nights included, not hours "
-            "worked. Also lists open tasks without a due date. Days follow timeZone (default "
-            "UTC), so a day when clocks change has 23 or 25 hours. To plan a task onto a day, "
-            "update_task with patch.dueDate and the revision shown here."
+            "A Monday-Sunday week in timeZone: tasks due each day, time in progress per assignee "
+            "(people and AI), and open tasks with no due date."
         ),
         args=GetWeek,
-        toolset=Toolset.BOARD,
+        toolset=Toolset.PLANNING,
         run=get_week,
     ),
 )

@@ -86,18 +86,21 @@ TOOLS = (
         name="list_projects",
         title="List projects",
         description=(
-            "List the projects you can open, by key, with goal, phase, status, collections and "
-            "your role (viewerRole). Filter by projectId or workspaceId (null: private projects); "
-            "archived projects only with includeArchived. Paged with limit and offset."
+            "The projects you can open: key, goal, phase, status, collections and your role "
+            "(viewerRole)."
         ),
         args=a.ListProjects,
         toolset=Toolset.BOARD,
         run=list_projects,
+        needs_project=False,
     ),
     ToolDef(
         name="get_project",
         title="Get a project",
-        description="One project by id or key: its fields, your role on it, and counts of its people, roles and state page revision.",
+        description=(
+            "One project: its fields, your role on it and counts of its people, roles and state "
+            "page revision."
+        ),
         args=a.GetProject,
         toolset=Toolset.BOARD,
         run=get_project,
@@ -105,21 +108,19 @@ TOOLS = (
     ToolDef(
         name="create_project",
         title="Create a project",
-        description=(
-            "Create a project; you become its admin. Name the workspace explicitly "
-            "(workspaceId null puts it in your private space). Keyed by idempotencyKey."
-        ),
+        description="Create a project; you become its admin.",
         args=a.CreateProject,
         toolset=Toolset.ADMIN,
         run=create_project,
         scopes=(Scope.PROJECTS_ADMIN,),
         read_only=False,
         idempotent=True,
+        needs_project=False,
     ),
     ToolDef(
         name="update_project",
         title="Update a project",
-        description="Change a project's name, goal, phase, status, description, type or collections; fields you omit stay as they are. Needs the admin role.",
+        description="Change a project's fields (admin role); omitted fields stay.",
         args=a.UpdateProject,
         toolset=Toolset.ADMIN,
         run=update_project,
@@ -130,7 +131,7 @@ TOOLS = (
     ToolDef(
         name="archive_project",
         title="Archive a project",
-        description="Archive a project (archiving an archived project changes nothing). Needs the admin role.",
+        description="Archive a project (admin role); archiving it again changes nothing.",
         args=a.ProjectAction,
         toolset=Toolset.ADMIN,
         run=_set_archived(True),
@@ -141,7 +142,7 @@ TOOLS = (
     ToolDef(
         name="unarchive_project",
         title="Unarchive a project",
-        description="Bring an archived project back to the active list. Needs the admin role.",
+        description="Bring an archived project back (admin role).",
         args=a.ProjectAction,
         toolset=Toolset.ADMIN,
         run=_set_archived(False),
@@ -152,10 +153,7 @@ TOOLS = (
     ToolDef(
         name="delete_project",
         title="Delete a project",
-        description=(
-            "Delete an archived project with everything in it, for good. An active project is "
-            "refused: archive it first. Needs the admin role."
-        ),
+        description="Delete an archived project and all in it, for good (admin role). Archive it first.",
         args=a.ProjectAction,
         toolset=Toolset.ADMIN,
         run=delete_project,

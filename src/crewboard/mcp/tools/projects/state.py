@@ -36,10 +36,8 @@ TOOLS = (
         name="get_project_state",
         title="Read the state page",
         description=(
-            "Read the project's state page: where it stands, what is in progress and next, what "
-            "waits for people, risks and working rules. Returns content, revision (0 while empty; "
-            "pass it to update_project_state), who wrote it and when, canEdit and taskCounts. "
-            "A working page, not accepted project memory."
+            "Read the state page: where the project stands, what is next, what waits for people. "
+            "Start here. revision is 0 while it is empty."
         ),
         args=a.GetProjectState,
         toolset=Toolset.BOARD,
@@ -49,10 +47,8 @@ TOOLS = (
         name="update_project_state",
         title="Rewrite the state page",
         description=(
-            "Replace the state page with the whole new text (at most 5000 characters), from the "
-            "revision you read. If someone saved meanwhile it is refused with the current "
-            "revision: read again and merge. Every version is kept. Retrying a lost answer with "
-            "the same text and revision returns that save."
+            "Replace the state page with the whole new text from the revision you read. On a "
+            "conflict, read it again and merge. Every version is kept."
         ),
         args=a.UpdateProjectState,
         toolset=Toolset.BOARD,

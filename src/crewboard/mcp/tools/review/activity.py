@@ -12,27 +12,20 @@ from crewboard.services.review import activity, messages
 
 
 class ListActivity(Args):
-    project_id: str | None = Field(
-        default=None, max_length=200, description="Only this project (id or key)."
-    )
-    workspace_id: str | None = Field(
-        default=None, max_length=200, description="The project's workspace id, or null for private."
-    )
-    limit: int = Field(
-        default=20, ge=1, le=activity.MAX_LIMIT, description="Entries (1-100, default 20)."
-    )
+    project_id: str | None = Field(default=None, max_length=200)
+    workspace_id: str | None = Field(default=None, max_length=200)
+    limit: int = Field(default=20, ge=1, le=activity.MAX_LIMIT)
     since: str | None = Field(
         default=None,
         min_length=1,
         max_length=activity.MAX_CURSOR,
-        description="A cursor from an earlier list_activity: only what came after it, oldest first.",
+        description="A cursor: only what came after it, oldest first.",
     )
     mine: bool = Field(
-        default=False, description="Only your own hand-ins and the decisions about them."
+        default=False,
+        description="Your hand-ins and what people answered you.",
     )
-    task_id: str | None = Field(
-        default=None, max_length=200, description="Only entries about this task (id or key)."
-    )
+    task_id: str | None = Field(default=None, max_length=200)
 
 
 class PostMessage(Args):
@@ -41,16 +34,13 @@ class PostMessage(Args):
     participant_id: str = Field(
         min_length=1,
         max_length=200,
-        description="Whose thread: a team role id (rol_…) or a member's user id (usr_…) from list_team.",
+        description="A role or user id from list_team.",
     )
     body: str = Field(
         min_length=1,
         max_length=messages.MAX_BODY,
-        description="Markdown, at most 20,000 characters.",
     )
-    task_id: str | None = Field(
-        default=None, max_length=200, description="A task of the same project it is about."
-    )
+    task_id: str | None = Field(default=None, max_length=200)
     idempotency_key: IdempotencyKey = None
 
 
@@ -95,14 +85,9 @@ TOOLS = (
         name="list_activity",
         title="Follow the activity",
         description=(
-            "What happened lately in your projects, newest first: task changes, notes, proposals, "
-            "messages, and AI hand-ins with what a person decided about each (approved, rejected, "
-            "revision requested with its follow-up task and a comment preview, saved to memory, "
-            "accepted by a rule or returned to review, superseded by a newer hand-in). Hand-in "
-            "entries give draftId, its current draftStatus and mine; your own also their "
-            "idempotencyKey; never the draft text. Filter by projectId, taskId, or mine: true. "
-            "The second text part gives a cursor: pass it as since for only newer entries, "
-            "oldest first. limit 1-100, default 20."
+            "What happened, newest first: task changes, notes, proposals, messages, hand-ins with "
+            "people's decisions. mine: your hand-ins and what people answered you. Pass the cursor "
+            "as since for what is new."
         ),
         args=ListActivity,
         toolset=Toolset.REVIEW,
@@ -112,11 +97,8 @@ TOOLS = (
         name="post_message",
         title="Message a participant",
         description=(
-            "Write into one participant's inbox thread on a project: a team role id or a "
-            "member's user id from list_team, optionally about a task of that project (taskId). "
-            "Signed with who you are; it changes no task, role or memory. Name the project's "
-            "workspace (null when private); in a shared workspace an idempotencyKey is required, "
-            "and a retry with it returns the first answer."
+            "Write into a participant's inbox thread (a role or person from list_team), optionally "
+            "about a task. It changes nothing else."
         ),
         args=PostMessage,
         toolset=Toolset.REVIEW,

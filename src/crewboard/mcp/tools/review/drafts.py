@@ -15,18 +15,14 @@ from crewboard.services.idempotency import KeyedResult
 from crewboard.services.review import drafts
 
 Document = Literal["overview", "context", "decisions", "notes", "legal"]
-Title = Annotated[str, Field(min_length=1, max_length=300, description="A short title.")]
-Summary = Annotated[
-    str, Field(max_length=2000, description="One line on what the result is (may be empty).")
-]
+Title = Annotated[str, Field(min_length=1, max_length=300)]
+Summary = Annotated[str, Field(max_length=2000)]
 Content = Annotated[
     str,
     Field(
         min_length=1,
         max_length=200_000,
-        description="The result in markdown, as the reviewer reads it. Link accepted memory "
-        "you built on as [Title](record id) or a project document as [Decisions](decisions); "
-        "only ids you have read.",
+        description="Markdown for the reviewer; cite memory you used as [Title](record id).",
     ),
 ]
 Collection = Annotated[
@@ -34,13 +30,12 @@ Collection = Annotated[
     Field(
         default=None,
         max_length=200,
-        description="Where in the project's memory it belongs, a collection name from "
-        "list_projects; the reviewer may change it.",
+        description="A collection from list_projects; the reviewer may change it.",
     ),
 ]
 DocumentArg = Annotated[
     Document | None,
-    Field(default=None, description="The project document it belongs in; offered on approval."),
+    Field(default=None),
 ]
 
 
@@ -49,14 +44,10 @@ class Reference(Args):
     value: str = Field(
         min_length=1,
         max_length=300,
-        description="A commit SHA (7-64 hex), a branch, a test tally like '212 pass', a title.",
+        description="A commit SHA, branch, test tally or title.",
     )
-    label: str | None = Field(
-        default=None, max_length=120, description="A note: a commit message, before/after."
-    )
-    url: str | None = Field(
-        default=None, max_length=500, description="An https link; shown as reported, not fetched."
-    )
+    label: str | None = Field(default=None, max_length=120)
+    url: str | None = Field(default=None, max_length=500)
 
 
 class ResultFields(Args):
@@ -66,15 +57,11 @@ class ResultFields(Args):
     idempotency_key: str = Field(
         min_length=1,
         max_length=128,
-        description="Stable key for this hand-in; a lost answer is retried with the same key.",
     )
-    expected_revision: Revision = Field(
-        description="The task revision you worked from (get_task or update_task)."
-    )
+    expected_revision: Revision = Field()
     context_receipt_id: str | None = Field(
         max_length=200,
-        description="The contextReceiptId of the get_task read you worked from; null when "
-        "that read had none.",
+        description="From the get_task read you worked from; null if it had none.",
     )
     title: Title
     summary: Summary = ""
@@ -84,12 +71,12 @@ class ResultFields(Args):
     references: list[Reference] | None = Field(
         default=None,
         max_length=20,
-        description="Up to 20 pieces of git evidence, shown to the reviewer as you report them.",
+        description="Git evidence, shown as you report it.",
     )
 
 
 class SubmitResult(ResultFields):
-    project_id: str = Field(min_length=1, max_length=200, description="The task's project.")
+    project_id: str = Field(min_length=1, max_length=200)
     task_id: TaskRef
 
 
@@ -97,16 +84,12 @@ class DraftFields(Args):
     """A draft's fields besides its task."""
 
     project_id: str | None = Field(default=None, max_length=200)
-    workspace_id: str | None = Field(
-        default=None, max_length=200, description="The project's workspace id, or null."
-    )
-    idempotency_key: str | None = Field(
-        default=None, min_length=1, max_length=128, description="Optional retry key."
-    )
+    workspace_id: str | None = Field(default=None, max_length=200)
+    idempotency_key: str | None = Field(default=None, min_length=1, max_length=128)
     context_receipt_id: str | None = Field(
         default=None,
         max_length=200,
-        description="The contextReceiptId of the get_task read this builds on; omit otherwise.",
+        description="From the get_task read it builds on.",
     )
     title: Title
     summary: Summary = ""
@@ -179,14 +162,9 @@ TOOLS = (
         name="submit_result",
         title="Hand in a finished task",
         description=(
-            "Hand in your finished work in one call: the result becomes a draft in the people's "
-            "inbox, the task goes to review, and your git references (commits, branch, tests, "
-            "pull request, links) are kept as you report them, unchecked. The task moves only "
-            "from backlog, ready_for_ai or in_progress and only at the expectedRevision you "
-            "read; otherwise the draft lands anyway and the answer explains why the task "
-            "stayed. A person decides on the draft: you never approve it or write memory. "
-            "Name the workspace (null for private), a stable idempotencyKey and the "
-            "contextReceiptId of your get_task read (or null)."
+            "Hand in finished work in one call: a draft for people to review, the task moved to "
+            "review, your git references. The task moves only from backlog, ready_for_ai or "
+            "in_progress at expectedRevision; else the draft still lands and the answer says why."
         ),
         args=SubmitResult,
         toolset=Toolset.REVIEW,
@@ -199,10 +177,8 @@ TOOLS = (
         name="create_draft",
         title="Propose a draft",
         description=(
-            "Put a result in front of the people as a draft for a task, leaving the task as it "
-            "is. It waits for a person's review; you cannot accept it or write memory. If your "
-            "token also manages tasks, submit_result is the better hand-in. An optional "
-            "idempotencyKey makes a retry return the same draft."
+            "Hand a result in as a draft for review, leaving the task as it is (submit_result also "
+            "moves it)."
         ),
         args=CreateDraft,
         toolset=Toolset.REVIEW,

@@ -11,7 +11,7 @@ from crewboard.domain.board.tasks import MAX_LONG_TEXT, MAX_TITLE
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.mcp.args import Args, IdempotencyKey, ProjectRef, WorkspaceId
 from crewboard.mcp.render import Reply
-from crewboard.mcp.tooldef import Call, ToolDef
+from crewboard.mcp.tooldef import Call, ToolDef, keyed_write
 from crewboard.mcp.tools.board.tasks import Priority, Status, TaskRef, TaskType
 from crewboard.services.idempotency import KeyedResult
 from crewboard.services.projects.team import MAX_ROLE_NAME, MAX_ROLE_TEXT
@@ -22,7 +22,6 @@ Reason = Annotated[
     Field(
         default=None,
         max_length=proposal_cards.MAX_REASON,
-        description="Why, shown on the card (at most 2000 characters).",
     ),
 ]
 RoleHint = Annotated[
@@ -30,7 +29,7 @@ RoleHint = Annotated[
     Field(
         default=None,
         max_length=MAX_ROLE_NAME,
-        description="A team role's name or role (list_team); matched ignoring case on accept.",
+        description="A role's name (list_team), any case.",
     ),
 ]
 
@@ -40,7 +39,7 @@ class ProposeTask(Args):
     workspace_id: WorkspaceId
     title: str = Field(min_length=1, max_length=MAX_TITLE)
     description: str | None = Field(default=None, max_length=MAX_LONG_TEXT)
-    type_hint: TaskType | None = Field(default=None, description="The task type to give it.")
+    type_hint: TaskType | None = Field(default=None)
     role_hint: RoleHint = None
     idempotency_key: IdempotencyKey = None
 
@@ -50,14 +49,14 @@ class TaskChanges(Args):
     description: str | None = Field(default=None, max_length=MAX_LONG_TEXT)
     status: Status | None = None
     priority: Priority | None = None
-    type_hint: TaskType | None = Field(default=None, description="The new task type.")
+    type_hint: TaskType | None = Field(default=None)
     role_hint: RoleHint = None
 
 
 class ProposeTaskUpdate(Args):
     task_id: TaskRef
     workspace_id: WorkspaceId
-    changes: TaskChanges = Field(description="Only the fields to change; at least one.")
+    changes: TaskChanges = Field()
     reason: Reason = None
     idempotency_key: IdempotencyKey = None
 
@@ -72,22 +71,16 @@ class ProposeTaskDelete(Args):
 class ProposeRole(Args):
     project_id: ProjectRef
     workspace_id: WorkspaceId
-    name: str = Field(min_length=1, max_length=MAX_ROLE_NAME, description="The seat's name.")
-    role: str = Field(
-        min_length=1, max_length=MAX_ROLE_TEXT, description="What it is, e.g. Editor."
-    )
+    name: str = Field(min_length=1, max_length=MAX_ROLE_NAME)
+    role: str = Field(min_length=1, max_length=MAX_ROLE_TEXT)
     description: Reason = None
     idempotency_key: IdempotencyKey = None
 
 
 class Seat(Args):
-    role: str = Field(min_length=1, max_length=MAX_ROLE_TEXT, description="e.g. Illustrator.")
-    name: str | None = Field(
-        default=None, min_length=1, max_length=MAX_ROLE_NAME, description="Default: the role."
-    )
-    type_hint: Literal["ai", "human"] | None = Field(
-        default=None, description="Labels the seat; no AI is connected by accepting."
-    )
+    role: str = Field(min_length=1, max_length=MAX_ROLE_TEXT)
+    name: str | None = Field(default=None, min_length=1, max_length=MAX_ROLE_NAME)
+    type_hint: Literal["ai", "human"] | None = Field(default=None)
 
 
 class ProposeComposition(Args):
@@ -193,16 +186,14 @@ def _card_tool(
     team: bool = False,
 ) -> ToolDef:
     """A proposal: a write (it adds a card) that is safe to retry with its idempotencyKey."""
-    return ToolDef(
-        name=name,
-        title=title,
-        description=description,
-        args=args,
-        toolset=Toolset.TEAM if team else Toolset.REVIEW,
-        run=run,
+    return keyed_write(
+        name,
+        title,
+        description,
+        args,
+        run,
+        toolset=Toolset.TEAM if team else Toolset.PLANNING,
         scopes=(Scope.TEAM_MANAGE if team else Scope.TASKS_MANAGE,),
-        read_only=False,
-        idempotent=True,
     )
 
 
@@ -210,39 +201,31 @@ TOOLS = (
     _card_tool(
         "propose_task",
         "Propose a new task",
-        "Suggest a task as a card in the people's inbox instead of creating it yourself "
-        "(create_task does it at once). On accept it is created in backlog; typeHint sets its "
-        "type (an unknown one is refused) and roleHint assigns it to the team role with that "
-        "name or role, else it stays unassigned. Optional idempotencyKey.",
+        "Suggest a new task as an inbox card; created in backlog if a person accepts.",
         ProposeTask,
         propose_task,
     ),
     _card_tool(
         "propose_task_update",
         "Propose a task change",
-        "Suggest changes to an existing task (taskId or key, e.g. CRW-12) for a person to accept. "
-        "changes holds only the fields to change (title, description, status, priority, "
-        "typeHint, roleHint; at least one); the card shows each field's value now next to "
-        "yours. On accept they apply to the task as it is then; a roleHint that matches no "
-        "role leaves the assignee. Add a reason. Optional idempotencyKey.",
+        (
+            "Suggest changes to a task as an inbox card (now next to proposed); applied if a person"
+            " accepts."
+        ),
         ProposeTaskUpdate,
         propose_task_update,
     ),
     _card_tool(
         "propose_task_delete",
         "Propose deleting a task",
-        "Ask the people to delete an existing task: a warning card in their inbox. You cannot "
-        "delete a task yourself; it goes only when a person accepts, and dismissing keeps it "
-        "as it is. Say why in reason. Optional idempotencyKey.",
+        "Ask the people to delete a task; it goes only if a person accepts.",
         ProposeTaskDelete,
         propose_task_delete,
     ),
     _card_tool(
         "propose_role",
         "Propose a team role",
-        "Suggest one new seat for a project's team (name, role, optional description). A "
-        "project admin accepts it in the inbox; the seat is then added as a human seat nobody "
-        "holds yet, with no AI connected. Optional idempotencyKey.",
+        "Suggest a new team seat; an admin accepts it in the inbox (no AI is connected).",
         ProposeRole,
         propose_role,
         team=True,
@@ -250,10 +233,7 @@ TOOLS = (
     _card_tool(
         "propose_composition",
         "Propose a team",
-        "Suggest the whole set of seats a project needs (1 to 12, each a role with an optional "
-        "name and an ai or human typeHint) as a single inbox card, with a rationale. One accept "
-        "by a project admin adds every seat, unfilled; typeHint only labels the seat and "
-        "connects no AI. Optional idempotencyKey.",
+        "Suggest the seats a project needs (1-12) as one inbox card; one accept adds them all.",
         ProposeComposition,
         propose_composition,
         team=True,

@@ -1,0 +1,407 @@
+"""Every read tool answers within 48 KiB whatever the size of what it reads, and the texts it cuts
+read back whole in windows. Through the official SDK client against the served app, both eras.
+
+The world holds oversized content everywhere it can: 200,000-character brief and description
+mixing ASCII, CJK, emoji and characters JSON escapes, the largest memory record and documents,
+long comments, updates, questions, answers, outputs, repository links and messages, a 5000-
+character state page, a 10,000-character project description, a big team, many tasks with
+300-character titles. Each read-only tool of the catalogue has a case in CASES: a read tool
+added to the catalogue fails `test_every_read_tool_has_a_case` until it gets one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp_types import CallToolResult, TextContent
+
+from crewboard.domain.models import Actor, User
+from crewboard.mcp.catalogue import default_catalogue
+from crewboard.services.board import notes, queries, questions, repos, tasks
+from crewboard.services.identity import tokens
+from crewboard.services.identity.users import person_actor
+from crewboard.services.memory import edits as memory_edits
+from crewboard.services.memory import records as memory
+from crewboard.services.projects import projects, state, team
+from crewboard.services.review import drafts, messages
+from crewboard.services.text_windows import ANSWER_BUDGET
+from crewboard.storage.database import Database
+from crewboard.storage.uow import UnitOfWork
+from tests.support.factories import make_user
+from tests.support.mcp_client import body_of, mcp_client
+
+pytestmark = pytest.mark.anyio
+
+# Every kind of character a reply can hold: ASCII, CJK (3 bytes), emoji (4 bytes, a surrogate
+# pair in UTF-16), a control character JSON escapes to 6 bytes, quotes and backslashes
+# escaped to 2, newlines, and a checklist line.
+UNIT = (
+    'Plain words, 漢字とかなの文, emoji 🙂🚀👩‍💻, escapes \u0001\u001f "quoted" \\back\\slash\n'
+    "- [ ] a checklist item with 漢字 and \u0002 in it\n"
+)
+SUBTASKS = 40
+ALL_COLUMNS = [
+    "number", "key", "boardOrder", "tags", "labels", "dueDate", "parentTaskId",
+    "blockedByTaskIds", "title", "status", "priority", "type", "assigneeId", "assigneeType",
+    "updatedAt", "revision", "brief", "description",
+]  # fmt: skip
+
+
+LINE = 'One line 漢字とかな 🙂🚀 "quoted" \\slash '
+
+
+def line(length: int, seed: str = "") -> str:
+    """`length` characters on one line, no control character (names that must be one line)."""
+    return (seed + LINE * (length // len(LINE) + 1))[: length - 1] + "."
+
+
+def mixed(length: int, seed: str = "") -> str:
+    """`length` characters of UNIT after `seed`, starting and ending on a visible character (the
+    services strip surrounding whitespace)."""
+    text = (seed + UNIT * (length // len(UNIT) + 1))[: length - 1]
+    return "P" + text[1:] + "."
+
+
+@dataclass(frozen=True)
+class World:
+    secret: str
+    seat: str
+    task: str
+    record: str
+    brief: str
+    description: str
+    record_text: str
+    document_text: str
+
+
+def build_world(db: Database) -> World:
+    owner = make_user(db, "owner@example.com")
+    person = person_actor(owner)
+    projects.create_project(
+        db,
+        person,
+        workspace_id=None,
+        key="CRW",
+        name=mixed(120, "name"),
+        goal=mixed(2000, "goal"),
+        phase=mixed(100, "phase"),
+        description=mixed(10_000, "description"),
+        collections=[f"collection-{n:02d}-" + "x" * 46 for n in range(50)],
+    )
+    state.update_project_state(
+        db, person, project="CRW", workspace_id=None, content=mixed(5000), expected_revision=0
+    )
+    seats = [
+        team.add_team_role(
+            db, person, project="CRW", name=mixed(120, f"seat {n}"), role=mixed(500), kind="ai"
+        )["id"]
+        for n in range(60)
+    ]
+    for n in range(20):
+        projects.set_project_member(
+            db, person, project="CRW", email=make_user(db, f"person{n}@example.com").email,
+            role="write",
+        )  # fmt: skip
+    record_text, document_text = mixed(memory.MAX_CONTENT, "record"), mixed(200_000, "doc")
+    record = _file_records(db, owner, record_text)
+    for number, name in enumerate(("decisions", "context", "overview", "notes", "legal")):
+        memory_edits.set_document(
+            db, person, "CRW", name, document_text if number == 0 else mixed(200_000, name),
+            expected_version=0,
+        )  # fmt: skip
+    brief, description = mixed(200_000, "brief"), mixed(200_000, "description")
+    main = tasks.create_task(
+        db,
+        person,
+        project="CRW",
+        workspace_id=None,
+        idempotency_key="main",
+        title=mixed(300, "main"),
+        brief=brief,
+        description=description,
+        status="ready_for_ai",
+        assignee_id=seats[0],
+        assignee_type="ai",
+        tags=[f"tag-{n:02d}-" + "t" * 40 for n in range(20)],
+        labels=[f"label-{n:02d}-" + "l" * 38 for n in range(20)],
+        due_date=date(2026, 3, 4),
+        context_item_ids=[record, *(mixed(200, f"item {n}") for n in range(199))],
+        external_reference_ids=[mixed(200, f"ref {n}") for n in range(200)],
+        context_refs=[
+            {
+                "id": mixed(200, f"cref {n}"),
+                "kind": "external",
+                "refId": mixed(200, f"target {n}"),
+                "audience": ["human", "ai", "mcp"],
+                "note": mixed(2000, f"note {n}"),
+                "addedBy": mixed(200),
+                "createdAt": "2026-03-01T09:00:00+00:00",
+            }
+            for n in range(200)
+        ],
+    ).body["task"]
+    subtasks = [
+        tasks.create_task(
+            db, person, project="CRW", workspace_id=None, idempotency_key=f"sub-{n}",
+            title=mixed(300, f"sub {n}"), brief=mixed(3000), parent_task_id=main["id"],
+            due_date=date(2026, 3, 3), assignee_id=seats[0], assignee_type="ai",
+        ).body["task"]
+        for n in range(SUBTASKS)
+    ]  # fmt: skip
+    tasks.update_task(
+        db,
+        person,
+        project="CRW",
+        workspace_id=None,
+        idempotency_key="blockers",
+        task_id=main["id"],
+        expected_revision=main["revision"],
+        patch={"blocked_by_task_ids": [s["id"] for s in subtasks]},
+    )
+    secret = tokens.issue_token(
+        db,
+        person,
+        kind="agent",
+        project="CRW",
+        scopes=["read", "tasks.manage", "drafts.create", "messages.write"],
+    ).secret
+    agent = tokens.authenticate_token(db, secret)
+    _talk(db, person, agent, main["id"], seats[0])
+    return World(
+        secret, seats[0], main["id"], record, brief, description, record_text, document_text
+    )
+
+
+def _file_records(db: Database, owner: User, huge: str) -> str:
+    def work(uow: UnitOfWork) -> str:
+        project = uow.projects.get_with_role("CRW", owner.id)[0]
+        made = [
+            memory.file_record(
+                uow, person_actor(owner), project, title=mixed(300, f"record {n}"),
+                summary=mixed(2000), content=mixed(15_000, f"r{n}"), collection=None,
+                document="decisions", source_draft_id=None,
+            )
+            for n in range(10)
+        ]  # fmt: skip
+        big = memory.file_record(
+            uow, person_actor(owner), project, title=mixed(300, "huge"),
+            summary=mixed(2000, "huge"), content=huge, collection=None, document="decisions",
+            source_draft_id=None,
+        )  # fmt: skip
+        return str(big["id"]) if made else ""
+
+    return db.write(work)
+
+
+def _talk(db: Database, person: Actor, agent: Actor, task: str, seat: str) -> None:
+    """Comments, updates, questions with answers, outputs, repository work, messages, hand-ins."""
+    where = {"task": task, "workspace_id": None}
+    for n in range(8):
+        notes.post_comment(
+            db, agent, **where, content=mixed(20_000, f"c{n}"), idempotency_key=f"c{n}"
+        )
+        notes.agent_update(
+            db, agent, **where, content=mixed(20_000, f"u{n}"), idempotency_key=f"u{n}"
+        )
+        asked = questions.ask_question(
+            db, agent, **where, question=mixed(20_000, f"q{n}"), idempotency_key=f"q{n}"
+        ).body
+        questions.answer_question(db, person, asked["question"]["id"], mixed(20_000, f"a{n}"))
+        notes.save_output(
+            db, agent, **where, name=line(200, f"out{n}"), content=mixed(100_000, f"o{n}"),
+            idempotency_key=f"o{n}",
+        )  # fmt: skip
+    repo = repos.add_repo(db, person, "CRW", mixed(200, "repo"), "https://github.com/a/app")
+    for n in range(8):
+        repos.propose_repo_change(
+            db, agent, **where, idempotency_key=f"pr{n}", repo_id=repo["id"],
+            branch=f"feature/{n}-" + "b" * 180, title=mixed(300, f"pr{n}"),
+            summary=mixed(4000, f"s{n}"), pr_url=f"https://github.com/a/app/pull/{n}",
+        )  # fmt: skip
+        repos.report_repo_status(
+            db, agent, **where, idempotency_key=f"st{n}", repo_id=repo["id"],
+            branch=f"feature/{n}-" + "b" * 180, commit="a1b2c3d4e5f6", tests="passed",
+            summary=mixed(4000, f"st{n}"),
+        )  # fmt: skip
+        messages.post_message(
+            db, agent, project="CRW", workspace_id=None, participant_id=seat,
+            body=mixed(20_000, f"m{n}"), task=task, idempotency_key=f"m{n}",
+        )  # fmt: skip
+    for n in range(3):
+        revision = _revision(db, person, task)
+        drafts.submit_result(
+            db, agent, project="CRW", workspace_id=None, task=task, idempotency_key=f"d{n}",
+            expected_revision=revision, context_receipt_id=None, title=mixed(300, f"d{n}"),
+            summary=mixed(2000, f"d{n}"), content=mixed(200_000, f"d{n}"),
+        )  # fmt: skip
+
+
+def _revision(db: Database, person: Actor, task: str) -> int:
+    found = queries.get_task(db, person, task=task, include_context_pack=False, budget=None)
+    assert isinstance(found, dict)
+    return int(found["task"]["revision"])
+
+
+# --- the cases: every read-only tool, called where its answer could grow -----------------------
+
+Case = Callable[[World], list[dict[str, Any]]]
+CASES: dict[str, Case] = {
+    "list_projects": lambda _: [{}, {"limit": 200}],
+    "get_project": lambda _: [{"projectId": "CRW"}],
+    "get_project_state": lambda _: [{"projectId": "CRW"}],
+    "list_team": lambda _: [{}, {"projectId": "CRW"}],
+    "list_tasks": lambda _: [
+        {"projectId": "CRW", "fields": ALL_COLUMNS, "limit": 200},
+        {"projectId": "CRW", "limit": 200},
+        {"projectId": "CRW", "fields": ["brief"], "limit": 200, "order": "desc"},
+    ],
+    "get_task": lambda w: [
+        {"taskId": "CRW-1"},
+        {"taskId": w.task, "includeContextPack": False},
+        {"taskId": "CRW-1", "format": "agent_brief"},
+        {"taskId": "CRW-1", "textField": "brief"},
+        {"taskId": "CRW-1", "textField": "description", "textOffset": 123_456},
+    ],
+    "list_task_events": lambda w: [
+        {"taskId": "CRW-1", "limit": 100},
+        {"agentAssigneeId": w.seat, "limit": 100},
+        {"since": "2026-01-01T00:00:00Z", "until": "2026-12-31T00:00:00Z", "limit": 100},
+    ],
+    "get_week": lambda _: [{"week": "2026-03-02"}, {"week": "2026-03-02", "projectId": "CRW"}],
+    "list_task_repos": lambda _: [{"taskId": "CRW-1"}, {"projectId": "CRW"}],
+    "get_project_memory": lambda w: [
+        {},
+        {"projectId": "CRW", "limit": 200},
+        {"projectId": "CRW", "document": "decisions"},
+        {"projectId": "CRW", "includeContent": False, "limit": 200},
+        {"ids": [w.record]},
+        {"ids": [w.record], "contentOffset": 0},
+        {"projectId": "CRW", "document": "legal", "contentOffset": 5},
+    ],
+    "list_activity": lambda w: [
+        {"limit": 100},
+        {"limit": 100, "mine": True},
+        {"limit": 100, "taskId": w.task},
+    ],
+    "list_task_notes": lambda _: [
+        {"taskId": "CRW-1", "limit": 100},
+        {"taskId": "CRW-1", "kind": "output", "limit": 100},
+    ],
+    "list_assignee_tasks": lambda w: [
+        {"assigneeId": w.seat, "fields": ALL_COLUMNS, "limit": 200},
+        {"assigneeId": w.seat, "limit": 200},
+    ],
+}
+
+
+def read_tools() -> set[str]:
+    return {tool.name for tool in default_catalogue() if tool.read_only}
+
+
+def test_every_read_tool_has_a_case() -> None:
+    missing = read_tools() - set(CASES)
+    assert not missing, f"add a case to CASES for {sorted(missing)}"
+
+
+@pytest.fixture
+def world(db: Database) -> World:
+    return build_world(db)
+
+
+def sizes(result: CallToolResult) -> list[int]:
+    """Bytes of each text part and of the structured content (compact JSON, UTF-8)."""
+    found = [len(part.text.encode()) for part in result.content if isinstance(part, TextContent)]
+    if result.structured_content is not None:
+        compact = json.dumps(result.structured_content, separators=(",", ":"), ensure_ascii=False)
+        found.append(len(compact.encode()))
+    return found
+
+
+async def test_every_read_tool_answers_within_the_budget(url: str, world: World, mode: str) -> None:
+    over: list[str] = []
+    async with mcp_client(url, world.secret, mode) as client:
+        for name in sorted(read_tools()):
+            for arguments in CASES[name](world):
+                result = await client.call_tool(name, arguments)
+                if result.is_error:
+                    over.append(f"{name} {arguments} failed: {result.structured_content}")
+                    continue
+                body_of(result)
+                if max(sizes(result)) > ANSWER_BUDGET:
+                    over.append(f"{name} {arguments}: {sizes(result)}")
+    assert not over, "\n".join(over)
+
+
+async def read_whole(client: Client, tool: str, arguments: dict[str, Any], key: str) -> str:
+    parts, offset = [], 0
+    while True:
+        result = await client.call_tool(tool, {**arguments, key: offset})
+        assert max(sizes(result)) <= ANSWER_BUDGET
+        window = body_of(result)
+        assert window["offset"] == offset
+        parts.append(window["text"])
+        if window["nextOffset"] is None:
+            assert offset + len(window["text"]) == window["length"]
+            return "".join(parts)
+        assert window["nextOffset"] == offset + len(window["text"]) > offset
+        offset = window["nextOffset"]
+
+
+async def test_cut_texts_read_back_whole_in_windows(url: str, world: World, mode: str) -> None:
+    async with mcp_client(url, world.secret, mode) as client:
+        full = body_of(await client.call_tool("get_task", {"taskId": "CRW-1"}))
+        task = full["task"]
+        assert (task["briefTruncated"], task["briefLength"]) == (True, len(world.brief))
+        assert world.brief.startswith(task["brief"])
+        assert world.description.startswith(task["description"])
+        for field, original in (("brief", world.brief), ("description", world.description)):
+            text = await read_whole(
+                client, "get_task", {"taskId": "CRW-1", "textField": field}, "textOffset"
+            )
+            assert text == original
+        record = await read_whole(
+            client, "get_project_memory", {"ids": [world.record]}, "contentOffset"
+        )
+        assert record == world.record_text
+        document = await read_whole(
+            client,
+            "get_project_memory",
+            {"projectId": "CRW", "document": "decisions"},
+            "contentOffset",
+        )
+        assert document == world.document_text
+
+
+async def test_create_and_update_task_answers_fit_too(url: str, db: Database, mode: str) -> None:
+    owner = make_user(db, "writer@example.com")
+    projects.create_project(db, person_actor(owner), workspace_id=None, key="WRT", name="Writes")
+    secret = tokens.issue_token(
+        db, person_actor(owner), kind="agent", project="WRT", scopes=["read", "tasks.manage"]
+    ).secret
+    brief = mixed(200_000, "brief")
+    async with mcp_client(url, secret, mode) as client:
+        created = await client.call_tool(
+            "create_task",
+            {"projectId": "WRT", "workspaceId": None, "idempotencyKey": "w1", "title": "Big",
+             "brief": brief, "description": brief},
+        )  # fmt: skip
+        task = body_of(created)["task"]
+        updated = await client.call_tool(
+            "update_task",
+            {"projectId": "WRT", "workspaceId": None, "idempotencyKey": "w2", "taskId": task["id"],
+             "expectedRevision": task["revision"], "patch": {"description": brief[::-1]}},
+        )  # fmt: skip
+        whole = await read_whole(
+            client, "get_task", {"taskId": task["id"], "textField": "description"}, "textOffset"
+        )
+    for result in (created, updated):
+        assert max(sizes(result)) <= ANSWER_BUDGET
+        assert body_of(result)["task"]["briefTruncated"] is True
+    assert (task["briefLength"], task["descriptionLength"]) == (200_000, 200_000)
+    assert whole == brief[::-1]
