@@ -4,7 +4,9 @@ An agent pays for every tool it is shown, in every session. The default set (a t
 names no toolset: board and review, the loop from "what should I do" to a hand-in) must stay
 under 20,000 characters, and the whole catalogue under an average per tool. The average bound
 is a ratchet at what the catalogue needs today with every constraint kept; lower it when a
-change makes room, never raise it without saying why in the commit.
+change makes room, never raise it without saying why in the commit. (900 was the first aim;
+the constraints alone, with no description at all, take about 820 a tool today: types, enums,
+lengths, ranges, required lists and closed objects.)
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from crewboard.mcp.tooldef import ToolDef
 from tests.support.fuzz import FORMATS, Schema
 
 DEFAULT_SET_BUDGET = 20_000  # characters of the default set's tools/list entries
-AVERAGE_BUDGET = 1_100  # characters a tool on average over the whole catalogue (the ratchet)
+AVERAGE_BUDGET = 1_075  # characters a tool on average over the whole catalogue (the ratchet)
 
 TOOLS = list(default_catalogue())
 
