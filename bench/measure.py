@@ -52,11 +52,15 @@ async def connect(
 ) -> AsyncIterator[Client]:
     """An MCP client connected in `era`, with the bearer token (and any extra headers).
 
-    The client's response cache is off: every `tools/list` reaches the server.
+    The client's response cache is off: every `tools/list` reaches the server. With no
+    `headers` it asks for every toolset (`X-MCP-Toolsets: all`): the workloads call planning
+    tools too, and the SDK client lists the tools again before every call of a tool it was not
+    shown (to find its output schema), which would add a round trip to each such call.
     """
     hooks: dict[str, list[ResponseHook]] = {"response": [on_response]} if on_response else {}
+    chosen = headers if headers is not None else {"X-MCP-Toolsets": "all"}
     async with httpx2.AsyncClient(
-        headers={"Authorization": f"Bearer {target.token}", **(headers or {})},
+        headers={"Authorization": f"Bearer {target.token}", **chosen},
         timeout=HTTP_TIMEOUT,
         event_hooks=hooks,
     ) as http:
