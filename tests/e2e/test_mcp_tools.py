@@ -387,3 +387,25 @@ async def test_list_team_marks_the_caller(url: str, db: Database, owner, mode: s
         {"userId": owner.id, "displayName": "owner", "projectRole": "admin", "you": True}
     ]
     assert crw["roles"] == []
+
+
+async def test_a_project_whose_texts_escape_to_six_bytes_a_character_still_answers_within_48_kib(
+    url: str, db: Database, owner, mode: str
+) -> None:  # type: ignore[no-untyped-def]
+    # Control characters are stored as sent and take six bytes each in JSON (\u0001): 10,000
+    # of them and a 2,000-character goal would make a 72 KB answer whole.
+    make_project(
+        db, owner, "ESC", description="P" + "\x01" * 9_998 + ".", goal="G" + "\x02" * 1_999
+    )
+    async with mcp_client(url, secret_for(db, owner, ALL), mode, EVERYTHING) as client:
+        one = await client.call_tool("get_project", {"projectId": "ESC"})
+        listed = await client.call_tool("list_projects", {"projectId": "ESC"})
+    for result in (one, listed):
+        assert not result.is_error
+        assert len(result.content[0].text.encode()) <= 48 * 1024  # type: ignore[union-attr]
+    project = body_of(one)["project"]
+    assert project["descriptionTruncated"] is True
+    assert project["descriptionLength"] == 10_000
+    assert ("P" + "\x01" * 9_998 + ".").startswith(project["description"])
+    row = body_of(listed)["projects"][0]
+    assert row["descriptionTruncated"] is True

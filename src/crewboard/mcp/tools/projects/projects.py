@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.mcp import args as a
-from crewboard.mcp.render import Reply, fit_rows, page_note
+from crewboard.mcp.render import RESPONSE_BUDGET, Reply, fit_rows, page_note
 from crewboard.mcp.tooldef import Call, ToolDef
 from crewboard.services.projects import projects
+from crewboard.services.text_windows import cut_texts, json_size
+
+PROJECT_TEXTS = ("description", "goal")
+ROW_BUDGET = RESPONSE_BUDGET - 4096  # one project row and the page around it
+
+
+def fit_project(view: dict[str, Any], budget: int) -> dict[str, Any]:
+    """A project's view within `budget` bytes: its long texts (the description, the goal) cut
+    with descriptionTruncated/goalLength flags. Only text that is mostly escaped control
+    characters comes near it (10,000 characters at six bytes each); the web app and REST show
+    it whole."""
+    bare = {**view, **{name: "" for name in PROJECT_TEXTS if name in view}}
+    return cut_texts(view, PROJECT_TEXTS, budget - json_size(bare))
 
 
 def list_projects(call: Call, args: a.ListProjects) -> Reply:
@@ -20,7 +35,7 @@ def list_projects(call: Call, args: a.ListProjects) -> Reply:
         limit=args.limit,
         offset=args.offset,
     )
-    rows = fit_rows(views)
+    rows = fit_rows([fit_project(view, ROW_BUDGET) for view in views])
     following = args.offset + len(rows)
     body = {
         "projects": rows,
@@ -31,7 +46,9 @@ def list_projects(call: Call, args: a.ListProjects) -> Reply:
 
 
 def get_project(call: Call, args: a.GetProject) -> Reply:
-    return Reply(projects.describe_project(call.db, call.actor, args.project_id))
+    found = projects.describe_project(call.db, call.actor, args.project_id)
+    rest = json_size({**found, "project": {}})
+    return Reply({**found, "project": fit_project(found["project"], RESPONSE_BUDGET - rest)})
 
 
 def create_project(call: Call, args: a.CreateProject) -> Reply:
