@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from crewboard.domain.models import Actor, User
-from crewboard.errors import CrewboardError, ErrorCode
+from crewboard.errors import ErrorCode
 from crewboard.services.board import tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
@@ -17,6 +17,7 @@ from crewboard.services.review.messages import recent_messages
 from crewboard.storage.database import Database
 from crewboard.storage.projects import tables as projects_tables
 from crewboard.storage.review import tables as t
+from tests.support.errors import refused
 from tests.support.factories import count_rows, make_project, make_user, token_actor
 
 SCOPES = ["read", "tasks.manage", "messages.write", "drafts.create"]
@@ -51,14 +52,6 @@ def agent_actor(db: Database, owner: User, name: str = "Scribe") -> Actor:
 @pytest.fixture
 def agent(db: Database, owner: User) -> Actor:
     return agent_actor(db, owner)
-
-
-def refused(code: ErrorCode, call: Any, *args: Any, **kwargs: Any) -> CrewboardError:
-    with pytest.raises(CrewboardError) as caught:
-        call(*args, **kwargs)
-    assert caught.value.code is code, caught.value.to_dict()
-    assert caught.value.message
-    return caught.value
 
 
 def seat(db: Database, owner: User, name: str) -> str:

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from crewboard.domain.models import Actor, User
-from crewboard.errors import CrewboardError, ErrorCode
+from crewboard.errors import ErrorCode
 from crewboard.services.board import queries as task_queries
 from crewboard.services.board import tasks
 from crewboard.services.idempotency import KeyedResult
@@ -18,6 +18,7 @@ from crewboard.services.projects import team
 from crewboard.services.review import drafts
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
+from tests.support.errors import refused
 from tests.support.factories import count_rows, make_project, make_user
 
 HAND_IN_SCOPES = ["read", "tasks.manage", "drafts.create"]
@@ -82,14 +83,6 @@ def hand_in(db: Database, actor: Actor, **overrides: Any) -> KeyedResult:
         "references": [{"kind": "commit", "value": "a1b2c3d"}],
     }
     return drafts.submit_result(db, actor, **(arguments | overrides))
-
-
-def refused(code: ErrorCode, call: Any, *args: Any, **kwargs: Any) -> CrewboardError:
-    with pytest.raises(CrewboardError) as caught:
-        call(*args, **kwargs)
-    assert caught.value.code is code, caught.value.to_dict()
-    assert caught.value.message
-    return caught.value
 
 
 def events(db: Database, kind: str) -> list[dict[str, Any]]:

@@ -11,13 +11,14 @@ import pytest
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role, Scope
 from crewboard.domain.models import Actor, Project, User
-from crewboard.errors import CrewboardError, ErrorCode
+from crewboard.errors import ErrorCode
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.memory import edits as memory_edits
 from crewboard.services.memory import records as memory
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
+from tests.support.errors import refused
 from tests.support.factories import count_rows, grant, make_project, make_user, token_actor
 
 
@@ -32,14 +33,6 @@ def project_of(uow: UnitOfWork, key: str) -> Project:
     found = uow.projects.get_with_role(key, "")
     assert found is not None
     return found[0]
-
-
-def refused(code: ErrorCode, call: Any, *args: Any, **kwargs: Any) -> CrewboardError:
-    with pytest.raises(CrewboardError) as caught:
-        call(*args, **kwargs)
-    assert caught.value.code is code, caught.value.to_dict()
-    assert caught.value.message
-    return caught.value
 
 
 def file(db: Database, actor: Actor, key: str = "CRW", **fields: Any) -> dict[str, Any]:

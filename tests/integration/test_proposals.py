@@ -11,7 +11,7 @@ from sqlalchemy import select
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
 from crewboard.domain.models import Actor, User
-from crewboard.errors import CrewboardError, ErrorCode
+from crewboard.errors import ErrorCode
 from crewboard.services.board import notes as task_notes
 from crewboard.services.board import tasks
 from crewboard.services.identity import tokens
@@ -21,6 +21,7 @@ from crewboard.services.review import proposals
 from crewboard.services.review.proposals import pending_proposals
 from crewboard.storage import tables as t
 from crewboard.storage.database import Database
+from tests.support.errors import refused
 from tests.support.factories import count_rows, grant, make_project, make_user, token_actor
 
 ALL_AGENT_SCOPES = ["read", "tasks.manage", "team.manage", "messages.write"]
@@ -48,14 +49,6 @@ def agent(db: Database, owner: User) -> Actor:
         db, person_actor(owner), kind="agent", scopes=ALL_AGENT_SCOPES, project="CRW"
     )
     return tokens.authenticate_token(db, issued.secret)
-
-
-def refused(code: ErrorCode, call: Any, *args: Any, **kwargs: Any) -> CrewboardError:
-    with pytest.raises(CrewboardError) as caught:
-        call(*args, **kwargs)
-    assert caught.value.code is code, caught.value.to_dict()
-    assert caught.value.message
-    return caught.value
 
 
 def rows(db: Database, table: str) -> list[dict[str, Any]]:

@@ -12,12 +12,13 @@ import pytest
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
 from crewboard.domain.models import Actor, User
-from crewboard.errors import CrewboardError, ErrorCode
+from crewboard.errors import ErrorCode
 from crewboard.services.board import repos, tasks
 from crewboard.services.idempotency import KeyedResult
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
+from tests.support.errors import refused
 from tests.support.factories import count_rows, grant, make_project, make_user, token_actor
 
 URL = "https://github.com/acme/app"
@@ -58,14 +59,6 @@ def agent_for(db: Database, user: User) -> Actor:
 @pytest.fixture
 def agent(db: Database, owner: User) -> Actor:
     return agent_for(db, owner)
-
-
-def refused(code: ErrorCode, call: Any, *args: Any, **kwargs: Any) -> CrewboardError:
-    with pytest.raises(CrewboardError) as caught:
-        call(*args, **kwargs)
-    assert caught.value.code is code, caught.value.to_dict()
-    assert caught.value.message
-    return caught.value
 
 
 def propose(

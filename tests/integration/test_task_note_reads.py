@@ -11,13 +11,14 @@ import pytest
 
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.models import Actor, User
-from crewboard.errors import CrewboardError, ErrorCode
+from crewboard.errors import ErrorCode
 from crewboard.services.board import note_reads, queries, questions, tasks
 from crewboard.services.board import notes as task_notes
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.review import activity
 from crewboard.storage.database import Database
+from tests.support.errors import refused
 from tests.support.factories import make_project, make_user
 
 
@@ -52,14 +53,6 @@ def agent_of(db: Database, owner: User, name: str = "agent") -> Actor:
 @pytest.fixture
 def agent(db: Database, owner: User) -> Actor:
     return agent_of(db, owner)
-
-
-def refused(code: ErrorCode, call: Any, *args: Any, **kwargs: Any) -> CrewboardError:
-    with pytest.raises(CrewboardError) as caught:
-        call(*args, **kwargs)
-    assert caught.value.code is code, caught.value.to_dict()
-    assert caught.value.message
-    return caught.value
 
 
 def keyed(n: int) -> str:

@@ -12,7 +12,7 @@ import pytest
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
 from crewboard.domain.models import Actor, User
-from crewboard.errors import CrewboardError, ErrorCode
+from crewboard.errors import ErrorCode
 from crewboard.services.board import notes as task_notes
 from crewboard.services.board import questions, tasks
 from crewboard.services.board.task_activity import task_activity
@@ -21,6 +21,7 @@ from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import workspaces
 from crewboard.storage.database import Database
+from tests.support.errors import refused
 from tests.support.factories import count_rows, grant, make_project, make_user, token_actor
 
 NOTE_EVENTS = (
@@ -53,14 +54,6 @@ def agent(db: Database, owner: User) -> Actor:
         db, person_actor(owner), kind="agent", scopes=["read", "tasks.manage"], project="CRW"
     )
     return tokens.authenticate_token(db, issued.secret)
-
-
-def refused(code: ErrorCode, call: Any, *args: Any, **kwargs: Any) -> CrewboardError:
-    with pytest.raises(CrewboardError) as caught:
-        call(*args, **kwargs)
-    assert caught.value.code is code, caught.value.to_dict()
-    assert caught.value.message
-    return caught.value
 
 
 def comment(
