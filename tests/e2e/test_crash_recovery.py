@@ -13,6 +13,7 @@ whatever it took, so today nothing is burnt, but that is not what this test is a
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 from collections import Counter
@@ -90,7 +91,7 @@ async def send(http: httpx2.AsyncClient, write: Write) -> Answer:
         result = response.json().get("result") if response.status_code == 200 else None
         if result is None or result.get("isError"):
             raise Refused(f"{write.key} (MCP): HTTP {response.status_code} {response.text[:500]}")
-        task, replayed = result["structuredContent"]["task"], len(result["content"]) == 2
+        task, replayed = json.loads(result["content"][0]["text"])["task"], len(result["content"]) == 2
     else:
         response = await http.post(
             f"/api/v1/projects/{PROJECT}/tasks", json=fields, headers={"Idempotency-Key": write.key}

@@ -329,7 +329,7 @@ def test_create_project_works_for_an_unlimited_personal_token(world: World) -> N
     arguments = {"workspaceId": None, "key": "NEW", "name": "New", "idempotencyKey": "n"}
     result = _strict_json(world.mcp(call("create_project", arguments)).text)["result"]
     assert result["isError"] is False
-    assert result["structuredContent"]["project"]["key"] == "NEW"
+    assert json.loads(result["content"][0]["text"])["project"]["key"] == "NEW"
 
 
 def test_the_sign_in_form_refuses_a_body_far_larger_than_a_sign_in(world: World) -> None:

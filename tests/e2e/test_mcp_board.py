@@ -169,7 +169,7 @@ async def test_an_agent_names_parent_and_blockers_by_key(url: str, secret: str, 
         step = await create("k2", title="Step", parentTaskId="CRW-1", blockedByTaskIds=["CRW-1"])
         assert (step["parentTaskId"], step["blockedByTaskIds"]) == (epic["id"], [epic["id"]])
         children = body_of(await client.call_tool("list_tasks", {"parentTaskId": "CRW-1"}))
-        assert [t["id"] for t in children["tasks"]] == [step["id"]]
+        assert [t["key"] for t in children["tasks"]] == [step["key"]]
         refused = await client.call_tool(
             "create_task",
             {

@@ -176,8 +176,10 @@ def test_a_batch_runs_in_order_and_answers_an_array(url: str, secret: str) -> No
     assert response.status_code == 200
     answers = response.json()
     assert [a["id"] for a in answers] == [1, 2, 3]
-    assert answers[2]["result"]["structuredContent"]["content"] == "b"
-    assert answers[2]["result"]["structuredContent"]["revision"] == 2
+    state = json.loads(answers[2]["result"]["content"][0]["text"])
+    assert "structuredContent" not in answers[2]["result"]
+    assert state["content"] == "b"
+    assert state["revision"] == 2
 
 
 def test_an_all_notification_batch_gets_202(url: str, secret: str) -> None:
@@ -216,7 +218,7 @@ def test_a_token_revoked_during_a_batch_stops_the_later_messages(url: str, secre
     ]
     answers = post(url, secret, batch).json()
     assert "result" in answers[0]
-    assert answers[1]["result"]["structuredContent"]["revoked"]
+    assert json.loads(answers[1]["result"]["content"][0]["text"])["revoked"]
     assert answers[2]["error"]["code"] == -32001
     assert post(url, secret, rpc("tools/list", {})).status_code == 401
 

@@ -151,7 +151,11 @@ async def test_list_assignee_tasks_pages_one_assignees_tasks_by_cursor(
         assert keys == [f"CRW-{n}" for n in range(1, 6)]
         mine = body_of(await client.call_tool("list_assignee_tasks", {"assigneeId": "me"}))
         assert [row["key"] for row in mine["tasks"]] == ["CRW-6"]
-        assert mine["tasks"][0]["descriptionTruncated"] is False
+        assert "description" not in mine["tasks"][0]  # compact rows, as list_tasks gives
+        previews = await client.call_tool(
+            "list_assignee_tasks", {"assigneeId": "me", "projection": "preview"}
+        )
+        assert body_of(previews)["tasks"][0]["descriptionTruncated"] is False
         first = body_of(await client.call_tool("list_assignee_tasks", asked))
         narrowed = {**asked, "status": "review", "cursor": first["nextCursor"]}
         assert await refusal(client, "list_assignee_tasks", narrowed) == ("VALIDATION", "cursor")

@@ -596,7 +596,7 @@ def judge_http(
 def judge_result(result: Any, mutation: Mutation) -> str | None:
     """None when a tool result is an error result naming the mutated field; else what is wrong."""
     if not isinstance(result, dict) or result.get("isError") is not True:
-        shown = result.get("structuredContent") if isinstance(result, dict) else result
+        shown = result.get("content") if isinstance(result, dict) else result
         return f"accepted (no error): {short(shown, 200)}"
     error = result.get("structuredContent")
     if not isinstance(error, dict) or set(error) != {"code", "message", "details"}:

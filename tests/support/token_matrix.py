@@ -30,6 +30,7 @@ from crewboard.services.projects import projects, state, team
 from crewboard.storage import tables
 from crewboard.storage.database import Database
 from tests.support.factories import make_project
+from tests.support.mcp_client import body_of
 
 # --- the kinds of token ---------------------------------------------------------------------
 
@@ -253,10 +254,10 @@ class Doors:
             result = await self.client.call_tool(request.name, request.arguments)
         except MCPError as error:
             return Answer(f"JSON-RPC {error.error.code}", error.error.message)
-        body = result.structured_content
         if result.is_error:
+            body = result.structured_content
             return Answer(str((body or {}).get("code", "INTERNAL")), body or result.content)
-        return Answer(None, body)
+        return Answer(None, body_of(result))
 
     async def _rest(self, request: Http) -> Answer:
         headers = {"Idempotency-Key": key()} if request.keyed else {}

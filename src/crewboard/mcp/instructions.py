@@ -25,9 +25,9 @@ RULES: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset({"update_project_state"}),
     ),
     (
-        "Find work with list_tasks (or list_assignee_tasks, planning) and projection summary; rows cut long "
-        "text, get_task has it whole. While hasMore, pass nextCursor as cursor with the same "
-        "filters.",
+        "Find work with list_tasks (or list_assignee_tasks, planning): its rows are compact "
+        "(key, title, status, priority, revision; assignee and due date when set), get_task "
+        "has the whole task. While hasMore, pass nextCursor as cursor with the same filters.",
         frozenset({"list_tasks", "list_assignee_tasks"}),
     ),
     (

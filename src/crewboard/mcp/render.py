@@ -1,5 +1,15 @@
-"""How every tool answers: compact JSON first (also as structured content), a second part only
-when there is more to say; errors as `isError` results with `{code, message, details}`."""
+"""How every tool answers: compact JSON in the first text part, a second part only when there is
+more to say; errors as `isError` results with `{code, message, details}`.
+
+A success carries its JSON once, as text, with no `structuredContent` and no `outputSchema`.
+Clients disagree on which of the two they hand the model (Claude Code passes only the
+structured copy and drops the text; others pass only the text; clients of the 2024-11-05 and
+2025-03-26 protocols know no structured content at all), so sending both either doubles the
+bytes on the wire or loses the second text part for some client. Text is the one form every
+client of every protocol version reads. An error is a sentence as text plus its
+`{code, message, details}` as structured content: the sentence is not a second copy of the JSON,
+and clients that prefer the structured form still see the sentence inside it.
+"""
 
 from __future__ import annotations
 
@@ -30,7 +40,7 @@ def success(reply: Reply) -> CallToolResult:
     content = [TextContent(type="text", text=compact(reply.body))]
     if reply.note:
         content.append(TextContent(type="text", text=reply.note))
-    return CallToolResult(content=content, structured_content=reply.body, is_error=False)
+    return CallToolResult(content=content, is_error=False)
 
 
 def failure(error: CrewboardError) -> CallToolResult:

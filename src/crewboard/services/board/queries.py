@@ -20,6 +20,7 @@ from crewboard.services.board.fitting import check_text_request, fit_task_answer
 from crewboard.services.board.note_reads import question_counts, task_notes_section
 from crewboard.services.board.tasks import access_task, render_task, task_ids_of
 from crewboard.services.board.views import (
+    COMPACT_FIELDS,
     DEFAULT_LIST_FIELDS,
     FINISHED,
     LIST_FIELDS,
@@ -27,6 +28,7 @@ from crewboard.services.board.views import (
     SUMMARY_FIELDS,
     agent_brief,
     checklist,
+    compact_row,
     list_row,
     readiness,
     task_view,
@@ -219,7 +221,7 @@ class TaskPage:
         }
 
 
-PROJECTIONS = ("preview", "summary")
+PROJECTIONS = ("compact", "preview", "summary")
 _CURSOR_KIND = "tasks.1"
 
 
@@ -247,8 +249,9 @@ def list_tasks(
 ) -> TaskPage:
     """Tasks matching every filter, by number (then project), one page of rows.
 
-    `projection` picks the default columns (preview: with a 500-character description;
-    summary: no long text); `fields`, when given, replaces them. `cursor` continues a listing
+    `projection` picks the default columns (compact: key, title, status, priority, revision,
+    and assignee and due date when set; preview: with a 500-character description; summary:
+    no long text); `fields`, when given, replaces them. `cursor` continues a listing
     after the last row an earlier page showed, with the same filters and caller.
 
     Raises:
@@ -300,6 +303,10 @@ def list_tasks(
             after=after,
         )
         found, more = found[:limit], len(found) > limit
+        positions = [(t.number, t.project_id) for t in found]
+        if chosen is COMPACT_FIELDS:  # needs no links or related numbers: two reads fewer
+            rows = [compact_row(t, projects[t.project_id]) for t in found]
+            return TaskPage(rows, positions, total, start, more, actor.principal, binding)
         links = uow.tasks.links_of(t.id for t in found)
         related = {o.other_id for ls in links.values() for o in ls} | {
             t.parent_task_id for t in found if t.parent_task_id
@@ -313,7 +320,6 @@ def list_tasks(
             )
             for t in found
         ]
-        positions = [(t.number, t.project_id) for t in found]
         return TaskPage(rows, positions, total, start, more, actor.principal, binding)
 
     return db.read(work)
@@ -391,7 +397,11 @@ def _columns(projection: str, fields: list[str] | None) -> tuple[str, ...]:
             "projection", f"{projection!r} is not a projection.", list(PROJECTIONS)
         )
     if not fields:
-        return DEFAULT_LIST_FIELDS if projection == "preview" else SUMMARY_FIELDS
+        return {
+            "compact": COMPACT_FIELDS,
+            "preview": DEFAULT_LIST_FIELDS,
+            "summary": SUMMARY_FIELDS,
+        }[projection]
     chosen = _fields(fields)
     text = [name for name in chosen if name in LIST_TEXT_FIELDS]
     if projection == "summary" and text:

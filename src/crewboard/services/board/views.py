@@ -131,6 +131,13 @@ SUMMARY_FIELDS = (
     "createdAt",
     "updatedAt",
 )
+# The compact projection, an agent's default: what choosing a task takes and nothing else.
+# The key names the task in every tool, the revision is what update_task needs; assignee
+# and due date only when set, the history coverage only when not complete, the title's
+# truncation flag only when it was cut. About 120 characters for a 40-character title, so a
+# page of 200 rows is under 30 KB and a board of 1,000 tasks comes in five calls.
+COMPACT_FIELDS = ("key", "title", "status", "priority", "assigneeId", "dueDate", "revision")
+COMPACT_OPTIONAL = frozenset({"assigneeId", "dueDate"})
 LIST_TEXT_FIELDS = ("brief", "description")
 TITLE_CHARS = 240
 # Text cut in list rows (full text: get_task), each with its `<name>Truncated` flag. With
@@ -160,6 +167,26 @@ def list_row(full: dict[str, Any], fields: tuple[str, ...], *, coverage: str) ->
             row["blockedByNumbers"] = full["blockedByNumbers"]
         else:
             row[name] = full[name]
+    return row
+
+
+def compact_row(task: Task, project: Project) -> dict[str, Any]:
+    """A compact list row (COMPACT_FIELDS), built from the task without the full view."""
+    row: dict[str, Any] = {
+        "key": task_key(project, task),
+        "title": task.title[:TITLE_CHARS],
+        "status": str(task.status),
+        "priority": str(task.priority),
+    }
+    if len(task.title) > TITLE_CHARS:
+        row["titleTruncated"] = True
+    if task.assignee_id is not None:
+        row["assigneeId"] = task.assignee_id
+    if task.due_date is not None:
+        row["dueDate"] = task.due_date.isoformat()
+    row["revision"] = task.revision
+    if task.coverage != "complete":
+        row["historyCoverage"] = task.coverage
     return row
 
 

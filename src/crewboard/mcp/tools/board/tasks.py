@@ -83,9 +83,10 @@ class ContextRef(Args):
 class TaskPageArgs(Args):
     """Columns and paging, shared by list_tasks and list_assignee_tasks."""
 
-    projection: Literal["preview", "summary"] = Field(
-        default="preview",
-        description="summary: no text, to find work.",
+    projection: Literal["compact", "preview", "summary"] = Field(
+        default="compact",
+        description="compact: key, title, status, priority, revision, assignee and due date "
+        "when set; summary adds ids and dates; preview adds 500 characters of description.",
     )
     fields: list[ListField] | None = Field(
         default=None,
@@ -405,7 +406,7 @@ TOOLS = (
         description=(
             "Find tasks. Filters: status, number, q (every word in title, brief or description), "
             "parentTaskId, tag, label, assignee ('me', 'none' or an id), cycle, updatedSince. "
-            "projection summary leaves text out; fields picks columns."
+            "Rows are compact unless projection or fields asks for more."
         ),
         args=ListTasks,
         toolset=Toolset.BOARD,
