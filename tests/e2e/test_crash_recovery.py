@@ -91,7 +91,10 @@ async def send(http: httpx2.AsyncClient, write: Write) -> Answer:
         result = response.json().get("result") if response.status_code == 200 else None
         if result is None or result.get("isError"):
             raise Refused(f"{write.key} (MCP): HTTP {response.status_code} {response.text[:500]}")
-        task, replayed = json.loads(result["content"][0]["text"])["task"], len(result["content"]) == 2
+        task, replayed = (
+            json.loads(result["content"][0]["text"])["task"],
+            len(result["content"]) == 2,
+        )
     else:
         response = await http.post(
             f"/api/v1/projects/{PROJECT}/tasks", json=fields, headers={"Idempotency-Key": write.key}
