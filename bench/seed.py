@@ -25,9 +25,10 @@ from sqlalchemy import insert, text  # noqa: TID251 - the benchmark seeds tables
 from crewboard.domain.ids import new_id
 from crewboard.domain.models import Actor
 from crewboard.services.projects import projects
-from crewboard.storage import migrate
+from crewboard.storage import migrate, schema
 from crewboard.storage.board import tables as t
 from crewboard.storage.database import Database
+from crewboard.storage.sequences import TASK_NUMBERS
 
 BATCH = 2000
 STATUS_FILTER = "review"
@@ -251,6 +252,13 @@ def _insert_tasks(
                 conn.execute(insert(t.task_events), batch.events)
                 if batch.links:
                     conn.execute(insert(t.task_links), batch.links)
+            # The numbers given out, as create_task's counter would hold them: a task created
+            # on the seeded board (the create step of bench/peers) takes the next number.
+            conn.execute(
+                insert(schema.project_sequences).values(
+                    project_id=project_id, name=TASK_NUMBERS, value=count
+                )
+            )
 
 
 @dataclass

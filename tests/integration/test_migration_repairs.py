@@ -62,3 +62,19 @@ def test_upgrade_renumbers_a_column_holding_infinite_positions_and_seeds_the_tas
     assert isinstance(view, dict)
     assert view["task"]["key"] == "CRW-5"
     assert view["task"]["boardOrder"] == 4096.0
+
+
+def test_the_task_search_index_is_rebuilt_scoped_and_back(db: Database) -> None:
+    """0008 indexes each task's project with its words: tasks made before it (under the
+    unscoped index of 0003) are found after it, scoped to their project."""
+    owner = make_user(db, "owner@example.com")
+    make_project(db, owner, "CRW")
+    make_project(db, make_user(db, "x@example.com"), "OTH")
+    actor = person_actor(owner)
+    migrate.downgrade(db, "0007_project_sequences")
+    _new_task(db, actor, "invoice export one")
+    migrate.upgrade(db)
+    _new_task(db, actor, "invoice export two")
+    rows = task_queries.list_tasks(db, actor, project="CRW", q="export invoice").rows
+    assert [row["title"] for row in rows] == ["invoice export one", "invoice export two"]
+    assert migrate.schema_differences(db) == []

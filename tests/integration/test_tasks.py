@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from sqlalchemy import text
 
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.models import Actor
@@ -21,7 +22,7 @@ from crewboard.services.board import tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import team
-from crewboard.services.projects.projects import set_project_member
+from crewboard.services.projects.projects import create_project, set_project_member
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, make_project, make_task, make_user
 
@@ -311,6 +312,76 @@ def test_q_finds_tasks_containing_every_word_in_any_order_any_case(
     # Search syntax in the query is read as plain words, never as operators.
     rows, total = listed(db, owner, q='login* -page "')
     assert [r["number"] for r in rows] == [3]
+
+
+def test_q_in_one_project_matches_inside_the_index_and_counts_there(
+    db: Database, owner: Actor
+) -> None:
+    """A search names its project inside the text index: another project's tasks with the
+    same words are neither listed nor counted, paging by cursor or offset goes on in number
+    order, and a search over both projects finds both."""
+    other = create_project(db, owner, workspace_id=None, key="OTH", name="Other").body["project"]
+    for n in range(7):
+        new(db, owner, title=f"Invoice export {n}" if n % 2 == 0 else f"Unrelated {n}")
+        tasks.create_task(
+            db,
+            owner,
+            project="OTH",
+            workspace_id=None,
+            idempotency_key=f"o{n}",
+            title=f"Invoice export elsewhere {n}",
+        )
+    first = task_queries.list_tasks(db, owner, project="CRW", q="export invoice", limit=2)
+    assert ([r["number"] for r in first.rows], first.total) == ([1, 3], 4)
+    assert {r["projectId"] for r in first.rows} != {other["id"]}
+    following = task_queries.list_tasks(
+        db,
+        owner,
+        project="CRW",
+        q="export invoice",
+        limit=2,
+        cursor=first.answer(first.rows)["nextCursor"],
+    )
+    assert ([r["number"] for r in following.rows], following.total) == ([5, 7], 4)
+    by_offset = task_queries.list_tasks(db, owner, project="CRW", q="invoice", limit=2, offset=2)
+    assert [r["number"] for r in by_offset.rows] == [5, 7]
+    newest = task_queries.list_tasks(db, owner, project="CRW", q="invoice", order="desc", limit=1)
+    assert [r["number"] for r in newest.rows] == [7]
+    both = task_queries.list_tasks(db, owner, q="invoice export", limit=200)
+    assert both.total == 11
+    assert len({r["projectId"] for r in both.rows}) == 2
+    # A word that is a project's scope token in the index is not a word of any task.
+    scope = str(other["id"]).replace("_", "")
+    assert listed(db, owner, q=scope) == ([], 0)
+    assert task_queries.list_tasks(db, owner, project="OTH", q=scope).total == 0
+
+
+def test_the_text_index_holds_each_tasks_project(db: Database, owner: Actor) -> None:
+    new(db, owner, title="Invoice export")
+    project_id = db.read(lambda uow: uow.projects.get_by_key("CRW")).id  # type: ignore[union-attr]
+    with db.engine.connect() as conn:
+        if db.dialect == "sqlite":
+            held = conn.execute(
+                text("SELECT count(*) FROM tasks_fts WHERE tasks_fts MATCH :q"),
+                {"q": f'scope : "{project_id.replace("_", "")}" AND invoice'},
+            ).scalar_one()
+            assert held == 1
+        else:
+            conn.execute(text("SET LOCAL enable_seqscan = off"))  # a tiny table: ask for the index
+            plan = "\n".join(
+                row[0]
+                for row in conn.execute(
+                    text(
+                        "EXPLAIN SELECT id FROM tasks WHERE (to_tsvector('simple', tasks.title"
+                        " || ' ' || tasks.brief || ' ' || tasks.description) || array_to_tsvector("
+                        "ARRAY[tasks.project_id::text])) @@ (plainto_tsquery('simple', 'invoice')"
+                        " && CAST(:scope AS tsquery))"
+                    ),
+                    {"scope": f"'{project_id}'"},
+                )
+            )
+            assert "ix_tasks_search" in plan, plan
+            assert project_id in plan, plan
 
 
 def test_list_filters_and_paging(db: Database, owner: Actor) -> None:

@@ -283,30 +283,34 @@ def list_tasks(
         if not projects:
             return TaskPage([], [], 0, start, False, actor.principal, binding)
         assignee_id, unassigned = assignee_filter(actor, assignee)
-        found, total = uow.tasks.search(
-            TaskFilter(
-                project_ids=list(projects),
-                statuses=filters["statuses"],
-                numbers=numbers or (),
-                words=filters["words"],
-                parent_task_id=_parent_id(uow, projects, parent_task_id),
-                tag=tag,
-                label=label,
-                assignee_id=assignee_id,
-                unassigned=unassigned,
-                cycle=cycle,
-                updated_since=updated_since,
-            ),
-            descending=order == "desc",
-            limit=limit + 1,  # one more tells whether another page follows
-            offset=offset,
-            after=after,
+        search_filter = TaskFilter(
+            project_ids=list(projects),
+            statuses=filters["statuses"],
+            numbers=numbers or (),
+            words=filters["words"],
+            parent_task_id=_parent_id(uow, projects, parent_task_id),
+            tag=tag,
+            label=label,
+            assignee_id=assignee_id,
+            unassigned=unassigned,
+            cycle=cycle,
+            updated_since=updated_since,
         )
+        paging: dict[str, Any] = {
+            "descending": order == "desc",
+            "limit": limit + 1,  # one more tells whether another page follows
+            "offset": offset,
+            "after": after,
+        }
+        if chosen is COMPACT_FIELDS:  # no text, JSON columns, links or related numbers
+            lines, total = uow.tasks.search_lines(search_filter, **paging)
+            lines, more = lines[:limit], len(lines) > limit
+            rows = [compact_row(line, projects[line.project_id]) for line in lines]
+            positions = [(line.number, line.project_id) for line in lines]
+            return TaskPage(rows, positions, total, start, more, actor.principal, binding)
+        found, total = uow.tasks.search(search_filter, **paging)
         found, more = found[:limit], len(found) > limit
         positions = [(t.number, t.project_id) for t in found]
-        if chosen is COMPACT_FIELDS:  # needs no links or related numbers: two reads fewer
-            rows = [compact_row(t, projects[t.project_id]) for t in found]
-            return TaskPage(rows, positions, total, start, more, actor.principal, binding)
         links = uow.tasks.links_of(t.id for t in found)
         related = {o.other_id for ls in links.values() for o in ls} | {
             t.parent_task_id for t in found if t.parent_task_id

@@ -306,10 +306,16 @@ def do_create_task(
     task = replace(task, number=uow.sequences.take_next(proj.id, TASK_NUMBERS))
     uow.tasks.add(task)
     blocked_by = task_ids_of(uow, proj, values.get("blocked_by_task_ids") or ())
-    blockers, others = _apply_links(uow, proj, task, blocked_by)
+    if blocked_by:
+        blockers, others = _apply_links(uow, proj, task, blocked_by)
+    else:  # a new task has no relationships yet: nothing to read back
+        blockers, others = (0, 0), {}
     record_lifecycle(uow, actor, None, task, (0, blockers[1]))
     touch_related(uow, actor, proj, others)
-    view = render_task(uow, task, proj)
+    if blocked_by or task.parent_task_id is not None:
+        view = render_task(uow, task, proj)
+    else:
+        view = task_view(task, proj, [], {})
     uow.record_event(
         "task.created",
         actor=actor.as_payload(),

@@ -9,6 +9,7 @@ from typing import Any
 from crewboard.domain.board.tasks import PREVIEW_CHARS, Link, Relation, Task, TaskStatus
 from crewboard.domain.models import Project
 from crewboard.services.views import iso
+from crewboard.storage.board.tasks import TaskLine
 
 CHECKBOX = re.compile(r"^\s*[-*]\s+\[( |x|X|-)\]\s+(.+?)\s*$", re.MULTILINE)
 FINISHED = frozenset({TaskStatus.APPROVED, TaskStatus.DONE})
@@ -170,13 +171,13 @@ def list_row(full: dict[str, Any], fields: tuple[str, ...], *, coverage: str) ->
     return row
 
 
-def compact_row(task: Task, project: Project) -> dict[str, Any]:
-    """A compact list row (COMPACT_FIELDS), built from the task without the full view."""
+def compact_row(task: TaskLine, project: Project) -> dict[str, Any]:
+    """A compact list row (COMPACT_FIELDS), built from the task's line without the full view."""
     row: dict[str, Any] = {
-        "key": task_key(project, task),
+        "key": f"{project.key}-{task.number}",
         "title": task.title[:TITLE_CHARS],
-        "status": str(task.status),
-        "priority": str(task.priority),
+        "status": task.status,
+        "priority": task.priority,
     }
     if len(task.title) > TITLE_CHARS:
         row["titleTruncated"] = True

@@ -34,6 +34,31 @@ from crewboard.domain.board.tasks import (
 )
 from crewboard.storage.board import tables as t
 
+# Up to this many projects are named inside an FTS5 query; a search across more (an owner of
+# many projects listing all of them) matches in every project and filters by project after.
+FTS_SCOPE_LIMIT = 50
+FTS_TEXT_COLUMNS = "{title brief description}"
+
+
+def fts_scope(project_id: str) -> str:
+    """A project's token in the `scope` column of tasks_fts: its id without the underscore,
+    which the tokenizer would split on (a two-token phrase whose first token, `prj`, is in
+    every row, costs a walk of the whole index)."""
+    return project_id.replace("_", "")
+
+
+def fts_query(words: Sequence[str], project_ids: Sequence[str]) -> str:
+    """An FTS5 query: every word (quoted, so none reads as query syntax) in a text column,
+    and, for a few projects, one of their scope tokens."""
+    query = " AND ".join(
+        FTS_TEXT_COLUMNS + ' : "' + word.replace('"', '""') + '"' for word in words
+    )
+    if not 0 < len(project_ids) <= FTS_SCOPE_LIMIT:
+        return query
+    scopes = " OR ".join('scope : "' + fts_scope(p).replace('"', '""') + '"' for p in project_ids)
+    return f"({scopes}) AND {query}"
+
+
 _TASK_BY_ID = select(t.tasks).where(t.tasks.c.id == bindparam("task_id"))
 _TASK_BY_NUMBER = select(t.tasks).where(
     t.tasks.c.project_id == bindparam("project_id"), t.tasks.c.number == bindparam("number")
@@ -111,6 +136,25 @@ def task_columns(task: Task) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class TaskLine:
+    """What a compact list row shows of a task (services/board/views.py compact_row)."""
+
+    id: str
+    project_id: str
+    number: int
+    title: str
+    status: str
+    priority: str
+    assignee_id: str | None
+    due_date: date | None
+    revision: int
+    coverage: str
+
+
+_LINE_COLUMNS = tuple(getattr(t.tasks.c, name) for name in TaskLine.__dataclass_fields__)
+
+
+@dataclass(frozen=True)
 class TaskFilter:
     project_ids: Sequence[str]
     statuses: Sequence[str] = ()
@@ -159,7 +203,7 @@ class TaskRepository:
 
     def add(self, task: Task) -> None:
         self.conn.execute(insert(t.tasks).values(id=task.id, **task_columns(task)))
-        self._write_labels(task)
+        self._insert_labels(task)  # a new task has none to clear
 
     def get(self, task_id: str) -> Task | None:
         row = self.conn.execute(_TASK_BY_ID, {"task_id": task_id}).first()
@@ -201,6 +245,9 @@ class TaskRepository:
 
     def _write_labels(self, task: Task) -> None:
         self.conn.execute(delete(t.task_labels).where(t.task_labels.c.task_id == task.id))
+        self._insert_labels(task)
+
+    def _insert_labels(self, task: Task) -> None:
         rows = [
             {
                 "task_id": task.id,
@@ -254,20 +301,40 @@ class TaskRepository:
             if value is not None
         ]
         if f.words:
-            conditions.append(self._text_match(f.words))
+            conditions.append(self._text_match(f.words, f.project_ids))
         return conditions
 
-    def _text_match(self, words: Sequence[str]) -> TextClause:
+    def _text_match(
+        self, words: Sequence[str], project_ids: Sequence[str], *, walk: bool = False
+    ) -> TextClause:
+        """Every word in the title, brief or description, matched inside the text index.
+
+        SQLite: the FTS5 query names the projects' scope tokens (migration 0008), so a search
+        in a small project never gathers a large project's matches. `walk` writes the
+        membership test as `+rowid IN (…)`: the planner then walks the project's number index
+        and tests each entry against the matches, instead of fetching every matching row to
+        sort it, which is what a first page in number order wants.
+        """
         if self.conn.dialect.name == "sqlite":
-            # Each word quoted: FTS5 then ANDs them and reads none as query syntax.
-            query = " ".join('"' + word.replace('"', '""') + '"' for word in words)
+            membership = "+tasks.rowid" if walk else "tasks.rowid"
             return text(
-                "tasks.rowid IN (SELECT rowid FROM tasks_fts WHERE tasks_fts MATCH :fts_query)"
-            ).bindparams(fts_query=query)
-        return text(
-            "to_tsvector('simple', tasks.title || ' ' || tasks.brief || ' ' || tasks.description)"
-            " @@ plainto_tsquery('simple', :ts_query)"
-        ).bindparams(ts_query=" ".join(words))
+                f"{membership} IN (SELECT rowid FROM tasks_fts WHERE tasks_fts MATCH :fts_query)"
+            ).bindparams(fts_query=fts_query(words, project_ids))
+        # The expression of the GIN index (migration 0008): the words and a project's lexeme.
+        document = (
+            "(to_tsvector('simple', tasks.title || ' ' || tasks.brief || ' ' || tasks.description)"
+            " || array_to_tsvector(ARRAY[tasks.project_id::text]))"
+        )
+        query = "plainto_tsquery('simple', :ts_query)"
+        if not 0 < len(project_ids) <= FTS_SCOPE_LIMIT:
+            return text(f"{document} @@ {query}").bindparams(ts_query=" ".join(words))
+        # A project id as a lexeme, quoted so no character of it reads as tsquery syntax.
+        scopes = " | ".join(
+            "'" + p.replace("\\", "\\\\").replace("'", "''") + "'" for p in project_ids
+        )
+        return text(f"{document} @@ ({query} && CAST(:scopes AS tsquery))").bindparams(
+            ts_query=" ".join(words), scopes=scopes
+        )
 
     def search(
         self,
@@ -278,7 +345,38 @@ class TaskRepository:
         offset: int = 0,
         after: tuple[int, str] | None = None,
     ) -> tuple[list[Task], int]:
-        """One page of matching tasks by number, and how many match in all.
+        """One page of matching tasks by number, and how many match in all (see `_page`)."""
+        ids, total = self._page(f, descending=descending, limit=limit, offset=offset, after=after)
+        found = self.get_many(ids)
+        return [found[task_id] for task_id in ids], total
+
+    def search_lines(
+        self,
+        f: TaskFilter,
+        *,
+        descending: bool = False,
+        limit: int = 50,
+        offset: int = 0,
+        after: tuple[int, str] | None = None,
+    ) -> tuple[list[TaskLine], int]:
+        """As `search`, loading only what a compact list row shows (no text, no JSON columns)."""
+        ids, total = self._page(f, descending=descending, limit=limit, offset=offset, after=after)
+        if not ids:
+            return [], total
+        rows = self.conn.execute(select(*_LINE_COLUMNS).where(t.tasks.c.id.in_(ids)))
+        found = {row.id: TaskLine(*row) for row in rows}
+        return [found[task_id] for task_id in ids], total
+
+    def _page(
+        self,
+        f: TaskFilter,
+        *,
+        descending: bool,
+        limit: int,
+        offset: int,
+        after: tuple[int, str] | None,
+    ) -> tuple[list[str], int]:
+        """The ids of one page of matching tasks by number, and how many match in all.
 
         Rows are ordered by number, then project id (numbers repeat across projects), so the
         order is total. `after` (number, project id) is a keyset position: the page starts
@@ -292,6 +390,14 @@ class TaskRepository:
         # A text match is the costly part: count its rows in the page query (a window count)
         # so it runs once. Other filters count faster from their index on their own.
         windowed = bool(f.words)
+        if windowed and self._words_in_one_project(f):
+            # One project, no other filter: walk its numbers and count in the index (both
+            # cheap), rather than fetch and sort every match for a window count.
+            conditions = [t.tasks.c.project_id == f.project_ids[0]]
+            conditions.append(self._text_match(f.words, f.project_ids, walk=True))
+            query = select(c.id).where(*conditions, *_after(after, descending)).order_by(*order)
+            page = self.conn.execute(query.limit(limit).offset(offset)).all()
+            return [row.id for row in page], self._count_in_index(f.words, f.project_ids)
         if windowed and self.conn.dialect.name == "sqlite":
             query = select(t.tasks.c.id, func.count().over().label("total"))
             query = query.where(*page_conditions).order_by(*order)
@@ -327,9 +433,24 @@ class TaskRepository:
                     ).scalar_one()
                 )
             )
-        ids = [row.id for row in page]
-        found = self.get_many(ids)
-        return [found[task_id] for task_id in ids], total
+        return [row.id for row in page], total
+
+    def _words_in_one_project(self, f: TaskFilter) -> bool:
+        others = replace(f, words=(), project_ids=())
+        return (
+            self.conn.dialect.name == "sqlite"
+            and len(f.project_ids) == 1
+            and not any(vars(others).values())
+        )
+
+    def _count_in_index(self, words: Sequence[str], project_ids: Sequence[str]) -> int:
+        """How many tasks of the projects hold every word, from the FTS5 index alone."""
+        return int(
+            self.conn.execute(
+                text("SELECT count(*) FROM tasks_fts WHERE tasks_fts MATCH :fts_query"),
+                {"fts_query": fts_query(words, project_ids)},
+            ).scalar_one()
+        )
 
     def _count_labelled(self, f: TaskFilter) -> int | None:
         """The total of a search by one tag or label alone, from the label index only."""
