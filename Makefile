@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 CREWBOARD_TEST_DATABASE_URL ?= postgresql+psycopg://postgres@127.0.0.1:5432/test
 export CREWBOARD_TEST_DATABASE_URL
 
-.PHONY: serve test test-slow check lint typecheck architecture fmt lock bench clean help
+.PHONY: serve test test-slow check lint typecheck architecture fmt lock bench bench-peers clean help
 
 help:
 	@echo "make serve   create .venv, install, initialise the data folder and serve"
@@ -16,6 +16,7 @@ help:
 	@echo "make test-slow  the slow runs (crash, concurrency, long fuzz, whole token matrix); CI runs both"
 	@echo "make check   ruff, the type checker and the import contracts (floors and areas)"
 	@echo "make bench   run the benchmarks under bench/ (see bench/README.md)"
+	@echo "make bench-peers  install Backlog.md and task-master-ai, then compare (bench/peers/)"
 	@echo "make lock    re-pin requirements.lock from pyproject.toml"
 
 $(STAMP): requirements.lock pyproject.toml
@@ -28,11 +29,17 @@ $(STAMP): requirements.lock pyproject.toml
 serve: $(STAMP)
 	$(BIN)/crewboard serve
 
+# Two pytest-xdist workers, one per core: each has its own template databases, temp folders
+# and ports. loadgroup keeps a module whose tests share a module-scoped fixture (Chromium, the
+# conformance server) on one worker (tests/conftest.py marks them). PYTEST_WORKERS=0 runs in
+# one process.
+PYTEST_WORKERS ?= 2
+
 test: $(STAMP)
 	bash scripts/test-services
 	bash scripts/conformance-setup
 	bash scripts/browser-setup
-	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not slow" -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 # The long runs (about 7 minutes on 2 cores): kill -9 cycles, 20-client concurrency, the long
 # fuzz runs and the whole token matrix. .ci/run runs them after `make test`.
@@ -59,6 +66,12 @@ fmt: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench $(BENCH_ARGS)
+
+# Crewboard beside Backlog.md and task-master-ai (bench/README.md, "The peers workload"); the
+# full run takes an estimated 15-30 minutes, BENCH_ARGS=--quick about two minutes.
+bench-peers: $(STAMP)
+	bash scripts/peers-setup
+	$(BIN)/python -m bench peers $(BENCH_ARGS)
 
 # Needs uv (pip install uv); the lock is universal so any Python 3.11+ platform installs from it.
 lock:

@@ -29,6 +29,39 @@ ONLY_POSTGRESQL = pytest.mark.parametrize("backend", [BACKENDS[1]])
 ONLY_SQLITE = pytest.mark.parametrize("backend", [BACKENDS[0]])
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Keep a module on one xdist worker when its tests share a module-scoped fixture.
+
+    Such a fixture (a launched Chromium, a served app behind the conformance proxy) is worth
+    sharing only when its tests run in one process; spread over workers (`--dist loadgroup`)
+    each would start its own. Only fixtures a test asks for count, directly or through other
+    fixtures: autouse module fixtures are cheap bookkeeping, and grouping their modules would
+    only put long fuzz runs behind one another.
+    """
+    for item in items:
+        if _asks_for_a_shared_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+
+
+def _asks_for_a_shared_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    wanted = list(info.argnames)
+    seen: set[str] = set()
+    while wanted:
+        name = wanted.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for definition in info.name2fixturedefs.get(name, ()):
+            if definition.scope in ("package", "module", "class"):
+                return True
+            wanted.extend(definition.argnames)
+    return False
+
+
 @pytest.fixture(scope="session")
 def sqlite_databases(tmp_path_factory: pytest.TempPathFactory) -> SqliteDatabases:
     databases = SqliteDatabases(tmp_path_factory.mktemp("sqlite"))

@@ -161,7 +161,8 @@ def _follow_up(url: str, world: dict[str, str]) -> str:
         async with mcp_client(url, world["secret"], "legacy") as agent:
             found = body_of(
                 await agent.call_tool(
-                    "list_tasks", {"projectId": "CRW", "parentTaskId": world["task"]}
+                    "list_tasks",
+                    {"projectId": "CRW", "parentTaskId": world["task"], "fields": ["key"]},
                 )
             )
             return str(found["tasks"][0]["id"])

@@ -7,6 +7,8 @@ the types and bounds the server holds to. Schemas pydantic puts in `$defs` are m
 
 from __future__ import annotations
 
+import copy
+import functools
 import re
 from typing import Any
 
@@ -41,6 +43,12 @@ _REF = "#/components/schemas/"
 
 
 def openapi_document(base_url: str) -> dict[str, Any]:
+    """The REST API's OpenAPI 3.1 document for a server at `base_url` (a copy)."""
+    return copy.deepcopy(_openapi_document(base_url))
+
+
+@functools.cache
+def _openapi_document(base_url: str) -> dict[str, Any]:
     schemas: dict[str, Any] = {"Error": _ERROR}
     paths: dict[str, dict[str, Any]] = {}
     for endpoint in all_endpoints():

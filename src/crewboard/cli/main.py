@@ -87,6 +87,16 @@ def serve(state: State, host: str | None, port: int | None) -> None:
         uvicorn.Server(config).run()
 
 
+def _event_loop_options() -> dict[str, bool]:
+    """uvloop where it is installed (not on Windows), as uvicorn picks it for `serve`: the
+    event loop is a good part of what a small MCP call costs."""
+    try:
+        import uvloop  # noqa: F401, PLC0415 - only to learn whether it is there
+    except ImportError:
+        return {}
+    return {"use_uvloop": True}
+
+
 def _exit_after_graceful_shutdown(_signum: int, _frame: FrameType | None) -> None:
     raise SystemExit(0)
 
@@ -147,7 +157,7 @@ def mcp_stdio(state: State, token: str | None, toolsets: str | None) -> None:
             authenticate_token(db, token)
         except CrewboardError as error:
             raise click.ClickException(error.message) from error
-        anyio.run(serve_stdio, db, settings, token, chosen)
+        anyio.run(serve_stdio, db, settings, token, chosen, backend_options=_event_loop_options())
 
 
 identity.register(cli)

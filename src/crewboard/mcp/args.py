@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import re
 from datetime import date, datetime
@@ -137,7 +139,14 @@ def validate_arguments(model: type[A], arguments: dict[str, Any]) -> A:
 
 
 def input_schema(model: type[Args]) -> dict[str, Any]:
-    """The JSON schema MCP clients see, without pydantic's titles."""
+    """The JSON schema MCP clients see, without pydantic's titles (a copy: callers may change it)."""
+    return copy.deepcopy(_input_schema(model))
+
+
+@functools.cache
+def _input_schema(model: type[Args]) -> dict[str, Any]:
+    # Generated once per model: pydantic takes about as long to build the catalogue's schemas
+    # as the rest of create_app, and tests and benchmarks build many apps in one process.
     schema = model.model_json_schema(by_alias=True)
     _drop_titles(schema)
     schema.setdefault("properties", {})

@@ -6,6 +6,8 @@ these types below both is what lets the catalogue import every tool module at th
 
 from __future__ import annotations
 
+import copy
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -56,8 +58,13 @@ class ToolDef:
         return Role.READ if self.read_only else Role.WRITE
 
     def schema(self) -> dict[str, Any]:
-        """The input schema `tools/list` shows (lean: see mcp/schema.py)."""
-        return lean_schema(input_schema(self.args))
+        """The input schema `tools/list` shows (lean: see mcp/schema.py); a copy."""
+        return copy.deepcopy(_published_schema(self.args))
+
+
+@functools.cache
+def _published_schema(model: type[Args]) -> dict[str, Any]:
+    return lean_schema(input_schema(model))
 
 
 def keyed_write(

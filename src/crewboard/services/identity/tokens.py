@@ -145,14 +145,12 @@ def authenticate_token(db: Database, secret: str) -> Actor:
         )
 
     def lookup(uow: UnitOfWork) -> Actor | None:
-        token = uow.tokens.get_by_hash(hash_token_secret(secret))
-        if token is None or not token.active:
+        found = uow.tokens.with_person(hash_token_secret(secret))
+        if found is None or not found[0].active:
             return None
-        user = uow.users.get(token.user_id)
-        if user is None:
-            return None
+        token, display_name = found
         return Actor(
-            user_id=user.id, scopes=token.scopes, token=token, display_name=user.display_name
+            user_id=token.user_id, scopes=token.scopes, token=token, display_name=display_name
         )
 
     actor = db.read(lookup)
