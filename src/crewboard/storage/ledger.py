@@ -6,9 +6,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, bindparam, select
 
 from crewboard.storage import schema as shared
+
+_KEYS = shared.idempotency_keys
+# Built once: every keyed write runs all three.
+_GET = select(_KEYS).where(
+    _KEYS.c.principal == bindparam("principal_"), _KEYS.c.key == bindparam("key_")
+)
+_CLAIM = _KEYS.insert()
+_COMPLETE = _KEYS.update().where(
+    _KEYS.c.principal == bindparam("principal_"), _KEYS.c.key == bindparam("key_")
+)
 
 
 @dataclass(frozen=True)
@@ -29,12 +39,7 @@ class IdempotencyRepository:
         self.conn = conn
 
     def get(self, principal: str, key: str) -> LedgerEntry | None:
-        row = self.conn.execute(
-            select(shared.idempotency_keys).where(
-                shared.idempotency_keys.c.principal == principal,
-                shared.idempotency_keys.c.key == key,
-            )
-        ).first()
+        row = self.conn.execute(_GET, {"principal_": principal, "key_": key}).first()
         if row is None:
             return None
         return LedgerEntry(**row._asdict())
@@ -44,14 +49,15 @@ class IdempotencyRepository:
     ) -> None:
         """Insert the key's row first: a concurrent first use waits here, fails, and retries."""
         self.conn.execute(
-            shared.idempotency_keys.insert().values(
-                principal=principal,
-                key=key,
-                operation=operation,
-                fingerprint=fingerprint,
-                acknowledgement={},
-                created_at=at,
-            )
+            _CLAIM,
+            {
+                "principal": principal,
+                "key": key,
+                "operation": operation,
+                "fingerprint": fingerprint,
+                "acknowledgement": {},
+                "created_at": at,
+            },
         )
 
     def complete(
@@ -65,15 +71,13 @@ class IdempotencyRepository:
         project_id: str | None,
     ) -> None:
         self.conn.execute(
-            shared.idempotency_keys.update()
-            .where(
-                shared.idempotency_keys.c.principal == principal,
-                shared.idempotency_keys.c.key == key,
-            )
-            .values(
-                acknowledgement=acknowledgement,
-                resource_type=resource_type,
-                resource_id=resource_id,
-                project_id=project_id,
-            )
+            _COMPLETE,
+            {
+                "principal_": principal,
+                "key_": key,
+                "acknowledgement": acknowledgement,
+                "resource_type": resource_type,
+                "resource_id": resource_id,
+                "project_id": project_id,
+            },
         )

@@ -2,12 +2,29 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Connection
+from typing import Any
+
+from sqlalchemy import Connection, bindparam
 from sqlalchemy.dialects import postgresql, sqlite
 
 from crewboard.storage import schema
 
 TASK_NUMBERS = "task"  # the counter behind task keys (CRW-12)
+
+
+def _take_next(dialect: Any) -> Any:
+    table = schema.project_sequences
+    statement = dialect.insert(table).values(
+        project_id=bindparam("project_id"), name=bindparam("name"), value=1
+    )
+    return statement.on_conflict_do_update(
+        index_elements=[table.c.project_id, table.c.name],
+        set_={"value": table.c.value + 1},
+    ).returning(table.c.value)
+
+
+# Built once per dialect (False: SQLite, True: PostgreSQL): every task create runs it.
+_TAKE_NEXT = {False: _take_next(sqlite), True: _take_next(postgresql)}
 
 
 class SequenceRepository:
@@ -22,11 +39,7 @@ class SequenceRepository:
         value this one committed (no unique violation, no retry); on SQLite writers already
         run one at a time. A rolled-back transaction gives its number back.
         """
-        dialect = postgresql if self.conn.dialect.name == "postgresql" else sqlite
-        table = schema.project_sequences
-        statement = dialect.insert(table).values(project_id=project_id, name=name, value=1)
-        statement = statement.on_conflict_do_update(
-            index_elements=[table.c.project_id, table.c.name],
-            set_={"value": table.c.value + 1},
-        ).returning(table.c.value)
-        return int(self.conn.execute(statement).scalar_one())
+        statement = _TAKE_NEXT[self.conn.dialect.name == "postgresql"]
+        return int(
+            self.conn.execute(statement, {"project_id": project_id, "name": name}).scalar_one()
+        )

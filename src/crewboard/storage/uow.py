@@ -22,6 +22,8 @@ from crewboard.storage.projects.team import TeamRepository
 from crewboard.storage.projects.workspaces import WorkspaceRepository
 from crewboard.storage.sequences import SequenceRepository
 
+_INSERT_EVENT = schema.events.insert()  # built once: every write records an event
+
 
 @dataclass(frozen=True)
 class EventRecord:
@@ -86,15 +88,16 @@ class UnitOfWork:
         task = payload.get("task")
         task_id = payload.get("taskId") or (task.get("id") if isinstance(task, dict) else None)
         event_id = self.conn.execute(
-            schema.events.insert().values(
+            _INSERT_EVENT,
+            {
                 **row,
-                task_id=task_id,
+                "task_id": task_id,
                 # A decision about a hand-in belongs to the hand-in's token, an answer to the
                 # token that asked ("mine" for it).
-                token_id=payload.get("handInTokenId")
+                "token_id": payload.get("handInTokenId")
                 or payload.get("askedByTokenId")
                 or actor.get("tokenId"),
-            )
+            },
         ).inserted_primary_key
         assert event_id is not None  # noqa: S101 - an insert into a table with a primary key
         record = EventRecord(id=int(event_id[0]), **row)
