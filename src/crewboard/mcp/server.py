@@ -87,6 +87,66 @@ def current_caller() -> Caller:
     return caller
 
 
+class RunCall:
+    """A tool call in a worker thread: the stdio token (when no caller is known yet), the
+    tool, its scopes, its arguments, then the tool itself; one thread hop in all."""
+
+    def __init__(
+        self, db: Database, settings: Settings, tools: Catalogue, schemas: dict[str, Any]
+    ) -> None:
+        self.db, self.settings, self.tools, self.schemas = db, settings, tools, schemas
+
+    def __call__(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        caller: Caller | None,
+        secret: str | None,
+        toolsets: tuple[Toolset, ...] | None,
+    ) -> CallToolResult:
+        if caller is None:
+            assert secret is not None  # noqa: S101 - call_tool passes one or the other
+            try:
+                actor = authenticate_token(self.db, secret)
+            except Unauthenticated as error:
+                raise MCPError(code=UNAUTHORIZED, message=error.message) from None
+            caller = Caller(actor=actor, toolsets=toolsets)
+        tool = self.tools.find(name)
+        if tool is None:
+            raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")
+        missing = sorted(tool.needs - caller.actor.scopes)
+        if missing:
+            return failure(
+                PermissionDenied(
+                    f"{tool.name} needs the {', '.join(missing)} scope; this token has "
+                    f"{', '.join(sorted(caller.actor.scopes))}. Use a token with that scope.",
+                    {"tool": tool.name, "requiredScope": missing[0], "missingScopes": missing},
+                )
+            )
+        try:
+            parsed = validate_arguments(tool.args, arguments)
+        except ValidationFailed as error:
+            return failure(error)
+        except ValidationError as error:
+            return failure(argument_error(error, self.schemas[tool.name]))
+        except Exception:
+            log.exception("checking the arguments of %s failed", tool.name)
+            raise MCPError(
+                code=INTERNAL_ERROR, message="Internal error; the server has logged it."
+            ) from None
+        call = Call(db=self.db, actor=caller.actor, settings=self.settings)
+        try:
+            reply = tool.run(call, parsed)
+        except CrewboardError as error:
+            return failure(error)
+        except Exception:
+            log.exception("tool %s failed", tool.name)
+            raise MCPError(
+                code=INTERNAL_ERROR, message="Internal error; the server has logged it."
+            ) from None
+        return success(reply)
+
+
 def build_server(
     db: Database, settings: Settings, catalogue: Catalogue | None = None
 ) -> Server[Any]:
@@ -94,6 +154,7 @@ def build_server(
     tools = catalogue or default_catalogue()
     listings = {tool.name: tool_listing(tool) for tool in tools}
     schemas = {name: listing.input_schema for name, listing in listings.items()}
+    run_call = RunCall(db, settings, tools, schemas)
 
     async def list_tools(
         _ctx: ServerRequestContext[Any, Any], _params: PaginatedRequestParams | None
@@ -106,41 +167,13 @@ def build_server(
     async def call_tool(
         _ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams
     ) -> CallToolResult:
-        tool = tools.find(params.name)
-        if tool is None:
-            raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {params.name}")
-        caller = current_caller()
-        missing = sorted(tool.needs - caller.actor.scopes)
-        if missing:
-            return failure(
-                PermissionDenied(
-                    f"{tool.name} needs the {', '.join(missing)} scope; this token has "
-                    f"{', '.join(sorted(caller.actor.scopes))}. Use a token with that scope.",
-                    {"tool": tool.name, "requiredScope": missing[0], "missingScopes": missing},
-                )
-            )
-        try:
-            parsed = validate_arguments(tool.args, params.arguments or {})
-        except ValidationFailed as error:
-            return failure(error)
-        except ValidationError as error:
-            return failure(argument_error(error, schemas[tool.name]))
-        except Exception:
-            log.exception("checking the arguments of %s failed", tool.name)
-            raise MCPError(
-                code=INTERNAL_ERROR, message="Internal error; the server has logged it."
-            ) from None
-        call = Call(db=db, actor=caller.actor, settings=settings)
-        try:
-            reply = await to_thread.run_sync(tool.run, call, parsed)
-        except CrewboardError as error:
-            return failure(error)
-        except Exception:
-            log.exception("tool %s failed", tool.name)
-            raise MCPError(
-                code=INTERNAL_ERROR, message="Internal error; the server has logged it."
-            ) from None
-        return success(reply)
+        # One worker-thread hop per call: on stdio the token is checked in it too (see
+        # per_caller), then the checks and the tool run there.
+        secret = STDIO_SECRET.get()
+        caller = None if secret is not None else current_caller()
+        return await to_thread.run_sync(
+            run_call, params.name, params.arguments or {}, caller, secret, STDIO_TOOLSETS.get()
+        )
 
     resources = Resources(db, tools, current_caller)
     prompts = Prompts(db, current_caller, partial(shown_tools, db, tools))
@@ -161,7 +194,7 @@ def build_server(
 
     async def per_caller(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         secret = STDIO_SECRET.get()
-        if secret is not None:
+        if secret is not None and ctx.method != "tools/call":  # a call checks it in run_call
             try:
                 actor = await to_thread.run_sync(authenticate_token, db, secret)
             except Unauthenticated as error:
