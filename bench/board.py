@@ -26,7 +26,7 @@ from typing import Any
 
 from mcp import Client
 
-from bench.measure import Summary, Tally, Target, connect, server_cpu_seconds
+from bench.measure import Summary, Tally, Target, answer_of, connect, server_cpu_seconds
 from bench.noop import NOOP_NAME
 from bench.seed import QUERY, STATUS_FILTER, TAG_FILTER
 
@@ -42,7 +42,7 @@ UPDATE_TARGETS = 200
 UPDATE_STATUSES = ("ready_for_ai", "backlog")
 FILTERS = {"status": STATUS_FILTER, "tag": TAG_FILTER, "q": QUERY}
 # The targets: a call on the largest project within GROWTH × its median on the smallest;
-# list_tasks with q under Q_MEDIAN_MS on SQLite; the serving peak under PEAK_MB.
+# list_tasks with q under Q_MEDIAN_MS on both databases; the serving peak under PEAK_MB.
 GROWTH = 3.0
 Q_MEDIAN_MS = 20.0
 PEAK_MB = 300.0
@@ -126,8 +126,8 @@ async def _call(client: Client, call: str, state: ProjectState) -> tuple[int, di
     result = await client.call_tool(tool, arguments)
     elapsed = time.perf_counter_ns() - started
     if result.is_error:
-        raise RuntimeError(f"{call} on {state.project.key} failed: {result.structured_content}")
-    body = result.structured_content or {}
+        raise RuntimeError(f"{call} on {state.project.key} failed: {answer_of(result)}")
+    body = answer_of(result)
     if tool == "update_task":
         task = body["task"]
         state.revisions[task["number"]] = task["revision"]
@@ -215,17 +215,17 @@ def targets(rows: list[BoardRow], *, era: str, database: str) -> list[Goal]:
         )
         for call in CALLS
     ]
-    if database == "sqlite":
-        goals += [
-            Goal(
-                name=f"{era} list_tasks q on {size:,} tasks: median under {Q_MEDIAN_MS:g} ms",
-                value=median[("list_tasks q", size)],
-                limit=Q_MEDIAN_MS,
-                unit="ms",
-                met=median[("list_tasks q", size)] < Q_MEDIAN_MS,
-            )
-            for size in sorted({row.tasks for row in rows}, reverse=True)
-        ]
+    del database  # the text search target holds on both databases (issue 13)
+    goals += [
+        Goal(
+            name=f"{era} list_tasks q on {size:,} tasks: median under {Q_MEDIAN_MS:g} ms",
+            value=median[("list_tasks q", size)],
+            limit=Q_MEDIAN_MS,
+            unit="ms",
+            met=median[("list_tasks q", size)] < Q_MEDIAN_MS,
+        )
+        for size in sorted({row.tasks for row in rows}, reverse=True)
+    ]
     return goals
 
 

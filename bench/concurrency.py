@@ -37,7 +37,7 @@ from typing import Any
 import anyio
 from mcp import Client
 
-from bench.measure import ERAS, Target, connect, percentile, server_cpu_seconds
+from bench.measure import ERAS, Target, answer_of, connect, percentile, server_cpu_seconds
 from bench.process import ServerProcess, run_workload
 from bench.runner import add_database_options, environment
 
@@ -134,7 +134,7 @@ class Caller:
             self.calls.errors[kind][f"{type(error).__name__}: {str(error)[:200]}"] += 1
             return None
         self.calls.latencies_ns[kind].append(time.perf_counter_ns() - started)
-        body = result.structured_content or {}
+        body = answer_of(result)
         if result.is_error:
             self._refused(kind, body, checks_revision)
             return None

@@ -21,6 +21,7 @@ import anyio
 import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CallToolResult
 
 from bench.noop import NOOP_NAME
 
@@ -40,6 +41,20 @@ class Target:
     token: str
     project: str
     pid: int  # the server process, for its CPU time
+
+
+def answer_of(result: CallToolResult) -> dict[str, Any]:
+    """What a tool answered: the JSON of its first text part on success (Crewboard sends no
+    structured copy), the structured `{code, message, details}` of an error."""
+    if result.is_error:
+        return dict(result.structured_content or {})
+    first = result.content[0] if result.content else None
+    text = getattr(first, "text", "")
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
 
 
 @asynccontextmanager

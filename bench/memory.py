@@ -29,7 +29,7 @@ import anyio
 from mcp import Client
 from sqlalchemy import insert, update  # noqa: TID251 - the benchmark seeds tables directly
 
-from bench.measure import Summary, Tally, Target, connect, server_cpu_seconds
+from bench.measure import Summary, Tally, Target, answer_of, connect, server_cpu_seconds
 from bench.process import ServerInfo, ServerProcess, run_workload
 from bench.runner import add_database_options
 from bench.seed import ADJECTIVES, NOUNS, SENTENCES, VERBS
@@ -229,10 +229,10 @@ async def _get(client: Client, project: MemoryProject) -> tuple[int, dict[str, A
     result = await client.call_tool("get_task", {"taskId": project.task_key})
     elapsed = time.perf_counter_ns() - started
     if result.is_error:
-        raise RuntimeError(f"get_task on {project.key} failed: {result.structured_content}")
+        raise RuntimeError(f"get_task on {project.key} failed: {answer_of(result)}")
     first = result.content[0]
     reply = len(getattr(first, "text", "").encode())
-    return elapsed, result.structured_content or {}, reply
+    return elapsed, answer_of(result), reply
 
 
 async def measure(

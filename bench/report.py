@@ -147,7 +147,9 @@ def render_board(results: dict[str, Any]) -> str:
         f"task to {' / '.join(settings['update_statuses'])} and rewrites its description",
         "  planner statistics: "
         + (
-            "full ANALYZE after seeding"
+            "VACUUM ANALYZE after seeding, as autovacuum leaves the tables"
+            if settings.get("database") == "postgresql"
+            else "full ANALYZE after seeding"
             if settings.get("analyzed")
             else "as `crewboard serve` gives them at start (sampled ANALYZE on SQLite)"
         ),

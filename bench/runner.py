@@ -359,6 +359,7 @@ def board_results(
             "filters": board.FILTERS,
             "update_statuses": list(board.UPDATE_STATUSES),
             "analyzed": args.analyze or args.database == "postgresql",
+            "database": args.database,
         },
         "server": server,
         "board": runs,
