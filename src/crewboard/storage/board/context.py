@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, func, select, text
+from sqlalchemy import Connection, Integer, bindparam, func, insert, select, text
 
 from crewboard.storage.board import tables as t
 from crewboard.storage.memory import tables as memory_tables
@@ -45,6 +45,63 @@ _POSTGRES_MATCH = text(
     ") AS hit ORDER BY ts_rank(doc, to_tsquery('simple', :query)) DESC, updated_at DESC "
     "LIMIT :limit"
 )
+
+# Built once, values passed as parameters: building one costs more than running it on SQLite.
+_R = memory_tables.memory_records.c
+_D = memory_tables.project_documents.c
+_RECEIPTS = t.context_receipts
+_RECORDS_BY_ID = select(
+    _R.id, _R.title, _R.summary, _R.content, _R.collection, _R.document, _R.status, _R.version
+).where(_R.project_id == bindparam("project_id"), _R.id.in_(bindparam("ids", expanding=True)))
+_INDEX = (
+    select(
+        _R.id,
+        _R.title,
+        func.substr(_R.summary, 1, LINE_SOURCE_CHARS).label("summary_start"),
+        func.substr(_R.content, 1, LINE_SOURCE_CHARS).label("content_start"),
+    )
+    .where(_R.project_id == bindparam("project_id"))
+    .order_by(_R.updated_at.desc(), _R.id)
+    .limit(bindparam("limit", type_=Integer))
+    .offset(bindparam("offset", type_=Integer))
+)
+_COUNT_RECORDS = (
+    select(func.count())
+    .select_from(memory_tables.memory_records)
+    .where(_R.project_id == bindparam("project_id"))
+)
+_DOCUMENTS = select(_D.name, _D.content, _D.version).where(
+    _D.project_id == bindparam("project_id"), _D.name.in_(bindparam("names", expanding=True))
+)
+_ANY_DOCUMENT_TEXT = (
+    select(_D.name).where(_D.project_id == bindparam("project_id"), _D.content != "").limit(1)
+)
+_RECORD_VERSIONS = select(_R.id, _R.title, _R.version).where(
+    _R.id.in_(bindparam("ids", expanding=True))
+)
+_DOCUMENT_VERSIONS = select(_D.project_id, _D.name, _D.version).where(
+    _D.project_id.in_(bindparam("project_ids", expanding=True))
+)
+_STATE_REVISIONS = select(
+    projects_tables.project_state.c.project_id, projects_tables.project_state.c.revision
+).where(projects_tables.project_state.c.project_id.in_(bindparam("project_ids", expanding=True)))
+_TASK_BRIEFS = select(t.tasks.c.id, t.tasks.c.title, t.tasks.c.brief).where(
+    t.tasks.c.id.in_(bindparam("task_ids", expanding=True))
+)
+_INSERT_RECEIPT = insert(_RECEIPTS)
+_RECEIPTS_BY_ID = select(_RECEIPTS).where(_RECEIPTS.c.id.in_(bindparam("ids", expanding=True)))
+_STALE_RECEIPTS = (
+    select(_RECEIPTS.c.id)
+    .where(
+        _RECEIPTS.c.project_id == bindparam("project_id"),
+        _RECEIPTS.c.created_at < bindparam("before"),
+        ~select(review_tables.drafts.c.id)
+        .where(review_tables.drafts.c.context_receipt_id == _RECEIPTS.c.id)
+        .exists(),
+    )
+    .limit(bindparam("limit", type_=Integer))
+)
+_DELETE_RECEIPTS = _RECEIPTS.delete().where(_RECEIPTS.c.id.in_(bindparam("ids", expanding=True)))
 
 
 @dataclass(frozen=True)
@@ -101,12 +158,7 @@ class ContextRepository:
         wanted = list(dict.fromkeys(ids))
         if not wanted:
             return {}
-        rows = self.conn.execute(
-            select(*_record_columns()).where(
-                memory_tables.memory_records.c.project_id == project_id,
-                memory_tables.memory_records.c.id.in_(wanted),
-            )
-        )
+        rows = self.conn.execute(_RECORDS_BY_ID, {"project_id": project_id, "ids": wanted})
         return {row.id: _record(row) for row in rows}
 
     def matching(self, project_id: str, words: list[str], limit: int) -> list[MemoryRecord]:
@@ -137,18 +189,8 @@ class ContextRepository:
     ) -> list[IndexEntry]:
         """The project's records from `offset` on, most recently updated first, `limit` rows
         read; those in `skip` are left out of the answer (so it may hold fewer)."""
-        r = memory_tables.memory_records
         rows = self.conn.execute(
-            select(
-                r.c.id,
-                r.c.title,
-                func.substr(r.c.summary, 1, LINE_SOURCE_CHARS).label("summary_start"),
-                func.substr(r.c.content, 1, LINE_SOURCE_CHARS).label("content_start"),
-            )
-            .where(r.c.project_id == project_id)
-            .order_by(r.c.updated_at.desc(), r.c.id)
-            .limit(limit)
-            .offset(offset)
+            _INDEX, {"project_id": project_id, "limit": limit, "offset": offset}
         )
         return [
             IndexEntry(row.id, row.title, row.summary_start, row.content_start)
@@ -157,32 +199,19 @@ class ContextRepository:
         ]
 
     def count_records(self, project_id: str) -> int:
-        r = memory_tables.memory_records
-        return int(
-            self.conn.execute(
-                select(func.count()).select_from(r).where(r.c.project_id == project_id)
-            ).scalar_one()
-        )
+        return int(self.conn.execute(_COUNT_RECORDS, {"project_id": project_id}).scalar_one())
 
     def documents(self, project_id: str, names: Iterable[str]) -> dict[str, DocumentText]:
         """The accepted text of the named documents that exist (empty text included)."""
-        d = memory_tables.project_documents
         wanted = list(dict.fromkeys(names))
         if not wanted:
             return {}
-        rows = self.conn.execute(
-            select(d.c.name, d.c.content, d.c.version).where(
-                d.c.project_id == project_id, d.c.name.in_(wanted)
-            )
-        )
+        rows = self.conn.execute(_DOCUMENTS, {"project_id": project_id, "names": wanted})
         return {row.name: DocumentText(row.name, row.content, row.version) for row in rows}
 
     def has_documents(self, project_id: str) -> bool:
         """Whether any project document holds accepted text."""
-        d = memory_tables.project_documents
-        row = self.conn.execute(
-            select(d.c.name).where(d.c.project_id == project_id, d.c.content != "").limit(1)
-        ).first()
+        row = self.conn.execute(_ANY_DOCUMENT_TEXT, {"project_id": project_id}).first()
         return row is not None
 
     def record_versions(self, ids: Iterable[str]) -> dict[str, tuple[str, int]]:
@@ -190,8 +219,7 @@ class ContextRepository:
         wanted = list(set(ids))
         if not wanted:
             return {}
-        r = memory_tables.memory_records
-        rows = self.conn.execute(select(r.c.id, r.c.title, r.c.version).where(r.c.id.in_(wanted)))
+        rows = self.conn.execute(_RECORD_VERSIONS, {"ids": wanted})
         return {row.id: (row.title, row.version) for row in rows}
 
     def document_versions(self, project_ids: Iterable[str]) -> dict[tuple[str, str], int]:
@@ -199,10 +227,7 @@ class ContextRepository:
         wanted = list(set(project_ids))
         if not wanted:
             return {}
-        d = memory_tables.project_documents
-        rows = self.conn.execute(
-            select(d.c.project_id, d.c.name, d.c.version).where(d.c.project_id.in_(wanted))
-        )
+        rows = self.conn.execute(_DOCUMENT_VERSIONS, {"project_ids": wanted})
         return {(row.project_id, row.name): row.version for row in rows}
 
     def state_revisions(self, project_ids: Iterable[str]) -> dict[str, int]:
@@ -210,10 +235,7 @@ class ContextRepository:
         wanted = list(set(project_ids))
         if not wanted:
             return {}
-        s = projects_tables.project_state
-        rows = self.conn.execute(
-            select(s.c.project_id, s.c.revision).where(s.c.project_id.in_(wanted))
-        )
+        rows = self.conn.execute(_STATE_REVISIONS, {"project_ids": wanted})
         return {row.project_id: row.revision for row in rows}
 
     def task_briefs(self, task_ids: Iterable[str]) -> dict[str, tuple[str, str]]:
@@ -221,31 +243,29 @@ class ContextRepository:
         wanted = list(set(task_ids))
         if not wanted:
             return {}
-        rows = self.conn.execute(
-            select(t.tasks.c.id, t.tasks.c.title, t.tasks.c.brief).where(t.tasks.c.id.in_(wanted))
-        )
+        rows = self.conn.execute(_TASK_BRIEFS, {"task_ids": wanted})
         return {row.id: (row.title, row.brief) for row in rows}
 
     # --- receipts --------------------------------------------------------------------------
 
     def add_receipt(self, receipt: Receipt) -> None:
         self.conn.execute(
-            t.context_receipts.insert().values(
-                id=receipt.id,
-                project_id=receipt.project_id,
-                task_id=receipt.task_id,
-                token_id=receipt.token_id,
-                items=receipt.items,
-                created_at=receipt.created_at,
-            )
+            _INSERT_RECEIPT,
+            {
+                "id": receipt.id,
+                "project_id": receipt.project_id,
+                "task_id": receipt.task_id,
+                "token_id": receipt.token_id,
+                "items": receipt.items,
+                "created_at": receipt.created_at,
+            },
         )
 
     def receipts(self, ids: Iterable[str]) -> dict[str, Receipt]:
         wanted = list(set(ids))
         if not wanted:
             return {}
-        c = t.context_receipts
-        rows = self.conn.execute(select(c).where(c.c.id.in_(wanted)))
+        rows = self.conn.execute(_RECEIPTS_BY_ID, {"ids": wanted})
         return {
             row.id: Receipt(
                 row.id, row.project_id, row.task_id, row.token_id, list(row.items), row.created_at
@@ -256,35 +276,14 @@ class ContextRepository:
     def prune_receipts(self, project_id: str, before: datetime, *, limit: int = 100) -> int:
         """Delete up to `limit` of a project's receipts made before `before` that no draft
         names (a hand-in keeps its receipt for as long as it exists); the number deleted."""
-        c = t.context_receipts
-        named = (
-            select(review_tables.drafts.c.id)
-            .where(review_tables.drafts.c.context_receipt_id == c.c.id)
-            .exists()
+        ids = list(
+            self.conn.execute(
+                _STALE_RECEIPTS, {"project_id": project_id, "before": before, "limit": limit}
+            ).scalars()
         )
-        stale = (
-            select(c.c.id)
-            .where(c.c.project_id == project_id, c.c.created_at < before, ~named)
-            .limit(limit)
-        )
-        ids = list(self.conn.execute(stale).scalars())
         if not ids:
             return 0
-        return int(self.conn.execute(c.delete().where(c.c.id.in_(ids))).rowcount or 0)
-
-
-def _record_columns() -> list[Any]:
-    r = memory_tables.memory_records
-    return [
-        r.c.id,
-        r.c.title,
-        r.c.summary,
-        r.c.content,
-        r.c.collection,
-        r.c.document,
-        r.c.status,
-        r.c.version,
-    ]
+        return int(self.conn.execute(_DELETE_RECEIPTS, {"ids": ids}).rowcount or 0)
 
 
 def _record(row: Any) -> MemoryRecord:

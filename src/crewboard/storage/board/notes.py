@@ -8,11 +8,194 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, and_, func, or_, select
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Integer,
+    and_,
+    bindparam,
+    func,
+    insert,
+    or_,
+    select,
+)
 
 from crewboard.storage.board import tables as t
 
 PREVIEW_CHARS = 500
+
+
+def _output_columns(*, preview: bool) -> list[Any]:
+    c = t.task_outputs.c
+    content = func.substr(c.content, 1, PREVIEW_CHARS) if preview else c.content
+    return [
+        c.id,
+        c.project_id,
+        c.task_id,
+        c.name,
+        content.label("content"),
+        func.length(c.content).label("length"),
+        c.author,
+        c.created_at,
+    ]
+
+
+# Built once, values passed as parameters: building one costs more than running it on SQLite.
+_COMMENTS = t.task_comments.c
+_OUTPUTS = t.task_outputs.c
+_QUESTIONS = t.task_questions.c
+_LIMIT = bindparam("limit", type_=Integer)
+_OFFSET = bindparam("offset", type_=Integer)
+
+_LATEST_NOTE_TIME = select(func.max(_COMMENTS.created_at)).where(
+    _COMMENTS.task_id == bindparam("task_id")
+)
+_INSERT_COMMENT = insert(t.task_comments)
+_COMMENTS_OF_KINDS = and_(
+    _COMMENTS.task_id == bindparam("task_id"),
+    _COMMENTS.kind.in_(bindparam("kinds", expanding=True)),
+)
+_COUNT_COMMENTS = select(func.count()).select_from(t.task_comments).where(_COMMENTS_OF_KINDS)
+_COMMENTS_PAGE = (
+    select(t.task_comments)
+    .where(_COMMENTS_OF_KINDS)
+    .order_by(_COMMENTS.created_at.desc(), _COMMENTS.id.desc())
+    .limit(_LIMIT)
+    .offset(_OFFSET)
+)
+
+_OUTPUT_HISTORY = select(func.count(), func.max(_OUTPUTS.created_at)).where(
+    _OUTPUTS.task_id == bindparam("task_id"), _OUTPUTS.name == bindparam("name")
+)
+_INSERT_OUTPUT = insert(t.task_outputs)
+_PER_NAME = (
+    select(
+        _OUTPUTS.name.label("name"),
+        func.max(_OUTPUTS.created_at).label("newest"),
+        func.count().label("versions"),
+    )
+    .where(_OUTPUTS.task_id == bindparam("task_id"))
+    .group_by(_OUTPUTS.name)
+    .subquery()
+)
+_COUNT_OUTPUT_NAMES = select(func.count()).select_from(_PER_NAME)
+# Keyed by `newest_first`.
+_LATEST_OUTPUTS = {
+    newest_first: select(
+        *_output_columns(preview=True),
+        _PER_NAME.c.versions,
+        _PER_NAME.c.versions.label("version"),
+    )
+    .join(
+        _PER_NAME,
+        and_(_OUTPUTS.name == _PER_NAME.c.name, _OUTPUTS.created_at == _PER_NAME.c.newest),
+    )
+    .where(_OUTPUTS.task_id == bindparam("task_id"))
+    .order_by(
+        *((_OUTPUTS.created_at.desc(), _OUTPUTS.id.desc()) if newest_first else (_OUTPUTS.name,))
+    )
+    .limit(_LIMIT)
+    .offset(_OFFSET)
+    for newest_first in (False, True)
+}
+_OUTPUT_VERSION = (
+    select(*_output_columns(preview=False))
+    .where(_OUTPUTS.task_id == bindparam("task_id"), _OUTPUTS.name == bindparam("name"))
+    .order_by(_OUTPUTS.created_at, _OUTPUTS.id)
+    .offset(_OFFSET)
+    .limit(1)
+)
+
+_INSERT_QUESTION = insert(t.task_questions)
+_QUESTION_BY_ID = select(t.task_questions).where(_QUESTIONS.id == bindparam("question_id"))
+_ANSWER_QUESTION = t.task_questions.update().where(
+    _QUESTIONS.id == bindparam("question_id_"), _QUESTIONS.answered_at.is_(None)
+)
+_COUNT_TASK_QUESTIONS = (
+    select(func.count())
+    .select_from(t.task_questions)
+    .where(_QUESTIONS.task_id == bindparam("task_id"))
+)
+_TASK_QUESTIONS = (
+    select(t.task_questions)
+    .where(_QUESTIONS.task_id == bindparam("task_id"))
+    .order_by(_QUESTIONS.asked_at.desc(), _QUESTIONS.id.desc())
+    .limit(_LIMIT)
+)
+
+
+def _count_comments_of_kind(kind: str) -> Any:
+    return (
+        select(func.count())
+        .where(_COMMENTS.task_id == bindparam("task_id"), _COMMENTS.kind == kind)
+        .scalar_subquery()
+    )
+
+
+_NOTE_COUNTS = select(
+    _count_comments_of_kind("comment"),
+    _count_comments_of_kind("agent_update"),
+    select(func.count(func.distinct(_OUTPUTS.name)))
+    .where(_OUTPUTS.task_id == bindparam("task_id"))
+    .scalar_subquery(),
+    select(func.count()).where(_QUESTIONS.task_id == bindparam("task_id")).scalar_subquery(),
+    select(func.count())
+    .where(_QUESTIONS.task_id == bindparam("task_id"), _QUESTIONS.answered_at.is_(None))
+    .scalar_subquery(),
+)
+_QUESTION_COUNTS = select(func.count(), func.count(_QUESTIONS.answered_at)).where(
+    _QUESTIONS.task_id == bindparam("task_id")
+)
+_OPEN_QUESTIONS_OF_PROJECT = and_(
+    _QUESTIONS.project_id == bindparam("project_id"), _QUESTIONS.answered_at.is_(None)
+)
+_COUNT_OPEN_QUESTIONS = (
+    select(func.count()).select_from(t.task_questions).where(_OPEN_QUESTIONS_OF_PROJECT)
+)
+_OPEN_QUESTIONS = (
+    select(t.task_questions)
+    .where(_OPEN_QUESTIONS_OF_PROJECT)
+    .order_by(_QUESTIONS.asked_at, _QUESTIONS.id)
+    .limit(_LIMIT)
+    .offset(_OFFSET)
+)
+
+_REPOS = t.repos.c
+_LINKS = t.task_repo_links.c
+_REPORTS = t.task_repo_reports.c
+_INSERT_REPO = insert(t.repos)
+_REPO_BY_ID = select(t.repos).where(_REPOS.id == bindparam("repo_id"))
+_REPO_BY_NAME = select(t.repos).where(
+    _REPOS.project_id == bindparam("project_id"), _REPOS.name == bindparam("name")
+)
+_REPOS_OF_PROJECT = (
+    select(t.repos).where(_REPOS.project_id == bindparam("project_id")).order_by(_REPOS.name)
+)
+_LINK = select(t.task_repo_links).where(
+    _LINKS.task_id == bindparam("task_id"),
+    _LINKS.repo_id == bindparam("repo_id"),
+    _LINKS.agent == bindparam("agent"),
+    _LINKS.branch == bindparam("branch"),
+)
+_INSERT_LINK = insert(t.task_repo_links)
+_UPDATE_LINK = t.task_repo_links.update().where(_LINKS.id == bindparam("link_id_"))
+_TASK_LINKS = (
+    select(t.task_repo_links)
+    .where(_LINKS.task_id == bindparam("task_id"))
+    .order_by(_LINKS.updated_at.desc(), _LINKS.id.desc())
+)
+_INSERT_REPORT = insert(t.task_repo_reports)
+_COUNT_TASK_REPORTS = (
+    select(func.count())
+    .select_from(t.task_repo_reports)
+    .where(_REPORTS.task_id == bindparam("task_id"))
+)
+_TASK_REPORTS = (
+    select(t.task_repo_reports)
+    .where(_REPORTS.task_id == bindparam("task_id"))
+    .order_by(_REPORTS.created_at.desc(), _REPORTS.id.desc())
+    .limit(_LIMIT)
+)
 
 
 @dataclass(frozen=True)
@@ -105,41 +288,28 @@ class NoteRepository:
 
     def latest_note_time(self, task_id: str) -> datetime | None:
         """When the task's newest comment or agent update was written (None: there is none)."""
-        c = t.task_comments.c
         value: datetime | None = self.conn.execute(
-            select(func.max(c.created_at)).where(c.task_id == task_id)
+            _LATEST_NOTE_TIME, {"task_id": task_id}
         ).scalar_one()
         return value
 
     def add_comment(self, comment: TaskComment) -> None:
-        self.conn.execute(t.task_comments.insert().values(**asdict(comment)))
+        self.conn.execute(_INSERT_COMMENT, asdict(comment))
 
     def comments(
         self, task_id: str, *, kinds: tuple[str, ...], limit: int, offset: int
     ) -> tuple[list[TaskComment], int]:
         """The task's comments of these kinds, newest first."""
-        c = t.task_comments.c
-        where = and_(c.task_id == task_id, c.kind.in_(kinds))
-        total = self.conn.execute(
-            select(func.count()).select_from(t.task_comments).where(where)
-        ).scalar_one()
-        rows = self.conn.execute(
-            select(t.task_comments)
-            .where(where)
-            .order_by(c.created_at.desc(), c.id.desc())
-            .limit(limit)
-            .offset(offset)
-        )
+        where = {"task_id": task_id, "kinds": list(kinds)}
+        total = self.conn.execute(_COUNT_COMMENTS, where).scalar_one()
+        rows = self.conn.execute(_COMMENTS_PAGE, {**where, "limit": limit, "offset": offset})
         return [TaskComment(**row._asdict()) for row in rows], int(total)
 
     # --- outputs --------------------------------------------------------------------------
 
     def output_history(self, task_id: str, name: str) -> tuple[int, datetime | None]:
         """How many versions an output name has on the task, and when the newest was saved."""
-        c = t.task_outputs.c
-        row = self.conn.execute(
-            select(func.count(), func.max(c.created_at)).where(c.task_id == task_id, c.name == name)
-        ).one()
+        row = self.conn.execute(_OUTPUT_HISTORY, {"task_id": task_id, "name": name}).one()
         return int(row[0]), row[1]
 
     def add_output(
@@ -154,15 +324,16 @@ class NoteRepository:
         at: datetime,
     ) -> None:
         self.conn.execute(
-            t.task_outputs.insert().values(
-                id=output_id,
-                project_id=project_id,
-                task_id=task_id,
-                name=name,
-                content=content,
-                author=author,
-                created_at=at,
-            )
+            _INSERT_OUTPUT,
+            {
+                "id": output_id,
+                "project_id": project_id,
+                "task_id": task_id,
+                "name": name,
+                "content": content,
+                "author": author,
+                "created_at": at,
+            },
         )
 
     def latest_outputs(
@@ -170,83 +341,51 @@ class NoteRepository:
     ) -> tuple[list[TaskOutput], int]:
         """The newest version of each output name (content cut to a preview), by name or, with
         `newest_first`, the most recently saved first."""
-        c = t.task_outputs.c
-        per_name = (
-            select(
-                c.name.label("name"),
-                func.max(c.created_at).label("newest"),
-                func.count().label("versions"),
-            )
-            .where(c.task_id == task_id)
-            .group_by(c.name)
-            .subquery()
-        )
-        total = self.conn.execute(select(func.count()).select_from(per_name)).scalar_one()
+        total = self.conn.execute(_COUNT_OUTPUT_NAMES, {"task_id": task_id}).scalar_one()
         rows = self.conn.execute(
-            select(
-                *_output_columns(preview=True),
-                per_name.c.versions,
-                per_name.c.versions.label("version"),
-            )
-            .join(per_name, and_(c.name == per_name.c.name, c.created_at == per_name.c.newest))
-            .where(c.task_id == task_id)
-            .order_by(*((c.created_at.desc(), c.id.desc()) if newest_first else (c.name,)))
-            .limit(limit)
-            .offset(offset)
+            _LATEST_OUTPUTS[newest_first], {"task_id": task_id, "limit": limit, "offset": offset}
         )
         return [TaskOutput(**row._asdict()) for row in rows], int(total)
 
     def output(self, task_id: str, name: str, version: int | None) -> TaskOutput | None:
         """One version of an output in full (None: the newest)."""
-        c = t.task_outputs.c
         count, _ = self.output_history(task_id, name)
         wanted = count if version is None else version
         if not 1 <= wanted <= count:
             return None
         row = self.conn.execute(
-            select(*_output_columns(preview=False))
-            .where(c.task_id == task_id, c.name == name)
-            .order_by(c.created_at, c.id)
-            .offset(wanted - 1)
-            .limit(1)
+            _OUTPUT_VERSION, {"task_id": task_id, "name": name, "offset": wanted - 1}
         ).one()
         return TaskOutput(**row._asdict(), version=wanted, versions=count)
 
     # --- questions ------------------------------------------------------------------------
 
     def add_question(self, question: TaskQuestion) -> None:
-        self.conn.execute(t.task_questions.insert().values(**asdict(question)))
+        self.conn.execute(_INSERT_QUESTION, asdict(question))
 
     def question(self, question_id: str) -> TaskQuestion | None:
-        row = self.conn.execute(
-            select(t.task_questions).where(t.task_questions.c.id == question_id)
-        ).first()
+        row = self.conn.execute(_QUESTION_BY_ID, {"question_id": question_id}).first()
         return TaskQuestion(**row._asdict()) if row else None
 
     def answer_question(
         self, question_id: str, *, answer: str, answered_by: dict[str, Any], at: datetime
     ) -> bool:
         """Record the answer unless someone answered first (one compare-and-set statement)."""
-        c = t.task_questions.c
         result = self.conn.execute(
-            t.task_questions.update()
-            .where(c.id == question_id, c.answered_at.is_(None))
-            .values(answer=answer, answered_by=answered_by, answered_at=at)
+            _ANSWER_QUESTION,
+            {
+                "question_id_": question_id,
+                "answer": answer,
+                "answered_by": answered_by,
+                "answered_at": at,
+            },
         )
         return result.rowcount == 1
 
     def task_questions(self, task_id: str, *, limit: int) -> tuple[list[TaskQuestion], int]:
         """The task's questions, newest first."""
-        c = t.task_questions.c
-        total = self.conn.execute(
-            select(func.count()).select_from(t.task_questions).where(c.task_id == task_id)
-        ).scalar_one()
-        rows = self.conn.execute(
-            select(t.task_questions)
-            .where(c.task_id == task_id)
-            .order_by(c.asked_at.desc(), c.id.desc())
-            .limit(limit)
-        )
+        total = self.conn.execute(_COUNT_TASK_QUESTIONS, {"task_id": task_id}).scalar_one()
+        rows = self.conn.execute(_TASK_QUESTIONS, {"task_id": task_id, "limit": limit})
         return [TaskQuestion(**row._asdict()) for row in rows], int(total)
 
     # --- the whole thread, newest first (list_task_notes, get_task) -------------------------
@@ -330,52 +469,22 @@ class NoteRepository:
     def note_counts(self, task_id: str) -> dict[str, int]:
         """How many comments, agent updates, output names, questions and open questions (one
         round trip)."""
-        c, o, q = t.task_comments.c, t.task_outputs.c, t.task_questions.c
-
-        def of_kind(kind: str) -> Any:
-            return (
-                select(func.count()).where(c.task_id == task_id, c.kind == kind).scalar_subquery()
-            )
-
-        row = self.conn.execute(
-            select(
-                of_kind("comment"),
-                of_kind("agent_update"),
-                select(func.count(func.distinct(o.name)))
-                .where(o.task_id == task_id)
-                .scalar_subquery(),
-                select(func.count()).where(q.task_id == task_id).scalar_subquery(),
-                select(func.count())
-                .where(q.task_id == task_id, q.answered_at.is_(None))
-                .scalar_subquery(),
-            )
-        ).one()
+        row = self.conn.execute(_NOTE_COUNTS, {"task_id": task_id}).one()
         names = ("comment", "agent_update", "output", "question", "openQuestion")
         return {name: int(value) for name, value in zip(names, row, strict=True)}
 
     def question_counts(self, task_id: str) -> dict[str, int]:
         """How many questions the task has, and how many of them wait for an answer."""
-        q = t.task_questions.c
-        total, answered = self.conn.execute(
-            select(func.count(), func.count(q.answered_at)).where(q.task_id == task_id)
-        ).one()
+        total, answered = self.conn.execute(_QUESTION_COUNTS, {"task_id": task_id}).one()
         return {"question": int(total), "openQuestion": int(total) - int(answered)}
 
     def open_questions(
         self, project_id: str, *, limit: int, offset: int
     ) -> tuple[list[TaskQuestion], int]:
         """A project's unanswered questions, oldest first (the longest waiting on top)."""
-        c = t.task_questions.c
-        where = and_(c.project_id == project_id, c.answered_at.is_(None))
-        total = self.conn.execute(
-            select(func.count()).select_from(t.task_questions).where(where)
-        ).scalar_one()
+        total = self.conn.execute(_COUNT_OPEN_QUESTIONS, {"project_id": project_id}).scalar_one()
         rows = self.conn.execute(
-            select(t.task_questions)
-            .where(where)
-            .order_by(c.asked_at, c.id)
-            .limit(limit)
-            .offset(offset)
+            _OPEN_QUESTIONS, {"project_id": project_id, "limit": limit, "offset": offset}
         )
         return [TaskQuestion(**row._asdict()) for row in rows], int(total)
 
@@ -398,21 +507,6 @@ def _older(
     return [or_(at < moment, and_(at == moment, id_ < after_id))]
 
 
-def _output_columns(*, preview: bool) -> list[Any]:
-    c = t.task_outputs.c
-    content = func.substr(c.content, 1, PREVIEW_CHARS) if preview else c.content
-    return [
-        c.id,
-        c.project_id,
-        c.task_id,
-        c.name,
-        content.label("content"),
-        func.length(c.content).label("length"),
-        c.author,
-        c.created_at,
-    ]
-
-
 class RepoLinkRepository:
     """A project's code repositories, task × branch links to them, and status reports."""
 
@@ -422,77 +516,56 @@ class RepoLinkRepository:
     # --- repositories ---------------------------------------------------------------------
 
     def add_repo(self, repo: Repo) -> None:
-        self.conn.execute(t.repos.insert().values(**asdict(repo)))
+        self.conn.execute(_INSERT_REPO, asdict(repo))
 
     def repo(self, repo_id: str) -> Repo | None:
-        row = self.conn.execute(select(t.repos).where(t.repos.c.id == repo_id)).first()
+        row = self.conn.execute(_REPO_BY_ID, {"repo_id": repo_id}).first()
         return Repo(**row._asdict()) if row else None
 
     def repo_named(self, project_id: str, name: str) -> Repo | None:
-        row = self.conn.execute(
-            select(t.repos).where(t.repos.c.project_id == project_id, t.repos.c.name == name)
-        ).first()
+        row = self.conn.execute(_REPO_BY_NAME, {"project_id": project_id, "name": name}).first()
         return Repo(**row._asdict()) if row else None
 
     def repos(self, project_id: str) -> list[Repo]:
-        rows = self.conn.execute(
-            select(t.repos).where(t.repos.c.project_id == project_id).order_by(t.repos.c.name)
-        )
+        rows = self.conn.execute(_REPOS_OF_PROJECT, {"project_id": project_id})
         return [Repo(**row._asdict()) for row in rows]
 
     # --- links ----------------------------------------------------------------------------
 
     def link(self, task_id: str, repo_id: str, agent: str, branch: str) -> RepoLink | None:
-        c = t.task_repo_links.c
         row = self.conn.execute(
-            select(t.task_repo_links).where(
-                c.task_id == task_id, c.repo_id == repo_id, c.agent == agent, c.branch == branch
-            )
+            _LINK, {"task_id": task_id, "repo_id": repo_id, "agent": agent, "branch": branch}
         ).first()
         return RepoLink(**row._asdict()) if row else None
 
     def add_link(self, link: RepoLink) -> None:
-        self.conn.execute(t.task_repo_links.insert().values(**asdict(link)))
+        self.conn.execute(_INSERT_LINK, asdict(link))
 
     def update_link(self, link: RepoLink) -> None:
-        c = t.task_repo_links.c
         self.conn.execute(
-            t.task_repo_links.update()
-            .where(c.id == link.id)
-            .values(
-                target_branch=link.target_branch,
-                title=link.title,
-                summary=link.summary,
-                pr_url=link.pr_url,
-                updated_at=link.updated_at,
-            )
+            _UPDATE_LINK,
+            {
+                "link_id_": link.id,
+                "target_branch": link.target_branch,
+                "title": link.title,
+                "summary": link.summary,
+                "pr_url": link.pr_url,
+                "updated_at": link.updated_at,
+            },
         )
 
     def task_links(self, task_id: str) -> list[RepoLink]:
         """The task's links, the most recently changed first."""
-        c = t.task_repo_links.c
-        rows = self.conn.execute(
-            select(t.task_repo_links)
-            .where(c.task_id == task_id)
-            .order_by(c.updated_at.desc(), c.id.desc())
-        )
+        rows = self.conn.execute(_TASK_LINKS, {"task_id": task_id})
         return [RepoLink(**row._asdict()) for row in rows]
 
     # --- status reports -------------------------------------------------------------------
 
     def add_report(self, report: RepoReport) -> None:
-        self.conn.execute(t.task_repo_reports.insert().values(**asdict(report)))
+        self.conn.execute(_INSERT_REPORT, asdict(report))
 
     def task_reports(self, task_id: str, *, limit: int) -> tuple[list[RepoReport], int]:
         """The task's newest status reports first."""
-        c = t.task_repo_reports.c
-        total = self.conn.execute(
-            select(func.count()).select_from(t.task_repo_reports).where(c.task_id == task_id)
-        ).scalar_one()
-        rows = self.conn.execute(
-            select(t.task_repo_reports)
-            .where(c.task_id == task_id)
-            .order_by(c.created_at.desc(), c.id.desc())
-            .limit(limit)
-        )
+        total = self.conn.execute(_COUNT_TASK_REPORTS, {"task_id": task_id}).scalar_one()
+        rows = self.conn.execute(_TASK_REPORTS, {"task_id": task_id, "limit": limit})
         return [RepoReport(**row._asdict()) for row in rows], int(total)

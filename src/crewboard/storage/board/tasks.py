@@ -59,8 +59,8 @@ def fts_query(words: Sequence[str], project_ids: Sequence[str]) -> str:
     return f"({scopes}) AND {query}"
 
 
-# Write statements built once, their values passed as parameters: building an INSERT with
-# .values() for a task's thirty columns cost more than running it on SQLite.
+# Statements built once, their values passed as parameters: building one (an INSERT with
+# .values() for a task's thirty columns most of all) cost more than running it on SQLite.
 _INSERT_TASK = insert(t.tasks)
 _INSERT_EVENT = insert(t.task_events)
 _REPLACE_TASK = update(t.tasks).where(
@@ -72,6 +72,46 @@ _LAST_BOARD_ORDER = select(func.max(t.tasks.c.board_order)).where(
 _TASK_BY_ID = select(t.tasks).where(t.tasks.c.id == bindparam("task_id"))
 _TASK_BY_NUMBER = select(t.tasks).where(
     t.tasks.c.project_id == bindparam("project_id"), t.tasks.c.number == bindparam("number")
+)
+_TASKS_BY_ID = select(t.tasks).where(t.tasks.c.id.in_(bindparam("ids", expanding=True)))
+_NUMBERS_BY_ID = select(t.tasks.c.id, t.tasks.c.number).where(
+    t.tasks.c.id.in_(bindparam("ids", expanding=True))
+)
+_COUNT_IN_INDEX = text("SELECT count(*) FROM tasks_fts WHERE tasks_fts MATCH :fts_query")
+_COUNT_LABELLED = (
+    select(func.count())
+    .select_from(t.task_labels)
+    .where(
+        t.task_labels.c.project_id.in_(bindparam("project_ids", expanding=True)),
+        t.task_labels.c.kind == bindparam("kind"),
+        t.task_labels.c.value == bindparam("value"),
+    )
+)
+_COUNT_IN_STATUS = (
+    select(func.count())
+    .select_from(t.tasks)
+    .where(t.tasks.c.project_id == bindparam("project_id"), t.tasks.c.status == bindparam("status"))
+)
+_LINKS_OF = select(t.task_links).where(
+    or_(
+        t.task_links.c.low_id.in_(bindparam("ids", expanding=True)),
+        t.task_links.c.high_id.in_(bindparam("ids", expanding=True)),
+    )
+)
+_BLOCKER_COUNT = (
+    select(func.count())
+    .select_from(t.task_links)
+    .where(
+        t.task_links.c.type == "blocks",
+        or_(
+            t.task_links.c.low_id == bindparam("task_id"),
+            t.task_links.c.high_id == bindparam("task_id"),
+        ),
+        t.task_links.c.blocker_id != bindparam("task_id"),
+    )
+)
+_LIFECYCLE_SUMMARY = select(func.count(), func.max(t.task_events.c.occurred_at)).where(
+    t.task_events.c.task_id == bindparam("task_id")
 )
 
 
@@ -227,16 +267,14 @@ class TaskRepository:
         ids = list(set(task_ids))
         if not ids:
             return {}
-        rows = self.conn.execute(select(t.tasks).where(t.tasks.c.id.in_(ids)))
+        rows = self.conn.execute(_TASKS_BY_ID, {"ids": ids})
         return {row.id: task_from_row(row) for row in rows}
 
     def numbers_of(self, task_ids: Iterable[str]) -> dict[str, int]:
         ids = list(set(task_ids))
         if not ids:
             return {}
-        rows = self.conn.execute(
-            select(t.tasks.c.id, t.tasks.c.number).where(t.tasks.c.id.in_(ids))
-        )
+        rows = self.conn.execute(_NUMBERS_BY_ID, {"ids": ids})
         return {row.id: row.number for row in rows}
 
     def replace(self, task: Task, expected_revision: int) -> bool:
@@ -454,8 +492,7 @@ class TaskRepository:
         """How many tasks of the projects hold every word, from the FTS5 index alone."""
         return int(
             self.conn.execute(
-                text("SELECT count(*) FROM tasks_fts WHERE tasks_fts MATCH :fts_query"),
-                {"fts_query": fts_query(words, project_ids)},
+                _COUNT_IN_INDEX, {"fts_query": fts_query(words, project_ids)}
             ).scalar_one()
         )
 
@@ -468,13 +505,8 @@ class TaskRepository:
         kind = "tag" if f.tag is not None else "label"
         return int(
             self.conn.execute(
-                select(func.count())
-                .select_from(t.task_labels)
-                .where(
-                    t.task_labels.c.project_id.in_(list(f.project_ids)),
-                    t.task_labels.c.kind == kind,
-                    t.task_labels.c.value == label.lower(),
-                )
+                _COUNT_LABELLED,
+                {"project_ids": list(f.project_ids), "kind": kind, "value": label.lower()},
             ).scalar_one()
         )
 
@@ -512,16 +544,10 @@ class TaskRepository:
         One count per status, each answered from the (project, status, …) index alone: on
         SQLite that is several times faster than one GROUP BY over the project's rows.
         """
-        c = t.tasks.c
-        count = (
-            select(func.count())
-            .select_from(t.tasks)
-            .where(c.project_id == bindparam("project_id"), c.status == bindparam("status"))
-        )
         return {
             status.value: int(
                 self.conn.execute(
-                    count, {"project_id": project_id, "status": status.value}
+                    _COUNT_IN_STATUS, {"project_id": project_id, "status": status.value}
                 ).scalar_one()
             )
             for status in TaskStatus
@@ -534,11 +560,7 @@ class TaskRepository:
         found: dict[str, list[Link]] = {task_id: [] for task_id in ids}
         if not ids:
             return found
-        rows = self.conn.execute(
-            select(t.task_links).where(
-                or_(t.task_links.c.low_id.in_(ids), t.task_links.c.high_id.in_(ids))
-            )
-        )
+        rows = self.conn.execute(_LINKS_OF, {"ids": ids})
         for row in rows:
             for me, other in ((row.low_id, row.high_id), (row.high_id, row.low_id)):
                 if me not in found:
@@ -578,17 +600,7 @@ class TaskRepository:
         return result.rowcount > 0
 
     def blocker_count(self, task_id: str) -> int:
-        return int(
-            self.conn.execute(
-                select(func.count())
-                .select_from(t.task_links)
-                .where(
-                    t.task_links.c.type == "blocks",
-                    or_(t.task_links.c.low_id == task_id, t.task_links.c.high_id == task_id),
-                    t.task_links.c.blocker_id != task_id,
-                )
-            ).scalar_one()
-        )
+        return int(self.conn.execute(_BLOCKER_COUNT, {"task_id": task_id}).scalar_one())
 
     # --- lifecycle events -------------------------------------------------------------------
 
@@ -623,11 +635,7 @@ class TaskRepository:
         return int(key[0]) if key else 0
 
     def lifecycle_summary(self, task_id: str) -> tuple[int, datetime | None]:
-        row = self.conn.execute(
-            select(func.count(), func.max(t.task_events.c.occurred_at)).where(
-                t.task_events.c.task_id == task_id
-            )
-        ).one()
+        row = self.conn.execute(_LIFECYCLE_SUMMARY, {"task_id": task_id}).one()
         return int(row[0]), row[1]
 
     def lifecycle_events(

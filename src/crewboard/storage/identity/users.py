@@ -14,6 +14,10 @@ from crewboard.storage.identity import tables as t
 
 # Built once: constructing a statement costs about as much as running it on SQLite.
 _USER_BY_ID = select(t.users).where(t.users.c.id == bindparam("user_id"))
+_USER_BY_EMAIL = select(t.users).where(t.users.c.email == bindparam("email"))
+_PASSWORD_HASH = select(t.users.c.password_hash).where(t.users.c.id == bindparam("user_id"))
+_ALL_USERS = select(t.users).order_by(t.users.c.created_at, t.users.c.id)
+_COUNT_USERS = select(func.count()).select_from(t.users)
 
 
 def user_from_row(row: Row[Any]) -> User:
@@ -48,13 +52,11 @@ class UserRepository:
         return user_from_row(row) if row else None
 
     def get_by_email(self, email: str) -> User | None:
-        row = self.conn.execute(select(t.users).where(t.users.c.email == email)).first()
+        row = self.conn.execute(_USER_BY_EMAIL, {"email": email}).first()
         return user_from_row(row) if row else None
 
     def password_hash(self, user_id: str) -> str | None:
-        return self.conn.execute(
-            select(t.users.c.password_hash).where(t.users.c.id == user_id)
-        ).scalar_one_or_none()
+        return self.conn.execute(_PASSWORD_HASH, {"user_id": user_id}).scalar_one_or_none()
 
     def set_password_hash(self, user_id: str, password_hash: str, at: datetime) -> None:
         self.conn.execute(
@@ -64,8 +66,8 @@ class UserRepository:
         )
 
     def list(self) -> list[User]:
-        rows = self.conn.execute(select(t.users).order_by(t.users.c.created_at, t.users.c.id))
+        rows = self.conn.execute(_ALL_USERS)
         return [user_from_row(row) for row in rows]
 
     def count(self) -> int:
-        return int(self.conn.execute(select(func.count()).select_from(t.users)).scalar_one())
+        return int(self.conn.execute(_COUNT_USERS).scalar_one())

@@ -40,6 +40,19 @@ _PROJECT_WITH_ROLE_BY_ID = _project_with_role(t.projects.c.id == bindparam("ref"
 
 
 _PROJECT_WITH_ROLE_BY_KEY = _project_with_role(t.projects.c.key == bindparam("ref"))
+_PROJECT_BY_ID = select(t.projects).where(t.projects.c.id == bindparam("project_id"))
+_PROJECT_BY_KEY = select(t.projects).where(t.projects.c.key == bindparam("key"))
+_PROJECT_ID_BY_KEY = select(t.projects.c.id).where(t.projects.c.key == bindparam("key"))
+_MEMBER_ROLE = select(t.project_members.c.role).where(
+    t.project_members.c.project_id == bindparam("project_id"),
+    t.project_members.c.user_id == bindparam("user_id"),
+)
+_MEMBERS = (
+    select(identity_tables.users, t.project_members.c.role.label("member_role"))
+    .join(t.project_members, t.project_members.c.user_id == identity_tables.users.c.id)
+    .where(t.project_members.c.project_id == bindparam("project_id"))
+    .order_by(identity_tables.users.c.display_name, identity_tables.users.c.id)
+)
 
 
 def _project(row: Row[Any]) -> Project:
@@ -91,11 +104,11 @@ class ProjectRepository:
         )
 
     def get(self, project_id: str) -> Project | None:
-        row = self.conn.execute(select(t.projects).where(t.projects.c.id == project_id)).first()
+        row = self.conn.execute(_PROJECT_BY_ID, {"project_id": project_id}).first()
         return _project(row) if row else None
 
     def get_by_key(self, key: str) -> Project | None:
-        row = self.conn.execute(select(t.projects).where(t.projects.c.key == key.upper())).first()
+        row = self.conn.execute(_PROJECT_BY_KEY, {"key": key.upper()}).first()
         return _project(row) if row else None
 
     def get_with_role(self, ref: str, user_id: str) -> tuple[Project, Role | None] | None:
@@ -110,10 +123,7 @@ class ProjectRepository:
         return _project(row), Role(row.member_role) if row.member_role else None
 
     def key_taken(self, key: str) -> bool:
-        return (
-            self.conn.execute(select(t.projects.c.id).where(t.projects.c.key == key)).first()
-            is not None
-        )
+        return self.conn.execute(_PROJECT_ID_BY_KEY, {"key": key}).first() is not None
 
     def update(self, project_id: str, at: datetime, **fields: Any) -> None:
         """Set plain columns (name, goal, phase, status, description, type, collections, archived_at)."""
@@ -130,10 +140,7 @@ class ProjectRepository:
 
     def member_role(self, project_id: str, user_id: str) -> Role | None:
         role = self.conn.execute(
-            select(t.project_members.c.role).where(
-                t.project_members.c.project_id == project_id,
-                t.project_members.c.user_id == user_id,
-            )
+            _MEMBER_ROLE, {"project_id": project_id, "user_id": user_id}
         ).scalar_one_or_none()
         return Role(role) if role else None
 
@@ -196,10 +203,5 @@ class ProjectRepository:
         return {Role(role) for role in self.conn.execute(query).scalars()}
 
     def members(self, project_id: str) -> list[tuple[User, Role]]:
-        rows = self.conn.execute(
-            select(identity_tables.users, t.project_members.c.role.label("member_role"))
-            .join(t.project_members, t.project_members.c.user_id == identity_tables.users.c.id)
-            .where(t.project_members.c.project_id == project_id)
-            .order_by(identity_tables.users.c.display_name, identity_tables.users.c.id)
-        )
+        rows = self.conn.execute(_MEMBERS, {"project_id": project_id})
         return [(user_from_row(row), Role(row.member_role)) for row in rows]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Row, bindparam, func, select
+from sqlalchemy import Connection, Integer, Row, bindparam, func, select
 
 from crewboard.domain.models import (
     StatePage,
@@ -17,6 +17,26 @@ from crewboard.storage.projects import tables as t
 # Built once: constructing a statement costs about as much as running it on SQLite.
 _STATE_BY_PROJECT = select(t.project_state).where(
     t.project_state.c.project_id == bindparam("project_id")
+)
+_STATE_REVISION = select(t.project_state.c.revision).where(
+    t.project_state.c.project_id == bindparam("project_id")
+)
+_VERSIONS = t.project_state_versions
+_COUNT_VERSIONS = (
+    select(func.count())
+    .select_from(_VERSIONS)
+    .where(_VERSIONS.c.project_id == bindparam("project_id"))
+)
+_VERSIONS_PAGE = (
+    select(_VERSIONS)
+    .where(_VERSIONS.c.project_id == bindparam("project_id"))
+    .order_by(_VERSIONS.c.revision.desc())
+    .limit(bindparam("limit", type_=Integer))
+    .offset(bindparam("offset", type_=Integer))
+)
+_VERSION = select(_VERSIONS).where(
+    _VERSIONS.c.project_id == bindparam("project_id"),
+    _VERSIONS.c.revision == bindparam("revision"),
 )
 
 
@@ -49,9 +69,7 @@ class StateRepository:
         revision = expected_revision + 1
         values = {"content": content, "revision": revision, "updated_by": author, "updated_at": at}
         if expected_revision == 0:
-            exists = self.conn.execute(
-                select(t.project_state.c.revision).where(t.project_state.c.project_id == project_id)
-            ).first()
+            exists = self.conn.execute(_STATE_REVISION, {"project_id": project_id}).first()
             if exists is not None:
                 return None
             self.conn.execute(t.project_state.insert().values(project_id=project_id, **values))
@@ -81,26 +99,14 @@ class StateRepository:
     def versions(
         self, project_id: str, *, limit: int, offset: int
     ) -> tuple[list[StateVersion], int]:
-        where = t.project_state_versions.c.project_id == project_id
-        total = self.conn.execute(
-            select(func.count()).select_from(t.project_state_versions).where(where)
-        ).scalar_one()
+        total = self.conn.execute(_COUNT_VERSIONS, {"project_id": project_id}).scalar_one()
         rows = self.conn.execute(
-            select(t.project_state_versions)
-            .where(where)
-            .order_by(t.project_state_versions.c.revision.desc())
-            .limit(limit)
-            .offset(offset)
+            _VERSIONS_PAGE, {"project_id": project_id, "limit": limit, "offset": offset}
         )
         return [_state_version(row) for row in rows], int(total)
 
     def version(self, project_id: str, revision: int) -> StateVersion | None:
-        row = self.conn.execute(
-            select(t.project_state_versions).where(
-                t.project_state_versions.c.project_id == project_id,
-                t.project_state_versions.c.revision == revision,
-            )
-        ).first()
+        row = self.conn.execute(_VERSION, {"project_id": project_id, "revision": revision}).first()
         return _state_version(row) if row else None
 
 

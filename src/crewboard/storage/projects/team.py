@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Row, select
+from sqlalchemy import Connection, Row, bindparam, select
 
 from crewboard.domain.models import (
     Effort,
@@ -13,6 +13,11 @@ from crewboard.domain.models import (
     TeamRole,
 )
 from crewboard.storage.projects import tables as t
+
+# Built once, values passed as parameters: building one costs more than running it on SQLite.
+_ROLE = select(t.team_roles).where(
+    t.team_roles.c.project_id == bindparam("project_id"), t.team_roles.c.id == bindparam("role_id")
+)
 
 
 def _team_role(row: Row[Any]) -> TeamRole:
@@ -67,11 +72,7 @@ class TeamRepository:
         return [_team_role(row) for row in self.conn.execute(query)]
 
     def get(self, project_id: str, role_id: str) -> TeamRole | None:
-        row = self.conn.execute(
-            select(t.team_roles).where(
-                t.team_roles.c.project_id == project_id, t.team_roles.c.id == role_id
-            )
-        ).first()
+        row = self.conn.execute(_ROLE, {"project_id": project_id, "role_id": role_id}).first()
         return _team_role(row) if row else None
 
     def set_archived(self, role_id: str, at: datetime | None) -> None:
