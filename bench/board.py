@@ -37,6 +37,7 @@ CALLS = (
     "list_tasks q",
     "get_task",
     "update_task",
+    "create_task",
 )
 UPDATE_TARGETS = 200
 UPDATE_STATUSES = ("ready_for_ai", "backlog")
@@ -64,6 +65,7 @@ class ProjectState:
     targets: list[int]
     revisions: dict[int, int] = field(default_factory=dict)
     updates: int = 0
+    creates: int = 0
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,17 @@ def _update(state: ProjectState) -> tuple[str, dict[str, Any]]:
     }
 
 
+def _create(state: ProjectState) -> tuple[str, dict[str, Any]]:
+    state.creates += 1
+    return "create_task", {
+        "projectId": state.project.key,
+        "workspaceId": None,
+        "idempotencyKey": uuid.uuid4().hex,
+        "title": f"Benchmark task {state.creates}: export the invoice report",
+        "description": "Made by the board benchmark, to time a create on a large board.",
+    }
+
+
 ARGUMENTS: dict[str, Callable[[ProjectState], tuple[str, dict[str, Any]]]] = {
     "bench_noop": lambda _state: (NOOP_NAME, {}),
     "list_tasks status": _list(status=STATUS_FILTER),
@@ -116,6 +129,7 @@ ARGUMENTS: dict[str, Callable[[ProjectState], tuple[str, dict[str, Any]]]] = {
     "list_tasks q": _list(q=QUERY),
     "get_task": _get,
     "update_task": _update,
+    "create_task": _create,
 }
 
 
