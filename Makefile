@@ -68,7 +68,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
 # Crewboard beside Backlog.md and task-master-ai (bench/README.md, "The peers workload"); the
-# full run takes an estimated 15-30 minutes, BENCH_ARGS=--quick about two minutes.
+# full run takes about 10 minutes, BENCH_ARGS=--quick about a minute and a half.
 bench-peers: $(STAMP)
 	bash scripts/peers-setup
 	$(BIN)/python -m bench peers $(BENCH_ARGS)
