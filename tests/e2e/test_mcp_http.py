@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx2
 import pytest
@@ -149,6 +151,19 @@ def test_stateless_era_requires_matching_headers(url: str, secret: str) -> None:
     ok = post(url, secret, message, **headers, **{"Mcp-Method": "tools/list"})
     assert ok.status_code == 200
     assert ok.json()["result"]["cacheScope"] == "private"
+    # Whitespace around a header's value is not part of it (RFC 9110 §5.5), whichever HTTP
+    # parser uvicorn uses (httptools keeps it; h11 strips it).
+    # (http.client sends such values as given; httpx refuses them.)
+    call = rpc("tools/call", {"name": "list_projects", "arguments": {}, "_meta": meta})
+    padded = {"Mcp-Method": " tools/call\t", "Mcp-Name": "list_projects  "}
+    connection = http.client.HTTPConnection(urlsplit(url).netloc, timeout=30)
+    all_headers = {**RAW_HEADERS, **headers, **padded, "Authorization": f"Bearer {secret}"}
+    connection.request("POST", "/mcp", json.dumps(call).encode(), all_headers)
+    answered = connection.getresponse()
+    body = json.loads(answered.read())
+    connection.close()
+    assert answered.status == 200, body
+    assert body["result"]["isError"] is False
 
 
 def test_stateless_era_keeps_the_single_message_rule(url: str, secret: str) -> None:

@@ -66,6 +66,10 @@ class McpFront:
                 scope, receive, send
             )
             return
+        # A field value excludes the whitespace around it (RFC 9110 §5.5). h11 strips it, the
+        # httptools parser uvicorn prefers does not, and the SDK compares Mcp-Method and
+        # Mcp-Name with the body exactly: strip it here, whichever parser served the request.
+        scope = {**scope, "headers": [(k, v.strip(b" \t")) for k, v in scope["headers"]]}
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         try:
             actor = await self._authenticate(headers.get("authorization"))
