@@ -13,10 +13,9 @@ import pytest
 
 from crewboard.domain.models import Actor
 from crewboard.services.board import tasks
-from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
-from tests.support.factories import make_project, make_user
+from tests.support.factories import make_project, make_user, personal_secret
 from tests.support.mcp_client import MODES, RAW_HEADERS, body_of, mcp_client, rpc
 
 pytestmark = pytest.mark.anyio
@@ -33,10 +32,7 @@ def owner(db: Database) -> Actor:
 
 @pytest.fixture
 def secret(db: Database, owner: Actor) -> str:
-    user = db.read(lambda uow: uow.users.get(owner.user_id))
-    assert user is not None
-    scopes = ["read", "tasks.manage"]
-    return tokens.issue_token(db, person_actor(user), kind="personal", scopes=scopes).secret
+    return personal_secret(db, owner, ["read", "tasks.manage"])
 
 
 def seed(db: Database, owner: Actor, count: int) -> None:

@@ -12,11 +12,10 @@ from mcp import Client
 
 from crewboard.domain.models import Actor
 from crewboard.services.board import tasks
-from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import team
 from crewboard.storage.database import Database
-from tests.support.factories import make_project, make_user
+from tests.support.factories import make_project, make_user, personal_secret
 from tests.support.mcp_client import body_of, mcp_client
 
 pytestmark = pytest.mark.anyio
@@ -36,10 +35,7 @@ def coder(db: Database, owner: Actor) -> str:
 
 @pytest.fixture
 def secret(db: Database, owner: Actor) -> str:
-    user = db.read(lambda uow: uow.users.get(owner.user_id))
-    assert user is not None
-    scopes = ["read", "tasks.manage"]
-    return tokens.issue_token(db, person_actor(user), kind="personal", scopes=scopes).secret
+    return personal_secret(db, owner, ["read", "tasks.manage"])
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import team
 from crewboard.storage.database import Database
-from tests.support.factories import make_project, make_user
+from tests.support.factories import make_project, make_user, personal_secret
 from tests.support.mcp_client import body_of, mcp_client
 
 pytestmark = pytest.mark.anyio
@@ -28,9 +28,7 @@ def owner(db: Database) -> Actor:
 
 @pytest.fixture
 def secret(db: Database, owner: Actor) -> str:
-    user = db.read(lambda uow: uow.users.get(owner.user_id))
-    assert user is not None
-    return tokens.issue_token(db, person_actor(user), kind="personal", scopes=["read"]).secret
+    return personal_secret(db, owner, ["read"])
 
 
 @pytest.fixture

@@ -68,3 +68,10 @@ def token_actor(db: Database, user: User, scopes: list[str], **options: object) 
     """Issue a token for `user` and authenticate with it, as a door would."""
     issued = tokens.issue_token(db, person_actor(user), scopes=scopes, kind="personal", **options)  # type: ignore[arg-type]
     return tokens.authenticate_token(db, issued.secret)
+
+
+def personal_secret(db: Database, person: Actor, scopes: list[str]) -> str:
+    """The secret of a new personal token of `person` (acting as themselves, signed in)."""
+    user = db.read(lambda uow: uow.users.get(person.user_id))
+    assert user is not None
+    return tokens.issue_token(db, person_actor(user), kind="personal", scopes=scopes).secret
