@@ -38,11 +38,18 @@ def _failed(step: dict[str, Any], name: str) -> str:
     return f" ({figures['failed']} failed)" if figures and figures["failed"] else ""
 
 
+def _less_client(step: dict[str, Any], name: str) -> float | None:
+    """The median less the client's CPU per call: about what the server and the wire took."""
+    median = _median(step, name)
+    client = step["systems"][name].get("client_cpu_ms_per_op") if median is not None else None
+    return None if median is None or client is None else median - float(client)
+
+
 def steps_table(results: dict[str, Any]) -> list[str]:
     lines = [
         "| step | N | Crewboard stdio ms | Crewboard HTTP ms | Backlog.md ms | task-master ms "
-        "| ratio/Backlog | ratio/task-master | HTTP/stdio |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| ratio/Backlog | ratio/task-master | HTTP/stdio | HTTP/stdio less client CPU |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for run in results["sizes"]:
         for step in run["steps"]:
@@ -61,7 +68,8 @@ def steps_table(results: dict[str, Any]) -> list[str]:
                 f"| {name} | {run['size']:,} | {' | '.join(cells)} "
                 f"| {_ratio(stdio, _median(step, 'backlog'))} "
                 f"| {_ratio(stdio, _median(step, 'taskmaster'))} "
-                f"| {_ratio(_median(step, 'crewboard-http'), stdio)} |"
+                f"| {_ratio(_median(step, 'crewboard-http'), stdio)} "
+                f"| {_ratio(_less_client(step, 'crewboard-http'), _less_client(step, 'crewboard-stdio'))} |"
             )
     return lines
 

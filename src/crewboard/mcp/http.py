@@ -18,6 +18,7 @@ from crewboard.domain.models import Actor
 from crewboard.errors import BodyTooLarge, CrewboardError, Unauthenticated, ValidationFailed
 from crewboard.jsonbody import BadJson, parse_json, read_request_body
 from crewboard.mcp.caller import CURRENT_CALLER, Caller
+from crewboard.mcp.exchange import SingleExchange, single_exchange_version
 from crewboard.mcp.server import UNAUTHORIZED
 from crewboard.services.identity.tokens import authenticate_token
 from crewboard.storage.database import Database
@@ -53,9 +54,15 @@ class McpFront:
     """ASGI app for /mcp in front of the SDK's streamable HTTP handler."""
 
     def __init__(
-        self, sdk_app: ASGIApp, db: Database, settings: Settings, tool_names: frozenset[str]
+        self,
+        sdk_app: ASGIApp,
+        db: Database,
+        settings: Settings,
+        tool_names: frozenset[str],
+        single: SingleExchange | None = None,
     ) -> None:
         self.sdk_app = sdk_app
+        self.single = single
         self.db = db
         self.settings = settings
         self.tool_names = tool_names
@@ -91,7 +98,12 @@ class McpFront:
             return
         token = CURRENT_CALLER.set(Caller(actor, *narrowing))
         try:
-            await self.sdk_app(scope, _replay(body, receive), send)
+            request = Request(scope, _replay(body, receive))
+            if self.single is not None and (version := single_exchange_version(messages, request)):
+                response = await self.single.answer(request, messages, version)
+                await response(scope, receive, send)
+            else:
+                await self.sdk_app(scope, _replay(body, receive), send)
         finally:
             CURRENT_CALLER.reset(token)
 

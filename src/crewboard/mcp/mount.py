@@ -14,6 +14,7 @@ from starlette.routing import Route
 from crewboard.config import Settings
 from crewboard.jsonbody import MAX_BODY
 from crewboard.mcp.catalogue import Catalogue, default_catalogue
+from crewboard.mcp.exchange import SingleExchange
 from crewboard.mcp.http import METADATA_PATH, McpFront, protected_resource_metadata
 from crewboard.mcp.server import build_server
 from crewboard.storage.database import Database
@@ -27,6 +28,7 @@ class McpDoor:
     ) -> None:
         tools = catalogue or default_catalogue()
         server = build_server(db, settings, tools)
+        single = SingleExchange(server)  # before the manager enters the server's lifespan
         self.manager = StreamableHTTPSessionManager(
             app=server,
             json_response=True,
@@ -35,7 +37,9 @@ class McpDoor:
             security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
             max_request_body_size=MAX_BODY,
         )
-        self.front = McpFront(StreamableHTTPASGIApp(self.manager), db, settings, tools.names)
+        self.front = McpFront(
+            StreamableHTTPASGIApp(self.manager), db, settings, tools.names, single
+        )
         self.metadata = protected_resource_metadata(settings)
 
     def routes(self) -> list[Route]:
