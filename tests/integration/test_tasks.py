@@ -356,6 +356,31 @@ def test_q_in_one_project_matches_inside_the_index_and_counts_there(
     assert task_queries.list_tasks(db, owner, project="OTH", q=scope).total == 0
 
 
+def test_a_task_naming_another_projects_id_is_not_found_in_that_project(
+    db: Database, owner: Actor
+) -> None:
+    """The project's lexeme in the index keeps a search to its project (PostgreSQL leaves out
+    `project_id IN` for it): a task's text that spells the id cannot stand in for it."""
+    other = create_project(db, owner, workspace_id=None, key="OTH", name="Other").body["project"]
+    crw = db.read(lambda uow: uow.projects.get_by_key("CRW")).id  # type: ignore[union-attr]
+    spellings = [crw, crw.replace("_", ""), f"'{crw}'", f'"{crw}"', f"{crw}:*", crw.upper()]
+    tasks.create_task(
+        db,
+        owner,
+        project="OTH",
+        workspace_id=None,
+        idempotency_key="naming",
+        title="Invoice export",
+        description=" ".join(spellings),
+    )
+    new(db, owner, title="Invoice export here")
+    found = task_queries.list_tasks(db, owner, project="CRW", q="invoice export")
+    assert ([r["key"] for r in found.rows], found.total) == (["CRW-1"], 1)
+    in_other = task_queries.list_tasks(db, owner, project="OTH", q="invoice")
+    assert ([r["key"] for r in in_other.rows], in_other.total) == (["OTH-1"], 1)
+    assert other["key"] == "OTH"
+
+
 def test_the_text_index_holds_each_tasks_project(db: Database, owner: Actor) -> None:
     new(db, owner, title="Invoice export")
     project_id = db.read(lambda uow: uow.projects.get_by_key("CRW")).id  # type: ignore[union-attr]

@@ -222,8 +222,11 @@ class TaskFilter:
     no_due_date: bool = False
 
 
-def _after(position: tuple[int, str] | None, descending: bool) -> list[ColumnElement[bool]]:
-    """Rows past a keyset position (number, project id) in list order.
+def _after(
+    position: tuple[int, str] | None, descending: bool, c: Any = t.tasks.c
+) -> list[ColumnElement[bool]]:
+    """Rows past a keyset position (number, project id) in list order; `c` holds the number
+    and project id columns (the task table's by default).
 
     The bare bound on the number lets the (project, number) index start at the position; the
     second condition then skips the tied rows of projects at or before it.
@@ -231,7 +234,6 @@ def _after(position: tuple[int, str] | None, descending: bool) -> list[ColumnEle
     if position is None:
         return []
     number, project_id = position
-    c = t.tasks.c
     if descending:
         return [c.number <= number, or_(c.number < number, c.project_id < project_id)]
     return [c.number >= number, or_(c.number > number, c.project_id > project_id)]
@@ -310,7 +312,9 @@ class TaskRepository:
 
     def _conditions(self, f: TaskFilter) -> list[ColumnElement[bool] | TextClause]:
         c = t.tasks.c
-        conditions: list[ColumnElement[bool] | TextClause] = [c.project_id.in_(list(f.project_ids))]
+        conditions: list[ColumnElement[bool] | TextClause] = []
+        if not self._scoped_in_text_index(f):
+            conditions.append(c.project_id.in_(list(f.project_ids)))
         if f.statuses:
             conditions.append(c.status.in_(list(f.statuses)))
         if f.numbers:
@@ -332,6 +336,22 @@ class TaskRepository:
         if f.no_due_date:
             conditions.append(c.due_date.is_(None))
         return conditions + self._label_and_text_conditions(f)
+
+    def _scoped_in_text_index(self, f: TaskFilter) -> bool:
+        """Whether the text match alone keeps the rows to the filter's projects: on PostgreSQL
+        a search names the projects' lexemes (see `_text_match`), and text cannot make such a
+        lexeme, since the parser splits words at the underscore every id has.
+
+        Then the query leaves `project_id IN (…)` out. psycopg prepares a statement run five
+        times, and the prepared (generic) plan, which cannot know how big the project is,
+        reckons with half the table and ANDs the GIN matches with a bitmap of every task of the
+        project from a B-tree: measured 18.6 → 14.4 ms a search of 100,000 tasks."""
+        return (
+            self.conn.dialect.name == "postgresql"
+            and bool(f.words)
+            and 0 < len(f.project_ids) <= FTS_SCOPE_LIMIT
+            and all("_" in project_id for project_id in f.project_ids)
+        )
 
     def _label_and_text_conditions(self, f: TaskFilter) -> list[ColumnElement[bool] | TextClause]:
         # EXISTS on the label's primary key: a page in number order checks only the rows it
@@ -449,22 +469,9 @@ class TaskRepository:
             query = select(*columns, func.count().over().label("total"))
             query = query.where(*page_conditions).order_by(*order)
         elif windowed:
-            # Gather the matches first (a materialised CTE: the GIN index answers it), then
-            # sort only those; left to itself PostgreSQL walks the number index instead and
-            # computes every row's text vector (measured: 674 ms → 18 ms on 20,000 tasks).
-            names = list(dict.fromkeys([*(col.name for col in columns), "number", "project_id"]))
-            matched = (
-                select(*(getattr(c, name) for name in names))
-                .where(*page_conditions)
-                .cte("matched")
-                .prefix_with("MATERIALIZED")
+            return self._matches_then_page(
+                conditions, columns, descending=descending, limit=limit, offset=offset, after=after
             )
-            m = matched.c
-            by_number = (
-                (m.number.desc(), m.project_id.desc()) if descending else (m.number, m.project_id)
-            )
-            chosen = (getattr(m, col.name) for col in columns)
-            query = select(*chosen, func.count().over().label("total")).order_by(*by_number)
         else:
             query = select(*columns).where(*page_conditions).order_by(*order)
         page = self.conn.execute(query.limit(limit).offset(offset)).all()
@@ -483,6 +490,62 @@ class TaskRepository:
                 )
             )
         return list(page), total
+
+    def _matches_then_page(
+        self,
+        conditions: Sequence[ColumnElement[bool] | TextClause],
+        columns: Sequence[Any],
+        *,
+        descending: bool,
+        limit: int,
+        offset: int,
+        after: tuple[int, str] | None,
+    ) -> tuple[list[Row[Any]], int]:
+        """A text search's page on PostgreSQL, and its total, in one statement.
+
+        The matches are gathered first, in a materialised CTE the GIN index answers; left to
+        itself PostgreSQL walks the number index instead and computes every row's text vector
+        (measured: 674 ms → 18 ms on 20,000 tasks). The CTE keeps only id, number and project:
+        the page is sorted from those, the total counted over them (the keyset position applies
+        to the page alone), and only the page's rows are read whole, by primary key. Against
+        whole rows and a window count: 12.0 → 8.5 ms a search of 100,000 tasks.
+        """
+        c = t.tasks.c
+        matched = (
+            select(c.id, c.number, c.project_id)
+            .where(*conditions)
+            .cte("matched")
+            .prefix_with("MATERIALIZED")
+        )
+        m = matched.c
+        by_number = (
+            (m.number.desc(), m.project_id.desc()) if descending else (m.number, m.project_id)
+        )
+        chosen = (
+            select(m.id, m.number, m.project_id)
+            .where(*_after(after, descending, m))
+            .order_by(*by_number)
+            .limit(limit)
+            .offset(offset)
+            .subquery("chosen")
+        )
+        total = select(func.count()).select_from(matched).scalar_subquery().label("total")
+        query = (
+            select(*columns, total)
+            .select_from(chosen.join(t.tasks, c.id == chosen.c.id))
+            .order_by(
+                *(
+                    (chosen.c.number.desc(), chosen.c.project_id.desc())
+                    if descending
+                    else (chosen.c.number, chosen.c.project_id)
+                )
+            )
+        )
+        page: list[Row[Any]] = list(self.conn.execute(query))
+        if page:
+            return page, int(page[0].total)
+        count = select(func.count()).select_from(matched)
+        return [], int(self.conn.execute(count).scalar_one())
 
     def _words_in_one_project(self, f: TaskFilter) -> bool:
         others = replace(f, words=(), project_ids=())
