@@ -17,7 +17,7 @@ from crewboard.mcp.args import (
     TaskNumber,
     WorkspaceId,
 )
-from crewboard.mcp.render import RESPONSE_BUDGET, Reply, fit_rows
+from crewboard.mcp.render import RESPONSE_BUDGET, Reply, fitted_answer
 from crewboard.mcp.tooldef import Call, ToolDef, keyed_write
 from crewboard.services.board import queries as task_queries
 from crewboard.services.board import tasks
@@ -233,14 +233,14 @@ def _as_list(value: Any) -> list[Any] | None:
 
 
 def _page_reply(page: task_queries.TaskPage) -> Reply:
-    body = page.answer(fit_rows(page.rows))
+    body, text = fitted_answer(page.rows, page.answer)
     note = None
     if body["hasMore"]:
         note = (
             f"Showing {len(body['tasks'])} of {body['total']}. More follow: pass nextCursor as "
             "cursor with the same filters (or offset nextOffset)."
         )
-    return Reply(body, note)
+    return Reply(body, note, text)
 
 
 def list_tasks(call: Call, args: ListTasks) -> Reply:
