@@ -154,6 +154,13 @@ async def test_a_write_is_answered_alike_and_done_once_per_request(fronts: Front
         pytest.param(rpc("notifications/initialized", None, None), None, id="a notification"),
         pytest.param({"jsonrpc": "2.0", "id": 1, "result": {}}, None, id="a response"),
         pytest.param([rpc("ping", None)], None, id="a batch"),
+        pytest.param({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": 5}, None, id="params"),
+        pytest.param({"id": 1, "method": "tools/list", "params": {}}, None, id="no jsonrpc"),
+        pytest.param(
+            {"jsonrpc": "2.0", "id": 1, "method": "ping", "error": {"code": 1, "message": "m"}},
+            None,
+            id="a method beside an error",
+        ),
         pytest.param(rpc("ping", None), {"Accept": "text/event-stream"}, id="no JSON accepted"),
         pytest.param(rpc("ping", None), {"Content-Type": "text/plain"}, id="not JSON content"),
         pytest.param(rpc("ping", None), {"MCP-Protocol-Version": "1999-01-01"}, id="a bad version"),

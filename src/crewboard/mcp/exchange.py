@@ -9,7 +9,8 @@ such a request to the SDK's own single-exchange driver (`serve_one`, which the S
 handlers, and the same mapping of handler errors to the wire as the SDK's dispatcher.
 
 Everything else still goes to the SDK's transport: `initialize`, notifications, responses,
-batches, 2026-07-28 requests, and any request whose headers that transport would refuse.
+batches, 2026-07-28 requests, malformed envelopes, and any request whose headers that
+transport would refuse.
 """
 
 from __future__ import annotations
@@ -87,20 +88,24 @@ class _OneExchange:
         del progress, total, message
 
 
-def single_exchange_version(message: Any, request: Request) -> str | None:
-    """The protocol version to serve `message` at on the single-exchange path, or None when
-    the SDK's transport must take it (see the module's docstring)."""
+def single_exchange_request(message: Any, request: Request) -> tuple[JSONRPCRequest, str] | None:
+    """`message` as a request, with the protocol version to serve it at on the single-exchange
+    path; None when the SDK's transport must take it (see the module's docstring), a message
+    that is not a well-formed request included: the SDK answers those in its own words."""
     if not isinstance(message, dict) or "id" not in message:
         return None  # a notification, a response or a batch
     if message.get("method") == "initialize" or not isinstance(message.get("method"), str):
         return None
     version = request.headers.get("mcp-protocol-version")
-    if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
-        return None  # 2026-07-28, or a value the SDK rejects in its own words
-    accepts_json, _ = check_accept_headers(request)
-    if not accepts_json or not _is_json(request.headers.get("content-type", "")):
-        return None  # the SDK answers 406 or 415
-    return version or DEFAULT_NEGOTIATED_VERSION
+    if not _handshake_era_json(version, request):
+        return None
+    try:
+        envelope = jsonrpc_message_adapter.validate_python(message, by_name=False)
+    except ValidationError:
+        return None
+    if not isinstance(envelope, JSONRPCRequest):  # a method beside a result or an error
+        return None
+    return envelope, version or DEFAULT_NEGOTIATED_VERSION
 
 
 class SingleExchange:
@@ -124,24 +129,10 @@ class SingleExchange:
 
         server.lifespan = recording
 
-    async def answer(self, request: Request, message: dict[str, Any], version: str) -> Response:
+    async def answer(self, request: Request, envelope: JSONRPCRequest, version: str) -> Response:
         """Serve one request and answer it as the SDK's JSON mode does."""
         if not self.running:
             raise RuntimeError("The MCP session manager is not running.")
-        try:
-            envelope = jsonrpc_message_adapter.validate_python(message, by_name=False)
-        except ValidationError as error:
-            body = JSONRPCError(
-                jsonrpc="2.0",
-                id=None,
-                error=ErrorData(code=-32602, message=f"Validation error: {error}"),
-            )
-            return _json(body, 400)
-        if not isinstance(envelope, JSONRPCRequest):  # an id, a method and a result or an error
-            body = JSONRPCError(
-                jsonrpc="2.0", id=None, error=ErrorData(code=-32600, message="Not a request.")
-            )
-            return _json(body, 400)
         exchange = _OneExchange(
             request_id=envelope.id,
             message_metadata=ServerMessageMetadata(request_context=request, can_send_request=False),
@@ -166,12 +157,19 @@ class SingleExchange:
         return _json(JSONRPCResponse(jsonrpc="2.0", id=envelope.id, result=result))
 
 
-def _json(message: JSONRPCResponse | JSONRPCError, status: int = 200) -> Response:
+def _json(message: JSONRPCResponse | JSONRPCError) -> Response:
     return Response(
-        message.model_dump_json(by_alias=True, exclude_unset=True),
-        status_code=status,
-        media_type=CONTENT_TYPE_JSON,
+        message.model_dump_json(by_alias=True, exclude_unset=True), media_type=CONTENT_TYPE_JSON
     )
+
+
+def _handshake_era_json(version: str | None, request: Request) -> bool:
+    """A handshake-era version (or none: the SDK's default) and JSON accepted and sent; else
+    the SDK's transport answers: 2026-07-28 or a version it rejects, 406, 415."""
+    if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+        return False
+    accepts_json, _ = check_accept_headers(request)
+    return accepts_json and _is_json(request.headers.get("content-type", ""))
 
 
 def _is_json(content_type: str) -> bool:

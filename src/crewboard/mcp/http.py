@@ -18,7 +18,7 @@ from crewboard.domain.models import Actor
 from crewboard.errors import BodyTooLarge, CrewboardError, Unauthenticated, ValidationFailed
 from crewboard.jsonbody import BadJson, parse_json, read_request_body
 from crewboard.mcp.caller import CURRENT_CALLER, Caller
-from crewboard.mcp.exchange import SingleExchange, single_exchange_version
+from crewboard.mcp.exchange import SingleExchange, single_exchange_request
 from crewboard.mcp.server import UNAUTHORIZED
 from crewboard.services.identity.tokens import authenticate_token
 from crewboard.storage.database import Database
@@ -99,8 +99,8 @@ class McpFront:
         token = CURRENT_CALLER.set(Caller(actor, *narrowing))
         try:
             request = Request(scope, _replay(body, receive))
-            if self.single is not None and (version := single_exchange_version(messages, request)):
-                response = await self.single.answer(request, messages, version)
+            if self.single is not None and (taken := single_exchange_request(messages, request)):
+                response = await self.single.answer(request, *taken)
                 await response(scope, receive, send)
             else:
                 await self.sdk_app(scope, _replay(body, receive), send)

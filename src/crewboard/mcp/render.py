@@ -24,6 +24,7 @@ from crewboard.errors import CrewboardError
 from crewboard.services.text_windows import ANSWER_BUDGET
 
 RESPONSE_BUDGET = ANSWER_BUDGET  # every answer fits in 48 KiB (services/text_windows.py)
+ROWS_BUDGET = RESPONSE_BUDGET - 2048  # a page's rows; the rest is the answer around them
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ def page_note(*, shown: int, offset: int, total: int) -> str | None:
 def fitted_answer(
     rows: list[Any],
     answer: Callable[[list[Any]], dict[str, Any]],
-    budget: int = RESPONSE_BUDGET - 2048,
+    budget: int = ROWS_BUDGET,
 ) -> tuple[dict[str, Any], str]:
     """`answer` for as many leading rows as fit in `budget` (as `fit_rows` keeps them), and its
     JSON. The usual page fits whole, and is then dumped once: its answer holds every row, so
@@ -78,7 +79,7 @@ def fitted_answer(
     return body, compact(body)
 
 
-def fit_rows(rows: list[Any], budget: int = RESPONSE_BUDGET - 2048) -> list[Any]:
+def fit_rows(rows: list[Any], budget: int = ROWS_BUDGET) -> list[Any]:
     """Keep leading rows while their JSON stays inside the budget (a page may hold fewer)."""
     # The usual page fits whole: one dump of the list tells (each row's own dump, below, is
     # a separator short of the list's, so "fits whole" means the same in both).

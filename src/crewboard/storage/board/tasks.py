@@ -47,13 +47,18 @@ def fts_scope(project_id: str) -> str:
     return project_id.replace("_", "")
 
 
+def scoped_in_index(project_ids: Sequence[str]) -> bool:
+    """Whether a search names its projects inside the text index (few enough of them)."""
+    return 0 < len(project_ids) <= FTS_SCOPE_LIMIT
+
+
 def fts_query(words: Sequence[str], project_ids: Sequence[str]) -> str:
     """An FTS5 query: every word (quoted, so none reads as query syntax) in a text column,
     and, for a few projects, one of their scope tokens."""
     query = " AND ".join(
         FTS_TEXT_COLUMNS + ' : "' + word.replace('"', '""') + '"' for word in words
     )
-    if not 0 < len(project_ids) <= FTS_SCOPE_LIMIT:
+    if not scoped_in_index(project_ids):
         return query
     scopes = " OR ".join('scope : "' + fts_scope(p).replace('"', '""') + '"' for p in project_ids)
     return f"({scopes}) AND {query}"
@@ -223,6 +228,14 @@ class TaskFilter:
     no_due_date: bool = False
 
 
+def _in_list_order(descending: bool, c: Any = t.tasks.c) -> tuple[ColumnElement[Any], ...]:
+    """The list order, by number then project id; `c` holds those two columns (the task
+    table's by default)."""
+    if descending:
+        return c.number.desc(), c.project_id.desc()
+    return c.number, c.project_id
+
+
 def _after(
     position: tuple[int, str] | None, descending: bool, c: Any = t.tasks.c
 ) -> list[ColumnElement[bool]]:
@@ -350,7 +363,7 @@ class TaskRepository:
         return (
             self.conn.dialect.name == "postgresql"
             and bool(f.words)
-            and 0 < len(f.project_ids) <= FTS_SCOPE_LIMIT
+            and scoped_in_index(f.project_ids)
             and all("_" in project_id for project_id in f.project_ids)
         )
 
@@ -392,7 +405,7 @@ class TaskRepository:
             " || array_to_tsvector(ARRAY[tasks.project_id::text]))"
         )
         query = "plainto_tsquery('simple', :ts_query)"
-        if not 0 < len(project_ids) <= FTS_SCOPE_LIMIT:
+        if not scoped_in_index(project_ids):
             return text(f"{document} @@ {query}").bindparams(ts_query=" ".join(words))
         # A project id as a lexeme, quoted so no character of it reads as tsquery syntax.
         scopes = " | ".join(
@@ -453,8 +466,7 @@ class TaskRepository:
         """
         conditions = self._conditions(f)
         page_conditions = conditions + _after(after, descending)
-        c = t.tasks.c
-        order = (c.number.desc(), c.project_id.desc()) if descending else (c.number, c.project_id)
+        order = _in_list_order(descending)
         # A text match is the costly part: count its rows in the page query (a window count)
         # so it runs once. Other filters count faster from their index on their own.
         windowed = bool(f.words)
@@ -519,13 +531,10 @@ class TaskRepository:
             .prefix_with("MATERIALIZED")
         )
         m = matched.c
-        by_number = (
-            (m.number.desc(), m.project_id.desc()) if descending else (m.number, m.project_id)
-        )
         chosen = (
             select(m.id, m.number, m.project_id)
             .where(*_after(after, descending, m))
-            .order_by(*by_number)
+            .order_by(*_in_list_order(descending, m))
             .limit(limit)
             .offset(offset)
             .subquery("chosen")
@@ -534,13 +543,7 @@ class TaskRepository:
         query = (
             select(*columns, total)
             .select_from(chosen.join(t.tasks, c.id == chosen.c.id))
-            .order_by(
-                *(
-                    (chosen.c.number.desc(), chosen.c.project_id.desc())
-                    if descending
-                    else (chosen.c.number, chosen.c.project_id)
-                )
-            )
+            .order_by(*_in_list_order(descending, chosen.c))
         )
         page: list[Row[Any]] = list(self.conn.execute(query))
         if page:
