@@ -6,12 +6,15 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from sqlalchemy.engine import URL
 
+from crewboard.mcp.stdio import MAX_LINE
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects.bootstrap import DEMO_PROJECT_KEY
@@ -115,3 +118,93 @@ async def test_the_stdio_entry_printed_on_first_start_connects_and_calls_a_tool(
         assert "list_projects" in names
         listed = body_of(await client.call_tool("list_projects", {}))
     assert DEMO_PROJECT_KEY in str(listed)
+
+
+def _requests(*middle: bytes) -> bytes:
+    """A legacy session as raw lines: initialize, initialized, `middle`, tools/list (id 2)."""
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        },
+    }
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    lines = [json.dumps(initialize).encode(), json.dumps(initialized).encode(), *middle]
+    return b"\n".join([*lines, json.dumps(listing).encode()]) + b"\n"
+
+
+def _answers(stdout: bytes) -> dict[object, dict[str, object]]:
+    return {m["id"]: m for m in map(json.loads, stdout.splitlines()) if "id" in m}
+
+
+def _session(env: dict[str, str], requests: bytes, stdout: Path) -> tuple[int, bytes]:
+    """Run `crewboard mcp` with its answers going to the file `stdout`, send `requests`, keep
+    stdin open (the SDK drops answers still due when stdin closes) until tools/list (id 2)
+    is answered, then close it: the exit status and stderr."""
+    with stdout.open("wb") as out, tempfile.TemporaryFile() as err:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "crewboard", "mcp"],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=out,
+            stderr=err,
+        )
+        assert server.stdin is not None
+        server.stdin.write(requests)
+        server.stdin.flush()
+        deadline = time.monotonic() + 60
+        while 2 not in _answers(stdout.read_bytes()) and time.monotonic() < deadline:
+            if server.poll() is not None:
+                break
+            time.sleep(0.05)
+        server.stdin.close()
+        status = server.wait(timeout=60)
+        err.seek(0)
+        return status, err.read()
+
+
+def _listed_tools(answers: dict[object, dict[str, object]]) -> list[str]:
+    assert sorted(answers) == [1, 2], answers.keys()
+    listed = answers[2]["result"]
+    assert isinstance(listed, dict)
+    return [tool["name"] for tool in listed["tools"]]
+
+
+def test_a_message_over_the_limit_is_skipped_with_a_warning_and_the_session_goes_on(
+    database_url: URL, issued: tokens.IssuedToken
+) -> None:
+    too_long = b'{"jsonrpc": "2.0", "id": 9, "method": "ping", "params": {"pad": "'
+    too_long += b"x" * MAX_LINE + b'"}}'
+    with subprocess.Popen(
+        [sys.executable, "-m", "crewboard", "mcp"],
+        env=_env(database_url, issued.secret),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as server:
+        assert server.stdin is not None
+        assert server.stdout is not None
+        assert server.stderr is not None
+        server.stdin.write(_requests(too_long))
+        server.stdin.flush()
+        lines = [server.stdout.readline(), server.stdout.readline()]  # the long ping gets none
+        server.stdin.close()
+        assert server.wait(timeout=60) == 0
+        assert f"longer than {MAX_LINE} bytes".encode() in server.stderr.read()
+    assert "list_tasks" in _listed_tools(_answers(b"".join(lines)))
+
+
+def test_answers_written_to_a_regular_file_are_served_too(
+    database_url: URL, issued: tokens.IssuedToken, tmp_path: Path
+) -> None:
+    """`crewboard mcp > answers.jsonl`: a file is no pipe, so the SDK's own I/O serves the
+    session; the answers are the same."""
+    answers = tmp_path / "answers.jsonl"
+    status, stderr = _session(_env(database_url, issued.secret), _requests(), answers)
+    assert status == 0, stderr
+    assert "list_tasks" in _listed_tools(_answers(answers.read_bytes()))
