@@ -1,10 +1,13 @@
-"""Data the migrations repair: task numbers move to a counter, broken board positions renumber."""
+"""Data the migrations repair: task numbers move to a counter, broken board positions renumber,
+each project's task count is seeded and then kept by the database."""
 
 from __future__ import annotations
 
 import math
 
+import pytest
 from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
 
 from crewboard.domain.models import Actor
 from crewboard.services.board import queries as task_queries
@@ -12,6 +15,7 @@ from crewboard.services.board import tasks
 from crewboard.services.identity.users import person_actor
 from crewboard.storage import migrate
 from crewboard.storage.database import Database
+from crewboard.storage.sequences import TASK_COUNT
 from tests.support.factories import make_project, make_user
 
 BEFORE_SEQUENCES = "0006_web_sessions"
@@ -52,7 +56,9 @@ def test_upgrade_renumbers_a_column_holding_infinite_positions_and_seeds_the_tas
     with db.engine.connect() as conn:
         rows = conn.execute(text("SELECT id, board_order FROM tasks"))
         orders = {row.id: row.board_order for row in rows}
-        counter = conn.execute(text("SELECT value FROM project_sequences")).scalar_one()
+        counter = conn.execute(
+            text("SELECT value FROM project_sequences WHERE name = 'task'")
+        ).scalar_one()
     # -inf first, then the finite 5e15, then +inf; each a finite step apart.
     assert [orders[third], orders[second], orders[first]] == [1024.0, 2048.0, 3072.0]
     assert math.isfinite(orders[done])
@@ -78,3 +84,63 @@ def test_the_task_search_index_is_rebuilt_scoped_and_back(db: Database) -> None:
     rows = task_queries.list_tasks(db, actor, project="CRW", q="export invoice").rows
     assert [row["title"] for row in rows] == ["invoice export one", "invoice export two"]
     assert migrate.schema_differences(db) == []
+
+
+def _kept_and_counted(db: Database) -> tuple[dict[str, int], dict[str, int]]:
+    """The kept task counts, and count(*) per project, for projects holding tasks."""
+    with db.engine.connect() as conn:
+        kept = {
+            row.project_id: row.value
+            for row in conn.execute(
+                text("SELECT project_id, value FROM project_sequences WHERE name = :name"),
+                {"name": TASK_COUNT},
+            )
+            if row.value
+        }
+        counted = {
+            row.project_id: row.n
+            for row in conn.execute(
+                text("SELECT project_id, COUNT(*) AS n FROM tasks GROUP BY project_id")
+            )
+        }
+    return kept, counted
+
+
+def _delete_then_fail(db: Database, task_id: str) -> None:
+    """A delete in a transaction that then fails: rolled back, count and all."""
+    with db.engine.begin() as conn:
+        conn.execute(text("DELETE FROM tasks WHERE id = :id"), {"id": task_id})
+        conn.execute(text("SELECT no_such_column FROM tasks"))
+
+
+def _listed_total(db: Database, actor: Actor, project: str) -> int:
+    return task_queries.list_tasks(db, actor, project=project, limit=1).total
+
+
+def test_task_counts_are_seeded_by_0009_then_kept_through_every_way_a_task_comes_or_goes(
+    db: Database,
+) -> None:
+    owner = make_user(db, "owner@example.com")
+    crw = make_project(db, owner, "CRW")
+    other = make_project(db, owner, "OTH")
+    actor = person_actor(owner)
+    made = [_new_task(db, actor, f"before {n}") for n in range(3)]
+    migrate.downgrade(db, "0008_task_search_scope")
+    migrate.upgrade(db)
+    kept, counted = _kept_and_counted(db)
+    assert kept == counted == {crw: 3}
+
+    made.append(_new_task(db, actor, "after"))
+    assert _new_task(db, actor, "after") == made[-1]  # a retried create adds nothing
+    with db.engine.begin() as conn:  # rows written around the services count too
+        conn.execute(text("DELETE FROM tasks WHERE id = :id"), {"id": made[0]})
+        conn.execute(
+            text("UPDATE tasks SET project_id = :to WHERE id = :id"), {"to": other, "id": made[1]}
+        )
+    with pytest.raises(DBAPIError):
+        _delete_then_fail(db, made[2])
+    kept, counted = _kept_and_counted(db)
+    assert kept == counted == {crw: 2, other: 1}
+    assert _listed_total(db, actor, "CRW") == 2
+    assert _listed_total(db, actor, "OTH") == 1
+    assert task_queries.list_tasks(db, actor, project="CRW", statuses=["done"]).total == 0

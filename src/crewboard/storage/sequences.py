@@ -10,6 +10,8 @@ from sqlalchemy.dialects import postgresql, sqlite
 from crewboard.storage import schema
 
 TASK_NUMBERS = "task"  # the counter behind task keys (CRW-12)
+# How many tasks the project holds: kept by triggers on tasks (migration 0009), never by code.
+TASK_COUNT = "task_count"
 
 
 def _take_next(dialect: Any) -> Any:

@@ -32,7 +32,9 @@ from crewboard.domain.board.tasks import (
     TaskStatus,
     TaskType,
 )
+from crewboard.storage import schema
 from crewboard.storage.board import tables as t
+from crewboard.storage.sequences import TASK_COUNT
 
 # Up to this many projects are named inside an FTS5 query; a search across more (an owner of
 # many projects listing all of them) matches in every project and filters by project after.
@@ -83,6 +85,11 @@ _NUMBERS_BY_ID = select(t.tasks.c.id, t.tasks.c.number).where(
     t.tasks.c.id.in_(bindparam("ids", expanding=True))
 )
 _COUNT_IN_INDEX = text("SELECT count(*) FROM tasks_fts WHERE tasks_fts MATCH :fts_query")
+# An unfiltered list's total: the projects' task counts, kept by triggers (migration 0009).
+_COUNT_KEPT = select(func.coalesce(func.sum(schema.project_sequences.c.value), 0)).where(
+    schema.project_sequences.c.project_id.in_(bindparam("project_ids", expanding=True)),
+    schema.project_sequences.c.name == TASK_COUNT,
+)
 _COUNT_LABELLED = (
     select(func.count())
     .select_from(t.task_labels)
@@ -492,7 +499,8 @@ class TaskRepository:
         if windowed and after is None and (page or offset == 0):
             total = int(page[0].total) if page else 0
         else:
-            known = self._count_labelled(f)
+            known = self._count_kept(f)
+            known = self._count_labelled(f) if known is None else known
             total = (
                 known
                 if known is not None
@@ -565,6 +573,14 @@ class TaskRepository:
             self.conn.execute(
                 _COUNT_IN_INDEX, {"fts_query": fts_query(words, project_ids)}
             ).scalar_one()
+        )
+
+    def _count_kept(self, f: TaskFilter) -> int | None:
+        """The total of an unfiltered list (its projects only), from the kept task counts."""
+        if any(vars(replace(f, project_ids=())).values()):
+            return None
+        return int(
+            self.conn.execute(_COUNT_KEPT, {"project_ids": list(f.project_ids)}).scalar_one()
         )
 
     def _count_labelled(self, f: TaskFilter) -> int | None:
