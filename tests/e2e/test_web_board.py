@@ -53,6 +53,20 @@ def new_task(db: Database, user: User, title: str, project: str = "CRW", **field
     return str(result.body["task"]["key"])
 
 
+def edit_task(db: Database, user: User, key: str, revision: int, patch: dict[str, Any]) -> None:
+    """Another writer's edit, through the service."""
+    tasks.update_task(
+        db,
+        person_actor(user),
+        project="CRW",
+        workspace_id=None,
+        idempotency_key=None,
+        task_id=key,
+        expected_revision=revision,
+        patch=patch,
+    )
+
+
 def read_task(db: Database, user: User, key: str) -> dict[str, Any]:
     found = task_queries.get_task(db, person_actor(user), task=key, include_context_pack=False)
     assert isinstance(found, dict)
@@ -204,16 +218,7 @@ def test_move_from_a_stale_revision_flashes_the_conflict(
     client: httpx2.Client, db: Database, owner: User
 ) -> None:
     key = new_task(db, owner, "Contended")
-    tasks.update_task(
-        db,
-        person_actor(owner),
-        project="CRW",
-        workspace_id=None,
-        idempotency_key=None,
-        task_id=key,
-        expected_revision=1,
-        patch={"title": "Contended, renamed"},
-    )
+    edit_task(db, owner, key, 1, {"title": "Contended, renamed"})
     answer = post_form(
         client,
         f"/p/CRW/tasks/{key}/status",
@@ -335,10 +340,67 @@ def test_an_empty_comment_is_refused_with_a_flash(
     assert "content" in flash
 
 
-def test_edits_save_and_a_stale_edit_names_the_current_revision(
+def shown_form(page: httpx2.Response, key: str) -> dict[str, str]:
+    """The edit form's hidden fields (the values it showed, the revision) as a browser sends
+    them back, with `next`."""
+    form = re.search(
+        rf'<form method="post" action="/p/CRW/tasks/{key}">(.*?)</form>', page.text, re.S
+    )
+    assert form is not None
+    hidden = re.findall(r'<input type="hidden" name="([a-z_]+)" value="([^"]*)">', form.group(1))
+    return {name: html.unescape(value) for name, value in hidden if name != "csrf"}
+
+
+def updated_events(db: Database) -> list[dict[str, Any]]:
+    rows = db.read(lambda uow: uow.events.list_after(project_id=None, limit=1000))
+    return [r["payload"] for r in rows if r["type"] == "task.updated"]
+
+
+def test_an_edit_sends_only_the_fields_changed_with_plain_newlines(
     client: httpx2.Client, db: Database, owner: User
 ) -> None:
-    key = new_task(db, owner, "Before")
+    key = new_task(db, owner, "Before", description="One\ntwo", priority="low", tags=["a"])
+    form = shown_form(client.get(f"/p/CRW/tasks/{key}"), key)
+    assert form["was_description"] == "One\ntwo"
+    # What a browser sends: every field, a textarea's line ends as CRLF.
+    sent = {
+        **form,
+        "title": "After",
+        "brief": "",
+        "description": "One\r\ntwo\r\nthree",
+        "priority": "low",
+        "tags": "a",
+        "due_date": "",
+    }
+    answer = post_form(client, f"/p/CRW/tasks/{key}", sent)
+    assert flash_after(client, answer) == f"notice: Saved {key} (title, description)."
+    task = read_task(db, owner, key)
+    assert (task["title"], task["description"], task["revision"]) == ("After", "One\ntwo\nthree", 2)
+    assert updated_events(db)[-1]["changed"] == ["description", "title"]
+    # Sending the form again unchanged saves nothing.
+    again = shown_form(client.get(f"/p/CRW/tasks/{key}"), key)
+    unchanged = {
+        **again,
+        **{name[4:]: value for name, value in again.items() if name.startswith("was_")},
+    }
+    assert flash_after(client, post_form(client, f"/p/CRW/tasks/{key}", unchanged)) == (
+        "notice: Nothing changed; nothing saved."
+    )
+    assert read_task(db, owner, key)["revision"] == 2
+
+
+def test_an_update_names_only_the_fields_it_changed_whatever_the_client_sends(
+    db: Database, owner: User
+) -> None:
+    key = new_task(db, owner, "Same", priority="high")
+    edit_task(db, owner, key, 1, {"title": "Same", "priority": "low", "tags": []})
+    assert updated_events(db)[-1]["changed"] == ["priority"]
+
+
+def test_edits_save_and_a_stale_edit_keeps_the_text_beside_the_other_change(
+    client: httpx2.Client, db: Database, owner: User
+) -> None:
+    key = new_task(db, owner, "Before", description="Shared text")
     form = {
         "title": "After",
         "description": "New *text*",
@@ -350,7 +412,7 @@ def test_edits_save_and_a_stale_edit_names_the_current_revision(
         "next": f"/p/CRW/tasks/{key}",
     }
     answer = post_form(client, f"/p/CRW/tasks/{key}", form)
-    assert flash_after(client, answer) == f"notice: Saved {key}."
+    assert flash_after(client, answer).startswith(f"notice: Saved {key} (")
     task = read_task(db, owner, key)
     assert (task["title"], task["priority"], task["tags"], task["dueDate"]) == (
         "After",
@@ -359,11 +421,47 @@ def test_edits_save_and_a_stale_edit_names_the_current_revision(
         "2026-05-01",
     )
     assert task["revision"] == 2
-    stale = post_form(client, f"/p/CRW/tasks/{key}", {**form, "title": "Again"})
-    flash = flash_after(client, stale)
-    assert flash.startswith("error:")
-    assert "revision 2" in flash
-    assert read_task(db, owner, key)["title"] == "After"
+
+    # Two people open the page at revision 2; the other one saves a new title and brief first.
+    shown = shown_form(client.get(f"/p/CRW/tasks/{key}"), key)
+    edit_task(db, owner, key, 2, {"title": "Their title", "brief": "Their brief"})
+    mine = {**shown, **{n[4:]: v for n, v in shown.items() if n.startswith("was_")}}
+    mine |= {"title": "My title", "description": "My long\r\ndescription"}
+    stale = post_form(client, f"/p/CRW/tasks/{key}", mine)
+    assert stale.status_code == 409
+    page = html.unescape(stale.text)
+    assert "saved this task meanwhile; it is at revision 3 now" in page
+    assert "Changed meanwhile" in page
+    assert "Their title" in page  # the other change, beside the form
+    resent = shown_form(stale, key)
+    assert resent["expected_revision"] == "3"
+    # The form keeps this person's text where they changed it, and takes the other change
+    # where they did not (the brief), so saving again loses neither.
+    form_text = stale.text.split("<form", 2)[-1]
+    assert 'name="title" value="My title"' in form_text
+    assert "My long\ndescription</textarea>" in form_text
+    assert "Their brief</textarea>" in form_text
+    assert read_task(db, owner, key)["title"] == "Their title"
+    merged = {
+        **resent,
+        "title": "My title",
+        "brief": "Their brief",
+        "description": "My long\ndescription",
+    }
+    merged |= {
+        "priority": resent["was_priority"],
+        "tags": resent["was_tags"],
+        "due_date": resent["was_due_date"],
+    }
+    assert flash_after(client, post_form(client, f"/p/CRW/tasks/{key}", merged)).startswith(
+        f"notice: Saved {key}"
+    )
+    final = read_task(db, owner, key)
+    assert (final["title"], final["brief"], final["description"]) == (
+        "My title",
+        "Their brief",
+        "My long\ndescription",
+    )
 
 
 def test_outputs_show_as_plain_text(client: httpx2.Client, db: Database, owner: User) -> None:

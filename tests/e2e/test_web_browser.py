@@ -186,6 +186,72 @@ def test_a_task_moves_on_the_board(page: Any, world: dict[str, str]) -> None:
     shot(page, "board-moved")
 
 
+def change_over_mcp(url: str, secret: str, task: str, patch: dict[str, Any]) -> None:
+    """The agent edits the task over MCP from the revision it reads."""
+
+    async def run() -> None:
+        async with mcp_client(url, secret, "legacy") as agent:
+            read = body_of(await agent.call_tool("get_task", {"taskId": task}))
+            answer = await agent.call_tool(
+                "update_task",
+                {
+                    "projectId": read["task"]["projectId"],
+                    "workspaceId": None,
+                    "idempotencyKey": f"mcp-{task}-{read['task']['revision']}",
+                    "taskId": task,
+                    "expectedRevision": read["task"]["revision"],
+                    "patch": patch,
+                },
+            )
+            assert not answer.is_error, answer.content
+
+    agent_side(run)
+
+
+def test_an_edit_saves_two_fields_and_a_conflicting_one_keeps_the_typed_text(
+    page: Any, url: str, world: dict[str, str]
+) -> None:
+    sign_in(page, world["owner"])
+    task_page = "/p/CRW/tasks/CRW-1"
+    page.goto(task_page)
+    page.fill("#edit-title", "Fix the login redirect (edited)")
+    page.fill("#edit-description", "First line\nSecond line")
+    page.click("#h-edit ~ form button[type=submit]")
+    page.wait_for_url(re.compile(r".*/p/CRW/tasks/CRW-1$"))
+    assert "Saved CRW-1 (title, description)." in page.locator(".flash").inner_text()
+    saved = agent_side(lambda: _read_task(url, world["secret"], "CRW-1"))
+    assert saved["description"] == "First line\nSecond line"  # no CR from the textarea
+
+    # The person types; meanwhile the agent changes the title over MCP.
+    page.fill("#edit-description", "My rewrite\nkept across the conflict")
+    change_over_mcp(url, world["secret"], "CRW-1", {"title": "Title from the agent"})
+    page.click("#h-edit ~ form button[type=submit]")
+    page.wait_for_load_state()
+    assert "Not saved" in page.locator(".flash").inner_text()
+    assert "Title from the agent" in page.locator(".conflict").inner_text()
+    assert page.input_value("#edit-description") == "My rewrite\nkept across the conflict"
+    assert page.input_value("#edit-title") == "Title from the agent"  # theirs: untouched here
+    shot(page, "task-edit-conflict")
+    page.set_viewport_size({"width": 390, "height": 844})
+    shot(page, "task-edit-conflict-390")
+    width = page.evaluate("document.documentElement.scrollWidth")
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.click("#h-edit ~ form button[type=submit]")
+    page.wait_for_url(re.compile(r".*/p/CRW/tasks/CRW-1$"))
+    final = agent_side(lambda: _read_task(url, world["secret"], "CRW-1"))
+    assert (final["title"], final["description"]) == (
+        "Title from the agent",
+        "My rewrite\nkept across the conflict",
+    )
+    assert width <= 390
+
+
+async def _read_task(url: str, secret: str, task: str) -> dict[str, Any]:
+    async with mcp_client(url, secret, "legacy") as agent:
+        read = body_of(await agent.call_tool("get_task", {"taskId": task}))
+        return dict(read["task"])
+
+
 def test_a_new_token_shows_its_config_once_and_works_over_mcp(
     page: Any, url: str, world: dict[str, str]
 ) -> None:

@@ -64,15 +64,19 @@ class Page:
         return str(self.project["key"])
 
     def field(self, name: str, default: str = "") -> str:
-        """A form field as text ('' when absent)."""
+        """A form field as text ('' when absent), its line ends made plain newlines (browsers
+        send a textarea's as CRLF)."""
         value = self.form.get(name) if self.form is not None else None
-        return value if isinstance(value, str) else default
+        return _plain_lines(value) if isinstance(value, str) else default
+
+    def has_field(self, name: str) -> bool:
+        return self.form is not None and name in self.form
 
     def fields(self, name: str) -> list[str]:
         """Every value of a repeated form field (checkboxes, multi-selects)."""
         if self.form is None:
             return []
-        return [v for v in self.form.getlist(name) if isinstance(v, str)]
+        return [_plain_lines(v) for v in self.form.getlist(name) if isinstance(v, str)]
 
     def param(self, name: str, default: str = "") -> str:
         return self.request.query_params.get(name, default)
@@ -256,6 +260,10 @@ def action(handler: Handler, *, needs_project: bool = False) -> Endpoint:
         return await to_thread.run_sync(_guarded, handler, built)
 
     return endpoint
+
+
+def _plain_lines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _guarded(handler: Handler, built: Page) -> Response:

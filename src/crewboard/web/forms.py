@@ -7,11 +7,6 @@ from crewboard.errors import RevisionConflict
 from crewboard.web.context import Page
 
 
-def text_field(page: Page, name: str) -> str:
-    """A textarea's text with the browser's CRLF line ends made plain newlines."""
-    return page.field(name).replace("\r\n", "\n")
-
-
 def number_field(page: Page, name: str) -> int:
     """A whole number from a form field.
 

@@ -439,13 +439,27 @@ def do_update_task(
         actor=actor.as_payload(),
         payload={
             "task": event_task(view),
-            "changed": sorted(camel(k) for k in patch)
+            "changed": _changed_fields(current, updated, patch)
             + (["blockedByTaskIds"] if blocked_by is not None else []),
         },
         project_id=proj.id,
         workspace_id=proj.workspace_id,
     )
     return Ack({"task": view}, resource_type="task", resource_id=updated.id, project_id=proj.id)
+
+
+def _changed_fields(current: Task, updated: Task, patch: dict[str, Any]) -> list[str]:
+    """The patched fields whose value differs: a form or a client that sends every field
+    leaves an activity naming only what changed."""
+
+    def plain(value: Any) -> Any:
+        return tuple(value) if isinstance(value, list | tuple) else value
+
+    return sorted(
+        camel(k)
+        for k in patch
+        if not hasattr(current, k) or plain(getattr(current, k)) != plain(getattr(updated, k))
+    )
 
 
 def update_task(

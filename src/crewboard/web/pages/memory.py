@@ -16,7 +16,7 @@ from crewboard.errors import NotFound, RevisionConflict
 from crewboard.services.memory import edits as memory_edits
 from crewboard.services.memory import records as memory
 from crewboard.web.context import Page, project_routes
-from crewboard.web.forms import number_field, show_conflict, text_field
+from crewboard.web.forms import number_field, show_conflict
 
 PAGE_SIZE = 25
 STATUSES = ("approved", "canon")
@@ -108,7 +108,7 @@ def record_save(page: Page) -> Response:
     """Save a person's edit of a record at the version they read."""
     record = _record_here(page)
     edit = {
-        name: text_field(page, name)
+        name: page.field(name)
         for name in ("title", "summary", "content", "collection", "document", "status")
     }
     try:
@@ -159,7 +159,7 @@ def document_page(page: Page) -> Response:
 def document_save(page: Page) -> Response:
     """Save a document's text at the version the person read."""
     name = page.request.path_params["name"]
-    content = text_field(page, "content")
+    content = page.field("content")
     try:
         saved = memory_edits.set_document(
             page.db,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
@@ -11,12 +12,13 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute
 
 from crewboard.domain.validation import parse_whole
-from crewboard.errors import ValidationFailed
+from crewboard.errors import RevisionConflict, ValidationFailed
 from crewboard.services.board import notes as task_notes
 from crewboard.services.board import tasks
 from crewboard.services.screens import board as board_pages
 from crewboard.services.screens.board import COLUMNS, BoardFilters
 from crewboard.web.context import Page, project_routes
+from crewboard.web.forms import show_conflict
 
 STATUS_LABELS = {
     "backlog": "Backlog",
@@ -172,12 +174,21 @@ def _update(page: Page, patch: dict[str, Any]) -> dict[str, Any]:
 
 def task(page: Page) -> Response:
     """One task: its texts, facts, relationships, history, notes, outputs and hand-ins."""
+    return _task_page(page)
+
+
+def _task_page(page: Page, *, draft: EditDraft | None = None, status_code: int = 200) -> Response:
     view = board_pages.task_page(page.db, page.actor, project=page.project_key, ref=_ref(page))
+    shown = _edit_values(view["task"])
     return page.render(
         "task.html",
+        status_code=status_code,
         title=f"{view['task']['key']} {view['task']['title']}",
         view=view,
         t=view["task"],
+        shown=shown,
+        form=shown if draft is None else {**shown, **draft.mine},
+        theirs=[] if draft is None else draft.theirs(shown),
         labels=STATUS_LABELS,
         statuses=COLUMNS,
         priorities=PRIORITIES,
@@ -187,19 +198,95 @@ def task(page: Page) -> Response:
     )
 
 
-def edit(page: Page) -> Response:
-    """Save the edit form: title, texts, priority, tags and due date."""
-    patch: dict[str, Any] = {
-        "title": page.field("title"),
-        "description": page.field("description"),
-        "brief": page.field("brief"),
-        "priority": page.field("priority") or "medium",
-        "tags": _tags(page.field("tags")),
-        "due_date": page.field("due_date") or None,
+# The edit form's fields: form name → (label, the patch field it sets).
+EDIT_FIELDS = {
+    "title": "Title",
+    "brief": "Brief",
+    "description": "Description",
+    "priority": "Priority",
+    "tags": "Tags",
+    "due_date": "Due date",
+}
+
+
+def _edit_values(t: dict[str, Any]) -> dict[str, str]:
+    """A task's values as the edit form shows them."""
+    return {
+        "title": t["title"],
+        "brief": t.get("brief") or "",
+        "description": t.get("description") or "",
+        "priority": t["priority"],
+        "tags": ", ".join(t.get("tags") or []),
+        "due_date": t.get("dueDate") or "",
     }
-    body = _update(page, patch)
+
+
+@dataclass(frozen=True)
+class EditDraft:
+    """What a person sent from the edit form: the values it showed (`was`) and theirs."""
+
+    was: dict[str, str]
+    sent: dict[str, str]
+
+    @classmethod
+    def of(cls, page: Page) -> EditDraft:
+        sent = {name: page.field(name) for name in EDIT_FIELDS}
+        # A form without the shown values (an older page) counts every field as changed.
+        was = {
+            name: page.field(f"was_{name}") if page.has_field(f"was_{name}") else None
+            for name in EDIT_FIELDS
+        }
+        return cls({k: v for k, v in was.items() if v is not None}, sent)
+
+    @property
+    def mine(self) -> dict[str, str]:
+        """The fields this person changed."""
+        return {k: v for k, v in self.sent.items() if _normal(k, v) != _normal(k, self.was.get(k))}
+
+    def theirs(self, current: dict[str, str]) -> list[tuple[str, str, bool]]:
+        """Fields someone else changed since the form was shown: (label, their value, whether
+        this person changed it too)."""
+        mine = self.mine
+        return [
+            (label, current[name], name in mine)
+            for name, label in EDIT_FIELDS.items()
+            if name in self.was and _normal(name, current[name]) != _normal(name, self.was[name])
+        ]
+
+
+def _normal(name: str, value: str | None) -> object:
+    if value is None:
+        return None
+    if name == "tags":
+        return tuple(_tags(value))
+    return value.strip() if name in ("title", "due_date", "priority") else value
+
+
+def edit(page: Page) -> Response:
+    """Save what the person changed in the edit form (only those fields). On a conflict the page
+    comes back with their text in the form and the other change beside it."""
+    draft = EditDraft.of(page)
+    mine = draft.mine
+    if not mine:
+        return page.redirect(_task_path(page, _ref(page)), notice="Nothing changed; nothing saved.")
+    patch: dict[str, Any] = {}
+    for name, value in mine.items():
+        if name == "tags":
+            patch["tags"] = _tags(value)
+        elif name == "priority":
+            patch["priority"] = value or "medium"
+        elif name == "due_date":
+            patch["due_date"] = value or None
+        else:
+            patch[name] = value
+    try:
+        body = _update(page, patch)
+    except RevisionConflict as conflict:
+        show_conflict(page, conflict, "this task")
+        return _task_page(page, draft=draft, status_code=409)
     key = body["task"]["key"]
-    return page.redirect(_task_path(page, key), notice=f"Saved {key}.")
+    changed = ", ".join(EDIT_FIELDS[name].lower() for name in mine)
+    return page.redirect(_task_path(page, key), notice=f"Saved {key} ({changed}).")
 
 
 def comment(page: Page) -> Response:

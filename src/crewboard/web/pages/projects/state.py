@@ -8,7 +8,7 @@ from starlette.routing import BaseRoute
 from crewboard.errors import RevisionConflict
 from crewboard.services.projects import state
 from crewboard.web.context import Page, project_routes
-from crewboard.web.forms import number_field, show_conflict, text_field
+from crewboard.web.forms import number_field, show_conflict
 
 STATE_VERSIONS = 20
 
@@ -37,7 +37,7 @@ def state_page(page: Page) -> Response:
 def state_save(page: Page) -> Response:
     """Save the state page's text from the revision the person read."""
     assert page.project is not None  # noqa: S101 - a project route
-    content = text_field(page, "content")
+    content = page.field("content")
     try:
         saved = state.update_project_state(
             page.db,
