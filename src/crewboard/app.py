@@ -9,7 +9,7 @@ from anyio import to_thread
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from crewboard import __version__
@@ -17,15 +17,18 @@ from crewboard.api.errors import error_response
 from crewboard.api.openapi import openapi_document
 from crewboard.api.routes import routes as api_routes
 from crewboard.config import Settings
-from crewboard.errors import MethodNotAllowed, NotFound
+from crewboard.errors import InternalError, MethodNotAllowed, NotFound
 from crewboard.mcp.catalogue import Catalogue
 from crewboard.mcp.mount import McpDoor
 from crewboard.security import HostOriginGuard
 from crewboard.storage.database import Database
-from crewboard.web.routes import web_routes
+from crewboard.web.context import error_page, public_error_page
+from crewboard.web.routes import STATIC, web_routes
 from crewboard.web.security import SecurityHeaders
 
 API_PREFIX = "/api/v1/"
+FAVICON = STATIC / "favicon.svg"
+_ONE_DAY = {"cache-control": "public, max-age=86400"}
 
 
 async def healthz(request: Request) -> JSONResponse:
@@ -41,9 +44,17 @@ async def healthz(request: Request) -> JSONResponse:
 
 
 async def not_found(request: Request, exc: Exception) -> Response:
-    """An unknown path: under /api/v1 in the REST error shape, elsewhere as before."""
+    """An unknown path: under /api/v1 in the REST error shape; a page people asked for as a
+    styled page with a way back; anything else (MCP, static files) as plain text."""
     if not request.url.path.startswith(API_PREFIX):
-        return _plain(exc)
+        if not _wants_page(request):
+            return _plain(exc)
+        return await error_page(
+            request,
+            404,
+            "Page not found",
+            "There is no page at this address. It may have moved, or the link may be mistyped.",
+        )
     return error_response(
         NotFound(
             f"No route {request.url.path!r}; /api/v1/openapi.json lists every route.",
@@ -65,6 +76,37 @@ async def not_allowed(request: Request, exc: Exception) -> Response:
     )
     response.headers.update(allowed)
     return response
+
+
+async def server_error(request: Request, _exc: Exception) -> Response:
+    """An unhandled failure (the server logs it): the REST error shape under /api/v1, a styled
+    page for a page, plain text otherwise. Touches no database: it may be what failed."""
+    if request.url.path.startswith(API_PREFIX):
+        return error_response(InternalError("Internal error; the server has logged it."))
+    if not _wants_page(request):
+        return PlainTextResponse("Internal error; the server has logged it.", status_code=500)
+    return public_error_page(
+        500,
+        "Something went wrong",
+        "The server could not finish this page and has logged why. Try again in a moment.",
+        back="/inbox",
+        back_label="Back to your inbox",
+    )
+
+
+def _wants_page(request: Request) -> bool:
+    """A browser's page request: GET of a path outside the machine doors, asking for HTML."""
+    path = request.url.path
+    machine = path == "/mcp" or path.startswith(("/static/", "/.well-known/", "/events"))
+    return (
+        request.method in ("GET", "HEAD")
+        and not machine
+        and "text/html" in request.headers.get("accept", "")
+    )
+
+
+async def favicon(_request: Request) -> Response:
+    return FileResponse(FAVICON, media_type="image/svg+xml", headers=_ONE_DAY)
 
 
 def _plain(exc: Exception) -> Response:
@@ -103,6 +145,7 @@ def create_app(
     app = Starlette(
         routes=[
             Route("/healthz", healthz, methods=["GET"]),
+            Route("/favicon.ico", favicon, methods=["GET"]),
             Route("/api/v1/openapi.json", openapi, methods=["GET"]),
             *door.routes(),
             *api_routes(),
@@ -113,7 +156,7 @@ def create_app(
             Middleware(HostOriginGuard, settings=settings),
         ],
         lifespan=lifespan,
-        exception_handlers={404: not_found, 405: not_allowed},
+        exception_handlers={404: not_found, 405: not_allowed, Exception: server_error},
     )
     app.state.settings = settings
     app.state.db = db

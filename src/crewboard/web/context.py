@@ -198,6 +198,33 @@ async def _build(request: Request, signed_in: SignedIn, form: FormData | None) -
     )
 
 
+def public_error_page(
+    status_code: int, title: str, text: str, *, back: str = "/login", back_label: str = "Sign in"
+) -> HTMLResponse:
+    """A styled error page that needs no session or database (a 500 may be the database)."""
+    context = {"title": title, "text": text, "back": back, "back_label": back_label}
+    return HTMLResponse(
+        render("error_public.html", context),
+        status_code=status_code,
+        headers={"cache-control": "no-store"},
+    )
+
+
+async def error_page(request: Request, status_code: int, title: str, text: str) -> Response:
+    """A styled error page: with the header and a way back for a signed-in person, else a
+    card pointing at the sign-in page."""
+    signed_in = await to_thread.run_sync(_signed_in, request)
+    if signed_in is None:
+        return public_error_page(status_code, title, text)
+    built = await _build(request, signed_in, None)
+    way_back = [("/inbox", "Your inbox")]
+    if built.project is not None:
+        way_back.append((built.path("board"), f"The {built.project_key} board"))
+    return built.render(
+        "message.html", status_code=status_code, title=title, text=text, way_back=way_back
+    )
+
+
 def _to_login(request: Request) -> Response:
     target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
     return RedirectResponse(f"/login?next={quote(target)}", status_code=303)
@@ -249,10 +276,13 @@ def action(handler: Handler, *, needs_project: bool = False) -> Endpoint:
         if cross_site(request) or not same_token(
             signed_in.csrf_token, token if isinstance(token, str) else None
         ):
-            return HTMLResponse(
-                "This form was not sent from a Crewboard page (cross-site or expired). "
+            return public_error_page(
+                403,
+                "Form not accepted",
+                "This form was not sent from a Crewboard page, or the page was too old. "
                 "Go back, reload the page and send it again.",
-                status_code=403,
+                back="/inbox",
+                back_label="Back to your inbox",
             )
         built = await _build(request, signed_in, form)
         if needs_project and built.project is None:
