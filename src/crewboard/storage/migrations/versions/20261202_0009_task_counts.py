@@ -4,7 +4,8 @@ An unfiltered task list answered its `total` with count(*) over the project's ta
 page: 0.4 ms a page of a 5,000-task board (a fifth of the page), and it grows with the board.
 The count now lives in project_sequences (name `task_count`), kept by triggers on tasks, so
 every way a row comes or goes (a create, an accepted card deleting a task, a cascade, a bulk
-load, a later import) moves it, in the same transaction. Seeded from the tasks already there.
+load, a later import) moves it, in the same transaction. A project deleted with its tasks
+takes its counter with it. Seeded from the tasks already there.
 
 Revision ID: 0009_task_counts
 Revises: 0008_task_search_scope
@@ -28,16 +29,22 @@ _BUMP = (
     + "', {delta}) ON CONFLICT (project_id, name) DO UPDATE "
     "SET value = project_sequences.value + {delta}"
 )
+# A task leaving only lowers a counter already there: when its project is being deleted, the
+# counter row has gone (or goes) with it, and an upsert would break the foreign key.
+_LOWER = (
+    "UPDATE project_sequences SET value = value - 1 "
+    "WHERE project_id = {project} AND name = '" + NAME + "'"
+)
 _SQLITE = [
     f"""CREATE TRIGGER tasks_count_insert AFTER INSERT ON tasks BEGIN
         {_BUMP.format(project="new.project_id", delta=1)};
     END""",
     f"""CREATE TRIGGER tasks_count_delete AFTER DELETE ON tasks BEGIN
-        {_BUMP.format(project="old.project_id", delta=-1)};
+        {_LOWER.format(project="old.project_id")};
     END""",
     f"""CREATE TRIGGER tasks_count_move AFTER UPDATE OF project_id ON tasks
     WHEN old.project_id IS NOT new.project_id BEGIN
-        {_BUMP.format(project="old.project_id", delta=-1)};
+        {_LOWER.format(project="old.project_id")};
         {_BUMP.format(project="new.project_id", delta=1)};
     END""",
 ]
@@ -45,7 +52,7 @@ _POSTGRES = [
     f"""CREATE FUNCTION crewboard_count_tasks() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
         IF TG_OP IN ('DELETE', 'UPDATE') THEN
-            {_BUMP.format(project="OLD.project_id", delta=-1)};
+            {_LOWER.format(project="OLD.project_id")};
         END IF;
         IF TG_OP IN ('INSERT', 'UPDATE') THEN
             {_BUMP.format(project="NEW.project_id", delta=1)};
