@@ -280,7 +280,7 @@ def test_a_bad_role_is_refused_naming_the_field(client: httpx2.Client) -> None:
     answer = post_form(
         client, "/p/CRW/team/roles", {"next": "/p/CRW/team", "name": "", "kind": "ai"}
     )
-    assert "name" in flash_of(follow(client, answer))
+    assert 'alert">Name: must not be empty.' in flash_of(follow(client, answer))
 
 
 def test_an_admin_adds_a_person_and_changes_their_role(

@@ -30,6 +30,7 @@ from crewboard.services.projects import projects as project_service
 from crewboard.storage.database import Database
 from crewboard.web.render import render
 from crewboard.web.security import cross_site, same_token
+from crewboard.web.wording import human_message
 
 SESSION_COOKIE = "crewboard_session"
 PROJECT_COOKIE = "crewboard_project"
@@ -306,13 +307,13 @@ def _guarded(handler: Handler, built: Page) -> Response:
                 "message.html",
                 status_code=error.http_status,
                 title="Not possible",
-                text=error.message,
+                text=human_message(error),
             )
         back = built.field("next") or built.request.headers.get("referer", "/")
         back_path = urlsplit(back).path + (
             f"?{urlsplit(back).query}" if urlsplit(back).query else ""
         )
-        return built.redirect(back_path or "/", error=error.message)
+        return built.redirect(back_path or "/", error=human_message(error))
 
 
 def project_routes(

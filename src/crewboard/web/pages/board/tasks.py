@@ -12,13 +12,14 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute
 
 from crewboard.domain.validation import parse_whole
-from crewboard.errors import RevisionConflict, ValidationFailed
+from crewboard.errors import CrewboardError, RevisionConflict, ValidationFailed
 from crewboard.services.board import notes as task_notes
 from crewboard.services.board import tasks
 from crewboard.services.screens import board as board_pages
 from crewboard.services.screens.board import COLUMNS, BoardFilters
 from crewboard.web.context import Page, project_routes
 from crewboard.web.forms import show_conflict
+from crewboard.web.wording import human_message
 
 STATUS_LABELS = {
     "backlog": "Backlog",
@@ -145,8 +146,15 @@ def create(page: Page) -> Response:
 
 
 def move(page: Page) -> Response:
-    """Move a task to another column, from the revision the page showed."""
-    result = _update(page, {"status": page.field("status")})
+    """Move a task to another column, from the revision the page showed. A refusal names the
+    task: a board holds many."""
+    try:
+        result = _update(page, {"status": page.field("status")})
+    except CrewboardError as error:
+        return page.redirect(
+            page.field("next") or page.path("board"),
+            error=f"{_ref(page)} was not moved: {human_message(error)}",
+        )
     task = result["task"]
     label = STATUS_LABELS.get(task["status"], task["status"])
     return page.redirect(
