@@ -382,3 +382,5 @@ def test_the_week_shows_in_progress_stretches_in_local_time(
     assert "10:00–12:00" in page.text
     assert "Build · Coder" in page.text
     assert "AI: 2 h" in page.text
+    assert '<span class="badge">In progress</span>' in page.text  # a label, not the API value
+    assert ">in_progress<" not in page.text

@@ -12,6 +12,7 @@ from crewboard.errors import LimitExceeded, ValidationFailed
 from crewboard.services.board import week
 from crewboard.services.projects import team
 from crewboard.web.context import Page, project_routes
+from crewboard.web.pages.board.tasks import STATUS_LABELS
 from crewboard.web.pages.projects.team import team_names
 
 ZONES = (
@@ -96,6 +97,7 @@ def week_page(page: Page) -> Response:
     return page.render(
         "week.html",
         title="Week",
+        labels=STATUS_LABELS,
         answer=answer,
         days=_days(answer, names),
         zone=zone,
