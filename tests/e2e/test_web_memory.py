@@ -80,6 +80,16 @@ def test_memory_lists_records_and_filters_by_collection_and_document(
     assert "Service map" in decisions.text
     assert "Deploy steps" not in decisions.text
 
+    # The Decisions document's own page lists what is filed in it, linked.
+    document = client.get("/p/CRW/memory/documents/decisions")
+    assert "Records filed in Decisions" in document.text
+    filed = document.text.split("Records filed in Decisions", 1)[1].split("</section>", 1)[0]
+    assert "Service map" in filed
+    assert "/p/CRW/memory/records/mem_" in filed
+    assert "Deploy steps" not in filed
+    empty = client.get("/p/CRW/memory/documents/legal").text
+    assert "No accepted record is filed here yet." in empty
+
 
 def test_memory_pages_through_many_records(
     db: Database, owner: User, client: httpx2.Client

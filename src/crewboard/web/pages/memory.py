@@ -133,6 +133,8 @@ def record_save(page: Page) -> Response:
 
 # --- the five project documents --------------------------------------------------------------
 
+FILED_SHOWN = 20  # records filed in a document, listed on its page (the memory list has all)
+
 
 def _document_page(page: Page, *, draft: str | None = None, status_code: int = 200) -> Response:
     name = page.request.path_params["name"]
@@ -140,12 +142,21 @@ def _document_page(page: Page, *, draft: str | None = None, status_code: int = 2
         raise NotFound(f"There is no project document {name!r}.", {"resource": "document"})
     document = memory_edits.get_document(page.db, page.actor, page.project_key, name)
     versions = memory_edits.document_versions(page.db, page.actor, page.project_key, name)
+    filed = memory.get_project_memory(
+        page.db,
+        page.actor,
+        project=page.project_key,
+        document=name,
+        include_content=False,
+        limit=FILED_SHOWN,
+    )
     return page.render(
         "document.html",
         status_code=status_code,
         title=document["title"],
         document=document,
         versions=versions,
+        filed=filed,
         draft=document["content"] if draft is None else draft,
         documents=memory.DOCUMENT_TITLES,
     )
