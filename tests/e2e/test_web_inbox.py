@@ -11,6 +11,7 @@ import pytest
 
 from crewboard.domain.identity.access import Role
 from crewboard.domain.models import Actor, User
+from crewboard.errors import NotFound, PermissionDenied
 from crewboard.services.board import questions, tasks
 from crewboard.services.identity.users import person_actor
 from crewboard.services.review import drafts, messages, proposals, rules
@@ -428,3 +429,45 @@ def test_a_team_card_lists_its_seats_and_an_admin_accepts_it(
     assert decided["status"] == "accepted"
     assert len(decided["result"]["roleIds"]) == 2
     assert "Added 2 seats" in client.get(f"/p/CRW/inbox/proposals/{card}").text
+
+
+def test_a_message_is_dismissed_from_the_inbox_and_stays_in_its_thread(
+    db: Database, owner: User, me: Actor, agent: Actor, client: httpx2.Client
+) -> None:
+    posted = messages.post_message(
+        db, agent, project="CRW", workspace_id=None, participant_id=owner.id,
+        body="Build is green again",
+    )  # fmt: skip
+    message_id = posted.body["message"]["id"]
+    page = client.get("/p/CRW/inbox").text
+    assert "Build is green again" in page
+    assert f'action="/p/CRW/inbox/messages/{message_id}/dismiss"' in page
+    answer = post_form(
+        client, f"/p/CRW/inbox/messages/{message_id}/dismiss", {"next": "/p/CRW/inbox"}
+    )
+    assert "Message dismissed." in flash_after(client, answer)
+    assert "Build is green again" not in client.get("/p/CRW/inbox").text
+    thread = messages.list_thread(db, me, "CRW", owner.id)
+    assert [m["body"] for m in thread["messages"]] == ["Build is green again"]
+    assert thread["messages"][0]["dismissedAt"] is not None
+    # Again: nothing changes, one event in all.
+    messages.dismiss_message(db, me, "CRW", message_id)
+    rows = db.read(lambda uow: uow.events.list_after(project_id=None, limit=1000))
+    assert [r["type"] for r in rows].count("message.dismissed") == 1
+
+
+def test_only_its_reader_dismisses_a_message_and_never_through_a_token(
+    db: Database, owner: User, me: Actor, agent: Actor
+) -> None:
+    other = make_user(db, "other@example.com")
+    grant(db, owner, "CRW", other, Role.WRITE)
+    posted = messages.post_message(
+        db, me, project="CRW", workspace_id=None, participant_id=other.id, body="For Other",
+    )  # fmt: skip
+    message_id = posted.body["message"]["id"]
+    with pytest.raises(NotFound):
+        messages.dismiss_message(db, me, "CRW", message_id)  # addressed to someone else
+    with pytest.raises(PermissionDenied):
+        messages.dismiss_message(db, agent, "CRW", message_id)
+    seen = messages.dismiss_message(db, person_actor(other), "CRW", message_id)
+    assert seen["dismissedAt"] is not None

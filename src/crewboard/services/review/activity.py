@@ -27,8 +27,9 @@ HAND_IN = "draft."
 ANSWER = "task.question_answered"
 # What `mine` lists: this token's hand-ins with their decisions, and answers to its questions.
 MINE = (HAND_IN, ANSWER)
-# Identity and access bookkeeping: not what a team follows.
-NOISE = ("user.", "token.", "workspace.")
+# Identity and access bookkeeping, and a person clearing their own inbox: not what a team
+# follows.
+NOISE = ("user.", "token.", "workspace.", "message.dismissed")
 DECISION_FIELDS = ("followUpTaskId", "commentPreview", "ruleId", "supersededBy")
 _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 

@@ -17,7 +17,7 @@ from crewboard.services.identity.access import (
 )
 from crewboard.services.paging import check_limit
 from crewboard.services.review.drafts import waiting_drafts
-from crewboard.services.review.messages import recent_messages
+from crewboard.services.review.messages import addressees, recent_messages
 from crewboard.services.review.proposals import pending_proposals
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
@@ -41,7 +41,7 @@ def inbox(
     def work(uow: UnitOfWork) -> dict[str, Any]:
         projects = open_projects(uow, actor, project, ANY_WORKSPACE)
         ids = list(projects)
-        mine = _addressees(uow, actor, ids)
+        mine = addressees(uow, actor, ids)
         items = [
             *({**d, "kind": "hand_in"} for d in waiting_drafts(uow, ids)),
             *(
@@ -82,14 +82,3 @@ def _open_questions(uow: UnitOfWork, projects: dict[str, Any]) -> list[dict[str,
                 }
             )
     return found
-
-
-def _addressees(uow: UnitOfWork, actor: Actor, project_ids: list[str]) -> set[str]:
-    """The person and the seats they hold: the threads whose messages are for them."""
-    seats = {
-        role.id
-        for project_id in project_ids
-        for role in uow.team.list(project_id)
-        if role.member_user_id == actor.user_id
-    }
-    return {actor.user_id, *seats}

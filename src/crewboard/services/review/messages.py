@@ -14,7 +14,12 @@ from crewboard.services.board.notes import after
 from crewboard.services.board.tasks import access_task
 from crewboard.services.board.views import task_key
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
-from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
+from crewboard.services.identity.access import (
+    ANY_WORKSPACE,
+    WorkspaceRef,
+    access_project,
+    require_signed_in_person,
+)
 from crewboard.services.paging import check_page
 from crewboard.services.views import actor_stamp, iso
 from crewboard.storage.database import Database
@@ -39,6 +44,7 @@ def message_view(message: InboxMessage) -> dict[str, Any]:
         "body": message.body,
         "author": message.author,
         "createdAt": iso(message.created_at),
+        "dismissedAt": iso(message.dismissed_at) if message.dismissed_at else None,
     }
 
 
@@ -227,6 +233,55 @@ def list_thread(
         }
 
     return db.read(work)
+
+
+def dismiss_message(db: Database, actor: Actor, project: str, message_id: str) -> dict[str, Any]:
+    """A person clears a message from their inbox: one addressed to them or to a seat they
+    hold. It stays in its thread. Dismissing it again changes nothing.
+
+    Raises:
+        PermissionDenied: through a token (the inbox is a person's).
+        NotFound: no such message in the project, or one addressed to someone else.
+    """
+    require_signed_in_person(actor, "Dismissing an inbox message")
+    check_no_nul("messageId", message_id)
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        found = access_project(uow, actor, project).project
+        messages = messages_of(uow)
+        message = messages.get(message_id)
+        if (
+            message is None
+            or message.project_id != found.id
+            or message.participant_id not in addressees(uow, actor, [found.id])
+        ):
+            raise NotFound(
+                f"No message {message_id!r} for you in {found.key}.",
+                {"resource": "message", "messageId": message_id},
+            )
+        if messages.dismiss(message.id, uow.now, actor_stamp(actor)):
+            uow.record_event(
+                "message.dismissed",
+                actor=actor.as_payload(),
+                payload={"messageId": message.id, "participantId": message.participant_id},
+                project_id=found.id,
+                workspace_id=found.workspace_id,
+            )
+            message = messages.get(message.id) or message
+        return message_view(message)
+
+    return db.write(work)
+
+
+def addressees(uow: UnitOfWork, actor: Actor, project_ids: list[str]) -> set[str]:
+    """The person and the seats they hold: the threads whose messages are for them."""
+    seats = {
+        role.id
+        for project_id in project_ids
+        for role in uow.team.list(project_id)
+        if role.member_user_id == actor.user_id
+    }
+    return {actor.user_id, *seats}
 
 
 def recent_messages(uow: UnitOfWork, project_ids: list[str], limit: int) -> list[dict[str, Any]]:

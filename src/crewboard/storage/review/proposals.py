@@ -40,6 +40,8 @@ class InboxMessage:
     body: str
     author: dict[str, Any]
     created_at: datetime
+    dismissed_at: datetime | None = None
+    dismissed_by: dict[str, Any] | None = None
 
 
 def _proposal(row: Any) -> Proposal:
@@ -161,14 +163,30 @@ class MessageRepository:
         )
         return [_message(row) for row in rows], int(total)
 
+    def get(self, message_id: str) -> InboxMessage | None:
+        row = self.conn.execute(
+            select(t.inbox_messages).where(t.inbox_messages.c.id == message_id)
+        ).first()
+        return _message(row) if row else None
+
+    def dismiss(self, message_id: str, at: datetime, by: dict[str, Any]) -> bool:
+        """Mark a message dismissed, once; False when it already was."""
+        c = t.inbox_messages.c
+        result = self.conn.execute(
+            update(t.inbox_messages)
+            .where(c.id == message_id, c.dismissed_at.is_(None))
+            .values(dismissed_at=at, dismissed_by=by)
+        )
+        return result.rowcount == 1
+
     def recent(self, project_ids: Sequence[str], *, limit: int) -> list[InboxMessage]:
-        """The newest messages of these projects, every thread together."""
+        """The newest messages of these projects not yet dismissed, every thread together."""
         if not project_ids:
             return []
         c = t.inbox_messages.c
         rows = self.conn.execute(
             select(t.inbox_messages)
-            .where(c.project_id.in_(list(project_ids)))
+            .where(c.project_id.in_(list(project_ids)), c.dismissed_at.is_(None))
             .order_by(c.created_at.desc(), c.id.desc())
             .limit(limit)
         )

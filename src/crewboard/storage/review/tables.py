@@ -115,6 +115,8 @@ inbox_messages = Table(
     Column("body", Text, nullable=False),
     Column("author", JSON, nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
+    Column("dismissed_at", UTCDateTime, nullable=True),
+    Column("dismissed_by", JSON, nullable=True),
     Index(
         "ix_inbox_messages_project_id_participant_id_created_at",
         "project_id",

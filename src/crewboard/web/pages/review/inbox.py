@@ -14,7 +14,7 @@ from crewboard.errors import NotFound
 from crewboard.services.board import questions
 from crewboard.services.memory.records import DOCUMENT_TITLES
 from crewboard.services.review import decisions as review
-from crewboard.services.review import drafts, proposals
+from crewboard.services.review import drafts, messages, proposals
 from crewboard.services.review.inbox import KINDS
 from crewboard.services.screens.inbox import inbox_page
 from crewboard.web.context import Page, project_routes
@@ -167,6 +167,12 @@ def dismiss(page: Page) -> Response:
     return page.redirect(page.path("inbox"), notice="Proposal dismissed; nothing changed.")
 
 
+def dismiss_message(page: Page) -> Response:
+    """Clear a message from this person's inbox (its thread keeps it)."""
+    messages.dismiss_message(page.db, page.actor, page.project_key, _param(page, "message_id"))
+    return page.redirect(page.field("next") or page.path("inbox"), notice="Message dismissed.")
+
+
 ROUTES: list[BaseRoute] = [
     *project_routes("inbox", get=show_inbox),
     *project_routes("inbox/questions/{question_id}/answer", post=answer),
@@ -175,4 +181,5 @@ ROUTES: list[BaseRoute] = [
     *project_routes("inbox/proposals/{proposal_id}", get=show_proposal),
     *project_routes("inbox/proposals/{proposal_id}/accept", post=accept),
     *project_routes("inbox/proposals/{proposal_id}/dismiss", post=dismiss),
+    *project_routes("inbox/messages/{message_id}/dismiss", post=dismiss_message),
 ]
