@@ -13,6 +13,7 @@ from crewboard.domain.identity.access import Role
 from crewboard.domain.models import Actor, User
 from crewboard.errors import NotFound, PermissionDenied
 from crewboard.services.board import questions, tasks
+from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.review import drafts, messages, proposals, rules
 from crewboard.storage.database import Database
@@ -471,3 +472,24 @@ def test_only_its_reader_dismisses_a_message_and_never_through_a_token(
         messages.dismiss_message(db, agent, "CRW", message_id)
     seen = messages.dismiss_message(db, person_actor(other), "CRW", message_id)
     assert seen["dismissedAt"] is not None
+
+
+def test_an_agent_shows_as_its_token_and_a_person_via_a_token_names_it(
+    db: Database, owner: User, me: Actor, agent: Actor, client: httpx2.Client
+) -> None:
+    issued = tokens.issue_token(
+        db, me, kind="agent", scopes=AGENT_SCOPES, name="ci-bot", project="CRW"
+    )
+    bot = tokens.authenticate_token(db, issued.secret)
+    messages.post_message(
+        db, bot, project="CRW", workspace_id=None, participant_id=owner.id, body="From the bot",
+    )  # fmt: skip
+    messages.post_message(
+        db, agent, project="CRW", workspace_id=None, participant_id=owner.id, body="From me",
+    )  # fmt: skip
+    page = client.get("/p/CRW/inbox").text
+    assert re.search(
+        r'ci-bot <span class="badge">AI</span> <span class="muted">for [^<]+</span>', page
+    )
+    assert agent.token is not None
+    assert f'<span class="badge">via {agent.token.name}</span>' in page

@@ -74,4 +74,9 @@ def workspace_view(workspace: Workspace, role: WorkspaceRole | None = None) -> d
 
 
 def actor_stamp(actor: Actor) -> dict[str, Any]:
-    return {**actor.as_payload(), "displayName": actor.display_name}
+    """Who did it, as records keep it: the person, and the token's name when one was used (an
+    agent shows as its token, not only as the person who issued it)."""
+    stamp = {**actor.as_payload(), "displayName": actor.display_name}
+    if actor.token is not None:
+        stamp["tokenName"] = actor.token.name
+    return stamp
