@@ -267,6 +267,62 @@ def test_a_first_visit_loads_without_a_failed_request_and_a_wrong_url_gets_a_way
     page.wait_for_url(re.compile(r".*/p/CRW/board$"))
 
 
+EVERY_PAGE = (
+    "/p/CRW/inbox",
+    "/p/CRW/inbox/drafts/{draft}",
+    "/p/CRW/board",
+    "/p/CRW/tasks/CRW-1",
+    "/p/CRW/memory",
+    "/p/CRW/memory/records/{record}",
+    "/p/CRW/memory/documents/decisions",
+    "/p/CRW/state",
+    "/p/CRW/week",
+    "/p/CRW/team",
+    "/p/CRW/activity",
+    "/p/CRW/settings/project",
+    "/settings/tokens",
+    "/settings/workspaces",
+    "/settings/password",
+    "/p/CRW/no-such-page",
+)
+LONG = "https://example.com/" + "a-very-long-path-segment/" * 8 + "end"
+
+
+def test_no_page_is_wider_than_the_window_at_390_and_1280(
+    page: Any, url: str, world: dict[str, str]
+) -> None:
+    """Every page, with long unbroken text in it (a URL in a title, a hand-in and a token's
+    name), fits the window at phone and desktop widths; tables scroll inside their own box.
+    Screenshots of each land in test-output/screenshots/pages/."""
+    draft = hand_in(url, world["secret"], world["task"], "wide-1", f"See {LONG}")["draft"]["id"]
+    for n in range(9):  # a board with every column busy, and long titles
+        agent_side(lambda n=n: _create(url, world["secret"], f"Task {n} about {LONG}"))
+    sign_in(page, world["owner"])
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 860})
+        for path in EVERY_PAGE:
+            page.goto(path.format(draft=draft, record=world["record"]))
+            wide = page.evaluate("document.documentElement.scrollWidth")
+            name = path.strip("/").replace("/", "_").replace("{", "").replace("}", "")
+            folder = SCREENSHOTS / "pages"
+            folder.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(folder / f"{name}-{width}.png"), full_page=True)
+            assert wide <= width, f"{path} is {wide} px wide at {width}"
+
+
+async def _create_async(url: str, secret: str, title: str) -> None:
+    async with mcp_client(url, secret, "legacy") as agent:
+        answer = await agent.call_tool(
+            "create_task",
+            {"projectId": "CRW", "workspaceId": None, "idempotencyKey": title[:40], "title": title},
+        )
+        assert not answer.is_error, answer.content
+
+
+def _create(url: str, secret: str, title: str) -> Awaitable[None]:
+    return _create_async(url, secret, title)
+
+
 def test_a_new_token_shows_its_config_once_and_works_over_mcp(
     page: Any, url: str, world: dict[str, str]
 ) -> None:
