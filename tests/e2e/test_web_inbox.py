@@ -12,6 +12,7 @@ import pytest
 from crewboard.domain.identity.access import Role
 from crewboard.domain.models import Actor, User
 from crewboard.errors import NotFound, PermissionDenied
+from crewboard.services.board import queries as task_queries
 from crewboard.services.board import questions, tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
@@ -493,3 +494,27 @@ def test_an_agent_shows_as_its_token_and_a_person_via_a_token_names_it(
     )
     assert agent.token is not None
     assert f'<span class="badge">via {agent.token.name}</span>' in page
+
+
+def test_the_board_refuses_to_settle_a_task_whose_hand_in_waits_and_points_at_it(
+    db: Database, me: Actor, agent: Actor, client: httpx2.Client
+) -> None:
+    draft_id = hand_in(db, agent)  # CRW-1 is in review now, at revision 2
+    for target in ("approved", "done"):
+        answer = post_form(
+            client,
+            "/p/CRW/tasks/CRW-1/status",
+            {"status": target, "expected_revision": "2", "next": "/p/CRW/board"},
+        )
+        assert answer.status_code == 303
+        assert answer.headers["location"] == f"/p/CRW/inbox/drafts/{draft_id}"
+        page = client.get(answer.headers["location"]).text
+        assert "CRW-1 was not moved to" in page
+        assert "a hand-in of it waits for review" in page
+    assert status_of(db, me, draft_id) == "pending"
+    # Approving the hand-in, where the refusal pointed, settles the task: both agree.
+    decide(client, draft_id, "approve")
+    assert status_of(db, me, draft_id) == "approved"
+    task = task_queries.get_task(db, me, task="CRW-1", include_context_pack=False)
+    assert isinstance(task, dict)
+    assert task["task"]["status"] == "approved"

@@ -12,6 +12,7 @@ from typing import Any
 
 from crewboard.domain.board.tasks import TaskStatus, search_words
 from crewboard.domain.models import Actor
+from crewboard.domain.review import WAITING
 from crewboard.errors import ValidationFailed
 from crewboard.services.board.queries import MAX_Q, assignee_filter, get_task
 from crewboard.services.board.task_activity import task_activity
@@ -177,4 +178,31 @@ def task_handins(db: Database, actor: Actor, task: str) -> list[dict[str, Any]]:
         return views[:HANDINS_SHOWN]
 
     result: list[dict[str, Any]] = db.read(work)
+    return result
+
+
+# A move to one of these settles the task; a hand-in still waiting would then disagree with it.
+SETTLED = frozenset({TaskStatus.APPROVED, TaskStatus.DONE})
+
+
+def waiting_hand_in(db: Database, actor: Actor, *, project: str, task: str) -> str | None:
+    """The id of a hand-in of this task still waiting for a person, if any: a board move to
+    Approved or Done is refused while one waits, so the board and the inbox agree. (A hand-in
+    arriving after this read moves the task to review, so a move from the revision read before
+    it is refused as a conflict.)
+
+    Raises:
+        NotFound: the task is not open to the actor.
+    """
+
+    def work(uow: UnitOfWork) -> str | None:
+        found, _project = access_task(uow, actor, task, project=project)
+        waiting = {str(s) for s in WAITING}
+        repo = drafts_of(uow)
+        for draft in reversed(repo.chain(repo.root_for(found.id))):
+            if draft.task_id == found.id and str(draft.status) in waiting:
+                return draft.id
+        return None
+
+    result: str | None = db.read(work)
     return result

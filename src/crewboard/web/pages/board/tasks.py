@@ -148,8 +148,19 @@ def create(page: Page) -> Response:
 def move(page: Page) -> Response:
     """Move a task to another column, from the revision the page showed. A refusal names the
     task: a board holds many."""
+    status = page.field("status")
+    if status in board_pages.SETTLED:
+        waiting = board_pages.waiting_hand_in(
+            page.db, page.actor, project=page.project_key, task=_ref(page)
+        )
+        if waiting is not None:
+            return page.redirect(
+                page.path(f"inbox/drafts/{waiting}"),
+                error=f"{_ref(page)} was not moved to {STATUS_LABELS[status]}: a hand-in of it "
+                "waits for review. Approve it here (that settles the task), or reject it first.",
+            )
     try:
-        result = _update(page, {"status": page.field("status")})
+        result = _update(page, {"status": status})
     except CrewboardError as error:
         return page.redirect(
             page.field("next") or page.path("board"),
