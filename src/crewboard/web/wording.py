@@ -57,4 +57,12 @@ def human_message(error: CrewboardError) -> str:
     if text.endswith(";"):
         text = text[:-1] + "."
     text = re.sub(r";\s*$", ".", text)
-    return _ISO_TIME.sub(lambda found: when(found.group()), text)
+    return _ISO_TIME.sub(_as_read, text)
+
+
+def _as_read(found: re.Match[str]) -> str:
+    """An ISO time as people write it; text that only looks like one stays as it is."""
+    try:
+        return when(found.group())
+    except ValueError:
+        return found.group()
