@@ -3,6 +3,7 @@ optionally about a task. Posting changes no task, role or memory record."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from crewboard.domain.identity.access import Role, Scope
@@ -259,7 +260,8 @@ def dismiss_message(db: Database, actor: Actor, project: str, message_id: str) -
                 f"No message {message_id!r} for you in {found.key}.",
                 {"resource": "message", "messageId": message_id},
             )
-        if messages.dismiss(message.id, uow.now, actor_stamp(actor)):
+        stamp = actor_stamp(actor)
+        if messages.dismiss(message.id, uow.now, stamp):
             uow.record_event(
                 "message.dismissed",
                 actor=actor.as_payload(),
@@ -267,7 +269,7 @@ def dismiss_message(db: Database, actor: Actor, project: str, message_id: str) -
                 project_id=found.id,
                 workspace_id=found.workspace_id,
             )
-            message = messages.get(message.id) or message
+            message = replace(message, dismissed_at=uow.now, dismissed_by=stamp)
         return message_view(message)
 
     return db.write(work)

@@ -197,10 +197,9 @@ def waiting_hand_in(db: Database, actor: Actor, *, project: str, task: str) -> s
 
     def work(uow: UnitOfWork) -> str | None:
         found, _project = access_task(uow, actor, task, project=project)
-        waiting = {str(s) for s in WAITING}
         repo = drafts_of(uow)
         for draft in reversed(repo.chain(repo.root_for(found.id))):
-            if draft.task_id == found.id and str(draft.status) in waiting:
+            if draft.task_id == found.id and draft.status in WAITING:
                 return draft.id
         return None
 

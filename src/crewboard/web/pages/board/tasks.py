@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 from urllib.parse import urlencode
 
@@ -217,7 +218,7 @@ def _task_page(page: Page, *, draft: EditDraft | None = None, status_code: int =
     )
 
 
-# The edit form's fields: form name → (label, the patch field it sets).
+# The edit form's fields: form name (the patch field it sets) → label.
 EDIT_FIELDS = {
     "title": "Title",
     "brief": "Brief",
@@ -257,7 +258,7 @@ class EditDraft:
         }
         return cls({k: v for k, v in was.items() if v is not None}, sent)
 
-    @property
+    @cached_property
     def mine(self) -> dict[str, str]:
         """The fields this person changed."""
         return {k: v for k, v in self.sent.items() if _normal(k, v) != _normal(k, self.was.get(k))}
