@@ -40,6 +40,7 @@ from crewboard.services.projects.bootstrap import initialise
 from crewboard.storage.database import Database
 from tests.support.auth_proxy import AuthProxy
 from tests.support.databases import SqliteDatabases
+from tests.support.mcp_client import initialize
 from tests.support.server import free_port, running_server
 
 pytestmark = pytest.mark.conformance
@@ -211,16 +212,7 @@ def test_the_proxy_passes_host_and_origin_for_the_server_to_judge(served: Served
 
 
 def test_the_proxy_forwards_a_chunked_mcp_request(served: Served) -> None:
-    message = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "proxy-test", "version": "1"},
-        },
-    }
+    message = initialize("proxy-test")
     body = json.dumps(message).encode()
     response = httpx2.post(
         served.mcp_url,

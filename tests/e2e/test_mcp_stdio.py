@@ -21,7 +21,7 @@ from crewboard.services.projects.bootstrap import DEMO_PROJECT_KEY
 from crewboard.storage.database import Database
 from tests.support.cli import RunCli
 from tests.support.factories import make_project, make_user
-from tests.support.mcp_client import MODES, body_of
+from tests.support.mcp_client import MODES, body_of, initialize, rpc
 
 pytestmark = pytest.mark.anyio
 
@@ -122,19 +122,12 @@ async def test_the_stdio_entry_printed_on_first_start_connects_and_calls_a_tool(
 
 def _requests(*middle: bytes) -> bytes:
     """A legacy session as raw lines: initialize, initialized, `middle`, tools/list (id 2)."""
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "1"},
-        },
-    }
-    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
-    lines = [json.dumps(initialize).encode(), json.dumps(initialized).encode(), *middle]
+    lines = [
+        json.dumps(initialize("raw")).encode(),
+        json.dumps(rpc("notifications/initialized", id_=None)).encode(),
+        *middle,
+    ]
+    listing = rpc("tools/list", id_=2)
     return b"\n".join([*lines, json.dumps(listing).encode()]) + b"\n"
 
 

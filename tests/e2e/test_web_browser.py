@@ -66,42 +66,59 @@ def world(db: Database) -> dict[str, str]:
     return review_world(db, make_user(db, "owner@example.com", is_owner=True))
 
 
-def hand_in(url: str, secret: str, task: str, key: str, content: str) -> dict[str, Any]:
-    """The agent's side: read the task (receipt), hand in a result. Answers the ack."""
-
-    async def run() -> dict[str, Any]:
-        async with mcp_client(url, secret, "legacy") as agent:
-            read = body_of(await agent.call_tool("get_task", {"taskId": task}))
-            answer = await agent.call_tool(
-                "submit_result",
-                {
-                    "projectId": read["task"]["projectId"],
-                    "workspaceId": None,
-                    "taskId": read["task"]["id"],
-                    "idempotencyKey": key,
-                    "expectedRevision": read["task"]["revision"],
-                    "contextReceiptId": read.get("contextReceiptId"),
-                    "title": f"Result for {read['task']['key']}",
-                    "summary": "Redirect fixed",
-                    "content": content,
-                    "references": [{"kind": "commit", "value": "a1b2c3d4e5"}],
-                },
-            )
-            assert not answer.is_error, answer.content
-            return dict(body_of(answer))
-
-    return agent_side(run)
-
-
 def agent_side(work: Callable[[], Awaitable[T]]) -> T:
     """Run the agent's async client in its own thread: Playwright's sync API owns this one's loop."""
     with ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(anyio.run, work).result(timeout=60)
 
 
+def as_agent(url: str, secret: str, work: Callable[[Any], Awaitable[T]]) -> T:
+    """`work` with the agent's MCP client (the official SDK's, handshake era), on its side."""
+
+    async def run() -> T:
+        async with mcp_client(url, secret, "legacy") as agent:
+            return await work(agent)
+
+    return agent_side(run)
+
+
+async def agent_call(agent: Any, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """One tool call that must succeed; its JSON answer."""
+    answer = await agent.call_tool(tool, arguments)
+    assert not answer.is_error, answer.content
+    return dict(body_of(answer))
+
+
+def hand_in(url: str, secret: str, task: str, key: str, content: str) -> dict[str, Any]:
+    """The agent's side: read the task (receipt), hand in a result. Answers the ack."""
+
+    async def work(agent: Any) -> dict[str, Any]:
+        read = await agent_call(agent, "get_task", {"taskId": task})
+        return await agent_call(
+            agent,
+            "submit_result",
+            {
+                "projectId": read["task"]["projectId"],
+                "workspaceId": None,
+                "taskId": read["task"]["id"],
+                "idempotencyKey": key,
+                "expectedRevision": read["task"]["revision"],
+                "contextReceiptId": read.get("contextReceiptId"),
+                "title": f"Result for {read['task']['key']}",
+                "summary": "Redirect fixed",
+                "content": content,
+                "references": [{"kind": "commit", "value": "a1b2c3d4e5"}],
+            },
+        )
+
+    return as_agent(url, secret, work)
+
+
 def shot(page: Any, name: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+    """A full-page screenshot at test-output/screenshots/NAME.png (NAME may hold a folder)."""
+    path = SCREENSHOTS / f"{name}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(path), full_page=True)
 
 
 def sign_in(page: Any, email: str) -> None:
@@ -156,18 +173,9 @@ def test_a_person_reviews_an_agents_work_live_and_approves_it_into_memory(
 
 def _follow_up(url: str, world: dict[str, str]) -> str:
     """The follow-up task the revision made, as the agent finds it (its subtasks)."""
-
-    async def run() -> str:
-        async with mcp_client(url, world["secret"], "legacy") as agent:
-            found = body_of(
-                await agent.call_tool(
-                    "list_tasks",
-                    {"projectId": "CRW", "parentTaskId": world["task"], "fields": ["key"]},
-                )
-            )
-            return str(found["tasks"][0]["id"])
-
-    return agent_side(run)
+    arguments = {"projectId": "CRW", "parentTaskId": world["task"], "fields": ["key"]}
+    found = as_agent(url, world["secret"], lambda agent: agent_call(agent, "list_tasks", arguments))
+    return str(found["tasks"][0]["id"])
 
 
 def test_a_task_moves_on_the_board(page: Any, world: dict[str, str]) -> None:
@@ -189,23 +197,28 @@ def test_a_task_moves_on_the_board(page: Any, world: dict[str, str]) -> None:
 def change_over_mcp(url: str, secret: str, task: str, patch: dict[str, Any]) -> None:
     """The agent edits the task over MCP from the revision it reads."""
 
-    async def run() -> None:
-        async with mcp_client(url, secret, "legacy") as agent:
-            read = body_of(await agent.call_tool("get_task", {"taskId": task}))
-            answer = await agent.call_tool(
-                "update_task",
-                {
-                    "projectId": read["task"]["projectId"],
-                    "workspaceId": None,
-                    "idempotencyKey": f"mcp-{task}-{read['task']['revision']}",
-                    "taskId": task,
-                    "expectedRevision": read["task"]["revision"],
-                    "patch": patch,
-                },
-            )
-            assert not answer.is_error, answer.content
+    async def work(agent: Any) -> None:
+        read = await agent_call(agent, "get_task", {"taskId": task})
+        await agent_call(
+            agent,
+            "update_task",
+            {
+                "projectId": read["task"]["projectId"],
+                "workspaceId": None,
+                "idempotencyKey": f"mcp-{task}-{read['task']['revision']}",
+                "taskId": task,
+                "expectedRevision": read["task"]["revision"],
+                "patch": patch,
+            },
+        )
 
-    agent_side(run)
+    as_agent(url, secret, work)
+
+
+def read_over_mcp(url: str, secret: str, task: str) -> dict[str, Any]:
+    """The task as the agent reads it."""
+    read = as_agent(url, secret, lambda agent: agent_call(agent, "get_task", {"taskId": task}))
+    return dict(read["task"])
 
 
 def test_an_edit_saves_two_fields_and_a_conflicting_one_keeps_the_typed_text(
@@ -219,7 +232,7 @@ def test_an_edit_saves_two_fields_and_a_conflicting_one_keeps_the_typed_text(
     page.click("#h-edit ~ form button[type=submit]")
     page.wait_for_url(re.compile(r".*/p/CRW/tasks/CRW-1$"))
     assert "Saved CRW-1 (title, description)." in page.locator(".flash").inner_text()
-    saved = agent_side(lambda: _read_task(url, world["secret"], "CRW-1"))
+    saved = read_over_mcp(url, world["secret"], "CRW-1")
     assert saved["description"] == "First line\nSecond line"  # no CR from the textarea
 
     # The person types; meanwhile the agent changes the title over MCP.
@@ -238,33 +251,12 @@ def test_an_edit_saves_two_fields_and_a_conflicting_one_keeps_the_typed_text(
     page.set_viewport_size({"width": 1280, "height": 900})
     page.click("#h-edit ~ form button[type=submit]")
     page.wait_for_url(re.compile(r".*/p/CRW/tasks/CRW-1$"))
-    final = agent_side(lambda: _read_task(url, world["secret"], "CRW-1"))
+    final = read_over_mcp(url, world["secret"], "CRW-1")
     assert (final["title"], final["description"]) == (
         "Title from the agent",
         "My rewrite\nkept across the conflict",
     )
     assert width <= 390
-
-
-async def _read_task(url: str, secret: str, task: str) -> dict[str, Any]:
-    async with mcp_client(url, secret, "legacy") as agent:
-        read = body_of(await agent.call_tool("get_task", {"taskId": task}))
-        return dict(read["task"])
-
-
-def test_a_first_visit_loads_without_a_failed_request_and_a_wrong_url_gets_a_way_back(
-    page: Any, world: dict[str, str]
-) -> None:
-    failed: list[str] = []
-    page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
-    sign_in(page, world["owner"])
-    page.wait_for_load_state("networkidle")
-    assert failed == []  # the favicon included
-    page.goto("/p/CRW/no-such-page")
-    assert page.locator("h1").inner_text() == "Page not found"
-    shot(page, "not-found")
-    page.get_by_role("link", name="The CRW board").click()
-    page.wait_for_url(re.compile(r".*/p/CRW/board$"))
 
 
 EVERY_PAGE = (
@@ -295,8 +287,22 @@ def test_no_page_is_wider_than_the_window_at_390_and_1280(
     name), fits the window at phone and desktop widths; tables scroll inside their own box.
     Screenshots of each land in test-output/screenshots/pages/."""
     draft = hand_in(url, world["secret"], world["task"], "wide-1", f"See {LONG}")["draft"]["id"]
-    for n in range(9):  # a board with every column busy, and long titles
-        agent_side(lambda n=n: _create(url, world["secret"], f"Task {n} about {LONG}"))
+
+    async def fill_the_board(agent: Any) -> None:  # long titles on a busy board
+        for n in range(9):
+            title = f"Task {n} about {LONG}"
+            await agent_call(
+                agent,
+                "create_task",
+                {
+                    "projectId": "CRW",
+                    "workspaceId": None,
+                    "idempotencyKey": f"wide-task-{n}",
+                    "title": title,
+                },
+            )
+
+    as_agent(url, world["secret"], fill_the_board)
     sign_in(page, world["owner"])
     for width in (1280, 390):
         page.set_viewport_size({"width": width, "height": 860})
@@ -304,23 +310,8 @@ def test_no_page_is_wider_than_the_window_at_390_and_1280(
             page.goto(path.format(draft=draft, record=world["record"]))
             wide = page.evaluate("document.documentElement.scrollWidth")
             name = path.strip("/").replace("/", "_").replace("{", "").replace("}", "")
-            folder = SCREENSHOTS / "pages"
-            folder.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(folder / f"{name}-{width}.png"), full_page=True)
+            shot(page, f"pages/{name}-{width}")
             assert wide <= width, f"{path} is {wide} px wide at {width}"
-
-
-async def _create_async(url: str, secret: str, title: str) -> None:
-    async with mcp_client(url, secret, "legacy") as agent:
-        answer = await agent.call_tool(
-            "create_task",
-            {"projectId": "CRW", "workspaceId": None, "idempotencyKey": title[:40], "title": title},
-        )
-        assert not answer.is_error, answer.content
-
-
-def _create(url: str, secret: str, title: str) -> Awaitable[None]:
-    return _create_async(url, secret, title)
 
 
 def test_a_new_token_shows_its_config_once_and_works_over_mcp(

@@ -59,5 +59,15 @@ def rpc(method: str, params: dict[str, Any] | None = None, id_: int | None = 1) 
     return message
 
 
+def initialize(client: str, version: str = "2025-11-25", id_: int = 1) -> dict[str, Any]:
+    """A raw `initialize` request of the handshake era, from a client named `client`."""
+    params = {
+        "protocolVersion": version,
+        "capabilities": {},
+        "clientInfo": {"name": client, "version": "1"},
+    }
+    return rpc("initialize", params, id_)
+
+
 def call(name: str, arguments: dict[str, Any], id_: int = 1) -> dict[str, Any]:
     return rpc("tools/call", {"name": name, "arguments": arguments}, id_)
