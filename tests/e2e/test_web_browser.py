@@ -259,6 +259,21 @@ def test_an_edit_saves_two_fields_and_a_conflicting_one_keeps_the_typed_text(
     assert width <= 390
 
 
+def test_a_first_visit_loads_without_a_failed_request_and_a_wrong_url_gets_a_way_back(
+    page: Any, world: dict[str, str]
+) -> None:
+    failed: list[str] = []
+    page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    sign_in(page, world["owner"])
+    page.wait_for_load_state("networkidle")
+    assert failed == []  # the favicon included
+    page.goto("/p/CRW/no-such-page")
+    assert page.locator("h1").inner_text() == "Page not found"
+    shot(page, "not-found")
+    page.get_by_role("link", name="The CRW board").click()
+    page.wait_for_url(re.compile(r".*/p/CRW/board$"))
+
+
 EVERY_PAGE = (
     "/p/CRW/inbox",
     "/p/CRW/inbox/drafts/{draft}",
