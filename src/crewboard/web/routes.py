@@ -12,8 +12,7 @@ from starlette.staticfiles import StaticFiles
 from crewboard.web import events
 from crewboard.web.context import local
 from crewboard.web.pages import memory
-from crewboard.web.pages.board import tasks as board
-from crewboard.web.pages.board import week
+from crewboard.web.pages.board import board, tasks, week
 from crewboard.web.pages.identity import signin as auth
 from crewboard.web.pages.identity import tokens
 from crewboard.web.pages.projects import settings, state, team
@@ -43,6 +42,7 @@ def web_routes() -> list[BaseRoute]:
         Route("/events", events.events, methods=["GET"]),
         *inbox.ROUTES,
         *board.ROUTES,
+        *tasks.ROUTES,
         *memory.ROUTES,
         *state.ROUTES,
         *week.ROUTES,

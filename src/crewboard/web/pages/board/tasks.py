@@ -1,4 +1,4 @@
-"""Web pages: the board (columns by status, filters, quick create, moves) and the task page."""
+"""Web pages: the task page (texts, facts, history, notes, outputs) and its edit form."""
 
 from __future__ import annotations
 
@@ -6,21 +6,19 @@ import uuid
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
-from urllib.parse import urlencode
 
 from markupsafe import Markup
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
 from crewboard.domain.validation import parse_whole
-from crewboard.errors import CrewboardError, RevisionConflict, ValidationFailed
+from crewboard.errors import RevisionConflict, ValidationFailed
 from crewboard.services.board import notes as task_notes
 from crewboard.services.board import tasks
 from crewboard.services.screens import board as board_pages
-from crewboard.services.screens.board import COLUMNS, BoardFilters
+from crewboard.services.screens.board import COLUMNS
 from crewboard.web.context import Page, project_routes
 from crewboard.web.forms import show_conflict
-from crewboard.web.wording import human_message
 
 STATUS_LABELS = {
     "backlog": "Backlog",
@@ -48,7 +46,7 @@ MOVE_OPTIONS = {
 # --- helpers ---------------------------------------------------------------------------------
 
 
-def _key(page: Page) -> str:
+def form_key(page: Page) -> str:
     """An idempotency key: the one the form carried (a resend replays), else a fresh one."""
     return page.field("key") or uuid.uuid4().hex
 
@@ -60,26 +58,7 @@ def _revision(page: Page) -> int:
     return parse_whole("expectedRevision", raw)
 
 
-def _offset(page: Page) -> int:
-    return parse_whole("offset", page.param("offset", "0"))
-
-
-def _filters(page: Page) -> BoardFilters:
-    return BoardFilters(
-        assignee=page.param("assignee").strip() or None,
-        tag=page.param("tag").strip() or None,
-        q=page.param("q").strip() or None,
-    )
-
-
-def _query(filters: BoardFilters, **more: Any) -> str:
-    """The board's query string for these filters (and a column page)."""
-    values = {"assignee": filters.assignee, "tag": filters.tag, "q": filters.q, **more}
-    kept = {name: value for name, value in values.items() if value not in (None, "")}
-    return f"?{urlencode(kept)}" if kept else ""
-
-
-def _here(page: Page) -> str:
+def here_of(page: Page) -> str:
     query = page.request.url.query
     return page.request.url.path + (f"?{query}" if query else "")
 
@@ -88,7 +67,7 @@ def _task_path(page: Page, ref: str, rest: str = "") -> str:
     return page.path(f"tasks/{ref}{rest}")
 
 
-def _ref(page: Page) -> str:
+def ref_of(page: Page) -> str:
     return str(page.request.path_params["ref"])
 
 
@@ -96,93 +75,15 @@ def _tags(text: str) -> list[str]:
     return [tag.strip() for tag in text.split(",") if tag.strip()]
 
 
-# --- the board -------------------------------------------------------------------------------
-
-
-def board(page: Page) -> Response:
-    """The board: each status column's first tasks, or one column paged (?column=&offset=)."""
-    filters = _filters(page)
-    column = page.param("column") or None
-    view = board_pages.board_columns(
-        page.db,
-        page.actor,
-        project=page.project_key,
-        filters=filters,
-        column=column,
-        offset=_offset(page) if column else 0,
-    )
-    return page.render(
-        "board.html",
-        title=f"Board · {page.project_key}",
-        view=view,
-        filters=filters,
-        column=column,
-        query=lambda **more: _query(filters, **more),
-        labels=STATUS_LABELS,
-        statuses=COLUMNS,
-        move_options=MOVE_OPTIONS,
-        here=_here(page),
-        new_key=uuid.uuid4().hex,
-    )
-
-
-def create(page: Page) -> Response:
-    """Quick create from the board: a title and, optionally, the column it starts in."""
-    assert page.project is not None  # noqa: S101 - a project route
-    fields: dict[str, Any] = {"title": page.field("title")}
-    if page.field("status"):
-        fields["status"] = page.field("status")
-    result = tasks.create_task(
-        page.db,
-        page.actor,
-        project=page.project_key,
-        workspace_id=page.project["workspaceId"],
-        idempotency_key=_key(page),
-        **fields,
-    )
-    made = result.body["task"]
-    return page.redirect(
-        page.field("next") or page.path("board"), notice=f"Created {made['key']}: {made['title']}"
-    )
-
-
-def move(page: Page) -> Response:
-    """Move a task to another column, from the revision the page showed. A refusal names the
-    task: a board holds many."""
-    status = page.field("status")
-    if status in board_pages.SETTLED:
-        waiting = board_pages.waiting_hand_in(
-            page.db, page.actor, project=page.project_key, task=_ref(page)
-        )
-        if waiting is not None:
-            return page.redirect(
-                page.path(f"inbox/drafts/{waiting}"),
-                error=f"{_ref(page)} was not moved to {STATUS_LABELS[status]}: a hand-in of it "
-                "waits for review. Approve it here (that settles the task), or reject it first.",
-            )
-    try:
-        result = _update(page, {"status": status})
-    except CrewboardError as error:
-        return page.redirect(
-            page.field("next") or page.path("board"),
-            error=f"{_ref(page)} was not moved: {human_message(error)}",
-        )
-    task = result["task"]
-    label = STATUS_LABELS.get(task["status"], task["status"])
-    return page.redirect(
-        page.field("next") or page.path("board"), notice=f"{task['key']} moved to {label}."
-    )
-
-
-def _update(page: Page, patch: dict[str, Any]) -> dict[str, Any]:
+def update_from_form(page: Page, patch: dict[str, Any]) -> dict[str, Any]:
     assert page.project is not None  # noqa: S101 - a project route
     result = tasks.update_task(
         page.db,
         page.actor,
         project=page.project_key,
         workspace_id=page.project["workspaceId"],
-        idempotency_key=_key(page),
-        task_id=_ref(page),
+        idempotency_key=form_key(page),
+        task_id=ref_of(page),
         expected_revision=_revision(page),
         patch=patch,
     )
@@ -198,7 +99,7 @@ def task(page: Page) -> Response:
 
 
 def _task_page(page: Page, *, draft: EditDraft | None = None, status_code: int = 200) -> Response:
-    view = board_pages.task_page(page.db, page.actor, project=page.project_key, ref=_ref(page))
+    view = board_pages.task_page(page.db, page.actor, project=page.project_key, ref=ref_of(page))
     shown = _edit_values(view["task"])
     return page.render(
         "task.html",
@@ -212,7 +113,7 @@ def _task_page(page: Page, *, draft: EditDraft | None = None, status_code: int =
         labels=STATUS_LABELS,
         statuses=COLUMNS,
         priorities=PRIORITIES,
-        here=_here(page),
+        here=here_of(page),
         comment_key=uuid.uuid4().hex,
         edit_key=uuid.uuid4().hex,
     )
@@ -288,7 +189,9 @@ def edit(page: Page) -> Response:
     draft = EditDraft.of(page)
     mine = draft.mine
     if not mine:
-        return page.redirect(_task_path(page, _ref(page)), notice="Nothing changed; nothing saved.")
+        return page.redirect(
+            _task_path(page, ref_of(page)), notice="Nothing changed; nothing saved."
+        )
     patch: dict[str, Any] = {}
     for name, value in mine.items():
         if name == "tags":
@@ -300,7 +203,7 @@ def edit(page: Page) -> Response:
         else:
             patch[name] = value
     try:
-        body = _update(page, patch)
+        body = update_from_form(page, patch)
     except RevisionConflict as conflict:
         show_conflict(page, conflict, "this task")
         return _task_page(page, draft=draft, status_code=409)
@@ -315,13 +218,13 @@ def comment(page: Page) -> Response:
     result = task_notes.post_comment(
         page.db,
         page.actor,
-        task=_ref(page),
+        task=ref_of(page),
         workspace_id=page.project["workspaceId"],
         content=page.field("content"),
-        idempotency_key=_key(page),
+        idempotency_key=form_key(page),
     )
     return page.redirect(
-        _task_path(page, _ref(page)) + "#comments",
+        _task_path(page, ref_of(page)) + "#comments",
         notice="Comment posted." if not result.replayed else "That comment was already posted.",
     )
 
@@ -339,7 +242,7 @@ def output(page: Page) -> Response:
     )
     assert page.project is not None  # noqa: S101 - a project route
     if found["task"]["projectId"] != page.project["id"]:
-        raise tasks.task_not_found(_ref(page))
+        raise tasks.task_not_found(ref_of(page))
     return page.render(
         "task_output.html",
         title=f"{found['output']['name']} · {found['task']['key']}",
@@ -349,14 +252,11 @@ def output(page: Page) -> Response:
 
 def _task_in_project(page: Page) -> str:
     """The task ref as a key of this project (a bare number becomes KEY-N)."""
-    ref = _ref(page)
+    ref = ref_of(page)
     return f"{page.project_key}-{ref}" if ref.isdigit() else ref
 
 
 ROUTES: list[BaseRoute] = [
-    *project_routes("board", get=board),
-    *project_routes("board/tasks", post=create),
-    *project_routes("tasks/{ref}/status", post=move),
     *project_routes("tasks/{ref}/comments", post=comment),
     *project_routes("tasks/{ref}/outputs/{name:path}", get=output),
     *project_routes("tasks/{ref}", get=task, post=edit),
