@@ -625,6 +625,24 @@ class TaskRepository:
             )
         return [row._asdict() for row in rows], total
 
+    def respace_column(self, project_id: str, status: str, step: float) -> None:
+        """Space a column's board orders `step` apart, keeping their order (no revision
+        changes: the order is the board's layout, not a change of any task)."""
+        c = t.tasks.c
+        ids = self.conn.execute(
+            select(c.id)
+            .where(c.project_id == project_id, c.status == status)
+            .order_by(c.board_order, c.number)
+        ).scalars()
+        spaced = [{"task_id": task_id, "order": step * (n + 1)} for n, task_id in enumerate(ids)]
+        if spaced:
+            self.conn.execute(
+                update(t.tasks)
+                .where(c.id == bindparam("task_id"))
+                .values(board_order=bindparam("order")),
+                spaced,
+            )
+
     def count_by_status(self, project_id: str) -> dict[str, int]:
         """How many tasks each status holds (every status named, zeros included).
 

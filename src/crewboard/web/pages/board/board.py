@@ -6,12 +6,12 @@ import uuid
 from typing import Any
 from urllib.parse import urlencode
 
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute
 
 from crewboard.domain.validation import parse_whole
-from crewboard.errors import CrewboardError
-from crewboard.services.board import tasks
+from crewboard.errors import CrewboardError, RevisionConflict
+from crewboard.services.board import moves, tasks
 from crewboard.services.screens import board as board_pages
 from crewboard.services.screens.board import COLUMNS, BoardFilters
 from crewboard.web.context import Page, project_routes
@@ -23,6 +23,7 @@ from crewboard.web.pages.board.tasks import (
     ref_of,
     update_from_form,
 )
+from crewboard.web.render import when
 from crewboard.web.wording import human_message
 
 
@@ -76,11 +77,13 @@ def board(page: Page) -> Response:
 
 
 def create(page: Page) -> Response:
-    """Quick create from the board: a title and, optionally, the column it starts in."""
+    """Quick create from the board: a title, the column it starts in and who it is for."""
     assert page.project is not None  # noqa: S101 - a project route
     fields: dict[str, Any] = {"title": page.field("title")}
     if page.field("status"):
         fields["status"] = page.field("status")
+    if page.field("assignee"):
+        fields["assignee_id"] = page.field("assignee")
     result = tasks.create_task(
         page.db,
         page.actor,
@@ -95,32 +98,122 @@ def create(page: Page) -> Response:
     )
 
 
+def _wants_json(page: Page) -> bool:
+    """The board's script moves tiles without a reload and asks for JSON; a form gets pages."""
+    return "application/json" in page.request.headers.get("accept", "")
+
+
+def _neighbour(page: Page, name: str) -> str | None:
+    return page.field(name).strip() or None
+
+
 def move(page: Page) -> Response:
-    """Move a task to another column, from the revision the page showed. A refusal names the
-    task: a board holds many."""
+    """Move a task to another column or place in one, from the revision the page showed.
+
+    Fields: `status`, `expected_revision`, and from a drag `after`/`before` (the keys of the
+    tiles it was dropped between). A move to Approved or Done while a hand-in of the task waits
+    is refused with a link to it, unless `approve_hand_in` names that hand-in: the person chose
+    to approve it, which settles the task. A refusal names the task: a board holds many.
+    """
+    ref = ref_of(page)
     status = page.field("status")
-    if status in board_pages.SETTLED:
-        waiting = board_pages.waiting_hand_in(
-            page.db, page.actor, project=page.project_key, task=ref_of(page)
-        )
-        if waiting is not None:
-            return page.redirect(
-                page.path(f"inbox/drafts/{waiting}"),
-                error=f"{ref_of(page)} was not moved to {STATUS_LABELS[status]}: a hand-in of it "
-                "waits for review. Approve it here (that settles the task), or reject it first.",
-            )
     try:
-        result = update_from_form(page, {"status": status})
-    except CrewboardError as error:
-        return page.redirect(
-            page.field("next") or page.path("board"),
-            error=f"{ref_of(page)} was not moved: {human_message(error)}",
+        if status in board_pages.SETTLED:
+            waiting = board_pages.waiting_hand_in(
+                page.db, page.actor, project=page.project_key, task=ref
+            )
+            if waiting is not None and page.field("approve_hand_in") != waiting:
+                return _hand_in_waits(page, ref, status, waiting)
+            if waiting is not None:
+                return _approve_then_move(page, ref, status, waiting)
+        patch: dict[str, Any] = {"status": status}
+        order = moves.board_order_between(
+            page.db,
+            page.actor,
+            project=page.project_key,
+            status=status,
+            after=_neighbour(page, "after"),
+            before=_neighbour(page, "before"),
         )
-    task = result["task"]
+        if order is not None:
+            patch["board_order"] = order
+        task = update_from_form(page, patch)["task"]
+    except RevisionConflict as conflict:
+        return _refused(page, ref, conflict, current=_current(page, ref))
+    except CrewboardError as error:
+        return _refused(page, ref, error)
+    return _moved(page, task)
+
+
+def _moved(page: Page, task: dict[str, Any], approved: str | None = None) -> Response:
     label = STATUS_LABELS.get(task["status"], task["status"])
-    return page.redirect(
-        page.field("next") or page.path("board"), notice=f"{task['key']} moved to {label}."
+    said = f"{task['key']} moved to {label}."
+    if approved:
+        said = f"Approved the hand-in of {task['key']}; {task['key']} is in {label}."
+    if _wants_json(page):
+        return JSONResponse(
+            {
+                "ok": True,
+                "notice": said,
+                "key": task["key"],
+                "status": task["status"],
+                "revision": task["revision"],
+            }
+        )
+    return page.redirect(page.field("next") or page.path("board"), notice=said)
+
+
+def _refused(
+    page: Page, ref: str, error: CrewboardError, current: dict[str, Any] | None = None
+) -> Response:
+    said = f"{ref} was not moved: {human_message(error)}"
+    if _wants_json(page):
+        body: dict[str, Any] = {"ok": False, "error": said}
+        if current is not None:
+            body["conflict"] = current
+        return JSONResponse(body, status_code=error.http_status)
+    return page.redirect(page.field("next") or page.path("board"), error=said)
+
+
+def _current(page: Page, ref: str) -> dict[str, Any] | None:
+    """The task as it is now, as a tile shows it, for the conflict view (None: gone)."""
+    try:
+        found = board_pages.tile_now(page.db, page.actor, project=page.project_key, ref=ref)
+    except CrewboardError:
+        return None
+    return {
+        **found,
+        "statusLabel": STATUS_LABELS.get(found["status"], found["status"]),
+        "when": when(found["updatedAt"]),
+    }
+
+
+def _hand_in_waits(page: Page, ref: str, status: str, waiting: str) -> Response:
+    url = page.path(f"inbox/drafts/{waiting}")
+    said = (
+        f"{ref} was not moved to {STATUS_LABELS[status]}: a hand-in of it waits for review. "
+        "Approve it (that settles the task), or reject it first."
     )
+    if _wants_json(page):
+        return JSONResponse(
+            {"ok": False, "error": said, "handIn": {"id": waiting, "url": url}}, status_code=409
+        )
+    return page.redirect(url, error=said)
+
+
+def _approve_then_move(page: Page, ref: str, status: str, waiting: str) -> Response:
+    """The person chose to approve the waiting hand-in (which settles the task), then move on."""
+    assert page.project is not None  # noqa: S101 - a project route
+    task_now = board_pages.approve_and_settle(
+        page.db,
+        page.actor,
+        project=page.project_key,
+        workspace_id=page.project["workspaceId"],
+        task=ref,
+        status=status,
+        hand_in=waiting,
+    )
+    return _moved(page, task_now, approved=waiting)
 
 
 ROUTES: list[BaseRoute] = [

@@ -1,0 +1,399 @@
+// The board: drag and drop (SortableJS), a keyboard path, moves saved without a reload,
+// conflicts and waiting hand-ins shown in a dialog, one column at a time on a phone.
+// Without this script every tile still has its own "Move" form.
+(function () {
+  "use strict";
+
+  var NARROW = window.matchMedia("(max-width: 800px)");
+  var TAB_KEY = "crewboard-board-column";
+  var grabbed = null; // {tile, origin} while a card is picked up with the keyboard
+
+  function board() { return document.querySelector("[data-board]"); }
+  function tilesOf(list) { return Array.prototype.filter.call(list.children, function (el) { return el.classList.contains("tile"); }); }
+  function listOf(tile) { return tile.parentElement; }
+  function columnLabel(status) {
+    var heading = document.querySelector("#column-" + status + " span");
+    return heading ? heading.textContent : status;
+  }
+  function personName(id) {
+    if (!id) { return "nobody"; }
+    var option = document.querySelector('#board-assignee option[value="' + id + '"]');
+    return option ? option.textContent.replace(/ \((AI|person|you)\)$/, "") : id;
+  }
+
+  function announce(text) {
+    var status = document.getElementById("board-status");
+    if (!status) { return; }
+    status.textContent = "";
+    window.setTimeout(function () { status.textContent = text; }, 30);
+  }
+
+  // While a card is held, dragged or saved, live refreshes wait (app.js reads data-busy): a
+  // refresh would replace the card under the person's hand. Each reason is counted.
+  var busyCount = 0;
+  function busy(on) {
+    busyCount = Math.max(0, busyCount + (on ? 1 : -1));
+    if (busyCount) { document.body.setAttribute("data-busy", "1"); } else { document.body.removeAttribute("data-busy"); }
+  }
+  var pressed = false;
+  document.addEventListener("pointerdown", function (event) {
+    if (!pressed && event.target.closest && event.target.closest(".tile")) { pressed = true; busy(true); }
+  }, true);
+  ["pointerup", "pointercancel"].forEach(function (type) {
+    document.addEventListener(type, function () { if (pressed) { pressed = false; busy(false); } }, true);
+  });
+
+  function originOf(tile) { return { list: listOf(tile), next: tile.nextElementSibling, status: listOf(tile).getAttribute("data-column") }; }
+  function putBack(tile, origin) {
+    origin.list.insertBefore(tile, origin.next && origin.next.parentElement === origin.list ? origin.next : null);
+    refreshEmpty();
+  }
+  function samePlace(tile, origin) { return listOf(tile) === origin.list && tile.nextElementSibling === origin.next; }
+
+  function refreshEmpty() {
+    document.querySelectorAll(".column").forEach(function (column) {
+      var list = column.querySelector(".tiles");
+      var empty = column.querySelector(".empty");
+      if (list && empty) { empty.hidden = tilesOf(list).length > 0; }
+    });
+  }
+
+  function bump(status, by) {
+    var badge = document.querySelector("#column-" + status + " [data-count]");
+    if (badge) { badge.textContent = String(Math.max(0, parseInt(badge.textContent, 10) + by)); }
+    var link = document.querySelector('.column-index a[data-tab="' + status + '"]');
+    if (link && badge) { link.textContent = columnLabel(status) + " (" + badge.textContent + ")"; }
+  }
+
+  function describe(tile) {
+    var status = listOf(tile).getAttribute("data-column");
+    var key = tile.getAttribute("data-key");
+    tile.setAttribute("aria-label", key + " " + tile.getAttribute("data-title") + ", in " + columnLabel(status));
+    var select = tile.querySelector("select[name=status]");
+    if (select) { select.value = status; }
+  }
+
+  // --- saving a move -------------------------------------------------------------------------
+
+  function save(tile, origin, extra) {
+    var root = board();
+    var list = listOf(tile);
+    var status = list.getAttribute("data-column");
+    var before = tile.nextElementSibling;
+    var after = tile.previousElementSibling;
+    var body = new URLSearchParams();
+    body.set("csrf", root.getAttribute("data-csrf"));
+    body.set("expected_revision", tile.getAttribute("data-revision"));
+    body.set("status", status);
+    body.set("after", after && after.classList.contains("tile") ? after.getAttribute("data-key") : "");
+    body.set("before", before && before.classList.contains("tile") ? before.getAttribute("data-key") : "");
+    Object.keys(extra || {}).forEach(function (name) { body.set(name, extra[name]); });
+    var key = tile.getAttribute("data-key");
+    busy(true);
+    tile.setAttribute("aria-busy", "true");
+    return fetch(root.getAttribute("data-board") + encodeURIComponent(key) + "/status", {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Accept": "application/json" },
+      body: body,
+    }).then(function (response) {
+      return response.json().then(function (data) { return { code: response.status, data: data }; });
+    }).then(function (answer) {
+      var data = answer.data;
+      if (data.ok) {
+        tile.setAttribute("data-revision", String(data.revision));
+        if (origin.status !== data.status) { bump(origin.status, -1); bump(data.status, +1); }
+        describe(tile);
+        tile.classList.add("saved");
+        window.setTimeout(function () { tile.classList.remove("saved"); }, 1200);
+        announce(data.notice);
+      } else if (data.handIn) {
+        askAboutHandIn(tile, origin, data);
+      } else if (data.conflict) {
+        showConflict(tile, origin, data);
+      } else {
+        putBack(tile, origin);
+        showProblem(tile, data.error || "The move was not saved.");
+      }
+    }).catch(function () {
+      putBack(tile, origin);
+      showProblem(tile, "The server could not be reached; the card is back where it was. Try again in a moment.");
+    }).then(function () {
+      tile.removeAttribute("aria-busy");
+      busy(false);
+      refreshEmpty();
+    });
+  }
+
+  // --- the dialog: a refusal, a conflict, a waiting hand-in ----------------------------------
+
+  function openDialog(tile, title, paragraphs, buttons) {
+    var dialog = document.getElementById("move-dialog");
+    if (!dialog || !dialog.showModal) { window.alert(title + "\n\n" + paragraphs.join("\n")); return; }
+    document.getElementById("move-dialog-title").textContent = title;
+    var body = document.getElementById("move-dialog-body");
+    body.textContent = "";
+    paragraphs.forEach(function (part) {
+      var node = typeof part === "string" ? document.createElement("p") : part;
+      if (typeof part === "string") { node.textContent = part; }
+      body.appendChild(node);
+    });
+    var actions = document.getElementById("move-dialog-actions");
+    actions.textContent = "";
+    buttons.forEach(function (spec, index) {
+      var control;
+      if (spec.href) {
+        control = document.createElement("a");
+        control.className = "button";
+        control.href = spec.href;
+      } else {
+        control = document.createElement("button");
+        control.type = "button";
+        if (index === 0) { control.className = "primary"; }
+        control.addEventListener("click", function () { dialog.close(); spec.run(); });
+      }
+      control.textContent = spec.label;
+      actions.appendChild(control);
+    });
+    dialog.onclose = function () { if (document.body.contains(tile)) { tile.focus(); } };
+    dialog.showModal();
+  }
+
+  function showProblem(tile, text) {
+    openDialog(tile, "Not moved", [text], [{ label: "Close", run: function () {} }]);
+  }
+
+  function showConflict(tile, origin, data) {
+    var now = data.conflict;
+    var key = tile.getAttribute("data-key");
+    var target = listOf(tile).getAttribute("data-column");
+    var changes = document.createElement("ul");
+    function line(label, was, is) {
+      if (was === is) { return; }
+      var item = document.createElement("li");
+      item.textContent = label + ": " + was + " → " + is;
+      changes.appendChild(item);
+    }
+    line("Column", columnLabel(origin.status), now.statusLabel);
+    line("Title", tile.getAttribute("data-title"), now.title);
+    line("Priority", tile.getAttribute("data-priority"), now.priority);
+    line("Assignee", personName(tile.getAttribute("data-assignee")), personName(now.assigneeId || ""));
+    if (!changes.children.length) {
+      var same = document.createElement("li");
+      same.textContent = "Its text or links changed; its column did not.";
+      changes.appendChild(same);
+    }
+    putBack(tile, origin);
+    var who = (now.updatedBy || "Someone") + " changed " + key + " " + now.when + ", after this board was drawn:";
+    openDialog(tile, key + " changed meanwhile", [who, changes, "Your move was not saved."], [
+      {
+        label: "Move it to " + columnLabel(target) + " anyway",
+        run: function () {
+          tile.setAttribute("data-revision", String(now.revision));
+          var from = originOf(tile);
+          from.status = now.status;
+          var list = board().querySelector('.tiles[data-column="' + target + '"]');
+          if (list) { list.appendChild(tile); save(tile, from); }
+        },
+      },
+      { label: "Keep it as it is now", run: function () { document.dispatchEvent(new CustomEvent("crewboard:refresh")); } },
+    ]);
+  }
+
+  function askAboutHandIn(tile, origin, data) {
+    var key = tile.getAttribute("data-key");
+    var target = listOf(tile).getAttribute("data-column");
+    putBack(tile, origin);
+    openDialog(tile, key + " has a hand-in waiting", [
+      "A hand-in of " + key + " waits for review. Moving the task to " + columnLabel(target) +
+        " would leave the hand-in open while the board says the work is settled.",
+      "Approve the hand-in now (it is accepted as it stands), or open it to read it first.",
+    ], [
+      {
+        label: "Approve the hand-in and move to " + columnLabel(target),
+        run: function () {
+          var list = board().querySelector('.tiles[data-column="' + target + '"]');
+          var from = originOf(tile);
+          if (list) { list.appendChild(tile); save(tile, from, { approve_hand_in: data.handIn.id }); }
+        },
+      },
+      { label: "Open the hand-in", href: data.handIn.url },
+      { label: "Cancel", run: function () { announce(key + " stays in " + columnLabel(origin.status) + "."); } },
+    ]);
+  }
+
+  // --- drag and drop -------------------------------------------------------------------------
+
+  function enableDragging() {
+    if (!window.Sortable) { return; }
+    document.querySelectorAll(".tiles").forEach(function (list) {
+      if (list.getAttribute("data-sortable")) { return; }
+      list.setAttribute("data-sortable", "1");
+      var origin = null;
+      window.Sortable.create(list, {
+        group: "board",
+        draggable: ".tile",
+        filter: "select, button, input, option",
+        preventOnFilter: false,
+        animation: 120,
+        ghostClass: "tile-ghost",
+        chosenClass: "tile-chosen",
+        emptyInsertThreshold: 24,
+        forceFallback: true, // pointer events, the same for mouse, pen and touch
+        fallbackOnBody: true,
+        onStart: function (event) { busy(true); origin = originOf(event.item); },
+        onEnd: function (event) {
+          busy(false);
+          var tile = event.item;
+          if (!origin || samePlace(tile, origin)) { return; }
+          refreshEmpty();
+          save(tile, origin);
+          tile.focus({ preventScroll: true });
+        },
+      });
+    });
+  }
+
+  // --- the keyboard path ---------------------------------------------------------------------
+
+  function position(tile) {
+    var tiles = tilesOf(listOf(tile));
+    return (tiles.indexOf(tile) + 1) + " of " + tiles.length;
+  }
+
+  function where(tile) { return columnLabel(listOf(tile).getAttribute("data-column")) + ", " + position(tile); }
+
+  function keyMove(tile, key) {
+    var list = listOf(tile);
+    if (key === "ArrowUp" || key === "ArrowDown") {
+      var tiles = tilesOf(list);
+      var index = tiles.indexOf(tile);
+      if (key === "ArrowUp" && index > 0) { list.insertBefore(tile, tiles[index - 1]); }
+      if (key === "ArrowDown" && index < tiles.length - 1) { list.insertBefore(tile, tiles[index + 1].nextElementSibling); }
+    } else {
+      var lists = Array.prototype.slice.call(document.querySelectorAll(".tiles"));
+      var next = lists[lists.indexOf(list) + (key === "ArrowRight" ? 1 : -1)];
+      if (!next) { return; }
+      var at = Math.min(tilesOf(list).indexOf(tile), tilesOf(next).length);
+      next.insertBefore(tile, tilesOf(next)[at] || null);
+      if (NARROW.matches) { showColumn(next.getAttribute("data-column")); }
+    }
+    refreshEmpty();
+    tile.focus();
+    tile.scrollIntoView({ block: "nearest", inline: "nearest" });
+    announce(where(tile));
+  }
+
+  document.addEventListener("keydown", function (event) {
+    var tile = event.target;
+    if (!tile || !tile.classList || !tile.classList.contains("tile")) { return; }
+    if (event.ctrlKey || event.metaKey || event.altKey) { return; }
+    var key = event.key;
+    if (grabbed && grabbed.tile === tile) {
+      if (/^Arrow(Up|Down|Left|Right)$/.test(key)) { event.preventDefault(); keyMove(tile, key); return; }
+      if (key === " " || key === "Enter") {
+        event.preventDefault();
+        var held = grabbed;
+        grabbed = null;
+        tile.classList.remove("tile-grabbed");
+        busy(false);
+        if (samePlace(tile, held.origin)) { announce(tile.getAttribute("data-key") + " dropped where it was."); return; }
+        save(tile, held.origin);
+        return;
+      }
+      if (key === "Escape" || key === "Tab") {
+        if (key === "Escape") { event.preventDefault(); }
+        putBack(tile, grabbed.origin);
+        grabbed = null;
+        tile.classList.remove("tile-grabbed");
+        busy(false);
+        tile.focus();
+        announce("Move cancelled; " + tile.getAttribute("data-key") + " is back in " + where(tile) + ".");
+      }
+      return;
+    }
+    if (key === " ") {
+      event.preventDefault();
+      grabbed = { tile: tile, origin: originOf(tile) };
+      tile.classList.add("tile-grabbed");
+      busy(true);
+      announce("Picked up " + tile.getAttribute("data-key") + " in " + where(tile) +
+        ". Arrow keys move it, Space drops it, Escape cancels.");
+    } else if (key === "Enter") {
+      var link = tile.querySelector("a[href]");
+      if (link) { event.preventDefault(); link.click(); }
+    }
+  });
+
+  // --- one column at a time on a phone -------------------------------------------------------
+
+  function showColumn(status) {
+    var root = board();
+    if (!root) { return; }
+    var columns = root.querySelectorAll(".column");
+    if (!root.querySelector('.column[data-status="' + status + '"]')) { status = columns[0].getAttribute("data-status"); }
+    columns.forEach(function (column) {
+      column.hidden = NARROW.matches && column.getAttribute("data-status") !== status;
+    });
+    document.querySelectorAll(".column-index a[data-tab]").forEach(function (link) {
+      if (NARROW.matches && link.getAttribute("data-tab") === status) { link.setAttribute("aria-current", "true"); } else { link.removeAttribute("aria-current"); }
+    });
+    try { window.sessionStorage.setItem(TAB_KEY, status); } catch (error) { /* private mode */ }
+  }
+
+  function currentColumn() {
+    try { return window.sessionStorage.getItem(TAB_KEY) || "backlog"; } catch (error) { return "backlog"; }
+  }
+
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest ? event.target.closest(".column-index a[data-tab]") : null;
+    if (!link || !NARROW.matches) { return; }
+    event.preventDefault();
+    showColumn(link.getAttribute("data-tab"));
+  });
+
+  function layout() {
+    var root = board();
+    if (!root) { return; }
+    document.body.classList.toggle("board-tabs", NARROW.matches);
+    showColumn(currentColumn());
+    var hint = document.querySelector(".scroll-hint");
+    if (hint) { hint.hidden = NARROW.matches || root.scrollWidth <= root.clientWidth + 1; }
+  }
+
+  function setUp() {
+    // With this script a card is the focus stop (Enter opens it, Space picks it up).
+    document.querySelectorAll(".tile").forEach(function (tile) {
+      tile.tabIndex = 0;
+      tile.setAttribute("data-item", "");
+      var link = tile.querySelector("a[data-item]");
+      if (link) { link.tabIndex = -1; link.removeAttribute("data-item"); }
+    });
+    enableDragging();
+    refreshEmpty();
+    layout();
+  }
+
+  // A tile's own "Move" form (the path on a phone, or for anyone who prefers a list) saves
+  // without a reload too: the card goes to the end of the chosen column.
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (!form.classList || !form.classList.contains("move") || !board()) { return; }
+    var tile = form.closest(".tile");
+    var status = form.querySelector("select[name=status]").value;
+    var list = board().querySelector('.tiles[data-column="' + status + '"]');
+    if (!tile || !list) { return; }
+    event.preventDefault();
+    if (listOf(tile) === list) { announce(tile.getAttribute("data-key") + " is already in " + columnLabel(status) + "."); return; }
+    var origin = originOf(tile);
+    list.appendChild(tile);
+    refreshEmpty();
+    save(tile, origin);
+    tile.focus({ preventScroll: true });
+  });
+
+  if (NARROW.addEventListener) { NARROW.addEventListener("change", layout); }
+  window.addEventListener("resize", function () { window.clearTimeout(layout.pending); layout.pending = window.setTimeout(layout, 100); });
+  document.addEventListener("crewboard:refreshed", setUp);
+  setUp();
+})();
