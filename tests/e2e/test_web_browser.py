@@ -286,6 +286,7 @@ EVERY_PAGE = (
     "/p/CRW/week",
     "/p/CRW/team",
     "/p/CRW/activity",
+    "/p/CRW/search?q=example",
     "/p/CRW/settings/project",
     "/settings/tokens",
     "/settings/workspaces",

@@ -189,7 +189,7 @@ def test_a_stale_record_edit_is_refused_naming_the_current_version_and_keeping_t
     assert memory.get_record(db, person_actor(owner), record["id"])["content"] == "first"
 
 
-def test_a_bad_record_field_comes_back_as_a_flash_naming_it(
+def test_a_bad_record_field_comes_back_as_a_flash_naming_it_with_the_typed_text(
     db: Database, owner: User, client: httpx2.Client
 ) -> None:
     record = file(db, owner)
@@ -197,10 +197,17 @@ def test_a_bad_record_field_comes_back_as_a_flash_naming_it(
     answer = post_form(
         client,
         path,
-        {"next": path, "expected_version": "1", "title": "", "content": "x", "status": "approved"},
+        {
+            "next": path,
+            "expected_version": "1",
+            "title": "",
+            "content": "x\r\ny",
+            "status": "approved",
+        },
     )
-    assert answer.headers["location"] == path
-    assert "title" in follow(client, answer).text.split('class="flash')[1]
+    assert answer.status_code == 422
+    assert "Title" in answer.text.split('class="flash')[1]
+    assert "x\ny</textarea>" in answer.text  # what was typed stays in the form
 
 
 def test_a_reader_cannot_edit_memory(db: Database, url: str, owner: User) -> None:

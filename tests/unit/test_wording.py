@@ -12,7 +12,7 @@ from crewboard.web.wording import human_message, label
 def test_labels_read_as_words() -> None:
     assert label("assigneeId") == "Assignee"
     assert label("patch.dueDate") == "Due date"
-    assert label("blockedByTaskIds") == "Blocked by task"
+    assert label("blockedByTaskIds") == "Blocked by"
     assert label("timeZone") == "Time zone"
     assert label("title") == "Title"
 

@@ -6,7 +6,17 @@ from datetime import datetime
 from typing import Any
 
 from crewboard.domain.identity.access import Role
-from crewboard.domain.models import Actor, ApiToken, Project, User, Workspace, WorkspaceRole
+from crewboard.domain.models import (
+    Actor,
+    ApiToken,
+    Project,
+    SeatKind,
+    TeamRole,
+    User,
+    Workspace,
+    WorkspaceRole,
+)
+from crewboard.storage.uow import UnitOfWork
 
 
 def iso(value: datetime | None) -> str | None:
@@ -79,4 +89,26 @@ def actor_stamp(actor: Actor) -> dict[str, Any]:
     stamp = {**actor.as_payload(), "displayName": actor.display_name}
     if actor.token is not None:
         stamp["tokenName"] = actor.token.name
+    return stamp
+
+
+def ai_seat_of(uow: UnitOfWork, actor: Actor) -> TeamRole | None:
+    """The AI seat an agent token acts as: the active AI role of its project named like the
+    token, else the project's only AI role; None when that is not clear (or not an agent)."""
+    if not actor.is_agent or actor.project_cap is None or actor.token is None:
+        return None
+    seats = [r for r in uow.team.list(actor.project_cap) if r.kind is SeatKind.AI]
+    wanted = actor.token.name.strip().casefold()
+    named = next((r for r in seats if wanted in (r.name.casefold(), r.role.casefold())), None)
+    return named or (seats[0] if len(seats) == 1 else None)
+
+
+def stamp_of(uow: UnitOfWork, actor: Actor) -> dict[str, Any]:
+    """The author stamp of what an agent writes (hand-ins, questions, proposals, messages):
+    `actor_stamp` plus the AI seat the token acts as, kept at write time so the card shows the
+    seat even after the token is renamed or revoked."""
+    stamp = actor_stamp(actor)
+    seat = ai_seat_of(uow, actor)
+    if seat is not None:
+        stamp |= {"roleId": seat.id, "roleName": seat.name, "roleKind": str(seat.kind)}
     return stamp

@@ -27,6 +27,7 @@ from crewboard.errors import BodyTooLarge, CrewboardError
 from crewboard.jsonbody import read_request_body
 from crewboard.services.identity.web_sessions import SignedIn, session_of
 from crewboard.services.projects import projects as project_service
+from crewboard.services.review import reads as inbox_reads
 from crewboard.storage.database import Database
 from crewboard.web.render import render
 from crewboard.web.security import cross_site, same_token
@@ -97,6 +98,7 @@ class Page:
                     "projects": self.projects,
                     "project": self.project,
                     "flash": self.flash,
+                    "unread_count": self.unread_count(),
                     "request": self.request,
                     **context,
                 },
@@ -106,6 +108,16 @@ class Page:
         )
         self._set_cookies(response)
         return response
+
+    def unread_count(self) -> int | None:
+        """How much of the current project's inbox this person has not read (one COUNT), for
+        the header's badge and the tab title; None without a project."""
+        if self.project is None:
+            return None
+        try:
+            return inbox_reads.unread_count(self.db, self.actor, str(self.project["id"]))
+        except CrewboardError:  # the page still renders when its project just went away
+            return None
 
     def redirect(self, url: str, notice: str | None = None, error: str | None = None) -> Response:
         response = RedirectResponse(local(url), status_code=303)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from crewboard.domain.validation import parse_whole
-from crewboard.errors import RevisionConflict
+from crewboard.errors import CrewboardError, RevisionConflict
 from crewboard.web.context import Page
+from crewboard.web.wording import human_message
 
 
 def number_field(page: Page, name: str) -> int:
@@ -21,9 +22,20 @@ def show_conflict(page: Page, conflict: RevisionConflict, what: str) -> None:
     details = conflict.details
     current = details.get("currentVersion", details.get("currentRevision"))
     unit = "revision" if "currentRevision" in details else "version"
-    who = (details.get("updatedBy") or {}).get("displayName") or "someone"
+    by = details.get("updatedBy") or {}
+    # An agent shows as its seat or its token, as everywhere else on the pages.
+    agent = by.get("roleName") or by.get("tokenName") if by.get("kind") == "agent_token" else None
+    who = agent or by.get("displayName") or "someone"
     page.flash = {
         "kind": "error",
         "text": f"Not saved: {who} saved {what} meanwhile; it is at {unit} {current} now. "
         "The current text is shown and your edit is still in the form: merge and save again.",
+    }
+
+
+def show_refusal(page: Page, error: CrewboardError) -> None:
+    """Flash a refused value on the page about to be rendered again with what was typed."""
+    page.flash = {
+        "kind": "error",
+        "text": f"Not saved: {human_message(error)} Your text is still in the form.",
     }

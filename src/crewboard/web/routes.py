@@ -16,7 +16,7 @@ from crewboard.web.pages.board import board, tasks, week
 from crewboard.web.pages.identity import signin as auth
 from crewboard.web.pages.identity import tokens
 from crewboard.web.pages.projects import settings, state, team
-from crewboard.web.pages.review import activity, inbox, rules
+from crewboard.web.pages.review import activity, inbox, rules, search
 
 STATIC = Path(__file__).parent / "static"
 
@@ -51,5 +51,6 @@ def web_routes() -> list[BaseRoute]:
         *tokens.ROUTES,
         *settings.ROUTES,
         *rules.ROUTES,
+        *search.ROUTES,
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]

@@ -16,6 +16,7 @@ LABELS = {
     "q": "Search words",
     "timeZone": "Time zone",
     "isoWeek": "Week",
+    "blockedByTaskIds": "Blocked by",
 }
 # A tool's name: a verb, an underscore, more snake case (list_tasks, get_task, …).
 _TOOL = re.compile(

@@ -29,7 +29,7 @@ from crewboard.services.identity.access import (
     require_signed_in_person,
 )
 from crewboard.services.paging import check_page, next_offset
-from crewboard.services.views import actor_stamp, iso
+from crewboard.services.views import actor_stamp, iso, stamp_of
 from crewboard.storage.board.notes import TaskQuestion
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
@@ -73,7 +73,7 @@ def ask_question(
             project_id=project.id,
             task_id=found.id,
             question=text,
-            asked_by=actor_stamp(actor),
+            asked_by=stamp_of(uow, actor),
             asked_at=uow.now,
         )
         notes_of(uow).add_question(asked)

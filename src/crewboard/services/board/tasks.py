@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import date, datetime
+from enum import StrEnum
 from typing import Any
 
 from crewboard.domain.board.tasks import (
@@ -221,7 +222,12 @@ def save_task(
     uow.record_event(
         "task.updated",
         actor=actor.as_payload(),
-        payload={"task": event_task(task_view(stamped, project, [], {})), "changed": changed},
+        payload={
+            "task": event_task(task_view(stamped, project, [], {})),
+            "changed": changed,
+            "changes": field_changes(current, stamped, changed),
+            "by": actor_stamp(actor),
+        },
         project_id=project.id,
         workspace_id=project.workspace_id,
     )
@@ -395,6 +401,7 @@ def do_update_task(
     blocked_by = patch.pop("blocked_by_task_ids", None)
     if blocked_by is not None:
         blocked_by = task_ids_of(uow, proj, blocked_by)
+    blockers_before = blocker_ids(uow, current.id) if blocked_by is not None else ()
     changes = dict(patch)
     if changes.get("parent_task_id") is not None:
         (changes["parent_task_id"],) = task_ids_of(uow, proj, (changes["parent_task_id"],))
@@ -427,6 +434,7 @@ def do_update_task(
     updated = check_assignment(uow, proj, updated)
     if updated.parent_task_id is not None and updated.parent_task_id != current.parent_task_id:
         check_related(uow, proj, updated.id, (updated.parent_task_id,), "parentTaskId")
+        check_no_parent_cycle(uow, proj, updated.id, updated.parent_task_id)
     if not uow.tasks.replace(updated, expected_revision):
         latest = uow.tasks.get(current.id)
         raise revision_conflict(latest or current, expected_revision)
@@ -434,18 +442,37 @@ def do_update_task(
     record_lifecycle(uow, actor, current, updated, blockers)
     touch_related(uow, actor, proj, others)
     view = render_task(uow, updated, proj)
+    changed, changes = _what_changed(current, updated, patch, blockers_before, blocked_by)
     uow.record_event(
         "task.updated",
         actor=actor.as_payload(),
         payload={
             "task": event_task(view),
-            "changed": _changed_fields(current, updated, patch)
-            + (["blockedByTaskIds"] if blocked_by is not None else []),
+            "changed": changed,
+            "changes": changes,
+            "by": actor_stamp(actor),
         },
         project_id=proj.id,
         workspace_id=proj.workspace_id,
     )
     return Ack({"task": view}, resource_type="task", resource_id=updated.id, project_id=proj.id)
+
+
+def _what_changed(
+    current: Task,
+    updated: Task,
+    patch: dict[str, Any],
+    blockers_before: tuple[str, ...],
+    blocked_by: tuple[str, ...] | None,
+) -> tuple[list[str], dict[str, Any]]:
+    """A task.updated event's `changed` (the fields whose value differs) and `changes` (their
+    values from → to, where kept)."""
+    changed = _changed_fields(current, updated, patch)
+    changes = field_changes(current, updated, changed)
+    if blocked_by is not None and set(blocked_by) != set(blockers_before):
+        changed.append("blockedByTaskIds")
+        changes["blockedByTaskIds"] = {"from": list(blockers_before), "to": list(blocked_by)}
+    return changed, changes
 
 
 def _changed_fields(current: Task, updated: Task, patch: dict[str, Any]) -> list[str]:
@@ -460,6 +487,81 @@ def _changed_fields(current: Task, updated: Task, patch: dict[str, Any]) -> list
         for k in patch
         if not hasattr(current, k) or plain(getattr(current, k)) != plain(getattr(updated, k))
     )
+
+
+# The fields whose old and new values a task.updated event keeps, so a task's history reads
+# "Priority: medium → high". Long texts and structured fields are only named in `changed`.
+VALUED_FIELDS = (
+    "title",
+    "type",
+    "status",
+    "priority",
+    "assignee_id",
+    "assignee_type",
+    "human_owner_id",
+    "tags",
+    "labels",
+    "due_date",
+    "start_date",
+    "story_points",
+    "cycle",
+    "parent_task_id",
+    "output_destination",
+)
+
+
+def field_changes(current: Task, updated: Task, changed: Iterable[str]) -> dict[str, Any]:
+    """{field: {"from": old, "to": new}} for the changed fields (camelCase) that keep values."""
+    valued = {camel(name): name for name in VALUED_FIELDS}
+    return {
+        name: {
+            "from": _plain_value(getattr(current, valued[name])),
+            "to": _plain_value(getattr(updated, valued[name])),
+        }
+        for name in changed
+        if name in valued
+    }
+
+
+def _plain_value(value: Any) -> Any:
+    """A field's value as JSON keeps it: dates as YYYY-MM-DD, enums as their value."""
+    if isinstance(value, list | tuple):
+        return [_plain_value(item) for item in value]
+    if isinstance(value, date):
+        return value.isoformat()
+    return str(value) if isinstance(value, StrEnum) else value
+
+
+def blocker_ids(uow: UnitOfWork, task_id: str) -> tuple[str, ...]:
+    """The ids of the tasks this one is blocked by."""
+    links = uow.tasks.links_of([task_id])[task_id]
+    return tuple(link.other_id for link in links if link.relation is Relation.BLOCKED_BY)
+
+
+MAX_PARENT_DEPTH = 1000  # a chain of parents longer than this is refused as if it looped
+
+
+def check_no_parent_cycle(uow: UnitOfWork, project: Project, task_id: str, parent_id: str) -> None:
+    """Refuse a parent that is the task's own subtask (at any depth).
+
+    Raises:
+        ValidationFailed: naming parentTaskId.
+    """
+    step: str | None = parent_id
+    for _ in range(MAX_PARENT_DEPTH):
+        if step is None:
+            return
+        if step == task_id:
+            parent = uow.tasks.get(parent_id)
+            key = f"{project.key}-{parent.number}" if parent else parent_id
+            raise ValidationFailed.field(
+                "parentTaskId",
+                f"{key} is a subtask of this task (or below one), so it cannot be its parent "
+                "too; that would make a loop.",
+            )
+        found = uow.tasks.get(step)
+        step = found.parent_task_id if found else None
+    raise ValidationFailed.field("parentTaskId", "the chain of parents is too long or loops.")
 
 
 def update_task(
@@ -570,6 +672,73 @@ def assign_task(
         expected_revision=expected_revision,
         patch=assignment,
         operation="assign_task",
+    )
+
+
+def set_task_parent(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: WorkspaceRef,
+    idempotency_key: str | None,
+    task_id: str,
+    parent_id: str | None,
+    from_parent: str | None = None,
+) -> KeyedResult:
+    """Make a task a subtask of `parent_id` (None: of no task), keyed, through update_task's
+    checks and events, at the revision it has now: the parent's page adds and removes subtasks
+    it has not read. With `from_parent`, only while the task is still a subtask of that one.
+
+    Raises:
+        ValidationFailed: the task is no longer a subtask of `from_parent`; as update_task.
+        NotFound, PermissionDenied, LimitExceeded, IdempotencyConflict.
+    """
+    parent = CHECKS["parent_task_id"](parent_id)
+
+    def perform(uow: UnitOfWork) -> Ack:
+        current, proj = access_task(
+            uow,
+            actor,
+            task_id,
+            project=project,
+            scope=Scope.TASKS_MANAGE,
+            role=Role.WRITE,
+            workspace_id=workspace_id,
+        )
+        if from_parent is not None:
+            (was,) = task_ids_of(uow, proj, (from_parent,))
+            if current.parent_task_id != was:
+                raise ValidationFailed.field(
+                    "parentTaskId",
+                    f"{proj.key}-{current.number} is not a subtask of {from_parent} any more.",
+                )
+        return do_update_task(
+            uow,
+            actor,
+            project=project,
+            workspace_id=workspace_id,
+            task_ref=current.id,
+            expected_revision=current.revision,
+            patch={"parent_task_id": parent},
+        )
+
+    arguments = {
+        "project": project,
+        "workspaceId": workspace_id,
+        "taskId": task_id,
+        "parentTaskId": parent_id,
+        "fromParent": from_parent,
+    }
+    return db.write(
+        lambda uow: do_keyed_write(
+            uow,
+            actor,
+            key=idempotency_key,
+            operation="set_task_parent",
+            arguments=arguments,
+            perform=lambda: perform(uow),
+        )
     )
 
 

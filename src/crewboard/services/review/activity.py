@@ -77,12 +77,12 @@ def cursor_of(event_id: int) -> str:
             return f"act_{digits}"
 
 
-def parse_cursor(since: str) -> int:
-    """Raises: ValidationFailed naming `since` for anything list_activity did not issue."""
+def parse_cursor(since: str, field: str = "since") -> int:
+    """Raises: ValidationFailed naming `field` for anything list_activity did not issue."""
     match = CURSOR.match(since) if len(since) <= MAX_CURSOR else None
     if match is None:
         raise ValidationFailed.field(
-            "since",
+            field,
             "is not a cursor from list_activity; pass the cursor an earlier answer gave, "
             "or leave it out for the newest entries.",
         )
@@ -118,7 +118,8 @@ def _summary(event: EventRow) -> str:
     ).strip()
 
 
-def _entry(event: EventRow, actor: Actor, hand_ins: dict[str, HandIn]) -> dict[str, Any]:
+def entry_of(event: EventRow, actor: Actor, hand_ins: dict[str, HandIn]) -> dict[str, Any]:
+    """One event as an activity entry (hand-ins with their draft's current status)."""
     payload = event.payload
     task = _part(payload, "task")
     entry: dict[str, Any] = {
@@ -204,7 +205,7 @@ def list_activity(
             for e in events
             if e.type.startswith(HAND_IN) and e.payload.get("draftId")
         )
-        entries = [_entry(e, actor, hand_ins) for e in events]
+        entries = [entry_of(e, actor, hand_ins) for e in events]
         return entries, next_cursor(entries, since, oldest_first=after_id is not None)
 
     return db.read(work)

@@ -42,7 +42,7 @@ from crewboard.services.review.decisions import (
     task_brief_view,
 )
 from crewboard.services.review.rules import matching_rule
-from crewboard.services.views import actor_stamp, iso
+from crewboard.services.views import iso, stamp_of
 from crewboard.storage.database import Database
 from crewboard.storage.review.drafts import Draft
 from crewboard.storage.uow import UnitOfWork
@@ -166,7 +166,7 @@ def _land(
         context_receipt_id=receipt,
         status=str(DraftStatus.PENDING),
         via=via,
-        author=actor_stamp(actor),
+        author=stamp_of(uow, actor),
         token_id=actor.token.id if actor.token else None,
         role_id=task.assignee_id
         if actor.is_agent and task.assignee_type is AssigneeType.AI

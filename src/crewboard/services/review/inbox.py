@@ -1,7 +1,8 @@
 """A person's inbox: what waits for them across the projects they can open.
 
 Hand-ins to review, proposal cards to accept or dismiss, questions to answer and messages
-addressed to them (or to a seat they hold), newest first, with a count of each kind.
+addressed to them (or to a seat they hold), newest first, with a count of each kind; each item
+says whether this person has read it (`read`), and `unread` counts those they have not.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from crewboard.services.paging import check_limit
 from crewboard.services.review.drafts import waiting_drafts
 from crewboard.services.review.messages import addressees, recent_messages
 from crewboard.services.review.proposals import pending_proposals
+from crewboard.services.review.reads import read_items
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 
@@ -57,10 +59,14 @@ def inbox(
         ]
         items.sort(key=lambda item: str(item["createdAt"]), reverse=True)
         counts = {kind: sum(1 for item in items if item["kind"] == kind) for kind in KINDS}
+        read = read_items(uow, actor, (item["id"] for item in items))
+        for item in items:
+            item["read"] = (item["kind"], item["id"]) in read
         return {
             "projects": [{"id": p.id, "key": p.key, "name": p.name} for p in projects.values()],
             "counts": counts,
             "total": len(items),
+            "unread": sum(1 for item in items if not item["read"]),
             "items": items[:limit],
         }
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from crewboard.domain.identity.access import Role, Scope
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, Project, SeatKind, TeamRole
+from crewboard.domain.models import Actor, Project
 from crewboard.domain.validation import check_no_nul, check_text
 from crewboard.errors import NotFound, ValidationFailed
 from crewboard.services.board.notes import after
@@ -22,7 +22,7 @@ from crewboard.services.identity.access import (
     require_signed_in_person,
 )
 from crewboard.services.paging import check_page
-from crewboard.services.views import actor_stamp, iso
+from crewboard.services.views import actor_stamp, iso, stamp_of
 from crewboard.storage.database import Database
 from crewboard.storage.review.proposals import InboxMessage, MessageRepository
 from crewboard.storage.uow import UnitOfWork
@@ -51,17 +51,6 @@ def message_view(message: InboxMessage) -> dict[str, Any]:
 
 def preview(text: str) -> str:
     return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
-
-
-def ai_seat_of(uow: UnitOfWork, actor: Actor) -> TeamRole | None:
-    """The AI seat an agent token acts as: the active AI role of its project named like the
-    token, else the project's only AI role; None when that is not clear (or not an agent)."""
-    if not actor.is_agent or actor.project_cap is None or actor.token is None:
-        return None
-    seats = [r for r in uow.team.list(actor.project_cap) if r.kind is SeatKind.AI]
-    wanted = actor.token.name.strip().casefold()
-    named = next((r for r in seats if wanted in (r.name.casefold(), r.role.casefold())), None)
-    return named or (seats[0] if len(seats) == 1 else None)
 
 
 def _participant_not_found(participant_id: str, project: Project) -> NotFound:
@@ -154,9 +143,7 @@ def _write(
 ) -> Ack:
     check_participant(uow, project, participant_id)
     task_id, key = _about(uow, actor, project, task)
-    author = actor_stamp(actor)
-    if (seat := ai_seat_of(uow, actor)) is not None:
-        author = {**author, "roleId": seat.id, "roleName": seat.name}
+    author = stamp_of(uow, actor)
     messages = messages_of(uow)
     uow.serialize(f"thread:{project.id}:{participant_id}")
     message = InboxMessage(

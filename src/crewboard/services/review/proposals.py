@@ -39,7 +39,7 @@ from crewboard.services.review.proposal_cards import (
     hint_text,
     optional_text,
 )
-from crewboard.services.views import actor_stamp, iso
+from crewboard.services.views import actor_stamp, iso, stamp_of
 from crewboard.storage.database import Database
 from crewboard.storage.review.proposals import Proposal, ProposalRepository
 from crewboard.storage.uow import UnitOfWork
@@ -138,7 +138,7 @@ def _propose(
                 payload=payload,
                 reason=reason,
                 status=ProposalStatus.PENDING.value,
-                author=actor_stamp(actor),
+                author=stamp_of(uow, actor),
                 token_id=actor.token.id if actor.token else None,
                 result=None,
                 decided_by=None,

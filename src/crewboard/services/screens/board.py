@@ -16,11 +16,12 @@ from crewboard.domain.review import WAITING
 from crewboard.errors import ValidationFailed
 from crewboard.services.board.queries import MAX_Q, assignee_filter, get_task
 from crewboard.services.board.task_activity import task_activity
-from crewboard.services.board.tasks import access_task
+from crewboard.services.board.tasks import access_task, update_task
 from crewboard.services.board.week import list_task_events
 from crewboard.services.identity.access import access_project
 from crewboard.services.projects.team import list_team
-from crewboard.services.review.decisions import draft_view, drafts_of
+from crewboard.services.review.decisions import approve, draft_view, drafts_of
+from crewboard.services.screens.task_history import task_history
 from crewboard.storage.board.tasks import TaskFilter
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
@@ -149,6 +150,7 @@ def task_page(db: Database, actor: Actor, *, project: str, ref: str) -> dict[str
         "activity": task_activity(db, actor, task_id),
         "timeline": events.events,
         "timelineMore": events.has_more,
+        "history": task_history(db, actor, task_id, events.events),
         "handins": task_handins(db, actor, task_id),
         "team": team,
         "names": names_of(team),
@@ -205,3 +207,68 @@ def waiting_hand_in(db: Database, actor: Actor, *, project: str, task: str) -> s
 
     result: str | None = db.read(work)
     return result
+
+
+def tile_now(db: Database, actor: Actor, *, project: str, ref: str) -> dict[str, Any]:
+    """A task as a board tile shows it, read now (a move's conflict view compares it with what
+    the tile showed).
+
+    Raises:
+        NotFound: the task is not open to the actor.
+    """
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        task, found = access_task(uow, actor, ref, project=project)
+        by = task.updated_by or {}
+        return {
+            "key": f"{found.key}-{task.number}",
+            "title": task.title,
+            "status": task.status.value,
+            "priority": task.priority.value,
+            "assigneeId": task.assignee_id,
+            "revision": task.revision,
+            "updatedAt": task.updated_at.isoformat(),
+            "updatedBy": by.get("roleName") or by.get("tokenName") or by.get("displayName"),
+        }
+
+    result: dict[str, Any] = db.read(work)
+    return result
+
+
+def approve_and_settle(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: str,
+    task: str,
+    status: str,
+    hand_in: str,
+) -> dict[str, Any]:
+    """A board move to Approved or Done that the person chose to make by approving the hand-in
+    waiting on the task: approve it (that settles the task as Approved), then, for Done, move
+    the task on from the revision the approval left. Answers the task as a tile shows it.
+
+    Raises:
+        NotFound: the task or the hand-in. ValidationFailed: the hand-in is not of this task or
+        no longer waits. PermissionDenied, RevisionConflict: as approve and update_task.
+    """
+    if waiting_hand_in(db, actor, project=project, task=task) != hand_in:
+        raise ValidationFailed.field(
+            "handIn", "that hand-in is not the one waiting on this task; reload the board."
+        )
+    approve(db, actor, hand_in)
+    now = tile_now(db, actor, project=project, ref=task)
+    if status == now["status"]:
+        return now
+    update_task(
+        db,
+        actor,
+        project=project,
+        workspace_id=workspace_id,
+        idempotency_key=None,
+        task_id=task,
+        expected_revision=int(now["revision"]),
+        patch={"status": status},
+    )
+    return tile_now(db, actor, project=project, ref=task)

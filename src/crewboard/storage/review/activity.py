@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, not_, or_, select
+from sqlalchemy import ColumnElement, Connection, false, not_, or_, select
 
 from crewboard.storage import schema as shared
+from crewboard.storage.identity import tables as identity
 from crewboard.storage.review import tables as t
 
 
@@ -37,6 +38,18 @@ class HandIn:
 
 
 @dataclass(frozen=True)
+class TokenName:
+    """What an activity row shows of the token an event came through."""
+
+    id: str
+    name: str
+    kind: str
+    user_id: str
+    project_id: str | None
+    revoked_at: datetime | None
+
+
+@dataclass(frozen=True)
 class EventQuery:
     """Which events: of these projects, none of the `noise` type prefixes, and optionally one
     task, one token's events (`token_id`) of the types starting with one of `only_prefixes`,
@@ -49,6 +62,14 @@ class EventQuery:
     token_id: str | None = None
     only_prefixes: tuple[str, ...] = ()
     after_id: int | None = None
+    # The web page's filters and paging: a person's own events (directly or through a personal
+    # token, not their agents'), and events before an id (newest first).
+    person_id: str | None = None
+    before_id: int | None = None
+
+
+# The actor kinds of a person acting as themselves (an agent token acts as its seat).
+PERSON_KINDS = ("person", "personal_token")
 
 
 class ActivityRepository:
@@ -74,6 +95,11 @@ class ActivityRepository:
             )
         if query.after_id is not None:
             conditions.append(c.id > query.after_id)
+        if query.before_id is not None:
+            conditions.append(c.id < query.before_id)
+        if query.person_id is not None:
+            conditions.append(c.actor["userId"].as_string() == query.person_id)
+            conditions.append(c.actor["kind"].as_string().in_(PERSON_KINDS))
         order = c.id.asc() if query.after_id is not None else c.id.desc()
         rows = self.conn.execute(
             select(shared.events).where(*conditions).order_by(order).limit(query.limit)
@@ -82,6 +108,21 @@ class ActivityRepository:
             EventRow(**{name: getattr(row, name) for name in EventRow.__dataclass_fields__})
             for row in rows
         ]
+
+    def tokens(self, project_id: str, token_ids: Iterable[str]) -> list[TokenName]:
+        """The agent tokens of a project (revoked ones too: their work stays in the log) and
+        the tokens named, in one query."""
+        k = identity.api_tokens.c
+        named = sorted(set(token_ids))
+        rows = self.conn.execute(
+            select(k.id, k.name, k.kind, k.user_id, k.project_id, k.revoked_at).where(
+                or_(
+                    (k.project_id == project_id) & (k.kind == "agent"),
+                    k.id.in_(named) if named else false(),
+                )
+            )
+        )
+        return [TokenName(**row._mapping) for row in rows]
 
     def hand_ins(self, draft_ids: Iterable[str]) -> dict[str, HandIn]:
         ids = sorted(set(draft_ids))

@@ -125,3 +125,20 @@ inbox_messages = Table(
     ),
     Index("ix_inbox_messages_project_id_created_at", "project_id", "created_at"),
 )
+
+
+# What each person has read in their inbox: a row per (person, item). Reading is personal, so
+# one person opening a hand-in leaves it new for everyone else. Items are the inbox's kinds.
+inbox_reads = Table(
+    "inbox_reads",
+    metadata,
+    Column("user_id", String(ID), ForeignKey("users.id", ondelete="CASCADE"), primary_key=True),
+    Column("item_kind", String(12), primary_key=True),
+    Column("item_id", String(ID), primary_key=True),
+    Column("project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column("read_at", UTCDateTime, nullable=False),
+    CheckConstraint(
+        "item_kind IN ('hand_in', 'proposal', 'question', 'message')", name="item_kind"
+    ),
+    Index("ix_inbox_reads_project_id_user_id", "project_id", "user_id"),
+)

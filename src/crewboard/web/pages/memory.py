@@ -12,11 +12,11 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute
 
 from crewboard.domain.validation import parse_whole
-from crewboard.errors import NotFound, RevisionConflict
+from crewboard.errors import LimitExceeded, NotFound, RevisionConflict, ValidationFailed
 from crewboard.services.memory import edits as memory_edits
 from crewboard.services.memory import records as memory
 from crewboard.web.context import Page, project_routes
-from crewboard.web.forms import number_field, show_conflict
+from crewboard.web.forms import number_field, show_conflict, show_refusal
 
 PAGE_SIZE = 25
 STATUSES = ("approved", "canon")
@@ -82,11 +82,32 @@ def _record_here(page: Page) -> dict[str, Any]:
     return record
 
 
+RECORD_FIELDS = {
+    "title": "Title",
+    "summary": "Summary",
+    "content": "Content",
+    "collection": "Collection",
+    "document": "Document",
+    "status": "Status",
+}
+
+
 def _record_page(
-    page: Page, *, edit: dict[str, Any] | None = None, status_code: int = 200
+    page: Page,
+    *,
+    edit: dict[str, Any] | None = None,
+    status_code: int = 200,
+    conflict: bool = False,
 ) -> Response:
+    """The record page; after a refused save, with the person's `edit` in the form, and on a
+    conflict the fields where the record now differs from it, beside the form."""
     record = _record_here(page)
     versions = memory_edits.record_versions(page.db, page.actor, record["id"])
+    theirs = [
+        (label, record.get(name) or "")
+        for name, label in RECORD_FIELDS.items()
+        if conflict and edit is not None and (record.get(name) or "") != edit.get(name, "")
+    ]
     return page.render(
         "record.html",
         status_code=status_code,
@@ -94,6 +115,7 @@ def _record_page(
         record=record,
         versions=versions,
         edit=edit or record,
+        theirs=theirs,
         statuses=STATUSES,
         documents=memory.DOCUMENT_TITLES,
     )
@@ -107,10 +129,7 @@ def record_page(page: Page) -> Response:
 def record_save(page: Page) -> Response:
     """Save a person's edit of a record at the version they read."""
     record = _record_here(page)
-    edit = {
-        name: page.field(name)
-        for name in ("title", "summary", "content", "collection", "document", "status")
-    }
+    edit = {name: page.field(name) for name in RECORD_FIELDS}
     try:
         saved = memory_edits.update_record(
             page.db,
@@ -121,7 +140,10 @@ def record_save(page: Page) -> Response:
         )
     except RevisionConflict as conflict:
         show_conflict(page, conflict, "this record")
-        return _record_page(page, edit=edit, status_code=409)
+        return _record_page(page, edit=edit, status_code=409, conflict=True)
+    except (ValidationFailed, LimitExceeded) as error:
+        show_refusal(page, error)
+        return _record_page(page, edit=edit, status_code=error.http_status)
     unchanged = saved["version"] == record["version"]
     return page.redirect(
         page.path(f"memory/records/{saved['id']}"),
@@ -136,7 +158,11 @@ def record_save(page: Page) -> Response:
 FILED_SHOWN = 20  # records filed in a document, listed on its page (the memory list has all)
 
 
-def _document_page(page: Page, *, draft: str | None = None, status_code: int = 200) -> Response:
+def _document_page(
+    page: Page, *, draft: str | None = None, status_code: int = 200, conflict: bool = False
+) -> Response:
+    """The document page; after a refused save, with the person's `draft` in the form (and on
+    a conflict the text saved meanwhile beside it)."""
     name = page.request.path_params["name"]
     if name not in memory.DOCUMENT_TITLES:
         raise NotFound(f"There is no project document {name!r}.", {"resource": "document"})
@@ -158,6 +184,7 @@ def _document_page(page: Page, *, draft: str | None = None, status_code: int = 2
         versions=versions,
         filed=filed,
         draft=document["content"] if draft is None else draft,
+        conflict=conflict,
         documents=memory.DOCUMENT_TITLES,
     )
 
@@ -182,7 +209,10 @@ def document_save(page: Page) -> Response:
         )
     except RevisionConflict as conflict:
         show_conflict(page, conflict, "this document")
-        return _document_page(page, draft=content, status_code=409)
+        return _document_page(page, draft=content, status_code=409, conflict=True)
+    except (ValidationFailed, LimitExceeded) as error:
+        show_refusal(page, error)
+        return _document_page(page, draft=content, status_code=error.http_status)
     return page.redirect(
         page.path(f"memory/documents/{saved['name']}"),
         notice=f"Saved as version {saved['version']}.",

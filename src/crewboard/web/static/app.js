@@ -30,6 +30,7 @@
   // Live updates: pages marked data-live reload their live region when the event stream
   // reports a change of the kinds they show. The stream resumes by itself (Last-Event-ID).
   var live = document.body.getAttribute("data-live");
+  var pending = null;
   if (live && window.EventSource) {
     var kinds = {
       inbox: ["draft.", "proposal.", "task.question_", "message."],
@@ -39,7 +40,6 @@
     }[live] || [];
     var project = document.body.getAttribute("data-project") || "";
     var stream = new EventSource("/events" + (project ? "?project=" + encodeURIComponent(project) : ""));
-    var pending = null;
     stream.onmessage = function (message) {
       var event;
       try { event = JSON.parse(message.data); } catch (error) { return; }
@@ -50,20 +50,33 @@
     };
   }
 
+  // A refresh waits while the page is busy (a card being dragged or saved), and keeps the
+  // focused element (by id) and the region's own scroll position.
   function refresh() {
     var region = document.querySelector("[data-live-region]");
     if (!region) { return; }
+    if (document.body.hasAttribute("data-busy")) {
+      window.clearTimeout(pending);
+      pending = window.setTimeout(refresh, 400);
+      return;
+    }
     fetch(window.location.href, { credentials: "same-origin", headers: { "X-Live": "1" } })
       .then(function (response) { return response.ok ? response.text() : null; })
       .then(function (html) {
-        if (!html) { return; }
+        if (!html || document.body.hasAttribute("data-busy")) { return; }
         var fresh = new DOMParser().parseFromString(html, "text/html").querySelector("[data-live-region]");
         if (fresh) {
+          var focused = document.activeElement && region.contains(document.activeElement) ? document.activeElement.id : "";
+          var scrolled = region.scrollLeft;
           region.replaceWith(fresh);
-          document.dispatchEvent(new CustomEvent("crewboard:refreshed"));
+          fresh.scrollLeft = scrolled;
+          document.dispatchEvent(new CustomEvent("crewboard:refreshed", { detail: { html: html } }));
+          var again = focused && document.getElementById(focused);
+          if (again) { again.focus({ preventScroll: true }); }
         }
       });
   }
+  document.addEventListener("crewboard:refresh", function () { refresh(); });
 
   // Keyboard shortcuts: g + letter to go somewhere, / to search, j/k to move, ? for help.
   var goPending = false;

@@ -11,14 +11,24 @@ from markupsafe import Markup
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
+from crewboard.domain.board.tasks import TaskType
 from crewboard.domain.validation import parse_whole
-from crewboard.errors import RevisionConflict, ValidationFailed
+from crewboard.errors import (
+    CrewboardError,
+    LimitExceeded,
+    NotFound,
+    PermissionDenied,
+    RevisionConflict,
+    ValidationFailed,
+)
 from crewboard.services.board import notes as task_notes
 from crewboard.services.board import tasks
 from crewboard.services.screens import board as board_pages
 from crewboard.services.screens.board import COLUMNS
 from crewboard.web.context import Page, project_routes
 from crewboard.web.forms import show_conflict
+from crewboard.web.pages.board.task_history import history_rows
+from crewboard.web.wording import human_message
 
 STATUS_LABELS = {
     "backlog": "Backlog",
@@ -98,9 +108,18 @@ def task(page: Page) -> Response:
     return _task_page(page)
 
 
-def _task_page(page: Page, *, draft: EditDraft | None = None, status_code: int = 200) -> Response:
+def _task_page(
+    page: Page,
+    *,
+    draft: EditDraft | None = None,
+    status_code: int = 200,
+    waiting: str | None = None,
+    refused: tuple[str | None, str] | None = None,
+) -> Response:
+    """The task page; after a refused edit, with the person's values in the form, and what
+    changed meanwhile (`draft.theirs`), the hand-in that waits, or the refusal beside it."""
     view = board_pages.task_page(page.db, page.actor, project=page.project_key, ref=ref_of(page))
-    shown = _edit_values(view["task"])
+    shown = _edit_values(view["task"], page.project_key)
     return page.render(
         "task.html",
         status_code=status_code,
@@ -110,36 +129,114 @@ def _task_page(page: Page, *, draft: EditDraft | None = None, status_code: int =
         shown=shown,
         form=shown if draft is None else {**shown, **draft.mine},
         theirs=[] if draft is None else draft.theirs(shown),
+        waiting=waiting,
+        refused=refused,
+        history=history_rows(view, STATUS_LABELS, TYPE_LABELS),
+        assignees=assignee_options(view["team"], view["task"], view["names"]),
         labels=STATUS_LABELS,
         statuses=COLUMNS,
         priorities=PRIORITIES,
+        types=TYPE_LABELS,
         here=here_of(page),
         comment_key=uuid.uuid4().hex,
         edit_key=uuid.uuid4().hex,
+        subtask_key=uuid.uuid4().hex,
     )
 
 
-# The edit form's fields: form name (the patch field it sets) → label.
+def assignee_options(
+    team: dict[str, Any], task: dict[str, Any], names: dict[str, str]
+) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The assignee select's groups of (value, label): the team's roles with their kind, the
+    project's people, and the current assignee when it is neither (an archived role), so the
+    form never changes it unasked."""
+    roles = [
+        (role["id"], f"{role['name']} ({'AI' if role['kind'] == 'ai' else 'human'})")
+        for role in team["roles"]
+    ]
+    people = [
+        (person["userId"], person["displayName"] + (" (you)" if person.get("you") else ""))
+        for person in team["people"]
+    ]
+    groups = [("Team roles", roles), ("People", people)]
+    current = task.get("assigneeId")
+    if current and current not in {value for _, options in groups for value, _ in options}:
+        groups.append(("No longer on the team", [(current, names.get(current, "a former role"))]))
+    return [(label, options) for label, options in groups if options]
+
+
+# The edit form's fields: form name → label. `_patch` turns each into the task field it sets.
 EDIT_FIELDS = {
     "title": "Title",
     "brief": "Brief",
     "description": "Description",
+    "assignee": "Assignee",
+    "type": "Type",
+    "status": "Status",
     "priority": "Priority",
     "tags": "Tags",
     "due_date": "Due date",
+    "parent": "Parent task",
+    "blocked_by": "Blocked by",
+}
+# A refusal's field (as the service names it) → the form field to mark.
+FORM_FIELD_OF = {
+    "title": "title",
+    "brief": "brief",
+    "description": "description",
+    "assigneeId": "assignee",
+    "assigneeType": "assignee",
+    "type": "type",
+    "status": "status",
+    "priority": "priority",
+    "tags": "tags",
+    "dueDate": "due_date",
+    "parentTaskId": "parent",
+    "blockedByTaskIds": "blocked_by",
 }
 
 
-def _edit_values(t: dict[str, Any]) -> dict[str, str]:
+def type_label(value: str) -> str:
+    """A task type as people read it: game_design → Game design."""
+    text = value.replace("_", " ")
+    return text[:1].upper() + text[1:]
+
+
+TYPE_LABELS = {kind.value: type_label(kind.value) for kind in TaskType}
+
+
+def _key_of(project_key: str, number: int | None) -> str:
+    return f"{project_key}-{number}" if number else ""
+
+
+def _edit_values(t: dict[str, Any], project_key: str) -> dict[str, str]:
     """A task's values as the edit form shows them."""
     return {
         "title": t["title"],
         "brief": t.get("brief") or "",
         "description": t.get("description") or "",
+        "assignee": t.get("assigneeId") or "",
+        "type": t["type"],
+        "status": t["status"],
         "priority": t["priority"],
         "tags": ", ".join(t.get("tags") or []),
         "due_date": t.get("dueDate") or "",
+        "parent": _key_of(project_key, t.get("parentNumber")),
+        "blocked_by": ", ".join(
+            _key_of(project_key, n) for n in t.get("blockedByNumbers") or [] if n
+        ),
     }
+
+
+def task_ref(project_key: str, text: str) -> str:
+    """A task named in a form as its key: `crw-3` → CRW-3, a bare `3` or `#3` → KEY-3."""
+    ref = text.strip().lstrip("#").strip()
+    return f"{project_key}-{ref}" if ref.isascii() and ref.isdigit() else ref.upper()
+
+
+def _task_refs(project_key: str, text: str) -> list[str]:
+    refs = (task_ref(project_key, part) for part in text.replace(" ", ",").split(","))
+    return list(dict.fromkeys(ref for ref in refs if ref))
 
 
 @dataclass(frozen=True)
@@ -148,21 +245,27 @@ class EditDraft:
 
     was: dict[str, str]
     sent: dict[str, str]
+    project_key: str
 
     @classmethod
     def of(cls, page: Page) -> EditDraft:
-        sent = {name: page.field(name) for name in EDIT_FIELDS}
-        # A form without the shown values (an older page) counts every field as changed.
+        # A field the form did not carry (an older page) is not sent, so not changed.
+        sent = {name: page.field(name) for name in EDIT_FIELDS if page.has_field(name)}
+        # A form without the shown values (an older page) counts every field it sent as changed.
         was = {
             name: page.field(f"was_{name}") if page.has_field(f"was_{name}") else None
             for name in EDIT_FIELDS
         }
-        return cls({k: v for k, v in was.items() if v is not None}, sent)
+        return cls({k: v for k, v in was.items() if v is not None}, sent, page.project_key)
 
     @cached_property
     def mine(self) -> dict[str, str]:
         """The fields this person changed."""
-        return {k: v for k, v in self.sent.items() if _normal(k, v) != _normal(k, self.was.get(k))}
+        return {
+            k: v
+            for k, v in self.sent.items()
+            if self.normal(k, v) != self.normal(k, self.was.get(k))
+        }
 
     def theirs(self, current: dict[str, str]) -> list[tuple[str, str, bool]]:
         """Fields someone else changed since the form was shown: (label, their value, whether
@@ -171,45 +274,133 @@ class EditDraft:
         return [
             (label, current[name], name in mine)
             for name, label in EDIT_FIELDS.items()
-            if name in self.was and _normal(name, current[name]) != _normal(name, self.was[name])
+            if name in self.was
+            and self.normal(name, current[name]) != self.normal(name, self.was[name])
         ]
 
+    def normal(self, name: str, value: str | None) -> object:
+        """A field's value as compared: what saving it would set."""
+        if value is None:
+            return None
+        if name == "tags":
+            return tuple(_tags(value))
+        if name == "blocked_by":
+            return frozenset(_task_refs(self.project_key, value))
+        if name == "parent":
+            return task_ref(self.project_key, value)
+        return value if name in ("brief", "description") else value.strip()
 
-def _normal(name: str, value: str | None) -> object:
-    if value is None:
-        return None
-    if name == "tags":
-        return tuple(_tags(value))
-    return value.strip() if name in ("title", "due_date", "priority") else value
+    def patch(self) -> dict[str, Any]:
+        """update_task's patch for the fields this person changed."""
+        patch: dict[str, Any] = {}
+        for name, value in self.mine.items():
+            if name == "tags":
+                patch["tags"] = _tags(value)
+            elif name == "priority":
+                patch["priority"] = value.strip() or "medium"
+            elif name == "due_date":
+                patch["due_date"] = value.strip() or None
+            elif name == "assignee":
+                patch["assignee_id"] = value.strip() or None
+            elif name in ("type", "status", "title"):
+                patch[name] = value.strip()
+            elif name == "parent":
+                patch["parent_task_id"] = task_ref(self.project_key, value) or None
+            elif name == "blocked_by":
+                patch["blocked_by_task_ids"] = _task_refs(self.project_key, value)
+            else:
+                patch[name] = value
+        return patch
 
 
 def edit(page: Page) -> Response:
     """Save what the person changed in the edit form (only those fields). On a conflict the page
-    comes back with their text in the form and the other change beside it."""
+    comes back with their text in the form and the other change beside it; a refused value
+    comes back the same way, the field named."""
     draft = EditDraft.of(page)
     mine = draft.mine
     if not mine:
         return page.redirect(
             _task_path(page, ref_of(page)), notice="Nothing changed; nothing saved."
         )
-    patch: dict[str, Any] = {}
-    for name, value in mine.items():
-        if name == "tags":
-            patch["tags"] = _tags(value)
-        elif name == "priority":
-            patch["priority"] = value or "medium"
-        elif name == "due_date":
-            patch["due_date"] = value or None
-        else:
-            patch[name] = value
+    status = draft.normal("status", mine.get("status"))
+    if status in board_pages.SETTLED:
+        waiting = board_pages.waiting_hand_in(
+            page.db, page.actor, project=page.project_key, task=ref_of(page)
+        )
+        if waiting is not None:
+            page.flash = {
+                "kind": "error",
+                "text": f"Not saved: a hand-in of {ref_of(page)} waits for review, so it does "
+                f"not move to {STATUS_LABELS[str(status)]} from here. Approve the hand-in (that "
+                "settles the task), or reject it first. Your changes are still in the form.",
+            }
+            return _task_page(page, draft=draft, status_code=409, waiting=waiting)
     try:
-        body = update_from_form(page, patch)
+        body = update_from_form(page, draft.patch())
     except RevisionConflict as conflict:
         show_conflict(page, conflict, "this task")
         return _task_page(page, draft=draft, status_code=409)
+    except (ValidationFailed, LimitExceeded, PermissionDenied) as error:
+        said = human_message(error)
+        page.flash = {
+            "kind": "error",
+            "text": f"Not saved: {said} Your changes are still in the form.",
+        }
+        field = FORM_FIELD_OF.get(str(error.details.get("field", "")).rsplit(".", 1)[-1])
+        return _task_page(page, draft=draft, status_code=error.http_status, refused=(field, said))
     key = body["task"]["key"]
     changed = ", ".join(EDIT_FIELDS[name].lower() for name in mine)
     return page.redirect(_task_path(page, key), notice=f"Saved {key} ({changed}).")
+
+
+def subtasks(page: Page) -> Response:
+    """Add an existing task as a subtask of this one (`add`: its key), or take one off
+    (`remove`). The subtask changes, at whatever revision it is: this page never read it."""
+    assert page.project is not None  # noqa: S101 - a project route
+    parent = task_ref(page.project_key, ref_of(page))
+    adding = page.field("add").strip()
+    removing = page.field("remove").strip()
+    if not adding and not removing:
+        return page.redirect(
+            _task_path(page, parent) + "#h-related",
+            error=f"Subtask: type the key of a task to add (for example {page.project_key}-12).",
+        )
+    child = task_ref(page.project_key, adding or removing)
+    try:
+        tasks.set_task_parent(
+            page.db,
+            page.actor,
+            project=page.project_key,
+            workspace_id=page.project["workspaceId"],
+            idempotency_key=form_key(page),
+            task_id=child,
+            parent_id=parent if adding else None,
+            from_parent=None if adding else parent,
+        )
+    except NotFound:
+        return page.redirect(
+            _task_path(page, parent) + "#h-related",
+            error=f"Subtask: {child} is not a task of {page.project_key}. Type the key of one "
+            f"of its tasks, for example {page.project_key}-12.",
+        )
+    except CrewboardError as error:
+        did = "added as a subtask" if adding else "taken off the subtasks"
+        return page.redirect(
+            _task_path(page, parent) + "#h-related",
+            error=f"{child} was not {did}: {_subtask_words(human_message(error))}",
+        )
+    notice = (
+        f"{child} is now a subtask of {parent}."
+        if adding
+        else f"{child} is no longer a subtask of {parent}."
+    )
+    return page.redirect(_task_path(page, parent) + "#h-related", notice=notice)
+
+
+def _subtask_words(said: str) -> str:
+    """The parent check speaks of the subtask's parent; on the parent's page say so."""
+    return said.replace("Parent task: ", "", 1)
 
 
 def comment(page: Page) -> Response:
@@ -258,6 +449,7 @@ def _task_in_project(page: Page) -> str:
 
 ROUTES: list[BaseRoute] = [
     *project_routes("tasks/{ref}/comments", post=comment),
+    *project_routes("tasks/{ref}/subtasks", post=subtasks),
     *project_routes("tasks/{ref}/outputs/{name:path}", get=output),
     *project_routes("tasks/{ref}", get=task, post=edit),
 ]

@@ -1,19 +1,24 @@
-"""Web pages: the week. Monday to Sunday in a chosen time zone, with due tasks and work per day."""
+"""Web pages: the week. Monday to Sunday in a chosen time zone, with due tasks and work per day,
+today and overdue tasks marked; the zone chosen is remembered for the next visit (and the
+activity page's day headings)."""
 
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta
 from typing import Any
+from urllib.parse import quote, unquote
 
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
+from crewboard.domain.board.week import load_zone
 from crewboard.errors import LimitExceeded, ValidationFailed
 from crewboard.services.board import week
 from crewboard.services.projects import team
-from crewboard.web.context import Page, project_routes
+from crewboard.web.context import Page, project_routes, secure
 from crewboard.web.pages.board.tasks import STATUS_LABELS
 from crewboard.web.pages.projects.team import team_names
+from crewboard.web.wording import human_message
 
 ZONES = (
     "UTC",
@@ -31,6 +36,40 @@ ZONES = (
     "Australia/Sydney",
     "Pacific/Auckland",
 )
+
+
+TZ_COOKIE = "crewboard_tz"
+TZ_COOKIE_AGE = 365 * 24 * 60 * 60  # a year, in seconds
+FINISHED = ("done", "approved")  # due and in one of these: not overdue
+KINDS = {"ai": "AI", "human": "person"}
+
+
+def zone_error(name: str) -> str | None:
+    """What is wrong with a time zone name, in words; None when it is a known IANA zone."""
+    try:
+        load_zone(name)
+    except (ValidationFailed, LimitExceeded) as refused:
+        return human_message(refused)
+    return None
+
+
+def remembered_zone(page: Page) -> str:
+    """The zone this browser last chose on the week page, else UTC (a stale or forged cookie
+    is ignored)."""
+    name = unquote(page.request.cookies.get(TZ_COOKIE, ""))
+    return name if name and zone_error(name) is None else "UTC"
+
+
+def remember_zone(response: Response, page: Page, zone: str) -> None:
+    response.set_cookie(
+        TZ_COOKIE,
+        quote(zone, safe=""),
+        max_age=TZ_COOKIE_AGE,
+        path="/",
+        samesite="lax",
+        httponly=True,
+        secure=secure(page.request),
+    )
 
 
 def _week_param(page: Page) -> date | None:
@@ -58,7 +97,12 @@ def _clock(moment: str) -> str:
     return datetime.fromisoformat(moment).strftime("%H:%M")
 
 
-def _days(answer: dict[str, Any], names: dict[str, str]) -> list[dict[str, Any]]:
+def _due(task: dict[str, Any], today: date) -> dict[str, Any]:
+    overdue = task["status"] not in FINISHED and date.fromisoformat(task["dueDate"]) < today
+    return {**task, "label": STATUS_LABELS.get(task["status"], task["status"]), "overdue": overdue}
+
+
+def _days(answer: dict[str, Any], names: dict[str, str], today: date) -> list[dict[str, Any]]:
     days = []
     for day in answer["days"]:
         pieces = [
@@ -67,6 +111,7 @@ def _days(answer: dict[str, Any], names: dict[str, str]) -> list[dict[str, Any]]
                 "time": f"{_clock(piece['from'])}–{_clock(piece['to'])}",
                 "length": duration(piece["minutes"]),
                 "who": names.get(piece["assigneeId"] or "", "unassigned"),
+                "kind": KINDS.get(piece["assigneeType"] or ""),
             }
             for piece in day["inProgress"]
         ]
@@ -74,6 +119,8 @@ def _days(answer: dict[str, Any], names: dict[str, str]) -> list[dict[str, Any]]
             {
                 **day,
                 "label": date.fromisoformat(day["date"]).strftime("%A %d %B"),
+                "today": day["date"] == today.isoformat(),
+                "due": [_due(task, today) for task in day["due"]],
                 "pieces": pieces,
                 "people": duration(day["minutes"]["people"]),
                 "ai": duration(day["minutes"]["ai"]),
@@ -82,26 +129,44 @@ def _days(answer: dict[str, Any], names: dict[str, str]) -> list[dict[str, Any]]
     return days
 
 
-def week_page(page: Page) -> Response:
-    """Monday to Sunday in a chosen time zone: due tasks and in-progress stretches per day."""
-    zone = page.param("tz").strip() or "UTC"
+def _choices(page: Page) -> tuple[str, date | None, dict[str, str]]:
+    """The zone and week asked for, and what was wrong with either (by field), so a mistyped
+    value shows the week in the remembered zone with the mistake named beside its field."""
+    errors: dict[str, str] = {}
+    zone = page.param("tz").strip()
+    if zone and (problem := zone_error(zone)) is not None:
+        errors["tz"] = problem
     try:
-        answer = week.get_week(
-            page.db, page.actor, week=_week_param(page), time_zone=zone, project=page.project_key
-        )
-    except (ValidationFailed, LimitExceeded) as refused:
-        # A mistyped zone or date: back to this week in UTC, saying what was wrong.
-        return page.redirect(page.path("week"), error=refused.message)
+        week_of = _week_param(page)
+    except ValidationFailed as refused:
+        errors["week"], week_of = human_message(refused), None
+    return (zone if zone and "tz" not in errors else remembered_zone(page)), week_of, errors
+
+
+def week_page(page: Page) -> Response:
+    """Monday to Sunday in a chosen time zone: due tasks and in-progress stretches per day.
+
+    A zone chosen here is remembered in a cookie and used when the address names none.
+    """
+    zone, week_of, errors = _choices(page)
+    answer = week.get_week(
+        page.db, page.actor, week=week_of, time_zone=zone, project=page.project_key
+    )
     names = team_names(team.get_team_page(page.db, page.actor, project=page.project_key))
     monday = date.fromisoformat(answer["week"]["from"])
-    return page.render(
+    today = datetime.fromisoformat(answer["now"]).date()
+    response = page.render(
         "week.html",
+        status_code=400 if errors else 200,
         title="Week",
         labels=STATUS_LABELS,
         answer=answer,
-        days=_days(answer, names),
+        days=_days(answer, names, today),
+        monday=f"{monday.day} {monday:%B %Y}",
         zone=zone,
         zones=ZONES,
+        errors=errors,
+        typed={"tz": page.param("tz"), "week": page.param("week")},
         previous=(monday - timedelta(days=7)).isoformat(),
         following=(monday + timedelta(days=7)).isoformat(),
         totals={k: duration(v) for k, v in answer["minutes"].items()},
@@ -109,11 +174,15 @@ def week_page(page: Page) -> Response:
             {
                 **a,
                 "who": names.get(a["assigneeId"], a["assigneeId"]),
+                "kind": KINDS.get(a["assigneeType"], a["assigneeType"]),
                 "length": duration(a["minutes"]),
             }
             for a in answer["assignees"]
         ],
     )
+    if page.param("tz").strip() and "tz" not in errors:
+        remember_zone(response, page, zone)
+    return response
 
 
 ROUTES: list[BaseRoute] = [

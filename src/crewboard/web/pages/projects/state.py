@@ -5,15 +5,19 @@ from __future__ import annotations
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
-from crewboard.errors import RevisionConflict
+from crewboard.errors import LimitExceeded, RevisionConflict, ValidationFailed
 from crewboard.services.projects import state
 from crewboard.web.context import Page, project_routes
-from crewboard.web.forms import number_field, show_conflict
+from crewboard.web.forms import number_field, show_conflict, show_refusal
 
 STATE_VERSIONS = 20
 
 
-def _state_page(page: Page, *, draft: str | None = None, status_code: int = 200) -> Response:
+def _state_page(
+    page: Page, *, draft: str | None = None, status_code: int = 200, conflict: bool = False
+) -> Response:
+    """The state page; after a refused save, with the person's `draft` in the form (and on a
+    conflict the text saved meanwhile beside it)."""
     current = state.get_project_state(page.db, page.actor, project=page.project_key)
     versions = state.list_state_versions(
         page.db, page.actor, project=page.project_key, limit=STATE_VERSIONS
@@ -25,6 +29,7 @@ def _state_page(page: Page, *, draft: str | None = None, status_code: int = 200)
         state=current,
         versions=versions,
         draft=current["content"] if draft is None else draft,
+        conflict=conflict,
         limit=state.MAX_STATE_LENGTH,
     )
 
@@ -49,7 +54,10 @@ def state_save(page: Page) -> Response:
         )
     except RevisionConflict as conflict:
         show_conflict(page, conflict, "the state page")
-        return _state_page(page, draft=content, status_code=409)
+        return _state_page(page, draft=content, status_code=409, conflict=True)
+    except (ValidationFailed, LimitExceeded) as error:
+        show_refusal(page, error)
+        return _state_page(page, draft=content, status_code=error.http_status)
     return page.redirect(page.path("state"), notice=f"Saved as revision {saved['revision']}.")
 
 

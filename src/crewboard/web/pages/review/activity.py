@@ -1,39 +1,115 @@
-"""Web pages: the activity stream. The newest work-log entries and hand-in decisions, live."""
+"""Web pages: the activity stream. Work-log entries and hand-in decisions, newest first, filtered
+by kind and by who acted, grouped by day in the reader's time zone, fifty to a page; the first
+page refreshes live."""
 
 from __future__ import annotations
 
+from datetime import date, datetime, timedelta
 from typing import Any
+from urllib.parse import urlencode
+from zoneinfo import ZoneInfo
 
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
-from crewboard.services.projects import team
-from crewboard.services.review import activity
+from crewboard.errors import ValidationFailed
+from crewboard.services.review import activity_page as activity
 from crewboard.web.context import Page, project_routes
-from crewboard.web.pages.projects.team import team_names
+from crewboard.web.pages.board.week import remembered_zone
 
-ACTIVITY_SHOWN = 100
+PAGE_SIZE = 50
+# The kinds of the filter, as the service names them, in the words the page shows.
+KIND_LABELS = {
+    "tasks": "Tasks created, changed, deleted",
+    "notes": "Comments, notes and outputs",
+    "questions": "Questions and answers",
+    "hand_ins": "Hand-ins and decisions",
+    "proposals": "Proposals",
+    "messages": "Messages",
+    "project": "Project state and team",
+}
+FILTERS = ("kind", "who")
 
 
-def _who(entry: dict[str, Any], names: dict[str, str]) -> str:
-    actor = entry.get("actor") or {}
-    name = names.get(str(actor.get("userId")), "someone")
-    kind = actor.get("kind")
-    if kind == "agent_token":
-        return f"{name}'s agent"
-    if kind == "personal_token":
-        return f"{name} via MCP"
-    return name
+def _heading(day: date, today: date) -> str:
+    if day == today:
+        return "Today"
+    if day == today - timedelta(days=1):
+        return "Yesterday"
+    return f"{day:%A} {day.day} {day:%B}" + (f" {day.year}" if day.year != today.year else "")
+
+
+def by_day(entries: list[dict[str, Any]], zone: ZoneInfo, now: datetime) -> list[dict[str, Any]]:
+    """Entries (newest first) in one group per day of the reader's zone, each with its time."""
+    today = now.astimezone(zone).date()
+    groups: list[dict[str, Any]] = []
+    for entry in entries:
+        local = datetime.fromisoformat(entry["at"]).astimezone(zone)
+        if not groups or groups[-1]["date"] != local.date():
+            heading = _heading(local.date(), today)
+            groups.append({"date": local.date(), "heading": heading, "entries": []})
+        groups[-1]["entries"].append({**entry, "time": local.strftime("%H:%M")})
+    return groups
+
+
+def _refusal(refused: ValidationFailed, asked: dict[str, str]) -> str:
+    """A filter the page did not offer (an edited or stale link), in the page's words."""
+    field = refused.details.get("field")
+    if field == "kind":
+        return (
+            f"Kind: “{asked['kind']}” is not a kind of activity; choose one of "
+            f"{', '.join(KIND_LABELS.values())}. Showing every kind."
+        )
+    if field == "who":
+        return (
+            f"Person or agent: “{asked['who']}” is not on this project; choose someone from "
+            "the list. Showing everyone."
+        )
+    return "Older: this link to older entries is not one this page made. Showing the newest."
 
 
 def activity_page(page: Page) -> Response:
-    """The newest work-log entries and hand-in decisions; the list refreshes live."""
-    entries, _ = activity.list_activity(
-        page.db, page.actor, project=page.project_key, limit=ACTIVITY_SHOWN
+    """The newest entries (or those before `before`), filtered by `kind` and `who`."""
+    asked = {name: page.param(name).strip() for name in (*FILTERS, "before")}
+    try:
+        found = _read(page, **asked)
+        error = None
+    except ValidationFailed as refused:
+        # An unknown filter value: say so and show the newest entries of everything instead.
+        error, asked = _refusal(refused, asked), dict.fromkeys(asked, "")
+        found = _read(page, **asked)
+    zone_name = remembered_zone(page)
+    chosen = {name: asked[name] for name in FILTERS if asked[name]}
+    here = page.path("activity")
+    older = found["older"] and f"{here}?{urlencode({**chosen, 'before': found['older']})}"
+    return page.render(
+        "activity.html",
+        status_code=400 if error else 200,
+        title="Activity",
+        error=error,
+        groups=by_day(found["entries"], ZoneInfo(zone_name), datetime.fromisoformat(found["now"])),
+        count=len(found["entries"]),
+        zone=zone_name,
+        kinds=KIND_LABELS,
+        people=found["people"],
+        agents=found["agents"],
+        chosen=chosen,
+        first_page=not asked["before"],
+        newest=f"{here}?{urlencode(chosen)}" if chosen else here,
+        older=older,
     )
-    names = team_names(team.get_team_page(page.db, page.actor, project=page.project_key))
-    shown = [{**entry, "who": _who(entry, names)} for entry in entries]
-    return page.render("activity.html", title="Activity", entries=shown)
+
+
+def _read(page: Page, *, kind: str, who: str, before: str) -> dict[str, Any]:
+    return activity.read_activity(
+        page.db,
+        page.actor,
+        project=page.project_key,
+        kind=kind or None,
+        who=who or None,
+        before=before or None,
+        limit=PAGE_SIZE,
+    )
 
 
 ROUTES: list[BaseRoute] = [

@@ -14,9 +14,9 @@ from crewboard.errors import NotFound
 from crewboard.services.board import questions
 from crewboard.services.memory.records import DOCUMENT_TITLES
 from crewboard.services.review import decisions as review
-from crewboard.services.review import drafts, messages, proposals
+from crewboard.services.review import messages, proposals, reads
 from crewboard.services.review.inbox import KINDS
-from crewboard.services.screens.inbox import inbox_page
+from crewboard.services.screens.inbox import inbox_page, next_waiting, open_hand_in, open_proposal
 from crewboard.web.context import Page, project_routes
 
 KIND_LABELS = {
@@ -38,13 +38,6 @@ def _optional(page: Page, name: str) -> str | None:
     return value or None
 
 
-def _in_project(page: Page, found: dict[str, Any], missing: NotFound) -> None:
-    """Raises: NotFound when the item belongs to another project than the page's."""
-    assert page.project is not None  # noqa: S101 - project routes always have one
-    if found["projectId"] != page.project["id"]:
-        raise missing
-
-
 # --- the inbox ---------------------------------------------------------------------------------
 
 
@@ -62,12 +55,39 @@ def show_inbox(page: Page) -> Response:
 
 
 def answer(page: Page) -> Response:
-    """Answer a question from the inbox."""
+    """Answer a question from the inbox, then go on to the next item waiting."""
     done = questions.answer_question(
         page.db, page.actor, _param(page, "question_id"), page.field("answer")
     )
     text = "Answer sent." if done["changed"] else "You had already sent that answer."
-    return page.redirect(page.field("next") or page.path("inbox"), notice=text)
+    asked = {"id": done["question"]["id"], "createdAt": done["question"]["askedAt"]}
+    return _onwards(page, text, asked, kind=_optional(page, "kind"), back=page.field("next"))
+
+
+def _item_path(page: Page, item: dict[str, Any], kind: str | None) -> str:
+    """Where an item is decided: its page, or the inbox at its row (a question's form)."""
+    if item["kind"] == "hand_in":
+        return page.path(f"inbox/drafts/{item['id']}")
+    if item["kind"] == "proposal":
+        return page.path(f"inbox/proposals/{item['id']}")
+    listed = page.path("inbox") + (f"?kind={kind}" if kind else "")
+    return f"{listed}#item-{item['id']}"
+
+
+def _onwards(
+    page: Page, done: str, decided: dict[str, Any], kind: str | None = None, back: str = ""
+) -> Response:
+    """After a decision: on to the next item waiting (saying what was done and what is next),
+    or back to the inbox (`back`, the list it was decided from) when nothing is left."""
+    following = next_waiting(
+        page.db, page.actor, project=page.project_key, after=decided, kind=kind
+    )
+    if following is None:
+        listed = back or page.path("inbox") + (f"?kind={kind}" if kind else "")
+        return page.redirect(listed, notice=f"{done} Nothing else waits for you here.")
+    return page.redirect(
+        _item_path(page, following, kind), notice=f"{done} Next: {following['label']}."
+    )
 
 
 # --- hand-ins ----------------------------------------------------------------------------------
@@ -75,9 +95,10 @@ def answer(page: Page) -> Response:
 
 def show_draft(page: Page) -> Response:
     """One hand-in in full, with the forms to decide about it."""
-    draft_id = _param(page, "draft_id")
-    draft = drafts.get_draft(page.db, page.actor, draft_id)
-    _in_project(page, draft, review.draft_not_found(draft_id))
+    assert page.project is not None  # noqa: S101 - project routes always have one
+    draft = open_hand_in(
+        page.db, page.actor, project_id=page.project["id"], draft_id=_param(page, "draft_id")
+    )
     return page.render(
         "hand_in.html",
         title=draft["title"],
@@ -127,7 +148,8 @@ DECISIONS: dict[str, tuple[Decide, str]] = {
 
 
 def decide_draft(page: Page) -> Response:
-    """Take one decision about a hand-in, then go back to the inbox."""
+    """Take one decision about a hand-in, then go on to the next item waiting (undoing a
+    rule's acceptance stays on the hand-in, which waits again)."""
     draft_id = _param(page, "draft_id")
     chosen = DECISIONS.get(_param(page, "decision"))
     if chosen is None:
@@ -137,8 +159,11 @@ def decide_draft(page: Page) -> Response:
             {"resource": "decision"},
         )
     decide, said = chosen
-    title = decide(page, draft_id)["draft"]["title"]
-    return page.redirect(page.path("inbox"), notice=f"{said} “{title}”.")
+    draft = decide(page, draft_id)["draft"]
+    done = f"{said} “{draft['title']}”."
+    if _param(page, "decision") == "undo":
+        return page.redirect(page.path(f"inbox/drafts/{draft_id}"), notice=done)
+    return _onwards(page, done, draft)
 
 
 # --- proposal cards ----------------------------------------------------------------------------
@@ -146,9 +171,10 @@ def decide_draft(page: Page) -> Response:
 
 def show_proposal(page: Page) -> Response:
     """One proposal card: what it would change, and accept / dismiss."""
-    proposal_id = _param(page, "proposal_id")
-    card = proposals.get_proposal(page.db, page.actor, proposal_id)
-    _in_project(page, card, proposals.proposal_not_found(proposal_id))
+    assert page.project is not None  # noqa: S101 - project routes always have one
+    card = open_proposal(
+        page.db, page.actor, project_id=page.project["id"], proposal_id=_param(page, "proposal_id")
+    )
     return page.render(
         "proposal.html",
         title="Proposal",
@@ -158,19 +184,51 @@ def show_proposal(page: Page) -> Response:
 
 
 def accept(page: Page) -> Response:
-    proposals.accept_proposal(page.db, page.actor, _param(page, "proposal_id"))
-    return page.redirect(page.path("inbox"), notice="Proposal accepted.")
+    card = proposals.accept_proposal(page.db, page.actor, _param(page, "proposal_id"))
+    return _onwards(page, "Proposal accepted.", card)
 
 
 def dismiss(page: Page) -> Response:
-    proposals.dismiss_proposal(page.db, page.actor, _param(page, "proposal_id"))
-    return page.redirect(page.path("inbox"), notice="Proposal dismissed; nothing changed.")
+    card = proposals.dismiss_proposal(page.db, page.actor, _param(page, "proposal_id"))
+    return _onwards(page, "Proposal dismissed; nothing changed.", card)
 
 
 def dismiss_message(page: Page) -> Response:
     """Clear a message from this person's inbox (its thread keeps it)."""
     messages.dismiss_message(page.db, page.actor, page.project_key, _param(page, "message_id"))
     return page.redirect(page.field("next") or page.path("inbox"), notice="Message dismissed.")
+
+
+# --- read markers ------------------------------------------------------------------------------
+
+
+def _back_to_row(page: Page, item_id: str) -> str:
+    return f"{page.field('next') or page.path('inbox')}#item-{item_id}"
+
+
+def mark_read(page: Page) -> Response:
+    """Mark one row read for this person."""
+    kind, item_id = _param(page, "kind"), _param(page, "item_id")
+    reads.mark_read(page.db, page.actor, page.project_key, [(kind, item_id)])
+    label = page.field("label") or "the item"
+    return page.redirect(_back_to_row(page, item_id), notice=f"Marked {label} read.")
+
+
+def mark_unread(page: Page) -> Response:
+    """Make one row new again for this person."""
+    kind, item_id = _param(page, "kind"), _param(page, "item_id")
+    reads.mark_unread(page.db, page.actor, page.project_key, kind, item_id)
+    label = page.field("label") or "the item"
+    return page.redirect(_back_to_row(page, item_id), notice=f"Marked {label} unread.")
+
+
+def mark_all_read(page: Page) -> Response:
+    """Mark everything in this person's inbox read (or all of the kind shown)."""
+    kind = _optional(page, "kind")
+    done = reads.mark_all_read(page.db, page.actor, page.project_key, kind)
+    count = done["marked"]
+    text = f"Marked {count} item{'s' if count != 1 else ''} read." if count else "Nothing was new."
+    return page.redirect(page.field("next") or page.path("inbox"), notice=text)
 
 
 ROUTES: list[BaseRoute] = [
@@ -182,4 +240,7 @@ ROUTES: list[BaseRoute] = [
     *project_routes("inbox/proposals/{proposal_id}/accept", post=accept),
     *project_routes("inbox/proposals/{proposal_id}/dismiss", post=dismiss),
     *project_routes("inbox/messages/{message_id}/dismiss", post=dismiss_message),
+    *project_routes("inbox/read/{kind}/{item_id}", post=mark_read),
+    *project_routes("inbox/unread/{kind}/{item_id}", post=mark_unread),
+    *project_routes("inbox/read-all", post=mark_all_read),
 ]
