@@ -92,8 +92,9 @@ def _task_keys(uow: UnitOfWork, project_key: str, rows: list[dict[str, Any]]) ->
 
 
 def _as_keys(value: Any, keys: dict[str, str]) -> Any:
-    if isinstance(value, list):
-        return [keys.get(str(item), "a deleted task") for item in value]
+    if isinstance(value, list):  # a set of tasks: shown in key order, however it was stored
+        named = [keys.get(str(item), "a deleted task") for item in value]
+        return sorted(named, key=lambda key: (len(key), key))
     return keys.get(str(value), "a deleted task") if value else None
 
 

@@ -60,10 +60,17 @@
       pending = window.setTimeout(refresh, 400);
       return;
     }
+    // A page's own change saved while the fetch was under way makes its answer stale: fetch again.
+    var changes = document.body.getAttribute("data-changes");
     fetch(window.location.href, { credentials: "same-origin", headers: { "X-Live": "1" } })
       .then(function (response) { return response.ok ? response.text() : null; })
       .then(function (html) {
-        if (!html || document.body.hasAttribute("data-busy")) { return; }
+        if (document.body.hasAttribute("data-busy") || document.body.getAttribute("data-changes") !== changes) {
+          window.clearTimeout(pending);
+          pending = window.setTimeout(refresh, 400);
+          return;
+        }
+        if (!html) { return; }
         var fresh = new DOMParser().parseFromString(html, "text/html").querySelector("[data-live-region]");
         if (fresh) {
           var focused = document.activeElement && region.contains(document.activeElement) ? document.activeElement.id : "";

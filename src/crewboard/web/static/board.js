@@ -119,6 +119,8 @@
       putBack(tile, origin);
       showProblem(tile, "The server could not be reached; the card is back where it was. Try again in a moment.");
     }).then(function () {
+      // Tell a live refresh already under way that its answer predates this move.
+      document.body.setAttribute("data-changes", String(Number(document.body.getAttribute("data-changes") || 0) + 1));
       tile.removeAttribute("aria-busy");
       busy(false);
       refreshEmpty();
