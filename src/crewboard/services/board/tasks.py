@@ -491,23 +491,19 @@ def _changed_fields(current: Task, updated: Task, patch: dict[str, Any]) -> list
 
 # The fields whose old and new values a task.updated event keeps, so a task's history reads
 # "Priority: medium → high". Long texts and structured fields are only named in `changed`.
-VALUED_FIELDS = (
-    "title",
-    "type",
-    "status",
-    "priority",
-    "assignee_id",
-    "assignee_type",
-    "human_owner_id",
-    "tags",
-    "labels",
-    "due_date",
-    "start_date",
-    "story_points",
-    "cycle",
-    "parent_task_id",
-    "output_destination",
+# Every patchable field but these (the same order).
+UNVALUED_FIELDS = frozenset(
+    {
+        "description",
+        "brief",
+        "blocked_by_task_ids",  # recorded from the links themselves
+        "context_refs",
+        "context_item_ids",
+        "external_reference_ids",
+        "board_order",  # layout, not a change a person reads
+    }
 )
+VALUED_FIELDS = tuple(name for name in PATCH_FIELDS if name not in UNVALUED_FIELDS)
 
 
 def field_changes(current: Task, updated: Task, changed: Iterable[str]) -> dict[str, Any]:
