@@ -15,6 +15,7 @@ import anyio
 import pytest
 
 from crewboard.storage.database import Database
+from tests.support import axe
 from tests.support.browser import (
     CHROMIUM_ARGS,
     SCREENSHOTS,
@@ -277,6 +278,7 @@ def test_a_first_visit_loads_without_a_failed_request_and_a_wrong_url_gets_a_way
 EVERY_PAGE = (
     "/p/CRW/inbox",
     "/p/CRW/inbox/drafts/{draft}",
+    "/p/CRW/inbox/proposals/{proposal}",
     "/p/CRW/board",
     "/p/CRW/tasks/CRW-1",
     "/p/CRW/memory",
@@ -300,7 +302,8 @@ def test_no_page_is_wider_than_the_window_at_390_and_1280(
     page: Any, url: str, world: dict[str, str]
 ) -> None:
     """Every page, with long unbroken text in it (a URL in a title, a hand-in and a token's
-    name), fits the window at phone and desktop widths; tables scroll inside their own box.
+    name), fits the window at phone and desktop widths; tables scroll inside their own box;
+    axe-core finds no serious or critical violation at either width.
     Screenshots of each land in test-output/screenshots/pages/."""
     draft = hand_in(url, world["secret"], world["task"], "wide-1", f"See {LONG}")["draft"]["id"]
 
@@ -319,15 +322,31 @@ def test_no_page_is_wider_than_the_window_at_390_and_1280(
             )
 
     as_agent(url, world["secret"], fill_the_board)
+
+    async def propose(agent: Any) -> str:
+        arguments = {"projectId": "CRW", "workspaceId": None, "title": f"Link {LONG}"}
+        return str((await agent_call(agent, "propose_task", arguments))["proposal"]["id"])
+
+    proposal = as_agent(url, world["secret"], propose)
+    refused: dict[str, str] = {}
+    for width in (1280, 390):  # signed out: the sign-in page
+        page.set_viewport_size({"width": width, "height": 860})
+        page.goto("/login")
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        if found := axe.violations(page):
+            refused[f"/login at {width}"] = axe.describe(found)
     sign_in(page, world["owner"])
     for width in (1280, 390):
         page.set_viewport_size({"width": width, "height": 860})
         for path in EVERY_PAGE:
-            page.goto(path.format(draft=draft, record=world["record"]))
+            page.goto(path.format(draft=draft, proposal=proposal, record=world["record"]))
             wide = page.evaluate("document.documentElement.scrollWidth")
             name = path.strip("/").replace("/", "_").replace("{", "").replace("}", "")
             shot(page, f"pages/{name}-{width}")
             assert wide <= width, f"{path} is {wide} px wide at {width}"
+            if found := axe.violations(page):
+                refused[f"{path} at {width}"] = axe.describe(found)
+    assert refused == {}, "\n".join(f"{where}:\n{what}" for where, what in refused.items())
 
 
 def test_a_new_token_shows_its_config_once_and_works_over_mcp(

@@ -24,6 +24,7 @@ from tests.e2e.test_web_browser import (  # the browser fixtures and the agent's
     sign_in,
     world,
 )
+from tests.support import axe
 
 pytestmark = pytest.mark.browser
 __all__ = ["browser", "page", "world"]  # fixtures used by name
@@ -79,7 +80,11 @@ def drag(page: Any, source: str, target: str) -> None:
     page.mouse.down()
     end = box(page, target)
     page.mouse.move(end["x"] + end["width"] / 2, end["y"] + end["height"] / 2, steps=12)
+    # SortableJS's pointer fallback checks where the card hovers on a 50 ms timer: rest over
+    # the target as a hand does, so a busy machine does not drop it where it passed through.
+    page.wait_for_timeout(150)
     page.mouse.move(end["x"] + end["width"] / 2, end["y"] + end["height"] / 2 + 2, steps=2)
+    page.wait_for_timeout(150)
     page.mouse.up()
 
 
@@ -181,6 +186,7 @@ def test_an_agents_change_during_a_drag_shows_what_changed_and_the_move_can_be_r
     assert "Column: Backlog → In progress" in text
     assert "Priority: medium → high" in text
     shot(page, "board/conflict")
+    assert not (found := axe.violations(page)), axe.describe(found)
     dialog.get_by_role("button", name="Move it to Review anyway").click()
     saved(page, a)
     assert read_over_mcp(url, world["secret"], a)["status"] == "review"
@@ -202,6 +208,7 @@ def test_a_move_to_approved_with_a_waiting_hand_in_asks_and_can_approve_it(
     assert "waits for review" in dialog.inner_text()
     assert key in column_keys(page, "review")  # not moved while the person decides
     shot(page, "board/hand-in-waits")
+    assert not (found := axe.violations(page)), axe.describe(found)
     dialog.get_by_role("button", name="Cancel").click()
     assert read_over_mcp(url, world["secret"], key)["status"] == "review"
 
@@ -235,6 +242,7 @@ def test_on_a_phone_one_column_shows_at_a_time_and_quick_create_takes_an_assigne
     assert "Coder" in tile.inner_text()
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     shot(page, "board/phone")
+    assert not (found := axe.violations(page)), axe.describe(found)
     # The tile's own Move form moves it without a reload; the column stays chosen.
     tile.locator("select").select_option("in_progress")
     tile.get_by_role("button", name="Move CRW-2").click()

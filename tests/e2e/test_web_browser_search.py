@@ -21,6 +21,7 @@ from tests.e2e.test_web_browser import (  # the browser fixtures and the agent's
     sign_in,
     world,
 )
+from tests.support import axe
 
 pytestmark = pytest.mark.browser
 __all__ = ["browser", "page", "world"]  # fixtures used by name
@@ -61,6 +62,7 @@ def test_the_shortcut_opens_search_arrows_move_and_enter_lands_on_the_item(
     assert dialog.locator("mark").first.inner_text().lower() == "redis"
     assert page.evaluate("window.__xss") is None  # the agent's markup stayed text
     shot(page, f"search/dialog-{width}")
+    assert not (found := axe.violations(page)), axe.describe(found)
     fits(page, width)
 
     page.keyboard.press("ArrowDown")

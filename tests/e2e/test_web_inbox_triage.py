@@ -160,8 +160,8 @@ def test_a_row_is_marked_read_and_unread_by_its_buttons_and_all_at_once(
     draft = hand_in(db, agent, "h-1")
     question = ask(db, agent, "Which browser?", "q-1")
     html = client.get("/p/CRW/inbox").text
-    assert f'aria-label="Mark {MINE} read"' in html
-    assert 'aria-label="Mark the question on CRW-1 read"' in html
+    assert f'aria-label="Mark read: {MINE}"' in html
+    assert 'aria-label="Mark read: the question on CRW-1"' in html
     answer = post_form(
         client,
         f"/p/CRW/inbox/read/hand_in/{draft}",
@@ -170,7 +170,7 @@ def test_a_row_is_marked_read_and_unread_by_its_buttons_and_all_at_once(
     assert answer.headers["location"] == f"/p/CRW/inbox#item-{draft}"
     html = followed(client, answer)
     assert f"Marked {MINE} read." in html
-    assert f'aria-label="Mark {MINE} unread"' in html
+    assert f'aria-label="Mark unread: {MINE}"' in html
     assert badge(html) == 1
     html = followed(
         client, post_form(client, f"/p/CRW/inbox/unread/hand_in/{draft}", {"next": "/p/CRW/inbox"})
@@ -214,7 +214,7 @@ def test_repeated_row_buttons_have_unique_accessible_names(
     labels = [unescape(label) for label in ARIA.findall(client.get("/p/CRW/inbox").text)]
     repeated = [label for label, n in Counter(labels).items() if n > 1]
     assert repeated == []
-    assert "Mark CRW-1's hand-in “First try” read" in labels
+    assert "Mark read: CRW-1's hand-in “First try”" in labels
 
 
 # --- next after a decision -----------------------------------------------------------------------
