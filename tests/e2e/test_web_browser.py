@@ -303,7 +303,7 @@ def test_no_page_is_wider_than_the_window_at_390_and_1280(
 ) -> None:
     """Every page, with long unbroken text in it (a URL in a title, a hand-in and a token's
     name), fits the window at phone and desktop widths; tables scroll inside their own box;
-    axe-core finds no serious or critical violation at either width.
+    axe-core finds no serious or critical violation at either width, nor in dark mode.
     Screenshots of each land in test-output/screenshots/pages/."""
     draft = hand_in(url, world["secret"], world["task"], "wide-1", f"See {LONG}")["draft"]["id"]
 
@@ -336,16 +336,21 @@ def test_no_page_is_wider_than_the_window_at_390_and_1280(
         if found := axe.violations(page):
             refused[f"/login at {width}"] = axe.describe(found)
     sign_in(page, world["owner"])
-    for width in (1280, 390):
+    # Both widths in the light scheme, then the desktop width with the system set to dark.
+    for width, scheme in ((1280, "light"), (390, "light"), (1280, "dark")):
         page.set_viewport_size({"width": width, "height": 860})
+        page.emulate_media(color_scheme=scheme)
         for path in EVERY_PAGE:
             page.goto(path.format(draft=draft, proposal=proposal, record=world["record"]))
             wide = page.evaluate("document.documentElement.scrollWidth")
             name = path.strip("/").replace("/", "_").replace("{", "").replace("}", "")
-            shot(page, f"pages/{name}-{width}")
+            shot(page, f"pages/{name}-{width}" + ("-dark" if scheme == "dark" else ""))
             assert wide <= width, f"{path} is {wide} px wide at {width}"
             if found := axe.violations(page):
-                refused[f"{path} at {width}"] = axe.describe(found)
+                refused[f"{path} at {width} ({scheme})"] = axe.describe(found)
+            if scheme == "dark":  # the page really is dark: light text on a dark ground
+                ground = page.evaluate("getComputedStyle(document.documentElement).backgroundColor")
+                assert ground == "rgb(21, 23, 27)", f"{path} is not dark: {ground}"
     assert refused == {}, "\n".join(f"{where}:\n{what}" for where, what in refused.items())
 
 
