@@ -44,6 +44,7 @@ MAX_ID = 200
 MAX_DUE = 200
 MAX_UNDATED = 50
 SCAN_PAGE = 500  # rows per query when get_week reads events or tasks in bulk
+HISTORY_BATCH = 200  # tasks whose histories one query reads (an IN list of that many ids)
 BOUNDS = ["taskId", "humanAssigneeId", "agentAssigneeId", "since+until"]
 _CURSOR_VERSION = "e1"
 
@@ -394,11 +395,15 @@ def _stretches(
         if task.id not in in_window[1]
     ]
     held = uow.tasks.get_many(in_window[0]) | {task.id: task for task in quiet}
+    histories: dict[str, list[LifecycleRecord]] = {task_id: [] for task_id in held}
+    ids = list(held)
+    for at in range(0, len(ids), HISTORY_BATCH):  # a few queries for all, not one per task
+        for row in _scan_events(uow, project_ids, task_ids=ids[at : at + HISTORY_BATCH]):
+            histories[row["task_id"]].append(_record(row))
     stretches: list[Stretch] = []
-    for task in held.values():
-        history = [_record(row) for row in _scan_events(uow, [task.project_id], task_id=task.id)]
+    for task_id, history in histories.items():
         stretches.extend(
-            s for s in build_stretches(task.id, history, uow.now) if s.end > start and s.start < end
+            s for s in build_stretches(task_id, history, uow.now) if s.end > start and s.start < end
         )
     return sorted(stretches, key=lambda s: (s.start, s.task_id)), held
 

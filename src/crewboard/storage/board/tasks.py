@@ -748,6 +748,7 @@ class TaskRepository:
         *,
         project_ids: Sequence[str],
         task_id: str | None = None,
+        task_ids: Sequence[str] | None = None,
         agent_assignee_id: str | None = None,
         human_assignee_id: str | None = None,
         since: datetime | None = None,
@@ -764,6 +765,8 @@ class TaskRepository:
         ]
         if task_id is not None:
             conditions.append(c.task_id == task_id)
+        if task_ids is not None:
+            conditions.append(c.task_id.in_(list(task_ids)))
         if agent_assignee_id is not None:
             conditions.append(c.agent_assignee_id == agent_assignee_id)
         if human_assignee_id is not None:
