@@ -7,128 +7,32 @@ Screenshots of the main pages land in test-output/screenshots/.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import Any
 
-import anyio
 import pytest
 
-from crewboard.storage.database import Database
 from tests.support import axe
-from tests.support.browser import (
-    CHROMIUM_ARGS,
-    SCREENSHOTS,
-    browser_required,
-    browser_unavailable_reason,
-    chromium_path,
+from tests.support.browser_pages import (
+    LIVE,
+    LONG,
+    XSS,
+    agent_call,
+    agent_side,
+    as_agent,
+    browser,
+    change_over_mcp,
+    hand_in,
+    page,
+    read_over_mcp,
+    shot,
+    sign_in,
+    world,
 )
-from tests.support.factories import PASSWORD, make_user
+from tests.support.factories import PASSWORD
 from tests.support.mcp_client import body_of, mcp_client
-from tests.support.review import review_world
 
 pytestmark = pytest.mark.browser
-T = TypeVar("T")
-
-LIVE = 15_000  # ms a live update may take to show (the stream polls the log every 0.5 s)
-XSS = '<script>window.__xss = 1</script>\n\n<img src=x onerror="window.__xss = 2">'
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    reason = browser_unavailable_reason()
-    if reason is not None:
-        if browser_required():
-            pytest.fail(f"CREWBOARD_REQUIRE_BROWSER=1 but {reason}")
-        pytest.skip(reason)
-    from playwright.sync_api import sync_playwright  # noqa: PLC0415 - only with a browser
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
-
-
-@pytest.fixture
-def page(browser: Any, url: str) -> Iterator[Any]:
-    context = browser.new_context(base_url=url, viewport={"width": 1280, "height": 900})
-    opened = context.new_page()
-    opened.set_default_timeout(10_000)
-    errors: list[str] = []
-    opened.on("pageerror", lambda error: errors.append(str(error)))
-    yield opened
-    context.close()
-    assert errors == []  # no script error on any page
-
-
-@pytest.fixture
-def world(db: Database) -> dict[str, str]:
-    """The owner, project CRW with an AI seat, a remembered record, a task for the seat."""
-    return review_world(db, make_user(db, "owner@example.com", is_owner=True))
-
-
-def agent_side(work: Callable[[], Awaitable[T]]) -> T:
-    """Run the agent's async client in its own thread: Playwright's sync API owns this one's loop."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(anyio.run, work).result(timeout=60)
-
-
-def as_agent(url: str, secret: str, work: Callable[[Any], Awaitable[T]]) -> T:
-    """`work` with the agent's MCP client (the official SDK's, handshake era), on its side."""
-
-    async def run() -> T:
-        async with mcp_client(url, secret, "legacy") as agent:
-            return await work(agent)
-
-    return agent_side(run)
-
-
-async def agent_call(agent: Any, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """One tool call that must succeed; its JSON answer."""
-    answer = await agent.call_tool(tool, arguments)
-    assert not answer.is_error, answer.content
-    return dict(body_of(answer))
-
-
-def hand_in(url: str, secret: str, task: str, key: str, content: str) -> dict[str, Any]:
-    """The agent's side: read the task (receipt), hand in a result. Answers the ack."""
-
-    async def work(agent: Any) -> dict[str, Any]:
-        read = await agent_call(agent, "get_task", {"taskId": task})
-        return await agent_call(
-            agent,
-            "submit_result",
-            {
-                "projectId": read["task"]["projectId"],
-                "workspaceId": None,
-                "taskId": read["task"]["id"],
-                "idempotencyKey": key,
-                "expectedRevision": read["task"]["revision"],
-                "contextReceiptId": read.get("contextReceiptId"),
-                "title": f"Result for {read['task']['key']}",
-                "summary": "Redirect fixed",
-                "content": content,
-                "references": [{"kind": "commit", "value": "a1b2c3d4e5"}],
-            },
-        )
-
-    return as_agent(url, secret, work)
-
-
-def shot(page: Any, name: str) -> None:
-    """A full-page screenshot at test-output/screenshots/NAME.png (NAME may hold a folder)."""
-    path = SCREENSHOTS / f"{name}.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(path), full_page=True)
-
-
-def sign_in(page: Any, email: str) -> None:
-    page.goto("/login")
-    shot(page, "login")
-    page.fill("#email", email)
-    page.fill("#password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(re.compile(r".*/p/CRW/inbox$"))
+__all__ = ["browser", "page", "world"]  # fixtures used by name
 
 
 def test_a_person_reviews_an_agents_work_live_and_approves_it_into_memory(
@@ -193,33 +97,6 @@ def test_a_task_moves_on_the_board(page: Any, world: dict[str, str]) -> None:
     )
     assert "Fix the login redirect after session expiry" in column.first.inner_text()
     shot(page, "board-moved")
-
-
-def change_over_mcp(url: str, secret: str, task: str, patch: dict[str, Any]) -> None:
-    """The agent edits the task over MCP from the revision it reads."""
-
-    async def work(agent: Any) -> None:
-        read = await agent_call(agent, "get_task", {"taskId": task})
-        await agent_call(
-            agent,
-            "update_task",
-            {
-                "projectId": read["task"]["projectId"],
-                "workspaceId": None,
-                "idempotencyKey": f"mcp-{task}-{read['task']['revision']}",
-                "taskId": task,
-                "expectedRevision": read["task"]["revision"],
-                "patch": patch,
-            },
-        )
-
-    as_agent(url, secret, work)
-
-
-def read_over_mcp(url: str, secret: str, task: str) -> dict[str, Any]:
-    """The task as the agent reads it."""
-    read = as_agent(url, secret, lambda agent: agent_call(agent, "get_task", {"taskId": task}))
-    return dict(read["task"])
 
 
 def test_an_edit_saves_two_fields_and_a_conflicting_one_keeps_the_typed_text(
@@ -295,7 +172,6 @@ EVERY_PAGE = (
     "/settings/password",
     "/p/CRW/no-such-page",
 )
-LONG = "https://example.com/" + "a-very-long-path-segment/" * 8 + "end"
 
 
 def test_no_page_is_wider_than_the_window_at_390_and_1280(

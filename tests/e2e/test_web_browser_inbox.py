@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.test_web_browser import LIVE, browser, hand_in, page, shot, sign_in, world
+from tests.support.browser_pages import LIVE, browser, hand_in, page, shot, sign_in, world
 
 pytestmark = pytest.mark.browser
 __all__ = ["browser", "page", "world"]  # the fixtures this module borrows

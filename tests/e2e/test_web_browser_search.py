@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.test_web_browser import (  # the browser fixtures and the agent's helpers
+from tests.support import axe
+from tests.support.browser_pages import (  # the browser fixtures and the agent's helpers
     XSS,
     browser,
     hand_in,
@@ -21,7 +22,6 @@ from tests.e2e.test_web_browser import (  # the browser fixtures and the agent's
     sign_in,
     world,
 )
-from tests.support import axe
 
 pytestmark = pytest.mark.browser
 __all__ = ["browser", "page", "world"]  # fixtures used by name

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.test_web_browser import (  # the browser fixtures and the agent's helpers
+from tests.support.browser import SCREENSHOTS
+from tests.support.browser_pages import (  # the browser fixtures and the agent's helpers
     browser,
     change_over_mcp,
     page,
@@ -18,7 +19,6 @@ from tests.e2e.test_web_browser import (  # the browser fixtures and the agent's
     sign_in,
     world,
 )
-from tests.support.browser import SCREENSHOTS
 
 pytestmark = pytest.mark.browser
 __all__ = ["browser", "page", "world"]  # fixtures used by name

@@ -18,7 +18,7 @@ from crewboard.domain.clock import ManualClock
 from crewboard.services.board import tasks
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
-from tests.e2e.test_web_browser import (  # the browser fixtures and the agent's helpers
+from tests.support.browser_pages import (  # the browser fixtures and the agent's helpers
     LIVE,
     LONG,
     agent_call,

@@ -223,6 +223,27 @@ def test_activity_filters_by_kind(db: Database, owner: User, client: httpx2.Clie
     assert '<option value="tasks">' in everything.text
 
 
+def test_a_task_change_names_its_fields_in_words_not_api_names(
+    db: Database, owner: User, client: httpx2.Client
+) -> None:
+    key = add_task(db, person_actor(owner), "Plan the launch")
+    tasks.update_task(
+        db,
+        person_actor(owner),
+        project="CRW",
+        workspace_id=None,
+        idempotency_key=None,
+        task_id=key,
+        expected_revision=1,
+        patch={"due_date": "2026-12-24", "story_points": 3, "description": "Line one\nLine two"},
+    )
+    (changed,) = [e for e in entries(client.get("/p/CRW/activity?kind=tasks")) if "changed" in e]
+    assert "changed CRW-1 “Plan the launch”: " in changed
+    assert all(words in changed for words in ("due date", "story points", "description"))
+    assert "dueDate" not in changed
+    assert "storyPoints" not in changed
+
+
 def test_activity_filters_by_person_and_by_agent(
     db: Database, owner: User, writer: User, client: httpx2.Client
 ) -> None:

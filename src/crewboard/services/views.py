@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -92,15 +93,21 @@ def actor_stamp(actor: Actor) -> dict[str, Any]:
     return stamp
 
 
+def seat_named(token_name: str, seats: Sequence[TeamRole]) -> TeamRole | None:
+    """Which of a project's active AI seats a token named so acts as: the seat whose name or
+    role is the token's name (any case), else the only seat; None when that is not clear."""
+    wanted = token_name.strip().casefold()
+    named = next((r for r in seats if wanted in (r.name.casefold(), r.role.casefold())), None)
+    return named or (seats[0] if len(seats) == 1 else None)
+
+
 def ai_seat_of(uow: UnitOfWork, actor: Actor) -> TeamRole | None:
-    """The AI seat an agent token acts as: the active AI role of its project named like the
-    token, else the project's only AI role; None when that is not clear (or not an agent)."""
+    """The AI seat an agent token acts as (`seat_named` over its project's AI roles); None
+    for anyone but an agent token bound to one project."""
     if not actor.is_agent or actor.project_cap is None or actor.token is None:
         return None
     seats = [r for r in uow.team.list(actor.project_cap) if r.kind is SeatKind.AI]
-    wanted = actor.token.name.strip().casefold()
-    named = next((r for r in seats if wanted in (r.name.casefold(), r.role.casefold())), None)
-    return named or (seats[0] if len(seats) == 1 else None)
+    return seat_named(actor.token.name, seats)
 
 
 def stamp_of(uow: UnitOfWork, actor: Actor) -> dict[str, Any]:

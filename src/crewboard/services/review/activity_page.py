@@ -24,7 +24,7 @@ from crewboard.services.review.activity import (
     entry_of,
     parse_cursor,
 )
-from crewboard.services.views import iso
+from crewboard.services.views import iso, seat_named
 from crewboard.storage.database import Database
 from crewboard.storage.review.activity import ActivityRepository, EventQuery, EventRow, TokenName
 from crewboard.storage.uow import UnitOfWork
@@ -56,13 +56,8 @@ class _Names:
     seats: list[TeamRole]
 
     def seat_of(self, token: TokenName) -> TeamRole | None:
-        """The seat an agent token acts as, by the same rule as `ai_seat_of` (the AI seat
-        named like the token, else the project's only AI seat)."""
-        wanted = token.name.strip().casefold()
-        named = next(
-            (r for r in self.seats if wanted in (r.name.casefold(), r.role.casefold())), None
-        )
-        return named or (self.seats[0] if len(self.seats) == 1 else None)
+        """The seat an agent token acts as, by the rule its hand-ins are stamped with."""
+        return seat_named(token.name, self.seats)
 
     def stamp(self, actor: dict[str, Any]) -> dict[str, Any]:
         """The actor of an event as the inbox's stamps name it (kind, person, token, seat)."""
@@ -142,7 +137,11 @@ def read_activity(
             if e.type.startswith(HAND_IN) and e.payload.get("draftId")
         )
         return {
-            "entries": [entry_of(e, actor, hand_ins) | {"by": names.stamp(e.actor)} for e in shown],
+            "entries": [
+                entry_of(e, actor, hand_ins)
+                | {"by": names.stamp(e.actor), "changed": _changed_fields(e)}
+                for e in shown
+            ],
             "older": cursor_of(shown[-1].id) if len(events) > limit else None,
             "now": iso(uow.now),
             "people": [{"id": u.id, "name": u.display_name} for u in members],
@@ -152,6 +151,12 @@ def read_activity(
         }
 
     return db.read(work)
+
+
+def _changed_fields(event: EventRow) -> list[str]:
+    """The fields a task change changed, by their wire names (the page words them)."""
+    changed = event.payload.get("changed") if event.type == "task.updated" else None
+    return [str(name) for name in changed] if isinstance(changed, list) else []
 
 
 def _kind_prefixes(kind: str | None) -> tuple[str, ...]:

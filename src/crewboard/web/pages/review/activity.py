@@ -15,6 +15,7 @@ from starlette.routing import BaseRoute
 from crewboard.errors import ValidationFailed
 from crewboard.services.review import activity_page as activity
 from crewboard.web.context import Page, project_routes
+from crewboard.web.pages.board.task_history import field_label
 from crewboard.web.pages.board.week import remembered_zone
 
 PAGE_SIZE = 50
@@ -48,8 +49,20 @@ def by_day(entries: list[dict[str, Any]], zone: ZoneInfo, now: datetime) -> list
         if not groups or groups[-1]["date"] != local.date():
             heading = _heading(local.date(), today)
             groups.append({"date": local.date(), "heading": heading, "entries": []})
-        groups[-1]["entries"].append({**entry, "time": local.strftime("%H:%M")})
+        groups[-1]["entries"].append(
+            {**entry, "summary": worded(entry), "time": local.strftime("%H:%M")}
+        )
     return groups
+
+
+def worded(entry: dict[str, Any]) -> str:
+    """The entry's summary with a task change's fields named by their labels ("due date",
+    not `dueDate`): the service ends that summary with the wire names, for agents."""
+    summary, changed = str(entry["summary"]), entry.get("changed") or []
+    tail = ": " + ", ".join(changed)
+    if not changed or not summary.endswith(tail):
+        return summary
+    return summary[: -len(tail)] + ": " + ", ".join(field_label(f).lower() for f in changed)
 
 
 def _refusal(refused: ValidationFailed, asked: dict[str, str]) -> str:
