@@ -16,8 +16,10 @@ from crewboard.services.board import queries as task_queries
 from crewboard.services.board import questions, tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
+from crewboard.services.memory import records as memory
 from crewboard.services.review import drafts, messages, proposals, rules
 from crewboard.storage.database import Database
+from crewboard.storage.uow import UnitOfWork
 from crewboard.web.pages.review.inbox import KIND_LABELS
 from tests.support.factories import grant, make_project, make_user, token_actor
 from tests.support.web import csrf_of, post_form, sign_in
@@ -194,6 +196,39 @@ def test_hand_in_page_shows_the_result_safely_with_its_references(
     assert '<option value="architecture" selected>' in html
     assert '<option value="decisions" selected>' in html
     assert html.count('name="csrf"') >= 5  # sign-out and the four decisions
+
+
+@pytest.mark.usefixtures("agent")  # CRW-1
+def test_an_input_changed_since_the_agent_read_it_is_named_in_words(
+    client: httpx2.Client, db: Database, me: Actor
+) -> None:
+    tasks.update_task(
+        db, me, project="CRW", workspace_id=None, idempotency_key="brief-1",
+        task_id="CRW-1", expected_revision=1, patch={"brief": "Fix the loop."},
+    )  # fmt: skip
+    def file(uow: UnitOfWork) -> None:  # a project with memory hands out receipts
+        project = uow.projects.get_by_key("CRW")
+        assert project is not None
+        memory.file_record(
+            uow, me, project, title="Sessions live in Redis", summary="Where sessions are",
+            content="Sessions are kept in Redis.", collection="architecture", document=None,
+            source_draft_id=None,
+        )  # fmt: skip
+
+    db.write(file)
+    issued = tokens.issue_token(db, me, kind="agent", scopes=AGENT_SCOPES, project="CRW")
+    seat = tokens.authenticate_token(db, issued.secret)  # an agent token gets a receipt
+    read = task_queries.get_task(db, seat, task="CRW-1")
+    assert isinstance(read, dict)
+    draft = hand_in(db, seat, expected_revision=2, context_receipt_id=read["contextReceiptId"])
+    tasks.update_task(
+        db, me, project="CRW", workspace_id=None, idempotency_key="brief-2",
+        task_id="CRW-1", expected_revision=3, patch={"brief": "Fix the loop, and log it."},
+    )  # fmt: skip
+    page = client.get(f"/p/CRW/inbox/drafts/{draft}").text
+    card = page.split('id="changed-title"', 1)[1].split("</section>", 1)[0]
+    assert re.search(r"<li>Task brief: Fix the login redirect —\s*rewritten</li>", card), card
+    assert not re.search(r"version [0-9a-f]{16}", card)  # a brief's version is a hash: not shown
 
 
 def test_approve_approves_and_goes_back_to_the_inbox_with_a_notice(

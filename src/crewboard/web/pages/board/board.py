@@ -10,7 +10,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute
 
 from crewboard.domain.validation import parse_whole
-from crewboard.errors import CrewboardError, RevisionConflict
+from crewboard.errors import CrewboardError, RevisionConflict, ValidationFailed
 from crewboard.services.board import moves, tasks
 from crewboard.services.screens import board as board_pages
 from crewboard.services.screens.board import COLUMNS, BoardFilters
@@ -118,6 +118,11 @@ def move(page: Page) -> Response:
     ref = ref_of(page)
     status = page.field("status")
     try:
+        if status not in STATUS_LABELS:  # only an edited form: say it in the board's words
+            columns = ", ".join(STATUS_LABELS.values())
+            raise ValidationFailed.field(
+                "status", f"“{status}” is not a column of the board; choose one of {columns}."
+            )
         if status in board_pages.SETTLED:
             waiting = board_pages.waiting_hand_in(
                 page.db, page.actor, project=page.project_key, task=ref
