@@ -206,6 +206,7 @@ def test_an_input_changed_since_the_agent_read_it_is_named_in_words(
         db, me, project="CRW", workspace_id=None, idempotency_key="brief-1",
         task_id="CRW-1", expected_revision=1, patch={"brief": "Fix the loop."},
     )  # fmt: skip
+
     def file(uow: UnitOfWork) -> None:  # a project with memory hands out receipts
         project = uow.projects.get_by_key("CRW")
         assert project is not None

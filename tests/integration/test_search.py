@@ -1,5 +1,6 @@
 """Search across a project (services/screens/search.py) on both databases: each kind found
-through its index or its bounded LIKE, access, marked excerpts, limits and paging."""
+through its text index (whole words), access, marked excerpts, limits and paging; the hand-in
+and comment indexes of migration 0012 (scope, query syntax, triggers, downgrade)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from sqlalchemy import select, text
 
 from crewboard.domain.identity.access import Role
 from crewboard.domain.ids import new_id
@@ -21,8 +23,11 @@ from crewboard.services.memory import records as memory
 from crewboard.services.review import drafts
 from crewboard.services.review.decisions import drafts_of
 from crewboard.services.screens import search
+from crewboard.storage import migrate
+from crewboard.storage.board import tables as board_tables
+from crewboard.storage.board.search import search_comments
 from crewboard.storage.database import Database
-from crewboard.storage.like import SCAN_LIMIT
+from crewboard.storage.review.search import search_drafts
 from crewboard.storage.uow import UnitOfWork
 from tests.support.errors import refused
 from tests.support.factories import grant, make_project, make_task, make_user
@@ -87,7 +92,6 @@ def test_one_search_finds_each_kind_with_the_words_marked(
     assert marks(tasks.items[0].title) == ["Redis"]
     handins = group(found, "handins")
     assert handins.total == 1
-    assert not handins.cut
     assert marks(handins.items[0].excerpt) == ["Redis"]
     assert handins.items[0].task_key == "CRW-1"
     assert handins.items[0].status == "pending"
@@ -198,15 +202,19 @@ def test_limits_are_refused_naming_the_field_and_an_empty_query_finds_nothing(
     assert find(db, actor, "x" * 200).groups  # exactly the limit is fine
 
 
-def test_like_wildcards_in_a_word_match_only_themselves(
+def test_an_underscore_joins_words_and_is_no_wildcard(
     db: Database, owner: User, world: dict[str, Any]
 ) -> None:
+    """`cache_key` is the words "cache" and "key" to both indexes (no LIKE `_` wildcard), and a
+    word matches whole only: a part of one finds nothing, in any kind."""
     hand_in(db, world["agent"], "Renamed cache_key", "Use cache_key everywhere.")
     hand_in(db, world["agent"], "Renamed cacheXkey", "Use cacheXkey everywhere.")
 
     found = group(find(db, person_actor(owner), "cache_key"), "handins")
 
     assert [marks(item.title) for item in found.items] == [["cache_key"]]
+    assert find(db, person_actor(owner), "redi").total == 0
+    assert group(find(db, person_actor(owner), "cache"), "handins").total == 2  # and Redis's
 
 
 def test_ten_of_each_kind_then_more_by_kind_page(
@@ -227,16 +235,28 @@ def test_ten_of_each_kind_then_more_by_kind_page(
     assert (page.total, page.more) == (12, False)
 
 
-def test_a_hand_in_search_reads_only_the_newest_hand_ins_and_says_so(
+def test_an_old_hand_in_and_comment_are_found_behind_thousands_of_newer_ones(
     db: Database, owner: User, world: dict[str, Any]
 ) -> None:
+    """The text indexes reach every row: no window of the newest rows (the LIKE search read
+    only the newest 2,000 of a kind)."""
     old = hand_in(db, world["agent"], "Ancient finding", "An xylophone in the logs.")
+    notes.post_comment(
+        db, person_actor(owner), task="CRW-1", workspace_id=None, idempotency_key="c-old",
+        content="The xylophone bug again.",
+    )  # fmt: skip
+    newer = 2_500
 
-    def fill(uow: UnitOfWork) -> None:  # SCAN_LIMIT newer hand-ins, written in one go
+    def fill(uow: UnitOfWork) -> None:  # newer hand-ins and comments, written in one go
         repo = drafts_of(uow)
         first = repo.get(old)
         assert first is not None
-        for n in range(SCAN_LIMIT):
+        comment = uow.conn.execute(
+            select(board_tables.task_comments).where(
+                board_tables.task_comments.c.content == "The xylophone bug again."
+            )
+        ).one()
+        for n in range(newer):
             later = first.created_at + timedelta(seconds=n + 1)
             repo.add(
                 replace(
@@ -244,12 +264,174 @@ def test_a_hand_in_search_reads_only_the_newest_hand_ins_and_says_so(
                     idempotency_key=None, created_at=later, updated_at=later,
                 )
             )  # fmt: skip
+        uow.conn.execute(
+            board_tables.task_comments.insert(),
+            [
+                {
+                    **comment._asdict(),
+                    "id": new_id("cmt"),
+                    "content": f"Filler note {n}.",
+                    "created_at": comment.created_at + timedelta(seconds=n + 1),
+                }
+                for n in range(newer)
+            ],
+        )
 
     db.write(fill)
-    found = group(find(db, person_actor(owner), "xylophone"), "handins")
-    assert (found.total, found.cut) == (0, True)
-    fillers = group(find(db, person_actor(owner), "filler 1999"), "handins")
-    assert fillers.total == 1
+    found = find(db, person_actor(owner), "xylophone")
+    assert group(found, "handins").total == 1
+    assert [item.ref for item in group(found, "handins").items] == [old]
+    assert marks(group(found, "handins").items[0].excerpt) == ["xylophone"]
+    assert group(found, "comments").total == 1
+    assert marks(group(found, "comments").items[0].excerpt) == ["xylophone"]
+    # Exact totals and pages over the whole project, newest first.
+    fillers = find(db, person_actor(owner), "filler", kind="handins", offset=2_475)
+    page = fillers.groups[0]
+    assert (page.total, len(page.items), page.more) == (newer, 25, False)
+    assert marks(page.items[0].title) == ["Filler"]
+    assert "".join(text for text, _ in page.items[-1].title) == "Filler 0"
+    notes_found = group(find(db, person_actor(owner), "filler note"), "comments")
+    assert notes_found.total == newer
+    assert "".join(text for text, _ in notes_found.items[0].excerpt) == f"Filler note {newer - 1}."
+
+
+def test_a_project_never_finds_another_projects_hand_ins_or_comments(
+    db: Database, owner: User, world: dict[str, Any]
+) -> None:
+    """Each index holds the row's project beside its words: the same words in another project
+    are neither listed nor counted, even by the member of both."""
+    make_project(db, owner, "OTH")
+    make_task(db, owner, "OTH", "Other work")
+    as_owner = person_actor(owner)
+    for n in range(3):
+        hand_in(db, as_owner, f"Redis hand-in {n} of OTH", "Redis.", task="OTH-1")
+        notes.post_comment(
+            db, as_owner, task="OTH-1", workspace_id=None, idempotency_key=f"oth-{n}",
+            content="Redis comment of OTH.",
+        )  # fmt: skip
+
+    ours = find(db, as_owner, "redis")
+    assert (group(ours, "handins").total, group(ours, "comments").total) == (1, 2)
+    assert not any("OTH" in str(item) for g in ours.groups for item in g.items)
+    theirs = find(db, as_owner, "redis", project="OTH")
+    assert (group(theirs, "handins").total, group(theirs, "comments").total) == (3, 3)
+    assert {item.task_key for item in group(theirs, "handins").items} == {"OTH-1"}
+    assert {item.task_key for item in group(theirs, "comments").items} == {"OTH-1"}
+
+
+FTS_SYNTAX = 'Quoted "AND" star* NOT -minus colon:word NEAR(x) ^caret OR'
+
+
+def test_words_with_query_syntax_are_matched_as_words(
+    db: Database, owner: User, world: dict[str, Any]
+) -> None:
+    """Quotes, `*`, AND/OR/NOT, `-`, `:` and the like in a word are never FTS5 or tsquery
+    syntax, whether from the search box or handed to storage as they are."""
+    agent = world["agent"]
+    hand_in(db, agent, "Query syntax", FTS_SYNTAX)
+    notes.post_comment(
+        db, person_actor(owner), task="CRW-1", workspace_id=None, idempotency_key="c-syntax",
+        content=FTS_SYNTAX,
+    )  # fmt: skip
+    actor = person_actor(owner)
+
+    for q in (FTS_SYNTAX, '"and" star*', "AND NOT OR", "-minus", "colon:word", "near(x) ^caret"):
+        found = find(db, actor, q)
+        assert (group(found, "handins").total, group(found, "comments").total) == (1, 1), q
+    assert find(db, actor, "star* OR redis").total == 0  # OR is a word, and must appear too
+
+    project_id = db.read(lambda uow: uow.projects.get_by_key("CRW")).id
+    raw = ['"and"', "star*", "AND", "-minus", "colon:word", "near(x)", "^caret", "NOT"]
+    with db.engine.connect() as conn:
+        for words in [*([word] for word in raw), raw]:
+            assert search_drafts(conn, project_id, words, limit=5, offset=0).total == 1, words
+            assert search_comments(conn, project_id, words, limit=5, offset=0).total == 1, words
+        # A column filter in a word is a word too: "content" is in neither text.
+        for words in (["{content}"], ["content", "minus"], ["minus", "{title} : redis"]):
+            assert search_drafts(conn, project_id, words, limit=5, offset=0).total == 0, words
+            assert search_comments(conn, project_id, words, limit=5, offset=0).total == 0, words
+
+
+def test_an_edited_or_deleted_hand_in_or_comment_is_searched_as_it_now_is(
+    db: Database, owner: User, world: dict[str, Any]
+) -> None:
+    """The triggers (SQLite) and the expression index (PostgreSQL) follow every change."""
+    actor = person_actor(owner)
+    draft = hand_in(db, world["agent"], "Before the edit", "A walrus in the cache.")
+
+    def edit(uow: UnitOfWork) -> None:
+        repo = drafts_of(uow)
+        repo.update(draft, uow.clock.now(), title="After the edit", content="A narwhal.")
+        repo.update(draft, uow.clock.now(), status="rejected")  # not indexed: changes nothing
+        uow.conn.execute(
+            text("UPDATE task_comments SET content = 'Check the memcached timeout first.' "
+                 "WHERE content = 'Check the redis timeout first.'")
+        )  # fmt: skip
+
+    db.write(edit)
+    assert group(find(db, actor, "walrus"), "handins").total == 0
+    narwhal = group(find(db, actor, "narwhal"), "handins")
+    assert [(item.ref, item.status) for item in narwhal.items] == [(draft, "rejected")]
+    assert marks(narwhal.items[0].excerpt) == ["narwhal"]
+    comments = group(find(db, actor, "redis"), "comments")
+    assert [item.note_kind for item in comments.items] == ["agent_update"]
+    assert group(find(db, actor, "memcached timeout"), "comments").total == 1
+
+    with db.engine.begin() as conn:
+        conn.execute(text("DELETE FROM drafts WHERE id = :id"), {"id": draft})
+        conn.execute(text("DELETE FROM task_comments WHERE content LIKE '%memcached%'"))
+    assert group(find(db, actor, "narwhal"), "handins").total == 0
+    assert group(find(db, actor, "memcached"), "comments").total == 0
+    assert group(find(db, actor, "redis"), "comments").total == 1
+
+
+def test_the_hand_in_and_comment_indexes_go_with_a_downgrade_and_come_back_filled(
+    db: Database, owner: User, world: dict[str, Any]
+) -> None:
+    """Migration 0012 builds both indexes from the rows already there, and its downgrade
+    drops them; on SQLite `repair_search_index` checks and rebuilds them too."""
+    actor = person_actor(owner)
+    migrate.downgrade(db, "0011_inbox_reads")
+    assert _index_objects(db) == set()
+    hand_in(db, world["agent"], "Written while unindexed", "A pelican.")
+    notes.post_comment(
+        db, actor, task="CRW-1", workspace_id=None, idempotency_key="c-pelican",
+        content="Pelican spotted.",
+    )  # fmt: skip
+    migrate.upgrade(db)
+    assert _index_objects(db) == (
+        {"drafts_fts", "comments_fts"}
+        if db.dialect == "sqlite"
+        else {"ix_drafts_search", "ix_task_comments_search"}
+    )
+    assert migrate.schema_differences(db) == []
+    found = find(db, actor, "pelican")
+    assert (group(found, "handins").total, group(found, "comments").total) == (1, 1)
+    found = find(db, actor, "redis")
+    assert (group(found, "handins").total, group(found, "comments").total) == (1, 2)
+
+    assert migrate.repair_search_index(db) is False
+    if db.dialect == "sqlite":  # what a restore from an SQL dump can do to rowids
+        with db.engine.begin() as conn:
+            conn.exec_driver_sql("UPDATE drafts SET rowid = rowid + 1000")
+            conn.exec_driver_sql("UPDATE task_comments SET rowid = rowid + 1000")
+        assert migrate.repair_search_index(db) is True
+        assert migrate.repair_search_index(db) is False
+    found = find(db, actor, "pelican")
+    assert (group(found, "handins").total, group(found, "comments").total) == (1, 1)
+
+
+def _index_objects(db: Database) -> set[str]:
+    """The hand-in and comment text indexes present: FTS5 tables, or GIN indexes."""
+    if db.dialect == "sqlite":
+        query = "SELECT name FROM sqlite_master WHERE name IN ('drafts_fts', 'comments_fts')"
+    else:
+        query = (
+            "SELECT indexname FROM pg_indexes "
+            "WHERE indexname IN ('ix_drafts_search', 'ix_task_comments_search')"
+        )
+    with db.engine.connect() as conn:
+        return set(conn.exec_driver_sql(query).scalars())
 
 
 def test_a_token_that_cannot_open_the_project_finds_nothing(

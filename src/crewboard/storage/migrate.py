@@ -61,10 +61,20 @@ def downgrade(db: Database, revision: str) -> None:
             command.downgrade(_config(conn), revision)
 
 
-# Made by the migrations outside tables.py: the task and memory text indexes (FTS5 tables on SQLite, a GIN
-# expression index on PostgreSQL). tests/integration/test_search_index.py checks them instead.
-SEARCH_INDEX_OBJECTS = ("tasks_fts", "ix_tasks_search", "memory_fts", "ix_memory_records_search")
-_FTS_TABLES = ("tasks_fts", "memory_fts")
+# Made by the migrations outside tables.py: the text indexes of tasks, memory records, hand-ins
+# and task comments (FTS5 tables on SQLite, GIN expression indexes on PostgreSQL). The schema
+# comparison leaves them out; tests/integration/test_schema.py and test_search.py check them.
+SEARCH_INDEX_OBJECTS = (
+    "tasks_fts",
+    "ix_tasks_search",
+    "memory_fts",
+    "ix_memory_records_search",
+    "drafts_fts",
+    "ix_drafts_search",
+    "comments_fts",
+    "ix_task_comments_search",
+)
+_FTS_TABLES = ("tasks_fts", "memory_fts", "drafts_fts", "comments_fts")
 
 
 def _include(_obj: Any, name: str | None, _type: str, reflected: bool, _compare_to: Any) -> bool:

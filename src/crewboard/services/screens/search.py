@@ -1,10 +1,11 @@
 """Search from anywhere: one project's tasks, hand-ins, memory records and task comments.
 
-Each kind is matched where it is cheapest and sound: tasks through the text index behind the
-board's `q` (every word in the title, brief or description, whole words), memory records
-through theirs (title, summary, content), hand-ins and comments, which have no text index
-yet, by a LIKE over the project's newest rows of the kind (storage/like.py). Access is the
-project's: a person who cannot open it gets "not found", and every query names the project.
+Each kind is matched through its text index, every word whole (any case; no prefixes or
+substrings), so all four behave alike: tasks through the index behind the board's `q` (title,
+brief, description), memory records through theirs (title, summary, content), hand-ins
+(title, summary, content) and comments and agent updates (content) through theirs (migration
+0012). Access is the project's: a person who cannot open it gets "not found", and every query
+names the project.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from crewboard.services.screens.excerpts import Part, excerpt, marked, word_patt
 from crewboard.storage.board.search import search_comments
 from crewboard.storage.board.tasks import TaskFilter
 from crewboard.storage.database import Database
-from crewboard.storage.like import SCAN_LIMIT
 from crewboard.storage.memory.search import search_records
 from crewboard.storage.review.search import search_drafts
 from crewboard.storage.uow import UnitOfWork
@@ -53,7 +53,6 @@ class Group:
     items: list[Found]
     total: int
     offset: int = 0
-    cut: bool = False  # only the newest SCAN_LIMIT rows of the kind were searched
 
     @property
     def more(self) -> bool:
@@ -66,7 +65,6 @@ class SearchResults:
     words: list[str]
     kind: str | None = None  # one kind, paged; None: the first PER_KIND of each
     groups: list[Group] = field(default_factory=list)
-    scan_limit: int = SCAN_LIMIT
 
     @property
     def total(self) -> int:
@@ -141,7 +139,7 @@ def _tasks(uow: UnitOfWork, project: Project, words: list[str], size: int, start
 def _handins(uow: UnitOfWork, project: Project, words: list[str], size: int, start: int) -> Group:
     hits = search_drafts(uow.conn, project.id, words, limit=size, offset=start)
     numbers = uow.tasks.numbers_of(row.task_id for row in hits.rows if row.task_id)
-    pattern = word_pattern(words, whole_words=False)
+    pattern = word_pattern(words, whole_words=True)
     items = [
         Found(
             "handins",
@@ -154,7 +152,7 @@ def _handins(uow: UnitOfWork, project: Project, words: list[str], size: int, sta
         )
         for row in hits.rows
     ]
-    return Group("handins", items, hits.total, start, hits.cut)
+    return Group("handins", items, hits.total, start)
 
 
 def _memory(uow: UnitOfWork, project: Project, words: list[str], size: int, start: int) -> Group:
@@ -176,7 +174,7 @@ def _memory(uow: UnitOfWork, project: Project, words: list[str], size: int, star
 
 def _comments(uow: UnitOfWork, project: Project, words: list[str], size: int, start: int) -> Group:
     hits = search_comments(uow.conn, project.id, words, limit=size, offset=start)
-    pattern = word_pattern(words, whole_words=False)
+    pattern = word_pattern(words, whole_words=True)
     items = [
         Found(
             "comments",
@@ -189,7 +187,7 @@ def _comments(uow: UnitOfWork, project: Project, words: list[str], size: int, st
         )
         for row in hits.rows
     ]
-    return Group("comments", items, hits.total, start, hits.cut)
+    return Group("comments", items, hits.total, start)
 
 
 def _key(project: Project, number: int | None) -> str | None:

@@ -1,6 +1,10 @@
-"""SQL for searching task comments and agent updates: a bounded LIKE over one project's newest
-notes (no text index), reached through the project's tasks (task_comments has no index on its
-project)."""
+"""SQL for searching task comments and agent updates through their text index (migration 0012):
+every word, whole, in the content, within one project, newest first.
+
+A comment carries its task's project (task_comments.project_id, set when it is written; a task
+never changes project), and the index holds it beside the words: finding and counting a
+project's matches needs no join. Only the page of rows shown is joined to its tasks, for their
+numbers and titles."""
 
 from __future__ import annotations
 
@@ -8,10 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, text
 
-from crewboard.storage.board import tables as t
-from crewboard.storage.like import SCAN_LIMIT, every_word_in
+from crewboard.storage.search_index import Match, fts_match, postgres_match
+from crewboard.storage.types import UTCDateTime
 
 
 @dataclass(frozen=True)
@@ -28,49 +32,45 @@ class CommentHit:
 @dataclass(frozen=True)
 class CommentHits:
     rows: list[CommentHit]
-    total: int  # matches among the notes searched
-    cut: bool  # the project has more notes than were searched (only the newest)
+    total: int  # every comment and agent update of the project that holds the words
+
+
+_COLUMNS = (
+    "c.id, c.task_id, t.number AS task_number, t.title AS task_title, c.kind, c.content, "
+    "c.created_at"
+)
+# SQLite: comments_fts names the project in its `scope` column (migration 0012).
+_SQLITE_MATCH = "c.rowid IN (SELECT rowid FROM comments_fts WHERE comments_fts MATCH :fts_query)"
+# PostgreSQL: exactly the expression of ix_task_comments_search, so the planner can use it.
+_POSTGRES_DOCUMENT = (
+    "(to_tsvector('simple', c.content) || array_to_tsvector(ARRAY[c.project_id::text]))"
+)
+
+
+def _match(dialect: str, project_id: str, words: Sequence[str]) -> Match:
+    if dialect == "postgresql":
+        return postgres_match(_POSTGRES_DOCUMENT, "c.project_id", project_id, words)
+    return fts_match(_SQLITE_MATCH, "c.project_id", "{content}", project_id, words)
 
 
 def search_comments(
     conn: Connection, project_id: str, words: Sequence[str], *, limit: int, offset: int
 ) -> CommentHits:
-    """Comments and agent updates on the project's tasks that hold every word, newest first;
-    only the project's newest SCAN_LIMIT notes are searched."""
-    c, task = t.task_comments.c, t.tasks.c
-    on_tasks = t.task_comments.join(t.tasks, task.id == c.task_id)
-    newest = (
-        select(c.id)
-        .select_from(on_tasks)
-        .where(task.project_id == project_id, c.project_id == project_id)
-        .order_by(c.created_at.desc(), c.id.desc())
-        .limit(SCAN_LIMIT)
-        .subquery("newest")
-    )
-    match = [
-        task.project_id == project_id,
-        c.project_id == project_id,
-        c.id.in_(select(newest.c.id)),
-        every_word_in([c.content], words),
-    ]
+    """One page of the comments and agent updates on the project's tasks that hold every word
+    (whole words, any case), newest first, and how many hold them."""
+    if not words:
+        return CommentHits([], 0)
+    # The condition is built from the constants above; every value goes in as a parameter.
+    condition, values = _match(conn.dialect.name, project_id, words)
     rows = conn.execute(
-        select(
-            c.id,
-            c.task_id,
-            task.number.label("task_number"),
-            task.title.label("task_title"),
-            c.kind,
-            c.content,
-            c.created_at,
-        )
-        .select_from(on_tasks)
-        .where(*match)
-        .order_by(c.created_at.desc(), c.id.desc())
-        .limit(limit)
-        .offset(offset)
+        text(
+            f"SELECT {_COLUMNS} FROM task_comments AS c JOIN tasks AS t ON t.id = c.task_id "
+            f"WHERE {condition} "
+            "ORDER BY c.created_at DESC, c.id DESC LIMIT :limit OFFSET :offset"
+        ).columns(created_at=UTCDateTime()),
+        {**values, "limit": limit, "offset": offset},
     )
-    total = conn.execute(select(func.count()).select_from(on_tasks).where(*match)).scalar_one()
-    scanned = conn.execute(select(func.count()).select_from(newest)).scalar_one()
-    return CommentHits(
-        [CommentHit(**row._asdict()) for row in rows], int(total), int(scanned) >= SCAN_LIMIT
-    )
+    total = conn.execute(
+        text(f"SELECT count(*) FROM task_comments AS c WHERE {condition}"), values
+    ).scalar_one()
+    return CommentHits([CommentHit(**row._asdict()) for row in rows], int(total))
