@@ -34,6 +34,10 @@ class Settings(BaseSettings):
         description="SQLAlchemy URL; default is an SQLite file in the data folder. "
         "PostgreSQL: postgresql+psycopg://user@host:5432/dbname",
     )
+    blob_dir: Path | None = Field(
+        default=None,
+        description="Folder for file contents (spec files, attachments); default: in the database.",
+    )
     host: str = Field(default="127.0.0.1", description="Interface to listen on.")
     port: int = Field(
         default=8787, ge=0, le=65535, description="Port to listen on (0: any free port)."

@@ -54,7 +54,7 @@ pass_state = click.make_pass_decorator(State)
 @contextmanager
 def open_database(settings: Settings, *, require_current: bool = True) -> Iterator[Database]:
     """Open the configured database; refuse to work on a schema older than this version's."""
-    db = Database(settings.resolved_database_url)
+    db = Database(settings.resolved_database_url, blob_dir=settings.blob_dir)
     try:
         if require_current:
             current, head = migrate.current_revision(db), migrate.head_revision()

@@ -18,6 +18,7 @@ from crewboard.mcp.tools.board import repos, tasks, week
 from crewboard.mcp.tools.projects import projects, state, team
 from crewboard.mcp.tools.review import activity, proposals
 from crewboard.mcp.tools.review import drafts as review
+from crewboard.mcp.tools.specs import files as spec_files
 from crewboard.services.identity.access import limit_of
 
 
@@ -106,5 +107,6 @@ def default_catalogue() -> Catalogue:
             *proposals.TOOLS,
             *memory.TOOLS,
             *activity.TOOLS,
+            *spec_files.TOOLS,
         ]
     )

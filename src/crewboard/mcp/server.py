@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from anyio import to_thread
@@ -65,14 +66,24 @@ async def shown_tools(db: Database, tools: Catalogue, caller: Caller) -> list[To
     """What `tools/list`, the instructions and the prompts show this caller: its scopes, its
     highest project role and the toolsets it asked for (see Catalogue.visible)."""
     role = await to_thread.run_sync(highest_role, db, caller.actor)
-    return tools.visible(caller.actor, role, toolsets=caller.toolsets, names=caller.tool_names)
+    shown = tools.visible(caller.actor, role, toolsets=caller.toolsets, names=caller.tool_names)
+    return _for_transport(shown)
+
+
+def _for_transport(shown: list[ToolDef]) -> list[ToolDef]:
+    """Tools that work with the caller's own disk only on stdio, where the server runs on it."""
+    if STDIO_SECRET.get() is not None:
+        return shown
+    return [tool for tool in shown if not tool.stdio_only]
 
 
 async def caller_instructions(db: Database, tools: Catalogue, caller: Caller) -> str:
     """The server instructions for this caller: the rules about the tools it is shown, and the
     toolsets it could add (it may use tools there) unless it picked its tools one by one."""
     role = await to_thread.run_sync(highest_role, db, caller.actor)
-    visible = tools.visible(caller.actor, role, toolsets=caller.toolsets, names=caller.tool_names)
+    visible = _for_transport(
+        tools.visible(caller.actor, role, toolsets=caller.toolsets, names=caller.tool_names)
+    )
     more: set[str] = set()
     if caller.tool_names is None:
         usable = tools.visible(caller.actor, role, toolsets=tuple(Toolset))
@@ -134,7 +145,9 @@ class RunCall:
             raise MCPError(
                 code=INTERNAL_ERROR, message="Internal error; the server has logged it."
             ) from None
-        call = Call(db=self.db, actor=caller.actor, settings=self.settings)
+        # On stdio the server runs on the caller's machine, in the caller's working folder.
+        local_root = Path.cwd() if secret is not None else None
+        call = Call(db=self.db, actor=caller.actor, settings=self.settings, local_root=local_root)
         try:
             reply = tool.run(call, parsed)
         except CrewboardError as error:

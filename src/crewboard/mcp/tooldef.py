@@ -10,6 +10,7 @@ import copy
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from crewboard.config import Settings
@@ -28,6 +29,9 @@ class Call:
     db: Database
     actor: Actor
     settings: Settings
+    # The caller's working folder on the stdio server (which runs on the caller's machine);
+    # None over HTTP, where the server's disk is not the caller's.
+    local_root: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,7 @@ class ToolDef:
     destructive: bool = False
     idempotent: bool = True
     needs_project: bool = True  # False: useful with no project role (list or create projects)
+    stdio_only: bool = False  # works with the caller's disk: listed and run on stdio only
 
     @property
     def needs(self) -> frozenset[Scope]:

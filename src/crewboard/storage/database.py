@@ -48,9 +48,13 @@ class Database:
     start: on the second run the service sees the winner's row and answers from it.
     """
 
-    def __init__(self, url: str | URL, *, clock: Clock | None = None) -> None:
+    def __init__(
+        self, url: str | URL, *, clock: Clock | None = None, blob_dir: Path | None = None
+    ) -> None:
         self.url = make_url(url)
         self.clock: Clock = clock or SystemClock()
+        # Blob bytes in files under this folder; None keeps them in the database.
+        self.blob_dir = blob_dir
         self.engine = _create_engine(self.url)
         # PostgreSQL reads run without BEGIN and COMMIT (see `read`).
         self._reads_autocommit = self.engine.dialect.name == "postgresql"
@@ -75,9 +79,9 @@ class Database:
         and stays."""
         if self._reads_autocommit:
             with self._read_engine.connect() as conn:
-                return work(UnitOfWork(conn, self.clock))
+                return work(UnitOfWork(conn, self.clock, self.blob_dir))
         with self.engine.connect() as conn, conn.begin():
-            return work(UnitOfWork(conn, self.clock))
+            return work(UnitOfWork(conn, self.clock, self.blob_dir))
 
     def write(self, work: Callable[[UnitOfWork], T]) -> T:
         """Run `work` in one write transaction; publish its events once it has committed."""
@@ -104,7 +108,7 @@ class Database:
             with conn.begin():
                 # The clock is read once the write lock is held, so on SQLite the times of
                 # successive writes follow the order they commit in.
-                uow = UnitOfWork(conn, self.clock)
+                uow = UnitOfWork(conn, self.clock, self.blob_dir)
                 result = work(uow)
             return result, uow.recorded_events
 

@@ -6,13 +6,15 @@ area owns its tables (`storage/<area>/tables.py`); the shared ones are in `stora
 
 from __future__ import annotations
 
+from crewboard.storage import blobs
 from crewboard.storage.board import tables as board
 from crewboard.storage.identity import tables as identity
 from crewboard.storage.memory import tables as memory
 from crewboard.storage.projects import tables as projects
 from crewboard.storage.review import tables as review
 from crewboard.storage.schema import metadata
+from crewboard.storage.specs import tables as specs
 
-AREAS = (identity, projects, board, memory, review)
+AREAS = (identity, projects, board, memory, review, specs)
 
-__all__ = ["AREAS", "metadata"]
+__all__ = ["AREAS", "blobs", "metadata"]

@@ -5,12 +5,14 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, text
 
 from crewboard.domain.clock import Clock
 from crewboard.storage import schema
+from crewboard.storage.blobs import BlobStore, blob_store
 from crewboard.storage.board.tasks import TaskRepository
 from crewboard.storage.events import EventRepository
 from crewboard.storage.identity.tokens import TokenRepository
@@ -41,10 +43,11 @@ class EventRecord:
 class UnitOfWork:
     """Repositories over one transaction. `Database.read`/`Database.write` own begin and commit."""
 
-    def __init__(self, conn: Connection, clock: Clock) -> None:
+    def __init__(self, conn: Connection, clock: Clock, blob_dir: Path | None = None) -> None:
         self.conn = conn
         self.clock = clock
         self.now = clock.now()
+        self.blobs: BlobStore = blob_store(conn, self.now, blob_dir)
         self.users = UserRepository(conn)
         self.workspaces = WorkspaceRepository(conn)
         self.projects = ProjectRepository(conn)

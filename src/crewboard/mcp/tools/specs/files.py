@@ -1,0 +1,339 @@
+"""Spec file tools: list, read in line windows, upload, save from the version read, the trash
+bin; over stdio also download to disk and upload from a local file."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+from pydantic import Field, model_validator
+
+from crewboard.domain.identity.access import Scope, Toolset
+from crewboard.domain.specs import MAX_FILE_BYTES, MAX_PATH, MAX_WINDOW_LINES
+from crewboard.errors import ValidationFailed
+from crewboard.mcp.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
+from crewboard.mcp.render import ROWS_BUDGET, Reply, fitted_answer, page_note
+from crewboard.mcp.tooldef import Call, ToolDef, keyed_write
+from crewboard.mcp.tools.specs import local
+from crewboard.services.paging import next_offset
+from crewboard.services.specs import files
+from crewboard.services.specs.files import FileRef
+
+FilePath = Field(default=None, min_length=1, max_length=MAX_PATH, description="Or the file's path.")
+WINDOW_ROOM = ROWS_BUDGET - 2048  # bytes of text one read answers, leaving room for the rest
+
+
+class _Named(Args):
+    project_id: ProjectRef
+    file_id: str | None = Field(default=None, min_length=1, max_length=200)
+    path: str | None = FilePath
+
+    def ref(self) -> FileRef:
+        return FileRef(file_id=self.file_id, path=self.path)
+
+
+class _Content(Args):
+    content: str | None = Field(
+        default=None, max_length=MAX_FILE_BYTES, description="The whole text (UTF-8)."
+    )
+    content_base64: str | None = Field(
+        default=None,
+        max_length=MAX_FILE_BYTES // 3 * 4 + 4,
+        description="Or the bytes as base64 (binary files).",
+    )
+    local_file_path: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=1024,
+        description="Or a file under the working folder (stdio server only).",
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> _Content:
+        given = [n for n in ("content", "content_base64", "local_file_path") if self.given(n)]
+        if len(given) != 1:
+            raise ValueError("give exactly one of content, contentBase64 or localFilePath")
+        return self
+
+    def data(self, call: Call) -> bytes:
+        if self.content is not None:
+            return self.content.encode("utf-8")
+        if self.content_base64 is not None:
+            try:
+                return base64.b64decode(self.content_base64, validate=True)
+            except (binascii.Error, ValueError):
+                raise ValidationFailed.field(
+                    "contentBase64", "is not valid base64 (standard alphabet, with padding)."
+                ) from None
+        assert self.local_file_path is not None  # noqa: S101 - _one_source
+        return local.read_local(call, self.local_file_path)
+
+
+class ListSpecFiles(Args):
+    project_id: ProjectRef
+    path: str | None = Field(
+        default=None, min_length=1, max_length=MAX_PATH, description="Only this folder."
+    )
+    trashed: bool = Field(default=False, description="true: the trash bin instead.")
+    limit: int = Field(default=files.DEFAULT_PAGE, ge=1, le=files.MAX_PAGE)
+    offset: Offset = 0
+
+
+class GetSpecFile(_Named):
+    include_trashed: bool = False
+    revisions: int = Field(
+        default=0, ge=0, le=files.MAX_PAGE, description="Also list this many newest revisions."
+    )
+
+
+class ReadSpecFile(_Named):
+    offset: int = Field(default=1, ge=1, le=2**31 - 1, description="First line, from 1.")
+    limit: int = Field(default=MAX_WINDOW_LINES, ge=1, le=MAX_WINDOW_LINES)
+    revision: int | None = Field(default=None, ge=1, le=2**31 - 1, description="An older one.")
+    include_trashed: bool = False
+
+
+class UploadSpecFile(_Content):
+    project_id: ProjectRef
+    workspace_id: WorkspaceId
+    path: str = Field(min_length=1, max_length=MAX_PATH)
+    idempotency_key: IdempotencyKey = None
+
+
+class UpdateSpecFile(_Content, _Named):
+    workspace_id: WorkspaceId
+    expected_version: str = Field(
+        min_length=1, max_length=64, description="The contentVersion you read."
+    )
+    idempotency_key: IdempotencyKey = None
+
+
+class TrashAction(_Named):
+    workspace_id: WorkspaceId
+
+
+class DownloadSpecFile(_Named):
+    revision: int | None = Field(default=None, ge=1, le=2**31 - 1)
+    folder: str = Field(
+        default=local.DEFAULT_FOLDER,
+        min_length=1,
+        max_length=1024,
+        description="Under the working folder; the file lands at its path inside it.",
+    )
+    overwrite: bool = False
+    include_trashed: bool = False
+
+
+def list_spec_files(call: Call, args: ListSpecFiles) -> Reply:
+    found = files.list_spec_files(
+        call.db,
+        call.actor,
+        project=args.project_id,
+        path=args.path,
+        trashed=args.trashed,
+        limit=args.limit,
+        offset=args.offset,
+    )
+    total = found["total"]
+
+    def answer(rows: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "files": rows,
+            "total": total,
+            "nextOffset": next_offset(args.offset, len(rows), total),
+        }
+
+    body, text = fitted_answer(found["files"], answer)
+    note = page_note(shown=len(body["files"]), offset=args.offset, total=total)
+    return Reply(body, note, text)
+
+
+def get_spec_file(call: Call, args: GetSpecFile) -> Reply:
+    return Reply(
+        files.get_spec_file(
+            call.db,
+            call.actor,
+            project=args.project_id,
+            ref=args.ref(),
+            include_trashed=args.include_trashed,
+            revisions_limit=args.revisions,
+        )
+    )
+
+
+def read_spec_file(call: Call, args: ReadSpecFile) -> Reply:
+    body = files.read_spec_file(
+        call.db,
+        call.actor,
+        project=args.project_id,
+        ref=args.ref(),
+        offset=args.offset,
+        limit=args.limit,
+        revision=args.revision,
+        room=WINDOW_ROOM,
+        include_trashed=args.include_trashed,
+    )
+    note = None
+    if body["nextOffset"] is not None:
+        note = (
+            f"Lines {body['offset']}–{body['offset'] + body['lines'] - 1} of "
+            f"{body['totalLines']}; pass offset {body['nextOffset']} for more."
+        )
+    return Reply(body, note)
+
+
+def upload_spec_file(call: Call, args: UploadSpecFile) -> Reply:
+    made = files.upload_spec_file(
+        call.db,
+        call.actor,
+        project=args.project_id,
+        workspace_id=args.workspace_id,
+        path=args.path,
+        content=args.data(call),
+        idempotency_key=args.idempotency_key,
+    )
+    return Reply(
+        made.body, "Already made by this key: this is its answer." if made.replayed else None
+    )
+
+
+def update_spec_file(call: Call, args: UpdateSpecFile) -> Reply:
+    saved = files.update_spec_file(
+        call.db,
+        call.actor,
+        project=args.project_id,
+        workspace_id=args.workspace_id,
+        ref=args.ref(),
+        content=args.data(call),
+        expected_version=args.expected_version,
+        idempotency_key=args.idempotency_key,
+    )
+    return Reply(
+        saved.body, "Already saved by this key: this is its answer." if saved.replayed else None
+    )
+
+
+def move_spec_file_to_trash(call: Call, args: TrashAction) -> Reply:
+    done = files.move_spec_file_to_trash(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_id, ref=args.ref()
+    )
+    return Reply(done, None if done["changed"] else "It was already in the trash bin.")
+
+
+def restore_spec_file_from_trash(call: Call, args: TrashAction) -> Reply:
+    done = files.restore_spec_file_from_trash(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_id, ref=args.ref()
+    )
+    return Reply(done, None if done["changed"] else "It was not in the trash bin.")
+
+
+def download_spec_file(call: Call, args: DownloadSpecFile) -> Reply:
+    local.require_stdio(call, "download_spec_file")
+    view, data = files.read_file_bytes(
+        call.db,
+        call.actor,
+        project=args.project_id,
+        ref=args.ref(),
+        revision=args.revision,
+        include_trashed=args.include_trashed,
+    )
+    saved_to = local.write_local(call, args.folder, view["path"], data, overwrite=args.overwrite)
+    return Reply({"file": view, "savedTo": str(saved_to), "bytes": len(data)})
+
+
+_WRITE = (Scope.SPECS_WRITE,)
+
+TOOLS = (
+    ToolDef(
+        name="list_spec_files",
+        title="List spec files",
+        description=(
+            "A project's spec files in path order, with kind, size, lines and revision count. "
+            "path: only that folder; trashed: true lists the trash bin."
+        ),
+        args=ListSpecFiles,
+        toolset=Toolset.SPECS,
+        run=list_spec_files,
+    ),
+    ToolDef(
+        name="get_spec_file",
+        title="Spec file details",
+        description=(
+            "One file's details by fileId or path, with the contentVersion update_spec_file "
+            "needs; revisions: N adds the N newest revisions (who saved, when)."
+        ),
+        args=GetSpecFile,
+        toolset=Toolset.SPECS,
+        run=get_spec_file,
+    ),
+    ToolDef(
+        name="read_spec_file",
+        title="Read a spec file",
+        description=(
+            "Lines of a text file: offset (from 1), up to limit lines; totalLines, truncated "
+            "and nextOffset say what is left. revision reads an older one. Binary files and "
+            "files over 8 MiB are refused."
+        ),
+        args=ReadSpecFile,
+        toolset=Toolset.SPECS,
+        run=read_spec_file,
+    ),
+    keyed_write(
+        "upload_spec_file",
+        "Add a spec file",
+        "A new file at a path that has none yet: content (text), contentBase64 (bytes) or, on "
+        "the stdio server, localFilePath.",
+        UploadSpecFile,
+        upload_spec_file,
+        toolset=Toolset.SPECS,
+        scopes=_WRITE,
+    ),
+    keyed_write(
+        "update_spec_file",
+        "Save a spec file",
+        "Save a new revision of the whole file from the contentVersion you read "
+        "(expectedVersion). If someone saved meanwhile nothing is written: read it again, "
+        "merge, and save from the new version; do not resend your text as it was.",
+        UpdateSpecFile,
+        update_spec_file,
+        toolset=Toolset.SPECS,
+        scopes=_WRITE,
+    ),
+    ToolDef(
+        name="move_spec_file_to_trash",
+        title="Move a spec file to the trash",
+        description=(
+            "Move a file to the trash bin: it leaves lists and reads but can be restored. Not "
+            "a delete."
+        ),
+        args=TrashAction,
+        toolset=Toolset.SPECS,
+        run=move_spec_file_to_trash,
+        scopes=_WRITE,
+        read_only=False,
+    ),
+    ToolDef(
+        name="restore_spec_file_from_trash",
+        title="Restore a spec file",
+        description="Take a file out of the trash bin, back at its path.",
+        args=TrashAction,
+        toolset=Toolset.SPECS,
+        run=restore_spec_file_from_trash,
+        scopes=_WRITE,
+        read_only=False,
+    ),
+    ToolDef(
+        name="download_spec_file",
+        title="Save a spec file to disk",
+        description=(
+            "stdio server only: write a file (any kind, up to 50 MiB) under the working folder, "
+            "by default at .specs/<its path>; refuses to replace a file unless overwrite: true. "
+            "Answers where it saved, not the content."
+        ),
+        args=DownloadSpecFile,
+        toolset=Toolset.SPECS,
+        run=download_spec_file,
+        stdio_only=True,
+    ),
+)

@@ -1,0 +1,200 @@
+"""Content-addressed blobs: bytes stored once under their sha256, read whole or by range.
+
+Spec files, attachments and (next) artifacts keep their bytes here and only the digest in
+their own rows, so the same bytes saved twice (a file re-uploaded, a revision rolled back, one
+logo in ten artifacts) take their room once.
+
+Two stores behind one interface, `BlobStore`:
+
+- `DatabaseBlobStore` (the default): the `blobs` row (digest, size) and the bytes in
+  `blob_chunks` of CHUNK bytes each, in the same transaction as the rows that name them. A
+  read of a byte range reads only the chunks it covers, so a window of a large file costs the
+  window, not the file.
+- `FolderBlobStore` (`CREWBOARD_BLOB_DIR`): the `blobs` row in the database, the bytes in a
+  file named by the digest under the folder (`ab/cdef…`), written to a temporary name and
+  renamed into place, so a reader never sees half a blob. A write that rolls back leaves at
+  most an unnamed file behind, which holds nothing anyone can reach and is the same bytes a
+  later save would write.
+
+Blobs are never changed, and never removed while a row names them (`remove` is for a
+collector that has checked).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Protocol
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Connection,
+    Integer,
+    LargeBinary,
+    PrimaryKeyConstraint,
+    String,
+    Table,
+    bindparam,
+    delete,
+    select,
+)
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from crewboard.domain.specs import digest_of
+from crewboard.storage.schema import metadata
+from crewboard.storage.types import UTCDateTime
+
+CHUNK = 256 * 1024  # bytes of one stored chunk
+
+blobs = Table(
+    "blobs",
+    metadata,
+    Column("digest", String(64), primary_key=True),
+    Column("size", BigInteger, nullable=False),
+    Column("chunk_size", Integer, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+)
+
+blob_chunks = Table(
+    "blob_chunks",
+    metadata,
+    Column("digest", String(64), nullable=False),
+    Column("seq", Integer, nullable=False),
+    Column("data", LargeBinary, nullable=False),
+    PrimaryKeyConstraint("digest", "seq"),
+)
+
+_SIZE = select(blobs.c.size, blobs.c.chunk_size).where(blobs.c.digest == bindparam("digest"))
+_CHUNKS = (
+    select(blob_chunks.c.seq, blob_chunks.c.data)
+    .where(
+        blob_chunks.c.digest == bindparam("digest"),
+        blob_chunks.c.seq >= bindparam("first"),
+        blob_chunks.c.seq <= bindparam("last"),
+    )
+    .order_by(blob_chunks.c.seq)
+)
+
+
+class BlobStore(Protocol):
+    def put(self, data: bytes) -> str:
+        """Store the bytes (once); their digest."""
+        ...
+
+    def size(self, digest: str) -> int | None:
+        """The blob's size in bytes, None when there is no such blob."""
+        ...
+
+    def read(self, digest: str, start: int = 0, length: int | None = None) -> bytes:
+        """`length` bytes from `start` (to the end when None); fewer at the end of the blob."""
+        ...
+
+    def remove(self, digest: str) -> None:
+        """Forget a blob no row names any more."""
+        ...
+
+
+def _insert_blob_row(conn: Connection, digest: str, size: int, chunk_size: int, at: object) -> bool:
+    """Add the `blobs` row unless it is there; True when this call added it."""
+    values = {"digest": digest, "size": size, "chunk_size": chunk_size, "created_at": at}
+    if conn.dialect.name == "postgresql":
+        added = conn.execute(pg_insert(blobs).values(values).on_conflict_do_nothing())
+    else:
+        added = conn.execute(sqlite_insert(blobs).values(values).on_conflict_do_nothing())
+    return added.rowcount == 1
+
+
+class DatabaseBlobStore:
+    """Blobs in the database, chunked, inside the caller's transaction."""
+
+    def __init__(self, conn: Connection, now: object) -> None:
+        self.conn = conn
+        self.now = now
+
+    def put(self, data: bytes) -> str:
+        digest = digest_of(data)
+        if _insert_blob_row(self.conn, digest, len(data), CHUNK, self.now):
+            rows = [
+                {"digest": digest, "seq": n, "data": data[at : at + CHUNK]}
+                for n, at in enumerate(range(0, len(data), CHUNK))
+            ]
+            if rows:
+                self.conn.execute(blob_chunks.insert(), rows)
+        return digest
+
+    def size(self, digest: str) -> int | None:
+        row = self.conn.execute(_SIZE, {"digest": digest}).first()
+        return None if row is None else int(row.size)
+
+    def read(self, digest: str, start: int = 0, length: int | None = None) -> bytes:
+        row = self.conn.execute(_SIZE, {"digest": digest}).first()
+        if row is None:
+            raise LookupError(f"no blob {digest}")
+        end = int(row.size) if length is None else min(int(row.size), start + length)
+        if start >= end:
+            return b""
+        chunk = int(row.chunk_size)
+        first, last = start // chunk, (end - 1) // chunk
+        parts = self.conn.execute(_CHUNKS, {"digest": digest, "first": first, "last": last})
+        joined = b"".join(bytes(part.data) for part in parts)
+        skip = start - first * chunk
+        return joined[skip : skip + (end - start)]
+
+    def remove(self, digest: str) -> None:
+        self.conn.execute(delete(blob_chunks).where(blob_chunks.c.digest == digest))
+        self.conn.execute(delete(blobs).where(blobs.c.digest == digest))
+
+
+class FolderBlobStore:
+    """Blob rows in the database, bytes in files under a folder, named by their digest."""
+
+    def __init__(self, conn: Connection, now: object, folder: Path) -> None:
+        self.conn = conn
+        self.now = now
+        self.folder = folder
+
+    def path_of(self, digest: str) -> Path:
+        return self.folder / digest[:2] / digest[2:]
+
+    def put(self, data: bytes) -> str:
+        digest = digest_of(data)
+        target = self.path_of(digest)
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".incoming-")
+            try:
+                with os.fdopen(handle, "wb") as out:
+                    out.write(data)
+                    out.flush()
+                    os.fsync(out.fileno())
+                Path(temporary).replace(target)
+            except BaseException:
+                Path(temporary).unlink(missing_ok=True)
+                raise
+        _insert_blob_row(self.conn, digest, len(data), 0, self.now)
+        return digest
+
+    def size(self, digest: str) -> int | None:
+        row = self.conn.execute(_SIZE, {"digest": digest}).first()
+        return None if row is None else int(row.size)
+
+    def read(self, digest: str, start: int = 0, length: int | None = None) -> bytes:
+        if self.size(digest) is None:
+            raise LookupError(f"no blob {digest}")
+        with self.path_of(digest).open("rb") as source:
+            source.seek(start)
+            return source.read() if length is None else source.read(length)
+
+    def remove(self, digest: str) -> None:
+        self.conn.execute(delete(blobs).where(blobs.c.digest == digest))
+        self.path_of(digest).unlink(missing_ok=True)
+
+
+def blob_store(conn: Connection, now: object, folder: Path | None) -> BlobStore:
+    """The configured store over this connection."""
+    if folder is None:
+        return DatabaseBlobStore(conn, now)
+    return FolderBlobStore(conn, now, folder)

@@ -1,0 +1,1 @@
+"""Storage of the specs area: spec files and their revisions."""

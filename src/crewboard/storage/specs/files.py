@@ -1,0 +1,172 @@
+"""The spec file repository: files by id and path, lists, revisions, saves checked against the
+version the writer read, the trash."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, Row, and_, bindparam, func, select, update
+
+from crewboard.domain.specs import FileKind, LineIndex, SpecFile, SpecRevision
+from crewboard.storage.specs.tables import spec_file_revisions, spec_files
+
+_f = spec_files.c
+_r = spec_file_revisions.c
+_BY_ID = select(spec_files).where(_f.id == bindparam("id"))
+_BY_PATH = select(spec_files).where(
+    _f.project_id == bindparam("project_id"), _f.path == bindparam("path")
+)
+_REVISION = select(spec_file_revisions).where(
+    _r.file_id == bindparam("file_id"), _r.revision == bindparam("revision")
+)
+
+
+def _file(row: Row[Any]) -> SpecFile:
+    return SpecFile(
+        id=row.id,
+        project_id=row.project_id,
+        path=row.path,
+        kind=FileKind(row.kind),
+        size=int(row.size),
+        total_lines=row.total_lines,
+        revision_count=row.revision_count,
+        content_version=row.content_version,
+        digest=row.digest,
+        created_by=row.created_by,
+        created_at=row.created_at,
+        updated_by=row.updated_by,
+        updated_at=row.updated_at,
+        trashed_at=row.trashed_at,
+        trashed_by=row.trashed_by,
+    )
+
+
+def _revision(row: Row[Any]) -> SpecRevision:
+    return SpecRevision(
+        file_id=row.file_id,
+        revision=row.revision,
+        project_id=row.project_id,
+        kind=FileKind(row.kind),
+        size=int(row.size),
+        digest=row.digest,
+        content_version=row.content_version,
+        lines=LineIndex(row.total_lines, tuple(row.line_marks)),
+        author=row.author,
+        created_at=row.created_at,
+    )
+
+
+class SpecFileRepository:
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def get(self, file_id: str) -> SpecFile | None:
+        row = self.conn.execute(_BY_ID, {"id": file_id}).first()
+        return None if row is None else _file(row)
+
+    def get_by_path(self, project_id: str, path: str) -> SpecFile | None:
+        row = self.conn.execute(_BY_PATH, {"project_id": project_id, "path": path}).first()
+        return None if row is None else _file(row)
+
+    def page(
+        self, project_id: str, *, prefix: str | None, trashed: bool, limit: int, offset: int
+    ) -> tuple[list[SpecFile], int]:
+        """One page of the project's files (or its trash) in path order, and how many there are."""
+        conditions = [
+            _f.project_id == project_id,
+            _f.trashed_at.is_not(None) if trashed else _f.trashed_at.is_(None),
+        ]
+        if prefix is not None:
+            # A prefix range (not LIKE): `docs/` up to the next possible string.
+            conditions += [_f.path >= prefix, _f.path < prefix[:-1] + chr(ord(prefix[-1]) + 1)]
+        where = and_(*conditions)
+        rows = self.conn.execute(
+            select(spec_files).where(where).order_by(_f.path).limit(limit).offset(offset)
+        )
+        total = self.conn.execute(select(func.count()).select_from(spec_files).where(where))
+        return [_file(row) for row in rows], int(total.scalar_one())
+
+    def add(self, file: SpecFile, revision: SpecRevision) -> None:
+        self.conn.execute(
+            spec_files.insert(),
+            {
+                "id": file.id,
+                "project_id": file.project_id,
+                "path": file.path,
+                "kind": file.kind.value,
+                "size": file.size,
+                "total_lines": file.total_lines,
+                "revision_count": file.revision_count,
+                "content_version": file.content_version,
+                "digest": file.digest,
+                "created_by": file.created_by,
+                "created_at": file.created_at,
+                "updated_by": file.updated_by,
+                "updated_at": file.updated_at,
+                "trashed_at": None,
+                "trashed_by": None,
+            },
+        )
+        self.add_revision(revision)
+
+    def add_revision(self, revision: SpecRevision) -> None:
+        self.conn.execute(
+            spec_file_revisions.insert(),
+            {
+                "file_id": revision.file_id,
+                "revision": revision.revision,
+                "project_id": revision.project_id,
+                "kind": revision.kind.value,
+                "size": revision.size,
+                "digest": revision.digest,
+                "content_version": revision.content_version,
+                "total_lines": revision.lines.total_lines,
+                "line_marks": list(revision.lines.marks),
+                "author": revision.author,
+                "created_at": revision.created_at,
+            },
+        )
+
+    def advance(self, revision: SpecRevision, *, expected_version: str) -> bool:
+        """Make `revision` the file's newest if the file is still at `expected_version`
+        (compare and set); False when another save came first. The caller adds the revision
+        row only after this succeeds."""
+        result = self.conn.execute(
+            update(spec_files)
+            .where(_f.id == revision.file_id, _f.content_version == expected_version)
+            .values(
+                kind=revision.kind.value,
+                size=revision.size,
+                total_lines=revision.lines.total_lines,
+                revision_count=revision.revision,
+                content_version=revision.content_version,
+                digest=revision.digest,
+                updated_by=revision.author,
+                updated_at=revision.created_at,
+            )
+        )
+        return result.rowcount == 1
+
+    def revision(self, file_id: str, revision: int) -> SpecRevision | None:
+        row = self.conn.execute(_REVISION, {"file_id": file_id, "revision": revision}).first()
+        return None if row is None else _revision(row)
+
+    def revisions(self, file_id: str, *, limit: int, offset: int) -> tuple[list[SpecRevision], int]:
+        """Revisions newest first, and how many there are."""
+        rows = self.conn.execute(
+            select(spec_file_revisions)
+            .where(_r.file_id == file_id)
+            .order_by(_r.revision.desc())
+            .limit(limit)
+            .offset(offset)
+        )
+        total = self.conn.execute(
+            select(func.count()).select_from(spec_file_revisions).where(_r.file_id == file_id)
+        )
+        return [_revision(row) for row in rows], int(total.scalar_one())
+
+    def set_trashed(self, file_id: str, *, at: datetime | None, by: dict[str, Any] | None) -> None:
+        self.conn.execute(
+            update(spec_files).where(_f.id == file_id).values(trashed_at=at, trashed_by=by)
+        )
