@@ -64,9 +64,14 @@ def column_keys(page: Any, status: str) -> list[str]:
 
 def box(page: Any, selector: str) -> dict[str, float]:
     """Where an element is now (a live refresh may be swapping the board in that moment)."""
+    from playwright.sync_api import Error  # noqa: PLC0415 - only with a browser
+
     for _ in range(50):
-        page.locator(selector).scroll_into_view_if_needed()
-        found = page.locator(selector).bounding_box()
+        try:  # a refresh may swap the tile out between finding it and measuring it
+            page.locator(selector).scroll_into_view_if_needed(timeout=2_000)
+            found = page.locator(selector).bounding_box()
+        except Error:
+            found = None
         if found is not None:
             return dict(found)
         page.wait_for_timeout(100)
