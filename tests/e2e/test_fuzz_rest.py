@@ -2,11 +2,12 @@
 
 Every operation in /api/v1/openapi.json gets generated requests, valid (positive) and invalid
 (negative), with a personal token holding every scope of a user who owns a project with tasks,
-a draft, a memory record, comments, outputs and state versions. Path parameters mostly name
-those real rows, so the handlers are reached and not only their 404s. Each answer must be:
+a draft, a memory record, comments, outputs, state versions and spec files (a text and a
+binary one). Path parameters mostly name those real rows, so the handlers are reached and not
+only their 404s. Each answer must be:
 
 - not a server error (schemathesis' `not_a_server_error`);
-- strict JSON (no NaN or Infinity);
+- strict JSON (no NaN or Infinity), but for a download whose media type the route declares;
 - for every 4xx, exactly `{"error": {"code", "message", "details"}}` with a known code;
 - for invalid data, a refusal (schemathesis' `negative_data_rejection`);
 - after any refusal, a database that has the same row count in every table as before.
@@ -46,6 +47,7 @@ from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import projects, state
 from crewboard.services.review import drafts
+from crewboard.services.specs import files as spec_files
 from crewboard.storage.database import Database
 from crewboard.storage.tables import metadata
 from tests.conftest import ONLY_POSTGRESQL
@@ -65,6 +67,7 @@ CONFIG = schemathesis.Config.from_dict(
 )
 MODES = [pytest.param(m, id=m.value) for m in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)]
 PROJECT = "/api/v1/projects/{project}"
+PNG = b"\x89PNG\r\n\x1a\n\x00"
 
 
 @dataclass
@@ -140,6 +143,18 @@ def build_world(db: Database) -> World:
             db, actor, project="CRW", workspace_id=None, content=text, expected_revision=revision
         )
     crw = projects.describe_project(db, actor, "CRW")["project"]["id"]
+    specs = [
+        spec_files.upload_spec_file(
+            db,
+            actor,
+            project="CRW",
+            workspace_id=None,
+            path=path,
+            content=content,
+            idempotency_key=f"spec-{path}",
+        ).body["file"]["id"]
+        for path, content in (("docs/spec.md", b"# Spec\nline 2\n"), ("logo.png", PNG))
+    ]
     old = make_project(db, owner, "OLD")
     projects.set_project_archived(db, actor, project=old, workspace_id=None, archived=True)
     arc = make_project(db, owner, "ARC")
@@ -153,6 +168,7 @@ def build_world(db: Database) -> World:
             "draft": [draft["draft"]["id"]],
             "record_id": [made["record"]],
             "revision": [1, 2],
+            "file": specs,
         },
         deletable=["OLD", old],
         archivable=["ARC", arc],
@@ -227,9 +243,15 @@ def strict_json(content: bytes) -> Any:
     return json.loads(content, parse_constant=refuse)
 
 
-def problems_of(response: Any, before: dict[str, int], after: dict[str, int]) -> list[str]:
-    """What is wrong with one answer, apart from the schemathesis checks."""
+def problems_of(
+    response: Any, before: dict[str, int], after: dict[str, int], declared: set[str]
+) -> list[str]:
+    """What is wrong with one answer, apart from the schemathesis checks. A success may be
+    other than JSON when the route declares that media type (a spec file's bytes)."""
     found = []
+    media = ",".join(response.headers.get("content-type", []))  # schemathesis: name -> values
+    if response.status_code < 300 and media != "application/json":
+        return [] if media in declared else [f"a success as {media!r}, which it does not declare"]
     try:
         body = strict_json(response.content)
     except ValueError as not_json:
@@ -250,6 +272,12 @@ def problems_of(response: Any, before: dict[str, int], after: dict[str, int]) ->
             changed = {k: (before.get(k), v) for k, v in after.items() if before.get(k) != v}
             found.append(f"a refused call changed rows: {changed}")
     return found
+
+
+def media_types(operation: Any) -> set[str]:
+    """The media types the operation declares for its answers."""
+    responses = operation.definition.raw.get("responses", {}).values()
+    return {media for answer in responses for media in answer.get("content", {})}
 
 
 def describe(response: Any) -> str:
@@ -291,7 +319,7 @@ class Fuzzer:
         self.tally.calls[case.operation.label] += 1
         self.tally.answers[case.operation.label, response.status_code] += 1
         after = fingerprint(self.db)
-        problems = problems_of(response, self.rows, after)
+        problems = problems_of(response, self.rows, after, media_types(case.operation))
         self.rows = after
         checks = [schemathesis.checks.not_a_server_error]
         if self.mode.is_negative:

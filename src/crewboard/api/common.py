@@ -51,6 +51,8 @@ def json_route(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         try:
             result = await handler(request)
+            if isinstance(result, Response):  # a route that answers other than JSON
+                return result
             if isinstance(result, Created):
                 return JSONResponse(result.body, status_code=201)
             return JSONResponse(result)
@@ -98,12 +100,18 @@ def created(result: KeyedResult) -> Created:
 
 
 def model_without(
-    name: str, model: type[a.Args], *, drop: tuple[str, ...], **extra: Any
+    name: str,
+    model: type[a.Args],
+    *,
+    drop: tuple[str, ...],
+    base: type[a.Args] = a.Args,
+    **extra: Any,
 ) -> type[a.Args]:
     """`model` as a REST body or query: the path and headers carry the fields in `drop`;
-    `extra` adds or replaces fields as `(annotation, Field(...))`."""
+    `extra` adds or replaces fields as `(annotation, Field(...))`; `base` may add to the
+    schema what fields cannot say (a rule across fields)."""
     kept = {k: (f.annotation, f) for k, f in model.model_fields.items() if k not in drop}
-    return create_model(name, __base__=a.Args, **{**kept, **extra})
+    return create_model(name, __base__=base, **{**kept, **extra})
 
 
 def parse_args(model: type[M], data: dict[str, Any], *, strict: bool = True) -> M:
@@ -207,3 +215,5 @@ class Endpoint:
     # The query string the handler reads, as the model that checks it (or that mirrors its
     # checks): OpenAPI lists each field as a query parameter with its type and bounds.
     query: type[a.Args] | None = None
+    # The media types of a success; a route answering other than JSON returns its Response.
+    produces: tuple[str, ...] = ("application/json",)

@@ -84,7 +84,7 @@ def _operation(endpoint: Endpoint, schemas: dict[str, Any]) -> dict[str, Any]:
         "responses": {
             str(endpoint.success): {
                 "description": "Success",
-                "content": {"application/json": {}},
+                "content": {media: {} for media in endpoint.produces},
             },
             "default": {
                 "description": "A refusal with a stable code",

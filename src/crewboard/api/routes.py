@@ -13,6 +13,7 @@ from starlette.routing import Route
 from crewboard.api import identity as identity_routes
 from crewboard.api import memory as memory_routes
 from crewboard.api import projects as project_routes
+from crewboard.api import specs as spec_routes
 from crewboard.api.board import notes as note_routes
 from crewboard.api.board import tasks as task_routes
 from crewboard.api.common import Endpoint, json_route
@@ -30,6 +31,7 @@ def all_endpoints() -> tuple[Endpoint, ...]:
         *review_routes.ENDPOINTS,
         *memory_routes.ENDPOINTS,
         *activity_routes.ENDPOINTS,
+        *spec_routes.ENDPOINTS,
     )
 
 

@@ -1,0 +1,415 @@
+"""REST routes of spec files: list, details, line windows, the raw bytes, upload, save, the
+trash bin.
+
+Queries and bodies are checked by the spec file tools' argument models (camelCase, as on MCP),
+so a bad value is refused with the same code and field. The path names the project and the
+file (by id). A save names the `contentVersion` it was made from in `If-Match: "<version>"`
+(412 when stale) or as `expectedVersion` in the body (409 when stale). `localFilePath` is not
+taken here: the server's disk is not the caller's (the stdio server reads local files).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+from urllib.parse import quote
+
+from pydantic import ConfigDict, Field
+from starlette.requests import Request
+from starlette.responses import Response
+
+from crewboard.api.common import (
+    Created,
+    Endpoint,
+    Handler,
+    created,
+    guard_precondition,
+    keyed_body,
+    model_without,
+    parse_args,
+    read_body,
+    run_service,
+    workspace_of,
+)
+from crewboard.errors import ValidationFailed
+from crewboard.jsonbody import MAX_BODY
+from crewboard.mcp import args as a
+from crewboard.mcp.tools.specs.files import (
+    GetSpecFile,
+    ListSpecFiles,
+    ReadSpecFile,
+    TrashAction,
+    UpdateSpecFile,
+    UploadSpecFile,
+)
+from crewboard.services.specs import files
+
+TEXT = "text/plain; charset=utf-8"
+BINARY = "application/octet-stream"
+# Fields the path carries: the project, and the file (by id, so neither fileId nor path).
+NOT_IN_BODY = ("projectId", "fileId", "path")
+
+
+# --- the query string and body ---------------------------------------------------------------
+
+
+def _query(request: Request, model: type[a.Args]) -> dict[str, Any]:
+    """The query parameters, each one a field of `model` (the route's OpenAPI query).
+
+    Raises:
+        ValidationFailed: a parameter this route does not take.
+    """
+    accepted = sorted(f.alias or n for n, f in model.model_fields.items())
+    params = dict(request.query_params)
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
+        raise ValidationFailed.field(unknown[0], "is not a parameter of this route.", accepted)
+    return params
+
+
+def _body(data: dict[str, Any], carried: tuple[str, ...]) -> dict[str, Any]:
+    """The body, refusing the fields the path carries and `localFilePath`.
+
+    Raises:
+        ValidationFailed: naming the field.
+    """
+    if "localFilePath" in data:
+        raise ValidationFailed.field(
+            "localFilePath",
+            "is taken only by the stdio server, which runs on your machine; over REST send "
+            "content (text) or contentBase64 (bytes).",
+        )
+    for name in carried:
+        if name in data:
+            raise ValidationFailed.field(
+                name, "is not a body field here: the path names the project and the file."
+            )
+    return data
+
+
+def _content(text: str | None, encoded: str | None) -> bytes:
+    """The bytes to save, from the one source given.
+
+    Raises:
+        ValidationFailed: neither or both given, or bad base64.
+    """
+    if (text is None) == (encoded is None):
+        raise ValidationFailed.field(
+            "content", "give exactly one of content (text) or contentBase64 (bytes)."
+        )
+    if text is not None:
+        return text.encode("utf-8")
+    try:
+        return base64.b64decode(encoded or "", validate=True)
+    except (binascii.Error, ValueError):
+        raise ValidationFailed.field(
+            "contentBase64", "is not valid base64 (standard alphabet, with padding)."
+        ) from None
+
+
+def _if_match(request: Request) -> str | None:
+    """The contentVersion an `If-Match` header names, quoted as an entity tag or bare.
+
+    Raises:
+        ValidationFailed: not one content version (`*`, a list, a weak tag, empty).
+    """
+    raw = request.headers.get("if-match")
+    if raw is None:
+        return None
+    tag = raw.strip()
+    if len(tag) >= 2 and tag[0] == tag[-1] == '"':
+        tag = tag[1:-1]
+    if not tag or len(tag) > 64 or any(c in tag for c in '"*, '):
+        raise ValidationFailed.field(
+            "If-Match",
+            'must name one contentVersion, as GET …/specs/{fileId} gives it: If-Match: "cv_…".',
+        )
+    return tag
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+async def list_spec_files(request: Request) -> dict[str, Any]:
+    query = _query(request, ListQuery)
+    args = parse_args(
+        ListSpecFiles, {**query, "projectId": request.path_params["project"]}, strict=False
+    )
+    return await run_service(  # type: ignore[no-any-return]
+        request,
+        lambda db, actor: files.list_spec_files(
+            db,
+            actor,
+            project=args.project_id,
+            path=args.path,
+            trashed=args.trashed,
+            limit=args.limit,
+            offset=args.offset,
+        ),
+    )
+
+
+def _named(request: Request, model: type[a.Args]) -> dict[str, Any]:
+    """The query with the project and file the path names."""
+    path = request.path_params
+    return {**_query(request, model), "projectId": path["project"], "fileId": path["file"]}
+
+
+async def get_spec_file(request: Request) -> dict[str, Any]:
+    args = parse_args(GetSpecFile, _named(request, DetailsQuery), strict=False)
+    return await run_service(  # type: ignore[no-any-return]
+        request,
+        lambda db, actor: files.get_spec_file(
+            db,
+            actor,
+            project=args.project_id,
+            ref=args.ref(),
+            include_trashed=args.include_trashed,
+            revisions_limit=args.revisions,
+        ),
+    )
+
+
+async def read_spec_file(request: Request) -> dict[str, Any]:
+    args = parse_args(ReadSpecFile, _named(request, LinesQuery), strict=False)
+    return await run_service(  # type: ignore[no-any-return]
+        request,
+        lambda db, actor: files.read_spec_file(
+            db,
+            actor,
+            project=args.project_id,
+            ref=args.ref(),
+            offset=args.offset,
+            limit=args.limit,
+            revision=args.revision,
+            include_trashed=args.include_trashed,
+        ),
+    )
+
+
+async def spec_file_content(request: Request) -> Response:
+    args = parse_args(ReadSpecFile, _named(request, ContentQuery), strict=False)
+    view, data = await run_service(
+        request,
+        lambda db, actor: files.read_file_bytes(
+            db,
+            actor,
+            project=args.project_id,
+            ref=args.ref(),
+            revision=args.revision,
+            include_trashed=args.include_trashed,
+        ),
+    )
+    return Response(
+        data,
+        media_type=TEXT if view["kind"] == "text" else BINARY,
+        headers={
+            "ETag": f'"{view["contentVersion"]}"',
+            "Content-Disposition": attachment(view["path"].rsplit("/", 1)[-1]),
+        },
+    )
+
+
+def attachment(name: str) -> str:
+    """A Content-Disposition naming the file: a plain ASCII `filename` every client reads (no
+    quote, backslash or control character survives into it), and the exact name in
+    `filename*` (RFC 6266) when it differs."""
+    plain = "".join(c if " " <= c <= "~" and c not in '"\\' else "_" for c in name)
+    value = f'attachment; filename="{plain}"'
+    if plain != name:
+        value += f"; filename*=UTF-8''{quote(name, safe='')}"
+    return value
+
+
+# --- writing ---------------------------------------------------------------------------------
+
+
+async def upload_spec_file(request: Request) -> Created:
+    data = _body(await keyed_body(request), ("projectId", "fileId"))
+    args = parse_args(UploadSpecFile, {**data, "projectId": request.path_params["project"]})
+    content = _content(args.content, args.content_base64)
+    result = await run_service(
+        request,
+        lambda db, actor: files.upload_spec_file(
+            db,
+            actor,
+            project=args.project_id,
+            workspace_id=args.workspace_id,
+            path=args.path,
+            content=content,
+            idempotency_key=args.idempotency_key,
+        ),
+    )
+    return created(result)
+
+
+async def update_spec_file(request: Request) -> dict[str, Any]:
+    data = _body(await keyed_body(request), NOT_IN_BODY)
+    from_header = _if_match(request)
+    if from_header is None and "expectedVersion" not in data:
+        raise ValidationFailed.field(
+            "expectedVersion",
+            'required: the contentVersion you read (or send it as If-Match: "cv_…").',
+        )
+    workspace = workspace_of(data)
+    path = request.path_params
+    filled = {"workspaceId": None, **data, "projectId": path["project"], "fileId": path["file"]}
+    if from_header is not None:
+        filled["expectedVersion"] = from_header
+    args = parse_args(UpdateSpecFile, filled)
+    content = _content(args.content, args.content_base64)
+    result = await guard_precondition(
+        lambda: run_service(
+            request,
+            lambda db, actor: files.update_spec_file(
+                db,
+                actor,
+                project=args.project_id,
+                workspace_id=workspace,
+                ref=args.ref(),
+                content=content,
+                expected_version=args.expected_version,
+                idempotency_key=args.idempotency_key,
+            ),
+        ),
+        from_header is not None,
+    )
+    return {**result.body, "replayed": result.replayed}
+
+
+def _trash(trash: bool) -> Handler:
+    service = files.move_spec_file_to_trash if trash else files.restore_spec_file_from_trash
+
+    async def handler(request: Request) -> dict[str, Any]:
+        data = _body(await read_body(request), NOT_IN_BODY)
+        path = request.path_params
+        args = parse_args(
+            TrashAction,
+            {"workspaceId": None, **data, "projectId": path["project"], "fileId": path["file"]},
+        )
+        workspace = workspace_of(data)
+        return await run_service(  # type: ignore[no-any-return]
+            request,
+            lambda db, actor: service(
+                db, actor, project=args.project_id, workspace_id=workspace, ref=args.ref()
+            ),
+        )
+
+    return handler
+
+
+# --- what OpenAPI shows of the queries and bodies ----------------------------------------------
+
+_NAMED = ("project_id", "file_id", "path")
+ListQuery = model_without("SpecFilesQuery", ListSpecFiles, drop=("project_id",))
+DetailsQuery = model_without("SpecFileQuery", GetSpecFile, drop=_NAMED)
+LinesQuery = model_without("SpecFileLinesQuery", ReadSpecFile, drop=_NAMED)
+ContentQuery = model_without(
+    "SpecFileContentQuery", ReadSpecFile, drop=(*_NAMED, "offset", "limit")
+)
+_OPTIONAL_WORKSPACE = (
+    str | None,
+    Field(
+        default=None,
+        max_length=200,
+        description="The project's workspace id, or null for a private one; omit to skip the check.",
+    ),
+)
+
+
+def _no_default(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)
+
+
+class _OneSource(a.Args):
+    """A body with the bytes as text or as base64, exactly one of the two (the check in
+    `_content`, stated in the schema)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "oneOf": [
+                {"required": [name], "properties": {name: {"type": "string"}}}
+                for name in ("content", "contentBase64")
+            ]
+        }
+    )
+
+
+UploadBody = model_without(
+    "SpecFileUploadBody", UploadSpecFile, drop=("project_id", "local_file_path"), base=_OneSource
+)
+UpdateBody = model_without(
+    "SpecFileUpdateBody",
+    UpdateSpecFile,
+    drop=(*_NAMED, "local_file_path"),
+    base=_OneSource,
+    workspace_id=_OPTIONAL_WORKSPACE,
+    expected_version=(
+        # Optional (If-Match may carry it) but never null: the schema has no null for it.
+        str,
+        Field(
+            default=None,
+            min_length=1,
+            max_length=64,
+            description='The contentVersion you read; or send If-Match: "<contentVersion>".',
+            json_schema_extra=_no_default,
+        ),
+    ),
+)
+TrashBody = model_without(
+    "SpecFileTrashBody", TrashAction, drop=_NAMED, workspace_id=_OPTIONAL_WORKSPACE
+)
+
+CAP = f"a body of at most {MAX_BODY // (1024 * 1024)} MiB, so about 3 MiB of bytes as base64"
+S = "/api/v1/projects/{project}/specs"
+F = f"{S}/{{file}}"
+ENDPOINTS: tuple[Endpoint, ...] = (
+    Endpoint(
+        S,
+        "GET",
+        list_spec_files,
+        "Spec files in path order (path: a folder; trashed: the trash bin), paged",
+        query=ListQuery,
+    ),
+    Endpoint(
+        S,
+        "POST",
+        upload_spec_file,
+        f"Add a spec file at a new path: content or contentBase64 ({CAP}; Idempotency-Key header)",
+        UploadBody,
+        201,
+    ),
+    Endpoint(
+        F,
+        "GET",
+        get_spec_file,
+        "One spec file with its contentVersion (revisions: the N newest)",
+        query=DetailsQuery,
+    ),
+    Endpoint(
+        F,
+        "PUT",
+        update_spec_file,
+        "Save a new revision from the version you read (If-Match or expectedVersion; "
+        f"{CAP}; Idempotency-Key header)",
+        UpdateBody,
+    ),
+    Endpoint(
+        f"{F}/lines",
+        "GET",
+        read_spec_file,
+        "A window of a text file's lines (offset from 1, limit, revision; up to 1 MiB of text)",
+        query=LinesQuery,
+    ),
+    Endpoint(
+        f"{F}/content",
+        "GET",
+        spec_file_content,
+        "A revision's bytes as a download (ETag: its contentVersion)",
+        query=ContentQuery,
+        produces=(TEXT, BINARY),
+    ),
+    Endpoint(f"{F}/trash", "POST", _trash(True), "Move a spec file to the trash bin", TrashBody),
+    Endpoint(f"{F}/restore", "POST", _trash(False), "Take a spec file out of the trash", TrashBody),
+)
