@@ -192,8 +192,11 @@ def world(db: Database, tmp_path: Path) -> Iterator[World]:
     ).secret
     with running_server(Settings(data_dir=tmp_path, port=free_port()), db, catalogue) as url:
         listed = _listed_schemas(url, secret)
-        assert sorted(listed) == sorted(catalogue.names)
-        tools = [_tool(d, listed[d.name], targets[d.name]) for d in catalogue]
+        # A tool working with the caller's disk is served on stdio only (its refusal over
+        # HTTP is tested in tests/e2e/test_mcp_specs.py).
+        served = [d for d in catalogue if not d.stdio_only]
+        assert sorted(listed) == sorted(d.name for d in served)
+        tools = [_tool(d, listed[d.name], targets[d.name]) for d in served]
         yield World(db, url, secret, tools)
 
 

@@ -2,7 +2,7 @@
 
 tests/e2e/test_token_matrix.py holds the table of writes and the rules; this module builds
 what they run against: a person who is admin of projects A and B (each with a task, an AI
-role, a repository and a saved state page), a token of each kind, both doors over real HTTP,
+role, a repository, a saved state page and a spec file), a token of each kind, both doors over real HTTP,
 and a fingerprint of the database to tell that a refused call changed nothing.
 """
 
@@ -27,6 +27,7 @@ from crewboard.services.board import repos, tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import projects, state, team
+from crewboard.services.specs import files
 from crewboard.storage import tables
 from crewboard.storage.database import Database
 from tests.support.factories import make_project
@@ -82,6 +83,7 @@ class Spot:
     task_key: str
     role_id: str
     repo_id: str
+    file_id: str
     archived: bool = False
     ghost: bool = False
 
@@ -95,6 +97,7 @@ def ghost_spot() -> Spot:
         task_key="GHOST-1",
         role_id=new_id("rol"),
         repo_id=new_id("rep"),
+        file_id=new_id("spf"),
         ghost=True,
     )
 
@@ -125,6 +128,31 @@ class World:
             return 1
         return int(self.db.read(lambda uow: uow.state.get(spot.project_id).revision))
 
+    def file_version(self, spot: Spot) -> str:
+        """The spec file's contentVersion now (one of the right shape for a ghost)."""
+        if spot.ghost:
+            return "cv_000000000000000000000000"
+        found = files.get_spec_file(
+            self.db,
+            self.person,
+            project=spot.project_id,
+            ref=files.FileRef(file_id=spot.file_id),
+            include_trashed=True,
+        )
+        return str(found["file"]["contentVersion"])
+
+    def set_trashed(self, spot: Spot, trashed: bool) -> None:
+        if spot.ghost:
+            return
+        change = files.move_spec_file_to_trash if trashed else files.restore_spec_file_from_trash
+        change(
+            self.db,
+            self.person,
+            project=spot.project_id,
+            workspace_id=None,
+            ref=files.FileRef(file_id=spot.file_id),
+        )
+
     def set_archived(self, spot: Spot, archived: bool) -> None:
         if not spot.ghost:
             projects.set_project_archived(
@@ -139,7 +167,7 @@ class World:
 
 
 def furnish(db: Database, user: User, key: str) -> Spot:
-    """A project with a task, an AI role, a repository and a saved state page."""
+    """A project with a task, an AI role, a repository, a saved state page and a spec file."""
     person = person_actor(user)
     project_id = make_project(db, user, key)
 
@@ -160,6 +188,15 @@ def furnish(db: Database, user: User, key: str) -> Spot:
     state.update_project_state(
         db, person, project=key, workspace_id=None, content="Where it stands.", expected_revision=0
     )
+    spec = files.upload_spec_file(
+        db,
+        person,
+        project=key,
+        workspace_id=None,
+        path="docs/plan.md",
+        content=b"# Plan\n",
+        idempotency_key=None,
+    )
     return Spot(
         project_id=project_id,
         key=key,
@@ -167,6 +204,7 @@ def furnish(db: Database, user: User, key: str) -> Spot:
         task_key=first["key"],
         role_id=role["id"],
         repo_id=repo["id"],
+        file_id=spec.body["file"]["id"],
     )
 
 

@@ -187,3 +187,99 @@ def check_window(offset: int, limit: int) -> None:
         raise ValidationFailed.field(
             "limit", f"must be from 1 to {MAX_WINDOW_LINES} lines; got {limit}."
         )
+
+
+# --- attachments -------------------------------------------------------------------------------
+
+MAX_ATTACHMENT_BYTES = 10 * 1024 * 1024
+MAX_ATTACHMENT_NAME = 255
+_ZIP = b"PK\x03\x04"
+
+
+class AttachmentKind(StrEnum):
+    TEXT = "text"  # read in line windows
+    IMAGE = "image"  # read whole, as an image
+    DOCUMENT = "document"  # PDF, DOCX, XLSX: opened in the web app
+
+
+ATTACHMENT_TYPES = ("PDF", "DOCX", "XLSX", "PNG", "JPEG", "GIF", "WebP", "UTF-8 text")
+
+
+def _office(data: bytes) -> str | None:
+    """The media type of a DOCX or XLSX package (a zip holding the part that makes it one)."""
+    import io  # noqa: PLC0415 - only for zip packages
+    import zipfile  # noqa: PLC0415
+
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as package:
+            names = set(package.namelist())
+    except (zipfile.BadZipFile, ValueError, OSError):
+        return None
+    if "[Content_Types].xml" not in names:
+        return None
+    if "word/document.xml" in names:
+        return "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+    if "xl/workbook.xml" in names:
+        return "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+    return None
+
+
+# Leading bytes of the accepted binary types (WebP: RIFF, four size bytes, then WEBP).
+_SIGNATURES: tuple[tuple[bytes, int, AttachmentKind, str], ...] = (
+    (b"%PDF-", 0, AttachmentKind.DOCUMENT, "application/pdf"),
+    (b"\x89PNG\r\n\x1a\n", 0, AttachmentKind.IMAGE, "image/png"),
+    (b"\xff\xd8\xff", 0, AttachmentKind.IMAGE, "image/jpeg"),
+    (b"GIF87a", 0, AttachmentKind.IMAGE, "image/gif"),
+    (b"GIF89a", 0, AttachmentKind.IMAGE, "image/gif"),
+    (b"WEBP", 8, AttachmentKind.IMAGE, "image/webp"),
+)
+
+
+def sniff_attachment(data: bytes) -> tuple[AttachmentKind, str] | None:
+    """What the bytes are (never the name): one of the accepted types, or None."""
+    for signature, at, kind, media_type in _SIGNATURES:
+        if data[at : at + len(signature)] == signature and (at == 0 or data[:4] == b"RIFF"):
+            return kind, media_type
+    if data.startswith(_ZIP):
+        office = _office(data)
+        return (AttachmentKind.DOCUMENT, office) if office else None
+    if kind_of(data) is FileKind.TEXT:
+        return AttachmentKind.TEXT, "text/plain; charset=utf-8"
+    return None
+
+
+def check_attachment_name(raw: str, field: str = "name") -> str:
+    """A file name (no folders): trimmed, no slash, no control character, at most 255.
+
+    Raises:
+        ValidationFailed, LimitExceeded.
+    """
+    name = raw.strip()
+    if not name or name in (".", ".."):
+        raise ValidationFailed.field(field, "is empty; give a file name such as notes.pdf.")
+    if _CONTROL.search(name):
+        raise ValidationFailed.field(field, "must not hold NUL or other control characters.")
+    if "/" in name or "\\" in name:
+        raise ValidationFailed.field(field, "is a file name, without folders (no / or \\).")
+    if len(name) > MAX_ATTACHMENT_NAME:
+        raise LimitExceeded(
+            f"{field}: {len(name)} characters is over the limit of {MAX_ATTACHMENT_NAME}.",
+            {"field": field, "limit": MAX_ATTACHMENT_NAME, "actual": len(name)},
+        )
+    return name
+
+
+@dataclass(frozen=True)
+class Attachment:
+    id: str
+    project_id: str
+    name: str
+    kind: AttachmentKind
+    media_type: str
+    size: int
+    digest: str
+    lines: LineIndex  # of text attachments; empty otherwise
+    created_by: dict[str, Any]
+    created_at: datetime
+    updated_by: dict[str, Any]
+    updated_at: datetime

@@ -106,6 +106,13 @@ RULES: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset({"list_activity"}),
     ),
     (
+        "Save a spec file with update_spec_file from the contentVersion get_spec_file or "
+        "read_spec_file gave you (expectedVersion). On REVISION_CONFLICT someone saved first: "
+        "read it again and merge, never resend your old text. Read long files in windows, "
+        "passing nextOffset as offset.",
+        frozenset({"update_spec_file"}),
+    ),
+    (
         "Give each keyed write a stable idempotencyKey and retry a lost answer with the same key "
         "and arguments; a key reused for something else is refused naming what it made.",
         frozenset(
@@ -130,6 +137,8 @@ RULES: tuple[tuple[str, frozenset[str]], ...] = (
                 "propose_task_delete",
                 "propose_role",
                 "propose_composition",
+                "upload_spec_file",
+                "update_spec_file",
             }
         ),
     ),
@@ -146,6 +155,9 @@ RULES: tuple[tuple[str, frozenset[str]], ...] = (
                 "assign_task",
                 "submit_result",
                 "post_message",
+                "upload_spec_file",
+                "update_spec_file",
+                "move_spec_file_to_trash",
             }
         ),
     ),

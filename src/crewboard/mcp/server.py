@@ -48,15 +48,16 @@ def tool_listing(tool: ToolDef) -> Tool:
     """A tool as `tools/list` shows it. The hints say only what differs from the protocol's
     defaults (not read-only, destructive, not idempotent, open world): the title is the tool's
     own, and a read-only tool needs no destructive or idempotent hint."""
+    read_only = tool.read_only and not tool.writes_locally
     return Tool(
         name=tool.name,
         title=tool.title,
         description=tool.description,
         input_schema=tool.schema(),
         annotations=ToolAnnotations(
-            read_only_hint=True if tool.read_only else None,
-            destructive_hint=tool.destructive if not tool.read_only else None,
-            idempotent_hint=(tool.idempotent or None) if not tool.read_only else None,
+            read_only_hint=True if read_only else None,
+            destructive_hint=tool.destructive if not read_only else None,
+            idempotent_hint=(tool.idempotent or None) if not read_only else None,
             open_world_hint=False,
         ),
     )

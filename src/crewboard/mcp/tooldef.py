@@ -48,6 +48,9 @@ class ToolDef:
     idempotent: bool = True
     needs_project: bool = True  # False: useful with no project role (list or create projects)
     stdio_only: bool = False  # works with the caller's disk: listed and run on stdio only
+    # Writes files on the caller's disk (stdio): a read as far as roles go, but the client is
+    # not told it is read-only, since it changes the caller's environment.
+    writes_locally: bool = False
 
     @property
     def needs(self) -> frozenset[Scope]:

@@ -39,6 +39,7 @@ from sqlalchemy import (
     bindparam,
     delete,
     select,
+    update,
 )
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -48,6 +49,7 @@ from crewboard.storage.schema import metadata
 from crewboard.storage.types import UTCDateTime
 
 CHUNK = 256 * 1024  # bytes of one stored chunk
+IN_FOLDER = 0  # the chunk size of a blob whose bytes are a file in the blob folder
 
 blobs = Table(
     "blobs",
@@ -100,11 +102,11 @@ class BlobStore(Protocol):
 def _insert_blob_row(conn: Connection, digest: str, size: int, chunk_size: int, at: object) -> bool:
     """Add the `blobs` row unless it is there; True when this call added it."""
     values = {"digest": digest, "size": size, "chunk_size": chunk_size, "created_at": at}
-    if conn.dialect.name == "postgresql":
-        added = conn.execute(pg_insert(blobs).values(values).on_conflict_do_nothing())
-    else:
-        added = conn.execute(sqlite_insert(blobs).values(values).on_conflict_do_nothing())
-    return added.rowcount == 1
+    insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
+    # RETURNING, not rowcount: psycopg gives -1 for a conflict-guarded insert, and then the
+    # chunks of every new blob were never written on PostgreSQL.
+    statement = insert(blobs).values(values).on_conflict_do_nothing().returning(blobs.c.digest)
+    return conn.execute(statement).first() is not None
 
 
 class DatabaseBlobStore:
@@ -116,13 +118,21 @@ class DatabaseBlobStore:
 
     def put(self, data: bytes) -> str:
         digest = digest_of(data)
-        if _insert_blob_row(self.conn, digest, len(data), CHUNK, self.now):
+        added = _insert_blob_row(self.conn, digest, len(data), CHUNK, self.now)
+        row = None if added else self.conn.execute(_SIZE, {"digest": digest}).first()
+        if added or (row is not None and int(row.chunk_size) == IN_FOLDER):
+            # New bytes, or bytes a folder store kept before the server was moved off it:
+            # from now on the database holds them.
             rows = [
                 {"digest": digest, "seq": n, "data": data[at : at + CHUNK]}
                 for n, at in enumerate(range(0, len(data), CHUNK))
             ]
             if rows:
                 self.conn.execute(blob_chunks.insert(), rows)
+            if not added:
+                self.conn.execute(
+                    update(blobs).where(blobs.c.digest == digest).values(chunk_size=CHUNK)
+                )
         return digest
 
     def size(self, digest: str) -> int | None:
@@ -137,6 +147,11 @@ class DatabaseBlobStore:
         if start >= end:
             return b""
         chunk = int(row.chunk_size)
+        if chunk == IN_FOLDER:
+            raise LookupError(
+                f"blob {digest} is kept in a blob folder, and this server has none: set "
+                "CREWBOARD_BLOB_DIR to that folder"
+            )
         first, last = start // chunk, (end - 1) // chunk
         parts = self.conn.execute(_CHUNKS, {"digest": digest, "first": first, "last": last})
         joined = b"".join(bytes(part.data) for part in parts)
@@ -174,7 +189,7 @@ class FolderBlobStore:
             except BaseException:
                 Path(temporary).unlink(missing_ok=True)
                 raise
-        _insert_blob_row(self.conn, digest, len(data), 0, self.now)
+        _insert_blob_row(self.conn, digest, len(data), IN_FOLDER, self.now)
         return digest
 
     def size(self, digest: str) -> int | None:
@@ -182,8 +197,11 @@ class FolderBlobStore:
         return None if row is None else int(row.size)
 
     def read(self, digest: str, start: int = 0, length: int | None = None) -> bytes:
-        if self.size(digest) is None:
+        row = self.conn.execute(_SIZE, {"digest": digest}).first()
+        if row is None:
             raise LookupError(f"no blob {digest}")
+        if int(row.chunk_size) != IN_FOLDER:  # saved in the database before the folder was set
+            return DatabaseBlobStore(self.conn, self.now).read(digest, start, length)
         with self.path_of(digest).open("rb") as source:
             source.seek(start)
             return source.read() if length is None else source.read(length)

@@ -43,7 +43,8 @@ from crewboard.errors import (
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
 from crewboard.services.paging import check_page, next_offset
-from crewboard.services.text_windows import text_size
+from crewboard.services.specs.comment_anchors import do_reanchor_threads
+from crewboard.services.specs.windows import TextBlob, read_window
 from crewboard.services.views import iso, stamp_of
 from crewboard.storage.database import Database
 from crewboard.storage.specs.files import SpecFileRepository
@@ -51,7 +52,6 @@ from crewboard.storage.uow import UnitOfWork
 
 MAX_PAGE = 200
 DEFAULT_PAGE = 50
-READ_PIECE = 64 * 1024  # bytes read at a time while skipping to a window's first line
 
 
 def files_of(uow: UnitOfWork) -> SpecFileRepository:
@@ -214,7 +214,10 @@ def get_spec_file(
         NotFound, ValidationFailed.
     """
     ref = ref.check()
-    check_page(max(revisions_limit, 1), 0, MAX_PAGE)
+    if not 0 <= revisions_limit <= MAX_PAGE:  # a negative LIMIT fails on PostgreSQL
+        raise ValidationFailed.field(
+            "revisions", f"must be from 0 to {MAX_PAGE}; got {revisions_limit}."
+        )
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
         file, _access = find_file(
@@ -269,7 +272,13 @@ def read_spec_file(
                 {"resource": "specFileRevision", "ref": file.id, "revision": wanted},
             )
         _check_readable(file, saved)
-        window = _window(uow, saved, offset, limit, min(room, MAX_WINDOW_BYTES))
+        window = read_window(
+            uow.blobs,
+            TextBlob(saved.digest, saved.size, saved.lines, f"revision {saved.revision}"),
+            offset=offset,
+            limit=limit,
+            room=min(room, MAX_WINDOW_BYTES),
+        )
         return {
             "file": file_view(file),
             "revision": saved.revision,
@@ -301,72 +310,6 @@ def _check_readable(file: SpecFile, saved: SpecRevision) -> None:
         )
 
 
-@dataclass(frozen=True)
-class _Window:
-    text: str
-    lines: int
-    next_offset: int | None
-    truncated: bool
-
-
-def _window(uow: UnitOfWork, saved: SpecRevision, offset: int, limit: int, room: int) -> _Window:
-    total = saved.lines.total_lines
-    if total == 0 and offset == 1:
-        return _Window("", 0, None, False)
-    if offset > total:
-        raise ValidationFailed.field(
-            "offset", f"is past the end: revision {saved.revision} has {total} lines."
-        )
-    blobs = uow.blobs
-    line, position = saved.lines.nearest(offset)
-    pending = b""
-    while line < offset:  # skip the lines between the nearest known start and the window
-        if not pending:
-            pending = blobs.read(saved.digest, position, READ_PIECE)
-            position += len(pending)
-        found = pending.find(b"\n")
-        if found < 0:
-            pending = b""
-            continue
-        pending = pending[found + 1 :]
-        line += 1
-    start = position - len(pending)
-    # One byte past the room: enough to see whether the last whole line ends inside it.
-    chunk = blobs.read(saved.digest, start, room + 1)
-    at_end = start + len(chunk) >= saved.size
-    return _cut(chunk, offset, limit, room, total, at_end=at_end)
-
-
-def _cut(chunk: bytes, first: int, limit: int, room: int, total: int, *, at_end: bool) -> _Window:
-    """Whole lines from the start of `chunk` while they fit in `room` bytes as JSON text."""
-    parts: list[str] = []
-    used = 0
-    at = 0
-    while len(parts) < limit and at < len(chunk):
-        found = chunk.find(b"\n", at)
-        if found < 0 and not at_end:
-            break  # the line goes on past what was read: it does not fit
-        stop = len(chunk) if found < 0 else found + 1
-        line = chunk[at:stop].decode("utf-8")
-        size = text_size(line)
-        if used + size > room:
-            break
-        parts.append(line)
-        used += size
-        at = stop
-    if not parts and at < len(chunk):  # one line longer than the room: as much of it as fits
-        piece = chunk[: min(room, len(chunk))].decode("utf-8", errors="ignore")
-        while piece and text_size(piece) > room:
-            piece = piece[: -max(1, len(piece) // 10)]
-        following = first + 1
-        return _Window(piece, 1, following if following <= total else None, True)
-    following = first + len(parts)
-    more = following <= total
-    return _Window(
-        "".join(parts), len(parts), following if more else None, more and len(parts) < limit
-    )
-
-
 def read_file_bytes(
     db: Database,
     actor: Actor,
@@ -394,7 +337,9 @@ def read_file_bytes(
                 f"{file.path} has no revision {wanted}; it has {file.revision_count}.",
                 {"resource": "specFileRevision", "ref": file.id, "revision": wanted},
             )
-        view = {**file_view(file), "revision": saved.revision, "size": saved.size}
+        # The facts of the revision read, not of the newest one: an older revision may differ
+        # in kind, size, lines and (always) contentVersion.
+        view = {**file_view(file), **revision_view(saved)}
         return view, uow.blobs.read(saved.digest)
 
     return db.read(work)
@@ -558,6 +503,11 @@ def update_spec_file(
             updated = repo.get(file.id)
             assert updated is not None  # noqa: S101 - just written in this transaction
             _event(uow, actor, access=access, kind="spec_file.updated", file=updated, saved=saved)
+            # Comment threads follow their passages into the new text (or are orphaned).
+            do_reanchor_threads(
+                uow, actor, file=file, saved=saved, content=body,
+                workspace_id=access.project.workspace_id,
+            )  # fmt: skip
             return Ack(
                 {"file": file_view(updated), "revision": revision_view(saved)},
                 resource_type="spec_file",

@@ -73,16 +73,20 @@ class SpecFileRepository:
         self, project_id: str, *, prefix: str | None, trashed: bool, limit: int, offset: int
     ) -> tuple[list[SpecFile], int]:
         """One page of the project's files (or its trash) in path order, and how many there are."""
+        # Paths compare as code points (bytes of UTF-8): SQLite's BINARY, and "C" on PostgreSQL,
+        # whose database may sort by a language that puts `Docs/` or `docs#` between `docs/`
+        # and `docs0`, or drops the `/` when it compares.
+        path = _f.path.collate("C") if self.conn.dialect.name == "postgresql" else _f.path
         conditions = [
             _f.project_id == project_id,
             _f.trashed_at.is_not(None) if trashed else _f.trashed_at.is_(None),
         ]
         if prefix is not None:
             # A prefix range (not LIKE): `docs/` up to the next possible string.
-            conditions += [_f.path >= prefix, _f.path < prefix[:-1] + chr(ord(prefix[-1]) + 1)]
+            conditions += [path >= prefix, path < prefix[:-1] + chr(ord(prefix[-1]) + 1)]
         where = and_(*conditions)
         rows = self.conn.execute(
-            select(spec_files).where(where).order_by(_f.path).limit(limit).offset(offset)
+            select(spec_files).where(where).order_by(path).limit(limit).offset(offset)
         )
         total = self.conn.execute(select(func.count()).select_from(spec_files).where(where))
         return [_file(row) for row in rows], int(total.scalar_one())

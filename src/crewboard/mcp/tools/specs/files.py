@@ -7,11 +7,12 @@ import base64
 import binascii
 from typing import Any
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from crewboard.domain.identity.access import Scope, Toolset
-from crewboard.domain.specs import MAX_FILE_BYTES, MAX_PATH, MAX_WINDOW_LINES
+from crewboard.domain.specs import MAX_PATH, MAX_WINDOW_LINES
 from crewboard.errors import ValidationFailed
+from crewboard.jsonbody import MAX_BODY
 from crewboard.mcp.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
 from crewboard.mcp.render import ROWS_BUDGET, Reply, fitted_answer, page_note
 from crewboard.mcp.tooldef import Call, ToolDef, keyed_write
@@ -22,6 +23,10 @@ from crewboard.services.specs.files import FileRef
 
 FilePath = Field(default=None, min_length=1, max_length=MAX_PATH, description="Or the file's path.")
 WINDOW_ROOM = ROWS_BUDGET - 2048  # bytes of text one read answers, leaving room for the rest
+# Characters of content one call carries: a message (HTTP body or stdio line) holds at most
+# MAX_BODY bytes, so a longer field could never arrive. Larger files (up to MAX_FILE_BYTES)
+# come from localFilePath on the stdio server.
+MAX_INLINE = MAX_BODY * 3 // 4
 
 
 class _Named(Args):
@@ -35,11 +40,11 @@ class _Named(Args):
 
 class _Content(Args):
     content: str | None = Field(
-        default=None, max_length=MAX_FILE_BYTES, description="The whole text (UTF-8)."
+        default=None, max_length=MAX_INLINE, description="The whole text (UTF-8)."
     )
     content_base64: str | None = Field(
         default=None,
-        max_length=MAX_FILE_BYTES // 3 * 4 + 4,
+        max_length=MAX_INLINE,
         description="Or the bytes as base64 (binary files).",
     )
     local_file_path: str | None = Field(
@@ -49,14 +54,26 @@ class _Content(Args):
         description="Or a file under the working folder (stdio server only).",
     )
 
-    @model_validator(mode="after")
-    def _one_source(self) -> _Content:
-        given = [n for n in ("content", "content_base64", "local_file_path") if self.given(n)]
-        if len(given) != 1:
-            raise ValueError("give exactly one of content, contentBase64 or localFilePath")
-        return self
-
     def data(self, call: Call) -> bytes:
+        """The bytes to save, from the one source given.
+
+        Raises:
+            ValidationFailed: none or more than one source, bad base64, or (from
+            local.read_local) a local path that is refused.
+        """
+        given = [
+            n
+            for n in ("content", "content_base64", "local_file_path")
+            if getattr(self, n) is not None
+        ]
+        if len(given) != 1:
+            # Checked here, not in the model: the schema cannot say "exactly one of", and the
+            # model takes what the schema takes.
+            raise ValidationFailed.field(
+                "content",
+                "give exactly one of content (text), contentBase64 (bytes) or localFilePath "
+                f"(stdio server); got {len(given)}.",
+            )
         if self.content is not None:
             return self.content.encode("utf-8")
         if self.content_base64 is not None:
@@ -66,7 +83,7 @@ class _Content(Args):
                 raise ValidationFailed.field(
                     "contentBase64", "is not valid base64 (standard alphabet, with padding)."
                 ) from None
-        assert self.local_file_path is not None  # noqa: S101 - _one_source
+        assert self.local_file_path is not None  # noqa: S101 - one source, checked above
         return local.read_local(call, self.local_file_path)
 
 
@@ -335,5 +352,8 @@ TOOLS = (
         toolset=Toolset.SPECS,
         run=download_spec_file,
         stdio_only=True,
+        # It writes the caller's files and, with overwrite, replaces one.
+        writes_locally=True,
+        destructive=True,
     ),
 )

@@ -59,7 +59,7 @@ def _contained(root: Path, target: Path, field: str) -> Path:
     return real
 
 
-def read_local(call: Call, raw: str) -> bytes:
+def read_local(call: Call, raw: str, *, limit: int = MAX_FILE_BYTES) -> bytes:
     """A local file's bytes for an upload.
 
     Raises:
@@ -71,10 +71,10 @@ def read_local(call: Call, raw: str) -> bytes:
     if not path.is_file():
         raise ValidationFailed.field("localFilePath", f"{raw!r} is not a file in {root}.")
     size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
+    if size > limit:
         raise LimitExceeded(
-            f"localFilePath: {size} bytes is over the limit of {MAX_FILE_BYTES} bytes.",
-            {"field": "localFilePath", "limit": MAX_FILE_BYTES, "actual": size},
+            f"localFilePath: {size} bytes is over the limit of {limit} bytes.",
+            {"field": "localFilePath", "limit": limit, "actual": size},
         )
     return path.read_bytes()
 
@@ -92,7 +92,8 @@ def write_local(call: Call, folder: str, file_path: str, data: bytes, *, overwri
     # Every existing step must stay inside the working folder, links resolved.
     _contained(root, base if base.exists() else root, "folder")
     existing = target.parent
-    while not existing.exists():
+    # A link counts as there even when what it names is not (yet): it must lead inside too.
+    while not (existing.exists() or existing.is_symlink()):
         existing = existing.parent
     _contained(root, existing, "folder")
     if target.is_symlink():
