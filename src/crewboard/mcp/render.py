@@ -13,12 +13,13 @@ and clients that prefer the structured form still see the sentence inside it.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, ImageContent, TextContent
 
 from crewboard.errors import CrewboardError
 from crewboard.services.text_windows import ANSWER_BUDGET
@@ -32,6 +33,7 @@ class Reply:
     body: dict[str, Any]
     note: str | None = None  # the optional second text part
     text: str | None = None  # `compact(body)`, when the tool has made it already
+    image: tuple[bytes, str] | None = None  # an image part after the text (bytes, media type)
 
 
 def compact(value: Any) -> str:
@@ -41,9 +43,13 @@ def compact(value: Any) -> str:
 
 def success(reply: Reply) -> CallToolResult:
     text = reply.text if reply.text is not None else compact(reply.body)
-    content = [TextContent(type="text", text=text)]
+    content: list[TextContent | ImageContent] = [TextContent(type="text", text=text)]
     if reply.note:
         content.append(TextContent(type="text", text=reply.note))
+    if reply.image is not None:
+        data, media_type = reply.image
+        encoded = base64.b64encode(data).decode("ascii")
+        content.append(ImageContent(type="image", data=encoded, mime_type=media_type))
     return CallToolResult(content=content, is_error=False)
 
 

@@ -1,0 +1,189 @@
+"""Attachment tools: list, details, read (text in line windows, images whole), upload (base64,
+or a local file on the stdio server)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+from pydantic import Field
+
+from crewboard.domain.identity.access import Scope, Toolset
+from crewboard.domain.specs import MAX_ATTACHMENT_BYTES, MAX_ATTACHMENT_NAME, MAX_WINDOW_LINES
+from crewboard.errors import ValidationFailed
+from crewboard.mcp.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
+from crewboard.mcp.render import ROWS_BUDGET, Reply, fitted_answer, page_note
+from crewboard.mcp.tooldef import Call, ToolDef, keyed_write
+from crewboard.mcp.tools.specs import local
+from crewboard.mcp.tools.specs.files import MAX_INLINE
+from crewboard.services.paging import next_offset
+from crewboard.services.specs import attachments
+
+WINDOW_ROOM = ROWS_BUDGET - 2048  # bytes of text one read answers, leaving room for the rest
+AttachmentId = Field(min_length=1, max_length=200)
+
+
+class ListAttachments(Args):
+    project_id: ProjectRef
+    limit: int = Field(default=attachments.DEFAULT_PAGE, ge=1, le=attachments.MAX_PAGE)
+    offset: Offset = 0
+
+
+class GetAttachment(Args):
+    project_id: ProjectRef
+    attachment_id: str = AttachmentId
+
+
+class ReadAttachment(GetAttachment):
+    offset: int = Field(default=1, ge=1, le=2**31 - 1, description="First line, from 1 (text).")
+    limit: int = Field(default=MAX_WINDOW_LINES, ge=1, le=MAX_WINDOW_LINES)
+
+
+class UploadAttachment(Args):
+    project_id: ProjectRef
+    workspace_id: WorkspaceId
+    name: str = Field(min_length=1, max_length=MAX_ATTACHMENT_NAME)
+    content_base64: str | None = Field(
+        default=None,
+        max_length=MAX_INLINE,
+        description="The bytes (up to 3 MiB a call; larger files through localFilePath).",
+    )
+    local_file_path: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=1024,
+        description="Or a file under the working folder (stdio server only).",
+    )
+    override: bool = Field(default=False, description="Replace the attachment of this name.")
+    idempotency_key: IdempotencyKey = None
+
+    def data(self, call: Call) -> bytes:
+        """The bytes, from the one source given.
+
+        Raises:
+            ValidationFailed: none or both sources, bad base64, a refused local path.
+        """
+        if (self.content_base64 is None) == (self.local_file_path is None):
+            # Checked here, not in the model: the schema cannot say "exactly one of".
+            raise ValidationFailed.field(
+                "contentBase64",
+                "give exactly one of contentBase64 (the bytes) or localFilePath (stdio server).",
+            )
+        if self.content_base64 is not None:
+            try:
+                return base64.b64decode(self.content_base64, validate=True)
+            except (binascii.Error, ValueError):
+                raise ValidationFailed.field(
+                    "contentBase64", "is not valid base64 (standard alphabet, with padding)."
+                ) from None
+        assert self.local_file_path is not None  # noqa: S101 - one source, checked above
+        return local.read_local(call, self.local_file_path, limit=MAX_ATTACHMENT_BYTES)
+
+
+def list_attachments(call: Call, args: ListAttachments) -> Reply:
+    found = attachments.list_attachments(
+        call.db, call.actor, project=args.project_id, limit=args.limit, offset=args.offset
+    )
+    total = found["total"]
+
+    def answer(rows: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "attachments": rows,
+            "total": total,
+            "nextOffset": next_offset(args.offset, len(rows), total),
+        }
+
+    body, text = fitted_answer(found["attachments"], answer)
+    return Reply(
+        body, page_note(shown=len(body["attachments"]), offset=args.offset, total=total), text
+    )
+
+
+def get_attachment(call: Call, args: GetAttachment) -> Reply:
+    return Reply(
+        attachments.get_attachment(
+            call.db, call.actor, project=args.project_id, attachment_id=args.attachment_id
+        )
+    )
+
+
+def read_attachment(call: Call, args: ReadAttachment) -> Reply:
+    body = attachments.read_attachment(
+        call.db,
+        call.actor,
+        project=args.project_id,
+        attachment_id=args.attachment_id,
+        offset=args.offset,
+        limit=args.limit,
+        room=WINDOW_ROOM,
+    )
+    image = body.pop("image", None)
+    if image is not None:
+        return Reply(body, image=(image, body["attachment"]["mediaType"]))
+    note = None
+    if body["nextOffset"] is not None:
+        note = (
+            f"Lines {body['offset']}–{body['offset'] + body['lines'] - 1} of "
+            f"{body['totalLines']}; pass offset {body['nextOffset']} for more."
+        )
+    return Reply(body, note)
+
+
+def upload_attachment(call: Call, args: UploadAttachment) -> Reply:
+    made = attachments.upload_attachment(
+        call.db,
+        call.actor,
+        project=args.project_id,
+        workspace_id=args.workspace_id,
+        name=args.name,
+        content=args.data(call),
+        override=args.override,
+        idempotency_key=args.idempotency_key,
+    )
+    return Reply(
+        made.body, "Already made by this key: this is its answer." if made.replayed else None
+    )
+
+
+TOOLS = (
+    ToolDef(
+        name="list_attachments",
+        title="List attachments",
+        description="A project's attachments by name, with kind, type and size.",
+        args=ListAttachments,
+        toolset=Toolset.SPECS,
+        run=list_attachments,
+    ),
+    ToolDef(
+        name="get_attachment",
+        title="Attachment details",
+        description="One attachment's name, kind, media type, size and who added it.",
+        args=GetAttachment,
+        toolset=Toolset.SPECS,
+        run=get_attachment,
+    ),
+    ToolDef(
+        name="read_attachment",
+        title="Read an attachment",
+        description=(
+            "Text in windows of lines (offset from 1, limit; nextOffset for more); PNG, JPEG, "
+            "GIF and WebP whole, as an image. PDF, DOCX and XLSX cannot be read here: they open "
+            "in the web app."
+        ),
+        args=ReadAttachment,
+        toolset=Toolset.SPECS,
+        run=read_attachment,
+    ),
+    keyed_write(
+        "upload_attachment",
+        "Add an attachment",
+        "Add a file of up to 10 MiB: PDF, DOCX, XLSX, PNG, JPEG, GIF, WebP or UTF-8 text (the "
+        "type is read from the bytes). contentBase64, or localFilePath on the stdio server; "
+        "override: true replaces the attachment of the same name.",
+        UploadAttachment,
+        upload_attachment,
+        toolset=Toolset.SPECS,
+        scopes=(Scope.SPECS_WRITE,),
+    ),
+)

@@ -1,0 +1,266 @@
+"""Attachments: files people and agents add to a project for reference (PDF, DOCX, XLSX, PNG,
+JPEG, GIF, WebP, UTF-8 text; at most 10 MiB). The type comes from the bytes, never from the
+name. Text is read in line windows, images whole; other documents open in the web app.
+
+An attachment is named within its project; an upload with a name already taken is refused
+unless it asks to `override`, which replaces the bytes (and type) under the same id.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from crewboard.domain.identity.access import Role, Scope
+from crewboard.domain.ids import new_id
+from crewboard.domain.models import Actor
+from crewboard.domain.specs import (
+    ATTACHMENT_TYPES,
+    MAX_ATTACHMENT_BYTES,
+    MAX_WINDOW_BYTES,
+    MAX_WINDOW_LINES,
+    Attachment,
+    AttachmentKind,
+    LineIndex,
+    check_attachment_name,
+    check_window,
+    digest_of,
+    index_lines,
+    sniff_attachment,
+)
+from crewboard.errors import AlreadyExists, LimitExceeded, NotFound, ValidationFailed
+from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
+from crewboard.services.identity.access import WorkspaceRef, access_project
+from crewboard.services.paging import check_page, next_offset
+from crewboard.services.specs.windows import TextBlob, read_window
+from crewboard.services.views import iso, stamp_of
+from crewboard.storage.database import Database
+from crewboard.storage.specs.attachments import AttachmentRepository
+from crewboard.storage.uow import UnitOfWork
+
+MAX_PAGE = 200
+DEFAULT_PAGE = 50
+
+
+def attachments_of(uow: UnitOfWork) -> AttachmentRepository:
+    return AttachmentRepository(uow.conn)
+
+
+def attachment_view(item: Attachment) -> dict[str, Any]:
+    return {
+        "id": item.id,
+        "projectId": item.project_id,
+        "name": item.name,
+        "kind": item.kind.value,
+        "mediaType": item.media_type,
+        "size": item.size,
+        "totalLines": item.lines.total_lines if item.kind is AttachmentKind.TEXT else None,
+        "createdBy": item.created_by,
+        "createdAt": iso(item.created_at),
+        "updatedBy": item.updated_by,
+        "updatedAt": iso(item.updated_at),
+    }
+
+
+def _find(uow: UnitOfWork, actor: Actor, project: str, attachment_id: str) -> Attachment:
+    access = access_project(uow, actor, project)
+    found = attachments_of(uow).get(attachment_id) if "\x00" not in attachment_id else None
+    if found is None or found.project_id != access.project.id:
+        raise NotFound(
+            f"No attachment {attachment_id!r} in this project; list_attachments shows them.",
+            {"resource": "attachment", "ref": attachment_id},
+        )
+    return found
+
+
+def list_attachments(
+    db: Database, actor: Actor, *, project: str, limit: int = DEFAULT_PAGE, offset: int = 0
+) -> dict[str, Any]:
+    """The project's attachments by name.
+
+    Raises:
+        ValidationFailed: limit outside 1..200, negative offset. NotFound.
+    """
+    check_page(limit, offset, MAX_PAGE)
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        access = access_project(uow, actor, project)
+        items, total = attachments_of(uow).page(access.project.id, limit=limit, offset=offset)
+        return {
+            "attachments": [attachment_view(i) for i in items],
+            "total": total,
+            "nextOffset": next_offset(offset, len(items), total),
+        }
+
+    return db.read(work)
+
+
+def get_attachment(
+    db: Database, actor: Actor, *, project: str, attachment_id: str
+) -> dict[str, Any]:
+    """One attachment's details. Raises: NotFound."""
+    return db.read(
+        lambda uow: {"attachment": attachment_view(_find(uow, actor, project, attachment_id))}
+    )
+
+
+def read_attachment(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    attachment_id: str,
+    offset: int = 1,
+    limit: int = MAX_WINDOW_LINES,
+    room: int = MAX_WINDOW_BYTES,
+) -> dict[str, Any]:
+    """A text attachment's window of lines, or an image's bytes whole (`image`: bytes and
+    media type, for the door to send as an image).
+
+    Raises:
+        ValidationFailed: a document (PDF, DOCX, XLSX) that has no lines to read; a window
+        outside the text. NotFound.
+    """
+    check_window(offset, limit)
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        item = _find(uow, actor, project, attachment_id)
+        view = attachment_view(item)
+        if item.kind is AttachmentKind.IMAGE:
+            return {"attachment": view, "image": uow.blobs.read(item.digest)}
+        if item.kind is AttachmentKind.DOCUMENT:
+            raise ValidationFailed(
+                f"{item.name} is a document ({item.media_type}) with no lines to read here. "
+                "Open it from the project's attachments in the web app, or ask a person to.",
+                {"field": "attachmentId", "kind": item.kind.value, "mediaType": item.media_type},
+            )
+        window = read_window(
+            uow.blobs,
+            TextBlob(item.digest, item.size, item.lines, item.name),
+            offset=offset,
+            limit=limit,
+            room=min(room, MAX_WINDOW_BYTES),
+        )
+        return {
+            "attachment": view,
+            "offset": offset,
+            "lines": window.lines,
+            "totalLines": item.lines.total_lines,
+            "text": window.text,
+            "truncated": window.truncated,
+            "nextOffset": window.next_offset,
+        }
+
+    return db.read(work)
+
+
+def read_attachment_bytes(
+    db: Database, actor: Actor, *, project: str, attachment_id: str
+) -> tuple[dict[str, Any], bytes]:
+    """An attachment's details and its whole bytes (for a download). Raises: NotFound."""
+
+    def work(uow: UnitOfWork) -> tuple[dict[str, Any], bytes]:
+        item = _find(uow, actor, project, attachment_id)
+        return attachment_view(item), uow.blobs.read(item.digest)
+
+    return db.read(work)
+
+
+def check_attachment(content: bytes, field: str = "content") -> tuple[AttachmentKind, str]:
+    """The attachment's kind and media type, from its bytes.
+
+    Raises:
+        LimitExceeded: over 10 MiB. ValidationFailed: not one of the accepted types.
+    """
+    if len(content) > MAX_ATTACHMENT_BYTES:
+        raise LimitExceeded(
+            f"{field}: {len(content)} bytes is over the attachment limit of "
+            f"{MAX_ATTACHMENT_BYTES} bytes (10 MiB).",
+            {"field": field, "limit": MAX_ATTACHMENT_BYTES, "actual": len(content)},
+        )
+    found = sniff_attachment(content)
+    if found is None:
+        raise ValidationFailed(
+            f"{field}: these bytes are none of the accepted types ({', '.join(ATTACHMENT_TYPES)}); "
+            "the type is read from the content, not the name.",
+            {"field": field, "accepted": list(ATTACHMENT_TYPES)},
+        )
+    return found
+
+
+def upload_attachment(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: WorkspaceRef,
+    name: str,
+    content: bytes,
+    override: bool,
+    idempotency_key: str | None,
+) -> KeyedResult:
+    """Add an attachment, or with `override` replace the one of that name (keyed).
+
+    Raises:
+        AlreadyExists: the name is taken and `override` is off. ValidationFailed,
+        LimitExceeded, NotFound, PermissionDenied, IdempotencyConflict.
+    """
+    stored_name = check_attachment_name(name)
+    kind, media_type = check_attachment(content)
+
+    def work(uow: UnitOfWork) -> KeyedResult:
+        access = access_project(
+            uow, actor, project, scope=Scope.SPECS_WRITE, role=Role.WRITE,
+            workspace_id=workspace_id,
+        )  # fmt: skip
+        repo = attachments_of(uow)
+
+        def perform() -> Ack:
+            existing = repo.get_by_name(access.project.id, stored_name)
+            if existing is not None and not override:
+                raise AlreadyExists(
+                    f"An attachment named {stored_name} exists. Pass override: true to replace "
+                    "it, or choose another name.",
+                    {"field": "name", "attachmentId": existing.id, "name": stored_name},
+                )
+            stamp = stamp_of(uow, actor)
+            item = Attachment(
+                id=existing.id if existing else new_id("att"),
+                project_id=access.project.id,
+                name=stored_name,
+                kind=kind,
+                media_type=media_type,
+                size=len(content),
+                digest=uow.blobs.put(content),
+                lines=index_lines(content) if kind is AttachmentKind.TEXT else LineIndex(0, (0,)),
+                created_by=existing.created_by if existing else stamp,
+                created_at=existing.created_at if existing else uow.now,
+                updated_by=stamp,
+                updated_at=uow.now,
+            )
+            if existing is None:
+                repo.add(item)
+            else:
+                repo.replace(item)
+            uow.record_event(
+                "attachment.replaced" if existing else "attachment.added",
+                actor=actor.as_payload(),
+                payload={"attachmentId": item.id, "name": item.name, "size": item.size,
+                         "mediaType": item.media_type},
+                project_id=access.project.id,
+                workspace_id=access.project.workspace_id,
+            )  # fmt: skip
+            return Ack(
+                {"attachment": attachment_view(item), "replaced": existing is not None},
+                resource_type="attachment",
+                resource_id=item.id,
+                project_id=access.project.id,
+            )
+
+        return do_keyed_write(
+            uow, actor, key=idempotency_key, operation="upload_attachment",
+            arguments={"project": access.project.id, "name": stored_name,
+                       "digest": digest_of(content), "override": override},
+            perform=perform,
+        )  # fmt: skip
+
+    return db.write(work)
