@@ -63,7 +63,26 @@ CATALOGUE_ORDER = [
     "get_project_memory",
     "list_activity",
     "post_message",
+    "list_spec_files",
+    "get_spec_file",
+    "read_spec_file",
+    "upload_spec_file",
+    "update_spec_file",
+    "move_spec_file_to_trash",
+    "restore_spec_file_from_trash",
+    "list_attachments",
+    "get_attachment",
+    "read_attachment",
+    "upload_attachment",
+    "list_spec_file_comments",
+    "create_spec_file_comment_thread",
+    "reply_spec_file_comment_thread",
+    "update_spec_file_comment",
+    "delete_spec_file_comment",
 ]
+# Listed and run on the stdio server only (tests/e2e/test_mcp_specs.py): over HTTP the server
+# cannot reach the caller's disk.
+STDIO_ONLY_TOOLS = ["download_spec_file"]
 WRITE_TOOLS = {
     "submit_result",
     "create_draft",
@@ -90,6 +109,15 @@ WRITE_TOOLS = {
     "unarchive_project",
     "delete_project",
     "update_project_state",
+    "upload_spec_file",
+    "update_spec_file",
+    "move_spec_file_to_trash",
+    "restore_spec_file_from_trash",
+    "upload_attachment",
+    "create_spec_file_comment_thread",
+    "reply_spec_file_comment_thread",
+    "update_spec_file_comment",
+    "delete_spec_file_comment",
 }
 
 
@@ -120,6 +148,10 @@ async def test_full_token_asking_for_all_toolsets_sees_the_whole_catalogue_in_or
     async with mcp_client(url, secret_for(db, owner, ALL), mode, EVERYTHING) as client:
         listed = await client.list_tools()
         assert [t.name for t in listed.tools] == CATALOGUE_ORDER
+        # Everything else in the catalogue works with the caller's disk: not served over HTTP.
+        unlisted = [t.name for t in default_catalogue() if t.name not in CATALOGUE_ORDER]
+        assert unlisted == STDIO_ONLY_TOOLS
+        assert all(default_catalogue().find(n).stdio_only for n in unlisted)  # type: ignore[union-attr]
         assert client.instructions is not None
         assert "update_project_state" in client.instructions
         assert "get_project_state" in client.instructions

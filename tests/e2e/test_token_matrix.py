@@ -21,7 +21,7 @@ a new write without an entry fails `test_the_matrix_names_every_write_tool_and_r
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,10 @@ import pytest
 from crewboard.api.routes import all_endpoints
 from crewboard.config import Settings
 from crewboard.domain.identity.access import Role
+from crewboard.domain.ids import new_id
+from crewboard.domain.models import Actor
 from crewboard.mcp.catalogue import default_catalogue
+from crewboard.services.specs import comments, files
 from crewboard.storage.database import Database
 from tests.conftest import ONLY_SQLITE
 from tests.support.factories import make_user
@@ -191,6 +194,87 @@ def _message(at: Aim, **more: Any) -> Tool:
     return Tool("post_message", _keyed(at.home, participantId=at.world.user.id, **more))
 
 
+def _on_file(at: Aim, **more: Any) -> dict[str, Any]:
+    """A call on `home` naming `other`'s spec file (the same project but for mixed calls)."""
+    return _on(at.home, fileId=at.other.file_id, **more)
+
+
+def _save_file(at: Aim) -> Tool:
+    version = at.world.file_version(at.other)
+    arguments = _on_file(at, expectedVersion=version, content="# Plan\nBy a token.\n")
+    return Tool("update_spec_file", {**arguments, "idempotencyKey": key()})
+
+
+def _trash_file(at: Aim) -> Tool:
+    return Tool("move_spec_file_to_trash", _on_file(at))
+
+
+def _restore_file(at: Aim) -> Tool:
+    return Tool("restore_spec_file_from_trash", _on_file(at))
+
+
+def _trashed(world: World, spot: Spot) -> None:
+    world.set_trashed(spot, True)
+
+
+def _restored(world: World, spot: Spot) -> None:
+    world.set_trashed(spot, False)
+
+
+def _free_token(world: World) -> Actor:
+    """The matrix's token (the one token the world's person holds) without its limits: what
+    it writes through the services before a call is its own, wherever the call aims."""
+    [token] = world.db.read(lambda uow: uow.tokens.list(world.user.id))
+    return Actor(world.user.id, token.scopes, replace(token, project_id=None, role=None))
+
+
+def _file_text(world: World, spot: Spot) -> str:
+    """The whole text of the spot's spec file now: a passage found once, whatever was saved."""
+    read = files.read_spec_file(
+        world.db, world.person, project=spot.project_id,
+        ref=files.FileRef(file_id=spot.file_id), include_trashed=True,
+    )  # fmt: skip
+    return str(read["text"])
+
+
+def _thread(world: World, spot: Spot, actor: Actor) -> dict[str, Any]:
+    made = comments.create_spec_file_comment_thread(
+        world.db, actor, project=spot.project_id, workspace_id=None,
+        ref=files.FileRef(file_id=spot.file_id), anchor_quote=_file_text(world, spot),
+        anchor_prefix=None, anchor_suffix=None, body="Why?", idempotency_key=None,
+    )  # fmt: skip
+    return dict(made.body["thread"])
+
+
+def _start_thread(at: Aim) -> Tool:
+    quote = "# Plan" if at.other.ghost else _file_text(at.world, at.other)
+    arguments = _on_file(at, anchorQuote=quote, body="A token's note.", idempotencyKey=key())
+    return Tool("create_spec_file_comment_thread", arguments)
+
+
+def _reply(at: Aim) -> Tool:
+    """A reply to a thread the person started on `other`'s file."""
+    thread = new_id("sct") if at.other.ghost else _thread(at.world, at.other, at.world.person)["id"]
+    return Tool("reply_spec_file_comment_thread", _keyed(at.home, threadId=thread, body="Yes."))
+
+
+def _own_comment(at: Aim) -> dict[str, Any]:
+    """A comment of the token's own on `other`'s file: its id and contentVersion."""
+    if at.other.ghost:
+        return {"commentId": new_id("scm"), "expectedVersion": new_id("scv")}
+    first = _thread(at.world, at.other, _free_token(at.world))["comments"][0]
+    return {"commentId": first["id"], "expectedVersion": first["contentVersion"]}
+
+
+def _edit_comment(at: Aim) -> Tool:
+    return Tool("update_spec_file_comment", _on(at.home, body="Edited.", **_own_comment(at)))
+
+
+def _delete_comment(at: Aim) -> Tool:
+    own = _own_comment(at)
+    return Tool("delete_spec_file_comment", _on(at.home, commentId=own["commentId"]))
+
+
 MCP: dict[str, Entry] = {
     "create_project": Entry(
         lambda at: Tool(
@@ -335,6 +419,26 @@ MCP: dict[str, Entry] = {
             ),
         ),
     ),
+    "upload_spec_file": Entry(
+        lambda at: Tool(
+            "upload_spec_file", _keyed(at.home, path=f"matrix/{key()}.md", content="# New\n")
+        )
+    ),
+    "update_spec_file": Entry(_save_file, mixed=(_save_file,)),
+    "upload_attachment": Entry(
+        lambda at: Tool(
+            "upload_attachment",
+            _keyed(at.home, name=f"{key()}.txt", contentBase64="bm90ZXMK"),  # "notes\n"
+        )
+    ),
+    "move_spec_file_to_trash": Entry(_trash_file, mixed=(_trash_file,), cleanup=_restored),
+    "restore_spec_file_from_trash": Entry(
+        _restore_file, mixed=(_restore_file,), prepare=_trashed, cleanup=_restored
+    ),
+    "create_spec_file_comment_thread": Entry(_start_thread, mixed=(_start_thread,)),
+    "reply_spec_file_comment_thread": Entry(_reply, mixed=(_reply,)),
+    "update_spec_file_comment": Entry(_edit_comment, mixed=(_edit_comment,)),
+    "delete_spec_file_comment": Entry(_delete_comment, mixed=(_delete_comment,)),
 }
 
 V = "/api/v1"
@@ -375,6 +479,24 @@ def _rest_draft(at: Aim) -> Http:
 def _card(at: Aim, kind: str, **fields: Any) -> Http:
     body = {"kind": kind, "workspaceId": None, **fields}
     return Http("POST", _project(at.home, "/proposals"), body)
+
+
+def _spec(at: Aim, tail: str = "") -> str:
+    """REST names the project in the path and the file after it: `home`'s path, `other`'s file."""
+    return _project(at.home, f"/specs/{at.other.file_id}{tail}")
+
+
+def _rest_save_file(at: Aim) -> Http:
+    body = {"content": "# Plan\nBy REST.\n", "expectedVersion": at.world.file_version(at.other)}
+    return Http("PUT", _spec(at), body)
+
+
+def _rest_trash_file(at: Aim) -> Http:
+    return Http("POST", _spec(at, "/trash"), {"workspaceId": None})
+
+
+def _rest_restore_file(at: Aim) -> Http:
+    return Http("POST", _spec(at, "/restore"), {"workspaceId": None})
 
 
 REST: dict[tuple[str, str], tuple[Entry, ...]] = {
@@ -524,6 +646,22 @@ REST: dict[tuple[str, str], tuple[Entry, ...]] = {
         ),
         Entry(lambda at: _card(at, "role", name="Editor", role="Editor")),
         Entry(lambda at: _card(at, "composition", seats=[{"role": "Illustrator"}])),
+    ),
+    ("POST", f"{P}/specs"): (
+        Entry(
+            lambda at: Http(
+                "POST",
+                _project(at.home, "/specs"),
+                {"workspaceId": None, "path": f"matrix/{key()}.md", "content": "# New\n"},
+            )
+        ),
+    ),
+    ("PUT", f"{P}/specs/{{file}}"): (Entry(_rest_save_file, mixed=(_rest_save_file,)),),
+    ("POST", f"{P}/specs/{{file}}/trash"): (
+        Entry(_rest_trash_file, mixed=(_rest_trash_file,), cleanup=_restored),
+    ),
+    ("POST", f"{P}/specs/{{file}}/restore"): (
+        Entry(_rest_restore_file, mixed=(_rest_restore_file,), prepare=_trashed, cleanup=_restored),
     ),
 }
 

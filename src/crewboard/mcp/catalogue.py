@@ -18,6 +18,8 @@ from crewboard.mcp.tools.board import repos, tasks, week
 from crewboard.mcp.tools.projects import projects, state, team
 from crewboard.mcp.tools.review import activity, proposals
 from crewboard.mcp.tools.review import drafts as review
+from crewboard.mcp.tools.specs import attachments
+from crewboard.mcp.tools.specs import comments as spec_comments
 from crewboard.mcp.tools.specs import files as spec_files
 from crewboard.services.identity.access import limit_of
 
@@ -108,5 +110,7 @@ def default_catalogue() -> Catalogue:
             *memory.TOOLS,
             *activity.TOOLS,
             *spec_files.TOOLS,
+            *attachments.TOOLS,
+            *spec_comments.TOOLS,
         ]
     )

@@ -1,0 +1,236 @@
+"""Spec file comment tools: list a file's threads, start a thread on a passage, reply, edit and
+delete one's own comments. No tool resolves or reopens a thread: people do, in the web app."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from crewboard.domain.identity.access import Scope, Toolset
+from crewboard.domain.spec_comments import MAX_AFFIX, MAX_COMMENT, MAX_QUOTE, MAX_THREADS_SHOWN
+from crewboard.domain.specs import MAX_PATH
+from crewboard.mcp.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
+from crewboard.mcp.render import Reply, fitted_answer, page_note
+from crewboard.mcp.tooldef import Call, ToolDef, keyed_write
+from crewboard.services.paging import next_offset
+from crewboard.services.specs import comments
+from crewboard.services.specs.files import FileRef
+
+Body = Field(min_length=1, max_length=MAX_COMMENT, description="Markdown.")
+Ref = Field(min_length=1, max_length=200)
+
+
+class _OnFile(Args):
+    project_id: ProjectRef
+    file_id: str | None = Field(default=None, min_length=1, max_length=200)
+    path: str | None = Field(
+        default=None, min_length=1, max_length=MAX_PATH, description="Or the file's path."
+    )
+
+    def ref(self) -> FileRef:
+        return FileRef(file_id=self.file_id, path=self.path)
+
+
+class ListSpecFileComments(_OnFile):
+    status: Literal["open", "resolved", "orphaned"] | None = Field(
+        default=None, description="orphaned: threads whose passage was edited away."
+    )
+    limit: int = Field(default=MAX_THREADS_SHOWN, ge=1, le=MAX_THREADS_SHOWN)
+    offset: Offset = 0
+
+
+class CreateSpecFileCommentThread(_OnFile):
+    workspace_id: WorkspaceId
+    anchor_quote: str = Field(
+        min_length=1,
+        max_length=MAX_QUOTE,
+        description="The passage, copied exactly from the file's current text.",
+    )
+    anchor_prefix: str | None = Field(
+        default=None, max_length=MAX_AFFIX, description="Words right before it, if it repeats."
+    )
+    anchor_suffix: str | None = Field(
+        default=None, max_length=MAX_AFFIX, description="Words right after it, if it repeats."
+    )
+    body: str = Body
+    idempotency_key: IdempotencyKey = None
+
+
+class ReplySpecFileCommentThread(Args):
+    project_id: ProjectRef
+    workspace_id: WorkspaceId
+    thread_id: str = Ref
+    body: str = Body
+    idempotency_key: IdempotencyKey = None
+
+
+class UpdateSpecFileComment(Args):
+    project_id: ProjectRef
+    workspace_id: WorkspaceId
+    comment_id: str = Ref
+    expected_version: str = Field(
+        min_length=1, max_length=64, description="The comment's own contentVersion."
+    )
+    body: str = Body
+
+
+class DeleteSpecFileComment(Args):
+    project_id: ProjectRef
+    workspace_id: WorkspaceId
+    comment_id: str = Ref
+
+
+def list_spec_file_comments(call: Call, args: ListSpecFileComments) -> Reply:
+    found = comments.list_spec_file_comments(
+        call.db,
+        call.actor,
+        project=args.project_id,
+        ref=args.ref(),
+        status=args.status,
+        limit=args.limit,
+        offset=args.offset,
+    )
+    total = found["total"]
+
+    def answer(rows: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "file": found["file"],
+            "threads": rows,
+            "total": total,
+            "nextOffset": next_offset(args.offset, len(rows), total),
+        }
+
+    body, text = fitted_answer(found["threads"], answer)
+    return Reply(body, page_note(shown=len(body["threads"]), offset=args.offset, total=total), text)
+
+
+def create_spec_file_comment_thread(call: Call, args: CreateSpecFileCommentThread) -> Reply:
+    made = comments.create_spec_file_comment_thread(
+        call.db,
+        call.actor,
+        project=args.project_id,
+        workspace_id=args.workspace_id,
+        ref=args.ref(),
+        anchor_quote=args.anchor_quote,
+        anchor_prefix=args.anchor_prefix,
+        anchor_suffix=args.anchor_suffix,
+        body=args.body,
+        idempotency_key=args.idempotency_key,
+    )
+    return Reply(
+        made.body, "Already made by this key: this is its answer." if made.replayed else None
+    )
+
+
+def reply_spec_file_comment_thread(call: Call, args: ReplySpecFileCommentThread) -> Reply:
+    made = comments.reply_spec_file_comment_thread(
+        call.db,
+        call.actor,
+        project=args.project_id,
+        workspace_id=args.workspace_id,
+        thread_id=args.thread_id,
+        body=args.body,
+        idempotency_key=args.idempotency_key,
+    )
+    return Reply(
+        made.body, "Already made by this key: this is its answer." if made.replayed else None
+    )
+
+
+def update_spec_file_comment(call: Call, args: UpdateSpecFileComment) -> Reply:
+    return Reply(
+        comments.update_spec_file_comment(
+            call.db,
+            call.actor,
+            project=args.project_id,
+            workspace_id=args.workspace_id,
+            comment_id=args.comment_id,
+            body=args.body,
+            expected_version=args.expected_version,
+        )
+    )
+
+
+_OUTCOMES = {
+    "removed": "The reply is gone.",
+    "placeholder": "It opened a thread with replies: it shows as deleted, the replies stay.",
+    "threadDeleted": "Nothing was left in its thread: the thread is gone too.",
+}
+
+
+def delete_spec_file_comment(call: Call, args: DeleteSpecFileComment) -> Reply:
+    done = comments.delete_spec_file_comment(
+        call.db,
+        call.actor,
+        project=args.project_id,
+        workspace_id=args.workspace_id,
+        comment_id=args.comment_id,
+    )
+    return Reply(done, _OUTCOMES[done["outcome"]])
+
+
+_WRITE = (Scope.SPECS_WRITE,)
+
+TOOLS = (
+    ToolDef(
+        name="list_spec_file_comments",
+        title="List comments on a spec file",
+        description=(
+            "A file's comment threads in file order, each with its passage (anchor.quote), "
+            "status and comments (bodies cut to 1,000 characters). status: open, resolved or "
+            "orphaned (the passage was edited away)."
+        ),
+        args=ListSpecFileComments,
+        toolset=Toolset.SPECS,
+        run=list_spec_file_comments,
+    ),
+    keyed_write(
+        "create_spec_file_comment_thread",
+        "Comment on a passage",
+        "Start a thread on a passage: anchorQuote copied exactly from the current text, never "
+        "positions. If the passage repeats, add the words right before or after it in "
+        "anchorPrefix/anchorSuffix. Not on a file in the trash bin.",
+        CreateSpecFileCommentThread,
+        create_spec_file_comment_thread,
+        toolset=Toolset.SPECS,
+        scopes=_WRITE,
+    ),
+    keyed_write(
+        "reply_spec_file_comment_thread",
+        "Reply to a comment thread",
+        "Add a comment at the end of a thread. Not on a file in the trash bin.",
+        ReplySpecFileCommentThread,
+        reply_spec_file_comment_thread,
+        toolset=Toolset.SPECS,
+        scopes=_WRITE,
+    ),
+    ToolDef(
+        name="update_spec_file_comment",
+        title="Edit your comment",
+        description=(
+            "Rewrite one of your own comments from its contentVersion (expectedVersion: the "
+            "comment's, not the file's)."
+        ),
+        args=UpdateSpecFileComment,
+        toolset=Toolset.SPECS,
+        run=update_spec_file_comment,
+        scopes=_WRITE,
+        read_only=False,
+        idempotent=False,
+    ),
+    ToolDef(
+        name="delete_spec_file_comment",
+        title="Delete your comment",
+        description=(
+            "Delete one of your own comments. A reply disappears; a first comment with replies "
+            "stays as a 'deleted' placeholder; a first comment alone removes its thread."
+        ),
+        args=DeleteSpecFileComment,
+        toolset=Toolset.SPECS,
+        run=delete_spec_file_comment,
+        scopes=_WRITE,
+        read_only=False,
+        destructive=True,
+    ),
+)

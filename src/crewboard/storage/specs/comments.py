@@ -1,0 +1,277 @@
+"""The spec comment repository: threads anchored to a passage of a file, and their comments."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, Row, and_, bindparam, delete, func, select, update
+
+from crewboard.domain.spec_comments import Anchor, CommentThread, SpecComment, ThreadStatus
+from crewboard.storage.specs.tables import spec_comment_threads, spec_comments
+
+_t = spec_comment_threads.c
+_c = spec_comments.c
+_THREAD = select(spec_comment_threads).where(_t.id == bindparam("id"))
+_COMMENT = select(spec_comments).where(_c.id == bindparam("id"))
+_MOVE = (
+    update(spec_comment_threads)
+    .where(_t.id == bindparam("thread_id"))
+    .values(
+        anchor_quote=bindparam("quote"),
+        anchor_prefix=bindparam("prefix"),
+        anchor_suffix=bindparam("suffix"),
+        anchor_start=bindparam("start"),
+        anchor_end=bindparam("end"),
+        anchor_revision=bindparam("revision"),
+    )
+)
+
+
+def _thread(row: Row[Any]) -> CommentThread:
+    return CommentThread(
+        id=row.id,
+        project_id=row.project_id,
+        file_id=row.file_id,
+        status=ThreadStatus(row.status),
+        orphaned=bool(row.orphaned),
+        anchor=Anchor(
+            quote=row.anchor_quote,
+            prefix=row.anchor_prefix,
+            suffix=row.anchor_suffix,
+            start=row.anchor_start,
+            end=row.anchor_end,
+        ),
+        anchor_revision=row.anchor_revision,
+        created_by=row.created_by,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        resolved_by=row.resolved_by,
+        resolved_at=row.resolved_at,
+    )
+
+
+def _comment(row: Row[Any]) -> SpecComment:
+    return SpecComment(
+        id=row.id,
+        thread_id=row.thread_id,
+        project_id=row.project_id,
+        seq=row.seq,
+        author=row.author,
+        body=row.body,
+        content_version=row.content_version,
+        deleted=bool(row.deleted),
+        ai_work=bool(row.ai_work),
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
+def _filter(status: str | None) -> Any:
+    """The condition of a list filter: `open`/`resolved` (passage still there), `orphaned`."""
+    if status == "orphaned":
+        return _t.orphaned.is_(True)
+    if status is None:
+        return None
+    return and_(_t.status == status, _t.orphaned.is_(False))
+
+
+class SpecCommentRepository:
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    # --- threads ---------------------------------------------------------------------------
+
+    def add_thread(self, thread: CommentThread) -> None:
+        anchor = thread.anchor
+        self.conn.execute(
+            spec_comment_threads.insert(),
+            {
+                "id": thread.id,
+                "project_id": thread.project_id,
+                "file_id": thread.file_id,
+                "status": thread.status.value,
+                "orphaned": thread.orphaned,
+                "anchor_quote": anchor.quote,
+                "anchor_prefix": anchor.prefix,
+                "anchor_suffix": anchor.suffix,
+                "anchor_start": anchor.start,
+                "anchor_end": anchor.end,
+                "anchor_revision": thread.anchor_revision,
+                "created_by": thread.created_by,
+                "created_at": thread.created_at,
+                "resolved_by": None,
+                "resolved_at": None,
+                "updated_at": thread.updated_at,
+            },
+        )
+
+    def get_thread(self, thread_id: str) -> CommentThread | None:
+        row = self.conn.execute(_THREAD, {"id": thread_id}).first()
+        return None if row is None else _thread(row)
+
+    def threads_of_file(
+        self, file_id: str, *, status: str | None, limit: int, offset: int
+    ) -> tuple[list[CommentThread], int]:
+        """A file's threads in the order of their passages (orphaned ones last), and how many
+        match."""
+        conditions = [_t.file_id == file_id]
+        wanted = _filter(status)
+        if wanted is not None:
+            conditions.append(wanted)
+        where = and_(*conditions)
+        rows = self.conn.execute(
+            select(spec_comment_threads)
+            .where(where)
+            .order_by(_t.orphaned, _t.anchor_start, _t.created_at, _t.id)
+            .limit(limit)
+            .offset(offset)
+        )
+        total = self.conn.execute(
+            select(func.count()).select_from(spec_comment_threads).where(where)
+        )
+        return [_thread(row) for row in rows], int(total.scalar_one())
+
+    def anchored_threads(self, file_id: str) -> list[CommentThread]:
+        """The threads of a file whose passage is still there (open or resolved)."""
+        rows = self.conn.execute(
+            select(spec_comment_threads)
+            .where(_t.file_id == file_id, _t.orphaned.is_(False))
+            .order_by(_t.id)
+        )
+        return [_thread(row) for row in rows]
+
+    def move_anchors(self, moves: Sequence[tuple[str, Anchor, int]]) -> None:
+        """New anchors (thread id, anchor, the revision it is in), in one statement."""
+        if not moves:
+            return
+        self.conn.execute(
+            _MOVE,
+            [
+                {
+                    "thread_id": thread_id,
+                    "quote": anchor.quote,
+                    "prefix": anchor.prefix,
+                    "suffix": anchor.suffix,
+                    "start": anchor.start,
+                    "end": anchor.end,
+                    "revision": revision,
+                }
+                for thread_id, anchor, revision in moves
+            ],
+        )
+
+    def set_orphaned(self, thread_ids: Sequence[str], at: datetime) -> None:
+        if thread_ids:
+            self.conn.execute(
+                update(spec_comment_threads)
+                .where(_t.id.in_(list(thread_ids)))
+                .values(orphaned=True, updated_at=at)
+            )
+
+    def set_status(
+        self,
+        thread_id: str,
+        status: ThreadStatus,
+        *,
+        by: dict[str, Any] | None,
+        at: datetime,
+    ) -> None:
+        resolved = status is ThreadStatus.RESOLVED
+        self.conn.execute(
+            update(spec_comment_threads)
+            .where(_t.id == thread_id)
+            .values(
+                status=status.value,
+                resolved_by=by if resolved else None,
+                resolved_at=at if resolved else None,
+                updated_at=at,
+            )
+        )
+
+    def touch_thread(self, thread_id: str, at: datetime) -> None:
+        self.conn.execute(
+            update(spec_comment_threads).where(_t.id == thread_id).values(updated_at=at)
+        )
+
+    def delete_thread(self, thread_id: str) -> None:
+        """The thread and (by the foreign key's cascade, and here for SQLite's sake) its
+        comments."""
+        self.conn.execute(delete(spec_comments).where(_c.thread_id == thread_id))
+        self.conn.execute(delete(spec_comment_threads).where(_t.id == thread_id))
+
+    # --- comments --------------------------------------------------------------------------
+
+    def add_comment(self, comment: SpecComment) -> None:
+        self.conn.execute(
+            spec_comments.insert(),
+            {
+                "id": comment.id,
+                "thread_id": comment.thread_id,
+                "project_id": comment.project_id,
+                "seq": comment.seq,
+                "author": comment.author,
+                "body": comment.body,
+                "content_version": comment.content_version,
+                "deleted": comment.deleted,
+                "ai_work": comment.ai_work,
+                "created_at": comment.created_at,
+                "updated_at": comment.updated_at,
+            },
+        )
+
+    def get_comment(self, comment_id: str) -> SpecComment | None:
+        row = self.conn.execute(_COMMENT, {"id": comment_id}).first()
+        return None if row is None else _comment(row)
+
+    def comments_of(self, thread_ids: Sequence[str]) -> dict[str, list[SpecComment]]:
+        """The comments of each thread, in order."""
+        found: dict[str, list[SpecComment]] = {thread_id: [] for thread_id in thread_ids}
+        if not thread_ids:
+            return found
+        rows = self.conn.execute(
+            select(spec_comments)
+            .where(_c.thread_id.in_(list(thread_ids)))
+            .order_by(_c.thread_id, _c.seq)
+        )
+        for row in rows:
+            found[row.thread_id].append(_comment(row))
+        return found
+
+    def first_seq(self, thread_id: str) -> int | None:
+        """The `seq` of the thread's first comment (the one that opened it)."""
+        value = self.conn.execute(
+            select(func.min(_c.seq)).where(_c.thread_id == thread_id)
+        ).scalar_one()
+        return None if value is None else int(value)
+
+    def count_comments(self, thread_id: str) -> int:
+        return int(
+            self.conn.execute(
+                select(func.count()).select_from(spec_comments).where(_c.thread_id == thread_id)
+            ).scalar_one()
+        )
+
+    def rewrite(
+        self, comment_id: str, *, body: str, version: str, expected: str, at: datetime
+    ) -> bool:
+        """A new body (and version) for a comment still at `expected` (compare and set);
+        False when it changed first."""
+        result = self.conn.execute(
+            update(spec_comments)
+            .where(_c.id == comment_id, _c.content_version == expected)
+            .values(body=body, content_version=version, updated_at=at)
+        )
+        return result.rowcount == 1
+
+    def make_placeholder(self, comment_id: str, *, version: str, at: datetime) -> None:
+        """Keep the comment's place in its thread, without its text."""
+        self.conn.execute(
+            update(spec_comments)
+            .where(_c.id == comment_id)
+            .values(body="", deleted=True, content_version=version, updated_at=at)
+        )
+
+    def delete_comment(self, comment_id: str) -> None:
+        self.conn.execute(delete(spec_comments).where(_c.id == comment_id))
