@@ -11,6 +11,10 @@ from typing import Any
 
 import pytest
 
+from crewboard.services.identity.users import person_actor
+from crewboard.services.specs import attachments, files
+from crewboard.services.specs.files import FileRef
+from crewboard.storage.database import Database
 from tests.support import axe
 from tests.support.browser_pages import (
     LIVE,
@@ -32,6 +36,11 @@ from tests.support.factories import PASSWORD
 from tests.support.mcp_client import body_of, mcp_client
 
 pytestmark = pytest.mark.browser
+# A real 1×1 PNG (a preview the browser can draw).
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360f8cfc0f01f0005fe02fea7d1a1e60000000049454e44ae426082"
+)
 __all__ = ["browser", "page", "world"]  # fixtures used by name
 
 
@@ -166,6 +175,12 @@ EVERY_PAGE = (
     "/p/CRW/team",
     "/p/CRW/activity",
     "/p/CRW/search?q=example",
+    "/p/CRW/specs",
+    "/p/CRW/specs/files/{spec}",
+    "/p/CRW/specs/files/{spec}?from=1&to=2",
+    "/p/CRW/specs/files/{spec}/edit",
+    "/p/CRW/specs?trashed=1",
+    "/p/CRW/attachments",
     "/p/CRW/settings/project",
     "/settings/tokens",
     "/settings/workspaces",
@@ -174,8 +189,30 @@ EVERY_PAGE = (
 )
 
 
+def spec_world(db: Database, email: str) -> str:
+    """A spec file with two revisions (a long URL in them) and an image attachment; its id."""
+    user = db.read(lambda uow: uow.users.get_by_email(email))
+    assert user is not None
+    owner = person_actor(user)
+    text = f"# Design\n\nSessions expire. See {LONG}\n"
+    made = files.upload_spec_file(
+        db, owner, project="CRW", workspace_id=None, path="docs/design.md",
+        content=text.encode(), idempotency_key=None,
+    ).body["file"]  # fmt: skip
+    files.update_spec_file(
+        db, owner, project="CRW", workspace_id=None, ref=FileRef(file_id=made["id"]),
+        content=(text + "Tokens rotate daily.\n").encode(),
+        expected_version=made["contentVersion"], idempotency_key=None,
+    )  # fmt: skip
+    attachments.upload_attachment(
+        db, owner, project="CRW", workspace_id=None, name=f"diagram-{'x' * 80}.png",
+        content=PNG, override=False, idempotency_key=None,
+    )  # fmt: skip
+    return str(made["id"])
+
+
 def test_no_page_is_wider_than_the_window_at_390_and_1280(
-    page: Any, url: str, world: dict[str, str]
+    page: Any, url: str, db: Database, world: dict[str, str]
 ) -> None:
     """Every page, with long unbroken text in it (a URL in a title, a hand-in and a token's
     name), fits the window at phone and desktop widths; tables scroll inside their own box;
@@ -204,6 +241,7 @@ def test_no_page_is_wider_than_the_window_at_390_and_1280(
         return str((await agent_call(agent, "propose_task", arguments))["proposal"]["id"])
 
     proposal = as_agent(url, world["secret"], propose)
+    spec = spec_world(db, world["owner"])
     refused: dict[str, str] = {}
     for width in (1280, 390):  # signed out: the sign-in page
         page.set_viewport_size({"width": width, "height": 860})
@@ -217,7 +255,9 @@ def test_no_page_is_wider_than_the_window_at_390_and_1280(
         page.set_viewport_size({"width": width, "height": 860})
         page.emulate_media(color_scheme=scheme)
         for path in EVERY_PAGE:
-            page.goto(path.format(draft=draft, proposal=proposal, record=world["record"]))
+            page.goto(
+                path.format(draft=draft, proposal=proposal, record=world["record"], spec=spec)
+            )
             wide = page.evaluate("document.documentElement.scrollWidth")
             name = path.strip("/").replace("/", "_").replace("{", "").replace("}", "")
             shot(page, f"pages/{name}-{width}" + ("-dark" if scheme == "dark" else ""))

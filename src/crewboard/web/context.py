@@ -24,7 +24,7 @@ from starlette.routing import Route
 from crewboard.config import Settings
 from crewboard.domain.models import Actor
 from crewboard.errors import BodyTooLarge, CrewboardError
-from crewboard.jsonbody import read_request_body
+from crewboard.jsonbody import MAX_BODY, read_request_body
 from crewboard.services.identity.web_sessions import SignedIn, session_of
 from crewboard.services.projects import projects as project_service
 from crewboard.services.review import reads as inbox_reads
@@ -79,6 +79,15 @@ class Page:
         if self.form is None:
             return []
         return [_plain_lines(v) for v in self.form.getlist(name) if isinstance(v, str)]
+
+    def upload(self, name: str) -> tuple[str, bytes] | None:
+        """A file chosen in a multipart form's file field: its name and bytes (None when the
+        field is absent or no file was chosen)."""
+        value = self.form.get(name) if self.form is not None else None
+        if value is None or isinstance(value, str) or not value.filename:
+            return None
+        value.file.seek(0)
+        return value.filename, value.file.read()
 
     def param(self, name: str, default: str = "") -> str:
         return self.request.query_params.get(name, default)
@@ -284,25 +293,36 @@ def action(handler: Handler, *, needs_project: bool = False) -> Endpoint:
             await read_request_body(request)
         except BodyTooLarge as error:
             return HTMLResponse(error.message, status_code=413)
-        form = await request.form()
-        token = form.get("csrf")
-        if cross_site(request) or not same_token(
-            signed_in.csrf_token, token if isinstance(token, str) else None
-        ):
-            return public_error_page(
-                403,
-                "Form not accepted",
-                "This form was not sent from a Crewboard page, or the page was too old. "
-                "Go back, reload the page and send it again.",
-                back="/inbox",
-                back_label="Back to your inbox",
-            )
-        built = await _build(request, signed_in, form)
-        if needs_project and built.project is None:
-            return _no_project(built)
-        return await to_thread.run_sync(_guarded, handler, built)
+        # A text field may take the whole body (a spec file typed or pasted in a textarea).
+        form = await request.form(max_files=1, max_part_size=MAX_BODY)
+        try:
+            return await _act(request, signed_in, form, handler, needs_project=needs_project)
+        finally:
+            await form.close()  # a chosen file is spooled to a temporary file until here
 
     return endpoint
+
+
+async def _act(
+    request: Request, signed_in: SignedIn, form: FormData, handler: Handler, *, needs_project: bool
+) -> Response:
+    """The form's checks (same site, the session's CSRF token), then the handler."""
+    token = form.get("csrf")
+    if cross_site(request) or not same_token(
+        signed_in.csrf_token, token if isinstance(token, str) else None
+    ):
+        return public_error_page(
+            403,
+            "Form not accepted",
+            "This form was not sent from a Crewboard page, or the page was too old. "
+            "Go back, reload the page and send it again.",
+            back="/inbox",
+            back_label="Back to your inbox",
+        )
+    built = await _build(request, signed_in, form)
+    if needs_project and built.project is None:
+        return _no_project(built)
+    return await to_thread.run_sync(_guarded, handler, built)
 
 
 def _plain_lines(text: str) -> str:

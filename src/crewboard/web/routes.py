@@ -17,6 +17,8 @@ from crewboard.web.pages.identity import signin as auth
 from crewboard.web.pages.identity import tokens
 from crewboard.web.pages.projects import settings, state, team
 from crewboard.web.pages.review import activity, inbox, rules, search
+from crewboard.web.pages.specs import attachments as spec_attachments
+from crewboard.web.pages.specs import files as spec_files
 
 STATIC = Path(__file__).parent / "static"
 
@@ -52,5 +54,7 @@ def web_routes() -> list[BaseRoute]:
         *settings.ROUTES,
         *rules.ROUTES,
         *search.ROUTES,
+        *spec_files.ROUTES,
+        *spec_attachments.ROUTES,
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]

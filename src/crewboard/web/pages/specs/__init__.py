@@ -1,0 +1,1 @@
+"""Web pages of the specs area: spec files and attachments."""

@@ -1,0 +1,411 @@
+"""Web pages: spec files. The files of a project by folder (and its trash bin), one file shown
+(markdown rendered, other text with line numbers, a window of 2,000 lines at a time), its
+revisions and a diff between any two, editing from the version shown (a conflict keeps the
+person's text beside the saved one), upload of new files, trash and restore, and the raw bytes
+of any revision for download.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+from urllib.parse import quote
+
+from starlette.responses import Response
+from starlette.routing import BaseRoute
+
+from crewboard.domain.specs import MAX_WINDOW_LINES
+from crewboard.domain.validation import parse_whole
+from crewboard.errors import CrewboardError, RevisionConflict, ValidationFailed
+from crewboard.services.specs import comments, files
+from crewboard.services.specs.files import FileRef
+from crewboard.web.context import Page, project_routes
+from crewboard.web.forms import show_conflict, show_refusal
+from crewboard.web.pages.specs.raw import download
+
+PAGE_SIZE = 100
+EDITABLE_BYTES = 1024 * 1024  # larger files are edited on disk and uploaded again
+DIFF_BYTES = 1024 * 1024  # the most of each revision a diff compares
+DIFF_CONTEXT = 3
+
+
+def _ref(page: Page) -> FileRef:
+    return FileRef(file_id=page.request.path_params["file_id"])
+
+
+def _whole(page: Page, name: str) -> int | None:
+    raw = page.param(name).strip()
+    return parse_whole(name, raw, minimum=1) if raw else None
+
+
+# --- the list ----------------------------------------------------------------------------------
+
+
+def spec_list(page: Page) -> Response:
+    """Files by path, under a folder when one is chosen; the trash bin with `?trashed=1`."""
+    folder = page.param("folder").strip() or None
+    trashed = page.param("trashed") == "1"
+    raw_offset = page.param("offset").strip()
+    offset = parse_whole("offset", raw_offset) if raw_offset else 0
+    found = files.list_spec_files(
+        page.db,
+        page.actor,
+        project=page.project_key,
+        path=folder,
+        trashed=trashed,
+        limit=PAGE_SIZE,
+        offset=offset,
+    )
+    return page.render(
+        "specs.html",
+        title="Trash bin" if trashed else "Spec files",
+        found=found,
+        groups=_by_folder(found["files"]),
+        folder=folder,
+        trashed=trashed,
+        offset=offset,
+        page_size=PAGE_SIZE,
+        typed={},
+    )
+
+
+def _by_folder(listed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Files grouped under their folder, in path order (the list is already in path order)."""
+    groups: list[dict[str, Any]] = []
+    for item in listed:
+        folder, _, name = item["path"].rpartition("/")
+        if not groups or groups[-1]["folder"] != folder:
+            groups.append({"folder": folder, "files": []})
+        groups[-1]["files"].append({**item, "name": name})
+    return groups
+
+
+def spec_upload(page: Page) -> Response:
+    """A new file: its path and either typed text or a chosen file."""
+    path = page.field("path").strip()
+    uploaded = page.upload("file")
+    content = uploaded[1] if uploaded else page.field("content").encode("utf-8")
+    try:
+        made = files.upload_spec_file(
+            page.db,
+            page.actor,
+            project=page.project_key,
+            workspace_id=_workspace(page),
+            path=path or (uploaded[0] if uploaded else ""),
+            content=content,
+            idempotency_key=page.field("key") or None,
+        )
+    except CrewboardError as error:
+        show_refusal(page, error)
+        listed = files.list_spec_files(page.db, page.actor, project=page.project_key)
+        return page.render(
+            "specs.html",
+            status_code=error.http_status,
+            title="Spec files",
+            found=listed,
+            groups=_by_folder(listed["files"]),
+            folder=None,
+            trashed=False,
+            offset=0,
+            page_size=PAGE_SIZE,
+            typed={"path": path, "content": page.field("content")},
+        )
+    file = made.body["file"]
+    return page.redirect(page.path(f"specs/files/{file['id']}"), notice=f"Added {file['path']}.")
+
+
+def _workspace(page: Page) -> str | None:
+    assert page.project is not None  # noqa: S101 - a project route
+    workspace: str | None = page.project["workspaceId"]
+    return workspace
+
+
+# --- one file ----------------------------------------------------------------------------------
+
+
+def spec_file(page: Page) -> Response:
+    """The file: rendered or numbered, a window at a time; its revisions; a diff on request."""
+    return _file_page(page, typed={"quote": page.param("quote")})
+
+
+def _file_page(page: Page, *, typed: dict[str, str], status_code: int = 200) -> Response:
+    revision = _whole(page, "revision")
+    details = files.get_spec_file(
+        page.db,
+        page.actor,
+        project=page.project_key,
+        ref=_ref(page),
+        include_trashed=True,
+        revisions_limit=50,
+    )
+    file = details["file"]
+    window = None
+    problem = None
+    offset = _whole(page, "offset") or 1
+    if file["kind"] == "text":
+        try:
+            window = files.read_spec_file(
+                page.db,
+                page.actor,
+                project=page.project_key,
+                ref=_ref(page),
+                offset=offset,
+                limit=MAX_WINDOW_LINES,
+                revision=revision,
+                include_trashed=True,
+            )
+        except CrewboardError as error:
+            problem = error.message
+    compare = _diff(page, file) if page.param("from") and page.param("to") else None
+    threads = comments.list_spec_file_comments(
+        page.db, page.actor, project=page.project_key, ref=_ref(page)
+    )["threads"]
+    return page.render(
+        "spec_file.html",
+        threads=threads,
+        open_threads=sum(1 for t in threads if t["status"] == "open" and not t["orphaned"]),
+        typed=typed,
+        status_code=status_code,
+        title=file["path"],
+        file=file,
+        revisions=details["revisions"],
+        window=window,
+        numbered=_numbered(window),
+        markdown=file["path"].lower().endswith((".md", ".markdown")) and offset == 1,
+        revision=revision,
+        problem=problem,
+        compare=compare,
+    )
+
+
+def _numbered(window: dict[str, Any] | None) -> list[tuple[int, str]]:
+    if window is None:
+        return []
+    lines = window["text"].split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [(window["offset"] + n, line.rstrip("\r")) for n, line in enumerate(lines)]
+
+
+def _diff(page: Page, file: dict[str, Any]) -> dict[str, Any]:
+    """Two revisions side by side as a unified diff: each line kept, added or removed."""
+    older, newer = (parse_whole(name, page.param(name), minimum=1) for name in ("from", "to"))
+    texts = []
+    for number in (older, newer):
+        view, data = files.read_file_bytes(
+            page.db,
+            page.actor,
+            project=page.project_key,
+            ref=_ref(page),
+            revision=number,
+            include_trashed=True,
+        )
+        if view["kind"] != "text" or len(data) > DIFF_BYTES:
+            raise ValidationFailed.field(
+                "from", "only text revisions up to 1 MiB are compared here; download them instead."
+            )
+        texts.append(data.decode("utf-8").splitlines())
+    rows = []
+    for line in difflib.unified_diff(
+        texts[0], texts[1], f"revision {older}", f"revision {newer}", n=DIFF_CONTEXT, lineterm=""
+    ):
+        kind = "same"
+        if line.startswith(("+++", "---")):
+            continue
+        if line.startswith("@@"):
+            kind = "hunk"
+        elif line.startswith("+"):
+            kind = "added"
+        elif line.startswith("-"):
+            kind = "removed"
+        rows.append({"kind": kind, "text": line})
+    return {"from": older, "to": newer, "rows": rows, "same": not rows, "path": file["path"]}
+
+
+# --- editing -----------------------------------------------------------------------------------
+
+
+def spec_edit(page: Page) -> Response:
+    """The whole text in a form, with the version it was read at."""
+    view, data = files.read_file_bytes(
+        page.db, page.actor, project=page.project_key, ref=_ref(page)
+    )
+    editable = view["kind"] == "text" and len(data) <= EDITABLE_BYTES
+    return page.render(
+        "spec_edit.html",
+        title=f"Edit {view['path']}",
+        file=view,
+        text=data.decode("utf-8") if editable else "",
+        editable=editable,
+        expected=view["contentVersion"],
+        theirs=None,
+    )
+
+
+def spec_save(page: Page) -> Response:
+    """Save the form's text from the version it showed; a conflict keeps it beside theirs."""
+    text = page.field("content")
+    expected = page.field("expected_version")
+    try:
+        saved = files.update_spec_file(
+            page.db,
+            page.actor,
+            project=page.project_key,
+            workspace_id=_workspace(page),
+            ref=_ref(page),
+            content=text.encode("utf-8"),
+            expected_version=expected,
+            idempotency_key=page.field("key") or None,
+        )
+    except RevisionConflict as conflict:
+        show_conflict(page, conflict, "this file")
+        view, data = files.read_file_bytes(
+            page.db, page.actor, project=page.project_key, ref=_ref(page)
+        )
+        return page.render(
+            "spec_edit.html",
+            status_code=409,
+            title=f"Edit {view['path']}",
+            file=view,
+            text=text,
+            editable=True,
+            expected=view["contentVersion"],
+            theirs=data.decode("utf-8", errors="replace"),
+        )
+    except CrewboardError as error:
+        show_refusal(page, error)
+        view, _data = files.read_file_bytes(
+            page.db, page.actor, project=page.project_key, ref=_ref(page), include_trashed=True
+        )
+        return page.render(
+            "spec_edit.html",
+            status_code=error.http_status,
+            title=f"Edit {view['path']}",
+            file=view,
+            text=text,
+            editable=True,
+            expected=expected,
+            theirs=None,
+        )
+    file = saved.body["file"]
+    return page.redirect(
+        page.path(f"specs/files/{file['id']}"),
+        notice=f"Saved {file['path']}: revision {file['revisionCount']}.",
+    )
+
+
+def spec_trash(page: Page) -> Response:
+    done = files.move_spec_file_to_trash(
+        page.db, page.actor, project=page.project_key, workspace_id=_workspace(page), ref=_ref(page)
+    )
+    return page.redirect(
+        page.path("specs"), notice=f"Moved {done['file']['path']} to the trash bin."
+    )
+
+
+def spec_restore(page: Page) -> Response:
+    done = files.restore_spec_file_from_trash(
+        page.db, page.actor, project=page.project_key, workspace_id=_workspace(page), ref=_ref(page)
+    )
+    file = done["file"]
+    return page.redirect(page.path(f"specs/files/{file['id']}"), notice=f"Restored {file['path']}.")
+
+
+# --- comment threads ---------------------------------------------------------------------------
+
+
+def _back_to_file(page: Page, file_id: str, notice: str) -> Response:
+    """Back to the file's threads (the reply form names its file: a reply answers only the
+    comment)."""
+    return page.redirect(page.path(f"specs/files/{quote(file_id)}") + "#threads", notice=notice)
+
+
+def thread_start(page: Page) -> Response:
+    """A thread on the passage the person selected (or pasted), with its first comment. A
+    refusal (a passage not in the file, or found twice) shows the page again with both kept."""
+    try:
+        comments.create_spec_file_comment_thread(
+            page.db,
+            page.actor,
+            project=page.project_key,
+            workspace_id=_workspace(page),
+            ref=_ref(page),
+            anchor_quote=page.field("quote"),
+            anchor_prefix=page.field("prefix") or None,
+            anchor_suffix=page.field("suffix") or None,
+            body=page.field("body"),
+            idempotency_key=page.field("key") or None,
+        )
+    except CrewboardError as error:
+        show_refusal(page, error)
+        typed = {"quote": page.field("quote"), "body": page.field("body")}
+        return _file_page(page, typed=typed, status_code=error.http_status)
+    return _back_to_file(page, page.request.path_params["file_id"], "Started a thread.")
+
+
+def _thread_id(page: Page) -> str:
+    return str(page.request.path_params["thread_id"])
+
+
+def thread_reply(page: Page) -> Response:
+    comments.reply_spec_file_comment_thread(
+        page.db,
+        page.actor,
+        project=page.project_key,
+        workspace_id=_workspace(page),
+        thread_id=_thread_id(page),
+        body=page.field("body"),
+        idempotency_key=page.field("key") or None,
+    )
+    return _back_to_file(page, page.field("file_id"), "Replied.")
+
+
+def thread_resolve(page: Page) -> Response:
+    done = comments.resolve_thread(
+        page.db,
+        page.actor,
+        project=page.project_key,
+        workspace_id=_workspace(page),
+        thread_id=_thread_id(page),
+    )
+    return _back_to_file(page, done["thread"]["fileId"], "Resolved the thread.")
+
+
+def thread_reopen(page: Page) -> Response:
+    done = comments.reopen_thread(
+        page.db,
+        page.actor,
+        project=page.project_key,
+        workspace_id=_workspace(page),
+        thread_id=_thread_id(page),
+    )
+    return _back_to_file(page, done["thread"]["fileId"], "Reopened the thread.")
+
+
+def spec_raw(page: Page) -> Response:
+    """A revision's bytes, as a download (never shown inline: a file is not a page)."""
+    view, data = files.read_file_bytes(
+        page.db,
+        page.actor,
+        project=page.project_key,
+        ref=_ref(page),
+        revision=_whole(page, "revision"),
+        include_trashed=True,
+    )
+    name = view["path"].rsplit("/", 1)[-1]
+    kind = "text/plain; charset=utf-8" if view["kind"] == "text" else "application/octet-stream"
+    return download(data, name, kind, inline=False)
+
+
+ROUTES: list[BaseRoute] = [
+    *project_routes("specs", get=spec_list, post=spec_upload),
+    *project_routes("specs/files/{file_id}", get=spec_file),
+    *project_routes("specs/files/{file_id}/edit", get=spec_edit, post=spec_save),
+    *project_routes("specs/files/{file_id}/trash", post=spec_trash),
+    *project_routes("specs/files/{file_id}/restore", post=spec_restore),
+    *project_routes("specs/files/{file_id}/raw", get=spec_raw),
+    *project_routes("specs/files/{file_id}/threads", post=thread_start),
+    *project_routes("specs/threads/{thread_id}/reply", post=thread_reply),
+    *project_routes("specs/threads/{thread_id}/resolve", post=thread_resolve),
+    *project_routes("specs/threads/{thread_id}/reopen", post=thread_reopen),
+]
