@@ -253,3 +253,38 @@ async def test_a_read_only_token_sees_only_the_list_and_no_tool_resolves_a_threa
     catalogue = [t.name for t in default_catalogue()]
     assert [n for n in catalogue if n in COMMENT_TOOLS] == COMMENT_TOOLS
     assert not [n for n in catalogue if "resolve" in n or "reopen" in n]
+
+
+async def test_a_thread_longer_than_an_answer_comes_cut_to_fit_and_flagged(
+    url: str, db: Database, owner: User, file_id: str
+) -> None:
+    """Sixty comments of 1,000 characters are more than one answer holds: the list answers
+    the first ones that fit, flags the thread and keeps its count."""
+    from crewboard.services.specs import comments  # noqa: PLC0415 - this test only
+
+    me = person_actor(owner)
+    made = comments.create_spec_file_comment_thread(
+        db, me, project="CRW", workspace_id=None, ref=files.FileRef(file_id=file_id),
+        anchor_quote="ten minutes", anchor_prefix=None, anchor_suffix=None,
+        body="Why ten?", idempotency_key=None,
+    )  # fmt: skip
+    thread_id = made.body["thread"]["id"]
+    for n in range(60):
+        comments.reply_spec_file_comment_thread(
+            db, me, project="CRW", workspace_id=None, thread_id=thread_id,
+            body=f"{n} " + "é" * 998, idempotency_key=None,
+        )  # fmt: skip
+    async with mcp_client(url, secret_for(db, owner, WRITER), STATELESS, SPECS) as client:
+        result = await client.call_tool(
+            "list_spec_file_comments", {"projectId": "CRW", "fileId": file_id}
+        )
+        assert not result.is_error
+        first = result.content[0]
+        assert isinstance(first, types.TextContent)
+        assert len(first.text.encode()) <= 48 * 1024
+        (thread,) = body_of(result)["threads"]
+        assert thread["commentsTruncated"] is True
+        assert thread["commentCount"] == 61
+        assert 0 < len(thread["comments"]) < 61
+        assert thread["comments"][0]["body"] == "Why ten?"
+        assert any("commentsTruncated" in note for note in notes(result))

@@ -11,7 +11,7 @@ from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.domain.spec_comments import MAX_AFFIX, MAX_COMMENT, MAX_QUOTE, MAX_THREADS_SHOWN
 from crewboard.domain.specs import MAX_PATH
 from crewboard.mcp.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.mcp.render import Reply, fitted_answer, page_note
+from crewboard.mcp.render import ROWS_BUDGET, Reply, compact, fitted_answer, page_note
 from crewboard.mcp.tooldef import Call, ToolDef, keyed_write
 from crewboard.services.paging import next_offset
 from crewboard.services.specs import comments
@@ -101,8 +101,32 @@ def list_spec_file_comments(call: Call, args: ListSpecFileComments) -> Reply:
             "nextOffset": next_offset(args.offset, len(rows), total),
         }
 
-    body, text = fitted_answer(found["threads"], answer)
-    return Reply(body, page_note(shown=len(body["threads"]), offset=args.offset, total=total), text)
+    threads = [_fitting(thread) for thread in found["threads"]]
+    body, text = fitted_answer(threads, answer)
+    notes = [page_note(shown=len(body["threads"]), offset=args.offset, total=total)]
+    if any(t.get("commentsTruncated") for t in body["threads"]):
+        notes.append(
+            "A thread marked commentsTruncated has more comments than one answer holds "
+            "(commentCount says how many); narrow the list with status to see fewer threads."
+        )
+    return Reply(body, " ".join(n for n in notes if n) or None, text)
+
+
+def _fitting(thread: dict[str, Any]) -> dict[str, Any]:
+    """A thread whose comments alone would overflow an answer keeps its first comments that fit
+    (each is already cut to 1,000 characters), flagged."""
+    if len(compact(thread).encode()) <= ROWS_BUDGET:
+        return thread
+    kept: list[dict[str, Any]] = []
+    shell = {**thread, "comments": kept, "commentsTruncated": True}
+    used = len(compact(shell).encode())
+    for comment in thread["comments"]:
+        size = len(compact(comment).encode()) + 1
+        if used + size > ROWS_BUDGET:
+            break
+        kept.append(comment)
+        used += size
+    return shell
 
 
 def create_spec_file_comment_thread(call: Call, args: CreateSpecFileCommentThread) -> Reply:
