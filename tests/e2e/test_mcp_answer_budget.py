@@ -30,6 +30,10 @@ from crewboard.services.memory import edits as memory_edits
 from crewboard.services.memory import records as memory
 from crewboard.services.projects import projects, state, team
 from crewboard.services.review import drafts, messages
+from crewboard.services.specs import attachments as spec_attachments
+from crewboard.services.specs import comments as spec_comments
+from crewboard.services.specs import files as spec_files
+from crewboard.services.specs.files import FileRef
 from crewboard.services.text_windows import ANSWER_BUDGET
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
@@ -78,6 +82,8 @@ class World:
     description: str
     record_text: str
     document_text: str
+    spec_file: str = ""
+    text_attachment: str = ""
 
 
 def build_world(db: Database) -> World:
@@ -173,9 +179,48 @@ def build_world(db: Database) -> World:
     ).secret
     agent = tokens.authenticate_token(db, secret)
     _talk(db, person, agent, main["id"], seats[0])
+    spec_file, text_attachment = _spec_world(db, person)
     return World(
-        secret, seats[0], main["id"], record, brief, description, record_text, document_text
-    )
+        secret, seats[0], main["id"], record, brief, description, record_text, document_text,
+        spec_file, text_attachment,
+    )  # fmt: skip
+
+
+def _spec_world(db: Database, person: Actor) -> tuple[str, str]:
+    """200 spec files at long paths, one of 3 MiB with long lines, 200 attachments with long
+    names (one a long text), 100 comment threads of long comments on the big file."""
+    folder = "/".join(f"folder {n} 漢字とかな 🙂" + "f" * 180 for n in range(2))  # long, deep
+    for n in range(200):
+        spec_files.upload_spec_file(
+            db, person, project="CRW", workspace_id=None, path=f"{folder}/{n:03d}.md",
+            content=b"x\n", idempotency_key=None,
+        )  # fmt: skip
+    big = "".join(mixed(5000, f"l{n}").replace("\n", " ") + "\n" for n in range(600))
+    made = spec_files.upload_spec_file(
+        db, person, project="CRW", workspace_id=None, path="docs/big.md",
+        content=big.encode(), idempotency_key=None,
+    ).body["file"]  # fmt: skip
+    for n in range(199):
+        spec_attachments.upload_attachment(
+            db, person, project="CRW", workspace_id=None, name=f"{n:03d}-" + "a" * 240 + ".png",
+            content=b"\x89PNG\r\n\x1a\n" + bytes(64), override=False, idempotency_key=None,
+        )  # fmt: skip
+    text = spec_attachments.upload_attachment(
+        db, person, project="CRW", workspace_id=None, name="notes.txt",
+        content=big.encode(), override=False, idempotency_key=None,
+    ).body["attachment"]  # fmt: skip
+    for n in range(100):
+        quote = big.split("\n")[n][:40]
+        thread = spec_comments.create_spec_file_comment_thread(
+            db, person, project="CRW", workspace_id=None, ref=FileRef(file_id=made["id"]),
+            anchor_quote=quote, anchor_prefix=None, anchor_suffix=None,
+            body=mixed(10_000, f"c{n}"), idempotency_key=None,
+        ).body["thread"]  # fmt: skip
+        spec_comments.reply_spec_file_comment_thread(
+            db, person, project="CRW", workspace_id=None, thread_id=thread["id"],
+            body=mixed(10_000, f"r{n}"), idempotency_key=None,
+        )  # fmt: skip
+    return str(made["id"]), str(text["id"])
 
 
 def _file_records(db: Database, owner: User, huge: str) -> str:
@@ -293,6 +338,19 @@ CASES: dict[str, Case] = {
         {"taskId": "CRW-1", "limit": 100},
         {"taskId": "CRW-1", "kind": "output", "limit": 100},
     ],
+    "list_spec_files": lambda _: [{"projectId": "CRW", "limit": 200}],
+    "get_spec_file": lambda w: [{"projectId": "CRW", "fileId": w.spec_file, "revisions": 200}],
+    "read_spec_file": lambda w: [
+        {"projectId": "CRW", "fileId": w.spec_file},
+        {"projectId": "CRW", "path": "docs/big.md", "offset": 300, "limit": 2000},
+    ],
+    "list_attachments": lambda _: [{"projectId": "CRW", "limit": 200}],
+    "get_attachment": lambda w: [{"projectId": "CRW", "attachmentId": w.text_attachment}],
+    "read_attachment": lambda w: [{"projectId": "CRW", "attachmentId": w.text_attachment}],
+    "list_spec_file_comments": lambda w: [
+        {"projectId": "CRW", "fileId": w.spec_file},
+        {"projectId": "CRW", "fileId": w.spec_file, "status": "open", "limit": 100},
+    ],
     "list_assignee_tasks": lambda w: [
         {"assigneeId": w.seat, "fields": ALL_COLUMNS, "limit": 200},
         {"assigneeId": w.seat, "limit": 200},
@@ -301,7 +359,8 @@ CASES: dict[str, Case] = {
 
 
 def read_tools() -> set[str]:
-    return {tool.name for tool in default_catalogue() if tool.read_only}
+    """The read tools served over HTTP (a stdio-only tool answers there with a refusal)."""
+    return {t.name for t in default_catalogue() if t.read_only and not t.stdio_only}
 
 
 def test_every_read_tool_has_a_case() -> None:
