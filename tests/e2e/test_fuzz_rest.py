@@ -2,9 +2,9 @@
 
 Every operation in /api/v1/openapi.json gets generated requests, valid (positive) and invalid
 (negative), with a personal token holding every scope of a user who owns a project with tasks,
-a draft, a memory record, comments, outputs, state versions and spec files (a text and a
-binary one). Path parameters mostly name those real rows, so the handlers are reached and not
-only their 404s. Each answer must be:
+a draft, a memory record, comments, outputs, state versions, spec files (a text and a
+binary one) with a comment thread, and attachments (a text and an image). Path parameters
+mostly name those real rows, so the handlers are reached and not only their 404s. Each answer must be:
 
 - not a server error (schemathesis' `not_a_server_error`);
 - strict JSON (no NaN or Infinity), but for a download whose media type the route declares;
@@ -47,6 +47,8 @@ from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import projects, state
 from crewboard.services.review import drafts
+from crewboard.services.specs import attachments
+from crewboard.services.specs import comments as spec_comments
 from crewboard.services.specs import files as spec_files
 from crewboard.storage.database import Database
 from crewboard.storage.tables import metadata
@@ -155,6 +157,28 @@ def build_world(db: Database) -> World:
         ).body["file"]["id"]
         for path, content in (("docs/spec.md", b"# Spec\nline 2\n"), ("logo.png", PNG))
     ]
+    thread = spec_comments.create_spec_file_comment_thread(
+        db, actor, project="CRW", workspace_id=None, ref=spec_files.FileRef(file_id=specs[0]),
+        anchor_quote="line 2", anchor_prefix=None, anchor_suffix=None, body="Why?",
+        idempotency_key="thread",
+    ).body["thread"]  # fmt: skip
+    answer = spec_comments.reply_spec_file_comment_thread(
+        db, actor, project="CRW", workspace_id=None, thread_id=thread["id"], body="Because.",
+        idempotency_key="reply",
+    ).body["comment"]  # fmt: skip
+    attached = [
+        attachments.upload_attachment(
+            db,
+            actor,
+            project="CRW",
+            workspace_id=None,
+            name=name,
+            content=content,
+            override=False,
+            idempotency_key=f"attachment-{name}",
+        ).body["attachment"]["id"]
+        for name, content in (("notes.txt", b"one\ntwo\n"), ("shot.png", PNG))
+    ]
     old = make_project(db, owner, "OLD")
     projects.set_project_archived(db, actor, project=old, workspace_id=None, archived=True)
     arc = make_project(db, owner, "ARC")
@@ -169,6 +193,9 @@ def build_world(db: Database) -> World:
             "record_id": [made["record"]],
             "revision": [1, 2],
             "file": specs,
+            "thread": [thread["id"]],
+            "comment": [thread["comments"][0]["id"], answer["id"]],
+            "attachment": attached,
         },
         deletable=["OLD", old],
         archivable=["ARC", arc],

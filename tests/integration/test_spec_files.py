@@ -754,13 +754,12 @@ def test_a_window_reads_only_the_chunks_around_it(db: Database, actor: Actor) ->
     assert count_rows(db, "blob_chunks") == MAX_READ_BYTES // CHUNK
     chunks: set[int] = set()
 
-    def note_chunks(_conn: Any, _cursor: Any, statement: str, params: Any, *_: Any) -> None:
+    def note_chunks(
+        _conn: Any, _cursor: Any, statement: str, _params: Any, context: Any, _many: bool
+    ) -> None:
         if "FROM blob_chunks" in statement:
-            # (digest, first, last): named on PostgreSQL, in order on SQLite
-            first, last = (
-                (params["first"], params["last"]) if isinstance(params, dict) else params[1:3]
-            )
-            chunks.update(range(first, last + 1))
+            named = context.compiled_parameters[0]  # by name on both databases
+            chunks.update(range(named["first"], named["last"] + 1))
 
     event.listen(db.engine, "before_cursor_execute", note_chunks)
     try:

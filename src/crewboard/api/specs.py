@@ -1,11 +1,14 @@
-"""REST routes of spec files: list, details, line windows, the raw bytes, upload, save, the
-trash bin.
+"""REST routes of spec files (list, details, line windows, the raw bytes, upload, save, the
+trash bin), attachments (list, details, text windows, the raw bytes, upload) and comment
+threads on spec files (list, start, reply, edit and delete one's own comment).
 
-Queries and bodies are checked by the spec file tools' argument models (camelCase, as on MCP),
-so a bad value is refused with the same code and field. The path names the project and the
-file (by id). A save names the `contentVersion` it was made from in `If-Match: "<version>"`
-(412 when stale) or as `expectedVersion` in the body (409 when stale). `localFilePath` is not
-taken here: the server's disk is not the caller's (the stdio server reads local files).
+Queries and bodies are checked by the tools' argument models (camelCase, as on MCP), so a bad
+value is refused with the same code and field. The path names the project and the file,
+attachment, thread or comment (by id). A save names the `contentVersion` it was made from in
+`If-Match: "<version>"` (412 when stale) or as `expectedVersion` in the body (409 when stale);
+so does a comment edit, with the comment's own contentVersion. `localFilePath` is not taken
+here: the server's disk is not the caller's (the stdio server reads local files). No route
+resolves or reopens a thread: people do that in the web app, never a token.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from crewboard.api.common import (
     Created,
     Endpoint,
     Handler,
+    M,
     created,
     guard_precondition,
     keyed_body,
@@ -35,7 +39,21 @@ from crewboard.api.common import (
 from crewboard.errors import ValidationFailed
 from crewboard.jsonbody import MAX_BODY
 from crewboard.mcp import args as a
+from crewboard.mcp.tools.specs.attachments import (
+    GetAttachment,
+    ListAttachments,
+    ReadAttachment,
+    UploadAttachment,
+)
+from crewboard.mcp.tools.specs.comments import (
+    CreateSpecFileCommentThread,
+    DeleteSpecFileComment,
+    ListSpecFileComments,
+    ReplySpecFileCommentThread,
+    UpdateSpecFileComment,
+)
 from crewboard.mcp.tools.specs.files import (
+    MAX_INLINE,
     GetSpecFile,
     ListSpecFiles,
     ReadSpecFile,
@@ -43,10 +61,19 @@ from crewboard.mcp.tools.specs.files import (
     UpdateSpecFile,
     UploadSpecFile,
 )
-from crewboard.services.specs import files
+from crewboard.services.specs import attachments, comments, files
 
 TEXT = "text/plain; charset=utf-8"
 BINARY = "application/octet-stream"
+# What an attachment's bytes may be (the types attachments accept); the images show inline.
+INLINE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+ATTACHMENT_TYPES = (
+    "application/pdf",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    *INLINE_TYPES,
+    TEXT,
+)
 # Fields the path carries: the project, and the file (by id, so neither fileId nor path).
 NOT_IN_BODY = ("projectId", "fileId", "path")
 
@@ -100,16 +127,26 @@ def _content(text: str | None, encoded: str | None) -> bytes:
         )
     if text is not None:
         return text.encode("utf-8")
+    return _decoded(encoded or "")
+
+
+def _decoded(encoded: str) -> bytes:
+    """The bytes `contentBase64` holds.
+
+    Raises:
+        ValidationFailed: bad base64.
+    """
     try:
-        return base64.b64decode(encoded or "", validate=True)
+        return base64.b64decode(encoded, validate=True)
     except (binascii.Error, ValueError):
         raise ValidationFailed.field(
             "contentBase64", "is not valid base64 (standard alphabet, with padding)."
         ) from None
 
 
-def _if_match(request: Request) -> str | None:
-    """The contentVersion an `If-Match` header names, quoted as an entity tag or bare.
+def _if_match(request: Request, source: str = "GET …/specs/{fileId}") -> str | None:
+    """The contentVersion an `If-Match` header names, quoted as an entity tag or bare;
+    `source` says where the caller reads it.
 
     Raises:
         ValidationFailed: not one content version (`*`, a list, a weak tag, empty).
@@ -123,7 +160,7 @@ def _if_match(request: Request) -> str | None:
     if not tag or len(tag) > 64 or any(c in tag for c in '"*, '):
         raise ValidationFailed.field(
             "If-Match",
-            'must name one contentVersion, as GET …/specs/{fileId} gives it: If-Match: "cv_…".',
+            f'must name one contentVersion, as {source} gives it: If-Match: "<contentVersion>".',
         )
     return tag
 
@@ -299,6 +336,225 @@ def _trash(trash: bool) -> Handler:
     return handler
 
 
+# --- attachments -----------------------------------------------------------------------------
+
+
+def _attachment_args(request: Request, model: type[M], query: type[a.Args]) -> M:
+    path = request.path_params
+    named = {"projectId": path["project"], "attachmentId": path["attachment"]}
+    return parse_args(model, {**_query(request, query), **named}, strict=False)
+
+
+async def list_attachments(request: Request) -> dict[str, Any]:
+    query = _query(request, AttachmentsQuery)
+    args = parse_args(
+        ListAttachments, {**query, "projectId": request.path_params["project"]}, strict=False
+    )
+    return await run_service(  # type: ignore[no-any-return]
+        request,
+        lambda db, actor: attachments.list_attachments(
+            db, actor, project=args.project_id, limit=args.limit, offset=args.offset
+        ),
+    )
+
+
+async def get_attachment(request: Request) -> dict[str, Any]:
+    args = _attachment_args(request, GetAttachment, NoQuery)
+    return await run_service(  # type: ignore[no-any-return]
+        request,
+        lambda db, actor: attachments.get_attachment(
+            db, actor, project=args.project_id, attachment_id=args.attachment_id
+        ),
+    )
+
+
+async def read_attachment(request: Request) -> dict[str, Any]:
+    args = _attachment_args(request, ReadAttachment, AttachmentLinesQuery)
+    body: dict[str, Any] = await run_service(
+        request,
+        lambda db, actor: attachments.read_attachment(
+            db,
+            actor,
+            project=args.project_id,
+            attachment_id=args.attachment_id,
+            offset=args.offset,
+            limit=args.limit,
+        ),
+    )
+    if "image" in body:
+        view = body["attachment"]
+        raise ValidationFailed(
+            f"{view['name']} is an image ({view['mediaType']}) with no lines to read; "
+            "GET …/attachments/{attachmentId}/content sends its bytes.",
+            {"field": "attachmentId", "kind": view["kind"], "mediaType": view["mediaType"]},
+        )
+    return body
+
+
+async def attachment_content(request: Request) -> Response:
+    args = _attachment_args(request, GetAttachment, NoQuery)
+    view, data = await run_service(
+        request,
+        lambda db, actor: attachments.read_attachment_bytes(
+            db, actor, project=args.project_id, attachment_id=args.attachment_id
+        ),
+    )
+    media = view["mediaType"]
+    disposition = attachment(view["name"])
+    if media in INLINE_TYPES:
+        disposition = disposition.replace("attachment", "inline", 1)
+    return Response(
+        data,
+        media_type=media,
+        headers={
+            "Content-Disposition": disposition,
+            "X-Content-Type-Options": "nosniff",
+            # Never a page, whatever the bytes hold: nothing runs, nothing loads.
+            "Content-Security-Policy": "sandbox; default-src 'none'",
+        },
+    )
+
+
+async def upload_attachment(request: Request) -> Created:
+    data = _body(await keyed_body(request), ("projectId", "attachmentId"))
+    workspace = workspace_of(data)
+    args = parse_args(
+        UploadAttachment,
+        {"workspaceId": None, **data, "projectId": request.path_params["project"]},
+    )
+    if args.content_base64 is None:
+        raise ValidationFailed.field("contentBase64", "required: the bytes, as base64.")
+    content = _decoded(args.content_base64)
+    result = await run_service(
+        request,
+        lambda db, actor: attachments.upload_attachment(
+            db,
+            actor,
+            project=args.project_id,
+            workspace_id=workspace,
+            name=args.name,
+            content=content,
+            override=args.override,
+            idempotency_key=args.idempotency_key,
+        ),
+    )
+    return created(result)
+
+
+# --- comment threads -------------------------------------------------------------------------
+
+
+async def list_threads(request: Request) -> dict[str, Any]:
+    args = parse_args(ListSpecFileComments, _named(request, ThreadsQuery), strict=False)
+    return await run_service(  # type: ignore[no-any-return]
+        request,
+        lambda db, actor: comments.list_spec_file_comments(
+            db,
+            actor,
+            project=args.project_id,
+            ref=args.ref(),
+            status=args.status,
+            limit=args.limit,
+            offset=args.offset,
+        ),
+    )
+
+
+def _on(request: Request, data: dict[str, Any], **named: str) -> dict[str, Any]:
+    """The body with the project and the ids the path names (and no workspace check unless
+    the body asks for one)."""
+    return {"workspaceId": None, **data, "projectId": request.path_params["project"], **named}
+
+
+async def start_thread(request: Request) -> Created:
+    data = _body(await keyed_body(request), NOT_IN_BODY)
+    workspace = workspace_of(data)
+    args = parse_args(
+        CreateSpecFileCommentThread, _on(request, data, fileId=request.path_params["file"])
+    )
+    result = await run_service(
+        request,
+        lambda db, actor: comments.create_spec_file_comment_thread(
+            db,
+            actor,
+            project=args.project_id,
+            workspace_id=workspace,
+            ref=args.ref(),
+            anchor_quote=args.anchor_quote,
+            anchor_prefix=args.anchor_prefix,
+            anchor_suffix=args.anchor_suffix,
+            body=args.body,
+            idempotency_key=args.idempotency_key,
+        ),
+    )
+    return created(result)
+
+
+async def reply_to_thread(request: Request) -> Created:
+    data = _body(await keyed_body(request), ("projectId", "threadId"))
+    workspace = workspace_of(data)
+    args = parse_args(
+        ReplySpecFileCommentThread, _on(request, data, threadId=request.path_params["thread"])
+    )
+    result = await run_service(
+        request,
+        lambda db, actor: comments.reply_spec_file_comment_thread(
+            db,
+            actor,
+            project=args.project_id,
+            workspace_id=workspace,
+            thread_id=args.thread_id,
+            body=args.body,
+            idempotency_key=args.idempotency_key,
+        ),
+    )
+    return created(result)
+
+
+async def update_comment(request: Request) -> dict[str, Any]:
+    data = _body(await read_body(request), ("projectId", "commentId"))
+    from_header = _if_match(request, "GET …/specs/{fileId}/threads (the comment's)")
+    if from_header is None and "expectedVersion" not in data:
+        raise ValidationFailed.field(
+            "expectedVersion",
+            'required: the comment\'s contentVersion (or send it as If-Match: "<contentVersion>").',
+        )
+    workspace = workspace_of(data)
+    filled = _on(request, data, commentId=request.path_params["comment"])
+    if from_header is not None:
+        filled["expectedVersion"] = from_header
+    args = parse_args(UpdateSpecFileComment, filled)
+    return await guard_precondition(  # type: ignore[no-any-return]
+        lambda: run_service(
+            request,
+            lambda db, actor: comments.update_spec_file_comment(
+                db,
+                actor,
+                project=args.project_id,
+                workspace_id=workspace,
+                comment_id=args.comment_id,
+                body=args.body,
+                expected_version=args.expected_version,
+            ),
+        ),
+        from_header is not None,
+    )
+
+
+async def delete_comment(request: Request) -> dict[str, Any]:
+    data = _body(await read_body(request), ("projectId", "commentId"))
+    workspace = workspace_of(data)
+    args = parse_args(
+        DeleteSpecFileComment, _on(request, data, commentId=request.path_params["comment"])
+    )
+    return await run_service(  # type: ignore[no-any-return]
+        request,
+        lambda db, actor: comments.delete_spec_file_comment(
+            db, actor, project=args.project_id, workspace_id=workspace, comment_id=args.comment_id
+        ),
+    )
+
+
 # --- what OpenAPI shows of the queries and bodies ----------------------------------------------
 
 _NAMED = ("project_id", "file_id", "path")
@@ -361,8 +617,64 @@ TrashBody = model_without(
     "SpecFileTrashBody", TrashAction, drop=_NAMED, workspace_id=_OPTIONAL_WORKSPACE
 )
 
+NoQuery = model_without("NoQuery", a.Args, drop=())
+AttachmentsQuery = model_without("AttachmentsQuery", ListAttachments, drop=("project_id",))
+AttachmentLinesQuery = model_without(
+    "AttachmentLinesQuery", ReadAttachment, drop=("project_id", "attachment_id")
+)
+AttachmentUploadBody = model_without(
+    "AttachmentUploadBody",
+    UploadAttachment,
+    drop=("project_id", "local_file_path"),
+    workspace_id=_OPTIONAL_WORKSPACE,
+    content_base64=(
+        str,
+        Field(
+            max_length=MAX_INLINE,
+            description="The bytes, as base64 (standard alphabet, with padding).",
+        ),
+    ),
+)
+ThreadsQuery = model_without("SpecFileThreadsQuery", ListSpecFileComments, drop=_NAMED)
+ThreadBody = model_without(
+    "SpecFileThreadBody",
+    CreateSpecFileCommentThread,
+    drop=_NAMED,
+    workspace_id=_OPTIONAL_WORKSPACE,
+)
+ReplyBody = model_without(
+    "SpecFileReplyBody",
+    ReplySpecFileCommentThread,
+    drop=("project_id", "thread_id"),
+    workspace_id=_OPTIONAL_WORKSPACE,
+)
+CommentEditBody = model_without(
+    "SpecFileCommentEditBody",
+    UpdateSpecFileComment,
+    drop=("project_id", "comment_id"),
+    workspace_id=_OPTIONAL_WORKSPACE,
+    expected_version=(
+        str,
+        Field(
+            default=None,
+            min_length=1,
+            max_length=64,
+            description='The comment\'s contentVersion; or send If-Match: "<contentVersion>".',
+            json_schema_extra=_no_default,
+        ),
+    ),
+)
+CommentDeleteBody = model_without(
+    "SpecFileCommentDeleteBody",
+    DeleteSpecFileComment,
+    drop=("project_id", "comment_id"),
+    workspace_id=_OPTIONAL_WORKSPACE,
+)
+
 CAP = f"a body of at most {MAX_BODY // (1024 * 1024)} MiB, so about 3 MiB of bytes as base64"
-S = "/api/v1/projects/{project}/specs"
+P = "/api/v1/projects/{project}"
+S = f"{P}/specs"
+AT = f"{P}/attachments"
 F = f"{S}/{{file}}"
 ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint(
@@ -412,4 +724,76 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     ),
     Endpoint(f"{F}/trash", "POST", _trash(True), "Move a spec file to the trash bin", TrashBody),
     Endpoint(f"{F}/restore", "POST", _trash(False), "Take a spec file out of the trash", TrashBody),
+    Endpoint(
+        f"{F}/threads",
+        "GET",
+        list_threads,
+        "A file's comment threads in file order (status: open, resolved or orphaned), paged",
+        query=ThreadsQuery,
+    ),
+    Endpoint(
+        f"{F}/threads",
+        "POST",
+        start_thread,
+        "Start a comment thread on a passage (anchorQuote copied exactly; anchorPrefix, "
+        "anchorSuffix when it repeats; Idempotency-Key header)",
+        ThreadBody,
+        201,
+    ),
+    Endpoint(
+        f"{P}/threads/{{thread}}/replies",
+        "POST",
+        reply_to_thread,
+        "Reply at the end of a comment thread (Idempotency-Key header)",
+        ReplyBody,
+        201,
+    ),
+    Endpoint(
+        f"{P}/comments/{{comment}}",
+        "PATCH",
+        update_comment,
+        "Edit your own comment from its contentVersion (If-Match or expectedVersion)",
+        CommentEditBody,
+    ),
+    Endpoint(
+        f"{P}/comments/{{comment}}",
+        "DELETE",
+        delete_comment,
+        "Delete your own comment (a reply goes; a first comment with replies stays as a "
+        "placeholder; a lone first comment takes its thread)",
+        CommentDeleteBody,
+    ),
+    Endpoint(
+        AT,
+        "GET",
+        list_attachments,
+        "The project's attachments by name, paged",
+        query=AttachmentsQuery,
+    ),
+    Endpoint(
+        AT,
+        "POST",
+        upload_attachment,
+        "Add an attachment (PDF, DOCX, XLSX, PNG, JPEG, GIF, WebP or UTF-8 text, the type read "
+        f"from the bytes): name and contentBase64 ({CAP}); override replaces the one of that "
+        "name (Idempotency-Key header)",
+        AttachmentUploadBody,
+        201,
+    ),
+    Endpoint(f"{AT}/{{attachment}}", "GET", get_attachment, "One attachment's details"),
+    Endpoint(
+        f"{AT}/{{attachment}}/lines",
+        "GET",
+        read_attachment,
+        "A window of a text attachment's lines (offset from 1, limit); images and documents "
+        "have none (…/content sends their bytes)",
+        query=AttachmentLinesQuery,
+    ),
+    Endpoint(
+        f"{AT}/{{attachment}}/content",
+        "GET",
+        attachment_content,
+        "An attachment's bytes with its media type (a download; the four image types inline)",
+        produces=ATTACHMENT_TYPES,
+    ),
 )

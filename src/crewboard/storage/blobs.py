@@ -37,7 +37,9 @@ from sqlalchemy import (
     String,
     Table,
     bindparam,
+    case,
     delete,
+    func,
     select,
     update,
 )
@@ -70,8 +72,17 @@ blob_chunks = Table(
 )
 
 _SIZE = select(blobs.c.size, blobs.c.chunk_size).where(blobs.c.digest == bindparam("digest"))
+# Only the bytes of the range: from `skip` in the first chunk, up to `stop` in the last (SQL's
+# substr counts from 1), so a small window of a large chunk crosses the wire as itself.
+_FROM = case(
+    (blob_chunks.c.seq == bindparam("first"), bindparam("skip", type_=Integer) + 1), else_=1
+)
+_TO = case(
+    (blob_chunks.c.seq == bindparam("last"), bindparam("stop", type_=Integer)),
+    else_=bindparam("chunk", type_=Integer),
+)
 _CHUNKS = (
-    select(blob_chunks.c.seq, blob_chunks.c.data)
+    select(blob_chunks.c.seq, func.substr(blob_chunks.c.data, _FROM, _TO - _FROM + 1))
     .where(
         blob_chunks.c.digest == bindparam("digest"),
         blob_chunks.c.seq >= bindparam("first"),
@@ -153,10 +164,12 @@ class DatabaseBlobStore:
                 "CREWBOARD_BLOB_DIR to that folder"
             )
         first, last = start // chunk, (end - 1) // chunk
-        parts = self.conn.execute(_CHUNKS, {"digest": digest, "first": first, "last": last})
-        joined = b"".join(bytes(part.data) for part in parts)
-        skip = start - first * chunk
-        return joined[skip : skip + (end - start)]
+        parts = self.conn.execute(
+            _CHUNKS,
+            {"digest": digest, "first": first, "last": last, "chunk": chunk,
+             "skip": start - first * chunk, "stop": end - last * chunk},
+        )  # fmt: skip
+        return b"".join(bytes(part[1]) for part in parts)
 
     def remove(self, digest: str) -> None:
         self.conn.execute(delete(blob_chunks).where(blob_chunks.c.digest == digest))

@@ -6,6 +6,7 @@ index kept beside the blob), so a window of a large file costs the window, not t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import accumulate
 
 from crewboard.domain.specs import LineIndex
 from crewboard.errors import ValidationFailed
@@ -40,66 +41,71 @@ def read_window(blobs: BlobStore, text: TextBlob, *, offset: int, limit: int, ro
         return Window("", 0, None, False)
     if offset > total:
         raise ValidationFailed.field("offset", f"is past the end: {text.what} has {total} lines.")
-    start = _line_start(blobs, text, offset)
-    # Up to one byte past the room (enough to see whether the last whole line ends inside
-    # it), in growing pieces, and no further once `limit` lines have ended: a short window
-    # of a large file reads its own bytes, not the room's.
+    # From the nearest marked line before the window, in growing pieces: past at most
+    # MARK_EVERY - 1 lines to where the window starts, then up to one byte past the room
+    # (enough to see whether the last whole line ends inside it), and no further once `limit`
+    # lines have ended: a short window of a large file reads its own bytes, not the room's.
+    line, mark = text.lines.nearest(offset)
+    data = bytearray()  # the bytes from `mark`
+    at, piece = 0, READ_PIECE  # `at`: where line `line` starts in `data`
+
+    def more(most: int) -> bytes:
+        nonlocal piece
+        got = blobs.read(text.digest, mark + len(data), min(piece, most))
+        data.extend(got)
+        piece *= 2
+        return got
+
+    while line < offset:
+        found = data.find(b"\n", at)
+        if found >= 0:
+            at, line = found + 1, line + 1
+        elif not more(text.size):
+            break  # past the end: cannot happen for an offset within the text
+    start = mark + at
     wanted = min(room + 1, text.size - start)
-    chunk = bytearray()
-    piece, ended = READ_PIECE, 0
-    while len(chunk) < wanted and ended < limit:
-        got = blobs.read(text.digest, start + len(chunk), min(piece, wanted - len(chunk)))
+    ended = data.count(b"\n", at)
+    while len(data) - at < wanted and ended < limit:
+        got = more(wanted - (len(data) - at))
         if not got:
             break
-        chunk += got
         ended += got.count(b"\n")
-        piece *= 2
+    chunk = bytes(data[at : at + wanted])
     at_end = start + len(chunk) >= text.size
-    return cut(bytes(chunk), offset, limit, room, total, at_end=at_end)
-
-
-def _line_start(blobs: BlobStore, text: TextBlob, offset: int) -> int:
-    """The byte offset where line `offset` starts: from the nearest marked line before it,
-    past at most MARK_EVERY - 1 newlines."""
-    line, position = text.lines.nearest(offset)
-    pending, at = b"", 0  # `pending` holds the bytes from `position`; `at` is read up to
-    while line < offset:
-        found = pending.find(b"\n", at)
-        if found < 0:
-            position += len(pending)
-            pending, at = blobs.read(text.digest, position, READ_PIECE), 0
-            if not pending:
-                break  # past the end: cannot happen for an offset within the text
-            continue
-        at = found + 1
-        line += 1
-    return position + at
+    return cut(chunk, offset, limit, room, total, at_end=at_end)
 
 
 def cut(chunk: bytes, first: int, limit: int, room: int, total: int, *, at_end: bool) -> Window:
-    """Whole lines from the start of `chunk` while they fit in `room` bytes as JSON text."""
-    parts: list[str] = []
-    used = 0
-    at = 0
-    while len(parts) < limit and at < len(chunk):
-        found = chunk.find(b"\n", at)
-        if found < 0 and not at_end:
-            break  # the line goes on past what was read: it does not fit
-        stop = len(chunk) if found < 0 else found + 1
-        line = chunk[at:stop].decode("utf-8")
-        size = text_size(line)
-        if used + size > room:
-            break
-        parts.append(line)
-        used += size
-        at = stop
-    if not parts and at < len(chunk):  # one line longer than the room: as much of it as fits
+    """Whole lines from the start of `chunk` while they fit in `room` bytes as JSON text.
+
+    The lines are sized together (a JSON string's size is the sum of its characters' sizes,
+    at most 6 bytes for each byte of UTF-8): once when they all fit, else by bisecting on the
+    line ends. A 2,000-line window costs an encoding or a few of its text, not one per line."""
+    pieces = chunk.split(b"\n", limit)  # `limit` lines at most, then what follows them
+    tail = pieces[-1]
+    count, stop = len(pieces) - 1, len(chunk) - len(tail)
+    if tail and at_end and count < limit:
+        count, stop = count + 1, len(chunk)  # the text's last line, with no newline after it
+
+    def fits(end: int) -> bool:
+        return 6 * end <= room or text_size(chunk[:end].decode("utf-8")) <= room
+
+    if count and not fits(stop):
+        stops = list(accumulate(len(p) + 1 for p in pieces[:count]))
+        low, high = 0, count  # `low` lines fit, `high` do not
+        while high - low > 1:
+            middle = (low + high) // 2
+            if fits(stops[middle - 1]):
+                low = middle
+            else:
+                high = middle
+        count, stop = low, stops[low - 1] if low else 0
+    if not count and chunk:  # one line longer than the room: as much of it as fits
         text = chunk[: min(room, len(chunk))].decode("utf-8", errors="ignore")
         piece = text[: fitting_chars(text, room)]
         following = first + 1
         return Window(piece, 1, following if following <= total else None, True)
-    following = first + len(parts)
+    following = first + count
     more = following <= total
-    return Window(
-        "".join(parts), len(parts), following if more else None, more and len(parts) < limit
-    )
+    text = chunk[:stop].decode("utf-8")
+    return Window(text, count, following if more else None, more and count < limit)
