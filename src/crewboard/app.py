@@ -21,6 +21,7 @@ from crewboard.errors import InternalError, MethodNotAllowed, NotFound
 from crewboard.mcp.catalogue import Catalogue
 from crewboard.mcp.mount import McpDoor
 from crewboard.security import HostOriginGuard
+from crewboard.services.specs.tasks_md import install as install_tasks_md
 from crewboard.storage.database import Database
 from crewboard.web.context import error_page, public_error_page
 from crewboard.web.routes import STATIC, web_routes
@@ -126,6 +127,7 @@ def create_app(
     disposes of it. `catalogue` replaces the MCP tool catalogue (benchmarks add a no-op tool).
     """
     db = database or Database(settings.resolved_database_url, blob_dir=settings.blob_dir)
+    install_tasks_md(db)  # board status changes rewrite the boxes of tasks.md files
     door = McpDoor(db, settings, catalogue)
 
     @asynccontextmanager

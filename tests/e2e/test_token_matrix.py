@@ -499,6 +499,28 @@ def _rest_restore_file(at: Aim) -> Http:
     return Http("POST", _spec(at, "/restore"), {"workspaceId": None})
 
 
+def _rest_start_thread(at: Aim) -> Http:
+    quote = "# Plan" if at.other.ghost else _file_text(at.world, at.other)
+    return Http("POST", _spec(at, "/threads"), {"anchorQuote": quote, "body": "By REST."})
+
+
+def _rest_reply(at: Aim) -> Http:
+    """A reply (on `home`'s path) to a thread the person started on `other`'s file."""
+    thread = new_id("sct") if at.other.ghost else _thread(at.world, at.other, at.world.person)["id"]
+    return Http("POST", _project(at.home, f"/threads/{thread}/replies"), {"body": "Yes."})
+
+
+def _rest_edit_comment(at: Aim) -> Http:
+    own = _own_comment(at)
+    body = {"body": "Edited.", "expectedVersion": own["expectedVersion"]}
+    return Http("PATCH", _project(at.home, f"/comments/{own['commentId']}"), body, keyed=False)
+
+
+def _rest_delete_comment(at: Aim) -> Http:
+    own = _own_comment(at)
+    return Http("DELETE", _project(at.home, f"/comments/{own['commentId']}"), keyed=False)
+
+
 REST: dict[tuple[str, str], tuple[Entry, ...]] = {
     ("POST", f"{V}/projects"): (
         Entry(
@@ -662,6 +684,25 @@ REST: dict[tuple[str, str], tuple[Entry, ...]] = {
     ),
     ("POST", f"{P}/specs/{{file}}/restore"): (
         Entry(_rest_restore_file, mixed=(_rest_restore_file,), prepare=_trashed, cleanup=_restored),
+    ),
+    ("POST", f"{P}/specs/{{file}}/threads"): (
+        Entry(_rest_start_thread, mixed=(_rest_start_thread,)),
+    ),
+    ("POST", f"{P}/threads/{{thread}}/replies"): (Entry(_rest_reply, mixed=(_rest_reply,)),),
+    ("PATCH", f"{P}/comments/{{comment}}"): (
+        Entry(_rest_edit_comment, mixed=(_rest_edit_comment,)),
+    ),
+    ("DELETE", f"{P}/comments/{{comment}}"): (
+        Entry(_rest_delete_comment, mixed=(_rest_delete_comment,)),
+    ),
+    ("POST", f"{P}/attachments"): (
+        Entry(
+            lambda at: Http(
+                "POST",
+                _project(at.home, "/attachments"),
+                {"name": f"{key()}.txt", "contentBase64": "bm90ZXMK"},  # "notes\n"
+            )
+        ),
     ),
 }
 

@@ -60,6 +60,8 @@ class Database:
         self._reads_autocommit = self.engine.dialect.name == "postgresql"
         self._read_engine = self.engine.execution_options(isolation_level="AUTOCOMMIT")
         self._listeners: list[EventListener] = []
+        # Services a higher area registers for a lower one to call (UnitOfWork.hooks).
+        self.hooks: dict[str, object] = {}
 
     @property
     def dialect(self) -> str:
@@ -79,9 +81,9 @@ class Database:
         and stays."""
         if self._reads_autocommit:
             with self._read_engine.connect() as conn:
-                return work(UnitOfWork(conn, self.clock, self.blob_dir))
+                return work(UnitOfWork(conn, self.clock, self.blob_dir, self.hooks))
         with self.engine.connect() as conn, conn.begin():
-            return work(UnitOfWork(conn, self.clock, self.blob_dir))
+            return work(UnitOfWork(conn, self.clock, self.blob_dir, self.hooks))
 
     def write(self, work: Callable[[UnitOfWork], T]) -> T:
         """Run `work` in one write transaction; publish its events once it has committed."""
@@ -108,8 +110,9 @@ class Database:
             with conn.begin():
                 # The clock is read once the write lock is held, so on SQLite the times of
                 # successive writes follow the order they commit in.
-                uow = UnitOfWork(conn, self.clock, self.blob_dir)
+                uow = UnitOfWork(conn, self.clock, self.blob_dir, self.hooks)
                 result = work(uow)
+                uow.run_before_commit()
             return result, uow.recorded_events
 
     def ping(self) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -43,8 +44,18 @@ class EventRecord:
 class UnitOfWork:
     """Repositories over one transaction. `Database.read`/`Database.write` own begin and commit."""
 
-    def __init__(self, conn: Connection, clock: Clock, blob_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        conn: Connection,
+        clock: Clock,
+        blob_dir: Path | None = None,
+        hooks: dict[str, object] | None = None,
+    ) -> None:
         self.conn = conn
+        # What a higher area registered for a lower one to call (dependency inversion: the
+        # board calls the specs' tasks.md hook without importing specs), shared by the
+        # Database's units of work. Each area types its own entry.
+        self.hooks: dict[str, object] = hooks if hooks is not None else {}
         self.clock = clock
         self.now = clock.now()
         self.blobs: BlobStore = blob_store(conn, self.now, blob_dir)
@@ -59,6 +70,21 @@ class UnitOfWork:
         self.tasks = TaskRepository(conn)
         self.sequences = SequenceRepository(conn)
         self.recorded_events: list[EventRecord] = []
+        self._before_commit: dict[str, Callable[[], None]] = {}
+
+    def before_commit(self, name: str, run: Callable[[], None]) -> Callable[[], None]:
+        """Have `run` called once when the use case is done, still in its transaction (a
+        write's Database runs them just before the commit). The first one registered under
+        `name` stays, and is returned: later callers add to it."""
+        return self._before_commit.setdefault(name, run)
+
+    def run_before_commit(self) -> None:
+        """Call what `before_commit` registered, in order (and what those register)."""
+        done: set[str] = set()
+        while pending := [name for name in self._before_commit if name not in done]:
+            for name in pending:
+                done.add(name)
+                self._before_commit[name]()
 
     def serialize(self, name: str) -> None:
         """Hold a lock named `name` until this transaction ends: such transactions run one by one.

@@ -112,6 +112,9 @@ class Task:
     updated_by: dict[str, Any]
     created_at: datetime
     updated_at: datetime
+    # The spec file (a `tasks.md`) and line this task is kept in sync with, when it has one.
+    source_file_id: str | None = None
+    source_line: int | None = None
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,11 @@ from crewboard.services.board.task_checks import (
     check_assignment,
     check_status_allowed,
 )
+from crewboard.services.board.task_sources import (
+    has_source,
+    load_sources,
+    source_files,
+)
 from crewboard.services.board.tasks import (
     camel,
     find_project_tasks,
@@ -323,7 +328,8 @@ def _set_status(
     status: TaskStatus,
     expected: int | None,
 ) -> dict[str, Any]:
-    """Move one task to `status`; its successful outcome.
+    """Move one task to `status`; its successful outcome. A task from a tasks.md has its box
+    rewritten when the call is done (save_task), one revision per file.
 
     Raises:
         RevisionConflict, PermissionDenied, ValidationFailed: this task cannot move.
@@ -343,6 +349,28 @@ def _set_status(
     return {**outcome, "revision": saved.revision, "changed": True}
 
 
+def _file_refusals(
+    uow: UnitOfWork, project: Project, tasks: list[Task], file_versions: dict[str, str]
+) -> dict[str, CrewboardError]:
+    """Why the tasks.md files of these tasks cannot be written now, by file id.
+
+    Raises:
+        ValidationFailed: an expectedVersions file entry names no file of the tasks changed.
+    """
+    involved = {task.source_file_id for task in tasks if has_source(task)}
+    for file_id in file_versions:
+        if file_id not in involved:
+            raise ValidationFailed.field(
+                f"expectedVersions.{file_id}",
+                "names no tasks.md file of the tasks in changes; list_tasks shows each task's "
+                "sourceFileId.",
+            )
+    files = source_files(uow)
+    if not involved or files is None:
+        return {}
+    return files.refusals(uow, project, sorted(f for f in involved if f), file_versions)
+
+
 def do_set_task_status(
     uow: UnitOfWork,
     actor: Actor,
@@ -351,12 +379,16 @@ def do_set_task_status(
     workspace_id: str | None,
     changes: list[tuple[str, TaskStatus]],
     expected_versions: dict[str, int],
+    file_versions: dict[str, str] | None = None,
 ) -> Ack:
-    """Move each task that can move; the others get a failed outcome saying why."""
+    """Move each task that can move; the others get a failed outcome saying why. The tasks of
+    a `tasks.md` file that changed since the contentVersion `file_versions` names fail; the
+    boxes of the moved ones are rewritten when the call is done, one new revision per file."""
     proj = access_project(
         uow, actor, project, scope=Scope.TASKS_MANAGE, role=Role.WRITE, workspace_id=workspace_id
     ).project
-    found = find_project_tasks(uow, proj, [ref for ref, _ in changes])
+    found = load_sources(uow, find_project_tasks(uow, proj, [ref for ref, _ in changes]))
+    refusals = _file_refusals(uow, proj, list(found.values()), file_versions or {})
     done: set[str] = set()
     outcomes: list[dict[str, Any]] = []
     for ref, status in changes:
@@ -369,6 +401,8 @@ def do_set_task_status(
                     "changes", f"{ref} names a task changed earlier in this call."
                 )
             done.add(task.id)
+            if has_source(task) and task.source_file_id in refusals:
+                raise refusals[str(task.source_file_id)]
             expected = expected_versions.get(ref)
             outcomes.append(_set_status(uow, actor, proj, task, status=status, expected=expected))
         except CrewboardError as error:
@@ -419,7 +453,7 @@ def set_task_status(
         NotFound, PermissionDenied: the project. ValidationFailed, LimitExceeded: the
             arguments. IdempotencyConflict.
     """
-    checked, versions = check_status_changes(changes, expected_versions)
+    checked = check_status_changes(changes, expected_versions)
     arguments = {
         "project": project,
         "workspaceId": workspace_id,
@@ -438,8 +472,9 @@ def set_task_status(
                 actor,
                 project=project,
                 workspace_id=workspace_id,
-                changes=checked,
-                expected_versions=versions,
+                changes=checked.changes,
+                expected_versions=checked.task_versions,
+                file_versions=checked.file_versions,
             ),
         )
     )

@@ -161,10 +161,24 @@ def _check_add_links(items: list[Mapping[str, Any]]) -> list[tuple[Relation, str
     ]
 
 
+FILE_PREFIX = "spf_"  # an expectedVersions entry for a tasks.md spec file, not a task
+MAX_VERSION = 200
+
+
+@dataclass(frozen=True)
+class StatusChanges:
+    """set_task_status' arguments, checked: (ref, status) in order, the revision expected of
+    some tasks (by ref), and the contentVersion expected of some files (by spec file id)."""
+
+    changes: list[tuple[str, TaskStatus]]
+    task_versions: dict[str, int]
+    file_versions: dict[str, str]
+
+
 def check_status_changes(
     changes: list[Mapping[str, Any]], expected_versions: Mapping[str, Any] | None
-) -> tuple[list[tuple[str, TaskStatus]], dict[str, int]]:
-    """Validate set_task_status' changes and expected revisions; refusals name the field.
+) -> StatusChanges:
+    """Validate set_task_status' changes and expected versions; refusals name the field.
 
     Raises:
         ValidationFailed, LimitExceeded.
@@ -181,10 +195,13 @@ def check_status_changes(
         checked.append(
             (ref, parse_enum(str(entry.get("status")), TaskStatus, f"changes.{i}.status"))
         )
-    return checked, _check_expected_versions(refs, dict(expected_versions or {}))
+    tasks, files = _check_expected_versions(refs, dict(expected_versions or {}))
+    return StatusChanges(checked, tasks, files)
 
 
-def _check_expected_versions(refs: list[str], versions: dict[str, Any]) -> dict[str, int]:
+def _check_expected_versions(
+    refs: list[str], versions: dict[str, Any]
+) -> tuple[dict[str, int], dict[str, str]]:
     if len(versions) > MAX_IDS:
         raise LimitExceeded(
             f"expectedVersions: {len(versions)} entries is over the limit of {MAX_IDS}.",
@@ -192,14 +209,24 @@ def _check_expected_versions(refs: list[str], versions: dict[str, Any]) -> dict[
         )
     named = set(refs)
     checked: dict[str, int] = {}
-    for given, revision in versions.items():
+    files: dict[str, str] = {}
+    for given, version in versions.items():
         ref = str(given).strip()
         field = f"expectedVersions.{ref}"
+        if ref.startswith(FILE_PREFIX):
+            if not isinstance(version, str) or not version.strip():
+                raise ValidationFailed.field(
+                    field, "must be the file's contentVersion (from list_tasks or get_spec_file)."
+                )
+            files[ref] = check_text(field, version.strip(), max_length=MAX_VERSION, required=True)
+            continue
         if ref not in named:
-            raise ValidationFailed.field(field, "names no task of changes; use the same taskId.")
-        if isinstance(revision, bool) or not isinstance(revision, int) or revision < 1:
             raise ValidationFailed.field(
-                field, f"must be a revision (1 or more); got {revision!r}."
+                field,
+                "names no task of changes; use the same taskId, or a spec file id (spf_…) with "
+                "its contentVersion.",
             )
-        checked[ref] = revision
-    return checked
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise ValidationFailed.field(field, f"must be a revision (1 or more); got {version!r}.")
+        checked[ref] = version
+    return checked, files

@@ -18,6 +18,7 @@ from crewboard.services.board.context import (
 )
 from crewboard.services.board.fitting import check_text_request, fit_task_answer, task_window
 from crewboard.services.board.note_reads import question_counts, task_notes_section
+from crewboard.services.board.task_sources import show_sources
 from crewboard.services.board.tasks import access_task, render_task, task_ids_of
 from crewboard.services.board.views import (
     COMPACT_FIELDS,
@@ -100,6 +101,7 @@ def get_task(
                 budget=budget or ANSWER_BUDGET,
             )
         view = render_task(uow, found, project_)
+        show_sources(uow, [view], [found.id])  # a task from a tasks.md: its file and line
         blockers = list(uow.tasks.get_many(view["blockedByTaskIds"]).values())
         parent = uow.tasks.get(found.parent_task_id) if found.parent_task_id else None
         role = _assignee_role(uow, project_, found)
@@ -306,6 +308,7 @@ def list_tasks(
             lines, total = uow.tasks.search_lines(search_filter, **paging)
             lines, more = lines[:limit], len(lines) > limit
             rows = [compact_row(line, projects[line.project_id]) for line in lines]
+            show_sources(uow, rows, [line.id for line in lines])
             positions = [(line.number, line.project_id) for line in lines]
             return TaskPage(rows, positions, total, start, more, actor.principal, binding)
         found, total = uow.tasks.search(search_filter, **paging)
@@ -324,6 +327,7 @@ def list_tasks(
             )
             for t in found
         ]
+        show_sources(uow, rows, [t.id for t in found])
         return TaskPage(rows, positions, total, start, more, actor.principal, binding)
 
     return db.read(work)

@@ -32,6 +32,7 @@ from crewboard.services.board.task_checks import (
     check_related,
     check_status_allowed,
 )
+from crewboard.services.board.task_sources import status_moved
 from crewboard.services.board.views import task_view
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
@@ -219,6 +220,7 @@ def save_task(
     if not uow.tasks.replace(stamped, current.revision):
         raise LostRace(revision_conflict(uow.tasks.get(current.id) or current, current.revision))
     record_lifecycle(uow, actor, current, stamped, blockers)
+    status_moved(uow, actor, project, [stamped], before=[current])  # its box in tasks.md
     uow.record_event(
         "task.updated",
         actor=actor.as_payload(),
@@ -332,6 +334,68 @@ def do_create_task(
     return Ack({"task": view}, resource_type="task", resource_id=task.id, project_id=proj.id)
 
 
+def do_add_source_task(
+    uow: UnitOfWork,
+    actor: Actor,
+    project: Project,
+    *,
+    title: str,
+    description: str,
+    status: TaskStatus,
+    source_file_id: str,
+    source_line: int,
+) -> Task:
+    """A task made from a line of a `tasks.md` file (the caller checked its access to the
+    file's project): a number, its lifecycle facts and a task.created event."""
+    stamp = actor_stamp(actor)
+    task = Task(
+        id=new_id("tsk"),
+        project_id=project.id,
+        number=0,  # taken last, below: the counter row stays locked until the commit
+        title=CHECKS["title"](title),
+        description=CHECKS["description"](description),
+        brief="",
+        type=TaskType.GENERAL,
+        status=status,
+        priority=Priority.MEDIUM,
+        assignee_id=None,
+        assignee_type=None,
+        human_owner_id=None,
+        tags=(),
+        labels=(),
+        due_date=None,
+        start_date=None,
+        story_points=None,
+        cycle=None,
+        parent_task_id=None,
+        context_refs=(),
+        context_item_ids=(),
+        external_reference_ids=(),
+        output_destination=None,
+        board_order=uow.tasks.next_board_order(project.id, status.value),
+        revision=1,
+        coverage="complete",
+        created_by=stamp,
+        updated_by=stamp,
+        created_at=uow.now,
+        updated_at=uow.now,
+        source_file_id=source_file_id,
+        source_line=source_line,
+    )
+    task = replace(task, number=uow.sequences.take_next(project.id, TASK_NUMBERS))
+    uow.tasks.add(task)
+    uow.tasks.add_source(task)
+    record_lifecycle(uow, actor, None, task, (0, 0))
+    uow.record_event(
+        "task.created",
+        actor=actor.as_payload(),
+        payload={"task": event_task(task_view(task, project, [], {}))},
+        project_id=project.id,
+        workspace_id=project.workspace_id,
+    )
+    return task
+
+
 def event_task(view: dict[str, Any]) -> dict[str, Any]:
     """What the event log keeps of a task: enough to show it, not its long texts."""
     return {
@@ -441,6 +505,7 @@ def do_update_task(
     blockers, others = _apply_links(uow, proj, updated, blocked_by)
     record_lifecycle(uow, actor, current, updated, blockers)
     touch_related(uow, actor, proj, others)
+    status_moved(uow, actor, proj, [updated], before=[current])  # its box in tasks.md, if any
     view = render_task(uow, updated, proj)
     changed, changes = _what_changed(current, updated, patch, blockers_before, blocked_by)
     uow.record_event(

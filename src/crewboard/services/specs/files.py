@@ -25,11 +25,8 @@ from crewboard.domain.specs import (
     SpecFile,
     SpecRevision,
     check_window,
-    content_version,
     digest_of,
     folder_prefix,
-    index_lines,
-    kind_of,
     normalise_path,
 )
 from crewboard.domain.validation import INT32_MAX
@@ -44,6 +41,8 @@ from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
 from crewboard.services.paging import check_page, next_offset
 from crewboard.services.specs.comment_anchors import do_reanchor_threads
+from crewboard.services.specs.revisions import new_revision, record_save
+from crewboard.services.specs.tasks_md import do_sync_tasks
 from crewboard.services.specs.windows import TextBlob, read_window
 from crewboard.services.views import iso, stamp_of
 from crewboard.storage.database import Database
@@ -359,25 +358,6 @@ def check_content(content: bytes, field: str = "content") -> bytes:
     return content
 
 
-def _new_revision(
-    uow: UnitOfWork, actor: Actor, *, file_id: str, project_id: str, number: int, content: bytes
-) -> SpecRevision:
-    digest = uow.blobs.put(content)
-    kind = kind_of(content)
-    return SpecRevision(
-        file_id=file_id,
-        revision=number,
-        project_id=project_id,
-        kind=kind,
-        size=len(content),
-        digest=digest,
-        content_version=content_version(file_id, number, digest),
-        lines=index_lines(content if kind is FileKind.TEXT else b""),
-        author=stamp_of(uow, actor),
-        created_at=uow.now,
-    )
-
-
 def upload_spec_file(
     db: Database,
     actor: Actor,
@@ -414,7 +394,7 @@ def upload_spec_file(
                     {"field": "path", "fileId": existing.id, "path": stored_path},
                 )
             file_id = new_id("spf")
-            saved = _new_revision(
+            saved = new_revision(
                 uow, actor, file_id=file_id, project_id=access.project.id, number=1, content=body
             )
             file = SpecFile(
@@ -433,7 +413,12 @@ def upload_spec_file(
                 updated_at=uow.now,
             )
             repo.add(file, saved)
-            _event(uow, actor, access=access, kind="spec_file.created", file=file, saved=saved)
+            record_save(
+                uow, actor, workspace_id=access.project.workspace_id, kind="spec_file.created",
+                file=file, saved=saved,
+            )  # fmt: skip
+            # A tasks.md puts its checkbox lines on the board.
+            do_sync_tasks(uow, actor, project=access.project, file=file, content=body)
             return Ack(
                 {"file": file_view(file), "created": True},
                 resource_type="spec_file",
@@ -488,7 +473,7 @@ def update_spec_file(
         def perform() -> Ack:
             if file.content_version != expected:
                 raise _conflict(file, expected)
-            saved = _new_revision(
+            saved = new_revision(
                 uow,
                 actor,
                 file_id=file.id,
@@ -502,12 +487,17 @@ def update_spec_file(
             repo.add_revision(saved)
             updated = repo.get(file.id)
             assert updated is not None  # noqa: S101 - just written in this transaction
-            _event(uow, actor, access=access, kind="spec_file.updated", file=updated, saved=saved)
+            record_save(
+                uow, actor, workspace_id=access.project.workspace_id, kind="spec_file.updated",
+                file=updated, saved=saved,
+            )  # fmt: skip
             # Comment threads follow their passages into the new text (or are orphaned).
             do_reanchor_threads(
                 uow, actor, file=file, saved=saved, content=body,
                 workspace_id=access.project.workspace_id,
             )  # fmt: skip
+            # A tasks.md's checkbox lines create, update and close their tasks.
+            do_sync_tasks(uow, actor, project=access.project, file=updated, content=body)
             return Ack(
                 {"file": file_view(updated), "revision": revision_view(saved)},
                 resource_type="spec_file",
@@ -605,28 +595,3 @@ def _set_trash(
         return {"file": file_view(now), "changed": True}
 
     return db.write(work)
-
-
-def _event(
-    uow: UnitOfWork,
-    actor: Actor,
-    *,
-    access: ProjectAccess,
-    kind: str,
-    file: SpecFile,
-    saved: SpecRevision,
-) -> None:
-    uow.record_event(
-        kind,
-        actor=actor.as_payload(),
-        payload={
-            "fileId": file.id,
-            "path": file.path,
-            "revision": saved.revision,
-            "contentVersion": saved.content_version,
-            "size": saved.size,
-            "kind": saved.kind.value,
-        },
-        project_id=file.project_id,
-        workspace_id=access.project.workspace_id,
-    )

@@ -75,6 +75,20 @@ tasks = Table(
 )
 
 
+# A task kept in sync with a line of a `tasks.md` spec file (services/specs/tasks_md.py): the
+# file's id (a specs row, named without a foreign key: the board sits below specs) and the line's
+# number, NULL once the line left the file (the task was closed then).
+task_sources = Table(
+    "task_sources",
+    metadata,
+    Column("task_id", String(ID), ForeignKey("tasks.id", ondelete="CASCADE"), primary_key=True),
+    Column("project_id", String(ID), nullable=False),
+    Column("file_id", String(ID), nullable=False),
+    Column("line", Integer, nullable=True),
+    Index("ix_task_sources_file_id_line", "file_id", "line"),
+)
+
+
 # Tags and labels, lower-cased, one row each: filters use the index instead of scanning JSON.
 task_labels = Table(
     "task_labels",

@@ -81,6 +81,22 @@ _TASK_BY_NUMBER = select(t.tasks).where(
     t.tasks.c.project_id == bindparam("project_id"), t.tasks.c.number == bindparam("number")
 )
 _TASKS_BY_ID = select(t.tasks).where(t.tasks.c.id.in_(bindparam("ids", expanding=True)))
+_S = t.task_sources.c
+_TASKS_OF_SOURCE = (
+    select(t.tasks, _S.file_id.label("source_file_id_"), _S.line.label("source_line_"))
+    .join(t.task_sources, _S.task_id == t.tasks.c.id)
+    .where(_S.file_id.in_(bindparam("file_ids", expanding=True)), _S.line.is_not(None))
+    .order_by(_S.file_id, _S.line)
+)
+_SOURCES_OF = select(_S.task_id, _S.file_id, _S.line).where(
+    _S.task_id.in_(bindparam("ids", expanding=True))
+)
+_INSERT_SOURCE = insert(t.task_sources)
+_SET_SOURCE_LINE = (
+    update(t.task_sources)
+    .where(_S.task_id == bindparam("task_id_"))
+    .values(line=bindparam("line_"))
+)
 _NUMBERS_BY_ID = select(t.tasks.c.id, t.tasks.c.number).where(
     t.tasks.c.id.in_(bindparam("ids", expanding=True))
 )
@@ -292,6 +308,59 @@ class TaskRepository:
             return {}
         rows = self.conn.execute(_TASKS_BY_ID, {"ids": ids})
         return {row.id: task_from_row(row) for row in rows}
+
+    # --- tasks.md sources ----------------------------------------------------------------
+
+    def add_source(self, task: Task) -> None:
+        """Record the file and line `task` (just added) is kept in sync with."""
+        self.conn.execute(
+            _INSERT_SOURCE,
+            {
+                "task_id": task.id,
+                "project_id": task.project_id,
+                "file_id": task.source_file_id,
+                "line": task.source_line,
+            },
+        )
+
+    def of_source_files(self, file_ids: Iterable[str]) -> list[Task]:
+        """The tasks kept in sync with lines of these files (sources filled in), by file, line."""
+        ids = list(set(file_ids))
+        if not ids:
+            return []
+        return [
+            replace(
+                task_from_row(row), source_file_id=row.source_file_id_, source_line=row.source_line_
+            )
+            for row in self.conn.execute(_TASKS_OF_SOURCE, {"file_ids": ids})
+        ]
+
+    def sources_of(self, task_ids: Iterable[str]) -> dict[str, tuple[str, int | None]]:
+        """The file and line (None: left the file) of each of these tasks that has a source."""
+        ids = list(set(task_ids))
+        if not ids:
+            return {}
+        rows = self.conn.execute(_SOURCES_OF, {"ids": ids})
+        return {row.task_id: (row.file_id, row.line) for row in rows}
+
+    def with_sources(self, tasks: Iterable[Task]) -> list[Task]:
+        """The tasks with their source file and line filled in (where they have one)."""
+        tasks = list(tasks)
+        sources = self.sources_of(task.id for task in tasks)
+        return [
+            replace(task, source_file_id=sources[task.id][0], source_line=sources[task.id][1])
+            if task.id in sources
+            else task
+            for task in tasks
+        ]
+
+    def set_source_lines(self, lines: Sequence[tuple[str, int | None]]) -> None:
+        """Move tasks to other lines of their file, or (None) off it. No task revision: a line
+        that moved is layout, like board order."""
+        if lines:
+            self.conn.execute(
+                _SET_SOURCE_LINE, [{"task_id_": i, "line_": line} for i, line in lines]
+            )
 
     def numbers_of(self, task_ids: Iterable[str]) -> dict[str, int]:
         ids = list(set(task_ids))

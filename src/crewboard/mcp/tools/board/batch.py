@@ -89,13 +89,17 @@ class SetTaskStatus(Args):
     expected_versions: (
         dict[
             Annotated[str, Field(min_length=1, max_length=200)],
-            Annotated[int, Field(ge=1, le=INT32_MAX)],
+            Annotated[int, Field(ge=1, le=INT32_MAX)]
+            | Annotated[str, Field(min_length=1, max_length=200)],
         ]
         | None
     ) = Field(
         default=None,
         max_length=200,
-        description="taskId → the revision you read.",
+        description=(
+            "taskId → the revision you read; a tasks.md file's sourceFileId (spf_…) → its "
+            "contentVersion from list_tasks."
+        ),
     )
 
 
