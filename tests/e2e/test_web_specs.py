@@ -172,9 +172,8 @@ def test_two_revisions_compare_line_by_line(client: httpx2.Client, db: Database,
         idempotency_key=None,
     )  # fmt: skip
     page = client.get(f"/p/CRW/specs/files/{made['id']}?from=1&to=2").text
-    assert "Changes from revision 1 to 2" in page
-    assert "<del>-two</del>" in page
-    assert "<ins>+2</ins>" in page
+    assert "From revision 1 to revision 2:" in page
+    assert "<del>-two</del>\n<ins>+2</ins>\n three\n" in page  # one line each
 
 
 def test_trash_and_restore_from_the_pages(client: httpx2.Client, db: Database, me: Actor) -> None:
