@@ -15,6 +15,10 @@ from starlette.requests import Request
 from crewboard.errors import BodyTooLarge
 
 MAX_BODY = 4 * 1024 * 1024  # bytes; larger bodies are refused with 413 before parsing
+# Bytes a body that may carry a file holds: the MCP door (an attachment of up to 10 MiB as
+# base64 is about 13.4 MiB), and the REST and web routes that upload or save a file. Every
+# other route keeps MAX_BODY.
+MAX_UPLOAD_BODY = 16 * 1024 * 1024
 MAX_DEPTH = 64  # arrays and objects inside one another; the deepest schema needs fewer than 10
 
 

@@ -10,8 +10,10 @@ import mcp_types as types
 import pytest
 
 from crewboard.domain.models import User
-from crewboard.services.identity import tokens
+from crewboard.domain.specs import MAX_ATTACHMENT_BYTES
+from crewboard.services.identity import tokens, users
 from crewboard.services.identity.users import person_actor
+from crewboard.services.specs import attachments
 from crewboard.storage.database import Database
 from tests.support.factories import make_project, make_user
 from tests.support.mcp_client import body_of, mcp_client
@@ -124,3 +126,30 @@ async def test_override_replaces_and_a_local_path_is_refused_over_http(
         assert local.is_error
         assert isinstance(local.structured_content, dict)
         assert "stdio" in local.structured_content["message"]
+
+
+async def test_a_ten_mib_attachment_goes_over_http_and_one_byte_more_is_refused(
+    url: str, secret: str, db: Database, mode: str
+) -> None:
+    largest = PNG + bytes(MAX_ATTACHMENT_BYTES - len(PNG))
+    async with mcp_client(url, secret, mode, SPECS) as client:
+        made = body_of(
+            await client.call_tool(
+                "upload_attachment", {**ON, "name": "big.png", "contentBase64": encoded(largest)}
+            )
+        )["attachment"]
+        assert made["size"] == MAX_ATTACHMENT_BYTES
+        over = await client.call_tool(
+            "upload_attachment",
+            {**ON, "name": "bigger.png", "contentBase64": encoded(largest + b"\x00")},
+        )
+        assert over.is_error
+        assert isinstance(over.structured_content, dict)
+        assert over.structured_content["details"]["field"] == "contentBase64"
+        listed = body_of(await client.call_tool("list_attachments", {"projectId": "CRW"}))
+    assert [a["name"] for a in listed["attachments"]] == ["big.png"]
+    alice = person_actor(users.get_user_by_email(db, "alice@example.com"))
+    _view, stored = attachments.read_attachment_bytes(
+        db, alice, project="CRW", attachment_id=made["id"]
+    )
+    assert stored == largest

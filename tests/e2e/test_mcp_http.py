@@ -117,8 +117,8 @@ def test_missing_or_bad_token_is_401_pointing_at_resource_metadata(
     assert "tasks.manage" in metadata["scopes_supported"]
 
 
-def test_a_body_over_4_mib_is_413(url: str, secret: str) -> None:
-    big = json.dumps(call("list_projects", {"projectId": "x" * (4 * 1024 * 1024)})).encode()
+def test_a_body_over_16_mib_is_413(url: str, secret: str) -> None:
+    big = json.dumps(call("list_projects", {"projectId": "x" * (16 * 1024 * 1024)})).encode()
     assert post(url, secret, big).status_code == 413
 
 

@@ -22,6 +22,7 @@ import pytest
 
 from crewboard.config import Settings
 from crewboard.domain.identity.access import Role
+from crewboard.domain.specs import MAX_ATTACHMENT_BYTES
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.specs import comments
@@ -248,7 +249,7 @@ def test_a_bad_upload_is_refused_naming_its_field_and_stores_nothing(
         ({"name": "x.txt"}, (422, "VALIDATION", "contentBase64")),
         (
             {"name": "x.bin", "contentBase64": base64.b64encode(b"\x00\xff\xfe").decode()},
-            (422, "VALIDATION", "content"),
+            (422, "VALIDATION", "contentBase64"),
         ),
         ({"name": "a/b.txt", "contentBase64": "eA=="}, (422, "VALIDATION", "name")),
         (
@@ -267,6 +268,21 @@ def test_a_bad_upload_is_refused_naming_its_field_and_stores_nothing(
         if answer[2] is not None:
             assert code[2] == answer[2], body
     assert count_rows(db, "attachments") == 0
+
+
+def test_ten_mib_is_the_most_an_attachment_takes_over_rest(
+    api: httpx2.Client, db: Database
+) -> None:
+    largest = b"%PDF-1.7\n" + bytes(MAX_ATTACHMENT_BYTES - 9)
+    made = attached(api, "big.pdf", largest, "big")
+    assert made["size"] == MAX_ATTACHMENT_BYTES
+    assert api.get(f"{A}/{made['id']}/content").content == largest
+    over = attach(api, "bigger.pdf", largest + b"\x00", "bigger")
+    assert error_of(over) == (422, "LIMIT_EXCEEDED", "contentBase64")
+    assert count_rows(db, "attachments") == 1
+    # Other writes keep the smaller limit.
+    huge = api.post("/projects/CRW/tasks", json={"title": "x", "description": "a" * (5 << 20)})
+    assert huge.status_code == 413
 
 
 def test_a_reader_or_a_token_without_specs_write_reads_but_every_write_is_403(

@@ -358,7 +358,7 @@ def test_openapi_lists_every_spec_route_with_its_parameters_bodies_and_media_typ
     save = body("put", file)
     assert "expectedVersion" in save["properties"]
     assert not {"localFilePath", "fileId", "path", "projectId"} & set(save["properties"])
-    assert "4 MiB" in paths[file]["put"]["summary"]
+    assert "16 MiB" in paths[file]["put"]["summary"]
     assert "201" in paths[specs]["post"]["responses"]
     for tail in ("trash", "restore"):
         assert set(body("post", f"{file}/{tail}")["properties"]) == {"workspaceId"}

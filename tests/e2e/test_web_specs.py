@@ -13,6 +13,7 @@ import httpx2
 import pytest
 
 from crewboard.domain.models import Actor, User
+from crewboard.domain.specs import MAX_ATTACHMENT_BYTES
 from crewboard.services.identity.users import person_actor
 from crewboard.services.specs import attachments, files
 from crewboard.services.specs.files import FileRef
@@ -223,6 +224,22 @@ def test_attachments_list_with_previews_and_images_alone_show_inline(
     assert served.headers["content-type"].startswith("text/plain")  # never text/html
     assert served.headers["content-disposition"].startswith("attachment")
     assert served.headers["x-content-type-options"] == "nosniff"
+
+
+def test_a_ten_mib_file_is_attached_from_the_form_and_a_larger_one_refused_in_words(
+    client: httpx2.Client, db: Database, me: Actor
+) -> None:
+    largest = PNG + bytes(MAX_ATTACHMENT_BYTES - len(PNG))
+    for name, data, status in (("big.png", largest, 303), ("bigger.png", largest + b"\x00", 422)):
+        answer = client.post(
+            "/p/CRW/attachments",
+            data={"csrf": csrf_of(client, "/p/CRW/attachments"), "name": ""},
+            files={"file": (name, data, "image/png")},
+        )
+        assert answer.status_code == status, answer.text
+    assert "10 MiB" in flash_of(answer)
+    listed = attachments.list_attachments(db, me, project="CRW")["attachments"]
+    assert [(a["name"], a["size"]) for a in listed] == [("big.png", MAX_ATTACHMENT_BYTES)]
 
 
 def test_an_attachment_of_another_type_is_refused_naming_the_accepted_ones(

@@ -17,7 +17,7 @@ from crewboard.api.errors import error_response
 from crewboard.domain.models import Actor
 from crewboard.domain.validation import INT32_MAX, parse_whole
 from crewboard.errors import CrewboardError, InternalError, RevisionConflict, ValidationFailed
-from crewboard.jsonbody import BadJson, parse_json, read_request_body
+from crewboard.jsonbody import MAX_BODY, BadJson, parse_json, read_request_body
 from crewboard.mcp import args as a
 from crewboard.services.idempotency import KeyedResult
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef
@@ -67,14 +67,15 @@ def json_route(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
     return endpoint
 
 
-async def read_body(request: Request) -> dict[str, Any]:
-    """The JSON object a write sent: at most MAX_BODY bytes, no NaN, bounded nesting.
+async def read_body(request: Request, limit: int = MAX_BODY) -> dict[str, Any]:
+    """The JSON object a write sent: at most `limit` bytes (MAX_BODY unless the route carries
+    a file), no NaN, bounded nesting.
 
     Raises:
-        BodyTooLarge: over MAX_BODY (413).
+        BodyTooLarge: over the limit (413).
         ValidationFailed: not JSON, nested too deep, or not an object.
     """
-    raw = await read_request_body(request)
+    raw = await read_request_body(request, limit)
     if not raw.strip():
         return {}
     try:
@@ -86,9 +87,9 @@ async def read_body(request: Request) -> dict[str, Any]:
     return body
 
 
-async def keyed_body(request: Request) -> dict[str, Any]:
+async def keyed_body(request: Request, limit: int = MAX_BODY) -> dict[str, Any]:
     """The JSON body, with the Idempotency-Key header (when sent) as its `idempotencyKey`."""
-    data = await read_body(request)
+    data = await read_body(request, limit)
     if key := request.headers.get("idempotency-key"):
         data["idempotencyKey"] = key
     return data

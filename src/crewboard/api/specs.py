@@ -37,9 +37,10 @@ from crewboard.api.common import (
     workspace_of,
 )
 from crewboard.errors import ValidationFailed
-from crewboard.jsonbody import MAX_BODY
+from crewboard.jsonbody import MAX_UPLOAD_BODY
 from crewboard.mcp import args as a
 from crewboard.mcp.tools.specs.attachments import (
+    MAX_ATTACHMENT_BASE64,
     GetAttachment,
     ListAttachments,
     ReadAttachment,
@@ -53,7 +54,6 @@ from crewboard.mcp.tools.specs.comments import (
     UpdateSpecFileComment,
 )
 from crewboard.mcp.tools.specs.files import (
-    MAX_INLINE,
     GetSpecFile,
     ListSpecFiles,
     ReadSpecFile,
@@ -263,7 +263,7 @@ def attachment(name: str) -> str:
 
 
 async def upload_spec_file(request: Request) -> Created:
-    data = _body(await keyed_body(request), ("projectId", "fileId"))
+    data = _body(await keyed_body(request, MAX_UPLOAD_BODY), ("projectId", "fileId"))
     args = parse_args(UploadSpecFile, {**data, "projectId": request.path_params["project"]})
     content = _content(args.content, args.content_base64)
     result = await run_service(
@@ -282,7 +282,7 @@ async def upload_spec_file(request: Request) -> Created:
 
 
 async def update_spec_file(request: Request) -> dict[str, Any]:
-    data = _body(await keyed_body(request), NOT_IN_BODY)
+    data = _body(await keyed_body(request, MAX_UPLOAD_BODY), NOT_IN_BODY)
     from_header = _if_match(request)
     if from_header is None and "expectedVersion" not in data:
         raise ValidationFailed.field(
@@ -416,7 +416,7 @@ async def attachment_content(request: Request) -> Response:
 
 
 async def upload_attachment(request: Request) -> Created:
-    data = _body(await keyed_body(request), ("projectId", "attachmentId"))
+    data = _body(await keyed_body(request, MAX_UPLOAD_BODY), ("projectId", "attachmentId"))
     workspace = workspace_of(data)
     args = parse_args(
         UploadAttachment,
@@ -436,6 +436,7 @@ async def upload_attachment(request: Request) -> Created:
             content=content,
             override=args.override,
             idempotency_key=args.idempotency_key,
+            content_field="contentBase64",
         ),
     )
     return created(result)
@@ -630,8 +631,8 @@ AttachmentUploadBody = model_without(
     content_base64=(
         str,
         Field(
-            max_length=MAX_INLINE,
-            description="The bytes, as base64 (standard alphabet, with padding).",
+            max_length=MAX_ATTACHMENT_BASE64,
+            description="The bytes, as base64 (standard alphabet, with padding), up to 10 MiB.",
         ),
     ),
 )
@@ -671,7 +672,7 @@ CommentDeleteBody = model_without(
     workspace_id=_OPTIONAL_WORKSPACE,
 )
 
-CAP = f"a body of at most {MAX_BODY // (1024 * 1024)} MiB, so about 3 MiB of bytes as base64"
+CAP = f"a body of at most {MAX_UPLOAD_BODY // (1024 * 1024)} MiB: 12 MiB of text or 9 MiB of bytes"
 P = "/api/v1/projects/{project}"
 S = f"{P}/specs"
 AT = f"{P}/attachments"
@@ -775,7 +776,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "POST",
         upload_attachment,
         "Add an attachment (PDF, DOCX, XLSX, PNG, JPEG, GIF, WebP or UTF-8 text, the type read "
-        f"from the bytes): name and contentBase64 ({CAP}); override replaces the one of that "
+        "from the bytes): name and contentBase64, up to 10 MiB; override replaces the one of that "
         "name (Idempotency-Key header)",
         AttachmentUploadBody,
         201,

@@ -16,7 +16,7 @@ from crewboard.domain.identity.access import Scope as TokenScope
 from crewboard.domain.identity.access import Toolset, parse_toolsets
 from crewboard.domain.models import Actor
 from crewboard.errors import BodyTooLarge, CrewboardError, Unauthenticated, ValidationFailed
-from crewboard.jsonbody import BadJson, parse_json, read_request_body
+from crewboard.jsonbody import MAX_UPLOAD_BODY, BadJson, parse_json, read_request_body
 from crewboard.mcp.caller import CURRENT_CALLER, Caller
 from crewboard.mcp.exchange import SingleExchange, single_exchange_request
 from crewboard.mcp.server import UNAUTHORIZED
@@ -217,10 +217,10 @@ class McpFront:
 
 
 async def _read_messages(scope: Scope, receive: Receive) -> tuple[bytes, Any, Response | None]:
-    """The body and its messages, or the answer refusing it: over MAX_BODY (413), not JSON,
+    """The body and its messages, or the answer refusing it: over MAX_UPLOAD_BODY (413), not JSON,
     too deep, a bad id."""
     try:
-        body = await read_request_body(Request(scope, receive))
+        body = await read_request_body(Request(scope, receive), MAX_UPLOAD_BODY)
     except BodyTooLarge:
         return b"", None, Response("Request body too large", 413)
     except ClientDisconnect:

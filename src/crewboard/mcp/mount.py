@@ -12,7 +12,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from crewboard.config import Settings
-from crewboard.jsonbody import MAX_BODY
+from crewboard.jsonbody import MAX_UPLOAD_BODY
 from crewboard.mcp.catalogue import Catalogue, default_catalogue
 from crewboard.mcp.exchange import SingleExchange
 from crewboard.mcp.http import METADATA_PATH, McpFront, protected_resource_metadata
@@ -35,7 +35,7 @@ class McpDoor:
             stateless=True,
             # Host and Origin are checked for the whole app by HostOriginGuard.
             security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-            max_request_body_size=MAX_BODY,
+            max_request_body_size=MAX_UPLOAD_BODY,
         )
         self.front = McpFront(
             StreamableHTTPASGIApp(self.manager), db, settings, tools.names, single

@@ -25,7 +25,7 @@ from mcp.server.stdio import stdio_server
 
 from crewboard.config import Settings
 from crewboard.domain.identity.access import Toolset
-from crewboard.jsonbody import MAX_BODY
+from crewboard.jsonbody import MAX_UPLOAD_BODY
 from crewboard.mcp.caller import STDIO_SECRET, STDIO_TOOLSETS
 from crewboard.mcp.server import build_server
 from crewboard.storage.database import Database
@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 
 # A message is one line; a longer line than an HTTP body may be is skipped with a warning
 # (the SDK's own reader would hold it all in memory).
-MAX_LINE = MAX_BODY
+MAX_LINE = MAX_UPLOAD_BODY
 _CHUNK = 64 * 1024
 # How long the last answers may take to drain into a slow reader once stdin has closed.
 _DRAIN_SECONDS = 5.0

@@ -281,8 +281,9 @@ def page(handler: Handler, *, needs_project: bool = False) -> Endpoint:
     return endpoint
 
 
-def action(handler: Handler, *, needs_project: bool = False) -> Endpoint:
-    """A POST form handler: same-site, carrying the session's CSRF token, never a GET."""
+def action(handler: Handler, *, needs_project: bool = False, limit: int = MAX_BODY) -> Endpoint:
+    """A POST form handler: same-site, carrying the session's CSRF token, never a GET. A
+    form that uploads or saves a file takes a body of up to `limit` bytes."""
 
     @functools.wraps(handler)
     async def endpoint(request: Request) -> Response:
@@ -290,11 +291,11 @@ def action(handler: Handler, *, needs_project: bool = False) -> Endpoint:
         if signed_in is None:
             return _to_login(request)
         try:
-            await read_request_body(request)
+            await read_request_body(request, limit)
         except BodyTooLarge as error:
             return HTMLResponse(error.message, status_code=413)
         # A text field may take the whole body (a spec file typed or pasted in a textarea).
-        form = await request.form(max_files=1, max_part_size=MAX_BODY)
+        form = await request.form(max_files=1, max_part_size=limit)
         try:
             return await _act(request, signed_in, form, handler, needs_project=needs_project)
         finally:
@@ -349,15 +350,24 @@ def _guarded(handler: Handler, built: Page) -> Response:
 
 
 def project_routes(
-    path: str, get: Handler | None = None, post: Handler | None = None
+    path: str,
+    get: Handler | None = None,
+    post: Handler | None = None,
+    *,
+    body_limit: int = MAX_BODY,
 ) -> list[Route]:
-    """`/p/{key}/{path}` for the handlers, and `/{path}` redirecting to the current project's."""
+    """`/p/{key}/{path}` for the handlers, and `/{path}` redirecting to the current project's.
+    `body_limit`: the bytes the POST form may send (raised where it carries a file)."""
     routes = []
     if get is not None:
         routes.append(Route(f"/p/{{key}}/{path}", page(get, needs_project=True), methods=["GET"]))
     if post is not None:
         routes.append(
-            Route(f"/p/{{key}}/{path}", action(post, needs_project=True), methods=["POST"])
+            Route(
+                f"/p/{{key}}/{path}",
+                action(post, needs_project=True, limit=body_limit),
+                methods=["POST"],
+            )
         )
     if get is not None and "{" not in path:
         routes.append(

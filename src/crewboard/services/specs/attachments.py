@@ -197,15 +197,17 @@ def upload_attachment(
     content: bytes,
     override: bool,
     idempotency_key: str | None,
+    content_field: str = "content",
 ) -> KeyedResult:
     """Add an attachment, or with `override` replace the one of that name (keyed).
+    `content_field` is what the caller calls the bytes, named when they are refused.
 
     Raises:
         AlreadyExists: the name is taken and `override` is off. ValidationFailed,
         LimitExceeded, NotFound, PermissionDenied, IdempotencyConflict.
     """
     stored_name = check_attachment_name(name)
-    kind, media_type = check_attachment(content)
+    kind, media_type = check_attachment(content, content_field)
 
     def work(uow: UnitOfWork) -> KeyedResult:
         access = access_project(

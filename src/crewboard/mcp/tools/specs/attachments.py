@@ -16,11 +16,12 @@ from crewboard.mcp.args import Args, IdempotencyKey, Offset, ProjectRef, Workspa
 from crewboard.mcp.render import ROWS_BUDGET, Reply, fitted_answer, page_note
 from crewboard.mcp.tooldef import Call, ToolDef, keyed_write
 from crewboard.mcp.tools.specs import local
-from crewboard.mcp.tools.specs.files import MAX_INLINE
 from crewboard.services.paging import next_offset
 from crewboard.services.specs import attachments
 
 WINDOW_ROOM = ROWS_BUDGET - 2048  # bytes of text one read answers, leaving room for the rest
+# Characters of the largest attachment as base64: four for every three bytes, padded.
+MAX_ATTACHMENT_BASE64 = -(-MAX_ATTACHMENT_BYTES // 3) * 4
 AttachmentId = Field(min_length=1, max_length=200)
 
 
@@ -46,8 +47,8 @@ class UploadAttachment(Args):
     name: str = Field(min_length=1, max_length=MAX_ATTACHMENT_NAME)
     content_base64: str | None = Field(
         default=None,
-        max_length=MAX_INLINE,
-        description="The bytes (up to 3 MiB a call; larger files through localFilePath).",
+        max_length=MAX_ATTACHMENT_BASE64,
+        description="The bytes as base64 (standard alphabet, with padding), up to 10 MiB.",
     )
     local_file_path: str | None = Field(
         default=None,
@@ -138,6 +139,7 @@ def upload_attachment(call: Call, args: UploadAttachment) -> Reply:
         workspace_id=args.workspace_id,
         name=args.name,
         content=args.data(call),
+        content_field="contentBase64" if args.content_base64 is not None else "localFilePath",
         override=args.override,
         idempotency_key=args.idempotency_key,
     )

@@ -12,7 +12,7 @@ from pydantic import Field
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.domain.specs import MAX_PATH, MAX_WINDOW_LINES
 from crewboard.errors import ValidationFailed
-from crewboard.jsonbody import MAX_BODY
+from crewboard.jsonbody import MAX_UPLOAD_BODY
 from crewboard.mcp.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
 from crewboard.mcp.render import ROWS_BUDGET, Reply, fitted_answer, page_note
 from crewboard.mcp.tooldef import Call, ToolDef, keyed_write
@@ -24,9 +24,9 @@ from crewboard.services.specs.files import FileRef
 FilePath = Field(default=None, min_length=1, max_length=MAX_PATH, description="Or the file's path.")
 WINDOW_ROOM = ROWS_BUDGET - 2048  # bytes of text one read answers, leaving room for the rest
 # Characters of content one call carries: a message (HTTP body or stdio line) holds at most
-# MAX_BODY bytes, so a longer field could never arrive. Larger files (up to MAX_FILE_BYTES)
-# come from localFilePath on the stdio server.
-MAX_INLINE = MAX_BODY * 3 // 4
+# MAX_UPLOAD_BODY bytes, so a longer field could never arrive. Larger files (up to
+# MAX_FILE_BYTES) come from localFilePath on the stdio server.
+MAX_INLINE = MAX_UPLOAD_BODY * 3 // 4
 
 
 class _Named(Args):

@@ -8,6 +8,7 @@ from starlette.routing import BaseRoute
 
 from crewboard.domain.validation import parse_whole
 from crewboard.errors import CrewboardError, ValidationFailed
+from crewboard.jsonbody import MAX_UPLOAD_BODY
 from crewboard.services.specs import attachments
 from crewboard.web.context import Page, project_routes
 from crewboard.web.forms import show_refusal
@@ -50,6 +51,7 @@ def attachment_upload(page: Page) -> Response:
             content=uploaded[1],
             override=page.field("override") == "1",
             idempotency_key=page.field("key") or None,
+            content_field="file",
         )
     except CrewboardError as error:
         show_refusal(page, error)
@@ -77,6 +79,8 @@ def attachment_raw(page: Page) -> Response:
 
 
 ROUTES: list[BaseRoute] = [
-    *project_routes("attachments", get=attachment_list, post=attachment_upload),
+    *project_routes(
+        "attachments", get=attachment_list, post=attachment_upload, body_limit=MAX_UPLOAD_BODY
+    ),
     *project_routes("attachments/{attachment_id}/raw", get=attachment_raw),
 ]

@@ -17,6 +17,7 @@ from starlette.routing import BaseRoute
 from crewboard.domain.specs import MAX_WINDOW_LINES
 from crewboard.domain.validation import parse_whole
 from crewboard.errors import CrewboardError, RevisionConflict, ValidationFailed
+from crewboard.jsonbody import MAX_UPLOAD_BODY
 from crewboard.services.specs import comments, files
 from crewboard.services.specs.files import FileRef
 from crewboard.web.context import Page, project_routes
@@ -398,9 +399,11 @@ def spec_raw(page: Page) -> Response:
 
 
 ROUTES: list[BaseRoute] = [
-    *project_routes("specs", get=spec_list, post=spec_upload),
+    *project_routes("specs", get=spec_list, post=spec_upload, body_limit=MAX_UPLOAD_BODY),
     *project_routes("specs/files/{file_id}", get=spec_file),
-    *project_routes("specs/files/{file_id}/edit", get=spec_edit, post=spec_save),
+    *project_routes(
+        "specs/files/{file_id}/edit", get=spec_edit, post=spec_save, body_limit=MAX_UPLOAD_BODY
+    ),
     *project_routes("specs/files/{file_id}/trash", post=spec_trash),
     *project_routes("specs/files/{file_id}/restore", post=spec_restore),
     *project_routes("specs/files/{file_id}/raw", get=spec_raw),
