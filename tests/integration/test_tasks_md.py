@@ -13,10 +13,13 @@ import pytest
 
 from crewboard.domain.board.tasks import Task, TaskStatus
 from crewboard.domain.models import Actor, User
+from crewboard.domain.tasks_md import BOX_OF, Box
 from crewboard.errors import ErrorCode
 from crewboard.services.board import batch, queries, tasks
 from crewboard.services.board.tasks import save_task
+from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
+from crewboard.services.review import decisions, drafts
 from crewboard.services.specs import files
 from crewboard.services.specs.files import FileRef
 from crewboard.services.specs.tasks_md import install
@@ -312,3 +315,71 @@ def test_any_board_use_case_that_writes_statuses_rewrites_the_boxes_once_at_its_
         "- [-] Parse", "- [x] Parse"
     )
     assert file_of(synced, me, file_id)["revisionCount"] == 2
+
+
+def test_a_hand_in_and_its_approval_rewrite_the_box_each_time(
+    synced: Database, me: Actor, owner: User
+) -> None:
+    file_id = upload(synced, me, "tasks.md", PLAN)
+    write = board(synced, file_id)[0]
+    issued = tokens.issue_token(
+        synced, me, kind="agent", scopes=["read", "tasks.manage", "drafts.create"], project=KEY
+    )
+    agent = tokens.authenticate_token(synced, issued.secret)
+    handed = drafts.submit_result(
+        synced, agent, project=KEY, workspace_id=None, task=write.id, idempotency_key="h-1",
+        expected_revision=write.revision, context_receipt_id=None, title="Migration written",
+        summary="Two columns, one index", content="Done as planned.", collection=None,
+        document=None, references=[],
+    )  # fmt: skip
+    assert task(synced, write.id).status is TaskStatus.REVIEW
+    assert "- [-] Write the migration\n" in text_of(synced, me, file_id)
+    decisions.approve(synced, me, handed.body["draft"]["id"])
+    assert BOX_OF[task(synced, write.id).status] is Box.DONE
+    assert "- [x] Write the migration\n" in text_of(synced, me, file_id)
+    saved = files.get_spec_file(
+        synced, me, project=KEY, ref=FileRef(file_id=file_id), revisions_limit=3
+    )
+    # Newest first: the approver's box, the agent's box, the upload.
+    assert [(r["savedBy"]["kind"], r["savedBy"]["tokenId"]) for r in saved["revisions"]] == [
+        ("person", None),
+        ("agent_token", issued.token.id),
+        ("person", None),
+    ]
+
+
+def test_a_trashed_tasks_md_keeps_its_tasks_and_gets_the_boards_boxes_back_on_restore(
+    synced: Database, me: Actor
+) -> None:
+    file_id = upload(synced, me, "tasks.md", PLAN)
+    write, parse, _mapping = board(synced, file_id)
+    ref = FileRef(file_id=file_id)
+    files.move_spec_file_to_trash(synced, me, project=KEY, workspace_id=None, ref=ref)
+    assert [t.id for t in board(synced, file_id)] == [write.id, parse.id, _mapping.id]
+    outcome = move(synced, me, [(write.id, "done"), (parse.id, "backlog")], "while-trashed")
+    assert [o["ok"] for o in outcome["outcomes"]] == [True, True]
+    trashed = files.get_spec_file(synced, me, project=KEY, ref=ref, include_trashed=True)
+    assert trashed["file"]["revisionCount"] == 1  # a file in the trash gets no revisions
+    restored = files.restore_spec_file_from_trash(
+        synced, me, project=KEY, workspace_id=None, ref=ref
+    )
+    assert restored["file"]["revisionCount"] == 2
+    assert text_of(synced, me, file_id) == PLAN.replace("- [ ] Write", "- [x] Write").replace(
+        "- [-] Parse", "- [ ] Parse"
+    )
+    assert (task(synced, write.id).status, task(synced, parse.id).status) == (
+        TaskStatus.DONE,
+        TaskStatus.BACKLOG,
+    )
+
+
+def test_restoring_a_tasks_md_whose_boxes_agree_writes_no_revision(
+    synced: Database, me: Actor
+) -> None:
+    file_id = upload(synced, me, "tasks.md", PLAN)
+    ref = FileRef(file_id=file_id)
+    files.move_spec_file_to_trash(synced, me, project=KEY, workspace_id=None, ref=ref)
+    restored = files.restore_spec_file_from_trash(
+        synced, me, project=KEY, workspace_id=None, ref=ref
+    )
+    assert restored["file"]["revisionCount"] == 1

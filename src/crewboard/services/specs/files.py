@@ -42,7 +42,7 @@ from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, acce
 from crewboard.services.paging import check_page, next_offset
 from crewboard.services.specs.comment_anchors import do_reanchor_threads
 from crewboard.services.specs.revisions import new_revision, record_save
-from crewboard.services.specs.tasks_md import do_sync_tasks
+from crewboard.services.specs.tasks_md import do_restore_boxes, do_sync_tasks
 from crewboard.services.specs.windows import TextBlob, read_window
 from crewboard.services.views import iso, stamp_of
 from crewboard.storage.database import Database
@@ -592,6 +592,9 @@ def _set_trash(
             project_id=file.project_id,
             workspace_id=access.project.workspace_id,
         )
+        if not trash:
+            do_restore_boxes(uow, actor, access.project, now)
+            now = repo.get(file.id) or now
         return {"file": file_view(now), "changed": True}
 
     return db.write(work)

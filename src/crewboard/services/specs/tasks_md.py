@@ -12,6 +12,10 @@ cancelled status; `done` takes it off the active columns, and `sourceLine: null`
 Board → file: `TasksMdFiles` is the board's `TaskSourceFiles` hook, registered on the Database
 by `install` (create_app, the CLI). A status change of a task from a file rewrites its box:
 one new revision per file per call, saved by whoever moved the task.
+
+The trash bin: trashing a `tasks.md` leaves its tasks on the board as they are, and their
+status changes do not touch the file while it is there; restoring it writes the board's
+statuses into its boxes (`do_restore_boxes`), so the two agree again.
 """
 
 from __future__ import annotations
@@ -169,6 +173,19 @@ class TasksMdFiles:
             if file is not None:
                 versions[file_id] = file.content_version
         return versions
+
+
+def do_restore_boxes(uow: UnitOfWork, actor: Actor, project: Project, file: SpecFile) -> None:
+    """A `tasks.md` just taken out of the trash bin: its boxes show the board again.
+
+    While the file was in the trash its boxes were not rewritten (a trashed file gets no new
+    revisions), and the board went on; the restore writes one revision, by the restorer, with
+    every box showing its task's status now. A file whose boxes already agree is left alone."""
+    if not is_tasks_file(file.path):
+        return
+    linked = [task for task in uow.tasks.of_source_files([file.id]) if task.source_line]
+    if linked:
+        _rewrite_boxes(uow, actor, project, file.id, linked)
 
 
 def _changed_since(file: SpecFile, expected: str) -> RevisionConflict:
