@@ -90,7 +90,12 @@ async def read_body(request: Request, limit: int = MAX_BODY) -> dict[str, Any]:
 async def keyed_body(request: Request, limit: int = MAX_BODY) -> dict[str, Any]:
     """The JSON body, with the Idempotency-Key header (when sent) as its `idempotencyKey`."""
     data = await read_body(request, limit)
-    if key := request.headers.get("idempotency-key"):
+    key = request.headers.get("idempotency-key")
+    if key is not None:
+        if not key.strip():
+            raise ValidationFailed.field(
+                "Idempotency-Key", "is empty: send a key for this write, or leave the header out."
+            )
         data["idempotencyKey"] = key
     return data
 
@@ -206,6 +211,43 @@ async def guard_precondition(work: Callable[[], Awaitable[Any]], via_header: boo
 
 
 @dataclass(frozen=True)
+class Header:
+    """A request header a route reads; OpenAPI lists it as a header parameter."""
+
+    name: str
+    description: str
+    required: bool = False
+
+
+IDEMPOTENCY_KEY = Header(
+    "Idempotency-Key",
+    "A key for this write: sent again, it replays the first answer instead of writing twice.",
+)
+IDEMPOTENCY_KEY_REQUIRED = Header(IDEMPOTENCY_KEY.name, IDEMPOTENCY_KEY.description, True)
+IF_MATCH_REVISION = Header(
+    "If-Match",
+    'The revision you read, as an entity tag ("3"), instead of expectedRevision in the body; '
+    "412 when it is no longer current.",
+)
+IF_MATCH_VERSION = Header(
+    "If-Match",
+    'The contentVersion you read ("cv_…"), instead of expectedVersion in the body; 412 when '
+    "it is no longer current.",
+)
+H = TypeVar("H", bound=Handler)
+
+
+def reads_headers(*headers: Header) -> Callable[[H], H]:
+    """Mark a handler with the headers it reads, beside the code that reads them."""
+
+    def mark(handler: H) -> H:
+        setattr(handler, "headers_read", headers)  # noqa: B010 - a function attribute
+        return handler
+
+    return mark
+
+
+@dataclass(frozen=True)
 class Endpoint:
     path: str
     method: str
@@ -218,3 +260,8 @@ class Endpoint:
     query: type[a.Args] | None = None
     # The media types of a success; a route answering other than JSON returns its Response.
     produces: tuple[str, ...] = ("application/json",)
+
+    @property
+    def headers(self) -> tuple[Header, ...]:
+        """The request headers the handler reads (`reads_headers`)."""
+        return getattr(self.handler, "headers_read", ())

@@ -80,7 +80,17 @@ def _operation(endpoint: Endpoint, schemas: dict[str, Any]) -> dict[str, Any]:
             }
             for name in re.findall(r"{(\w+)}", endpoint.path)
         ]
-        + _query_parameters(endpoint.query, schemas),
+        + _query_parameters(endpoint.query, schemas)
+        + [
+            {
+                "name": header.name,
+                "in": "header",
+                "required": header.required,
+                "description": header.description,
+                "schema": {"type": "string", "minLength": 1},
+            }
+            for header in endpoint.headers
+        ],
         "responses": {
             str(endpoint.success): {
                 "description": "Success",
@@ -92,6 +102,11 @@ def _operation(endpoint: Endpoint, schemas: dict[str, Any]) -> dict[str, Any]:
             },
         },
     }
+    if any(header.name == "If-Match" for header in endpoint.headers):
+        operation["responses"]["412"] = {
+            "description": "If-Match named a revision or version that is no longer current",
+            "content": {"application/json": {"schema": {"$ref": f"{_REF}Error"}}},
+        }
     if endpoint.body is not None:
         body = _without_path_fields(_schema_of(endpoint.body, schemas), endpoint.path)
         operation["requestBody"] = {

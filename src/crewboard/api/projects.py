@@ -13,6 +13,8 @@ from pydantic import Field
 from starlette.requests import Request
 
 from crewboard.api.common import (
+    IDEMPOTENCY_KEY,
+    IF_MATCH_REVISION,
     Created,
     Endpoint,
     Handler,
@@ -24,6 +26,7 @@ from crewboard.api.common import (
     parse_args,
     query_int,
     read_body,
+    reads_headers,
     run_service,
     workspace_of,
 )
@@ -63,6 +66,7 @@ async def list_projects(request: Request) -> dict[str, Any]:
     }
 
 
+@reads_headers(IDEMPOTENCY_KEY)
 async def create_project(request: Request) -> Created:
     args = parse_args(a.CreateProject, await keyed_body(request))
     fields = args.model_dump()
@@ -131,6 +135,7 @@ async def get_state(request: Request) -> dict[str, Any]:
     )
 
 
+@reads_headers(IF_MATCH_REVISION)
 async def put_state(request: Request) -> dict[str, Any]:
     data = await read_body(request)
     body = parse_args(StateBody, data)
@@ -165,6 +170,7 @@ async def list_state_versions(request: Request) -> dict[str, Any]:
     )
 
 
+@reads_headers(IF_MATCH_REVISION)
 async def restore_state_version(request: Request) -> dict[str, Any]:
     data = await read_body(request)
     parse_args(RestoreBody, data)

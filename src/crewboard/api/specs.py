@@ -23,6 +23,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from crewboard.api.common import (
+    IDEMPOTENCY_KEY,
+    IF_MATCH_VERSION,
     Created,
     Endpoint,
     Handler,
@@ -33,6 +35,7 @@ from crewboard.api.common import (
     model_without,
     parse_args,
     read_body,
+    reads_headers,
     run_service,
     workspace_of,
 )
@@ -262,6 +265,7 @@ def attachment(name: str) -> str:
 # --- writing ---------------------------------------------------------------------------------
 
 
+@reads_headers(IDEMPOTENCY_KEY)
 async def upload_spec_file(request: Request) -> Created:
     data = _body(await keyed_body(request, MAX_UPLOAD_BODY), ("projectId", "fileId"))
     args = parse_args(UploadSpecFile, {**data, "projectId": request.path_params["project"]})
@@ -281,6 +285,7 @@ async def upload_spec_file(request: Request) -> Created:
     return created(result)
 
 
+@reads_headers(IDEMPOTENCY_KEY, IF_MATCH_VERSION)
 async def update_spec_file(request: Request) -> dict[str, Any]:
     data = _body(await keyed_body(request, MAX_UPLOAD_BODY), NOT_IN_BODY)
     from_header = _if_match(request)
@@ -415,6 +420,7 @@ async def attachment_content(request: Request) -> Response:
     )
 
 
+@reads_headers(IDEMPOTENCY_KEY)
 async def upload_attachment(request: Request) -> Created:
     data = _body(await keyed_body(request, MAX_UPLOAD_BODY), ("projectId", "attachmentId"))
     workspace = workspace_of(data)
@@ -467,6 +473,7 @@ def _on(request: Request, data: dict[str, Any], **named: str) -> dict[str, Any]:
     return {"workspaceId": None, **data, "projectId": request.path_params["project"], **named}
 
 
+@reads_headers(IDEMPOTENCY_KEY)
 async def start_thread(request: Request) -> Created:
     data = _body(await keyed_body(request), NOT_IN_BODY)
     workspace = workspace_of(data)
@@ -491,6 +498,7 @@ async def start_thread(request: Request) -> Created:
     return created(result)
 
 
+@reads_headers(IDEMPOTENCY_KEY)
 async def reply_to_thread(request: Request) -> Created:
     data = _body(await keyed_body(request), ("projectId", "threadId"))
     workspace = workspace_of(data)
@@ -512,6 +520,7 @@ async def reply_to_thread(request: Request) -> Created:
     return created(result)
 
 
+@reads_headers(IF_MATCH_VERSION)
 async def update_comment(request: Request) -> dict[str, Any]:
     data = _body(await read_body(request), ("projectId", "commentId"))
     from_header = _if_match(request, "GET …/specs/{fileId}/threads (the comment's)")

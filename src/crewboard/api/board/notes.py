@@ -14,11 +14,13 @@ from pydantic import Field
 from starlette.requests import Request
 
 from crewboard.api.common import (
+    IDEMPOTENCY_KEY,
     Created,
     Endpoint,
     created,
     keyed_body,
     parse_args,
+    reads_headers,
     run_service,
 )
 from crewboard.domain.validation import INT32_MAX
@@ -74,6 +76,7 @@ async def list_comments(request: Request) -> dict[str, Any]:
     )
 
 
+@reads_headers(IDEMPOTENCY_KEY)
 async def post_comment(request: Request) -> Created:
     body = parse_args(CommentBody, await keyed_body(request))
     task = request.path_params["task"]
@@ -109,6 +112,7 @@ async def list_outputs(request: Request) -> dict[str, Any]:
     )
 
 
+@reads_headers(IDEMPOTENCY_KEY)
 async def save_output(request: Request) -> Created:
     body = parse_args(OutputBody, await keyed_body(request))
     task = request.path_params["task"]

@@ -16,6 +16,8 @@ from pydantic import Field
 from starlette.requests import Request
 
 from crewboard.api.common import (
+    IDEMPOTENCY_KEY_REQUIRED,
+    IF_MATCH_REVISION,
     Created,
     Endpoint,
     created,
@@ -25,6 +27,7 @@ from crewboard.api.common import (
     parse_args,
     query_list,
     read_body,
+    reads_headers,
     run_service,
 )
 from crewboard.domain.board.tasks import TaskStatus
@@ -154,6 +157,7 @@ async def list_tasks(request: Request) -> dict[str, Any]:
     return page.answer(fit_rows(page.rows))
 
 
+@reads_headers(IDEMPOTENCY_KEY_REQUIRED)
 async def create_task(request: Request) -> Created:
     data = await read_body(request)
     for name in ("projectId", "idempotencyKey"):
@@ -212,6 +216,7 @@ async def get_task(request: Request) -> dict[str, Any]:
     return found  # type: ignore[no-any-return]
 
 
+@reads_headers(IDEMPOTENCY_KEY_REQUIRED, IF_MATCH_REVISION)
 async def update_task(request: Request) -> dict[str, Any]:
     data = await read_body(request)
     key = _idempotency_key(request)

@@ -13,11 +13,13 @@ from pydantic import Field
 from starlette.requests import Request
 
 from crewboard.api.common import (
+    IDEMPOTENCY_KEY,
     Created,
     Endpoint,
     created,
     keyed_body,
     parse_args,
+    reads_headers,
     run_service,
 )
 from crewboard.errors import ValidationFailed
@@ -60,6 +62,7 @@ async def list_activity(request: Request) -> dict[str, Any]:
     return {"entries": entries, "cursor": cursor}
 
 
+@reads_headers(IDEMPOTENCY_KEY)
 async def post_message(request: Request) -> Created:
     data = await keyed_body(request)
     body = parse_args(
@@ -92,6 +95,7 @@ async def list_proposals(request: Request) -> dict[str, Any]:
     )
 
 
+@reads_headers(IDEMPOTENCY_KEY)
 async def post_proposal(request: Request) -> Created:
     data = await keyed_body(request)
     kind = data.pop("kind", None)

@@ -14,11 +14,13 @@ from pydantic import Field
 from starlette.requests import Request
 
 from crewboard.api.common import (
+    IDEMPOTENCY_KEY,
     Created,
     Endpoint,
     created,
     keyed_body,
     parse_args,
+    reads_headers,
     run_service,
 )
 from crewboard.mcp.args import Args, Offset
@@ -42,6 +44,7 @@ class DraftsQuery(Args):
     offset: Offset = 0
 
 
+@reads_headers(IDEMPOTENCY_KEY)
 async def submit_result(request: Request) -> Created:
     body = parse_args(ResultBody, await keyed_body(request))
     task = request.path_params["task"]
@@ -68,6 +71,7 @@ async def submit_result(request: Request) -> Created:
     return created(result)
 
 
+@reads_headers(IDEMPOTENCY_KEY)
 async def create_draft(request: Request) -> Created:
     data = await keyed_body(request)
     body = parse_args(DraftFields, data)
