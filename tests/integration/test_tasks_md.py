@@ -383,3 +383,22 @@ def test_restoring_a_tasks_md_whose_boxes_agree_writes_no_revision(
         synced, me, project=KEY, workspace_id=None, ref=ref
     )
     assert restored["file"]["revisionCount"] == 1
+
+
+def test_a_started_line_names_whoever_saved_the_file_as_owner_when_nobody_is_named(
+    synced: Database, me: Actor, owner: User
+) -> None:
+    """The board's rule holds for tasks from a file too: a task in progress names who does
+    the work."""
+    file_id = upload(synced, me, "tasks.md", PLAN)
+    write, parse, mapping = board(synced, file_id)
+    assert (parse.status, parse.human_owner_id) == (TaskStatus.IN_PROGRESS, owner.id)
+    assert (write.human_owner_id, mapping.human_owner_id) == (None, None)
+    editor = token_actor(synced, owner, ["read", "specs.write"])
+    save(synced, editor, file_id, PLAN.replace("- [ ] Write", "- [-] Write"))
+    started = task(synced, write.id)
+    assert (started.status, started.human_owner_id) == (TaskStatus.IN_PROGRESS, owner.id)
+    assert started.assignee_id is None
+    events = synced.read(lambda uow: uow.events.list_after(project_id=None, limit=1000))
+    last = [e for e in events if e["type"] == "task.updated"][-1]["payload"]
+    assert set(last["changed"]) == {"status", "humanOwnerId"}

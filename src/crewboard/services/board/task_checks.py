@@ -159,7 +159,11 @@ def check_assignment(uow: UnitOfWork, project: Project, task: Task) -> Task:
         and task.assignee_id is None
         and task.human_owner_id is None
     ):
-        raise ValidationFailed.field("assigneeId", "a task in progress names who does the work.")
+        raise ValidationFailed.field(
+            "assigneeId",
+            "a task in progress names who does the work: give it an assignee (or a human "
+            "owner) first, then move it.",
+        )
     if (
         task.human_owner_id is not None
         and uow.projects.member_role(project.id, task.human_owner_id) is None

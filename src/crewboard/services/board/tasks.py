@@ -346,7 +346,9 @@ def do_add_source_task(
     source_line: int,
 ) -> Task:
     """A task made from a line of a `tasks.md` file (the caller checked its access to the
-    file's project): a number, its lifecycle facts and a task.created event."""
+    file's project): a number, its lifecycle facts and a task.created event. A line already
+    started (`in_progress`) has whoever saved the file as its human owner, since a task in
+    progress names who does the work."""
     stamp = actor_stamp(actor)
     task = Task(
         id=new_id("tsk"),
@@ -360,7 +362,7 @@ def do_add_source_task(
         priority=Priority.MEDIUM,
         assignee_id=None,
         assignee_type=None,
-        human_owner_id=None,
+        human_owner_id=actor.user_id if status is TaskStatus.IN_PROGRESS else None,
         tags=(),
         labels=(),
         due_date=None,

@@ -24,7 +24,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
-from crewboard.domain.board.tasks import MAX_LONG_TEXT, MAX_TITLE, Task
+from crewboard.domain.board.tasks import MAX_LONG_TEXT, MAX_TITLE, Task, TaskStatus
 from crewboard.domain.models import Actor, Project
 from crewboard.domain.specs import FileKind, SpecFile, kind_of
 from crewboard.domain.tasks_md import (
@@ -109,9 +109,22 @@ def _follow_line(
         status=status,
         source_line=item.line,
     )
-    changed = [
+    if (
+        updated.status is TaskStatus.IN_PROGRESS
+        and updated.assignee_id is None
+        and updated.human_owner_id is None
+    ):
+        # The board's rule: a task in progress names who does the work. A box the file turned
+        # to `[-]` on a task nobody has names whoever saved the file.
+        updated = replace(updated, human_owner_id=actor.user_id)
+    changed = [  # as task.updated events name fields (camelCase)
         name
-        for name, attr in (("title", "title"), ("description", "description"), ("status", "status"))
+        for name, attr in (
+            ("title", "title"),
+            ("description", "description"),
+            ("status", "status"),
+            ("humanOwnerId", "human_owner_id"),
+        )
         if getattr(updated, attr) != getattr(task, attr)
     ]
     if not changed:
