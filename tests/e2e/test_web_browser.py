@@ -179,6 +179,7 @@ EVERY_PAGE = (
     "/p/CRW/specs/files/{spec}",
     "/p/CRW/specs/files/{spec}?from=1&to=2",
     "/p/CRW/specs/files/{spec}/edit",
+    "/p/CRW/specs/files/{tasks}",
     "/p/CRW/specs?trashed=1",
     "/p/CRW/attachments",
     "/p/CRW/settings/project",
@@ -189,8 +190,9 @@ EVERY_PAGE = (
 )
 
 
-def spec_world(db: Database, email: str) -> str:
-    """A spec file with two revisions (a long URL in them) and an image attachment; its id."""
+def spec_world(db: Database, email: str) -> tuple[str, str]:
+    """A spec file with two revisions (a long URL in them), a tasks.md with a long task title
+    and an image attachment; the two files' ids."""
     user = db.read(lambda uow: uow.users.get_by_email(email))
     assert user is not None
     owner = person_actor(user)
@@ -208,7 +210,11 @@ def spec_world(db: Database, email: str) -> str:
         db, owner, project="CRW", workspace_id=None, name=f"diagram-{'x' * 80}.png",
         content=PNG, override=False, idempotency_key=None,
     )  # fmt: skip
-    return str(made["id"])
+    plan = files.upload_spec_file(
+        db, owner, project="CRW", workspace_id=None, path="release/tasks.md",
+        content=f"# Plan\n\n- [ ] Read {LONG}\n- [x] Ship\n".encode(), idempotency_key=None,
+    ).body["file"]  # fmt: skip
+    return str(made["id"]), str(plan["id"])
 
 
 def test_no_page_is_wider_than_the_window_at_390_and_1280(
@@ -241,7 +247,7 @@ def test_no_page_is_wider_than_the_window_at_390_and_1280(
         return str((await agent_call(agent, "propose_task", arguments))["proposal"]["id"])
 
     proposal = as_agent(url, world["secret"], propose)
-    spec = spec_world(db, world["owner"])
+    spec, tasks = spec_world(db, world["owner"])
     refused: dict[str, str] = {}
     for width in (1280, 390):  # signed out: the sign-in page
         page.set_viewport_size({"width": width, "height": 860})
@@ -256,7 +262,9 @@ def test_no_page_is_wider_than_the_window_at_390_and_1280(
         page.emulate_media(color_scheme=scheme)
         for path in EVERY_PAGE:
             page.goto(
-                path.format(draft=draft, proposal=proposal, record=world["record"], spec=spec)
+                path.format(
+                    draft=draft, proposal=proposal, record=world["record"], spec=spec, tasks=tasks
+                )
             )
             wide = page.evaluate("document.documentElement.scrollWidth")
             name = path.strip("/").replace("/", "_").replace("{", "").replace("}", "")

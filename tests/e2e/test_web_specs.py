@@ -289,3 +289,18 @@ def test_a_thread_starts_on_a_quoted_passage_and_people_reply_resolve_and_reopen
     assert "0 open" in page
     client.post(f"/p/CRW/specs/threads/{thread_id}/reopen", data={"csrf": csrf_of(client)})
     assert "1 open" in client.get(base).text
+
+
+def test_a_tasks_md_lists_its_tasks_and_each_task_links_back_to_its_line(
+    client: httpx2.Client, db: Database, me: Actor
+) -> None:
+    made = add(db, me, "release/tasks.md", "# Plan\n\n- [ ] Write the migration\n- [x] Ship\n")
+    page = client.get(f"/p/CRW/specs/files/{made['id']}").text
+    listed = re.findall(r'<li><a href="/p/CRW/tasks/(CRW-\d+)">\1</a> ([^<]+) <span', page)
+    assert [title.strip() for _key, title in listed] == ["Write the migration", "Ship"]
+    assert 'class="badge">Backlog</span> <span class="muted">line 3</span>' in page
+    task_page = client.get(f"/p/CRW/tasks/{listed[0][0]}").text
+    source = f'<a href="/p/CRW/specs/files/{made["id"]}">release/tasks.md</a>, line 3'
+    assert source in task_page
+    other = add(db, me, "notes.md", "- [ ] not a task here\n")
+    assert "On the board" not in client.get(f"/p/CRW/specs/files/{other['id']}").text

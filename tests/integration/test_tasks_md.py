@@ -119,7 +119,11 @@ def test_uploading_tasks_md_puts_its_checkbox_lines_on_the_board(
     assert {t.source_file_id for t in made} == {file_id}
     view = queries.get_task(synced, me, task=made[0].id)
     found = view.get("task", view)
-    assert (found["sourceFileId"], found["sourceLine"]) == (file_id, 3)
+    assert (found["sourceFileId"], found["sourcePath"], found["sourceLine"]) == (
+        file_id,
+        "release/tasks.md",
+        3,
+    )
 
 
 def test_a_file_not_named_tasks_md_makes_no_tasks(synced: Database, me: Actor) -> None:

@@ -26,6 +26,17 @@ _TOOL = re.compile(
 _ISO_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})?")
 _CLAUSE = re.compile(r"(?<=[.;])\s+")
 
+# The board's statuses as people read them (the board's columns, badges on other pages).
+STATUS_LABELS = {
+    "backlog": "Backlog",
+    "ready_for_ai": "Ready for AI",
+    "in_progress": "In progress",
+    "blocked": "Blocked",
+    "review": "Review",
+    "approved": "Approved",
+    "done": "Done",
+}
+
 
 def label(field: str) -> str:
     """A field's label: `patch.assigneeId` → Assignee, `dueDate` → Due date."""

@@ -9,6 +9,7 @@ inside the same transaction. With nothing registered, tasks simply have no file 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 from crewboard.domain.board.tasks import Task
@@ -41,9 +42,15 @@ class TaskSourceFiles(Protocol):
         whose text changes, saved by `actor`."""
         ...
 
-    def content_versions(self, uow: UnitOfWork, file_ids: Iterable[str]) -> dict[str, str]:
-        """Each file's current contentVersion, by id."""
+    def describe(self, uow: UnitOfWork, file_ids: Iterable[str]) -> dict[str, SourceFile]:
+        """Each file's path and current contentVersion, by id."""
         ...
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: str
+    content_version: str
 
 
 def register(db: Database, files: TaskSourceFiles) -> None:
@@ -121,8 +128,8 @@ class _BoxChanges:
 
 def show_sources(uow: UnitOfWork, rows: list[dict[str, Any]], task_ids: list[str]) -> None:
     """Add to each row of a task from a file (`task_ids`: each row's task) its `sourceFileId`,
-    `sourceLine` and the file's `contentVersion` (what set_task_status' expectedVersions
-    takes). Rows of other tasks stay as they are."""
+    `sourcePath`, `sourceLine` and the file's `contentVersion` (what set_task_status'
+    expectedVersions takes). Rows of other tasks stay as they are."""
     files = source_files(uow)
     if files is None or not task_ids:
         return
@@ -133,10 +140,12 @@ def show_sources(uow: UnitOfWork, rows: list[dict[str, Any]], task_ids: list[str
     }
     if not sources:
         return
-    versions = files.content_versions(uow, {file_id for file_id, _ in sources.values()})
+    described = files.describe(uow, {file_id for file_id, _ in sources.values()})
     for row, task_id in zip(rows, task_ids, strict=True):
         if task_id in sources:
             file_id, line = sources[task_id]
+            source = described.get(file_id)
             row["sourceFileId"] = file_id
+            row["sourcePath"] = source.path if source else None
             row["sourceLine"] = line
-            row["contentVersion"] = versions.get(file_id)
+            row["contentVersion"] = source.content_version if source else None

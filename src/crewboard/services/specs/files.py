@@ -29,6 +29,7 @@ from crewboard.domain.specs import (
     folder_prefix,
     normalise_path,
 )
+from crewboard.domain.tasks_md import is_tasks_file
 from crewboard.domain.validation import INT32_MAX
 from crewboard.errors import (
     AlreadyExists,
@@ -205,9 +206,11 @@ def get_spec_file(
     ref: FileRef,
     include_trashed: bool = False,
     revisions_limit: int = 0,
+    include_tasks: bool = False,
 ) -> dict[str, Any]:
     """A file's metadata with the `contentVersion` a save needs, and its newest revisions
-    when asked.
+    when asked; with `include_tasks`, a `tasks.md` file's tasks on the board (key, title,
+    status, line), in line order.
 
     Raises:
         NotFound, ValidationFailed.
@@ -219,10 +222,21 @@ def get_spec_file(
         )
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
-        file, _access = find_file(
+        file, access = find_file(
             uow, actor, project=project, ref=ref, include_trashed=include_trashed
         )
         answer: dict[str, Any] = {"file": file_view(file)}
+        if include_tasks and is_tasks_file(file.path):
+            answer["tasks"] = [
+                {
+                    "id": task.id,
+                    "key": f"{access.project.key}-{task.number}",
+                    "title": task.title,
+                    "status": task.status.value,
+                    "line": task.source_line,
+                }
+                for task in uow.tasks.of_source_files([file.id])
+            ]
         if revisions_limit:
             revisions, _total = files_of(uow).revisions(file.id, limit=revisions_limit, offset=0)
             answer["revisions"] = [revision_view(r) for r in revisions]

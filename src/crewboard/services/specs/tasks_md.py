@@ -40,7 +40,7 @@ from crewboard.domain.tasks_md import (
     status_for_box,
 )
 from crewboard.errors import CrewboardError, RevisionConflict
-from crewboard.services.board.task_sources import register
+from crewboard.services.board.task_sources import SourceFile, register
 from crewboard.services.board.tasks import do_add_source_task, save_task
 from crewboard.services.specs.comment_anchors import do_reanchor_threads
 from crewboard.services.specs.revisions import new_revision, record_save
@@ -178,14 +178,14 @@ class TasksMdFiles:
         for file_id, own in sorted(by_file.items()):
             _rewrite_boxes(uow, actor, project, file_id, own)
 
-    def content_versions(self, uow: UnitOfWork, file_ids: Iterable[str]) -> dict[str, str]:
+    def describe(self, uow: UnitOfWork, file_ids: Iterable[str]) -> dict[str, SourceFile]:
         repo = SpecFileRepository(uow.conn)
-        versions: dict[str, str] = {}
+        found: dict[str, SourceFile] = {}
         for file_id in set(file_ids):
             file = repo.get(file_id)
             if file is not None:
-                versions[file_id] = file.content_version
-        return versions
+                found[file_id] = SourceFile(file.path, file.content_version)
+        return found
 
 
 def do_restore_boxes(uow: UnitOfWork, actor: Actor, project: Project, file: SpecFile) -> None:

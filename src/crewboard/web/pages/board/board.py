@@ -17,14 +17,13 @@ from crewboard.services.screens.board import COLUMNS, BoardFilters
 from crewboard.web.context import Page, project_routes
 from crewboard.web.pages.board.tasks import (
     MOVE_OPTIONS,
-    STATUS_LABELS,
     form_key,
     here_of,
     ref_of,
     update_from_form,
 )
 from crewboard.web.render import when
-from crewboard.web.wording import human_message
+from crewboard.web.wording import STATUS_LABELS, human_message
 
 
 def _offset(page: Page) -> int:

@@ -28,17 +28,8 @@ from crewboard.services.screens.board import COLUMNS
 from crewboard.web.context import Page, project_routes
 from crewboard.web.forms import show_conflict
 from crewboard.web.pages.board.task_history import history_rows
-from crewboard.web.wording import human_message
+from crewboard.web.wording import STATUS_LABELS, human_message
 
-STATUS_LABELS = {
-    "backlog": "Backlog",
-    "ready_for_ai": "Ready for AI",
-    "in_progress": "In progress",
-    "blocked": "Blocked",
-    "review": "Review",
-    "approved": "Approved",
-    "done": "Done",
-}
 PRIORITIES = ("low", "medium", "high")
 # The options of a tile's "move to" select, one markup per current status: a board shows up to
 # 350 tiles, and building the same seven options in the template for each was most of its time.

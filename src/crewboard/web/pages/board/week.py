@@ -16,9 +16,8 @@ from crewboard.errors import LimitExceeded, ValidationFailed
 from crewboard.services.board import week
 from crewboard.services.projects import team
 from crewboard.web.context import Page, project_routes, secure
-from crewboard.web.pages.board.tasks import STATUS_LABELS
 from crewboard.web.pages.projects.team import team_names
-from crewboard.web.wording import human_message
+from crewboard.web.wording import STATUS_LABELS, human_message
 
 ZONES = (
     "UTC",

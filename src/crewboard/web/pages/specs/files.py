@@ -23,6 +23,7 @@ from crewboard.services.specs.files import FileRef
 from crewboard.web.context import Page, project_routes
 from crewboard.web.forms import show_conflict, show_refusal
 from crewboard.web.pages.specs.raw import download
+from crewboard.web.wording import STATUS_LABELS
 
 PAGE_SIZE = 100
 EDITABLE_BYTES = 1024 * 1024  # larger files are edited on disk and uploaded again
@@ -138,6 +139,7 @@ def _file_page(page: Page, *, typed: dict[str, str], status_code: int = 200) -> 
         ref=_ref(page),
         include_trashed=True,
         revisions_limit=50,
+        include_tasks=True,
     )
     file = details["file"]
     window = None
@@ -170,6 +172,8 @@ def _file_page(page: Page, *, typed: dict[str, str], status_code: int = 200) -> 
         title=file["path"],
         file=file,
         revisions=details["revisions"],
+        file_tasks=details.get("tasks"),
+        labels=STATUS_LABELS,
         window=window,
         numbered=_numbered(window),
         markdown=file["path"].lower().endswith((".md", ".markdown")) and offset == 1,
