@@ -41,6 +41,8 @@ from crewboard.config import Settings
 from crewboard.domain.identity.access import Scope
 from crewboard.domain.models import Actor
 from crewboard.errors import ERROR_TYPES
+from crewboard.services.artifacts import artifacts
+from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.board import notes as task_notes
 from crewboard.services.board import tasks
 from crewboard.services.identity import tokens
@@ -179,6 +181,11 @@ def build_world(db: Database) -> World:
         ).body["attachment"]["id"]
         for name, content in (("notes.txt", b"one\ntwo\n"), ("shot.png", PNG))
     ]
+    mockup = artifacts.create_artifact(
+        db, actor, project="CRW", workspace_id=None, slug="login", title=None, description=None,
+        files=[FileInput("index.html", b"<h1>Login</h1>\n"), FileInput("logo.png", PNG)],
+        idempotency_key="artifact",
+    ).body["artifact"]  # fmt: skip
     old = make_project(db, owner, "OLD")
     projects.set_project_archived(db, actor, project=old, workspace_id=None, archived=True)
     arc = make_project(db, owner, "ARC")
@@ -196,6 +203,7 @@ def build_world(db: Database) -> World:
             "thread": [thread["id"]],
             "comment": [thread["comments"][0]["id"], answer["id"]],
             "attachment": attached,
+            "artifact": [mockup["id"], "login"],
         },
         deletable=["OLD", old],
         archivable=["ARC", arc],

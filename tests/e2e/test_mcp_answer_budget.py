@@ -23,6 +23,8 @@ from mcp_types import CallToolResult, TextContent
 
 from crewboard.domain.models import Actor, User
 from crewboard.mcp.catalogue import default_catalogue
+from crewboard.services.artifacts import artifacts
+from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.board import notes, queries, questions, repos, tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
@@ -220,7 +222,32 @@ def _spec_world(db: Database, person: Actor) -> tuple[str, str]:
             db, person, project="CRW", workspace_id=None, thread_id=thread["id"],
             body=mixed(10_000, f"r{n}"), idempotency_key=None,
         )  # fmt: skip
+    _artifact_world(db, person, big)
     return str(made["id"]), str(text["id"])
+
+
+def _artifact_world(db: Database, person: Actor, big: str) -> None:
+    """100 artifacts with long titles and descriptions; `deep` with 50 files at the longest
+    paths and 50 revisions, one file of long lines."""
+    folder = "/".join(f"folder {n} 漢字とかな 🙂" + "f" * 200 for n in range(2))
+    for n in range(100):
+        artifacts.create_artifact(
+            db, person, project="CRW", workspace_id=None, slug=f"a{n:03d}",
+            title=mixed(200, f"t{n}"), description=mixed(2000, f"d{n}"),
+            files=[FileInput("index.html", b"<p>\n")], idempotency_key=None,
+        )  # fmt: skip
+    many = [FileInput(f"{folder}/{n:02d}-" + "p" * 40 + ".css", b"p {}\n") for n in range(49)]
+    artifacts.create_artifact(
+        db, person, project="CRW", workspace_id=None, slug="deep", title=mixed(200, "deep"),
+        description=mixed(2000, "deep"), files=[*many, FileInput("big.js", big.encode()[: 2 * 1024 * 1024].rsplit(b"\n", 1)[0])],
+        idempotency_key=None,
+    )  # fmt: skip
+    for n in range(2, 51):
+        artifacts.write_artifact_revision(
+            db, person, project="CRW", workspace_id=None, ref="deep",
+            files=[FileInput(many[0].path, f"p {{ n: {n} }}\n".encode())], remove=[],
+            base_revision=n - 1, expected_version=n - 1, idempotency_key=None,
+        )  # fmt: skip
 
 
 def _file_records(db: Database, owner: User, huge: str) -> str:
@@ -347,6 +374,15 @@ CASES: dict[str, Case] = {
     "list_attachments": lambda _: [{"projectId": "CRW", "limit": 200}],
     "get_attachment": lambda w: [{"projectId": "CRW", "attachmentId": w.text_attachment}],
     "read_attachment": lambda w: [{"projectId": "CRW", "attachmentId": w.text_attachment}],
+    "list_artifacts": lambda _: [{"projectId": "CRW", "limit": 100}],
+    "get_artifact": lambda _: [
+        {"projectId": "CRW", "artifactId": "deep"},
+        {"projectId": "CRW", "artifactId": "deep", "revision": 1},
+    ],
+    "read_artifact_file": lambda _: [
+        {"projectId": "CRW", "artifactId": "deep", "path": "big.js"},
+        {"projectId": "CRW", "artifactId": "deep", "path": "big.js", "offset": 300, "limit": 5},
+    ],
     "list_spec_file_comments": lambda w: [
         {"projectId": "CRW", "fileId": w.spec_file},
         {"projectId": "CRW", "fileId": w.spec_file, "status": "open", "limit": 100},

@@ -79,6 +79,12 @@ CATALOGUE_ORDER = [
     "reply_spec_file_comment_thread",
     "update_spec_file_comment",
     "delete_spec_file_comment",
+    "list_artifacts",
+    "get_artifact",
+    "read_artifact_file",
+    "create_artifact",
+    "write_artifact_revision",
+    "rollback_artifact",
 ]
 # Listed and run on the stdio server only (tests/e2e/test_mcp_specs.py): over HTTP the server
 # cannot reach the caller's disk.
@@ -118,6 +124,9 @@ WRITE_TOOLS = {
     "reply_spec_file_comment_thread",
     "update_spec_file_comment",
     "delete_spec_file_comment",
+    "create_artifact",
+    "write_artifact_revision",
+    "rollback_artifact",
 }
 
 

@@ -205,6 +205,21 @@ def _save_file(at: Aim) -> Tool:
     return Tool("update_spec_file", {**arguments, "idempotencyKey": key()})
 
 
+def _on_artifact(at: Aim, **more: Any) -> dict[str, Any]:
+    """A call on `home` naming `other`'s artifact, from the revision count it has now."""
+    count = at.world.artifact_count(at.other)
+    return _keyed(at.home, artifactId=at.other.artifact_id, expectedVersion=count, **more)
+
+
+def _revise(at: Aim) -> Tool:
+    files = [{"path": "index.html", "content": f"<h1>{key()}</h1>\n"}]
+    return Tool("write_artifact_revision", _on_artifact(at, files=files))
+
+
+def _rollback(at: Aim) -> Tool:
+    return Tool("rollback_artifact", _on_artifact(at, revision=1))
+
+
 def _trash_file(at: Aim) -> Tool:
     return Tool("move_spec_file_to_trash", _on_file(at))
 
@@ -435,6 +450,14 @@ MCP: dict[str, Entry] = {
     "restore_spec_file_from_trash": Entry(
         _restore_file, mixed=(_restore_file,), prepare=_trashed, cleanup=_restored
     ),
+    "create_artifact": Entry(
+        lambda at: Tool(
+            "create_artifact",
+            _keyed(at.home, slug=f"m-{key()}", files=[{"path": "a.html", "content": "<p>\n"}]),
+        )
+    ),
+    "write_artifact_revision": Entry(_revise, mixed=(_revise,)),
+    "rollback_artifact": Entry(_rollback, mixed=(_rollback,)),
     "create_spec_file_comment_thread": Entry(_start_thread, mixed=(_start_thread,)),
     "reply_spec_file_comment_thread": Entry(_reply, mixed=(_reply,)),
     "update_spec_file_comment": Entry(_edit_comment, mixed=(_edit_comment,)),
@@ -489,6 +512,21 @@ def _spec(at: Aim, tail: str = "") -> str:
 def _rest_save_file(at: Aim) -> Http:
     body = {"content": "# Plan\nBy REST.\n", "expectedVersion": at.world.file_version(at.other)}
     return Http("PUT", _spec(at), body)
+
+
+def _rest_artifact(at: Aim, tail: str, **body: Any) -> Http:
+    """`home`'s path, `other`'s artifact, from the revision count it has now."""
+    count = at.world.artifact_count(at.other)
+    path = _project(at.home, f"/artifacts/{at.other.artifact_id}{tail}")
+    return Http("POST", path, {"expectedVersion": count, **body})
+
+
+def _rest_revise(at: Aim) -> Http:
+    return _rest_artifact(at, "/revisions", files=[{"path": "index.html", "content": "<p>\n"}])
+
+
+def _rest_rollback(at: Aim) -> Http:
+    return _rest_artifact(at, "/rollback", revision=1)
 
 
 def _rest_trash_file(at: Aim) -> Http:
@@ -694,6 +732,21 @@ REST: dict[tuple[str, str], tuple[Entry, ...]] = {
     ),
     ("DELETE", f"{P}/comments/{{comment}}"): (
         Entry(_rest_delete_comment, mixed=(_rest_delete_comment,)),
+    ),
+    ("POST", f"{P}/artifacts"): (
+        Entry(
+            lambda at: Http(
+                "POST",
+                _project(at.home, "/artifacts"),
+                {"slug": f"m-{key()}", "files": [{"path": "a.html", "content": "<p>\n"}]},
+            )
+        ),
+    ),
+    ("POST", f"{P}/artifacts/{{artifact}}/revisions"): (
+        Entry(_rest_revise, mixed=(_rest_revise,)),
+    ),
+    ("POST", f"{P}/artifacts/{{artifact}}/rollback"): (
+        Entry(_rest_rollback, mixed=(_rest_rollback,)),
     ),
     ("POST", f"{P}/attachments"): (
         Entry(

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from crewboard.services.artifacts import artifacts
+from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.identity.users import person_actor
 from crewboard.services.specs import attachments, files
 from crewboard.services.specs.files import FileRef
@@ -182,6 +184,10 @@ EVERY_PAGE = (
     "/p/CRW/specs/files/{tasks}",
     "/p/CRW/specs?trashed=1",
     "/p/CRW/attachments",
+    "/p/CRW/artifacts",
+    "/p/CRW/artifacts/mockup",
+    "/p/CRW/artifacts/mockup?path=index.html&from=1&to=2",
+    "/p/CRW/artifacts/mockup/preview",
     "/p/CRW/settings/project",
     "/settings/tokens",
     "/settings/workspaces",
@@ -209,6 +215,16 @@ def spec_world(db: Database, email: str) -> tuple[str, str]:
     attachments.upload_attachment(
         db, owner, project="CRW", workspace_id=None, name=f"diagram-{'x' * 80}.png",
         content=PNG, override=False, idempotency_key=None,
+    )  # fmt: skip
+    mockup = [FileInput("index.html", f"<h1>Mockup</h1>\n<p>{LONG}</p>\n".encode())]
+    artifacts.create_artifact(
+        db, owner, project="CRW", workspace_id=None, slug="mockup", title=f"Mockup {LONG}"[:200],
+        description=LONG, files=mockup, idempotency_key=None,
+    )  # fmt: skip
+    artifacts.write_artifact_revision(
+        db, owner, project="CRW", workspace_id=None, ref="mockup",
+        files=[FileInput("index.html", b"<h1>Mockup, again</h1>\n")], remove=[],
+        base_revision=None, expected_version=1, idempotency_key=None,
     )  # fmt: skip
     plan = files.upload_spec_file(
         db, owner, project="CRW", workspace_id=None, path="release/tasks.md",

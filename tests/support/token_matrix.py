@@ -23,6 +23,8 @@ from crewboard.domain.identity.tokens import (
 )
 from crewboard.domain.ids import new_id
 from crewboard.domain.models import Actor, ApiToken, User
+from crewboard.services.artifacts import artifacts
+from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.board import repos, tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
@@ -84,6 +86,7 @@ class Spot:
     role_id: str
     repo_id: str
     file_id: str
+    artifact_id: str
     archived: bool = False
     ghost: bool = False
 
@@ -98,6 +101,7 @@ def ghost_spot() -> Spot:
         role_id=new_id("rol"),
         repo_id=new_id("rep"),
         file_id=new_id("spf"),
+        artifact_id=new_id("art"),
         ghost=True,
     )
 
@@ -141,6 +145,15 @@ class World:
         )
         return str(found["file"]["contentVersion"])
 
+    def artifact_count(self, spot: Spot) -> int:
+        """The artifact's revision count now (1 for a ghost)."""
+        if spot.ghost:
+            return 1
+        found = artifacts.get_artifact(
+            self.db, self.person, project=spot.project_id, ref=spot.artifact_id
+        )
+        return int(found["artifact"]["revisionCount"])
+
     def set_trashed(self, spot: Spot, trashed: bool) -> None:
         if spot.ghost:
             return
@@ -167,7 +180,8 @@ class World:
 
 
 def furnish(db: Database, user: User, key: str) -> Spot:
-    """A project with a task, an AI role, a repository, a saved state page and a spec file."""
+    """A project with a task, an AI role, a repository, a saved state page, a spec file and an
+    artifact."""
     person = person_actor(user)
     project_id = make_project(db, user, key)
 
@@ -197,6 +211,10 @@ def furnish(db: Database, user: User, key: str) -> Spot:
         content=b"# Plan\n",
         idempotency_key=None,
     )
+    mockup = artifacts.create_artifact(
+        db, person, project=key, workspace_id=None, slug="mockup", title=None, description=None,
+        files=[FileInput("index.html", b"<h1>Mockup</h1>\n")], idempotency_key=None,
+    )  # fmt: skip
     return Spot(
         project_id=project_id,
         key=key,
@@ -205,6 +223,7 @@ def furnish(db: Database, user: User, key: str) -> Spot:
         role_id=role["id"],
         repo_id=repo["id"],
         file_id=spec.body["file"]["id"],
+        artifact_id=mockup.body["artifact"]["id"],
     )
 
 

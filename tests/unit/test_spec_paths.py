@@ -7,18 +7,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from crewboard.domain.specs import (
+from crewboard.domain.files import (
     MARK_EVERY,
     MAX_DEPTH,
     MAX_PATH,
     MAX_SEGMENT,
     FileKind,
-    content_version,
     folder_prefix,
     index_lines,
     kind_of,
     normalise_path,
 )
+from crewboard.domain.specs import content_version
 from crewboard.errors import ErrorCode, LimitExceeded, ValidationFailed
 from tests.support.errors import refused
 

@@ -6,9 +6,10 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 from anyio import to_thread
-from pydantic import ValidationError, create_model
+from pydantic import Field, ValidationError, create_model
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -265,3 +266,39 @@ class Endpoint:
     def headers(self) -> tuple[Header, ...]:
         """The request headers the handler reads (`reads_headers`)."""
         return getattr(self.handler, "headers_read", ())
+
+
+def query_params(request: Request, model: type[a.Args]) -> dict[str, Any]:
+    """The query parameters, each one a field of `model` (the route's OpenAPI query).
+
+    Raises:
+        ValidationFailed: a parameter this route does not take.
+    """
+    accepted = sorted(f.alias or n for n, f in model.model_fields.items())
+    params = dict(request.query_params)
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
+        raise ValidationFailed.field(unknown[0], "is not a parameter of this route.", accepted)
+    return params
+
+
+def content_disposition(name: str) -> str:
+    """A Content-Disposition naming the file: a plain ASCII `filename` every client reads (no
+    quote, backslash or control character survives into it), and the exact name in
+    `filename*` (RFC 6266) when it differs."""
+    plain = "".join(c if " " <= c <= "~" and c not in '"\\' else "_" for c in name)
+    value = f'attachment; filename="{plain}"'
+    if plain != name:
+        value += f"; filename*=UTF-8''{quote(name, safe='')}"
+    return value
+
+
+# A body's `workspaceId` where the path names the project: optional, and checked when sent.
+OPTIONAL_WORKSPACE = (
+    str | None,
+    Field(
+        default=None,
+        max_length=200,
+        description="The project's workspace id, or null for a private one; omit to skip the check.",
+    ),
+)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from starlette.routing import Route
 
+from crewboard.api import artifacts as artifact_routes
 from crewboard.api import identity as identity_routes
 from crewboard.api import memory as memory_routes
 from crewboard.api import projects as project_routes
@@ -32,6 +33,7 @@ def all_endpoints() -> tuple[Endpoint, ...]:
         *memory_routes.ENDPOINTS,
         *activity_routes.ENDPOINTS,
         *spec_routes.ENDPOINTS,
+        *artifact_routes.ENDPOINTS,
     )
 
 

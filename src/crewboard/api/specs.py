@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import binascii
 from typing import Any
-from urllib.parse import quote
 
 from pydantic import ConfigDict, Field
 from starlette.requests import Request
@@ -25,15 +24,18 @@ from starlette.responses import Response
 from crewboard.api.common import (
     IDEMPOTENCY_KEY,
     IF_MATCH_VERSION,
+    OPTIONAL_WORKSPACE,
     Created,
     Endpoint,
     Handler,
     M,
+    content_disposition,
     created,
     guard_precondition,
     keyed_body,
     model_without,
     parse_args,
+    query_params,
     read_body,
     reads_headers,
     run_service,
@@ -82,20 +84,6 @@ NOT_IN_BODY = ("projectId", "fileId", "path")
 
 
 # --- the query string and body ---------------------------------------------------------------
-
-
-def _query(request: Request, model: type[a.Args]) -> dict[str, Any]:
-    """The query parameters, each one a field of `model` (the route's OpenAPI query).
-
-    Raises:
-        ValidationFailed: a parameter this route does not take.
-    """
-    accepted = sorted(f.alias or n for n, f in model.model_fields.items())
-    params = dict(request.query_params)
-    unknown = sorted(set(params) - set(accepted))
-    if unknown:
-        raise ValidationFailed.field(unknown[0], "is not a parameter of this route.", accepted)
-    return params
 
 
 def _body(data: dict[str, Any], carried: tuple[str, ...]) -> dict[str, Any]:
@@ -172,7 +160,7 @@ def _if_match(request: Request, source: str = "GET …/specs/{fileId}") -> str |
 
 
 async def list_spec_files(request: Request) -> dict[str, Any]:
-    query = _query(request, ListQuery)
+    query = query_params(request, ListQuery)
     args = parse_args(
         ListSpecFiles, {**query, "projectId": request.path_params["project"]}, strict=False
     )
@@ -193,7 +181,7 @@ async def list_spec_files(request: Request) -> dict[str, Any]:
 def _named(request: Request, model: type[a.Args]) -> dict[str, Any]:
     """The query with the project and file the path names."""
     path = request.path_params
-    return {**_query(request, model), "projectId": path["project"], "fileId": path["file"]}
+    return {**query_params(request, model), "projectId": path["project"], "fileId": path["file"]}
 
 
 async def get_spec_file(request: Request) -> dict[str, Any]:
@@ -246,20 +234,9 @@ async def spec_file_content(request: Request) -> Response:
         media_type=TEXT if view["kind"] == "text" else BINARY,
         headers={
             "ETag": f'"{view["contentVersion"]}"',
-            "Content-Disposition": attachment(view["path"].rsplit("/", 1)[-1]),
+            "Content-Disposition": content_disposition(view["path"].rsplit("/", 1)[-1]),
         },
     )
-
-
-def attachment(name: str) -> str:
-    """A Content-Disposition naming the file: a plain ASCII `filename` every client reads (no
-    quote, backslash or control character survives into it), and the exact name in
-    `filename*` (RFC 6266) when it differs."""
-    plain = "".join(c if " " <= c <= "~" and c not in '"\\' else "_" for c in name)
-    value = f'attachment; filename="{plain}"'
-    if plain != name:
-        value += f"; filename*=UTF-8''{quote(name, safe='')}"
-    return value
 
 
 # --- writing ---------------------------------------------------------------------------------
@@ -347,11 +324,11 @@ def _trash(trash: bool) -> Handler:
 def _attachment_args(request: Request, model: type[M], query: type[a.Args]) -> M:
     path = request.path_params
     named = {"projectId": path["project"], "attachmentId": path["attachment"]}
-    return parse_args(model, {**_query(request, query), **named}, strict=False)
+    return parse_args(model, {**query_params(request, query), **named}, strict=False)
 
 
 async def list_attachments(request: Request) -> dict[str, Any]:
-    query = _query(request, AttachmentsQuery)
+    query = query_params(request, AttachmentsQuery)
     args = parse_args(
         ListAttachments, {**query, "projectId": request.path_params["project"]}, strict=False
     )
@@ -405,7 +382,7 @@ async def attachment_content(request: Request) -> Response:
         ),
     )
     media = view["mediaType"]
-    disposition = attachment(view["name"])
+    disposition = content_disposition(view["name"])
     if media in INLINE_TYPES:
         disposition = disposition.replace("attachment", "inline", 1)
     return Response(
@@ -574,14 +551,6 @@ LinesQuery = model_without("SpecFileLinesQuery", ReadSpecFile, drop=_NAMED)
 ContentQuery = model_without(
     "SpecFileContentQuery", ReadSpecFile, drop=(*_NAMED, "offset", "limit")
 )
-_OPTIONAL_WORKSPACE = (
-    str | None,
-    Field(
-        default=None,
-        max_length=200,
-        description="The project's workspace id, or null for a private one; omit to skip the check.",
-    ),
-)
 
 
 def _no_default(schema: dict[str, Any]) -> None:
@@ -610,7 +579,7 @@ UpdateBody = model_without(
     UpdateSpecFile,
     drop=(*_NAMED, "local_file_path"),
     base=_OneSource,
-    workspace_id=_OPTIONAL_WORKSPACE,
+    workspace_id=OPTIONAL_WORKSPACE,
     expected_version=(
         # Optional (If-Match may carry it) but never null: the schema has no null for it.
         str,
@@ -624,7 +593,7 @@ UpdateBody = model_without(
     ),
 )
 TrashBody = model_without(
-    "SpecFileTrashBody", TrashAction, drop=_NAMED, workspace_id=_OPTIONAL_WORKSPACE
+    "SpecFileTrashBody", TrashAction, drop=_NAMED, workspace_id=OPTIONAL_WORKSPACE
 )
 
 NoQuery = model_without("NoQuery", a.Args, drop=())
@@ -636,7 +605,7 @@ AttachmentUploadBody = model_without(
     "AttachmentUploadBody",
     UploadAttachment,
     drop=("project_id", "local_file_path"),
-    workspace_id=_OPTIONAL_WORKSPACE,
+    workspace_id=OPTIONAL_WORKSPACE,
     content_base64=(
         str,
         Field(
@@ -650,19 +619,19 @@ ThreadBody = model_without(
     "SpecFileThreadBody",
     CreateSpecFileCommentThread,
     drop=_NAMED,
-    workspace_id=_OPTIONAL_WORKSPACE,
+    workspace_id=OPTIONAL_WORKSPACE,
 )
 ReplyBody = model_without(
     "SpecFileReplyBody",
     ReplySpecFileCommentThread,
     drop=("project_id", "thread_id"),
-    workspace_id=_OPTIONAL_WORKSPACE,
+    workspace_id=OPTIONAL_WORKSPACE,
 )
 CommentEditBody = model_without(
     "SpecFileCommentEditBody",
     UpdateSpecFileComment,
     drop=("project_id", "comment_id"),
-    workspace_id=_OPTIONAL_WORKSPACE,
+    workspace_id=OPTIONAL_WORKSPACE,
     expected_version=(
         str,
         Field(
@@ -678,7 +647,7 @@ CommentDeleteBody = model_without(
     "SpecFileCommentDeleteBody",
     DeleteSpecFileComment,
     drop=("project_id", "comment_id"),
-    workspace_id=_OPTIONAL_WORKSPACE,
+    workspace_id=OPTIONAL_WORKSPACE,
 )
 
 CAP = f"a body of at most {MAX_UPLOAD_BODY // (1024 * 1024)} MiB: 12 MiB of text or 9 MiB of bytes"

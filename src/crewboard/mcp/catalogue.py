@@ -12,6 +12,7 @@ from crewboard.domain.identity.access import Role, Toolset
 from crewboard.domain.models import Actor
 from crewboard.mcp.tooldef import ToolDef
 from crewboard.mcp.tools import memory
+from crewboard.mcp.tools.artifacts import artifacts
 from crewboard.mcp.tools.board import batch as task_batch
 from crewboard.mcp.tools.board import notes as task_notes
 from crewboard.mcp.tools.board import repos, tasks, week
@@ -112,5 +113,6 @@ def default_catalogue() -> Catalogue:
             *spec_files.TOOLS,
             *attachments.TOOLS,
             *spec_comments.TOOLS,
+            *artifacts.TOOLS,
         ]
     )

@@ -22,10 +22,12 @@ from typing import Any
 from mcp.types import CallToolResult, ImageContent, TextContent
 
 from crewboard.errors import CrewboardError
+from crewboard.services.paging import next_offset
 from crewboard.services.text_windows import ANSWER_BUDGET
 
 RESPONSE_BUDGET = ANSWER_BUDGET  # every answer fits in 48 KiB (services/text_windows.py)
 ROWS_BUDGET = RESPONSE_BUDGET - 2048  # a page's rows; the rest is the answer around them
+WINDOW_ROOM = ROWS_BUDGET - 2048  # bytes of text one read answers, leaving room for the rest
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,29 @@ def page_note(*, shown: int, offset: int, total: int) -> str | None:
     if following >= total:
         return None
     return f"Showing {shown} of {total} from offset {offset}; pass offset {following} for the next page."
+
+
+def window_note(body: dict[str, Any]) -> str | None:
+    """The second text part of a window of lines that stops before the end: where to go on."""
+    if body["nextOffset"] is None:
+        return None
+    last = body["offset"] + body["lines"] - 1
+    return (
+        f"Lines {body['offset']}–{last} of {body['totalLines']}; pass offset "
+        f"{body['nextOffset']} for more."
+    )
+
+
+def paged_reply(found: dict[str, Any], key: str, offset: int) -> Reply:
+    """A service's page (`key`: its rows, `total`) as an answer within the budget: the rows
+    that fit, `nextOffset` after them, and a note when the page is cut short."""
+    total = found["total"]
+
+    def answer(rows: list[Any]) -> dict[str, Any]:
+        return {key: rows, "total": total, "nextOffset": next_offset(offset, len(rows), total)}
+
+    body, text = fitted_answer(found[key], answer)
+    return Reply(body, page_note(shown=len(body[key]), offset=offset, total=total), text)
 
 
 def fitted_answer(

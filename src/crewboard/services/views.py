@@ -110,6 +110,14 @@ def ai_seat_of(uow: UnitOfWork, actor: Actor) -> TeamRole | None:
     return seat_named(actor.token.name, seats)
 
 
+def who_of(stamp: dict[str, Any]) -> str:
+    """How a message names who did something, from its stamp: the seat, the token, the
+    person."""
+    return str(
+        stamp.get("roleName") or stamp.get("tokenName") or stamp.get("displayName") or "someone"
+    )
+
+
 def stamp_of(uow: UnitOfWork, actor: Actor) -> dict[str, Any]:
     """The author stamp of what an agent writes (hand-ins, questions, proposals, messages):
     `actor_stamp` plus the AI seat the token acts as, kept at write time so the card shows the

@@ -16,16 +16,24 @@ Two stores behind one interface, `BlobStore`:
   most an unnamed file behind, which holds nothing anyone can reach and is the same bytes a
   later save would write.
 
-Blobs are never changed, and never removed while a row names them (`remove` is for a
-collector that has checked).
+Blobs are never changed. `collect` deletes, in the caller's transaction, those of some
+digests that no row names any more: every column that names a blob is marked
+`info={"blob_ref": True}` in its table, and the collector looks in each. On PostgreSQL the
+collector locks the blob's row (FOR UPDATE) before it looks, and a `put` that finds the bytes
+already stored locks the same row (FOR SHARE) before the row naming them is written, so a
+blob is never deleted under a reference another transaction is adding: whichever comes
+second waits, then sees what the first committed (a put whose blob was just collected stores
+the bytes again). SQLite runs write transactions one at a time. With a blob folder the
+collector deletes the rows; the files stay (the same bytes put again reuse them).
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from sqlalchemy import (
     BigInteger,
@@ -40,13 +48,14 @@ from sqlalchemy import (
     case,
     delete,
     func,
+    literal,
     select,
     update,
 )
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from crewboard.domain.specs import digest_of
+from crewboard.domain.files import digest_of
 from crewboard.storage.schema import metadata
 from crewboard.storage.types import UTCDateTime
 
@@ -72,6 +81,8 @@ blob_chunks = Table(
 )
 
 _SIZE = select(blobs.c.size, blobs.c.chunk_size).where(blobs.c.digest == bindparam("digest"))
+_LOCK_SHARED = _SIZE.with_for_update(read=True)  # FOR SHARE; SQLite has no row locks
+_LOCK_FOR_DELETE = _SIZE.with_for_update()
 # Only the bytes of the range: from `skip` in the first chunk, up to `stop` in the last (SQL's
 # substr counts from 1), so a small window of a large chunk crosses the wire as itself.
 _FROM = case(
@@ -105,19 +116,72 @@ class BlobStore(Protocol):
         """`length` bytes from `start` (to the end when None); fewer at the end of the blob."""
         ...
 
-    def remove(self, digest: str) -> None:
-        """Forget a blob no row names any more."""
+    def collect(self, digests: Iterable[str]) -> set[str]:
+        """Delete those of these blobs that no row names any more; the digests deleted."""
+        ...
+
+    def sweep(self) -> set[str]:
+        """Delete every blob no row names (after rows went without their digests in hand, as
+        when a project is deleted); the digests deleted."""
         ...
 
 
 def _insert_blob_row(conn: Connection, digest: str, size: int, chunk_size: int, at: object) -> bool:
-    """Add the `blobs` row unless it is there; True when this call added it."""
+    """Add the `blobs` row unless it is there; True when this call added it. When it was
+    there, it is locked against the collector until this transaction ends (PostgreSQL); a row
+    the collector deleted meanwhile is added again."""
     values = {"digest": digest, "size": size, "chunk_size": chunk_size, "created_at": at}
     insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
     # RETURNING, not rowcount: psycopg gives -1 for a conflict-guarded insert, and then the
     # chunks of every new blob were never written on PostgreSQL.
     statement = insert(blobs).values(values).on_conflict_do_nothing().returning(blobs.c.digest)
-    return conn.execute(statement).first() is not None
+    while True:
+        if conn.execute(statement).first() is not None:
+            return True
+        if conn.execute(_LOCK_SHARED, {"digest": digest}).first() is not None:
+            return False
+        # Collected between the two statements (its deletion committed): store it again.
+
+
+def referencing_columns() -> list[Column[Any]]:
+    """Every column that names a blob by digest (marked `info={"blob_ref": True}`), of the
+    whole schema: a table left out would have its blobs collected under it."""
+    from crewboard.storage import tables  # noqa: F401, PLC0415 - every area's tables on metadata
+
+    return [
+        column
+        for table in metadata.tables.values()
+        for column in table.columns
+        if column.info.get("blob_ref")
+    ]
+
+
+def _unreferenced(conn: Connection) -> list[str]:
+    """The digests of blobs no marked column names (candidates; `_collect` re-checks)."""
+    query = select(blobs.c.digest)
+    for column in referencing_columns():
+        query = query.where(~select(literal(1)).where(column == blobs.c.digest).exists())
+    return [row.digest for row in conn.execute(query)]
+
+
+def _collect(conn: Connection, digests: Iterable[str]) -> set[str]:
+    """Delete the `blobs` rows (and chunks) of those of `digests` no row names; those deleted."""
+    columns = referencing_columns()
+    gone: set[str] = set()
+    for digest in sorted(set(digests)):
+        # Lock first, then look (a new statement sees what a put committed meanwhile).
+        if conn.execute(_LOCK_FOR_DELETE, {"digest": digest}).first() is None:
+            continue
+        named = any(
+            conn.execute(select(literal(1)).where(column == digest).limit(1)).first()
+            for column in columns
+        )
+        if named:
+            continue
+        conn.execute(delete(blob_chunks).where(blob_chunks.c.digest == digest))
+        conn.execute(delete(blobs).where(blobs.c.digest == digest))
+        gone.add(digest)
+    return gone
 
 
 class DatabaseBlobStore:
@@ -171,9 +235,11 @@ class DatabaseBlobStore:
         )  # fmt: skip
         return b"".join(bytes(part[1]) for part in parts)
 
-    def remove(self, digest: str) -> None:
-        self.conn.execute(delete(blob_chunks).where(blob_chunks.c.digest == digest))
-        self.conn.execute(delete(blobs).where(blobs.c.digest == digest))
+    def collect(self, digests: Iterable[str]) -> set[str]:
+        return _collect(self.conn, digests)
+
+    def sweep(self) -> set[str]:
+        return _collect(self.conn, _unreferenced(self.conn))
 
 
 class FolderBlobStore:
@@ -189,6 +255,7 @@ class FolderBlobStore:
 
     def put(self, data: bytes) -> str:
         digest = digest_of(data)
+        _insert_blob_row(self.conn, digest, len(data), IN_FOLDER, self.now)
         target = self.path_of(digest)
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -202,7 +269,6 @@ class FolderBlobStore:
             except BaseException:
                 Path(temporary).unlink(missing_ok=True)
                 raise
-        _insert_blob_row(self.conn, digest, len(data), IN_FOLDER, self.now)
         return digest
 
     def size(self, digest: str) -> int | None:
@@ -219,9 +285,14 @@ class FolderBlobStore:
             source.seek(start)
             return source.read() if length is None else source.read(length)
 
-    def remove(self, digest: str) -> None:
-        self.conn.execute(delete(blobs).where(blobs.c.digest == digest))
-        self.path_of(digest).unlink(missing_ok=True)
+    def collect(self, digests: Iterable[str]) -> set[str]:
+        # The rows go; the files stay. Removing a file here could race a put of the same
+        # bytes that found the file still there, and would not come back if this
+        # transaction rolled back.
+        return _collect(self.conn, digests)
+
+    def sweep(self) -> set[str]:
+        return _collect(self.conn, _unreferenced(self.conn))
 
 
 def blob_store(conn: Connection, now: object, folder: Path | None) -> BlobStore:

@@ -7,6 +7,7 @@ area owns its tables (`storage/<area>/tables.py`); the shared ones are in `stora
 from __future__ import annotations
 
 from crewboard.storage import blobs
+from crewboard.storage.artifacts import tables as artifacts
 from crewboard.storage.board import tables as board
 from crewboard.storage.identity import tables as identity
 from crewboard.storage.memory import tables as memory
@@ -15,6 +16,6 @@ from crewboard.storage.review import tables as review
 from crewboard.storage.schema import metadata
 from crewboard.storage.specs import tables as specs
 
-AREAS = (identity, projects, board, memory, review, specs)
+AREAS = (identity, projects, board, memory, review, specs, artifacts)
 
 __all__ = ["AREAS", "blobs", "metadata"]

@@ -12,6 +12,7 @@ from starlette.staticfiles import StaticFiles
 from crewboard.web import events
 from crewboard.web.context import local
 from crewboard.web.pages import memory
+from crewboard.web.pages.artifacts import pages as artifact_pages
 from crewboard.web.pages.board import board, tasks, week
 from crewboard.web.pages.identity import signin as auth
 from crewboard.web.pages.identity import tokens
@@ -56,5 +57,6 @@ def web_routes() -> list[BaseRoute]:
         *search.ROUTES,
         *spec_files.ROUTES,
         *spec_attachments.ROUTES,
+        *artifact_pages.ROUTES,
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]

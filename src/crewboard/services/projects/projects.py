@@ -327,6 +327,7 @@ def delete_project(
                 {"field": "projectId", "archived": False},
             )
         uow.projects.delete(doomed.id)
+        uow.blobs.sweep()  # the bytes of its spec files, attachments and artifacts
         uow.record_event(
             "project.deleted",
             actor=actor.as_payload(),

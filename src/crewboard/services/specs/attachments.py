@@ -10,29 +10,31 @@ from __future__ import annotations
 
 from typing import Any
 
+from crewboard.domain.files import (
+    MAX_WINDOW_BYTES,
+    MAX_WINDOW_LINES,
+    LineIndex,
+    check_window,
+    digest_of,
+    index_lines,
+)
 from crewboard.domain.identity.access import Role, Scope
 from crewboard.domain.ids import new_id
 from crewboard.domain.models import Actor
 from crewboard.domain.specs import (
     ATTACHMENT_TYPES,
     MAX_ATTACHMENT_BYTES,
-    MAX_WINDOW_BYTES,
-    MAX_WINDOW_LINES,
     Attachment,
     AttachmentKind,
-    LineIndex,
     check_attachment_name,
-    check_window,
-    digest_of,
-    index_lines,
     sniff_attachment,
 )
 from crewboard.errors import AlreadyExists, LimitExceeded, NotFound, ValidationFailed
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.identity.access import WorkspaceRef, access_project
 from crewboard.services.paging import check_page, next_offset
-from crewboard.services.specs.windows import TextBlob, read_window
 from crewboard.services.views import iso, stamp_of
+from crewboard.services.windows import TextBlob, read_window
 from crewboard.storage.database import Database
 from crewboard.storage.specs.attachments import AttachmentRepository
 from crewboard.storage.uow import UnitOfWork
@@ -243,6 +245,7 @@ def upload_attachment(
                 repo.add(item)
             else:
                 repo.replace(item)
+                uow.blobs.collect({existing.digest} - {item.digest})  # the bytes replaced
             uow.record_event(
                 "attachment.replaced" if existing else "attachment.added",
                 actor=actor.as_payload(),

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from crewboard.domain.files import FileKind
 from crewboard.domain.models import Actor
 from crewboard.domain.spec_comments import Anchor, CommentThread, reanchor
-from crewboard.domain.specs import FileKind, SpecFile, SpecRevision
+from crewboard.domain.specs import SpecFile, SpecRevision
 from crewboard.storage.specs.comments import SpecCommentRepository
 from crewboard.storage.specs.files import SpecFileRepository
 from crewboard.storage.uow import UnitOfWork

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from crewboard.domain.files import FileKind
 from crewboard.domain.identity.access import Role, Scope
 from crewboard.domain.ids import new_id
 from crewboard.domain.models import Actor, ProjectAccess
@@ -30,7 +31,7 @@ from crewboard.domain.spec_comments import (
     ThreadStatus,
     place,
 )
-from crewboard.domain.specs import MAX_READ_BYTES, FileKind, SpecFile
+from crewboard.domain.specs import MAX_READ_BYTES, SpecFile
 from crewboard.domain.validation import check_no_nul, check_text
 from crewboard.errors import (
     LimitExceeded,

@@ -13,22 +13,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from crewboard.domain.identity.access import Role, Scope
-from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, ProjectAccess
-from crewboard.domain.specs import (
-    MAX_FILE_BYTES,
-    MAX_READ_BYTES,
+from crewboard.domain.files import (
     MAX_WINDOW_BYTES,
     MAX_WINDOW_LINES,
     FileKind,
-    SpecFile,
-    SpecRevision,
     check_window,
     digest_of,
     folder_prefix,
     normalise_path,
 )
+from crewboard.domain.identity.access import Role, Scope
+from crewboard.domain.ids import new_id
+from crewboard.domain.models import Actor, ProjectAccess
+from crewboard.domain.specs import MAX_FILE_BYTES, MAX_READ_BYTES, SpecFile, SpecRevision
 from crewboard.domain.tasks_md import is_tasks_file
 from crewboard.domain.validation import INT32_MAX
 from crewboard.errors import (
@@ -44,8 +41,8 @@ from crewboard.services.paging import check_page, next_offset
 from crewboard.services.specs.comment_anchors import do_reanchor_threads
 from crewboard.services.specs.revisions import new_revision, record_save
 from crewboard.services.specs.tasks_md import do_restore_boxes, do_sync_tasks
-from crewboard.services.specs.windows import TextBlob, read_window
-from crewboard.services.views import iso, stamp_of
+from crewboard.services.views import iso, stamp_of, who_of
+from crewboard.services.windows import TextBlob, read_window
 from crewboard.storage.database import Database
 from crewboard.storage.specs.files import SpecFileRepository
 from crewboard.storage.uow import UnitOfWork
@@ -530,7 +527,7 @@ def update_spec_file(
 
 def _conflict(file: SpecFile, expected: str) -> RevisionConflict:
     by = file.updated_by
-    who = by.get("roleName") or by.get("tokenName") or by.get("displayName") or "someone"
+    who = who_of(by)
     return RevisionConflict(
         f"{file.path} changed since you read it: {who} saved revision {file.revision_count} at "
         f"{iso(file.updated_at)}. Your text was not saved and theirs is kept. Read the file "

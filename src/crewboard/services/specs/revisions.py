@@ -3,15 +3,9 @@
 
 from __future__ import annotations
 
+from crewboard.domain.files import FileKind, index_lines, kind_of
 from crewboard.domain.models import Actor
-from crewboard.domain.specs import (
-    FileKind,
-    SpecFile,
-    SpecRevision,
-    content_version,
-    index_lines,
-    kind_of,
-)
+from crewboard.domain.specs import SpecFile, SpecRevision, content_version
 from crewboard.services.views import stamp_of
 from crewboard.storage.uow import UnitOfWork
 

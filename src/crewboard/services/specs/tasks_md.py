@@ -25,8 +25,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from crewboard.domain.board.tasks import MAX_LONG_TEXT, MAX_TITLE, Task, TaskStatus
+from crewboard.domain.files import FileKind, kind_of
 from crewboard.domain.models import Actor, Project
-from crewboard.domain.specs import FileKind, SpecFile, kind_of
+from crewboard.domain.specs import SpecFile
 from crewboard.domain.tasks_md import (
     BOX_OF,
     STATUS_OF_BOX,
@@ -44,7 +45,7 @@ from crewboard.services.board.task_sources import SourceFile, register
 from crewboard.services.board.tasks import do_add_source_task, save_task
 from crewboard.services.specs.comment_anchors import do_reanchor_threads
 from crewboard.services.specs.revisions import new_revision, record_save
-from crewboard.services.views import iso
+from crewboard.services.views import iso, who_of
 from crewboard.storage.database import Database, LostRace
 from crewboard.storage.specs.files import SpecFileRepository
 from crewboard.storage.uow import UnitOfWork
@@ -203,7 +204,7 @@ def do_restore_boxes(uow: UnitOfWork, actor: Actor, project: Project, file: Spec
 
 def _changed_since(file: SpecFile, expected: str) -> RevisionConflict:
     by = file.updated_by
-    who = by.get("roleName") or by.get("tokenName") or by.get("displayName") or "someone"
+    who = who_of(by)
     return RevisionConflict(
         f"{file.path} changed since you read it: {who} saved revision {file.revision_count} at "
         f"{iso(file.updated_at)}, so this task's box was not rewritten and its status was not "

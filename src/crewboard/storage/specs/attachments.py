@@ -6,7 +6,8 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, bindparam, func, select, update
 
-from crewboard.domain.specs import Attachment, AttachmentKind, LineIndex
+from crewboard.domain.files import LineIndex
+from crewboard.domain.specs import Attachment, AttachmentKind
 from crewboard.storage.specs.tables import attachments
 
 _a = attachments.c

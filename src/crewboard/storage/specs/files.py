@@ -8,7 +8,8 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, and_, bindparam, func, select, update
 
-from crewboard.domain.specs import FileKind, LineIndex, SpecFile, SpecRevision
+from crewboard.domain.files import FileKind, LineIndex
+from crewboard.domain.specs import SpecFile, SpecRevision
 from crewboard.storage.specs.tables import spec_file_revisions, spec_files
 
 _f = spec_files.c

@@ -5,21 +5,24 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any
 
 from pydantic import Field
 
+from crewboard.domain.files import MAX_WINDOW_LINES
 from crewboard.domain.identity.access import Scope, Toolset
-from crewboard.domain.specs import MAX_ATTACHMENT_BYTES, MAX_ATTACHMENT_NAME, MAX_WINDOW_LINES
+from crewboard.domain.specs import MAX_ATTACHMENT_BYTES, MAX_ATTACHMENT_NAME
 from crewboard.errors import ValidationFailed
 from crewboard.mcp.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.mcp.render import ROWS_BUDGET, Reply, fitted_answer, page_note
+from crewboard.mcp.render import (
+    WINDOW_ROOM,
+    Reply,
+    paged_reply,
+    window_note,
+)
 from crewboard.mcp.tooldef import Call, ToolDef, keyed_write
 from crewboard.mcp.tools.specs import local
-from crewboard.services.paging import next_offset
 from crewboard.services.specs import attachments
 
-WINDOW_ROOM = ROWS_BUDGET - 2048  # bytes of text one read answers, leaving room for the rest
 # Characters of the largest attachment as base64: four for every three bytes, padded.
 MAX_ATTACHMENT_BASE64 = -(-MAX_ATTACHMENT_BYTES // 3) * 4
 AttachmentId = Field(min_length=1, max_length=200)
@@ -86,19 +89,7 @@ def list_attachments(call: Call, args: ListAttachments) -> Reply:
     found = attachments.list_attachments(
         call.db, call.actor, project=args.project_id, limit=args.limit, offset=args.offset
     )
-    total = found["total"]
-
-    def answer(rows: list[dict[str, Any]]) -> dict[str, Any]:
-        return {
-            "attachments": rows,
-            "total": total,
-            "nextOffset": next_offset(args.offset, len(rows), total),
-        }
-
-    body, text = fitted_answer(found["attachments"], answer)
-    return Reply(
-        body, page_note(shown=len(body["attachments"]), offset=args.offset, total=total), text
-    )
+    return paged_reply(found, "attachments", args.offset)
 
 
 def get_attachment(call: Call, args: GetAttachment) -> Reply:
@@ -122,13 +113,7 @@ def read_attachment(call: Call, args: ReadAttachment) -> Reply:
     image = body.pop("image", None)
     if image is not None:
         return Reply(body, image=(image, body["attachment"]["mediaType"]))
-    note = None
-    if body["nextOffset"] is not None:
-        note = (
-            f"Lines {body['offset']}–{body['offset'] + body['lines'] - 1} of "
-            f"{body['totalLines']}; pass offset {body['nextOffset']} for more."
-        )
-    return Reply(body, note)
+    return Reply(body, window_note(body))
 
 
 def upload_attachment(call: Call, args: UploadAttachment) -> Reply:

@@ -7,9 +7,9 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from crewboard.domain.files import MAX_PATH
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.domain.spec_comments import MAX_AFFIX, MAX_COMMENT, MAX_QUOTE, MAX_THREADS_SHOWN
-from crewboard.domain.specs import MAX_PATH
 from crewboard.mcp.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
 from crewboard.mcp.render import ROWS_BUDGET, Reply, compact, fitted_answer, page_note
 from crewboard.mcp.tooldef import Call, ToolDef, keyed_write

@@ -5,24 +5,26 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any
 
 from pydantic import Field
 
+from crewboard.domain.files import MAX_PATH, MAX_WINDOW_LINES
 from crewboard.domain.identity.access import Scope, Toolset
-from crewboard.domain.specs import MAX_PATH, MAX_WINDOW_LINES
 from crewboard.errors import ValidationFailed
 from crewboard.jsonbody import MAX_UPLOAD_BODY
 from crewboard.mcp.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.mcp.render import ROWS_BUDGET, Reply, fitted_answer, page_note
+from crewboard.mcp.render import (
+    WINDOW_ROOM,
+    Reply,
+    paged_reply,
+    window_note,
+)
 from crewboard.mcp.tooldef import Call, ToolDef, keyed_write
 from crewboard.mcp.tools.specs import local
-from crewboard.services.paging import next_offset
 from crewboard.services.specs import files
 from crewboard.services.specs.files import FileRef
 
 FilePath = Field(default=None, min_length=1, max_length=MAX_PATH, description="Or the file's path.")
-WINDOW_ROOM = ROWS_BUDGET - 2048  # bytes of text one read answers, leaving room for the rest
 # Characters of content one call carries: a message (HTTP body or stdio line) holds at most
 # MAX_UPLOAD_BODY bytes, so a longer field could never arrive. Larger files (up to
 # MAX_FILE_BYTES) come from localFilePath on the stdio server.
@@ -152,18 +154,7 @@ def list_spec_files(call: Call, args: ListSpecFiles) -> Reply:
         limit=args.limit,
         offset=args.offset,
     )
-    total = found["total"]
-
-    def answer(rows: list[dict[str, Any]]) -> dict[str, Any]:
-        return {
-            "files": rows,
-            "total": total,
-            "nextOffset": next_offset(args.offset, len(rows), total),
-        }
-
-    body, text = fitted_answer(found["files"], answer)
-    note = page_note(shown=len(body["files"]), offset=args.offset, total=total)
-    return Reply(body, note, text)
+    return paged_reply(found, "files", args.offset)
 
 
 def get_spec_file(call: Call, args: GetSpecFile) -> Reply:
@@ -191,13 +182,7 @@ def read_spec_file(call: Call, args: ReadSpecFile) -> Reply:
         room=WINDOW_ROOM,
         include_trashed=args.include_trashed,
     )
-    note = None
-    if body["nextOffset"] is not None:
-        note = (
-            f"Lines {body['offset']}–{body['offset'] + body['lines'] - 1} of "
-            f"{body['totalLines']}; pass offset {body['nextOffset']} for more."
-        )
-    return Reply(body, note)
+    return Reply(body, window_note(body))
 
 
 def upload_spec_file(call: Call, args: UploadSpecFile) -> Reply:

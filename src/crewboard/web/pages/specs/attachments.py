@@ -11,8 +11,8 @@ from crewboard.errors import CrewboardError, ValidationFailed
 from crewboard.jsonbody import MAX_UPLOAD_BODY
 from crewboard.services.specs import attachments
 from crewboard.web.context import Page, project_routes
+from crewboard.web.downloads import download
 from crewboard.web.forms import show_refusal
-from crewboard.web.pages.specs.raw import download
 
 PAGE_SIZE = 100
 

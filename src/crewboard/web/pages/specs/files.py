@@ -7,28 +7,27 @@ of any revision for download.
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 from urllib.parse import quote
 
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
-from crewboard.domain.specs import MAX_WINDOW_LINES
+from crewboard.domain.files import MAX_WINDOW_LINES
 from crewboard.domain.validation import parse_whole
 from crewboard.errors import CrewboardError, RevisionConflict, ValidationFailed
 from crewboard.jsonbody import MAX_UPLOAD_BODY
 from crewboard.services.specs import comments, files
 from crewboard.services.specs.files import FileRef
 from crewboard.web.context import Page, project_routes
+from crewboard.web.diffs import diff_rows
+from crewboard.web.downloads import download
 from crewboard.web.forms import show_conflict, show_refusal
-from crewboard.web.pages.specs.raw import download
 from crewboard.web.wording import STATUS_LABELS
 
 PAGE_SIZE = 100
 EDITABLE_BYTES = 1024 * 1024  # larger files are edited on disk and uploaded again
 DIFF_BYTES = 1024 * 1024  # the most of each revision a diff compares
-DIFF_CONTEXT = 3
 
 
 def _ref(page: Page) -> FileRef:
@@ -209,21 +208,8 @@ def _diff(page: Page, file: dict[str, Any]) -> dict[str, Any]:
             raise ValidationFailed.field(
                 "from", "only text revisions up to 1 MiB are compared here; download them instead."
             )
-        texts.append(data.decode("utf-8").splitlines())
-    rows = []
-    for line in difflib.unified_diff(
-        texts[0], texts[1], f"revision {older}", f"revision {newer}", n=DIFF_CONTEXT, lineterm=""
-    ):
-        kind = "same"
-        if line.startswith(("+++", "---")):
-            continue
-        if line.startswith("@@"):
-            kind = "hunk"
-        elif line.startswith("+"):
-            kind = "added"
-        elif line.startswith("-"):
-            kind = "removed"
-        rows.append({"kind": kind, "text": line})
+        texts.append(data.decode("utf-8"))
+    rows = diff_rows(texts[0], texts[1], f"revision {older}", f"revision {newer}")
     return {"from": older, "to": newer, "rows": rows, "same": not rows, "path": file["path"]}
 
 

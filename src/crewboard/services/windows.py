@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import accumulate
 
-from crewboard.domain.specs import LineIndex
+from crewboard.domain.files import LineIndex
 from crewboard.errors import ValidationFailed
 from crewboard.services.text_windows import fitting_chars, text_size
 from crewboard.storage.blobs import BlobStore

@@ -1,0 +1,371 @@
+"""REST for artifacts under /api/v1/projects/{project}/artifacts: list, create, details with
+one revision's files, a text file in line windows, one file's bytes, a revision as a zip,
+a new revision (whole or a delta) and a rollback.
+
+A write names the revision count it read: `expectedVersion` in the body (409 when stale) or
+`If-Match: "<revisionCount>"` (412). Files come as `content` (text) or `contentBase64`.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from typing import Any
+
+from pydantic import Field
+from starlette.requests import Request
+from starlette.responses import Response
+
+from crewboard.api.common import (
+    IDEMPOTENCY_KEY,
+    IF_MATCH_REVISION,
+    OPTIONAL_WORKSPACE,
+    Created,
+    Endpoint,
+    content_disposition,
+    created,
+    expected_revision,
+    guard_precondition,
+    keyed_body,
+    model_without,
+    parse_args,
+    query_params,
+    reads_headers,
+    run_service,
+    workspace_of,
+)
+from crewboard.errors import NotFound, ValidationFailed
+from crewboard.jsonbody import MAX_UPLOAD_BODY
+from crewboard.mcp import args as a
+from crewboard.mcp.render import WINDOW_ROOM
+from crewboard.mcp.tools.artifacts.artifacts import (
+    CreateArtifact,
+    GetArtifact,
+    ListArtifacts,
+    ReadArtifactFile,
+    RollbackArtifact,
+    WriteArtifactRevision,
+    inputs,
+)
+from crewboard.services.artifacts import artifacts
+
+P = "/api/v1/projects/{project}"
+A = f"{P}/artifacts"
+ONE = f"{A}/{{artifact}}"
+# Whatever an artifact's file holds (a mockup's HTML and script too), these bytes are never
+# a page of this origin: a download, sandboxed, its type not sniffed.
+SAFE = {
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "sandbox; default-src 'none'",
+}
+
+
+def _carried(data: dict[str, Any]) -> dict[str, Any]:
+    """Refuse body fields the path carries."""
+    for name in ("projectId", "artifactId"):
+        if name in data:
+            raise ValidationFailed.field(
+                name, "is not a body field here: the path names the project and the artifact."
+            )
+    return data
+
+
+def _named(request: Request, model: type[a.Args]) -> dict[str, Any]:
+    path = request.path_params
+    return {
+        **query_params(request, model),
+        "projectId": path["project"],
+        "artifactId": path["artifact"],
+    }
+
+
+async def list_artifacts(request: Request) -> dict[str, Any]:
+    query = query_params(request, ListQuery)
+    args = parse_args(
+        ListArtifacts, {**query, "projectId": request.path_params["project"]}, strict=False
+    )
+    return await run_service(  # type: ignore[no-any-return]
+        request,
+        lambda db, actor: artifacts.list_artifacts(
+            db, actor, project=args.project_id, limit=args.limit, offset=args.offset
+        ),
+    )
+
+
+async def get_artifact(request: Request) -> dict[str, Any]:
+    args = parse_args(GetArtifact, _named(request, RevisionQuery), strict=False)
+    return await run_service(  # type: ignore[no-any-return]
+        request,
+        lambda db, actor: artifacts.get_artifact(
+            db, actor, project=args.project_id, ref=args.artifact_id, revision=args.revision
+        ),
+    )
+
+
+async def read_artifact_file(request: Request) -> dict[str, Any]:
+    args = parse_args(ReadArtifactFile, _named(request, LinesQuery), strict=False)
+    return await run_service(  # type: ignore[no-any-return]
+        request,
+        lambda db, actor: artifacts.read_artifact_file(
+            db,
+            actor,
+            project=args.project_id,
+            ref=args.artifact_id,
+            path=args.path,
+            revision=args.revision,
+            offset=args.offset,
+            limit=args.limit,
+            room=WINDOW_ROOM,
+        ),
+    )
+
+
+async def artifact_file(request: Request) -> Response:
+    args = parse_args(ReadArtifactFile, _named(request, FileQuery), strict=False)
+    _artifact, number, files = await run_service(
+        request,
+        lambda db, actor: artifacts.revision_bytes(
+            db, actor, project=args.project_id, ref=args.artifact_id, revision=args.revision
+        ),
+    )
+    wanted = next(((f, data) for f, data in files if f.path == args.path), None)
+    if wanted is None:
+        raise NotFound(
+            f"path: revision {number} has no file {args.path}; GET the artifact to list them.",
+            {"resource": "artifactFile", "ref": args.path, "field": "path"},
+        )
+    found, data = wanted
+    return Response(
+        data,
+        media_type=found.media_type,
+        headers={
+            **SAFE,
+            "ETag": f'"{artifacts.checksum(found.digest)}"',
+            "Content-Disposition": content_disposition(found.path.rsplit("/", 1)[-1]),
+        },
+    )
+
+
+async def artifact_zip(request: Request) -> Response:
+    args = parse_args(GetArtifact, _named(request, RevisionQuery), strict=False)
+    artifact, number, files = await run_service(
+        request,
+        lambda db, actor: artifacts.revision_bytes(
+            db, actor, project=args.project_id, ref=args.artifact_id, revision=args.revision
+        ),
+    )
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for found, data in files:
+            archive.writestr(found.path, data)
+    return Response(
+        buffer.getvalue(),
+        media_type="application/zip",
+        headers={
+            **SAFE,
+            "Content-Disposition": content_disposition(f"{artifact.slug}-r{number}.zip"),
+        },
+    )
+
+
+@reads_headers(IDEMPOTENCY_KEY)
+async def create_artifact(request: Request) -> Created:
+    data = _carried(await keyed_body(request, MAX_UPLOAD_BODY))
+    workspace = workspace_of(data)
+    args = parse_args(
+        CreateArtifact, {"workspaceId": None, **data, "projectId": request.path_params["project"]}
+    )
+    files = inputs(args.files)
+    result = await run_service(
+        request,
+        lambda db, actor: artifacts.create_artifact(
+            db,
+            actor,
+            project=args.project_id,
+            workspace_id=workspace,
+            slug=args.slug,
+            title=args.title,
+            description=args.description,
+            files=files,
+            idempotency_key=args.idempotency_key,
+        ),
+    )
+    return created(result)
+
+
+def _expected(request: Request, data: dict[str, Any]) -> tuple[int, bool]:
+    """The revision count the writer read: If-Match (412 when stale) or expectedVersion (409)."""
+    return expected_revision(
+        request,
+        {**data, "expectedRevision": data["expectedVersion"]}
+        if "expectedVersion" in data
+        else data,
+    )
+
+
+def _write_args(request: Request, data: dict[str, Any], model: type[a.Args], expected: int) -> Any:
+    """The body checked by `model`, with the path's project and artifact."""
+    path = request.path_params
+    filled = {
+        "workspaceId": None,
+        **data,
+        "projectId": path["project"],
+        "artifactId": path["artifact"],
+        "expectedVersion": expected,
+    }
+    return parse_args(model, filled)
+
+
+@reads_headers(IDEMPOTENCY_KEY, IF_MATCH_REVISION)
+async def write_revision(request: Request) -> Created:
+    data = _carried(await keyed_body(request, MAX_UPLOAD_BODY))
+    workspace = workspace_of(data)
+    expected, via_header = _expected(request, data)
+    args = _write_args(request, data, WriteArtifactRevision, expected)
+    files = inputs(args.files)
+    result = await guard_precondition(
+        lambda: run_service(
+            request,
+            lambda db, actor: artifacts.write_artifact_revision(
+                db,
+                actor,
+                project=args.project_id,
+                workspace_id=workspace,
+                ref=args.artifact_id,
+                files=files,
+                remove=args.remove,
+                base_revision=args.base_revision,
+                expected_version=args.expected_version,
+                idempotency_key=args.idempotency_key,
+            ),
+        ),
+        via_header,
+    )
+    return created(result)
+
+
+@reads_headers(IDEMPOTENCY_KEY, IF_MATCH_REVISION)
+async def rollback(request: Request) -> Created:
+    data = _carried(await keyed_body(request))
+    workspace = workspace_of(data)
+    expected, via_header = _expected(request, data)
+    args = _write_args(request, data, RollbackArtifact, expected)
+    result = await guard_precondition(
+        lambda: run_service(
+            request,
+            lambda db, actor: artifacts.rollback_artifact(
+                db,
+                actor,
+                project=args.project_id,
+                workspace_id=workspace,
+                ref=args.artifact_id,
+                revision=args.revision,
+                expected_version=args.expected_version,
+                idempotency_key=args.idempotency_key,
+            ),
+        ),
+        via_header,
+    )
+    return created(result)
+
+
+# --- what OpenAPI shows of the queries and bodies ----------------------------------------------
+
+_VERSION = (
+    int | None,
+    Field(
+        default=None,
+        ge=0,
+        le=2**31 - 1,
+        description='The revisionCount you read; or send If-Match: "<revisionCount>".',
+    ),
+)
+_NAMED = ("project_id", "artifact_id")
+ListQuery = model_without("ArtifactsQuery", ListArtifacts, drop=("project_id",))
+RevisionQuery = model_without("ArtifactRevisionQuery", GetArtifact, drop=_NAMED)
+LinesQuery = model_without("ArtifactLinesQuery", ReadArtifactFile, drop=_NAMED)
+FileQuery = model_without("ArtifactFileQuery", ReadArtifactFile, drop=(*_NAMED, "offset", "limit"))
+CreateBody = model_without(
+    "ArtifactCreateBody", CreateArtifact, drop=("project_id",), workspace_id=OPTIONAL_WORKSPACE
+)
+RevisionBody = model_without(
+    "ArtifactRevisionBody",
+    WriteArtifactRevision,
+    drop=_NAMED,
+    workspace_id=OPTIONAL_WORKSPACE,
+    expected_version=_VERSION,
+)
+RollbackBody = model_without(
+    "ArtifactRollbackBody",
+    RollbackArtifact,
+    drop=_NAMED,
+    workspace_id=OPTIONAL_WORKSPACE,
+    expected_version=_VERSION,
+)
+
+ENDPOINTS: tuple[Endpoint, ...] = (
+    Endpoint(
+        A,
+        "GET",
+        list_artifacts,
+        "The project's artifacts, most recently changed first, paged",
+        query=ListQuery,
+    ),
+    Endpoint(
+        A,
+        "POST",
+        create_artifact,
+        "Create an artifact from a set of files as revision 1 (at most 50 files, 2 MiB a file, "
+        "10 MiB in all; Idempotency-Key header)",
+        CreateBody,
+        201,
+    ),
+    Endpoint(
+        ONE,
+        "GET",
+        get_artifact,
+        "An artifact (by id or slug), one revision's files and the kept revisions",
+        query=RevisionQuery,
+    ),
+    Endpoint(
+        f"{ONE}/lines",
+        "GET",
+        read_artifact_file,
+        "A text file of a revision in windows of lines (path, offset, limit)",
+        query=LinesQuery,
+    ),
+    Endpoint(
+        f"{ONE}/file",
+        "GET",
+        artifact_file,
+        "One file's bytes (path), sent as a download that never runs as a page",
+        query=FileQuery,
+        produces=("application/octet-stream",),
+    ),
+    Endpoint(
+        f"{ONE}/zip",
+        "GET",
+        artifact_zip,
+        "A revision's files as a zip (the newest unless revision)",
+        query=RevisionQuery,
+        produces=("application/zip",),
+    ),
+    Endpoint(
+        f"{ONE}/revisions",
+        "POST",
+        write_revision,
+        "Add a revision: every file, or with baseRevision only the changes and remove "
+        "(If-Match or expectedVersion: the revisionCount you read; Idempotency-Key header)",
+        RevisionBody,
+        201,
+    ),
+    Endpoint(
+        f"{ONE}/rollback",
+        "POST",
+        rollback,
+        "Bring back a kept revision's files as a new revision (If-Match or expectedVersion; "
+        "Idempotency-Key header)",
+        RollbackBody,
+        201,
+    ),
+)

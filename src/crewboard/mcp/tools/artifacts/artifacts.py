@@ -1,0 +1,282 @@
+"""Artifact tools: list, details with one revision's files, read a text file in line windows,
+create, write a revision (whole or a delta), roll back by adding a revision."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+from pydantic import Field
+
+from crewboard.domain.artifacts import (
+    KEPT_REVISIONS,
+    MAX_DESCRIPTION,
+    MAX_FILE_BYTES,
+    MAX_FILES,
+    MAX_SLUG,
+    MAX_TITLE,
+)
+from crewboard.domain.files import MAX_PATH, MAX_WINDOW_LINES
+from crewboard.domain.identity.access import Scope, Toolset
+from crewboard.errors import ValidationFailed
+from crewboard.mcp.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
+from crewboard.mcp.render import (
+    RESPONSE_BUDGET,
+    WINDOW_ROOM,
+    Reply,
+    compact,
+    fit_rows,
+    paged_reply,
+    window_note,
+)
+from crewboard.mcp.tooldef import Call, ToolDef, keyed_write
+from crewboard.services.artifacts import artifacts
+from crewboard.services.artifacts.artifacts import FileInput
+
+# Characters of the largest file as base64: four for every three bytes, padded.
+MAX_FILE_BASE64 = -(-MAX_FILE_BYTES // 3) * 4
+ArtifactRef = Field(min_length=1, max_length=200, description="The artifact's id or slug.")
+Revision = Field(
+    default=None, ge=1, le=2**31 - 1, description="A kept revision; the newest if left out."
+)
+
+
+class ListArtifacts(Args):
+    project_id: ProjectRef
+    limit: int = Field(default=artifacts.DEFAULT_PAGE, ge=1, le=artifacts.MAX_PAGE)
+    offset: Offset = 0
+
+
+class GetArtifact(Args):
+    project_id: ProjectRef
+    artifact_id: str = ArtifactRef
+    revision: int | None = Revision
+
+
+class ReadArtifactFile(GetArtifact):
+    path: str = Field(min_length=1, max_length=MAX_PATH, description="The file's path.")
+    offset: int = Field(default=1, ge=1, le=2**31 - 1, description="First line, from 1.")
+    limit: int = Field(default=MAX_WINDOW_LINES, ge=1, le=MAX_WINDOW_LINES)
+
+
+class ArtifactFileIn(Args):
+    path: str = Field(
+        min_length=1, max_length=MAX_PATH, description="Where it sits, e.g. css/site.css."
+    )
+    content: str | None = Field(
+        default=None, max_length=MAX_FILE_BYTES, description="The whole text (UTF-8)."
+    )
+    content_base64: str | None = Field(
+        default=None,
+        max_length=MAX_FILE_BASE64,
+        description="Or the bytes as base64 (images, fonts); at most 2 MiB a file.",
+    )
+
+    def data(self, field: str) -> bytes:
+        """The bytes, from the one source given.
+
+        Raises:
+            ValidationFailed: none or both, or bad base64.
+        """
+        if (self.content is None) == (self.content_base64 is None):
+            raise ValidationFailed.field(
+                f"{field}.content", "give exactly one of content (text) or contentBase64 (bytes)."
+            )
+        if self.content is not None:
+            return self.content.encode("utf-8")
+        try:
+            return base64.b64decode(self.content_base64 or "", validate=True)
+        except (binascii.Error, ValueError):
+            raise ValidationFailed.field(
+                f"{field}.contentBase64", "is not valid base64 (standard alphabet, with padding)."
+            ) from None
+
+
+def inputs(files: list[ArtifactFileIn]) -> list[FileInput]:
+    return [FileInput(f.path, f.data(f"files[{i}]")) for i, f in enumerate(files)]
+
+
+class CreateArtifact(Args):
+    project_id: ProjectRef
+    workspace_id: WorkspaceId
+    slug: str = Field(
+        min_length=1,
+        max_length=MAX_SLUG,
+        description="Unique in the project: lowercase letters, digits, hyphens (login-mockup).",
+    )
+    title: str | None = Field(
+        default=None, max_length=MAX_TITLE, description="Defaults to the slug."
+    )
+    description: str | None = Field(default=None, max_length=MAX_DESCRIPTION)
+    files: list[ArtifactFileIn] = Field(min_length=1, max_length=MAX_FILES)
+    idempotency_key: IdempotencyKey = None
+
+
+class WriteArtifactRevision(Args):
+    project_id: ProjectRef
+    workspace_id: WorkspaceId
+    artifact_id: str = ArtifactRef
+    files: list[ArtifactFileIn] = Field(
+        default_factory=list,
+        max_length=MAX_FILES,
+        description="Without baseRevision: every file of the new revision. With it: the files "
+        "that change or are added.",
+    )
+    remove: list[str] = Field(
+        default_factory=list,
+        max_length=MAX_FILES,
+        description="With baseRevision: paths of the base to leave out.",
+    )
+    base_revision: int | None = Field(
+        default=None, ge=1, le=2**31 - 1, description="Send only the changes on this revision."
+    )
+    expected_version: int = Field(
+        ge=0, le=2**31 - 1, description="The revisionCount you read (get_artifact)."
+    )
+    idempotency_key: IdempotencyKey = None
+
+
+class RollbackArtifact(Args):
+    project_id: ProjectRef
+    workspace_id: WorkspaceId
+    artifact_id: str = ArtifactRef
+    revision: int = Field(ge=1, le=2**31 - 1, description="The kept revision to bring back.")
+    expected_version: int = Field(
+        ge=0, le=2**31 - 1, description="The revisionCount you read (get_artifact)."
+    )
+    idempotency_key: IdempotencyKey = None
+
+
+def list_artifacts(call: Call, args: ListArtifacts) -> Reply:
+    found = artifacts.list_artifacts(
+        call.db, call.actor, project=args.project_id, limit=args.limit, offset=args.offset
+    )
+    return paged_reply(found, "artifacts", args.offset)
+
+
+def get_artifact(call: Call, args: GetArtifact) -> Reply:
+    body = artifacts.get_artifact(
+        call.db, call.actor, project=args.project_id, ref=args.artifact_id, revision=args.revision
+    )
+    # 50 files at long paths and 50 revisions usually fit; when they do not, the revisions
+    # list is cut (the newest kept) and the answer says so.
+    revisions = body["revisions"]
+    rest = len(compact({**body, "revisions": []}).encode())
+    kept = fit_rows(revisions, max(0, RESPONSE_BUDGET - rest - 512))
+    note = None
+    if len(kept) < len(revisions):
+        body = {**body, "revisions": kept, "revisionsTruncated": True}
+        note = (
+            f"The {len(kept)} newest revisions of {len(revisions)} are listed; pass revision "
+            "to see an older one."
+        )
+    return Reply(body, note)
+
+
+def read_artifact_file(call: Call, args: ReadArtifactFile) -> Reply:
+    body = artifacts.read_artifact_file(
+        call.db, call.actor, project=args.project_id, ref=args.artifact_id, path=args.path,
+        revision=args.revision, offset=args.offset, limit=args.limit, room=WINDOW_ROOM,
+    )  # fmt: skip
+    return Reply(body, window_note(body))
+
+
+def _replayed(made: Any) -> str | None:
+    return "Already made by this key: this is its answer." if made.replayed else None
+
+
+def create_artifact(call: Call, args: CreateArtifact) -> Reply:
+    made = artifacts.create_artifact(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_id,
+        slug=args.slug, title=args.title, description=args.description,
+        files=inputs(args.files), idempotency_key=args.idempotency_key,
+    )  # fmt: skip
+    return Reply(made.body, _replayed(made))
+
+
+def write_artifact_revision(call: Call, args: WriteArtifactRevision) -> Reply:
+    made = artifacts.write_artifact_revision(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_id,
+        ref=args.artifact_id, files=inputs(args.files), remove=args.remove,
+        base_revision=args.base_revision, expected_version=args.expected_version,
+        idempotency_key=args.idempotency_key,
+    )  # fmt: skip
+    return Reply(made.body, _replayed(made))
+
+
+def rollback_artifact(call: Call, args: RollbackArtifact) -> Reply:
+    made = artifacts.rollback_artifact(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_id,
+        ref=args.artifact_id, revision=args.revision, expected_version=args.expected_version,
+        idempotency_key=args.idempotency_key,
+    )  # fmt: skip
+    return Reply(made.body, _replayed(made))
+
+
+TOOLS = (
+    ToolDef(
+        name="list_artifacts",
+        title="List artifacts",
+        description="A project's artifacts, most recently changed first, with revisionCount.",
+        args=ListArtifacts,
+        toolset=Toolset.ARTIFACTS,
+        run=list_artifacts,
+    ),
+    ToolDef(
+        name="get_artifact",
+        title="Artifact details",
+        description=(
+            "An artifact and the files of its newest revision (or of revision): path, type, "
+            "size, checksum; with the kept revisions. revisionCount is the expectedVersion a "
+            "write names."
+        ),
+        args=GetArtifact,
+        toolset=Toolset.ARTIFACTS,
+        run=get_artifact,
+    ),
+    ToolDef(
+        name="read_artifact_file",
+        title="Read an artifact file",
+        description=(
+            "One text file of an artifact in windows of lines (offset from 1, limit up to "
+            "2,000; nextOffset for more). Binary files (images, fonts) cannot be read here."
+        ),
+        args=ReadArtifactFile,
+        toolset=Toolset.ARTIFACTS,
+        run=read_artifact_file,
+    ),
+    keyed_write(
+        "create_artifact",
+        "Create an artifact",
+        f"A new artifact from a set of files, as revision 1: at most {MAX_FILES} files, 2 MiB a "
+        "file and 10 MiB in all; each file as content (text) or contentBase64 (bytes). The slug "
+        "is unique in the project.",
+        CreateArtifact,
+        create_artifact,
+        toolset=Toolset.ARTIFACTS,
+        scopes=(Scope.SPECS_WRITE,),
+    ),
+    keyed_write(
+        "write_artifact_revision",
+        "Write an artifact revision",
+        "Add a revision. Without baseRevision the files sent are the whole artifact; with it, "
+        "only the changed or added files, and remove lists paths to drop. expectedVersion is "
+        "the revisionCount you read: if someone wrote since, nothing is written.",
+        WriteArtifactRevision,
+        write_artifact_revision,
+        toolset=Toolset.ARTIFACTS,
+        scopes=(Scope.SPECS_WRITE,),
+    ),
+    keyed_write(
+        "rollback_artifact",
+        "Roll an artifact back",
+        f"Bring back an earlier revision's files by adding a new revision (history is never "
+        f"rewritten). Only the {KEPT_REVISIONS} newest revisions are kept; an older one is not "
+        "found.",
+        RollbackArtifact,
+        rollback_artifact,
+        toolset=Toolset.ARTIFACTS,
+        scopes=(Scope.SPECS_WRITE,),
+    ),
+)

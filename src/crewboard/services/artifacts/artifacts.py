@@ -1,0 +1,568 @@
+"""Artifacts: sets of files versioned as one unit (see `domain/artifacts`).
+
+`create_artifact` makes revision 1; `write_artifact_revision` adds one, whole or as a delta on a
+kept revision; `rollback_artifact` adds one with an earlier revision's files. Every write names
+the revision count it read (`expected_version`): a write that lost the race is refused naming
+who wrote meanwhile, and nothing is written. After each write only the KEPT_REVISIONS newest
+revisions stay; the files of the dropped ones are checked by the blob collector, so bytes no
+revision, spec file or attachment names any more are deleted in the same transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from crewboard.domain.artifacts import (
+    KEPT_REVISIONS,
+    MAX_DESCRIPTION,
+    MAX_TITLE,
+    Artifact,
+    ArtifactFile,
+    ArtifactRevision,
+    RevisionKind,
+    apply_delta,
+    check_file_size,
+    check_paths,
+    check_revision,
+    check_slug,
+    media_type_of,
+    oldest_kept,
+)
+from crewboard.domain.files import (
+    FileKind,
+    LineIndex,
+    check_window,
+    digest_of,
+    index_lines,
+    kind_of,
+)
+from crewboard.domain.identity.access import Role, Scope
+from crewboard.domain.ids import new_id
+from crewboard.domain.models import Actor, ProjectAccess
+from crewboard.domain.validation import check_text
+from crewboard.errors import AlreadyExists, NotFound, RevisionConflict, ValidationFailed
+from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
+from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
+from crewboard.services.paging import check_page, next_offset
+from crewboard.services.views import iso, stamp_of, who_of
+from crewboard.services.windows import TextBlob, read_window
+from crewboard.storage.artifacts.repository import ArtifactRepository
+from crewboard.storage.database import Database
+from crewboard.storage.uow import UnitOfWork
+
+MAX_PAGE = 100
+DEFAULT_PAGE = 50
+
+
+@dataclass(frozen=True)
+class FileInput:
+    """A file a write sends: its path and bytes (decoded by the door)."""
+
+    path: str
+    data: bytes
+
+
+def artifacts_of(uow: UnitOfWork) -> ArtifactRepository:
+    return ArtifactRepository(uow.conn)
+
+
+def checksum(digest: str) -> str:
+    return f"sha256:{digest}"
+
+
+def artifact_view(item: Artifact) -> dict[str, Any]:
+    return {
+        "id": item.id,
+        "projectId": item.project_id,
+        "slug": item.slug,
+        "title": item.title,
+        "description": item.description,
+        "revisionCount": item.revision_count,
+        "oldestKeptRevision": oldest_kept(item.revision_count),
+        "createdBy": item.created_by,
+        "createdAt": iso(item.created_at),
+        "updatedBy": item.updated_by,
+        "updatedAt": iso(item.updated_at),
+    }
+
+
+def revision_view(revision: ArtifactRevision) -> dict[str, Any]:
+    return {
+        "revision": revision.revision,
+        "kind": revision.kind.value,
+        "baseRevision": revision.base_revision,
+        "fileCount": revision.file_count,
+        "size": revision.total_size,
+        "savedBy": revision.author,
+        "savedAt": iso(revision.created_at),
+    }
+
+
+def file_view(item: ArtifactFile) -> dict[str, Any]:
+    return {
+        "path": item.path,
+        "type": item.media_type,
+        "kind": item.kind.value,
+        "size": item.size,
+        "checksum": checksum(item.digest),
+        "totalLines": item.lines.total_lines if item.kind is FileKind.TEXT else None,
+    }
+
+
+def not_found(ref: str) -> NotFound:
+    return NotFound(
+        f"No artifact {ref!r} in this project; list_artifacts shows them (by id or slug).",
+        {"resource": "artifact", "ref": ref},
+    )
+
+
+def find_artifact(
+    uow: UnitOfWork,
+    actor: Actor,
+    *,
+    project: str,
+    ref: str,
+    scope: Scope = Scope.READ,
+    role: Role = Role.READ,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+) -> tuple[Artifact, ProjectAccess]:
+    """The artifact (by id or slug) of a project the actor may act on this way.
+
+    Raises:
+        NotFound, PermissionDenied.
+    """
+    access = access_project(uow, actor, project, scope=scope, role=role, workspace_id=workspace_id)
+    repo = artifacts_of(uow)
+    found = None
+    if "\x00" not in ref:
+        found = repo.get(ref) if ref.startswith("art_") else None
+        if found is None:
+            found = repo.get_by_slug(access.project.id, ref)
+    if found is None or found.project_id != access.project.id:
+        raise not_found(ref)
+    return found, access
+
+
+def kept_revision(uow: UnitOfWork, artifact: Artifact, number: int, field: str) -> int:
+    """`number` when that revision is kept.
+
+    Raises:
+        NotFound: a revision past the newest or older than the kept ones.
+    """
+    if (
+        not 1 <= number <= artifact.revision_count
+        or artifacts_of(uow).revision(artifact.id, number) is None
+    ):
+        oldest = oldest_kept(artifact.revision_count)
+        raise NotFound(
+            f"{field}: {artifact.slug} has no revision {number}; revisions {oldest} to "
+            f"{artifact.revision_count} are kept (the {KEPT_REVISIONS} newest).",
+            {"resource": "artifactRevision", "ref": str(number), "field": field,
+             "oldestKept": oldest, "newest": artifact.revision_count},
+        )  # fmt: skip
+    return number
+
+
+# --- reading -------------------------------------------------------------------------------------
+
+
+def list_artifacts(
+    db: Database, actor: Actor, *, project: str, limit: int = DEFAULT_PAGE, offset: int = 0
+) -> dict[str, Any]:
+    """The project's artifacts, most recently changed first.
+
+    Raises:
+        ValidationFailed: limit outside 1..100, negative offset. NotFound.
+    """
+    check_page(limit, offset, MAX_PAGE)
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        access = access_project(uow, actor, project)
+        items, total = artifacts_of(uow).page(access.project.id, limit=limit, offset=offset)
+        return {
+            "artifacts": [artifact_view(i) for i in items],
+            "total": total,
+            "nextOffset": next_offset(offset, len(items), total),
+        }
+
+    return db.read(work)
+
+
+def get_artifact(
+    db: Database, actor: Actor, *, project: str, ref: str, revision: int | None = None
+) -> dict[str, Any]:
+    """An artifact, one revision's files (the newest unless `revision`), and the kept
+    revisions, newest first.
+
+    Raises:
+        NotFound: no such artifact, or a revision that is not kept.
+    """
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        artifact, _access = find_artifact(uow, actor, project=project, ref=ref)
+        number = kept_revision(
+            uow, artifact, artifact.revision_count if revision is None else revision, "revision"
+        )
+        repo = artifacts_of(uow)
+        shown = repo.revision(artifact.id, number)
+        assert shown is not None  # noqa: S101 - checked kept above
+        return {
+            "artifact": artifact_view(artifact),
+            "revision": revision_view(shown),
+            "files": [file_view(f) for f in repo.files(artifact.id, number).values()],
+            "revisions": [revision_view(r) for r in repo.revisions(artifact.id)],
+        }
+
+    return db.read(work)
+
+
+def read_artifact_file(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    ref: str,
+    path: str,
+    revision: int | None = None,
+    offset: int = 1,
+    limit: int,
+    room: int,
+) -> dict[str, Any]:
+    """A window of lines of one text file of a revision (the newest unless `revision`).
+
+    Raises:
+        NotFound: no such artifact, revision or file. ValidationFailed: a binary file, a bad
+        window.
+    """
+    check_window(offset, limit)
+    (wanted,) = check_paths([path], "path") if path else (path,)
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        artifact, _access = find_artifact(uow, actor, project=project, ref=ref)
+        number = kept_revision(
+            uow, artifact, artifact.revision_count if revision is None else revision, "revision"
+        )
+        found = artifacts_of(uow).files(artifact.id, number).get(wanted)
+        if found is None:
+            raise NotFound(
+                f"path: revision {number} of {artifact.slug} has no file {wanted}; "
+                "get_artifact lists its files.",
+                {"resource": "artifactFile", "ref": wanted, "field": "path"},
+            )
+        if found.kind is not FileKind.TEXT:
+            raise ValidationFailed.field(
+                "path",
+                f"{wanted} is a binary file ({found.media_type}) and cannot be read as lines; "
+                "download the revision from the web app or the REST API instead.",
+            )
+        window = read_window(
+            uow.blobs,
+            TextBlob(found.digest, found.size, found.lines, wanted),
+            offset=offset,
+            limit=limit,
+            room=room,
+        )
+        return {
+            "artifact": artifact_view(artifact),
+            "revision": number,
+            "file": file_view(found),
+            "text": window.text,
+            "offset": offset,
+            "lines": window.lines,
+            "totalLines": found.lines.total_lines,
+            "truncated": window.truncated,
+            "nextOffset": window.next_offset,
+        }
+
+    return db.read(work)
+
+
+def revision_bytes(
+    db: Database, actor: Actor, *, project: str, ref: str, revision: int | None = None
+) -> tuple[Artifact, int, list[tuple[ArtifactFile, bytes]]]:
+    """A kept revision's files with their bytes (for a download).
+
+    Raises:
+        NotFound.
+    """
+
+    def work(uow: UnitOfWork) -> tuple[Artifact, int, list[tuple[ArtifactFile, bytes]]]:
+        artifact, _access = find_artifact(uow, actor, project=project, ref=ref)
+        number = kept_revision(
+            uow, artifact, artifact.revision_count if revision is None else revision, "revision"
+        )
+        files = artifacts_of(uow).files(artifact.id, number).values()
+        return artifact, number, [(f, uow.blobs.read(f.digest)) for f in files]
+
+    return db.read(work)
+
+
+# --- writing -------------------------------------------------------------------------------------
+
+
+def _stored_files(uow: UnitOfWork, inputs: Sequence[FileInput]) -> dict[str, ArtifactFile]:
+    """The files sent, checked (paths, sizes) and their bytes put in the blob store."""
+    paths = check_paths([f.path for f in inputs], "files")
+    stored: dict[str, ArtifactFile] = {}
+    for i, (path, sent) in enumerate(zip(paths, inputs, strict=True)):
+        check_file_size(len(sent.data), f"files[{i}]")
+        kind = kind_of(sent.data)
+        stored[path] = ArtifactFile(
+            path=path,
+            kind=kind,
+            media_type=media_type_of(path, kind),
+            size=len(sent.data),
+            digest=uow.blobs.put(sent.data),
+            lines=index_lines(sent.data) if kind is FileKind.TEXT else LineIndex(0, (0,)),
+        )
+    return stored
+
+
+def _fingerprint(inputs: Sequence[FileInput]) -> list[list[str]]:
+    return [[f.path, digest_of(f.data)] for f in inputs]
+
+
+def _conflict(artifact: Artifact, expected: int) -> RevisionConflict:
+    by = artifact.updated_by
+    who = who_of(by)
+    return RevisionConflict(
+        f"{artifact.slug} has moved on: {who} wrote revision {artifact.revision_count} at "
+        f"{iso(artifact.updated_at)}, and you named revision count {expected}. Nothing was "
+        "written. Read it again with get_artifact and write from its revisionCount.",
+        {
+            "field": "expectedVersion",
+            "expectedVersion": expected,
+            "currentVersion": artifact.revision_count,
+            "updatedBy": by,
+            "updatedAt": iso(artifact.updated_at),
+        },
+    )
+
+
+def _add_revision(
+    uow: UnitOfWork,
+    actor: Actor,
+    access: ProjectAccess,
+    artifact: Artifact,
+    files: dict[str, ArtifactFile],
+    *,
+    kind: RevisionKind,
+    base: int | None,
+) -> tuple[Artifact, ArtifactRevision]:
+    """Write the next revision of `artifact` (read in this transaction), drop what falls out
+    of the kept window, and collect the blobs nobody names any more."""
+    check_revision(files)
+    repo = artifacts_of(uow)
+    stamp = stamp_of(uow, actor)
+    number = artifact.revision_count + 1
+    saved = ArtifactRevision(
+        artifact_id=artifact.id,
+        revision=number,
+        kind=kind,
+        base_revision=base,
+        file_count=len(files),
+        total_size=sum(f.size for f in files.values()),
+        author=stamp,
+        created_at=uow.now,
+    )
+    moved = Artifact(
+        **{**artifact.__dict__, "revision_count": number, "updated_by": stamp,
+           "updated_at": uow.now}
+    )  # fmt: skip
+    if number > 1 and not repo.advance(moved, expected_count=artifact.revision_count):
+        raise _conflict(repo.get(artifact.id) or artifact, artifact.revision_count)
+    repo.add_revision(saved, files.values())
+    dropped = repo.drop_before(artifact.id, oldest_kept(number))
+    if dropped:
+        uow.blobs.collect(dropped)
+    uow.record_event(
+        "artifact.created" if number == 1 else "artifact.revised",
+        actor=actor.as_payload(),
+        payload={"artifactId": artifact.id, "slug": artifact.slug, "revision": number,
+                 "kind": kind.value, "baseRevision": base, "fileCount": len(files)},
+        project_id=access.project.id,
+        workspace_id=access.project.workspace_id,
+    )  # fmt: skip
+    return moved, saved
+
+
+def _written(artifact: Artifact, saved: ArtifactRevision, files: dict[str, ArtifactFile]) -> Ack:
+    return Ack(
+        {
+            "artifact": artifact_view(artifact),
+            "revision": revision_view(saved),
+            "files": [file_view(f) for f in files.values()],
+        },
+        resource_type="artifact",
+        resource_id=artifact.id,
+        project_id=artifact.project_id,
+    )
+
+
+def create_artifact(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: WorkspaceRef,
+    slug: str,
+    title: str | None,
+    description: str | None,
+    files: Sequence[FileInput],
+    idempotency_key: str | None,
+) -> KeyedResult:
+    """A new artifact with these files as revision 1 (keyed).
+
+    Raises:
+        AlreadyExists: the slug is taken in the project. ValidationFailed, LimitExceeded,
+        NotFound, PermissionDenied, IdempotencyConflict.
+    """
+    slug = check_slug(slug)
+    shown_title = check_text("title", title or "", max_length=MAX_TITLE) or slug
+    about = check_text("description", description or "", max_length=MAX_DESCRIPTION)
+    check_paths([f.path for f in files], "files")
+
+    def work(uow: UnitOfWork) -> KeyedResult:
+        access = access_project(
+            uow, actor, project, scope=Scope.SPECS_WRITE, role=Role.WRITE,
+            workspace_id=workspace_id,
+        )  # fmt: skip
+        repo = artifacts_of(uow)
+
+        def perform() -> Ack:
+            taken = repo.get_by_slug(access.project.id, slug)
+            if taken is not None:
+                raise AlreadyExists(
+                    f"slug: the project already has an artifact {slug}; write a revision of it "
+                    "(write_artifact_revision) or choose another slug.",
+                    {"field": "slug", "artifactId": taken.id, "slug": slug},
+                )
+            stamp = stamp_of(uow, actor)
+            artifact = Artifact(
+                id=new_id("art"), project_id=access.project.id, slug=slug, title=shown_title,
+                description=about, revision_count=1, created_by=stamp, created_at=uow.now,
+                updated_by=stamp, updated_at=uow.now,
+            )  # fmt: skip
+            stored = _stored_files(uow, files)
+            check_revision(stored)
+            repo.add(artifact)
+            made = Artifact(**{**artifact.__dict__, "revision_count": 0})
+            moved, saved = _add_revision(
+                uow, actor, access, made, stored, kind=RevisionKind.FULL, base=None
+            )
+            return _written(moved, saved, stored)
+
+        return do_keyed_write(
+            uow, actor, key=idempotency_key, operation="create_artifact",
+            arguments={"project": access.project.id, "slug": slug, "title": shown_title,
+                       "description": about, "files": _fingerprint(files)},
+            perform=perform,
+        )  # fmt: skip
+
+    return db.write(work)
+
+
+def write_artifact_revision(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: WorkspaceRef,
+    ref: str,
+    files: Sequence[FileInput],
+    remove: Sequence[str],
+    base_revision: int | None,
+    expected_version: int,
+    idempotency_key: str | None,
+) -> KeyedResult:
+    """The next revision: without `base_revision` the files sent are the whole artifact; with
+    it, they replace or add to that kept revision's files and the paths in `remove` go (keyed).
+
+    Raises:
+        RevisionConflict: the artifact no longer has `expected_version` revisions. NotFound
+        (the artifact, or a base revision that is not kept), ValidationFailed, LimitExceeded,
+        PermissionDenied, IdempotencyConflict.
+    """
+    check_paths([f.path for f in files], "files")
+    removed = check_paths(remove, "remove")
+    if removed and base_revision is None:
+        raise ValidationFailed.field(
+            "remove", "applies to a delta: pass baseRevision, the revision the change is on."
+        )
+
+    def work(uow: UnitOfWork) -> KeyedResult:
+        artifact, access = find_artifact(
+            uow, actor, project=project, ref=ref, scope=Scope.SPECS_WRITE, role=Role.WRITE,
+            workspace_id=workspace_id,
+        )  # fmt: skip
+
+        def perform() -> Ack:
+            if artifact.revision_count != expected_version:
+                raise _conflict(artifact, expected_version)
+            stored = _stored_files(uow, files)
+            if base_revision is None:
+                result, kind = stored, RevisionKind.FULL
+            else:
+                base = kept_revision(uow, artifact, base_revision, "baseRevision")
+                base_files = artifacts_of(uow).files(artifact.id, base)
+                result, kind = apply_delta(base_files, stored, removed), RevisionKind.DELTA
+            moved, saved = _add_revision(
+                uow, actor, access, artifact, result, kind=kind, base=base_revision
+            )
+            return _written(moved, saved, result)
+
+        return do_keyed_write(
+            uow, actor, key=idempotency_key, operation="write_artifact_revision",
+            arguments={"artifact": artifact.id, "files": _fingerprint(files), "remove": removed,
+                       "base": base_revision, "expected": expected_version},
+            perform=perform,
+        )  # fmt: skip
+
+    return db.write(work)
+
+
+def rollback_artifact(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: WorkspaceRef,
+    ref: str,
+    revision: int,
+    expected_version: int,
+    idempotency_key: str | None,
+) -> KeyedResult:
+    """A new revision with the files of an earlier kept one; history is never rewritten
+    (keyed).
+
+    Raises:
+        RevisionConflict, NotFound (a revision no longer kept), PermissionDenied,
+        IdempotencyConflict.
+    """
+
+    def work(uow: UnitOfWork) -> KeyedResult:
+        artifact, access = find_artifact(
+            uow, actor, project=project, ref=ref, scope=Scope.SPECS_WRITE, role=Role.WRITE,
+            workspace_id=workspace_id,
+        )  # fmt: skip
+
+        def perform() -> Ack:
+            if artifact.revision_count != expected_version:
+                raise _conflict(artifact, expected_version)
+            number = kept_revision(uow, artifact, revision, "revision")
+            files = artifacts_of(uow).files(artifact.id, number)
+            moved, saved = _add_revision(
+                uow, actor, access, artifact, files, kind=RevisionKind.ROLLBACK, base=number
+            )
+            return _written(moved, saved, files)
+
+        return do_keyed_write(
+            uow, actor, key=idempotency_key, operation="rollback_artifact",
+            arguments={"artifact": artifact.id, "revision": revision,
+                       "expected": expected_version},
+            perform=perform,
+        )  # fmt: skip
+
+    return db.write(work)

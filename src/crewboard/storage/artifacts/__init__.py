@@ -1,0 +1,1 @@
+"""The artifacts area's tables and repository."""

@@ -1,0 +1,1 @@
+"""Artifact pages: the list, one artifact's revisions and files, a file diff, a sandboxed preview."""
