@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from crewboard.errors import AlreadyExists
@@ -9,6 +11,7 @@ from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import projects
 from crewboard.storage.database import Database
 from crewboard.storage.uow import EventRecord, UnitOfWork
+from tests.conftest import ONLY_POSTGRESQL
 from tests.support.factories import make_user
 
 
@@ -48,9 +51,42 @@ def test_listeners_hear_events_after_commit_and_nothing_from_a_rollback(db: Data
     assert db.read(lambda uow: uow.events.count(type_="test.rolled_back")) == 0
 
 
+def _write_one(db: Database, type_: str) -> EventRecord:
+    heard: list[list[EventRecord]] = []
+    db.add_event_listener(heard.append)
+    db.write(lambda uow: uow.record_event(type_, actor={}, payload={}))
+    return heard[-1][0]
+
+
 def test_event_ids_are_not_reused_after_the_newest_row_is_deleted(db: Database) -> None:
-    first = db.write(lambda uow: uow.record_event("test.one", actor={}, payload={}))
+    first = _write_one(db, "test.one")
     with db.engine.begin() as conn:
         conn.exec_driver_sql(f"DELETE FROM events WHERE id = {first.id}")
-    second = db.write(lambda uow: uow.record_event("test.two", actor={}, payload={}))
+    second = _write_one(db, "test.two")
     assert second.id > first.id
+
+
+@ONLY_POSTGRESQL
+def test_event_ids_follow_commit_order_across_concurrent_writers(db: Database) -> None:
+    """A writer whose events are inserted holds the event lock until it commits: another
+    writer's events wait, so a reader that saw id N never later finds a smaller one."""
+    first = db.engine.connect()
+    trans = first.begin()
+    early = UnitOfWork(first, db.clock)
+    early.record_event("test.early", actor={}, payload={})
+    early.write_events()  # id drawn, lock held, not yet committed
+    done = threading.Event()
+
+    def later() -> None:
+        db.write(lambda uow: uow.record_event("test.later", actor={}, payload={}))
+        done.set()
+
+    worker = threading.Thread(target=later)
+    worker.start()
+    assert not done.wait(0.5)  # waits for the first writer's commit
+    trans.commit()
+    first.close()
+    worker.join(10)
+    rows = db.read(lambda uow: uow.events.list_after(project_id=None))
+    assert [r["type"] for r in rows][-2:] == ["test.early", "test.later"]
+    assert rows[-1]["id"] > rows[-2]["id"]

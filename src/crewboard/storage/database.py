@@ -113,6 +113,7 @@ class Database:
                 uow = UnitOfWork(conn, self.clock, self.blob_dir, self.hooks)
                 result = work(uow)
                 uow.run_before_commit()
+                uow.write_events()
             return result, uow.recorded_events
 
     def ping(self) -> None:

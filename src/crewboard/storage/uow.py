@@ -26,6 +26,9 @@ from crewboard.storage.projects.workspaces import WorkspaceRepository
 from crewboard.storage.sequences import SequenceRepository
 
 _INSERT_EVENT = schema.events.insert()  # built once: every write records an event
+EVENT_LOCK = "crewboard.events"  # held from the event inserts to the commit (PostgreSQL)
+EVENT_CHANNEL = "crewboard_events"  # NOTIFY'd with each commit that wrote events
+_NOTIFY = text(f"SELECT pg_notify('{EVENT_CHANNEL}', '')")
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,7 @@ class UnitOfWork:
         self.tasks = TaskRepository(conn)
         self.sequences = SequenceRepository(conn)
         self.recorded_events: list[EventRecord] = []
+        self._pending_events: list[dict[str, Any]] = []
         self._before_commit: dict[str, Callable[[], None]] = {}
 
     def before_commit(self, name: str, run: Callable[[], None]) -> Callable[[], None]:
@@ -104,31 +108,51 @@ class UnitOfWork:
         payload: dict[str, Any],
         project_id: str | None = None,
         workspace_id: str | None = None,
-    ) -> EventRecord:
-        """Write an event row in this transaction; listeners hear of it only after the commit."""
-        row: dict[str, Any] = {
-            "project_id": project_id,
-            "workspace_id": workspace_id,
-            "type": type_,
-            "actor": actor,
-            "payload": payload,
-            "created_at": self.now,
-        }
+    ) -> None:
+        """An event of this transaction: written with its others just before the commit (see
+        `write_events`); listeners hear of it only after the commit."""
         task = payload.get("task")
-        task_id = payload.get("taskId") or (task.get("id") if isinstance(task, dict) else None)
-        event_id = self.conn.execute(
-            _INSERT_EVENT,
+        self._pending_events.append(
             {
-                **row,
-                "task_id": task_id,
+                "project_id": project_id,
+                "workspace_id": workspace_id,
+                "type": type_,
+                "actor": actor,
+                "payload": payload,
+                "created_at": self.now,
+                "task_id": payload.get("taskId")
+                or (task.get("id") if isinstance(task, dict) else None),
                 # A decision about a hand-in belongs to the hand-in's token, an answer to the
                 # token that asked ("mine" for it).
                 "token_id": payload.get("handInTokenId")
                 or payload.get("askedByTokenId")
                 or actor.get("tokenId"),
-            },
-        ).inserted_primary_key
-        assert event_id is not None  # noqa: S101 - an insert into a table with a primary key
-        record = EventRecord(id=int(event_id[0]), **row)
-        self.recorded_events.append(record)
-        return record
+            }
+        )
+
+    def write_events(self) -> None:
+        """Insert this transaction's events, last thing before the commit.
+
+        Event ids must follow commit order, so that a reader that has seen event N never
+        later finds a smaller id committed after it (a live stream resumes "after N"). On
+        PostgreSQL ids are drawn when the row is inserted, not when it commits, so the insert
+        and the commit run under one lock (`serialize`), held for as short a time as this;
+        SQLite runs writes one at a time anyway. The wake-up for other nodes (NOTIFY) goes out
+        with the commit."""
+        if not self._pending_events:
+            return
+        postgresql = self.conn.dialect.name == "postgresql"
+        if postgresql:
+            self.serialize(EVENT_LOCK)
+        for row in self._pending_events:
+            event_id = self.conn.execute(_INSERT_EVENT, row).inserted_primary_key
+            assert event_id is not None  # noqa: S101 - an insert into a table with a primary key
+            self.recorded_events.append(
+                EventRecord(
+                    id=int(event_id[0]),
+                    **{k: v for k, v in row.items() if k not in ("task_id", "token_id")},
+                )
+            )
+        self._pending_events.clear()
+        if postgresql:
+            self.conn.execute(_NOTIFY)
