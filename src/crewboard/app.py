@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import anyio
 from anyio import to_thread
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -13,6 +14,7 @@ from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 
 from crewboard import __version__
+from crewboard.api import live
 from crewboard.api.errors import error_response
 from crewboard.api.openapi import openapi_document
 from crewboard.api.routes import routes as api_routes
@@ -21,6 +23,7 @@ from crewboard.errors import InternalError, MethodNotAllowed, NotFound
 from crewboard.mcp.catalogue import Catalogue
 from crewboard.mcp.mount import McpDoor
 from crewboard.security import HostOriginGuard
+from crewboard.services.live import Broker
 from crewboard.services.specs.tasks_md import install as install_tasks_md
 from crewboard.storage.database import Database
 from crewboard.web.context import error_page, public_error_page
@@ -130,11 +133,15 @@ def create_app(
     install_tasks_md(db)  # board status changes rewrite the boxes of tasks.md files
     door = McpDoor(db, settings, catalogue)
 
+    broker = Broker(db)  # the live streams' one reader of the event log
+
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         try:
-            async with door.running():
+            async with door.running(), anyio.create_task_group() as tasks:
+                tasks.start_soon(broker.run)
                 yield
+                tasks.cancel_scope.cancel()
         finally:
             if database is None:
                 db.dispose()
@@ -150,6 +157,7 @@ def create_app(
             Route("/favicon.ico", favicon, methods=["GET"]),
             Route("/api/v1/openapi.json", openapi, methods=["GET"]),
             *door.routes(),
+            *live.ROUTES,
             *api_routes(),
             *web_routes(),
         ],
@@ -162,4 +170,5 @@ def create_app(
     )
     app.state.settings = settings
     app.state.db = db
+    app.state.broker = broker
     return app

@@ -26,7 +26,7 @@ from crewboard.mcp.catalogue import default_catalogue
 from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.board import notes, queries, questions, repos, tasks
-from crewboard.services.identity import tokens
+from crewboard.services.identity import stream_tokens, tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.memory import edits as memory_edits
 from crewboard.services.memory import records as memory
@@ -223,6 +223,8 @@ def _spec_world(db: Database, person: Actor) -> tuple[str, str]:
             body=mixed(10_000, f"r{n}"), idempotency_key=None,
         )  # fmt: skip
     _artifact_world(db, person, big)
+    for n in range(100):  # the most a list shows, with long names
+        stream_tokens.create_stream_token(db, person, projects=["CRW"], name=mixed(120, f"s{n}"))
     return str(made["id"]), str(text["id"])
 
 
@@ -375,6 +377,7 @@ CASES: dict[str, Case] = {
     "get_attachment": lambda w: [{"projectId": "CRW", "attachmentId": w.text_attachment}],
     "read_attachment": lambda w: [{"projectId": "CRW", "attachmentId": w.text_attachment}],
     "list_artifacts": lambda _: [{"projectId": "CRW", "limit": 100}],
+    "list_stream_tokens": lambda _: [{}],
     "get_artifact": lambda _: [
         {"projectId": "CRW", "artifactId": "deep"},
         {"projectId": "CRW", "artifactId": "deep", "revision": 1},

@@ -85,6 +85,9 @@ CATALOGUE_ORDER = [
     "create_artifact",
     "write_artifact_revision",
     "rollback_artifact",
+    "create_stream_token",
+    "list_stream_tokens",
+    "revoke_stream_token",
 ]
 # Listed and run on the stdio server only (tests/e2e/test_mcp_specs.py): over HTTP the server
 # cannot reach the caller's disk.
@@ -127,7 +130,11 @@ WRITE_TOOLS = {
     "create_artifact",
     "write_artifact_revision",
     "rollback_artifact",
+    "create_stream_token",
+    "revoke_stream_token",
 }
+# Writes the read role may make: a stream token only reads.
+READ_ROLE_WRITES = {"create_stream_token", "revoke_stream_token"}
 
 
 @pytest.fixture
@@ -200,7 +207,9 @@ async def test_read_only_token_sees_no_write_tool_or_write_rule_and_is_refused(
 ) -> None:  # type: ignore[no-untyped-def]
     async with mcp_client(url, secret_for(db, owner, ["read"]), mode, EVERYTHING) as client:
         names = [t.name for t in (await client.list_tools()).tools]
-        assert names == [n for n in CATALOGUE_ORDER if n not in WRITE_TOOLS]
+        assert names == [
+            n for n in CATALOGUE_ORDER if n not in WRITE_TOOLS or n in READ_ROLE_WRITES
+        ]
         assert client.instructions is not None
         assert "update_project_state" not in client.instructions
         assert "idempotencyKey" not in client.instructions
@@ -227,7 +236,9 @@ async def test_the_list_follows_the_callers_project_roles_not_only_its_scopes(
         # A read member sees no write tool, though its token has every scope; creating a
         # project needs no project role, so that stays.
         assert names == [
-            n for n in CATALOGUE_ORDER if n not in WRITE_TOOLS or n == "create_project"
+            n
+            for n in CATALOGUE_ORDER
+            if n not in WRITE_TOOLS or n == "create_project" or n in READ_ROLE_WRITES
         ]
         assert client.instructions is not None
         assert "update_project_state" not in client.instructions
@@ -252,7 +263,7 @@ async def test_the_list_follows_the_callers_project_roles_not_only_its_scopes(
     loner = make_user(db, "loner@example.com")
     async with mcp_client(url, secret_for(db, loner, ALL), mode, EVERYTHING) as client:
         names = [t.name for t in (await client.list_tools()).tools]
-        assert names == ["list_projects", "create_project"]
+        assert names == ["list_projects", "create_project", "list_stream_tokens"]
 
 
 async def test_annotations_and_schemas_are_true_to_each_tool(
@@ -403,6 +414,9 @@ async def test_toolset_headers_and_token_defaults_narrow_the_list(
             "archive_project",
             "unarchive_project",
             "delete_project",
+            "create_stream_token",
+            "list_stream_tokens",
+            "revoke_stream_token",
         ]
         assert "get_project_state" not in (client.instructions or "")
     async with mcp_client(
@@ -417,7 +431,9 @@ async def test_toolset_headers_and_token_defaults_narrow_the_list(
         assert "list_projects" not in [t.name for t in (await client.list_tools()).tools]
     read_only = secret_for(db, owner, ["read"])
     async with mcp_client(url, read_only, mode, {"X-MCP-Toolsets": "admin"}) as client:
-        assert (await client.list_tools()).tools == []
+        assert [t.name for t in (await client.list_tools()).tools] == sorted(
+            READ_ROLE_WRITES | {"list_stream_tokens"}, key=CATALOGUE_ORDER.index
+        )
 
 
 async def test_list_team_marks_the_caller(url: str, db: Database, owner, mode: str) -> None:  # type: ignore[no-untyped-def]

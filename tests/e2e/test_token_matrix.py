@@ -458,6 +458,15 @@ MCP: dict[str, Entry] = {
     ),
     "write_artifact_revision": Entry(_revise, mixed=(_revise,)),
     "rollback_artifact": Entry(_rollback, mixed=(_rollback,)),
+    # A stream token only reads: the read role makes one, for projects within the limit.
+    "create_stream_token": Entry(
+        lambda at: Tool("create_stream_token", {"projectIds": [at.home.project_id]}),
+        role=Role.READ,
+    ),
+    "revoke_stream_token": Entry(
+        lambda at: Tool("revoke_stream_token", {"streamTokenId": at.world.stream_token(at.home)}),
+        role=Role.READ,
+    ),
     "create_spec_file_comment_thread": Entry(_start_thread, mixed=(_start_thread,)),
     "reply_spec_file_comment_thread": Entry(_reply, mixed=(_reply,)),
     "update_spec_file_comment": Entry(_edit_comment, mixed=(_edit_comment,)),

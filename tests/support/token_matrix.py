@@ -26,7 +26,7 @@ from crewboard.domain.models import Actor, ApiToken, User
 from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.board import repos, tasks
-from crewboard.services.identity import tokens
+from crewboard.services.identity import stream_tokens, tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import projects, state, team
 from crewboard.services.specs import files
@@ -153,6 +153,14 @@ class World:
             self.db, self.person, project=spot.project_id, ref=spot.artifact_id
         )
         return int(found["artifact"]["revisionCount"])
+
+    def stream_token(self, spot: Spot) -> str:
+        """A new stream token of the person's following `spot`'s project (an id of the right
+        shape for a ghost)."""
+        if spot.ghost:
+            return new_id("stk")
+        made = stream_tokens.create_stream_token(self.db, self.person, projects=[spot.project_id])
+        return str(made["streamToken"]["id"])
 
     def set_trashed(self, spot: Spot, trashed: bool) -> None:
         if spot.ghost:

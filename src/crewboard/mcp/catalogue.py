@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from crewboard.domain.identity.access import Role, Toolset
 from crewboard.domain.models import Actor
 from crewboard.mcp.tooldef import ToolDef
-from crewboard.mcp.tools import memory
+from crewboard.mcp.tools import memory, stream_tokens
 from crewboard.mcp.tools.artifacts import artifacts
 from crewboard.mcp.tools.board import batch as task_batch
 from crewboard.mcp.tools.board import notes as task_notes
@@ -114,5 +114,6 @@ def default_catalogue() -> Catalogue:
             *attachments.TOOLS,
             *spec_comments.TOOLS,
             *artifacts.TOOLS,
+            *stream_tokens.TOOLS,
         ]
     )

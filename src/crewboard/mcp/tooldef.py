@@ -51,6 +51,8 @@ class ToolDef:
     # Writes files on the caller's disk (stdio): a read as far as roles go, but the client is
     # not told it is read-only, since it changes the caller's environment.
     writes_locally: bool = False
+    # The project role a write needs when it is not WRITE (a stream token only reads: READ).
+    write_role: Role | None = None
 
     @property
     def needs(self) -> frozenset[Scope]:
@@ -63,7 +65,9 @@ class ToolDef:
             return None
         if Scope.PROJECTS_ADMIN in self.scopes:
             return Role.ADMIN
-        return Role.READ if self.read_only else Role.WRITE
+        if self.read_only:
+            return Role.READ
+        return self.write_role or Role.WRITE
 
     def schema(self) -> dict[str, Any]:
         """The input schema `tools/list` shows (lean: see mcp/schema.py); a copy."""

@@ -27,6 +27,10 @@ class EventRepository:
             query = query.where(shared.events.c.project_id == project_id)
         return [row._asdict() for row in self.conn.execute(query)]
 
+    def latest_any(self) -> int:
+        """The newest event id of the whole log (0 when it is empty)."""
+        return int(self.conn.execute(select(func.max(shared.events.c.id))).scalar() or 0)
+
     def latest_id(self, project_ids: Sequence[str]) -> int:
         """The newest event id of these projects (0 when they have none)."""
         query = select(func.max(shared.events.c.id)).where(

@@ -12,6 +12,7 @@ import secrets
 import zlib
 
 TOKEN_PREFIX = "cb_"  # noqa: S105 - a public prefix, not a secret
+STREAM_PREFIX = "cbs_"  # stream tokens (read-only, short-lived): a public prefix
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _BODY_LENGTH = 32
 _CHECKSUM_LENGTH = 6
@@ -30,16 +31,18 @@ def _checksum(body: str) -> str:
     return _base62(zlib.crc32(body.encode("ascii")), _CHECKSUM_LENGTH)
 
 
-def generate_token_secret() -> str:
+def generate_token_secret(prefix: str = TOKEN_PREFIX) -> str:
     body = "".join(secrets.choice(_BASE62) for _ in range(_BODY_LENGTH))
-    return f"{TOKEN_PREFIX}{body}{_checksum(body)}"
+    return f"{prefix}{body}{_checksum(body)}"
 
 
-def is_well_formed(secret: str) -> bool:
-    """True when the secret has our prefix, length, alphabet and a matching checksum."""
-    if len(secret) != TOKEN_LENGTH or not secret.startswith(TOKEN_PREFIX):
+def is_well_formed(secret: str, prefix: str = TOKEN_PREFIX) -> bool:
+    """True when the secret has the prefix, our length, alphabet and a matching checksum."""
+    if len(secret) != len(prefix) + _BODY_LENGTH + _CHECKSUM_LENGTH or not secret.startswith(
+        prefix
+    ):
         return False
-    body = secret[len(TOKEN_PREFIX) : -_CHECKSUM_LENGTH]
+    body = secret[len(prefix) : -_CHECKSUM_LENGTH]
     if any(char not in _BASE62 for char in body):
         return False
     return secrets.compare_digest(secret[-_CHECKSUM_LENGTH:], _checksum(body))

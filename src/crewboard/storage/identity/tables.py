@@ -51,6 +51,25 @@ api_tokens = Table(
 )
 
 
+# Short-lived, read-only tokens that follow projects' live events (and nothing else): made by
+# a person or their token for at most the projects it may read, the secret stored as SHA-256.
+stream_tokens = Table(
+    "stream_tokens",
+    metadata,
+    Column("id", String(ID), primary_key=True),
+    Column("user_id", String(ID), ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
+    Column("name", String(120), nullable=False),
+    Column("secret_hash", String(64), nullable=False, unique=True),
+    Column("display_prefix", String(16), nullable=False),
+    Column("project_ids", JSON, nullable=False),
+    Column("created_by", JSON, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=False),
+    Column("revoked_at", UTCDateTime, nullable=True),
+    Index("ix_stream_tokens_user_id", "user_id"),
+)
+
+
 # A person's signed-in browser: the cookie holds a secret, this row its SHA-256. Renewed at
 # every login (a new row), deleted at logout; the CSRF token belongs to the session.
 web_sessions = Table(

@@ -1,0 +1,98 @@
+"""Stream token tools: make a short-lived token an outside client follows a project's live
+events with, list them, revoke one. A stream token only reads, so a token that may read the
+project may make one."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from crewboard.domain.identity.access import Role, Toolset
+from crewboard.mcp.args import Args
+from crewboard.mcp.render import Reply
+from crewboard.mcp.tooldef import Call, ToolDef
+from crewboard.services.identity import stream_tokens
+
+
+class CreateStreamToken(Args):
+    project_ids: list[str] = Field(
+        min_length=1,
+        max_length=stream_tokens.MAX_PROJECTS,
+        description="Projects (ids or keys) the stream may follow: ones you can read.",
+    )
+    lifetime_seconds: int = Field(
+        default=stream_tokens.DEFAULT_SECONDS,
+        ge=60,
+        le=stream_tokens.MAX_SECONDS,
+        description="How long it works, up to 24 hours.",
+    )
+    name: str | None = Field(default=None, max_length=120)
+
+
+class ListStreamTokens(Args):
+    pass
+
+
+class RevokeStreamToken(Args):
+    stream_token_id: str = Field(min_length=1, max_length=200)
+
+
+def create_stream_token(call: Call, args: CreateStreamToken) -> Reply:
+    made = stream_tokens.create_stream_token(
+        call.db, call.actor, projects=args.project_ids,
+        lifetime_seconds=args.lifetime_seconds, name=args.name,
+    )  # fmt: skip
+    project = made["streamToken"]["projects"][0]["id"]
+    return Reply(
+        made,
+        f"The secret is shown this once. Follow the project with GET /api/v1/projects/"
+        f"{project}/events and the header Authorization: Bearer <secret> (Server-Sent Events; "
+        "Last-Event-ID resumes).",
+    )
+
+
+def list_stream_tokens(call: Call, _args: ListStreamTokens) -> Reply:
+    return Reply(stream_tokens.list_stream_tokens(call.db, call.actor))
+
+
+def revoke_stream_token(call: Call, args: RevokeStreamToken) -> Reply:
+    return Reply(
+        stream_tokens.revoke_stream_token(call.db, call.actor, token_id=args.stream_token_id)
+    )
+
+
+TOOLS = (
+    ToolDef(
+        name="create_stream_token",
+        title="Create a stream token",
+        description=(
+            "A short-lived, read-only token for following projects' live events (Server-Sent "
+            "Events) from another program. The secret is returned once."
+        ),
+        args=CreateStreamToken,
+        toolset=Toolset.ADMIN,
+        run=create_stream_token,
+        read_only=False,
+        idempotent=False,
+        write_role=Role.READ,
+    ),
+    ToolDef(
+        name="list_stream_tokens",
+        title="List stream tokens",
+        description="Your stream tokens: projects, expiry, whether each still works (never the secret).",
+        args=ListStreamTokens,
+        toolset=Toolset.ADMIN,
+        run=list_stream_tokens,
+        needs_project=False,
+    ),
+    ToolDef(
+        name="revoke_stream_token",
+        title="Revoke a stream token",
+        description="Stop one of your stream tokens at once; its open streams end.",
+        args=RevokeStreamToken,
+        toolset=Toolset.ADMIN,
+        run=revoke_stream_token,
+        read_only=False,
+        idempotent=True,
+        write_role=Role.READ,
+    ),
+)

@@ -1,0 +1,193 @@
+"""Stream tokens: short-lived, read-only tokens an outside client uses to follow projects'
+live events (`GET /api/v1/projects/{id}/events`) and nothing else.
+
+Any person or token that may read a project may make one for it (a stream token only reads):
+for at most the projects the maker can read (a project-limited token: its project), for at
+most MAX_SECONDS. The secret (`cbs_…`) is shown once and stored as its SHA-256. A revoked or
+expired token stops at once: streams check it again every few seconds and end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from crewboard.domain.identity.tokens import (
+    STREAM_PREFIX,
+    display_prefix,
+    generate_token_secret,
+    hash_token_secret,
+    is_well_formed,
+)
+from crewboard.domain.ids import new_id
+from crewboard.domain.models import Actor
+from crewboard.domain.validation import check_text
+from crewboard.errors import NotFound, ValidationFailed
+from crewboard.services.identity.access import access_project
+from crewboard.services.views import actor_stamp, iso
+from crewboard.storage.database import Database
+from crewboard.storage.identity.stream_tokens import StreamToken, StreamTokenRepository
+from crewboard.storage.uow import UnitOfWork
+
+MAX_SECONDS = 24 * 3600
+DEFAULT_SECONDS = 3600
+MAX_PROJECTS = 20
+MAX_LISTED = 100
+
+
+@dataclass(frozen=True)
+class StreamGrant:
+    """What an open stream may follow: the token, its person and projects."""
+
+    token_id: str
+    user_id: str
+    project_ids: tuple[str, ...]
+
+
+def tokens_of(uow: UnitOfWork) -> StreamTokenRepository:
+    return StreamTokenRepository(uow.conn)
+
+
+def token_view(token: StreamToken, now: Any, keys: dict[str, str]) -> dict[str, Any]:
+    return {
+        "id": token.id,
+        "name": token.name,
+        "prefix": token.display_prefix,
+        "scope": "read: live events",
+        "projects": [{"id": p, "key": keys.get(p)} for p in token.project_ids],
+        "createdAt": iso(token.created_at),
+        "expiresAt": iso(token.expires_at),
+        "revokedAt": iso(token.revoked_at),
+        "valid": token.valid(now),
+    }
+
+
+def _keys(uow: UnitOfWork, project_ids: set[str]) -> dict[str, str]:
+    found = (uow.projects.get(p) for p in project_ids)
+    return {p.id: p.key for p in found if p is not None}
+
+
+def create_stream_token(
+    db: Database,
+    actor: Actor,
+    *,
+    projects: list[str],
+    lifetime_seconds: int = DEFAULT_SECONDS,
+    name: str | None = None,
+) -> dict[str, Any]:
+    """A stream token for these projects (ids or keys), its secret shown this once.
+
+    Raises:
+        ValidationFailed: no project, too many, a lifetime outside 60..MAX_SECONDS. NotFound: a
+        project the maker cannot read.
+    """
+    if not 1 <= len(projects) <= MAX_PROJECTS:
+        raise ValidationFailed.field(
+            "projectIds", f"name 1 to {MAX_PROJECTS} projects the stream may follow."
+        )
+    if not 60 <= lifetime_seconds <= MAX_SECONDS:
+        raise ValidationFailed.field(
+            "lifetimeSeconds",
+            f"must be from 60 to {MAX_SECONDS} seconds (24 hours); got {lifetime_seconds}.",
+        )
+    label = check_text("name", name or "", max_length=120) or "stream token"
+    secret = generate_token_secret(STREAM_PREFIX)
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        ids = []
+        for ref in projects:
+            project_id = access_project(uow, actor, ref).project.id
+            if project_id not in ids:
+                ids.append(project_id)
+        token = StreamToken(
+            id=new_id("stk"), user_id=actor.user_id, name=label,
+            display_prefix=display_prefix(secret), project_ids=tuple(ids),
+            created_by=actor_stamp(actor), created_at=uow.now,
+            expires_at=uow.now + timedelta(seconds=lifetime_seconds), revoked_at=None,
+        )  # fmt: skip
+        tokens_of(uow).add(token, hash_token_secret(secret))
+        uow.record_event(
+            "stream_token.created",
+            actor=actor.as_payload(),
+            payload={"streamTokenId": token.id, "projectIds": ids},
+        )
+        return {"streamToken": token_view(token, uow.now, _keys(uow, set(ids))), "secret": secret}
+
+    return db.write(work)
+
+
+def _within(actor: Actor, token: StreamToken) -> bool:
+    """Whether the caller may see the token: its person's, and inside a limited token's
+    project."""
+    cap = actor.project_cap
+    return token.user_id == actor.user_id and (cap is None or set(token.project_ids) <= {cap})
+
+
+def list_stream_tokens(db: Database, actor: Actor) -> dict[str, Any]:
+    """The stream tokens of the caller's person, newest first (never their secrets); for a
+    project-limited token, those that follow only its project."""
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        found = [
+            t for t in tokens_of(uow).of_user(actor.user_id, limit=MAX_LISTED) if _within(actor, t)
+        ]
+        keys = _keys(uow, {p for t in found for p in t.project_ids})
+        return {"streamTokens": [token_view(t, uow.now, keys) for t in found]}
+
+    return db.read(work)
+
+
+def revoke_stream_token(db: Database, actor: Actor, *, token_id: str) -> dict[str, Any]:
+    """Stop a stream token of the caller's person at once (an open stream ends within
+    seconds). Revoking one already revoked changes nothing.
+
+    Raises:
+        NotFound: no such stream token of this person.
+    """
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        repo = tokens_of(uow)
+        found = repo.get(token_id) if "\x00" not in token_id else None
+        if found is None or not _within(actor, found):
+            raise NotFound(
+                f"No stream token {token_id!r} of yours; list_stream_tokens shows them.",
+                {"resource": "streamToken", "ref": token_id},
+            )
+        changed = found.revoked_at is None
+        if changed:
+            repo.revoke(found.id, uow.now)
+            uow.record_event(
+                "stream_token.revoked",
+                actor=actor.as_payload(),
+                payload={"streamTokenId": found.id},
+            )
+        now = repo.get(found.id) or found
+        keys = _keys(uow, set(now.project_ids))
+        return {"streamToken": token_view(now, uow.now, keys), "changed": changed}
+
+    return db.write(work)
+
+
+def stream_grant(db: Database, secret: str) -> StreamGrant | None:
+    """What a still valid stream token may follow, or None (unknown, revoked, expired)."""
+    if not is_well_formed(secret, STREAM_PREFIX):
+        return None
+
+    def work(uow: UnitOfWork) -> StreamGrant | None:
+        found = tokens_of(uow).by_hash(hash_token_secret(secret))
+        if found is None or not found.valid(uow.now):
+            return None
+        return StreamGrant(found.id, found.user_id, found.project_ids)
+
+    return db.read(work)
+
+
+def still_valid(db: Database, token_id: str) -> bool:
+    """Whether a stream token still works (checked again while its streams are open)."""
+
+    def work(uow: UnitOfWork) -> bool:
+        found = tokens_of(uow).get(token_id)
+        return found is not None and found.valid(uow.now)
+
+    return db.read(work)

@@ -1,0 +1,87 @@
+"""Stream tokens: rows by id and by the SHA-256 of the secret, a person's list, revocation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, Row, bindparam, select, update
+
+from crewboard.storage.identity.tables import stream_tokens
+
+_s = stream_tokens.c
+_BY_HASH = select(stream_tokens).where(_s.secret_hash == bindparam("secret_hash"))
+_BY_ID = select(stream_tokens).where(_s.id == bindparam("id"))
+
+
+@dataclass(frozen=True)
+class StreamToken:
+    id: str
+    user_id: str
+    name: str
+    display_prefix: str
+    project_ids: tuple[str, ...]
+    created_by: dict[str, Any]
+    created_at: datetime
+    expires_at: datetime
+    revoked_at: datetime | None
+
+    def valid(self, now: datetime) -> bool:
+        return self.revoked_at is None and now < self.expires_at
+
+
+def _token(row: Row[Any]) -> StreamToken:
+    return StreamToken(
+        id=row.id,
+        user_id=row.user_id,
+        name=row.name,
+        display_prefix=row.display_prefix,
+        project_ids=tuple(row.project_ids),
+        created_by=row.created_by,
+        created_at=row.created_at,
+        expires_at=row.expires_at,
+        revoked_at=row.revoked_at,
+    )
+
+
+class StreamTokenRepository:
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def add(self, token: StreamToken, secret_hash: str) -> None:
+        self.conn.execute(
+            stream_tokens.insert(),
+            {
+                "id": token.id, "user_id": token.user_id, "name": token.name,
+                "secret_hash": secret_hash, "display_prefix": token.display_prefix,
+                "project_ids": list(token.project_ids), "created_by": token.created_by,
+                "created_at": token.created_at, "expires_at": token.expires_at,
+                "revoked_at": None,
+            },
+        )  # fmt: skip
+
+    def by_hash(self, secret_hash: str) -> StreamToken | None:
+        row = self.conn.execute(_BY_HASH, {"secret_hash": secret_hash}).first()
+        return None if row is None else _token(row)
+
+    def get(self, token_id: str) -> StreamToken | None:
+        row = self.conn.execute(_BY_ID, {"id": token_id}).first()
+        return None if row is None else _token(row)
+
+    def of_user(self, user_id: str, *, limit: int) -> list[StreamToken]:
+        """The person's stream tokens, newest first."""
+        rows = self.conn.execute(
+            select(stream_tokens)
+            .where(_s.user_id == user_id)
+            .order_by(_s.created_at.desc(), _s.id)
+            .limit(limit)
+        )
+        return [_token(row) for row in rows]
+
+    def revoke(self, token_id: str, at: datetime) -> None:
+        self.conn.execute(
+            update(stream_tokens)
+            .where(_s.id == token_id, _s.revoked_at.is_(None))
+            .values(revoked_at=at)
+        )
