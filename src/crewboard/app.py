@@ -162,7 +162,7 @@ def create_app(
             *web_routes(),
         ],
         middleware=[
-            Middleware(SecurityHeaders),
+            Middleware(SecurityHeaders, node_name=settings.node_name),
             Middleware(HostOriginGuard, settings=settings),
         ],
         lifespan=lifespan,

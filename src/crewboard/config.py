@@ -58,6 +58,11 @@ class Settings(BaseSettings):
         description="Email of the owner account made on first start.",
     )
     log_level: str = Field(default="info", description="uvicorn log level.")
+    node_name: str = Field(
+        default="",
+        max_length=64,
+        description="This process's name behind a load balancer, sent as X-Crewboard-Node.",
+    )
 
     @field_validator("allowed_hosts", "allowed_origins", mode="before")
     @classmethod

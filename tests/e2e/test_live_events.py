@@ -10,7 +10,6 @@ import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx2
 import pytest
@@ -23,6 +22,7 @@ from crewboard.storage.database import Database
 from tests.support.factories import make_project, make_user
 from tests.support.mcp_client import body_of, mcp_client
 from tests.support.server import free_port, running_server
+from tests.support.sse import Reader
 
 WRITES = 1000
 SUBSCRIBERS = 20
@@ -66,55 +66,6 @@ def write_events(db: Database, key: str, count: int, start: int = 0) -> None:
                 "test.tick", actor={}, payload={"n": n}, project_id=project
             )
         )
-
-
-class Reader:
-    """Reads one stream in a thread: the events (id, payload n) and control messages."""
-
-    def __init__(self, url: str, secret: str, *, want: int, last_id: str | None = None) -> None:
-        self.url, self.secret, self.want, self.last_id = url, secret, want, last_id
-        self.events: list[tuple[int, Any]] = []
-        self.controls: list[tuple[str, dict[str, Any]]] = []
-        self.status = 0
-        self.ready = threading.Event()
-        self.thread = threading.Thread(target=self.run, daemon=True)
-        self.thread.start()
-
-    def run(self) -> None:
-        headers = {"Authorization": f"Bearer {self.secret}"}
-        if self.last_id is not None:
-            headers["Last-Event-ID"] = self.last_id
-        with (
-            httpx2.Client(timeout=httpx2.Timeout(30.0)) as client,
-            client.stream("GET", self.url, headers=headers) as answer,
-        ):
-            self.status = answer.status_code
-            if answer.status_code != 200:
-                self.ready.set()
-                return
-            kind, data = "message", ""
-            for line in answer.iter_lines():
-                if line.startswith("retry:"):
-                    self.ready.set()
-                elif line.startswith("event:"):
-                    kind = line[6:].strip()
-                elif line.startswith("data:"):
-                    data = line[5:].strip()
-                elif line == "" and data:
-                    body = json.loads(data)
-                    if kind == "message":
-                        self.events.append((body["id"], body["payload"].get("n")))
-                    else:
-                        self.controls.append((kind, body))
-                        if kind == "end":
-                            return
-                    kind, data = "message", ""
-                    if len(self.events) >= self.want:
-                        return
-
-    def join(self, timeout: float = 60.0) -> None:
-        self.thread.join(timeout)
-        assert not self.thread.is_alive(), f"still reading after {timeout} s: {len(self.events)}"
 
 
 def events_url(base: str, key: str = "CRW") -> str:

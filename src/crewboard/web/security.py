@@ -27,10 +27,12 @@ HEADERS = {
 
 
 class SecurityHeaders:
-    """Add the strict headers to every response that does not set its own."""
+    """Add the strict headers to every response that does not set its own (and, behind a load
+    balancer, which node answered)."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, node_name: str = "") -> None:
         self.app = app
+        self.node = node_name
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -43,6 +45,8 @@ class SecurityHeaders:
                 for name, value in HEADERS.items():
                     if name not in headers:
                         headers[name] = value
+                if self.node:
+                    headers["x-crewboard-node"] = self.node
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
