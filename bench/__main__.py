@@ -18,6 +18,10 @@ elif sys.argv[1:2] == ["specs"]:  # re-anchoring comment threads on a save (benc
     from bench.specs import main as specs_main
 
     specs_main(sys.argv[2:])
+elif sys.argv[1:2] == ["live"]:  # live events: latency, memory, subscribers (bench/live.py)
+    from bench.live import main as live_main
+
+    live_main(sys.argv[2:])
 elif sys.argv[1:2] == ["peers"]:  # beside Backlog.md and task-master-ai (bench/peers/)
     from bench.peers.__main__ import main as peers_main
 

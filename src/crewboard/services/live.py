@@ -152,6 +152,12 @@ class Broker:
                                                              limit=BATCH))  # fmt: skip
 
     def _hand_out(self, row: dict[str, Any]) -> None:
+        if row["type"] == "stream_token.revoked":
+            # On every node at once: the revocation is in the log like any change.
+            revoked = row["payload"].get("streamTokenId")
+            for sub in [s for s in self.subscriptions if s.holder == revoked]:
+                self._cut(sub, "The stream token was revoked.")
+            return
         for sub in list(self.subscriptions):
             if row["project_id"] not in sub.projects:
                 continue
