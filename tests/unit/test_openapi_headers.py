@@ -15,12 +15,13 @@ from crewboard.api.routes import all_endpoints
 
 # The helpers (and the direct read) through which handlers take each header.
 READERS = {
-    "Idempotency-Key": ("keyed_body(", "_idempotency_key(", '"idempotency-key"'),
+    "Idempotency-Key": ("keyed_body(", "_idempotency_key(", '"idempotency-key"', "_revise("),
     "If-Match": (
         "expected_revision(request",
         "_if_match(request",
         "if_match(request",
         "_expected(",
+        "_revise(",
     ),
 }
 ENDPOINTS = [pytest.param(e, id=f"{e.method} {e.path}") for e in all_endpoints()]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import zipfile
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import Field
@@ -34,8 +35,9 @@ from crewboard.api.common import (
     run_service,
     workspace_of,
 )
+from crewboard.domain.models import Actor
 from crewboard.errors import NotFound, ValidationFailed
-from crewboard.jsonbody import MAX_UPLOAD_BODY
+from crewboard.jsonbody import MAX_BODY, MAX_UPLOAD_BODY
 from crewboard.mcp import args as a
 from crewboard.mcp.render import WINDOW_ROOM
 from crewboard.mcp.tools.artifacts.artifacts import (
@@ -48,6 +50,8 @@ from crewboard.mcp.tools.artifacts.artifacts import (
     inputs,
 )
 from crewboard.services.artifacts import artifacts
+from crewboard.services.identity.access import WorkspaceRef
+from crewboard.storage.database import Database
 
 P = "/api/v1/projects/{project}"
 A = f"{P}/artifacts"
@@ -216,57 +220,44 @@ def _write_args(request: Request, data: dict[str, Any], model: type[a.Args], exp
     return parse_args(model, filled)
 
 
-@reads_headers(IDEMPOTENCY_KEY, IF_MATCH_REVISION)
-async def write_revision(request: Request) -> Created:
-    data = _carried(await keyed_body(request, MAX_UPLOAD_BODY))
+async def _revise(
+    request: Request, model: type[a.Args], limit: int, write: Callable[..., Any]
+) -> Created:
+    """A new revision from the count the writer read (If-Match 412, expectedVersion 409):
+    `write(db, actor, args, workspace)` makes it."""
+    data = _carried(await keyed_body(request, limit))
     workspace = workspace_of(data)
     expected, via_header = _expected(request, data)
-    args = _write_args(request, data, WriteArtifactRevision, expected)
-    files = inputs(args.files)
+    args = _write_args(request, data, model, expected)
     result = await guard_precondition(
-        lambda: run_service(
-            request,
-            lambda db, actor: artifacts.write_artifact_revision(
-                db,
-                actor,
-                project=args.project_id,
-                workspace_id=workspace,
-                ref=args.artifact_id,
-                files=files,
-                remove=args.remove,
-                base_revision=args.base_revision,
-                expected_version=args.expected_version,
-                idempotency_key=args.idempotency_key,
-            ),
-        ),
+        lambda: run_service(request, lambda db, actor: write(db, actor, args, workspace)),
         via_header,
     )
     return created(result)
+
+
+@reads_headers(IDEMPOTENCY_KEY, IF_MATCH_REVISION)
+async def write_revision(request: Request) -> Created:
+    def write(db: Database, actor: Actor, args: Any, workspace: WorkspaceRef) -> Any:
+        return artifacts.write_artifact_revision(
+            db, actor, project=args.project_id, workspace_id=workspace, ref=args.artifact_id,
+            files=inputs(args.files), remove=args.remove, base_revision=args.base_revision,
+            expected_version=args.expected_version, idempotency_key=args.idempotency_key,
+        )  # fmt: skip
+
+    return await _revise(request, WriteArtifactRevision, MAX_UPLOAD_BODY, write)
 
 
 @reads_headers(IDEMPOTENCY_KEY, IF_MATCH_REVISION)
 async def rollback(request: Request) -> Created:
-    data = _carried(await keyed_body(request))
-    workspace = workspace_of(data)
-    expected, via_header = _expected(request, data)
-    args = _write_args(request, data, RollbackArtifact, expected)
-    result = await guard_precondition(
-        lambda: run_service(
-            request,
-            lambda db, actor: artifacts.rollback_artifact(
-                db,
-                actor,
-                project=args.project_id,
-                workspace_id=workspace,
-                ref=args.artifact_id,
-                revision=args.revision,
-                expected_version=args.expected_version,
-                idempotency_key=args.idempotency_key,
-            ),
-        ),
-        via_header,
-    )
-    return created(result)
+    def write(db: Database, actor: Actor, args: Any, workspace: WorkspaceRef) -> Any:
+        return artifacts.rollback_artifact(
+            db, actor, project=args.project_id, workspace_id=workspace, ref=args.artifact_id,
+            revision=args.revision, expected_version=args.expected_version,
+            idempotency_key=args.idempotency_key,
+        )  # fmt: skip
+
+    return await _revise(request, RollbackArtifact, MAX_BODY, write)
 
 
 # --- what OpenAPI shows of the queries and bodies ----------------------------------------------

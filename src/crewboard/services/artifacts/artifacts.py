@@ -11,7 +11,7 @@ revision, spec file or attachment names any more are deleted in the same transac
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from crewboard.domain.artifacts import (
@@ -367,11 +367,8 @@ def _add_revision(
         author=stamp,
         created_at=uow.now,
     )
-    moved = Artifact(
-        **{**artifact.__dict__, "revision_count": number, "updated_by": stamp,
-           "updated_at": uow.now}
-    )  # fmt: skip
-    if number > 1 and not repo.advance(moved, expected_count=artifact.revision_count):
+    moved = replace(artifact, revision_count=number, updated_by=stamp, updated_at=uow.now)
+    if not repo.advance(moved, expected_count=artifact.revision_count):
         raise _conflict(repo.get(artifact.id) or artifact, artifact.revision_count)
     repo.add_revision(saved, files.values())
     dropped = repo.drop_before(artifact.id, oldest_kept(number))
@@ -440,17 +437,16 @@ def create_artifact(
                     {"field": "slug", "artifactId": taken.id, "slug": slug},
                 )
             stamp = stamp_of(uow, actor)
+            # Added with no revision; _add_revision then moves it to 1 like any write.
             artifact = Artifact(
                 id=new_id("art"), project_id=access.project.id, slug=slug, title=shown_title,
-                description=about, revision_count=1, created_by=stamp, created_at=uow.now,
+                description=about, revision_count=0, created_by=stamp, created_at=uow.now,
                 updated_by=stamp, updated_at=uow.now,
             )  # fmt: skip
-            stored = _stored_files(uow, files)
-            check_revision(stored)
             repo.add(artifact)
-            made = Artifact(**{**artifact.__dict__, "revision_count": 0})
+            stored = _stored_files(uow, files)
             moved, saved = _add_revision(
-                uow, actor, access, made, stored, kind=RevisionKind.FULL, base=None
+                uow, actor, access, artifact, stored, kind=RevisionKind.FULL, base=None
             )
             return _written(moved, saved, stored)
 
