@@ -153,6 +153,12 @@ def test_who_may_follow_what(db: Database, me: Actor, owner: User, base: str) ->
     by_api.join()
     assert by_api.events
     assert httpx2.get(events_url(base)).status_code == 401
+    for bad in ("cbs_unknown", "not-a-token"):
+        refused = httpx2.get(events_url(base), headers={"authorization": f"Bearer {bad}"})
+        assert refused.status_code == 401
+        assert refused.json()["error"]["code"] == "UNAUTHENTICATED"
+    nul = httpx2.get(events_url(base, "C%00W"), headers={"authorization": f"Bearer {only_crw}"})
+    assert nul.status_code == 404
     stranger = make_user(db, "stranger@example.com")
     with pytest.raises(Exception, match="No project"):
         stream_tokens.create_stream_token(db, person_actor(stranger), projects=["CRW"])

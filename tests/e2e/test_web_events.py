@@ -1,10 +1,10 @@
-"""The live stream for signed-in people: Server-Sent Events from the event log, resumable."""
+"""The live stream for signed-in people: Server-Sent Events from the broker, resumable."""
 
 from __future__ import annotations
 
 import json
 import threading
-from contextlib import closing
+from contextlib import ExitStack, closing
 from typing import Any
 
 import httpx2
@@ -14,6 +14,7 @@ from crewboard.domain.models import User
 from crewboard.services.board import tasks
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
+from crewboard.web.events import TABS
 from tests.support.factories import make_project, make_user
 from tests.support.web import sign_in
 
@@ -93,3 +94,17 @@ def test_a_new_stream_starts_at_now_and_only_shows_the_chosen_project(
 def test_the_stream_needs_a_session(url: str) -> None:
     with httpx2.Client(base_url=url) as client:
         assert client.get("/events").status_code == 401
+
+
+def test_one_browser_session_may_hold_a_stream_per_tab_up_to_the_cap(url: str, owner: User) -> None:
+    with closing(sign_in(url, owner.email)) as client, ExitStack() as open_streams:
+        for _ in range(TABS):
+            answer = open_streams.enter_context(client.stream("GET", "/events", timeout=10))
+            assert answer.status_code == 200
+        refused = client.get("/events", timeout=10)
+        assert refused.status_code == 429
+        assert f"{TABS} live streams" in refused.json()["error"]["message"]
+        assert refused.headers["retry-after"] == "5"
+        other = open_streams.enter_context(closing(sign_in(url, owner.email)))
+        answer = open_streams.enter_context(other.stream("GET", "/events", timeout=10))
+        assert answer.status_code == 200  # another session (the same person) has its own room

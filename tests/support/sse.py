@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from typing import Any
 
 import httpx2
@@ -20,6 +21,7 @@ class Reader:
         self.nodes: set[str] = set()
         self.dropped: str | None = None
         self.events: list[tuple[int, Any]] = []
+        self.arrived: list[float] = []  # perf_counter() when each event came, for latencies
         self.controls: list[tuple[str, dict[str, Any]]] = []
         self.status = 0
         self.ready = threading.Event()
@@ -58,6 +60,7 @@ class Reader:
                 elif line == "" and data:
                     body = json.loads(data)
                     if kind == "message":
+                        self.arrived.append(time.perf_counter())
                         self.events.append((body["id"], body["payload"].get("n")))
                     else:
                         self.controls.append((kind, body))

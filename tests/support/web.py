@@ -19,7 +19,10 @@ def sign_in(base: str, email: str, password: str = PASSWORD) -> httpx2.Client:
     It sends `Sec-Fetch-Site: same-origin` as a browser does for a page's own forms.
     """
     client = httpx2.Client(
-        base_url=base, follow_redirects=False, headers={"sec-fetch-site": "same-origin"}
+        base_url=base,
+        follow_redirects=False,
+        headers={"sec-fetch-site": "same-origin"},
+        timeout=30,  # not the default 5 s: a loaded 2-core machine can take longer
     )
     form = client.get("/login")
     token = _LOGIN.search(form.text)

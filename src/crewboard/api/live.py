@@ -5,24 +5,20 @@ signed-in browser.
 Every change event of the project goes out in commit order as `id: N` and one JSON line (its
 type, ids, time, who, and its payload). `Last-Event-ID` (or `?after=N`) resumes exactly after
 N; an id this server cannot resume from (newer than its newest event) gets an `event: reset`
-that says so, then the stream goes on from now. A comment line every HEARTBEAT seconds keeps
-proxies from closing a quiet stream. A stream ends with an `event: end` and its reason when
-its token is revoked or runs out, when the client falls too far behind, or when the server
-stops.
+that says so, then the stream goes on from now. Heartbeats keep a quiet stream open. A stream
+ends with an `event: end` and its reason when its token is revoked or runs out, when the client
+falls too far behind, or when the server stops. The streaming itself is `crewboard.web.sse`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from anyio import to_thread
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import Response
 from starlette.routing import Route
 
 from crewboard.api.auth import bearer_secret
@@ -33,14 +29,11 @@ from crewboard.services.identity.access import access_project
 from crewboard.services.identity.stream_tokens import still_valid, stream_grant
 from crewboard.services.identity.tokens import authenticate_token
 from crewboard.services.identity.web_sessions import session_of
-from crewboard.services.live import Broker, StreamRefused, Subscription
+from crewboard.services.live import Subscription
 from crewboard.services.views import iso
 from crewboard.storage.database import Database
 from crewboard.web.context import SESSION_COOKIE
-
-HEARTBEAT = 15.0  # seconds between comments on a quiet stream
-CHECK = 2.0  # seconds between checks that the stream's token still works
-BACKFILL = 500  # events read from the log at a time while catching up
+from crewboard.web.sse import BACKFILL, Stream, open_stream
 
 
 def event_lines(row: dict[str, Any]) -> str:
@@ -54,10 +47,6 @@ def event_lines(row: dict[str, Any]) -> str:
         "payload": row.get("payload"),
     }
     return f"id: {row['id']}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
-
-
-def control(kind: str, reason: str, **more: Any) -> str:
-    return f"event: {kind}\ndata: {json.dumps({'reason': reason, **more})}\n\n"
 
 
 def _project_for_grant(db: Database, ref: str, allowed: tuple[str, ...], user_id: str) -> str:
@@ -110,116 +99,23 @@ def _log_after(db: Database, project: str, after: int) -> list[dict[str, Any]]:
     )
 
 
-def _resume_point(request: Request) -> int | None:
-    raw = request.headers.get("last-event-id") or request.query_params.get("after")
-    if raw is None:
-        return None
-    raw = raw.strip()
-    if not (raw.isascii() and raw.isdigit() and len(raw) <= 18):
-        return -1
-    return int(raw)
-
-
 async def project_events(request: Request) -> Response:
     db: Database = request.app.state.db
-    broker: Broker = request.app.state.broker
     try:
         project, holder, stream_token = await _who(request, db, request.path_params["project"])
     except CrewboardError as error:
         return error_response(error)
-    try:
-        sub = broker.subscribe({project}, holder)
-    except StreamRefused as refused:
-        return JSONResponse(
-            {"error": {"code": "LIMIT_EXCEEDED", "message": refused.reason, "details": {}}},
-            status_code=refused.status,
-            headers={"retry-after": "5"},
+
+    def make(sub: Subscription) -> Stream:
+        return Stream(
+            request,
+            sub,
+            event_lines,
+            partial(_log_after, db, project),
+            None if stream_token is None else partial(still_valid, db, stream_token),
         )
-    wanted = _resume_point(request)
 
-    following = _Stream(request, db, sub, project, stream_token)
-
-    async def stream() -> AsyncIterator[str]:
-        try:
-            async for chunk in _follow(following, wanted):
-                yield chunk
-        finally:
-            broker.unsubscribe(sub)
-
-    return StreamingResponse(
-        stream(),
-        media_type="text/event-stream",
-        headers={"cache-control": "no-store", "x-accel-buffering": "no"},
-    )
-
-
-@dataclass(frozen=True)
-class _Stream:
-    request: Request
-    db: Database
-    sub: Subscription
-    project: str
-    stream_token: str | None  # checked again while the stream is open
-
-
-async def _follow(stream: _Stream, wanted: int | None) -> AsyncIterator[str]:
-    yield "retry: 2000\n\n"
-    if wanted is not None and (wanted < 0 or wanted > stream.sub.start):
-        yield control(
-            "reset",
-            "Last-Event-ID names no event this server can resume after; the stream goes on from "
-            "the newest event. Read the project again to catch up.",
-            resumeFrom=stream.sub.start,
-        )
-    elif wanted is not None:
-        async for chunk in _catch_up(stream, wanted):
-            yield chunk
-    async for chunk in _live(stream):
-        yield chunk
-
-
-async def _catch_up(stream: _Stream, after: int) -> AsyncIterator[str]:
-    """From the log, up to where the broker stood when the stream joined; what came after is
-    in the stream's queue."""
-    while True:
-        rows = await to_thread.run_sync(_log_after, stream.db, stream.project, after)
-        rows = [r for r in rows if r["id"] <= stream.sub.start]
-        for row in rows:
-            after = row["id"]
-            yield event_lines(row)
-        if len(rows) < BACKFILL:
-            return
-
-
-async def _live(stream: _Stream) -> AsyncIterator[str]:
-    sub = stream.sub
-    last = sub.start
-    loop = asyncio.get_running_loop()
-    checked = quiet = loop.time()
-    while sub.cut is None and not await stream.request.is_disconnected():
-        if stream.stream_token is not None and loop.time() - checked >= CHECK:
-            checked = loop.time()
-            if not await to_thread.run_sync(still_valid, stream.db, stream.stream_token):
-                yield control("end", "The stream token was revoked or has expired.")
-                return
-        sent = False
-        while not sub.queue.empty():
-            row = sub.queue.get_nowait()
-            if row["id"] > last:
-                last = row["id"]
-                sent = True
-                yield event_lines(row)
-        if sent:
-            quiet = loop.time()
-            continue
-        if loop.time() - quiet >= HEARTBEAT:
-            quiet = loop.time()
-            yield ": heartbeat\n\n"
-        sub.woken.clear()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(sub.woken.wait(), min(CHECK, HEARTBEAT))
-    if sub.cut is not None:
-        yield control("end", sub.cut)
+    return open_stream(request.app.state.broker, request, frozenset({project}), holder, make)
 
 
 ROUTES = [Route("/api/v1/projects/{project}/events", project_events, methods=["GET"])]

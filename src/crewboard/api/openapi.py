@@ -41,6 +41,52 @@ _PATH_SCHEMAS: dict[str, dict[str, Any]] = {"revision": {"type": "integer", "min
 _PATH_FIELDS = {"project": "projectId"}
 _REF = "#/components/schemas/"
 
+# The live stream is served beside the endpoint table (it streams rather than answers once),
+# so its operation is written here; `crewboard.api.live` is what it describes.
+LIVE_PATH = "/api/v1/projects/{project}/events"
+_REFUSAL = {"application/json": {"schema": {"$ref": f"{_REF}Error"}}}
+_LIVE: dict[str, Any] = {
+    "operationId": "get_projects_project_events",
+    "summary": "Follow a project's change events live, as Server-Sent Events",
+    "description": (
+        "Every change event of the project in commit order, each as `id: N` and one JSON "
+        "`data:` line (id, type, projectId, taskId, at, actor, payload). Send a stream token "
+        "(cbs_…, from create_stream_token), an API token or a session cookie. `Last-Event-ID` "
+        "(or `after`) resumes exactly after that event; an id the server cannot resume after "
+        "gets `event: reset`. Comment lines are heartbeats. `event: end` carries the reason a "
+        "stream ends (token revoked or expired, client too far behind, server stopping)."
+    ),
+    "parameters": [
+        {"name": "project", "in": "path", "required": True, "schema": {"type": "string"}},
+        {
+            "name": "after",
+            "in": "query",
+            "required": False,
+            "description": "Resume after this event id (the header wins when both are sent).",
+            "schema": {"type": "integer", "minimum": 0},
+        },
+        {
+            "name": "Last-Event-ID",
+            "in": "header",
+            "required": False,
+            "description": "The id of the last event the client holds; the stream resumes after it.",
+            "schema": {"type": "string", "minLength": 1},
+        },
+    ],
+    "responses": {
+        "200": {
+            "description": "The event stream (it stays open)",
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        },
+        "429": {
+            "description": "This token has as many streams open as it may",
+            "content": _REFUSAL,
+        },
+        "503": {"description": "This node holds as many streams as it may", "content": _REFUSAL},
+        "default": {"description": "A refusal with a stable code", "content": _REFUSAL},
+    },
+}
+
 
 def openapi_document(base_url: str) -> dict[str, Any]:
     """The REST API's OpenAPI 3.1 document for a server at `base_url` (a copy)."""
@@ -54,6 +100,7 @@ def _openapi_document(base_url: str) -> dict[str, Any]:
     for endpoint in all_endpoints():
         operation = _operation(endpoint, schemas)
         paths.setdefault(endpoint.path, {})[endpoint.method.lower()] = operation
+    paths[LIVE_PATH] = {"get": _LIVE}
     return {
         "openapi": "3.1.0",
         "info": {"title": "Crewboard REST API", "version": __version__},

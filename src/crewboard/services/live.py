@@ -31,6 +31,7 @@ from crewboard.storage.uow import EVENT_CHANNEL, EventRecord
 log = logging.getLogger(__name__)
 
 POLL = 1.0  # seconds: the longest an event waits when no wake-up reaches the broker
+GATHER = 0.01  # seconds: the least time between two reads of the log
 BATCH = 500  # events read at a time
 QUEUE = 2000  # events a stream may have waiting before it is cut as too slow
 MAX_STREAMS = 500  # streams one process holds
@@ -75,6 +76,7 @@ class Broker:
         self.subscriptions: set[Subscription] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wake = asyncio.Event()
+        self._last_read = 0.0
         self._stopping = threading.Event()
         db.add_event_listener(self._heard)
 
@@ -117,10 +119,15 @@ class Broker:
             listener = threading.Thread(target=self._listen, name="live-listen", daemon=True)
             listener.start()
         try:
+            loop = asyncio.get_running_loop()
             while True:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), self.poll)
+                # Under a stream of commits, wake-ups come faster than reads are worth: read
+                # at most every GATHER seconds, so one read hands out what came meanwhile.
+                await asyncio.sleep(max(0.0, self._last_read + GATHER - loop.time()))
                 self._wake.clear()
+                self._last_read = loop.time()
                 await self._read_new()
         finally:
             self._stopping.set()
@@ -175,8 +182,11 @@ class Broker:
 
     # --- streams ---------------------------------------------------------------------------
 
-    def subscribe(self, projects: Iterable[str], holder: str) -> Subscription:
-        """A new stream of these projects' events.
+    def subscribe(
+        self, projects: Iterable[str], holder: str, *, per_holder: int | None = None
+    ) -> Subscription:
+        """A new stream of these projects' events; `per_holder` overrides the per-token cap
+        (a browser session's tabs).
 
         Raises:
             StreamRefused: the process or the holder has as many streams as it may.
@@ -187,11 +197,11 @@ class Broker:
                 "another node.",
                 503,
             )
+        cap = self.per_token if per_holder is None else per_holder
         held = sum(1 for sub in self.subscriptions if sub.holder == holder)
-        if held >= self.per_token:
+        if held >= cap:
             raise StreamRefused(
-                f"This token has {self.per_token} live streams open on this server already; "
-                "close one first.",
+                f"This token has {cap} live streams open on this server already; close one first.",
                 429,
             )
         sub = Subscription(frozenset(projects), holder, self.cursor)

@@ -1,36 +1,30 @@
-"""The live stream for signed-in people: Server-Sent Events fed by the event log.
+"""The live stream for signed-in people: Server-Sent Events from the process's broker.
 
 Each event goes out as `id: N` and a small JSON line (type, project, task, time; never a
-payload's text). A browser that reconnects sends Last-Event-ID and gets what it missed, in
-order. The log is read every POLL seconds, so every node sees every node's events.
+payload's text): pages use it only to know when to refresh. A browser that reconnects sends
+Last-Event-ID and gets what it missed, in order, from the log (`crewboard.web.sse`). The
+broker is woken by commits on every node, so a page shows changes made through any node.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any
 
-import anyio
 from anyio import to_thread
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 
 from crewboard.services.identity.web_sessions import session_of
+from crewboard.services.live import Subscription
 from crewboard.services.views import iso
 from crewboard.storage.database import Database
 from crewboard.web.context import SESSION_COOKIE, _projects
+from crewboard.web.sse import BACKFILL, Stream, open_stream
 
-POLL = 0.5  # seconds between reads of the event log
-HEARTBEAT = 15.0  # seconds between comments that keep proxies from closing the stream
-BATCH = 200
-
-
-def _start(request: Request, db: Database, project_ids: list[str]) -> int:
-    raw = request.headers.get("last-event-id") or request.query_params.get("after")
-    if raw and raw.isascii() and raw.isdigit() and len(raw) <= 18:
-        return int(raw)
-    return db.read(lambda uow: uow.events.latest_id(project_ids))
+TABS = 20  # streams one browser session may hold on one node (one per open tab)
 
 
 def _line(event: dict[str, Any]) -> str:
@@ -45,39 +39,25 @@ def _line(event: dict[str, Any]) -> str:
 
 
 def _read(db: Database, project_ids: list[str], after: int) -> list[dict[str, Any]]:
-    return db.read(lambda uow: uow.events.list_after_many(project_ids, after_id=after, limit=BATCH))
+    return db.read(
+        lambda uow: uow.events.list_after_many(project_ids, after_id=after, limit=BACKFILL)
+    )
 
 
 async def events(request: Request) -> Response:
     db: Database = request.app.state.db
-    signed_in = await to_thread.run_sync(session_of, db, request.cookies.get(SESSION_COOKIE))
-    if signed_in is None:
+    cookie = request.cookies.get(SESSION_COOKIE)
+    signed_in = await to_thread.run_sync(session_of, db, cookie)
+    if signed_in is None or cookie is None:
         return Response("Sign in first.", status_code=401)
     projects = await to_thread.run_sync(_projects, db, signed_in.actor)
     wanted = request.query_params.get("project")
     ids = [p["id"] for p in projects if wanted in (None, p["id"], p["key"])]
-    after = await to_thread.run_sync(_start, request, db, ids)
+    holder = "web:" + hashlib.sha256(cookie.encode()).hexdigest()[:24]
 
-    async def stream() -> AsyncIterator[str]:
-        last = after
-        quiet = 0.0
-        yield "retry: 2000\n\n"
-        while not await request.is_disconnected():
-            rows = await to_thread.run_sync(_read, db, ids, last) if ids else []
-            for row in rows:
-                last = row["id"]
-                yield _line(row)
-            if rows:
-                quiet = 0.0
-                continue
-            quiet += POLL
-            if quiet >= HEARTBEAT:
-                quiet = 0.0
-                yield ": still here\n\n"
-            await anyio.sleep(POLL)
+    def make(sub: Subscription) -> Stream:
+        return Stream(request, sub, _line, partial(_read, db, ids))
 
-    return StreamingResponse(
-        stream(),
-        media_type="text/event-stream",
-        headers={"cache-control": "no-store", "x-accel-buffering": "no"},
+    return open_stream(
+        request.app.state.broker, request, frozenset(ids), holder, make, per_holder=TABS
     )

@@ -1,0 +1,164 @@
+"""Following the broker over Server-Sent Events: the part the web app's `/events` and the REST
+door's `/api/v1/projects/{id}/events` share.
+
+A stream subscribes to the broker first, then (when the client sent `Last-Event-ID`) catches
+up from the log up to where the broker stood when it joined, then takes the rest from its
+queue. Ids only grow, so nothing is sent twice and nothing falls between the two. An id this
+server cannot resume after gets an `event: reset` naming where the stream goes on from. A
+comment line every HEARTBEAT seconds keeps proxies from closing a quiet stream, and a stream
+that is cut (revoked, too slow, server stopping) ends with an `event: end` and the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from anyio import to_thread
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from crewboard.services.live import Broker, StreamRefused, Subscription
+
+HEARTBEAT = 15.0  # seconds between comments on a quiet stream
+CHECK = 2.0  # seconds between checks that the stream's credential still works
+BACKFILL = 500  # events read from the log at a time while catching up
+RETRY_MS = 2000  # how long a browser waits before it reconnects
+
+Row = dict[str, Any]
+
+
+def control(kind: str, reason: str, **more: Any) -> str:
+    return f"event: {kind}\ndata: {json.dumps({'reason': reason, **more})}\n\n"
+
+
+def resume_point(request: Request) -> int | None:
+    """The id the client wants to resume after: None when it sent none, -1 when it is not an
+    event id at all."""
+    raw = request.headers.get("last-event-id") or request.query_params.get("after")
+    if raw is None:
+        return None
+    raw = raw.strip()
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 18):
+        return -1
+    return int(raw)
+
+
+@dataclass(frozen=True)
+class Stream:
+    """One open stream and what it needs besides the broker's queue."""
+
+    request: Request
+    sub: Subscription
+    line: Callable[[Row], str]  # one event as SSE lines
+    read_log: Callable[[int], list[Row]]  # the stream's events after an id (blocking)
+    still_valid: Callable[[], bool] | None = None  # checked every CHECK seconds (blocking)
+
+
+def open_stream(
+    broker: Broker,
+    request: Request,
+    projects: frozenset[str],
+    holder: str,
+    make: Callable[[Subscription], Stream],
+    *,
+    per_holder: int | None = None,
+) -> Response:
+    """Subscribe and answer with the event stream, or with 429/503 when there is no room."""
+    try:
+        sub = broker.subscribe(projects, holder, per_holder=per_holder)
+    except StreamRefused as refused:
+        return JSONResponse(
+            {"error": {"code": "LIMIT_EXCEEDED", "message": refused.reason, "details": {}}},
+            status_code=refused.status,
+            headers={"retry-after": "5"},
+        )
+    stream = make(sub)
+    wanted = resume_point(request)
+
+    async def body() -> AsyncIterator[str]:
+        try:
+            async for chunk in follow(stream, wanted):
+                yield chunk
+        finally:
+            broker.unsubscribe(sub)
+
+    return StreamingResponse(
+        body(),
+        media_type="text/event-stream",
+        headers={"cache-control": "no-store", "x-accel-buffering": "no"},
+    )
+
+
+async def follow(stream: Stream, wanted: int | None) -> AsyncIterator[str]:
+    yield f"retry: {RETRY_MS}\n\n"
+    if wanted is not None and (wanted < 0 or wanted > stream.sub.start):
+        yield control(
+            "reset",
+            "Last-Event-ID names no event this server can resume after; the stream goes on from "
+            "the newest event. Read the project again to catch up.",
+            resumeFrom=stream.sub.start,
+        )
+    elif wanted is not None:
+        async for chunk in _catch_up(stream, wanted):
+            yield chunk
+    async for chunk in _live(stream):
+        yield chunk
+
+
+async def _catch_up(stream: Stream, after: int) -> AsyncIterator[str]:
+    """From the log, up to where the broker stood when the stream joined; what came after is
+    in the stream's queue."""
+    while True:
+        rows = await to_thread.run_sync(stream.read_log, after)
+        rows = [r for r in rows if r["id"] <= stream.sub.start]
+        for row in rows:
+            after = row["id"]
+            yield stream.line(row)
+        if len(rows) < BACKFILL:
+            return
+
+
+def _text(stream: Stream, row: Row) -> str:
+    """The event's lines, made once per event and kind of stream: the broker hands every
+    stream of a project the same row."""
+    key = f"sse:{stream.line.__module__}.{stream.line.__qualname__}"
+    text = row.get(key)
+    if text is None:
+        text = row[key] = stream.line(row)
+    return str(text)
+
+
+async def _live(stream: Stream) -> AsyncIterator[str]:
+    sub = stream.sub
+    last = sub.start
+    loop = asyncio.get_running_loop()
+    checked = quiet = loop.time()
+    while sub.cut is None and not await stream.request.is_disconnected():
+        if stream.still_valid is not None and loop.time() - checked >= CHECK:
+            checked = loop.time()
+            if not await to_thread.run_sync(stream.still_valid):
+                yield control("end", "The stream token was revoked or has expired.")
+                return
+        sub.woken.clear()  # before draining: a wake-up during a yield below is not lost
+        batch = []  # all that is waiting goes out as one write
+        while not sub.queue.empty():
+            row = sub.queue.get_nowait()
+            if row["id"] > last:
+                last = row["id"]
+                batch.append(_text(stream, row))
+        if batch:
+            quiet = loop.time()
+            yield "".join(batch)
+            continue
+        if loop.time() - quiet >= HEARTBEAT:
+            quiet = loop.time()
+            yield ": heartbeat\n\n"
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(sub.woken.wait(), min(CHECK, HEARTBEAT))
+    if sub.cut is not None:
+        yield control("end", sub.cut)
