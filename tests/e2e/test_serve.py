@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import httpx2
@@ -10,6 +11,7 @@ from sqlalchemy.engine import URL
 
 from tests.support.serve import serve_env, start_serve, stop_serve, wait_healthy
 from tests.support.server import free_port
+from tests.support.sse import Reader
 
 TOKEN = re.compile(r"\bcb_[0-9A-Za-z]{38}\b")
 
@@ -48,3 +50,24 @@ def test_serve_initialises_prints_a_working_token_and_stops_cleanly(
         )
     finally:
         assert stop_serve(process) == 0
+
+
+def test_a_stop_ends_open_event_streams_with_a_reason_instead_of_waiting_on_them(
+    empty_database_url: URL, tmp_path: Path
+) -> None:
+    port = free_port()
+    env = serve_env(empty_database_url, tmp_path / "data", port)
+    url = f"http://127.0.0.1:{port}"
+    log = tmp_path / "serve.log"
+    process = start_serve(env, log)
+    try:
+        wait_healthy(url, process, log)
+        token = TOKEN.findall(log.read_text())[0]
+        reader = Reader(f"{url}/api/v1/projects/DEMO/events", token)
+        assert reader.ready.wait(10)
+        started = time.monotonic()
+    finally:
+        assert stop_serve(process) == 0
+    assert time.monotonic() - started < 10  # not the 20 s grace: the stream ended at once
+    reader.join(10)
+    assert reader.controls == [("end", {"reason": "The server is stopping; reconnect to resume."})]

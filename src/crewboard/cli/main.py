@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import socket
 from pathlib import Path
 from types import FrameType
 
@@ -23,6 +24,7 @@ from crewboard.domain.identity.access import parse_toolsets
 from crewboard.errors import CrewboardError
 from crewboard.mcp.stdio import serve_stdio
 from crewboard.services.identity.tokens import authenticate_token
+from crewboard.services.live import Broker
 from crewboard.services.projects.bootstrap import initialise
 from crewboard.storage import migrate as migrations
 from crewboard.storage.database import Database
@@ -79,12 +81,30 @@ def serve(state: State, host: str | None, port: int | None) -> None:
             log_level=settings.log_level,
             lifespan="on",
             server_header=False,
+            timeout_graceful_shutdown=GRACE,
         )
         # uvicorn shuts down gracefully on SIGTERM/SIGINT, then re-raises the signal to the
         # handler that was there before it: make that one end the process with status 0.
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, _exit_after_graceful_shutdown)
-        uvicorn.Server(config).run()
+        _Server(config, app.state.broker).run()
+
+
+GRACE = 20  # seconds a stopping server waits for requests still running before cutting them
+
+
+class _Server(uvicorn.Server):
+    """Ends the live streams as the first step of a graceful stop: uvicorn waits for every open
+    response to finish, and a stream never would. Each stream gets `event: end` with the
+    reason, and its client resumes on another node from its Last-Event-ID."""
+
+    def __init__(self, config: uvicorn.Config, broker: Broker) -> None:
+        super().__init__(config)
+        self.broker = broker
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self.broker.close_all("The server is stopping; reconnect to resume.")
+        await super().shutdown(sockets)
 
 
 def _event_loop_options() -> dict[str, bool]:

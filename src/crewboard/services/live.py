@@ -211,6 +211,11 @@ class Broker:
     def unsubscribe(self, sub: Subscription) -> None:
         self.subscriptions.discard(sub)
 
+    def close_all(self, reason: str) -> None:
+        """End every stream (the server is stopping)."""
+        for sub in list(self.subscriptions):
+            self._cut(sub, reason)
+
     def close(self, sub: Subscription, reason: str) -> None:
         """End a stream from outside (its token was revoked)."""
         self._cut(sub, reason)
