@@ -22,6 +22,10 @@ elif sys.argv[1:2] == ["live"]:  # live events: latency, memory, subscribers (be
     from bench.live import main as live_main
 
     live_main(sys.argv[2:])
+elif sys.argv[1:2] == ["handoffs"]:  # handoff reads on 10,000 vs 10, notification fan-out
+    from bench.handoffs import main as handoffs_main
+
+    handoffs_main(sys.argv[2:])
 elif sys.argv[1:2] == ["peers"]:  # beside Backlog.md and task-master-ai (bench/peers/)
     from bench.peers.__main__ import main as peers_main
 

@@ -24,6 +24,7 @@ from crewboard.mcp.catalogue import Catalogue
 from crewboard.mcp.mount import McpDoor
 from crewboard.security import HostOriginGuard
 from crewboard.services.live import Broker
+from crewboard.services.notifications.mailer import Mailer
 from crewboard.services.specs.tasks_md import install as install_tasks_md
 from crewboard.storage.database import Database
 from crewboard.web.context import error_page, public_error_page
@@ -134,12 +135,15 @@ def create_app(
     door = McpDoor(db, settings, catalogue)
 
     broker = Broker(db)  # the live streams' one reader of the event log
+    mailer = Mailer.from_settings(db, settings)  # None: no SMTP server, email off
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         try:
             async with door.running(), anyio.create_task_group() as tasks:
                 tasks.start_soon(broker.run)
+                if mailer is not None:
+                    tasks.start_soon(mailer.run)
                 yield
                 tasks.cancel_scope.cancel()
         finally:
@@ -171,4 +175,5 @@ def create_app(
     app.state.settings = settings
     app.state.db = db
     app.state.broker = broker
+    app.state.mailer = mailer
     return app

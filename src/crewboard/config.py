@@ -9,16 +9,18 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 ENV_PREFIX = "CREWBOARD_"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
 
 CommaList = Annotated[list[str], NoDecode]
+SmtpSecurity = Literal["starttls", "tls", "none"]
+SMTP_SECURITY: tuple[SmtpSecurity, ...] = ("starttls", "tls", "none")
 
 
 class Settings(BaseSettings):
@@ -63,6 +65,25 @@ class Settings(BaseSettings):
         max_length=64,
         description="This process's name behind a load balancer, sent as X-Crewboard-Node.",
     )
+    smtp_host: str | None = Field(
+        default=None, description="SMTP server for notification emails; unset: no email."
+    )
+    smtp_port: int = Field(default=587, ge=1, le=65535, description="SMTP server port.")
+    smtp_security: SmtpSecurity = Field(
+        default="starttls",
+        description="starttls (upgrade a plain connection), tls (TLS from the start) or none.",
+    )
+    smtp_user: str | None = Field(default=None, description="SMTP login name, if it needs one.")
+    smtp_password: SecretStr | None = Field(default=None, description="SMTP password.")
+    smtp_password_file: Path | None = Field(
+        default=None, description="A file holding the SMTP password (instead of smtp_password)."
+    )
+    smtp_sender: str | None = Field(
+        default=None, description="From address of notification emails (needed with smtp_host)."
+    )
+    smtp_timeout: float = Field(
+        default=30.0, gt=0, le=600, description="Seconds to wait on the SMTP server."
+    )
 
     @field_validator("allowed_hosts", "allowed_origins", mode="before")
     @classmethod
@@ -80,6 +101,52 @@ class Settings(BaseSettings):
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError("base_url must be an http:// or https:// URL with a host name")
         return value.rstrip("/")
+
+    @field_validator("smtp_security", mode="before")
+    @classmethod
+    def _check_smtp_security(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().lower() in SMTP_SECURITY:
+            return value.strip().lower()
+        raise ValueError(
+            f"smtp_security (CREWBOARD_SMTP_SECURITY) must be one of {', '.join(SMTP_SECURITY)}; "
+            f"got {value!r}"
+        )
+
+    @field_validator("smtp_host", "smtp_user", "smtp_sender", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: Any) -> Any:
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value.strip() if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _check_smtp(self) -> Settings:
+        if self.smtp_password is not None and self.smtp_password_file is not None:
+            raise ValueError(
+                "smtp_password and smtp_password_file (CREWBOARD_SMTP_PASSWORD, "
+                "CREWBOARD_SMTP_PASSWORD_FILE) are both set; set one of them"
+            )
+        if self.smtp_password_file is not None and not self.smtp_password_file.is_file():
+            raise ValueError(
+                f"smtp_password_file (CREWBOARD_SMTP_PASSWORD_FILE): no file at "
+                f"{str(self.smtp_password_file)!r}"
+            )
+        if self.smtp_host is None:
+            return self
+        sender = self.smtp_sender or ""
+        local, _, domain = sender.rpartition("@")
+        if not local or not domain or any(c.isspace() or c in "<>," for c in sender):
+            raise ValueError(
+                "smtp_sender (CREWBOARD_SMTP_SENDER) must be an email address such as "
+                f"crewboard@example.com when smtp_host is set; got {self.smtp_sender!r}"
+            )
+        return self
+
+    def smtp_password_value(self) -> str | None:
+        """The SMTP password, read from `smtp_password_file` when that is how it was given."""
+        if self.smtp_password_file is not None:
+            return self.smtp_password_file.read_text(encoding="utf-8").strip()
+        return None if self.smtp_password is None else self.smtp_password.get_secret_value()
 
     @property
     def resolved_database_url(self) -> str:

@@ -14,6 +14,7 @@ web app into a flash message, the CLI into a message on stderr and exit status 1
     ├── LimitExceeded            LIMIT_EXCEEDED           422
     │   └── BodyTooLarge         LIMIT_EXCEEDED           413
     ├── AlreadyExists            ALREADY_EXISTS           409
+    │   └── HandoffAlreadyExists HANDOFF_ALREADY_EXISTS   409
     ├── RevisionConflict         REVISION_CONFLICT        409
     ├── IdempotencyConflict      IDEMPOTENCY_CONFLICT     409
     ├── MethodNotAllowed         METHOD_NOT_ALLOWED       405  (REST: a path without that method)
@@ -35,6 +36,7 @@ class ErrorCode(StrEnum):
     VALIDATION = "VALIDATION"
     LIMIT_EXCEEDED = "LIMIT_EXCEEDED"
     ALREADY_EXISTS = "ALREADY_EXISTS"
+    HANDOFF_ALREADY_EXISTS = "HANDOFF_ALREADY_EXISTS"
     REVISION_CONFLICT = "REVISION_CONFLICT"
     IDEMPOTENCY_CONFLICT = "IDEMPOTENCY_CONFLICT"
     METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
@@ -113,6 +115,12 @@ class AlreadyExists(CrewboardError):
     http_status = 409
 
 
+class HandoffAlreadyExists(AlreadyExists):
+    """The author already wrote the handoff of that project and day: amend it instead."""
+
+    code = ErrorCode.HANDOFF_ALREADY_EXISTS
+
+
 class RevisionConflict(CrewboardError):
     code = ErrorCode.REVISION_CONFLICT
     http_status = 409
@@ -144,6 +152,7 @@ ERROR_TYPES: tuple[type[CrewboardError], ...] = (
     LimitExceeded,
     BodyTooLarge,
     AlreadyExists,
+    HandoffAlreadyExists,
     RevisionConflict,
     IdempotencyConflict,
     MethodNotAllowed,

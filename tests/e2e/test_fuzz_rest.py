@@ -46,6 +46,8 @@ from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.board import notes as task_notes
 from crewboard.services.board import tasks
+from crewboard.services.handoffs import handoffs
+from crewboard.services.handoffs.handoffs import Bodies
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import projects, state
@@ -187,6 +189,13 @@ def build_world(db: Database) -> World:
         files=[FileInput("index.html", b"<h1>Login</h1>\n"), FileInput("logo.png", PNG)],
         idempotency_key="artifact",
     ).body["artifact"]  # fmt: skip
+    handoff = handoffs.create_handoff(
+        db, actor, project="CRW", workspace_id=None, bodies=Bodies("Shipped."), day="2026-03-01",
+        linked_task_ids=task_ids[:2], idempotency_key="handoff",
+    ).body["handoff"]  # fmt: skip
+    item = handoffs.create_handoff_action_item(
+        db, actor, handoff_id=handoff["id"], text="Follow up", idempotency_key="item"
+    ).body["actionItem"]
     old = make_project(db, owner, "OLD")
     projects.set_project_archived(db, actor, project=old, workspace_id=None, archived=True)
     arc = make_project(db, owner, "ARC")
@@ -205,6 +214,8 @@ def build_world(db: Database) -> World:
             "comment": [thread["comments"][0]["id"], answer["id"]],
             "attachment": attached,
             "artifact": [mockup["id"], "login"],
+            "handoff": [handoff["id"]],
+            "item": [item["id"]],
         },
         deletable=["OLD", old],
         archivable=["ARC", arc],

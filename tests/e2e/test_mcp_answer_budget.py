@@ -14,18 +14,22 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 import pytest
 from mcp import Client
 from mcp_types import CallToolResult, TextContent
 
+from crewboard.domain.handoffs import MAX_BODY, MAX_ITEM_TEXT
+from crewboard.domain.identity.access import Toolset
 from crewboard.domain.models import Actor, User
 from crewboard.mcp.catalogue import default_catalogue
 from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.board import notes, queries, questions, repos, tasks
+from crewboard.services.handoffs import handoffs
+from crewboard.services.handoffs.handoffs import Bodies
 from crewboard.services.identity import stream_tokens, tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.memory import edits as memory_edits
@@ -86,6 +90,11 @@ class World:
     document_text: str
     spec_file: str = ""
     text_attachment: str = ""
+    # Handoff tools need a person: these run with a personal token.
+    person_secret: str = ""
+    handoff: str = ""
+    huge_handoff: str = ""
+    item: str = ""
 
 
 def build_world(db: Database) -> World:
@@ -182,10 +191,40 @@ def build_world(db: Database) -> World:
     agent = tokens.authenticate_token(db, secret)
     _talk(db, person, agent, main["id"], seats[0])
     spec_file, text_attachment = _spec_world(db, person)
+    handoff, huge, item = _handoff_world(db, person, [main["id"], *(s["id"] for s in subtasks)])
+    person_secret = tokens.issue_token(db, person, kind="personal", scopes=["read"]).secret
     return World(
         secret, seats[0], main["id"], record, brief, description, record_text, document_text,
-        spec_file, text_attachment,
+        spec_file, text_attachment, person_secret, handoff, huge, item,
     )  # fmt: skip
+
+
+def _handoff_world(db: Database, person: Actor, task_ids: list[str]) -> tuple[str, str, str]:
+    """100 handoffs to 20 people; one with the longest bodies, 50 linked tasks with 300-character
+    titles and 200 action items of the longest text; one whose bodies are 4,000 emoji each
+    (more than any answer holds)."""
+    people = [f"person{n}@example.com" for n in range(20)]
+    bodies = Bodies(*(mixed(MAX_BODY, name) for name in ("done", "doing", "stuck", "next")))
+    for n in range(98):
+        handoffs.create_handoff(
+            db, person, project="CRW", workspace_id=None, bodies=Bodies("short"),
+            day=(date(2026, 1, 1) + timedelta(days=n)).isoformat(), recipients=people,
+        )  # fmt: skip
+    made = handoffs.create_handoff(
+        db, person, project="CRW", workspace_id=None, bodies=bodies, day="2026-06-01",
+        linked_task_ids=task_ids[:50], recipients=people,
+    ).body["handoff"]  # fmt: skip
+    for n in range(200):
+        item = handoffs.create_handoff_action_item(
+            db, person, handoff_id=made["id"], text=mixed(MAX_ITEM_TEXT, f"item {n}"),
+            assignee=people[n % 20], due_date="2026-06-02",
+        ).body["actionItem"]  # fmt: skip
+    emoji = Bodies(*(["🙂" * MAX_BODY] * 4))
+    huge = handoffs.create_handoff(
+        db, person, project="CRW", workspace_id=None, bodies=emoji, day="2026-06-02",
+        linked_task_ids=task_ids[:50], recipients=people,
+    ).body["handoff"]  # fmt: skip
+    return made["id"], huge["id"], item["id"]
 
 
 def _spec_world(db: Database, person: Actor) -> tuple[str, str]:
@@ -377,6 +416,13 @@ CASES: dict[str, Case] = {
     "get_attachment": lambda w: [{"projectId": "CRW", "attachmentId": w.text_attachment}],
     "read_attachment": lambda w: [{"projectId": "CRW", "attachmentId": w.text_attachment}],
     "list_artifacts": lambda _: [{"projectId": "CRW", "limit": 100}],
+    "list_handoffs": lambda _: [{"projectId": "CRW", "limit": 100}],
+    "get_handoff": lambda w: [{"handoffId": w.handoff}, {"handoffId": w.huge_handoff}],
+    "list_handoff_action_items": lambda w: [
+        {"handoffId": w.handoff, "limit": 100},
+        {"projectId": "CRW", "date": "2026-06-01", "limit": 100},
+    ],
+    "get_handoff_action_item": lambda w: [{"actionItemId": w.item}],
     "list_stream_tokens": lambda _: [{}],
     "get_artifact": lambda _: [
         {"projectId": "CRW", "artifactId": "deep"},
@@ -423,8 +469,13 @@ def sizes(result: CallToolResult) -> list[int]:
 
 async def test_every_read_tool_answers_within_the_budget(url: str, world: World, mode: str) -> None:
     over: list[str] = []
-    async with mcp_client(url, world.secret, mode) as client:
+    async with (
+        mcp_client(url, world.secret, mode) as agent,
+        mcp_client(url, world.person_secret, mode) as person,
+    ):
         for name in sorted(read_tools()):
+            tool = default_catalogue().find(name)
+            client = person if tool is not None and tool.toolset is Toolset.HANDOFFS else agent
             for arguments in CASES[name](world):
                 result = await client.call_tool(name, arguments)
                 if result.is_error:

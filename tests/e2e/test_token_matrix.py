@@ -20,8 +20,10 @@ a new write without an entry fails `test_the_matrix_names_every_write_tool_and_r
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +32,7 @@ import pytest
 
 from crewboard.api.routes import all_endpoints
 from crewboard.config import Settings
-from crewboard.domain.identity.access import Role
+from crewboard.domain.identity.access import Role, TokenKind
 from crewboard.domain.ids import new_id
 from crewboard.domain.models import Actor
 from crewboard.mcp.catalogue import default_catalogue
@@ -61,6 +63,7 @@ pytestmark = pytest.mark.anyio
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 OUTSIDE = frozenset({"NOT_FOUND", "PERMISSION_DENIED"})
 DENIED = frozenset({"PERMISSION_DENIED"})
+HUMAN = frozenset({"HUMAN_IDENTITY_REQUIRED"})
 # A write on A naming B's task may be refused as "not a task of A" (VALIDATION): that says no
 # more about B than about a task that does not exist, which the ghost comparison checks.
 MIXED = OUTSIDE | {"VALIDATION"}
@@ -121,6 +124,10 @@ class Entry:
     # Codes a call within the limit and the role may answer instead of going through.
     allowed: Callable[[Spot], frozenset[str]] = _nothing
     anywhere: bool = False  # not on a project: create_project
+    person_only: bool = False  # speaks in a person's name (handoffs): no agent token may
+    # The person's own, on no project (notifications): every personal token may, whatever its
+    # project limit or role cap; no agent token may.
+    own: bool = False
 
 
 def _on(spot: Spot, **more: Any) -> dict[str, Any]:
@@ -133,6 +140,52 @@ def _keyed(spot: Spot, **more: Any) -> dict[str, Any]:
 
 def _on_task(spot: Spot, **more: Any) -> dict[str, Any]:
     return {"taskId": spot.task_id, "workspaceId": None, "idempotencyKey": key(), **more}
+
+
+_DAYS = itertools.count()
+
+
+def _fresh_day() -> str:
+    """A day no handoff of the person's has taken yet (one handoff per person and day)."""
+    return (date(2001, 1, 1) + timedelta(days=next(_DAYS))).isoformat()
+
+
+def _on_handoff(at: Aim, **more: Any) -> dict[str, Any]:
+    """`other`'s handoff. A handoff (or action item) names its project itself, so these calls
+    have no mixed form: aimed outside the limit, they name B's handoff."""
+    return {"handoffId": at.other.handoff_id, "workspaceId": None, **more}
+
+
+def _edit_handoff(at: Aim) -> Tool:
+    version = at.world.handoff_version(at.other)
+    return Tool("update_handoff", _on_handoff(at, expectedUpdatedAt=version, recipients=[]))
+
+
+def _add_item(at: Aim) -> Tool:
+    return Tool(
+        "create_handoff_action_item", _on_handoff(at, text="Follow up", idempotencyKey=key())
+    )
+
+
+def _edit_item(at: Aim) -> Tool:
+    version = at.world.item_version(at.other)
+    arguments = {"actionItemId": at.other.action_item_id, "workspaceId": None,
+                 "expectedUpdatedAt": version, "status": "open"}  # fmt: skip
+    return Tool("update_handoff_action_item", arguments)
+
+
+def _rest_edit_handoff(at: Aim) -> Http:
+    body = {"expectedUpdatedAt": at.world.handoff_version(at.other), "recipients": []}
+    return Http("PATCH", f"{V}/handoffs/{at.other.handoff_id}", body)
+
+
+def _rest_add_item(at: Aim) -> Http:
+    return Http("POST", f"{V}/handoffs/{at.other.handoff_id}/action-items", {"text": "Follow"})
+
+
+def _rest_edit_item(at: Aim) -> Http:
+    body = {"expectedUpdatedAt": at.world.item_version(at.other), "status": "open"}
+    return Http("PATCH", f"{V}/handoff-action-items/{at.other.action_item_id}", body)
 
 
 def _archive(world: World, spot: Spot) -> None:
@@ -457,6 +510,13 @@ MCP: dict[str, Entry] = {
         )
     ),
     "write_artifact_revision": Entry(_revise, mixed=(_revise,)),
+    "create_handoff": Entry(
+        lambda at: Tool("create_handoff", _keyed(at.home, completed="Done.", date=_fresh_day())),
+        person_only=True,
+    ),
+    "update_handoff": Entry(_edit_handoff, person_only=True),
+    "create_handoff_action_item": Entry(_add_item, person_only=True),
+    "update_handoff_action_item": Entry(_edit_item, person_only=True),
     "rollback_artifact": Entry(_rollback, mixed=(_rollback,)),
     # A stream token only reads: the read role makes one, for projects within the limit.
     "create_stream_token": Entry(
@@ -757,6 +817,23 @@ REST: dict[tuple[str, str], tuple[Entry, ...]] = {
     ("POST", f"{P}/artifacts/{{artifact}}/rollback"): (
         Entry(_rest_rollback, mixed=(_rest_rollback,)),
     ),
+    ("POST", f"{P}/handoffs"): (
+        Entry(
+            lambda at: Http(
+                "POST", _project(at.home, "/handoffs"), {"completed": "x", "date": _fresh_day()}
+            ),
+            person_only=True,
+        ),
+    ),
+    ("PATCH", f"{V}/handoffs/{{handoff}}"): (Entry(_rest_edit_handoff, person_only=True),),
+    ("POST", f"{V}/handoffs/{{handoff}}/action-items"): (Entry(_rest_add_item, person_only=True),),
+    ("PATCH", f"{V}/handoff-action-items/{{item}}"): (Entry(_rest_edit_item, person_only=True),),
+    ("POST", f"{V}/notifications/read"): (
+        Entry(lambda _at: Http("POST", f"{V}/notifications/read", {"all": True}), own=True),
+    ),
+    ("PUT", f"{V}/notifications/settings"): (
+        Entry(lambda _at: Http("PUT", f"{V}/notifications/settings", {"inApp": True}), own=True),
+    ),
     ("POST", f"{P}/attachments"): (
         Entry(
             lambda at: Http(
@@ -850,7 +927,14 @@ class Run:
         if entry.anywhere:
             await self.anywhere(label, entry)
             return
+        if entry.own:
+            await self.own(label, entry)
+            return
         away = entry.outside(world) if entry.outside is not None else world.b
+        if entry.person_only and self.kind.kind is TokenKind.AGENT:
+            for spot in (away, world.a):
+                await self.refused(f"{label} [agent]", entry, self.aim(spot), HUMAN)
+            return
         if self.kind.limited:
             answer = await self.refused(f"{label} [outside]", entry, self.aim(away), OUTSIDE)
             await self.like_ghost(f"{label} [outside]", entry, answer, self.aim(world.ghost))
@@ -866,6 +950,15 @@ class Run:
         """create_project: only a personal token without a limit or a cap below admin."""
         if not self.kind.creates_projects:
             await self.refused(label, entry, self.aim(self.world.a), DENIED)
+            return
+        request, answer, _ = await self.send(label, entry, self.aim(self.world.a))
+        if answer.code is not None:
+            self.fail(label, request, answer, "success")
+
+    async def own(self, label: str, entry: Entry) -> None:
+        """The person's own notifications: refused to an agent token, else not refused."""
+        if self.kind.kind is TokenKind.AGENT:
+            await self.refused(f"{label} [agent]", entry, self.aim(self.world.a), HUMAN)
             return
         request, answer, _ = await self.send(label, entry, self.aim(self.world.a))
         if answer.code is not None:

@@ -26,6 +26,8 @@ from crewboard.domain.models import Actor, ApiToken, User
 from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.board import repos, tasks
+from crewboard.services.handoffs import handoffs
+from crewboard.services.handoffs.handoffs import Bodies
 from crewboard.services.identity import stream_tokens, tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import projects, state, team
@@ -87,6 +89,8 @@ class Spot:
     repo_id: str
     file_id: str
     artifact_id: str
+    handoff_id: str
+    action_item_id: str
     archived: bool = False
     ghost: bool = False
 
@@ -102,6 +106,8 @@ def ghost_spot() -> Spot:
         repo_id=new_id("rep"),
         file_id=new_id("spf"),
         artifact_id=new_id("art"),
+        handoff_id=new_id("hof"),
+        action_item_id=new_id("hai"),
         ghost=True,
     )
 
@@ -154,6 +160,20 @@ class World:
         )
         return int(found["artifact"]["revisionCount"])
 
+    def handoff_version(self, spot: Spot) -> str:
+        """The handoff's updatedAt now (one of the right shape for a ghost)."""
+        if spot.ghost:
+            return GHOST_VERSION
+        found = handoffs.get_handoff(self.db, self.person, handoff_id=spot.handoff_id)
+        return str(found["handoff"]["updatedAt"])
+
+    def item_version(self, spot: Spot) -> str:
+        """The action item's updatedAt now (one of the right shape for a ghost)."""
+        if spot.ghost:
+            return GHOST_VERSION
+        found = handoffs.get_handoff_action_item(self.db, self.person, item_id=spot.action_item_id)
+        return str(found["actionItem"]["updatedAt"])
+
     def stream_token(self, spot: Spot) -> str:
         """A new stream token of the person's following `spot`'s project (an id of the right
         shape for a ghost)."""
@@ -187,9 +207,12 @@ class World:
         return spot
 
 
+GHOST_VERSION = "2026-03-02T09:00:00+00:00"
+
+
 def furnish(db: Database, user: User, key: str) -> Spot:
-    """A project with a task, an AI role, a repository, a saved state page, a spec file and an
-    artifact."""
+    """A project with a task, an AI role, a repository, a saved state page, a spec file, an
+    artifact, and a handoff of the person's with an action item."""
     person = person_actor(user)
     project_id = make_project(db, user, key)
 
@@ -223,6 +246,10 @@ def furnish(db: Database, user: User, key: str) -> Spot:
         db, person, project=key, workspace_id=None, slug="mockup", title=None, description=None,
         files=[FileInput("index.html", b"<h1>Mockup</h1>\n")], idempotency_key=None,
     )  # fmt: skip
+    handoff = handoffs.create_handoff(
+        db, person, project=key, workspace_id=None, bodies=Bodies("Set up."), day="2000-01-01"
+    ).body["handoff"]
+    item = handoffs.create_handoff_action_item(db, person, handoff_id=handoff["id"], text="Check")
     return Spot(
         project_id=project_id,
         key=key,
@@ -232,6 +259,8 @@ def furnish(db: Database, user: User, key: str) -> Spot:
         repo_id=repo["id"],
         file_id=spec.body["file"]["id"],
         artifact_id=mockup.body["artifact"]["id"],
+        handoff_id=handoff["id"],
+        action_item_id=item.body["actionItem"]["id"],
     )
 
 

@@ -94,13 +94,7 @@ async def update_project(request: Request) -> dict[str, Any]:
             actor,
             project=args.project_id,
             workspace_id=workspace,
-            name=args.name,
-            goal=args.goal,
-            phase=args.phase,
-            status=args.status,
-            description=args.description,
-            type=args.type,
-            collections=args.collections,
+            **args.changes(),
         ),
     )
 

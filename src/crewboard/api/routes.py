@@ -11,8 +11,10 @@ from __future__ import annotations
 from starlette.routing import Route
 
 from crewboard.api import artifacts as artifact_routes
+from crewboard.api import handoffs as handoff_routes
 from crewboard.api import identity as identity_routes
 from crewboard.api import memory as memory_routes
+from crewboard.api import notifications as notification_routes
 from crewboard.api import projects as project_routes
 from crewboard.api import specs as spec_routes
 from crewboard.api.board import notes as note_routes
@@ -34,6 +36,8 @@ def all_endpoints() -> tuple[Endpoint, ...]:
         *activity_routes.ENDPOINTS,
         *spec_routes.ENDPOINTS,
         *artifact_routes.ENDPOINTS,
+        *handoff_routes.ENDPOINTS,
+        *notification_routes.ENDPOINTS,
     )
 
 

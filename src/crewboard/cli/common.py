@@ -17,6 +17,7 @@ from crewboard.domain.models import Actor
 from crewboard.domain.validation import INT32_MAX
 from crewboard.errors import CrewboardError
 from crewboard.services.identity import users
+from crewboard.services.notifications.notify import enable_email
 from crewboard.services.specs.tasks_md import install as install_tasks_md
 from crewboard.storage import migrate
 from crewboard.storage.database import Database
@@ -57,6 +58,9 @@ def open_database(settings: Settings, *, require_current: bool = True) -> Iterat
     """Open the configured database; refuse to work on a schema older than this version's."""
     db = Database(settings.resolved_database_url, blob_dir=settings.blob_dir)
     install_tasks_md(db)  # board status changes rewrite the boxes of tasks.md files
+    if settings.smtp_host is not None:
+        # Queue the emails of what the CLI does; the server's mailer sends them.
+        enable_email(db, settings.public_url)
     try:
         if require_current:
             current, head = migrate.current_revision(db), migrate.head_revision()

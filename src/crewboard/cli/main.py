@@ -14,6 +14,7 @@ import uvicorn
 from crewboard import __version__
 from crewboard.app import create_app
 from crewboard.cli import board as repos
+from crewboard.cli import handoffs as handoff_cli
 from crewboard.cli import identity, memory, projects
 from crewboard.cli.common import State, emit, open_database, pass_state
 from crewboard.cli.firststart import print_first_start, print_reuse
@@ -183,6 +184,7 @@ def mcp_stdio(state: State, token: str | None, toolsets: str | None) -> None:
 identity.register(cli)
 projects.register(cli)
 repos.register(cli)
+handoff_cli.register(cli)
 review.register(cli)
 proposals.register(cli)
 memory.register(cli)

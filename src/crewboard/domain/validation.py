@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from crewboard.errors import LimitExceeded, ValidationFailed
 
@@ -93,3 +94,33 @@ def parse_whole(field: str, raw: str, *, minimum: int = 0, maximum: int = INT32_
             {"field": field, "minimum": minimum, "maximum": maximum},
         )
     return int(text)
+
+
+MAX_TIME_ZONE = 64  # characters of an IANA time zone name
+
+
+def zone_of(field: str, name: str) -> ZoneInfo:
+    """An IANA time zone by name (e.g. Europe/Berlin).
+
+    Raises:
+        LimitExceeded: longer than MAX_TIME_ZONE characters.
+        ValidationFailed: not a time zone this server knows.
+    """
+    if len(name) > MAX_TIME_ZONE:
+        raise LimitExceeded(
+            f"{field}: {len(name)} characters is over the limit of {MAX_TIME_ZONE}.",
+            {"field": field, "limit": MAX_TIME_ZONE},
+        )
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise ValidationFailed.field(
+            field,
+            f"{name!r} is not an IANA time zone; use a name such as Europe/Berlin, "
+            "America/New_York or UTC.",
+        ) from None
+
+
+def check_time_zone(field: str, name: str) -> str:
+    """The name of a time zone this server knows (see `zone_of`)."""
+    return zone_of(field, name).key

@@ -350,6 +350,19 @@ class UpdateProject(Args):
     collections: list[Annotated[str, Field(min_length=1, max_length=60)]] | None = Field(
         default=None, max_length=50
     )
+    shift_time_zone_a: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=64,
+        description="IANA zone of the shift that hands over (handoffs take their day here).",
+    )
+    shift_time_zone_b: str | None = Field(
+        default=None, min_length=1, max_length=64, description="IANA zone of the next shift."
+    )
+
+    def changes(self) -> dict[str, Any]:
+        """The fields to change, as update_project takes them (those left out are None)."""
+        return self.model_dump(exclude={"project_id", "workspace_id"})
 
 
 class ProjectAction(Args):

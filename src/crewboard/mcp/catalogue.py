@@ -16,6 +16,7 @@ from crewboard.mcp.tools.artifacts import artifacts
 from crewboard.mcp.tools.board import batch as task_batch
 from crewboard.mcp.tools.board import notes as task_notes
 from crewboard.mcp.tools.board import repos, tasks, week
+from crewboard.mcp.tools.handoffs import handoffs
 from crewboard.mcp.tools.projects import projects, state, team
 from crewboard.mcp.tools.review import activity, proposals
 from crewboard.mcp.tools.review import drafts as review
@@ -114,6 +115,7 @@ def default_catalogue() -> Catalogue:
             *attachments.TOOLS,
             *spec_comments.TOOLS,
             *artifacts.TOOLS,
+            *handoffs.TOOLS,
             *stream_tokens.TOOLS,
         ]
     )

@@ -22,6 +22,7 @@ from typing import Any
 from mcp.types import CallToolResult, ImageContent, TextContent
 
 from crewboard.errors import CrewboardError
+from crewboard.services import paging
 from crewboard.services.paging import next_offset
 from crewboard.services.text_windows import ANSWER_BUDGET
 
@@ -112,15 +113,4 @@ def fitted_answer(
 
 def fit_rows(rows: list[Any], budget: int = ROWS_BUDGET) -> list[Any]:
     """Keep leading rows while their JSON stays inside the budget (a page may hold fewer)."""
-    # The usual page fits whole: one dump of the list tells (each row's own dump, below, is
-    # a separator short of the list's, so "fits whole" means the same in both).
-    if len(compact(rows).encode()) + 1 <= budget:
-        return rows
-    kept: list[Any] = []
-    used = 0
-    for row in rows:
-        used += len(compact(row).encode()) + 1
-        if used > budget and kept:
-            break
-        kept.append(row)
-    return kept
+    return paging.fit_rows(rows, budget)

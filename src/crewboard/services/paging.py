@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from crewboard.errors import ValidationFailed
 
 MAX_PAGE = 200
@@ -25,3 +28,25 @@ def check_page(limit: int, offset: int, maximum: int = MAX_PAGE) -> tuple[int, i
 def next_offset(offset: int, shown: int, total: int) -> int | None:
     following = offset + shown
     return following if following < total else None
+
+
+def json_size(value: Any) -> int:
+    """Bytes of `value` as compact JSON (UTF-8), as an answer carries it."""
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+def fit_rows(rows: list[Any], budget: int) -> list[Any]:
+    """Keep leading rows while their JSON stays inside the budget (a page may hold fewer; the
+    first row is kept whatever its size)."""
+    # The usual page fits whole: one dump of the list tells (each row's own dump, below, is
+    # a separator short of the list's, so "fits whole" means the same in both).
+    if json_size(rows) + 1 <= budget:
+        return rows
+    kept: list[Any] = []
+    used = 0
+    for row in rows:
+        used += json_size(row) + 1
+        if used > budget and kept:
+            break
+        kept.append(row)
+    return kept

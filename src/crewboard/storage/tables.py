@@ -9,13 +9,15 @@ from __future__ import annotations
 from crewboard.storage import blobs
 from crewboard.storage.artifacts import tables as artifacts
 from crewboard.storage.board import tables as board
+from crewboard.storage.handoffs import tables as handoffs
 from crewboard.storage.identity import tables as identity
 from crewboard.storage.memory import tables as memory
+from crewboard.storage.notifications import tables as notifications
 from crewboard.storage.projects import tables as projects
 from crewboard.storage.review import tables as review
 from crewboard.storage.schema import metadata
 from crewboard.storage.specs import tables as specs
 
-AREAS = (identity, projects, board, memory, review, specs, artifacts)
+AREAS = (identity, projects, board, memory, review, specs, artifacts, handoffs, notifications)
 
 __all__ = ["AREAS", "blobs", "metadata"]

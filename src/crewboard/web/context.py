@@ -26,6 +26,7 @@ from crewboard.domain.models import Actor
 from crewboard.errors import BodyTooLarge, CrewboardError
 from crewboard.jsonbody import MAX_BODY, read_request_body
 from crewboard.services.identity.web_sessions import SignedIn, session_of
+from crewboard.services.notifications import inbox as notification_inbox
 from crewboard.services.projects import projects as project_service
 from crewboard.services.review import reads as inbox_reads
 from crewboard.storage.database import Database
@@ -108,6 +109,7 @@ class Page:
                     "project": self.project,
                     "flash": self.flash,
                     "unread_count": self.unread_count(),
+                    "notification_count": self.notification_count(),
                     "request": self.request,
                     **context,
                 },
@@ -127,6 +129,14 @@ class Page:
             return inbox_reads.unread_count(self.db, self.actor, str(self.project["id"]))
         except CrewboardError:  # the page still renders when its project just went away
             return None
+
+    def notification_count(self) -> int:
+        """How many of this person's notifications are unread (one COUNT), for the header's
+        bell; 0 when it cannot be told, so the count never fails a page."""
+        try:
+            return notification_inbox.unread_count(self.db, self.actor)
+        except CrewboardError:
+            return 0
 
     def redirect(self, url: str, notice: str | None = None, error: str | None = None) -> Response:
         response = RedirectResponse(local(url), status_code=303)

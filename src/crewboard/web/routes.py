@@ -14,8 +14,10 @@ from crewboard.web.context import local
 from crewboard.web.pages import memory
 from crewboard.web.pages.artifacts import pages as artifact_pages
 from crewboard.web.pages.board import board, tasks, week
+from crewboard.web.pages.handoffs import pages as handoff_pages
 from crewboard.web.pages.identity import signin as auth
 from crewboard.web.pages.identity import tokens
+from crewboard.web.pages.notifications import pages as notification_pages
 from crewboard.web.pages.projects import settings, state, team
 from crewboard.web.pages.review import activity, inbox, rules, search
 from crewboard.web.pages.specs import attachments as spec_attachments
@@ -58,5 +60,7 @@ def web_routes() -> list[BaseRoute]:
         *spec_files.ROUTES,
         *spec_attachments.ROUTES,
         *artifact_pages.ROUTES,
+        *handoff_pages.ROUTES,
+        *notification_pages.ROUTES,
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]

@@ -17,12 +17,11 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from itertools import groupby
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from crewboard.domain.board.tasks import AssigneeType, LifecycleType, TaskStatus
-from crewboard.errors import LimitExceeded, ValidationFailed
+from crewboard.domain.validation import zone_of
 
-MAX_TIME_ZONE = 64
 DAYS_IN_WEEK = 7
 
 
@@ -72,25 +71,12 @@ class Piece:
 
 
 def load_zone(name: str) -> ZoneInfo:
-    """An IANA time zone by name (e.g. Europe/Berlin).
+    """An IANA time zone by name (e.g. Europe/Berlin), for the field `timeZone`.
 
     Raises:
-        LimitExceeded: longer than 64 characters.
-        ValidationFailed: not a time zone this server knows.
+        LimitExceeded, ValidationFailed: see `domain.validation.zone_of`.
     """
-    if len(name) > MAX_TIME_ZONE:
-        raise LimitExceeded(
-            f"timeZone: {len(name)} characters is over the limit of {MAX_TIME_ZONE}.",
-            {"field": "timeZone", "limit": MAX_TIME_ZONE},
-        )
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError, OSError):
-        raise ValidationFailed.field(
-            "timeZone",
-            f"{name!r} is not an IANA time zone; use a name such as Europe/Berlin, "
-            "America/New_York or UTC.",
-        ) from None
+    return zone_of("timeZone", name)
 
 
 def week_days(day: date) -> list[date]:

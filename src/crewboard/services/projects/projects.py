@@ -16,7 +16,7 @@ from crewboard.domain.projects import (
     check_collections,
     check_project_key,
 )
-from crewboard.domain.validation import check_email, check_text
+from crewboard.domain.validation import check_email, check_text, check_time_zone
 from crewboard.errors import AlreadyExists, NotFound, ValidationFailed
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.identity.access import (
@@ -211,6 +211,8 @@ def _project_fields(
     description: str | None = None,
     type: str | None = None,  # the wire name of the field
     collections: list[str] | None = None,
+    shift_time_zone_a: str | None = None,
+    shift_time_zone_b: str | None = None,
 ) -> dict[str, Any]:
     """Check the fields an update names; those left None stay as they are."""
     checks: dict[str, Any] = {
@@ -221,6 +223,8 @@ def _project_fields(
         "description": lambda v: check_text("description", v, max_length=MAX_DESCRIPTION),
         "type": lambda v: parse_enum(v, ProjectType, "type"),
         "collections": check_collections,
+        "shift_zone_a": lambda v: check_time_zone("shiftTimeZoneA", v),
+        "shift_zone_b": lambda v: check_time_zone("shiftTimeZoneB", v),
     }
     given = {
         "name": name,
@@ -230,8 +234,16 @@ def _project_fields(
         "description": description,
         "type": type,
         "collections": collections,
+        "shift_zone_a": shift_time_zone_a,
+        "shift_zone_b": shift_time_zone_b,
     }
     return {field: checks[field](value) for field, value in given.items() if value is not None}
+
+
+def with_shifts(uow: UnitOfWork, view: dict[str, Any]) -> dict[str, Any]:
+    """A project's view with the zones of its two shifts."""
+    zone_a, zone_b = uow.projects.shift_zones(view["id"])
+    return {**view, "shiftTimeZones": {"a": zone_a, "b": zone_b}}
 
 
 def _access_as_admin(
@@ -246,7 +258,8 @@ def _access_as_admin(
 def update_project(
     db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef, **changes: Any
 ) -> dict[str, Any]:
-    """Change a project's name, goal, phase, status, description, type or collections.
+    """Change a project's name, goal, phase, status, description, type, collections or the
+    time zones of its two shifts (A hands over to B; handoffs take their day from A).
 
     Raises:
         NotFound, PermissionDenied: as `access_project` (needs projects.admin and admin role).
@@ -257,19 +270,31 @@ def update_project(
         raise ValidationFailed.field(
             "fields",
             "name at least one field to change.",
-            ["name", "goal", "phase", "status", "description", "type", "collections"],
+            [
+                *("name", "goal", "phase", "status", "description", "type", "collections"),
+                *("shiftTimeZoneA", "shiftTimeZoneB"),
+            ],
         )
+
+    shifts = {name: fields.pop(name) for name in ("shift_zone_a", "shift_zone_b") if name in fields}
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
         access = _access_as_admin(uow, actor, project, workspace_id)
-        uow.projects.update(access.project.id, uow.now, **fields)
+        if fields:
+            uow.projects.update(access.project.id, uow.now, **fields)
+        if shifts:
+            zone_a, zone_b = uow.projects.shift_zones(access.project.id)
+            uow.projects.set_shift_zones(
+                access.project.id, shifts.get("shift_zone_a", zone_a),
+                shifts.get("shift_zone_b", zone_b), uow.now,
+            )  # fmt: skip
         updated = uow.projects.get(access.project.id)
         assert updated is not None  # noqa: S101 - updated in this transaction
-        view = project_view(updated, access.role)
+        view = with_shifts(uow, project_view(updated, access.role))
         uow.record_event(
             "project.updated",
             actor=actor.as_payload(),
-            payload={"changed": sorted(fields), "project": view},
+            payload={"changed": sorted([*fields, *shifts]), "project": view},
             project_id=updated.id,
             workspace_id=updated.workspace_id,
         )
@@ -351,7 +376,7 @@ def describe_project(db: Database, actor: Actor, ref: str) -> dict[str, Any]:
         access = access_project(uow, actor, ref)
         project_id = access.project.id
         return {
-            "project": project_view(access.project, access.role),
+            "project": with_shifts(uow, project_view(access.project, access.role)),
             "counts": {
                 "members": len(uow.projects.members(project_id)),
                 "teamRoles": len(uow.team.list(project_id)),

@@ -29,7 +29,8 @@ ANSWER = "task.question_answered"
 MINE = (HAND_IN, ANSWER)
 # Identity and access bookkeeping, and a person clearing their own inbox: not what a team
 # follows.
-NOISE = ("user.", "token.", "workspace.", "message.dismissed")
+# Notifications are one person's, not the project's story.
+NOISE = ("user.", "token.", "workspace.", "message.dismissed", "notification.")
 DECISION_FIELDS = ("followUpTaskId", "commentPreview", "ruleId", "supersededBy")
 _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 

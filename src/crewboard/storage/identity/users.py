@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -14,6 +15,7 @@ from crewboard.storage.identity import tables as t
 
 # Built once: constructing a statement costs about as much as running it on SQLite.
 _USER_BY_ID = select(t.users).where(t.users.c.id == bindparam("user_id"))
+_USERS_BY_IDS = select(t.users).where(t.users.c.id.in_(bindparam("user_ids", expanding=True)))
 _USER_BY_EMAIL = select(t.users).where(t.users.c.email == bindparam("email"))
 _PASSWORD_HASH = select(t.users.c.password_hash).where(t.users.c.id == bindparam("user_id"))
 _ALL_USERS = select(t.users).order_by(t.users.c.created_at, t.users.c.id)
@@ -50,6 +52,14 @@ class UserRepository:
     def get(self, user_id: str) -> User | None:
         row = self.conn.execute(_USER_BY_ID, {"user_id": user_id}).first()
         return user_from_row(row) if row else None
+
+    def get_many(self, user_ids: Iterable[str]) -> dict[str, User]:
+        """The users of these ids that exist, by id (one query)."""
+        wanted = list(dict.fromkeys(user_ids))
+        if not wanted:
+            return {}
+        rows = self.conn.execute(_USERS_BY_IDS, {"user_ids": wanted})
+        return {row.id: user_from_row(row) for row in rows}
 
     def get_by_email(self, email: str) -> User | None:
         row = self.conn.execute(_USER_BY_EMAIL, {"email": email}).first()

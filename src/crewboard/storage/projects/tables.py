@@ -131,3 +131,20 @@ team_roles = Table(
     CheckConstraint("kind IN ('ai', 'human')", name="kind"),
     Index("ix_team_roles_project_id", "project_id"),
 )
+
+# The two shifts of a project that hand over to each other (IANA zones): a handoff's day is
+# taken in the handing-over shift's zone, A unless the handoff names another. No row: UTC for
+# both. A table of its own, so that adding it never rebuilds `projects` (SQLite).
+project_shifts = Table(
+    "project_shifts",
+    metadata,
+    Column(
+        "project_id",
+        String(ID),
+        ForeignKey("projects.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("zone_a", String(64), nullable=False),
+    Column("zone_b", String(64), nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)

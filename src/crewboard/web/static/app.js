@@ -28,10 +28,21 @@
   });
 
   // Live updates: pages marked data-live reload their live region when the event stream
-  // reports a change of the kinds they show. The stream resumes by itself (Last-Event-ID).
+  // reports a change of the kinds they show, and the header's notification bell follows the
+  // person's unread count. The stream resumes by itself (Last-Event-ID).
+  //
+  // One stream per tab, over all of the person's projects (no ?project=): a notification
+  // about another project than the page's must still move the bell, and one stream costs less
+  // than two. So the live region takes only its own project's events (filtered here), and the
+  // bell takes every "notification." event whatever its project. An event names no recipient
+  // (it says only that something happened), so the bell then asks /notifications/count, one
+  // COUNT of the session's own unread notifications; an event about someone else's
+  // notification costs one small request and changes nothing.
   var live = document.body.getAttribute("data-live");
+  var bell = document.querySelector("[data-notification-count]");
   var pending = null;
-  if (live && window.EventSource) {
+  var counting = null;
+  if ((live || bell) && window.EventSource) {
     var kinds = {
       inbox: ["draft.", "proposal.", "task.question_", "message."],
       board: ["task."],
@@ -39,15 +50,45 @@
       task: ["task.", "draft."],
     }[live] || [];
     var project = document.body.getAttribute("data-project") || "";
-    var stream = new EventSource("/events" + (project ? "?project=" + encodeURIComponent(project) : ""));
+    var stream = new EventSource("/events");
     stream.onmessage = function (message) {
       var event;
       try { event = JSON.parse(message.data); } catch (error) { return; }
+      if (bell && event.type.indexOf("notification.") === 0) {
+        window.clearTimeout(counting);
+        counting = window.setTimeout(recount, 150);
+      }
+      if (!live || (project && event.projectId !== project)) { return; }
       var wanted = kinds.some(function (prefix) { return event.type.indexOf(prefix) === 0; });
       if (!wanted) { return; }
       window.clearTimeout(pending);
       pending = window.setTimeout(refresh, 150);
     };
+  }
+  // Back to a tab (or a page restored from the back-forward cache): the count may be stale.
+  if (bell) {
+    document.addEventListener("visibilitychange", function () {
+      if (document.visibilityState === "visible") { recount(); }
+    });
+    window.addEventListener("pageshow", function (event) { if (event.persisted) { recount(); } });
+  }
+
+  // The bell's badge: the number, and words for screen readers; hidden at 0.
+  function recount() {
+    fetch("/notifications/count", { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (response) { return response.ok ? response.json() : null; })
+      .then(function (answer) {
+        if (!answer || typeof answer.unread !== "number") { return; }
+        var badge = document.querySelector("[data-notification-count]");
+        if (!badge) { return; }
+        var words = document.createElement("span");
+        words.className = "visually-hidden";
+        words.textContent = " unread";
+        badge.textContent = String(answer.unread);
+        badge.appendChild(words);
+        badge.hidden = answer.unread === 0;
+      })
+      .catch(function () { /* the next event or visit tries again */ });
   }
 
   // A refresh waits while the page is busy (a card being dragged or saved), and keeps the

@@ -64,13 +64,7 @@ def update_project(call: Call, args: a.UpdateProject) -> Reply:
             call.actor,
             project=args.project_id,
             workspace_id=args.workspace_id,
-            name=args.name,
-            goal=args.goal,
-            phase=args.phase,
-            status=args.status,
-            description=args.description,
-            type=args.type,
-            collections=args.collections,
+            **args.changes(),
         )
     )
 

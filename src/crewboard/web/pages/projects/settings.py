@@ -64,6 +64,8 @@ def save_project(page_: Page) -> Response:
         description=_given(page_, "description"),
         type=_given(page_, "type"),
         collections=_collections(collections) if collections is not None else None,
+        shift_time_zone_a=_given(page_, "shift_time_zone_a"),
+        shift_time_zone_b=_given(page_, "shift_time_zone_b"),
     )
     return page_.redirect(page_.path("settings/project"), notice="Project settings saved.")
 

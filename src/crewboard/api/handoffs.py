@@ -1,0 +1,289 @@
+"""REST for shift handoffs: a project's handoffs (list, create), one handoff (read, change),
+its action items (list, add), a project's action items of a day, one action item (read,
+change). Like the tools, every route needs a person: a personal token or a session; agent
+tokens get 403 HUMAN_IDENTITY_REQUIRED. A change names the `expectedUpdatedAt` it read (409
+when stale). Creates take an Idempotency-Key header.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from starlette.requests import Request
+
+from crewboard.api.common import (
+    IDEMPOTENCY_KEY,
+    OPTIONAL_WORKSPACE,
+    Created,
+    Endpoint,
+    created,
+    keyed_body,
+    model_without,
+    parse_args,
+    query_params,
+    read_body,
+    reads_headers,
+    run_service,
+    workspace_of,
+)
+from crewboard.domain.models import Actor
+from crewboard.errors import ValidationFailed
+from crewboard.mcp.args import Args
+from crewboard.mcp.tools.handoffs.handoffs import (
+    CreateActionItem,
+    CreateHandoff,
+    ListActionItems,
+    ListHandoffs,
+    UpdateActionItem,
+    UpdateHandoff,
+)
+from crewboard.services.handoffs import handoffs
+from crewboard.services.handoffs.handoffs import Bodies
+from crewboard.services.identity.access import WorkspaceRef
+from crewboard.storage.database import Database
+
+P = "/api/v1/projects/{project}"
+H = "/api/v1/handoffs/{handoff}"
+I = "/api/v1/handoff-action-items/{item}"  # noqa: E741 - the item route
+
+
+def _carried(data: dict[str, Any], *names: str) -> dict[str, Any]:
+    """Refuse body fields the path carries."""
+    for name in names:
+        if name in data:
+            raise ValidationFailed.field(name, "is not a body field here: the path names it.")
+    return data
+
+
+async def list_handoffs(request: Request) -> dict[str, Any]:
+    query = query_params(request, ListQuery)
+    args = parse_args(
+        ListHandoffs, {**query, "projectId": request.path_params["project"]}, strict=False
+    )
+    return await run_service(  # type: ignore[no-any-return]
+        request,
+        lambda db, actor: handoffs.list_handoffs(
+            db,
+            actor,
+            project=args.project_id,
+            author=args.author,
+            recipient=args.recipient,
+            since=args.since,
+            until=args.until,
+            limit=args.limit,
+            offset=args.offset,
+        ),
+    )
+
+
+@reads_headers(IDEMPOTENCY_KEY)
+async def create_handoff(request: Request) -> Created:
+    data = _carried(await keyed_body(request), "projectId")
+    workspace = workspace_of(data)
+    args = parse_args(
+        CreateHandoff, {"workspaceId": None, **data, "projectId": request.path_params["project"]}
+    )
+    result = await run_service(
+        request,
+        lambda db, actor: handoffs.create_handoff(
+            db,
+            actor,
+            project=args.project_id,
+            workspace_id=workspace,
+            bodies=Bodies(args.completed, args.in_progress, args.blockers, args.next_steps),
+            day=args.date,
+            source_time_zone=args.source_time_zone,
+            destination_time_zone=args.destination_time_zone,
+            linked_task_ids=args.linked_task_ids,
+            recipients=args.recipients,
+            idempotency_key=args.idempotency_key,
+            send_notification=args.send_notification,
+            send_email=args.send_email,
+        ),
+    )
+    return created(result)
+
+
+async def get_handoff(request: Request) -> dict[str, Any]:
+    query_params(request, NoQuery)
+    ref = request.path_params["handoff"]
+    return await run_service(  # type: ignore[no-any-return]
+        request, lambda db, actor: handoffs.get_handoff(db, actor, handoff_id=ref)
+    )
+
+
+async def _change(
+    request: Request, model: type[Args], field: str, path: str, write: Callable[..., Any]
+) -> dict[str, Any]:
+    """A change to what the path names (`field` in the model): `write(db, actor, args,
+    workspace)` makes it."""
+    data = _carried(await read_body(request), field)
+    workspace = workspace_of(data)
+    args = parse_args(model, {"workspaceId": None, **data, field: request.path_params[path]})
+    return await run_service(  # type: ignore[no-any-return]
+        request, lambda db, actor: write(db, actor, args, workspace)
+    )
+
+
+async def update_handoff(request: Request) -> dict[str, Any]:
+    def write(db: Database, actor: Actor, args: Any, workspace: WorkspaceRef) -> Any:
+        return handoffs.update_handoff(
+            db, actor, handoff_id=args.handoff_id, workspace_id=workspace,
+            expected_updated_at=args.expected_updated_at, changes=args.changes(),
+        )  # fmt: skip
+
+    return await _change(request, UpdateHandoff, "handoffId", "handoff", write)
+
+
+async def _items(request: Request, filters: dict[str, Any]) -> dict[str, Any]:
+    args = parse_args(ListActionItems, filters, strict=False)
+    return await run_service(  # type: ignore[no-any-return]
+        request,
+        lambda db, actor: handoffs.list_handoff_action_items(
+            db,
+            actor,
+            handoff_id=args.handoff_id,
+            project=args.project_id,
+            day=args.date,
+            cursor=args.cursor,
+            limit=args.limit,
+        ),
+    )
+
+
+async def handoff_items(request: Request) -> dict[str, Any]:
+    query = query_params(request, ItemsQuery)
+    return await _items(request, {**query, "handoffId": request.path_params["handoff"]})
+
+
+async def project_items(request: Request) -> dict[str, Any]:
+    query = query_params(request, DayItemsQuery)
+    if "date" not in query:
+        raise ValidationFailed.field("date", "is required: the day (YYYY-MM-DD) to list.")
+    return await _items(request, {**query, "projectId": request.path_params["project"]})
+
+
+@reads_headers(IDEMPOTENCY_KEY)
+async def create_item(request: Request) -> Created:
+    data = _carried(await keyed_body(request), "handoffId")
+    workspace = workspace_of(data)
+    args = parse_args(
+        CreateActionItem,
+        {"workspaceId": None, **data, "handoffId": request.path_params["handoff"]},
+    )
+    result = await run_service(
+        request,
+        lambda db, actor: handoffs.create_handoff_action_item(
+            db,
+            actor,
+            handoff_id=args.handoff_id,
+            workspace_id=workspace,
+            text=args.text,
+            assignee=args.assignee,
+            status=args.status.value,
+            due_date=args.due_date,
+            idempotency_key=args.idempotency_key,
+        ),
+    )
+    return created(result)
+
+
+async def get_item(request: Request) -> dict[str, Any]:
+    query_params(request, NoQuery)
+    ref = request.path_params["item"]
+    return await run_service(  # type: ignore[no-any-return]
+        request, lambda db, actor: handoffs.get_handoff_action_item(db, actor, item_id=ref)
+    )
+
+
+async def update_item(request: Request) -> dict[str, Any]:
+    def write(db: Database, actor: Actor, args: Any, workspace: WorkspaceRef) -> Any:
+        return handoffs.update_handoff_action_item(
+            db, actor, item_id=args.action_item_id, workspace_id=workspace,
+            expected_updated_at=args.expected_updated_at, changes=args.changes(),
+        )  # fmt: skip
+
+    return await _change(request, UpdateActionItem, "actionItemId", "item", write)
+
+
+# --- what OpenAPI shows of the queries and bodies ----------------------------------------------
+
+NoQuery = model_without("NoQuery", ListActionItems, drop=tuple(ListActionItems.model_fields))
+ListQuery = model_without("HandoffsQuery", ListHandoffs, drop=("project_id",))
+ItemsQuery = model_without(
+    "HandoffItemsQuery", ListActionItems, drop=("handoff_id", "project_id", "date")
+)
+DayItemsQuery = model_without("DayItemsQuery", ListActionItems, drop=("handoff_id", "project_id"))
+CreateBody = model_without(
+    "HandoffCreateBody", CreateHandoff, drop=("project_id",), workspace_id=OPTIONAL_WORKSPACE
+)
+UpdateBody = model_without(
+    "HandoffUpdateBody", UpdateHandoff, drop=("handoff_id",), workspace_id=OPTIONAL_WORKSPACE
+)
+ItemBody = model_without(
+    "ActionItemCreateBody", CreateActionItem, drop=("handoff_id",), workspace_id=OPTIONAL_WORKSPACE
+)
+ItemUpdateBody = model_without(
+    "ActionItemUpdateBody",
+    UpdateActionItem,
+    drop=("action_item_id",),
+    workspace_id=OPTIONAL_WORKSPACE,
+)
+
+ENDPOINTS: tuple[Endpoint, ...] = (
+    Endpoint(
+        f"{P}/handoffs",
+        "GET",
+        list_handoffs,
+        "The project's handoffs, newest day first, without bodies (author, recipient, since/until)",
+        query=ListQuery,
+    ),
+    Endpoint(
+        f"{P}/handoffs",
+        "POST",
+        create_handoff,
+        "Write your handoff of the project for a day (one per person and day; Idempotency-Key "
+        "header; a person only)",
+        CreateBody,
+        201,
+    ),
+    Endpoint(
+        f"{P}/handoff-action-items",
+        "GET",
+        project_items,
+        "The action items of the project's handoffs of one date (date required; cursor)",
+        query=DayItemsQuery,
+    ),
+    Endpoint(H, "GET", get_handoff, "A handoff with its bodies and first action items"),
+    Endpoint(
+        H,
+        "PATCH",
+        update_handoff,
+        "Change a handoff (expectedUpdatedAt; bodies by the author only; null clears)",
+        UpdateBody,
+    ),
+    Endpoint(
+        f"{H}/action-items",
+        "GET",
+        handoff_items,
+        "A handoff's action items, oldest first (cursor)",
+        query=ItemsQuery,
+    ),
+    Endpoint(
+        f"{H}/action-items",
+        "POST",
+        create_item,
+        "Add an action item to a handoff (Idempotency-Key header)",
+        ItemBody,
+        201,
+    ),
+    Endpoint(I, "GET", get_item, "One action item"),
+    Endpoint(
+        I,
+        "PATCH",
+        update_item,
+        "Change an action item's text, assignee, status or due date (expectedUpdatedAt)",
+        ItemUpdateBody,
+    ),
+)

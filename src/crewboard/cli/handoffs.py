@@ -1,0 +1,195 @@
+"""Operator commands for shift handoffs: list a project's, show one, write yours (as the
+person `--as` names, the owner by default), add an action item and set its status."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from crewboard.cli.common import (
+    State,
+    acting_person,
+    as_option,
+    emit,
+    json_option,
+    open_database,
+    pass_state,
+    run_guarded,
+)
+from crewboard.services.handoffs import handoffs
+from crewboard.services.handoffs.handoffs import Bodies
+
+
+@click.group("handoff")
+def handoff_group() -> None:
+    """Shift handoffs: one per person, project and day."""
+
+
+def _line(h: dict[str, Any]) -> str:
+    who = h["author"]["displayName"] or h["author"]["email"]
+    return (
+        f"{h['id']}  {h['date']}  {who}  {h['sourceTimeZone']} -> {h['destinationTimeZone']}"
+        f"  items: {h['actionItemCount']}"
+    )
+
+
+@handoff_group.command("list")
+@click.argument("project")
+@click.option("--author", default=None, help="A person (id or email).")
+@click.option("--recipient", default=None, help="A person (id or email).")
+@click.option("--since", default=None, help="YYYY-MM-DD, inclusive.")
+@click.option("--until", default=None, help="YYYY-MM-DD, inclusive.")
+@click.option("--limit", type=click.IntRange(1, handoffs.MAX_PAGE), default=handoffs.DEFAULT_PAGE)
+@click.option("--offset", type=click.IntRange(0), default=0)
+@as_option
+@json_option
+@pass_state
+def handoff_list(
+    state_: State,
+    project: str,
+    author: str | None,
+    recipient: str | None,
+    since: str | None,
+    until: str | None,
+    limit: int,
+    offset: int,
+    as_email: str | None,
+    as_json: bool,
+) -> None:
+    """A project's handoffs, newest day first."""
+    with open_database(state_.settings()) as db:
+
+        def act() -> None:
+            found = handoffs.list_handoffs(
+                db, acting_person(db, as_email), project=project, author=author,
+                recipient=recipient, since=since, until=until, limit=limit, offset=offset,
+            )  # fmt: skip
+            emit(as_json, found, lambda: "\n".join(map(_line, found["handoffs"])) or "none")
+
+        run_guarded(act, as_json)
+
+
+@handoff_group.command("show")
+@click.argument("handoff_id")
+@as_option
+@json_option
+@pass_state
+def handoff_show(state_: State, handoff_id: str, as_email: str | None, as_json: bool) -> None:
+    """A handoff whole: its bodies, linked tasks and first action items."""
+    with open_database(state_.settings()) as db:
+
+        def act() -> None:
+            h = handoffs.get_handoff(db, acting_person(db, as_email), handoff_id=handoff_id)
+            h = h["handoff"]
+
+            def text() -> str:
+                lines = [_line(h)]
+                for label, key in (("Completed", "completed"), ("In progress", "inProgress"),
+                                   ("Blockers", "blockers"), ("Next steps", "nextSteps")):  # fmt: skip
+                    lines += [f"\n{label}:", h[key] or "-"]
+                lines += [f"task {t['key']}: {t['title']}" for t in h["linkedTasks"]]
+                lines += [f"item {i['id']} [{i['status']}] {i['text']}" for i in h["actionItems"]]
+                return "\n".join(lines)
+
+            emit(as_json, h, text)
+
+        run_guarded(act, as_json)
+
+
+@handoff_group.command("write")
+@click.argument("project")
+@click.option("--completed", default="")
+@click.option("--in-progress", default="")
+@click.option("--blockers", default="")
+@click.option("--next-steps", default="")
+@click.option("--date", "day", default=None, help="YYYY-MM-DD; today in the source zone.")
+@click.option("--reverse", is_flag=True, help="Shift B hands over to shift A.")
+@click.option("--recipient", "recipients", multiple=True, help="A person (repeat for more).")
+@click.option("--task", "tasks", multiple=True, help="A task key to link (repeat for more).")
+@click.option("--notify", is_flag=True, help="Tell the recipients in the app.")
+@click.option("--email", is_flag=True, help="Email the recipients.")
+@as_option
+@json_option
+@pass_state
+def handoff_write(state_: State, project: str, completed: str, in_progress: str, blockers: str,
+                  next_steps: str, day: str | None, reverse: bool, recipients: tuple[str, ...],
+                  tasks: tuple[str, ...], notify: bool, email: bool, as_email: str | None,
+                  as_json: bool) -> None:  # fmt: skip
+    """Write your handoff of a project for a day."""
+    with open_database(state_.settings()) as db:
+
+        def act() -> None:
+            zones = handoffs.day_sheet(db, acting_person(db, as_email), project=project, day=None)
+            a, b = zones["zones"]["a"], zones["zones"]["b"]
+            made = handoffs.create_handoff(
+                db, acting_person(db, as_email), project=project, workspace_id=None,
+                bodies=Bodies(completed, in_progress, blockers, next_steps), day=day,
+                source_time_zone=b if reverse else a, destination_time_zone=a if reverse else b,
+                linked_task_ids=list(tasks), recipients=list(recipients),
+                send_notification=notify, send_email=email,
+            ).body  # fmt: skip
+            told = made["notifications"]
+            said = [f"wrote {_line(made['handoff'])}"]
+            if notify or email:
+                said.append(f"told in the app: {told['inApp']}, emailed: {told['emailsQueued']}")
+                said += [why for why in (told.get("emailNotSent"), told.get("note")) if why]
+            emit(as_json, made, lambda: "\n".join(said))
+
+        run_guarded(act, as_json)
+
+
+@handoff_group.command("add-item")
+@click.argument("handoff_id")
+@click.argument("text")
+@click.option("--assignee", default=None, help="A person (id or email).")
+@click.option("--due", default=None, help="YYYY-MM-DD.")
+@as_option
+@json_option
+@pass_state
+def handoff_add_item(state_: State, handoff_id: str, text: str, assignee: str | None,
+                     due: str | None, as_email: str | None, as_json: bool) -> None:  # fmt: skip
+    """Add an action item to a handoff."""
+    with open_database(state_.settings()) as db:
+
+        def act() -> None:
+            made = handoffs.create_handoff_action_item(
+                db, acting_person(db, as_email), handoff_id=handoff_id, text=text,
+                assignee=assignee, due_date=due,
+            ).body["actionItem"]  # fmt: skip
+            emit(as_json, made, lambda: f"added {made['id']} [{made['status']}] {made['text']}")
+
+        run_guarded(act, as_json)
+
+
+@handoff_group.command("set-item")
+@click.argument("item_id")
+@click.option("--status", type=click.Choice(["open", "in_progress", "done", "cancelled"]))
+@click.option("--assignee", default=None, help="A person (id or email); 'none' clears.")
+@as_option
+@json_option
+@pass_state
+def handoff_set_item(state_: State, item_id: str, status: str | None, assignee: str | None,
+                     as_email: str | None, as_json: bool) -> None:  # fmt: skip
+    """Change an action item's status or assignee (from its current version)."""
+    with open_database(state_.settings()) as db:
+
+        def act() -> None:
+            person = acting_person(db, as_email)
+            now = handoffs.get_handoff_action_item(db, person, item_id=item_id)["actionItem"]
+            changes: dict[str, Any] = {}
+            if status is not None:
+                changes["status"] = status
+            if assignee is not None:
+                changes["assignee"] = None if assignee == "none" else assignee
+            made = handoffs.update_handoff_action_item(
+                db, person, item_id=item_id, expected_updated_at=now["updatedAt"],
+                changes=changes,
+            )["actionItem"]  # fmt: skip
+            emit(as_json, made, lambda: f"{made['id']} [{made['status']}] {made['text']}")
+
+        run_guarded(act, as_json)
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(handoff_group)

@@ -1,0 +1,1 @@
+"""The handoffs area: shift handoffs and their action items."""

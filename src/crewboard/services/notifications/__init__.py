@@ -1,0 +1,1 @@
+"""The notifications area: telling people what needs them, in the app and by email."""

@@ -1,0 +1,1 @@
+"""Storage of the notifications area: notifications, the email outbox, settings."""

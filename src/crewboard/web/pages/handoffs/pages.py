@@ -1,0 +1,163 @@
+"""Web pages: a project's shift handoffs of one day. Each handoff whole (bodies, the linked
+tasks you may open, recipients, action items); your own handoff to write, or to change when
+you wrote it already; action items to add, and their assignee and status to change.
+
+The day is today in shift A's zone unless the page names one; a handoff's own day is taken in
+the zone of the shift that hands over, which the form offers as A to B or B to A.
+"""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from typing import Any
+
+from starlette.responses import Response
+
+from crewboard.services.handoffs import handoffs
+from crewboard.services.handoffs.handoffs import Bodies
+from crewboard.web.context import Page, project_routes
+
+BODY_FIELDS = (("completed", "Completed"), ("in_progress", "In progress"),
+               ("blockers", "Blockers"), ("next_steps", "Next steps"))  # fmt: skip
+WIRE = {"completed": "completed", "in_progress": "inProgress", "blockers": "blockers",
+        "next_steps": "nextSteps"}  # fmt: skip
+STATUSES = ("open", "in_progress", "done", "cancelled")
+
+
+def _workspace(page: Page) -> Any:
+    assert page.project is not None  # noqa: S101 - a project route
+    return page.project.get("workspaceId")
+
+
+def day_page(page: Page) -> Response:
+    sheet = handoffs.day_sheet(
+        page.db, page.actor, project=page.project_key, day=page.param("date").strip() or None
+    )
+    day = date.fromisoformat(sheet["date"])
+    mine = [h for h in sheet["handoffs"] if h["author"]["userId"] == page.actor.user_id]
+    zones = sheet["zones"]
+    shifts = [
+        {"label": f"{zones['a']} to {zones['b']}", "source": zones["a"], "handoffs": []},
+        {"label": f"{zones['b']} to {zones['a']}", "source": zones["b"], "handoffs": []},
+    ]
+    if zones["a"] == zones["b"]:
+        shifts = shifts[:1]
+    other: list[dict[str, Any]] = []
+    for item in sheet["handoffs"]:
+        group = next((s for s in shifts if s["source"] == item["sourceTimeZone"]), None)
+        (group["handoffs"] if group else other).append(item)
+    return page.render(
+        "handoffs.html",
+        title=f"Handoffs {sheet['date']}",
+        sheet=sheet,
+        shifts=shifts,
+        other=other,
+        mine=mine,
+        can_write=sheet["role"] in ("write", "admin"),
+        body_fields=BODY_FIELDS,
+        wire=WIRE,
+        statuses=STATUSES,
+        earlier=(day - timedelta(days=1)).isoformat(),
+        later=(day + timedelta(days=1)).isoformat(),
+    )
+
+
+def _back(page: Page, day: str) -> str:
+    return page.path(f"handoffs?date={day}") if day else page.path("handoffs")
+
+
+def write_handoff(page: Page) -> Response:
+    """Your handoff of the day: the shift chosen says which zone is handing over."""
+    zones = handoffs.day_sheet(page.db, page.actor, project=page.project_key, day=None)["zones"]
+    reverse = page.field("shift") == "b"
+    source, destination = (zones["b"], zones["a"]) if reverse else (zones["a"], zones["b"])
+    made = handoffs.create_handoff(
+        page.db,
+        page.actor,
+        project=page.project_key,
+        workspace_id=_workspace(page),
+        bodies=Bodies(*(page.field(name) for name, _ in BODY_FIELDS)),
+        day=page.field("date").strip() or None,
+        source_time_zone=source,
+        destination_time_zone=destination,
+        linked_task_ids=_refs(page.field("linked_tasks")),
+        recipients=page.fields("recipients"),
+        send_notification=page.has_field("notify"),
+        send_email=page.has_field("email"),
+    ).body
+    return page.redirect(_back(page, made["handoff"]["date"]), notice=_told(made["notifications"]))
+
+
+def _told(told: dict[str, Any]) -> str:
+    """The notice after a save: who was told, and why no email went out when none did."""
+    parts = ["Handoff saved."]
+    if told.get("inApp"):
+        parts.append(f"{told['inApp']} notified in the app.")
+    if told.get("emailsQueued"):
+        parts.append(f"{told['emailsQueued']} emailed.")
+    why = told.get("emailNotSent") or told.get("note")
+    if why and "did not ask for one" not in why:
+        parts.append(why[0].upper() + why[1:])
+    return " ".join(parts)
+
+
+def _refs(text: str) -> list[str]:
+    return [part for part in text.replace(",", " ").split() if part]
+
+
+def change_handoff(page: Page) -> Response:
+    ref = str(page.request.path_params["handoff"])
+    changes: dict[str, Any] = {name: page.field(name) for name, _ in BODY_FIELDS
+                               if page.has_field(name)}  # fmt: skip
+    if page.has_field("linked_tasks"):
+        changes["linked_task_ids"] = _refs(page.field("linked_tasks"))
+    if page.has_field("recipients_sent"):
+        changes["recipients"] = page.fields("recipients")
+    changed = handoffs.update_handoff(
+        page.db,
+        page.actor,
+        handoff_id=ref,
+        workspace_id=_workspace(page),
+        expected_updated_at=page.field("expected_updated_at"),
+        changes=changes,
+    )["handoff"]
+    return page.redirect(_back(page, changed["date"]), notice="Handoff changed.")
+
+
+def add_item(page: Page) -> Response:
+    ref = str(page.request.path_params["handoff"])
+    made = handoffs.create_handoff_action_item(
+        page.db,
+        page.actor,
+        handoff_id=ref,
+        workspace_id=_workspace(page),
+        text=page.field("text"),
+        assignee=page.field("assignee") or None,
+        due_date=page.field("due_date").strip() or None,
+    ).body["actionItem"]
+    return page.redirect(_back(page, made["date"]), notice="Action item added.")
+
+
+def change_item(page: Page) -> Response:
+    ref = str(page.request.path_params["item"])
+    changed = handoffs.update_handoff_action_item(
+        page.db,
+        page.actor,
+        item_id=ref,
+        workspace_id=_workspace(page),
+        expected_updated_at=page.field("expected_updated_at"),
+        changes={
+            "status": page.field("status"),
+            "assignee": page.field("assignee") or None,
+            "due_date": page.field("due_date").strip() or None,
+        },
+    )["actionItem"]
+    return page.redirect(_back(page, changed["date"]), notice="Action item saved.")
+
+
+ROUTES = [
+    *project_routes("handoffs", get=day_page, post=write_handoff),
+    *project_routes("handoffs/{handoff}", post=change_handoff),
+    *project_routes("handoffs/{handoff}/items", post=add_item),
+    *project_routes("handoff-items/{item}", post=change_item),
+]

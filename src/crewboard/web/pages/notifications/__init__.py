@@ -1,0 +1,1 @@
+"""Web pages of the notifications room: the person's notifications and their settings."""

@@ -1,0 +1,139 @@
+"""The handoffs page over real HTTP as a signed-in person: the day's handoffs grouped by shift
+(the day taken in each shift's zone), writing your own and changing it (a stale form refused
+with what to do), action items added and their assignee and status changed; a reader sees
+but gets no forms; hidden linked tasks stay hidden."""
+
+from __future__ import annotations
+
+import html
+from contextlib import closing
+
+import httpx2
+import pytest
+
+from crewboard.domain.identity.access import Role
+from crewboard.domain.models import User
+from crewboard.services.handoffs import handoffs
+from crewboard.services.handoffs.handoffs import Bodies
+from crewboard.services.identity.users import person_actor
+from crewboard.services.projects import projects
+from crewboard.storage.database import Database
+from tests.support.factories import grant, make_project, make_task, make_user
+from tests.support.web import post_form, sign_in
+
+DAY = "2026-03-02"
+
+
+@pytest.fixture
+def owner(db: Database) -> User:
+    user = make_user(db, "owner@example.com")
+    make_project(db, user, "CRW")
+    projects.update_project(
+        db, person_actor(user), project="CRW", workspace_id=None,
+        shift_time_zone_a="Europe/Berlin", shift_time_zone_b="America/New_York",
+    )  # fmt: skip
+    return user
+
+
+@pytest.fixture
+def bob(db: Database, owner: User) -> User:
+    user = make_user(db, "bob@example.com")
+    grant(db, owner, "CRW", user, Role.WRITE)
+    return user
+
+
+def text_of(answer: httpx2.Response) -> str:
+    return html.unescape(answer.text)
+
+
+def test_write_change_and_work_a_handoff_in_the_web_app(
+    url: str, db: Database, owner: User, bob: User
+) -> None:
+    make_task(db, owner, "CRW", "Roll out")
+    with closing(sign_in(url, owner.email)) as client:
+        page = client.get(f"/p/CRW/handoffs?date={DAY}")
+        assert page.status_code == 200
+        shown = text_of(page)
+        assert "Europe/Berlin to America/New_York" in shown
+        assert "Write your handoff" in shown
+        saved = post_form(
+            client,
+            "/p/CRW/handoffs",
+            {"date": DAY, "shift": "b", "completed": "Shipped **it**.", "in_progress": "",
+             "blockers": "The VPN", "next_steps": "Watch errors", "linked_tasks": "CRW-1",
+             "recipients": bob.id},
+        )  # fmt: skip
+        assert saved.status_code == 303
+        day = text_of(client.get(saved.headers["location"]))
+        assert "Handoff saved." in day
+        assert "<strong>it</strong>" in day  # the bodies are markdown, rendered safely
+        assert "America/New_York to Europe/Berlin" in day  # the reverse shift, as chosen
+        assert "Change your handoff" in day
+        made = handoffs.list_handoffs(db, person_actor(owner), project="CRW")["handoffs"][0]
+        assert made["sourceTimeZone"] == "America/New_York"
+        assert [r["email"] for r in made["recipients"]] == ["bob@example.com"]
+        changed = post_form(
+            client,
+            f"/p/CRW/handoffs/{made['id']}",
+            {"expected_updated_at": made["updatedAt"], "recipients_sent": "1",
+             "completed": "Shipped it.", "in_progress": "Nothing", "blockers": "",
+             "next_steps": "Watch errors", "linked_tasks": "CRW-1"},
+        )  # fmt: skip
+        assert changed.status_code == 303
+        stale = post_form(
+            client,
+            f"/p/CRW/handoffs/{made['id']}",
+            {"expected_updated_at": made["updatedAt"], "blockers": "again",
+             "next": f"/p/CRW/handoffs?date={DAY}"},
+        )  # fmt: skip
+        assert stale.status_code == 303
+        refused = text_of(client.get(stale.headers["location"]))
+        assert "changed since you read it" in refused
+        item = post_form(
+            client,
+            f"/p/CRW/handoffs/{made['id']}/items",
+            {"text": "Call the vendor", "assignee": bob.id, "due_date": "2026-03-04"},
+        )
+        assert item.status_code == 303
+    got = handoffs.get_handoff(db, person_actor(bob), handoff_id=made["id"])["handoff"]
+    assert (got["completed"], got["recipients"], got["blockers"]) == ("Shipped it.", [], "")
+    action = got["actionItems"][0]
+    assert action["assignee"]["email"] == "bob@example.com"
+    with closing(sign_in(url, bob.email)) as client:
+        day = text_of(client.get(f"/p/CRW/handoffs?date={DAY}"))
+        assert "Call the vendor" in day
+        assert "Write your handoff" in day  # bob has none yet
+        done = post_form(
+            client,
+            f"/p/CRW/handoff-items/{action['id']}",
+            {"expected_updated_at": action["updatedAt"], "status": "done", "assignee": "",
+             "due_date": ""},
+        )  # fmt: skip
+        assert done.status_code == 303
+    item_now = handoffs.get_handoff_action_item(db, person_actor(bob), item_id=action["id"])
+    assert (item_now["actionItem"]["status"], item_now["actionItem"]["assignee"]) == ("done", None)
+
+
+def test_a_reader_sees_handoffs_without_forms_and_no_hidden_task(
+    url: str, db: Database, owner: User
+) -> None:
+    make_project(db, owner, "SEC")
+    make_task(db, owner, "SEC", "Rotate the secret keys")
+    make_task(db, owner, "CRW", "Update the docs")
+    handoffs.create_handoff(
+        db, person_actor(owner), project="CRW", workspace_id=None, bodies=Bodies("Done."),
+        day=DAY, linked_task_ids=["CRW-1", "SEC-1"],
+    )  # fmt: skip
+    reader = make_user(db, "reader@example.com")
+    grant(db, owner, "CRW", reader, Role.READ)
+    with closing(sign_in(url, reader.email)) as client:
+        day = text_of(client.get(f"/p/CRW/handoffs?date={DAY}"))
+    assert "Update the docs" in day
+    assert "Rotate the secret keys" not in day
+    assert "SEC-1" not in day
+    assert "Write your handoff" not in day
+    assert "New action item" not in day
+    with closing(sign_in(url, reader.email)) as client:
+        bad = client.get("/p/CRW/handoffs?date=yesterday")
+    assert bad.status_code == 422
+    assert "YYYY-MM-DD" in text_of(bad)
