@@ -3,6 +3,7 @@ settings, and the rules of the outbox (back-off, give up, the Message-ID of a no
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -110,3 +111,15 @@ def email_text(text: str, url: str) -> str:
         "Crewboard sent this because you turned on email notifications; "
         "turn them off in your notification settings.\n"
     )
+
+
+# "@ada@example.com" or "@ada" (an email's part before the @), not inside a word or an email.
+_MENTION = re.compile(r"(?<![\w.@])@([A-Za-z0-9._+-]+(?:@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)?)")
+MAX_MENTIONS = 20  # people one text may tell
+
+
+def mentions(text: str) -> list[str]:
+    """Who a text mentions, as written (lowercase, in order, once each): emails, or the part
+    of an email before the @."""
+    found = [m.group(1).rstrip(".").lower() for m in _MENTION.finditer(text)]
+    return list(dict.fromkeys(found))[:MAX_MENTIONS]

@@ -17,6 +17,7 @@ from crewboard.domain.ids import new_id
 from crewboard.domain.models import Actor, Project
 from crewboard.domain.validation import check_no_nul, check_text
 from crewboard.errors import LimitExceeded, NotFound, ValidationFailed
+from crewboard.services.board.mentions import tell_mentioned
 from crewboard.services.board.tasks import access_task
 from crewboard.services.board.views import task_key
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write, require_key
@@ -218,6 +219,8 @@ def _write_note(
             created_at=after(uow.now, notes.latest_note_time(found.id)),
         )
         notes.add_comment(comment)
+        if kind == COMMENT:
+            tell_mentioned(uow, actor, project, found, comment_id=comment.id, text=text)
         view = without(comment_view(comment), "content")
         record_task_event(
             uow,

@@ -11,6 +11,7 @@ from crewboard.domain.identity.access import Role, Scope
 from crewboard.domain.ids import new_id
 from crewboard.domain.models import Actor, Project
 from crewboard.errors import AlreadyExists, NotFound
+from crewboard.services.board.mentions import tell_asker
 from crewboard.services.board.notes import (
     check_note,
     excerpt,
@@ -143,6 +144,10 @@ def answer_question(db: Database, actor: Actor, question_id: str, answer: str) -
         ):
             answered = notes.question(asked.id)
             assert answered is not None  # noqa: S101 - answered in this transaction
+            tell_asker(
+                uow, actor, project, found, question_id=asked.id,
+                asker=asked.asked_by.get("userId"), answer=text,
+            )  # fmt: skip
             record_task_event(
                 uow,
                 actor,

@@ -29,6 +29,7 @@ from crewboard.services.board.tasks import do_create_task, save_task
 from crewboard.services.board.views import task_key
 from crewboard.services.identity.access import access_project, require_signed_in_person
 from crewboard.services.memory import records as memory
+from crewboard.services.notifications.notify import notify
 from crewboard.services.views import actor_stamp, iso
 from crewboard.storage.database import Database
 from crewboard.storage.review.drafts import Draft, DraftRepository
@@ -157,8 +158,10 @@ def set_status(
 def record_decision(
     uow: UnitOfWork, actor: Actor, draft: Draft, project: Project, **details: Any
 ) -> None:
-    """The event of a decision: `draft.<status>`, owned by the hand-in's token."""
+    """The event of a decision: `draft.<status>`, owned by the hand-in's token; the person the
+    hand-in was made in the name of hears of it, unless they decided it."""
     task = uow.tasks.get(draft.task_id) if draft.task_id else None
+    _tell_author(uow, actor, draft, project)
     uow.record_event(
         f"draft.{draft.status}",
         actor=actor.as_payload(),
@@ -174,6 +177,30 @@ def record_decision(
         project_id=project.id,
         workspace_id=project.workspace_id,
     )
+
+
+DECIDED = {
+    "approved": "was approved",
+    "saved_to_memory": "was approved and saved to memory",
+    "accepted_by_rule": "was accepted by a rule",
+    "rejected": "was rejected",
+    "revision_requested": "needs a revision",
+    "returned_to_review": "is back in review",
+}
+
+
+def _tell_author(uow: UnitOfWork, actor: Actor, draft: Draft, project: Project) -> None:
+    author = draft.author.get("userId")
+    outcome = DECIDED.get(draft.status)
+    if not author or author == actor.user_id or outcome is None:
+        return
+    notify(
+        uow, recipients=[author], kind="draft.decided", project_id=project.id,
+        title=f"Your hand-in “{draft.title[:120]}” {outcome}",
+        body=draft.review_comment[:500] if draft.review_comment else "",
+        link=f"/p/{project.key}/inbox/drafts/{draft.id}", source=f"draft:{draft.id}:{draft.status}",
+        in_app=True, email=True,
+    )  # fmt: skip
 
 
 def _decide(
