@@ -137,3 +137,27 @@ def test_a_reader_sees_handoffs_without_forms_and_no_hidden_task(
         bad = client.get("/p/CRW/handoffs?date=yesterday")
     assert bad.status_code == 422
     assert "YYYY-MM-DD" in text_of(bad)
+
+
+def test_an_admin_sets_the_shifts_and_the_assignee_notices_in_project_settings(
+    url: str, db: Database, owner: User
+) -> None:
+    with closing(sign_in(url, owner.email)) as client:
+        form = text_of(client.get("/p/CRW/settings/project"))
+        assert 'value="Europe/Berlin"' in form
+        saved = post_form(
+            client,
+            "/p/CRW/settings/project",
+            {"shift_time_zone_a": "Asia/Tokyo", "shift_time_zone_b": "Europe/Berlin",
+             "handoff_settings": "1"},  # the box left unticked: assignees are not told
+        )  # fmt: skip
+        assert saved.status_code == 303
+        bad = post_form(
+            client, "/p/CRW/settings/project",
+            {"shift_time_zone_b": "Tokio", "next": "/p/CRW/settings/project"},
+        )  # fmt: skip
+        refused = text_of(client.get(bad.headers["location"]))
+        assert "not an IANA time zone" in refused
+    project = projects.describe_project(db, person_actor(owner), "CRW")["project"]
+    assert project["shiftTimeZones"] == {"a": "Asia/Tokyo", "b": "Europe/Berlin"}
+    assert project["notifyActionItemAssignees"] is False

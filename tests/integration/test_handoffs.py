@@ -447,3 +447,16 @@ def test_an_assignee_hears_of_an_action_item_given_to_them(
     told = notifications_inbox.list_notifications(db, person_actor(mate))["notifications"]
     assert sorted(n["body"] for n in told) == ["Call the vendor", "Mine"]
     assert all(n["link"].startswith("/p/CRW/handoffs?date=") for n in told)
+
+
+def test_a_project_can_keep_assignees_from_being_told(db: Database, me: Actor, mate: User) -> None:
+    changed = projects.update_project(
+        db, me, project="CRW", workspace_id=None, notify_action_item_assignees=False
+    )["project"]
+    assert changed["notifyActionItemAssignees"] is False
+    assert changed["shiftTimeZones"] == {"a": BERLIN, "b": NEW_YORK}  # the rest as it was
+    made = create(db, me)
+    handoffs.create_handoff_action_item(
+        db, me, handoff_id=made["id"], text="Quietly", assignee=mate.email
+    )
+    assert count_rows(db, "notifications") == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from crewboard.domain.validation import check_text
 from crewboard.errors import LimitExceeded, ValidationFailed
@@ -15,6 +16,17 @@ MAX_DESCRIPTION = 10_000
 MAX_COLLECTIONS = 50
 MAX_COLLECTION_NAME = 60
 DEFAULT_COLLECTIONS = ("general",)
+
+
+@dataclass(frozen=True)
+class HandoffSettings:
+    """How a project's handoffs go: the zones of its two shifts (A hands over to B; a
+    handoff's day is taken in the handing-over shift's zone) and whether a person given an
+    action item is told of it (as their own notification settings allow)."""
+
+    zone_a: str = "UTC"
+    zone_b: str = "UTC"
+    notify_assignees: bool = True
 
 
 def check_project_key(value: str) -> str:

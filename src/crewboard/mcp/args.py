@@ -359,6 +359,9 @@ class UpdateProject(Args):
     shift_time_zone_b: str | None = Field(
         default=None, min_length=1, max_length=64, description="IANA zone of the next shift."
     )
+    notify_action_item_assignees: bool | None = Field(
+        default=None, description="Tell a person given a handoff action item (default true)."
+    )
 
     def changes(self) -> dict[str, Any]:
         """The fields to change, as update_project takes them (those left out are None)."""

@@ -320,9 +320,11 @@ def create_handoff(
                 workspace_id=workspace_id,
             )  # fmt: skip
             found = access.project
-            zone_a, zone_b = uow.projects.shift_zones(found.id)
-            source = check_time_zone("sourceTimeZone", source_time_zone or zone_a)
-            destination = check_time_zone("destinationTimeZone", destination_time_zone or zone_b)
+            shifts = uow.projects.handoff_settings(found.id)
+            source = check_time_zone("sourceTimeZone", source_time_zone or shifts.zone_a)
+            destination = check_time_zone(
+                "destinationTimeZone", destination_time_zone or shifts.zone_b
+            )
             when = parse_day("date", day) if day else local_day(uow.now, zone_of("tz", source))
             repo = handoffs_of(uow)
             existing = repo.in_slot(found.id, actor.user_id, when)
@@ -375,10 +377,13 @@ def create_handoff(
 
 def _tell_assignee(uow: UnitOfWork, actor: Actor, item: ActionItem) -> None:
     """A person given an action item hears of it (in the app, and by email when their own
-    settings say so), once per item and assignment; giving it to yourself tells nobody."""
+    settings say so) unless the project turned that off; once per item and assignment; giving
+    it to yourself tells nobody."""
     person = item.assignee_user_id
     if person is None or person == actor.user_id:
         return
+    if not uow.projects.handoff_settings(item.project_id).notify_assignees:
+        return  # the project's admins turned it off
     key = uow.projects.get(item.project_id)
     where = f"/p/{key.key if key else item.project_id}/handoffs?date={item.day.isoformat()}"
     notify(
@@ -887,8 +892,8 @@ def day_sheet(db: Database, actor: Actor, *, project: str, day: str | None) -> d
     def work(uow: UnitOfWork) -> dict[str, Any]:
         access = access_project(uow, actor, project)
         found = access.project
-        zone_a, zone_b = uow.projects.shift_zones(found.id)
-        when = parse_day("date", day) if day else local_day(uow.now, zone_of("tz", zone_a))
+        shifts = uow.projects.handoff_settings(found.id)
+        when = parse_day("date", day) if day else local_day(uow.now, zone_of("tz", shifts.zone_a))
         rows, _ = handoffs_of(uow).page(
             found.id, author_user_id=None, recipient_user_id=None, since=when, until=when,
             limit=MAX_PAGE, offset=0,
@@ -899,7 +904,7 @@ def day_sheet(db: Database, actor: Actor, *, project: str, day: str | None) -> d
         ]
         return {
             "date": when.isoformat(),
-            "zones": {"a": zone_a, "b": zone_b},
+            "zones": {"a": shifts.zone_a, "b": shifts.zone_b},
             "role": str(access.role),
             "handoffs": [_full(uow, actor, row, access) for row in rows],
             "people": sorted(people, key=lambda p: (p["displayName"] or "").lower()),

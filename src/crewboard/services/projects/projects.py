@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from crewboard.domain.identity.access import Role, Scope, lower_role, parse_enum
@@ -213,6 +214,7 @@ def _project_fields(
     collections: list[str] | None = None,
     shift_time_zone_a: str | None = None,
     shift_time_zone_b: str | None = None,
+    notify_action_item_assignees: bool | None = None,
 ) -> dict[str, Any]:
     """Check the fields an update names; those left None stay as they are."""
     checks: dict[str, Any] = {
@@ -225,6 +227,7 @@ def _project_fields(
         "collections": check_collections,
         "shift_zone_a": lambda v: check_time_zone("shiftTimeZoneA", v),
         "shift_zone_b": lambda v: check_time_zone("shiftTimeZoneB", v),
+        "notify_assignees": bool,
     }
     given = {
         "name": name,
@@ -236,14 +239,23 @@ def _project_fields(
         "collections": collections,
         "shift_zone_a": shift_time_zone_a,
         "shift_zone_b": shift_time_zone_b,
+        "notify_assignees": notify_action_item_assignees,
     }
     return {field: checks[field](value) for field, value in given.items() if value is not None}
 
 
-def with_shifts(uow: UnitOfWork, view: dict[str, Any]) -> dict[str, Any]:
-    """A project's view with the zones of its two shifts."""
-    zone_a, zone_b = uow.projects.shift_zones(view["id"])
-    return {**view, "shiftTimeZones": {"a": zone_a, "b": zone_b}}
+HANDOFF_FIELDS = ("shift_zone_a", "shift_zone_b", "notify_assignees")
+
+
+def with_handoffs(uow: UnitOfWork, view: dict[str, Any]) -> dict[str, Any]:
+    """A project's view with how its handoffs go: the zones of its two shifts, and whether
+    action items' assignees are told."""
+    settings = uow.projects.handoff_settings(view["id"])
+    return {
+        **view,
+        "shiftTimeZones": {"a": settings.zone_a, "b": settings.zone_b},
+        "notifyActionItemAssignees": settings.notify_assignees,
+    }
 
 
 def _access_as_admin(
@@ -258,8 +270,9 @@ def _access_as_admin(
 def update_project(
     db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef, **changes: Any
 ) -> dict[str, Any]:
-    """Change a project's name, goal, phase, status, description, type, collections or the
-    time zones of its two shifts (A hands over to B; handoffs take their day from A).
+    """Change a project's name, goal, phase, status, description, type, collections, the
+    time zones of its two shifts (A hands over to B; handoffs take their day from A) or
+    whether action items' assignees are told.
 
     Raises:
         NotFound, PermissionDenied: as `access_project` (needs projects.admin and admin role).
@@ -272,29 +285,31 @@ def update_project(
             "name at least one field to change.",
             [
                 *("name", "goal", "phase", "status", "description", "type", "collections"),
-                *("shiftTimeZoneA", "shiftTimeZoneB"),
+                *("shiftTimeZoneA", "shiftTimeZoneB", "notifyActionItemAssignees"),
             ],
         )
 
-    shifts = {name: fields.pop(name) for name in ("shift_zone_a", "shift_zone_b") if name in fields}
+    handoff = {name: fields.pop(name) for name in HANDOFF_FIELDS if name in fields}
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
         access = _access_as_admin(uow, actor, project, workspace_id)
         if fields:
             uow.projects.update(access.project.id, uow.now, **fields)
-        if shifts:
-            zone_a, zone_b = uow.projects.shift_zones(access.project.id)
-            uow.projects.set_shift_zones(
-                access.project.id, shifts.get("shift_zone_a", zone_a),
-                shifts.get("shift_zone_b", zone_b), uow.now,
+        if handoff:
+            now = uow.projects.handoff_settings(access.project.id)
+            changed = replace(
+                now, zone_a=handoff.get("shift_zone_a", now.zone_a),
+                zone_b=handoff.get("shift_zone_b", now.zone_b),
+                notify_assignees=handoff.get("notify_assignees", now.notify_assignees),
             )  # fmt: skip
+            uow.projects.set_handoff_settings(access.project.id, changed, uow.now)
         updated = uow.projects.get(access.project.id)
         assert updated is not None  # noqa: S101 - updated in this transaction
-        view = with_shifts(uow, project_view(updated, access.role))
+        view = with_handoffs(uow, project_view(updated, access.role))
         uow.record_event(
             "project.updated",
             actor=actor.as_payload(),
-            payload={"changed": sorted([*fields, *shifts]), "project": view},
+            payload={"changed": sorted([*fields, *handoff]), "project": view},
             project_id=updated.id,
             workspace_id=updated.workspace_id,
         )
@@ -376,7 +391,7 @@ def describe_project(db: Database, actor: Actor, ref: str) -> dict[str, Any]:
         access = access_project(uow, actor, ref)
         project_id = access.project.id
         return {
-            "project": with_shifts(uow, project_view(access.project, access.role)),
+            "project": with_handoffs(uow, project_view(access.project, access.role)),
             "counts": {
                 "members": len(uow.projects.members(project_id)),
                 "teamRoles": len(uow.team.list(project_id)),

@@ -13,7 +13,7 @@ from crewboard.domain.memory import ProjectDocument
 from crewboard.domain.models import Actor, SeatKind
 from crewboard.domain.review import RuleMatch
 from crewboard.services.identity.access import access_project
-from crewboard.services.projects.projects import with_shifts
+from crewboard.services.projects.projects import with_handoffs
 from crewboard.services.review.decisions import drafts_of
 from crewboard.services.review.rules import rule_view
 from crewboard.services.views import project_view
@@ -33,7 +33,7 @@ def project_settings(db: Database, actor: Actor, project: str) -> dict[str, Any]
         proj = access.project
         seats = [s for s in uow.team.list(proj.id) if s.kind is SeatKind.AI]
         return {
-            "project": with_shifts(uow, project_view(proj, access.role)),
+            "project": with_handoffs(uow, project_view(proj, access.role)),
             "rules": [rule_view(r) for r in drafts_of(uow).rules(proj.id)],
             "aiRoles": [{"id": s.id, "name": s.name, "role": s.role} for s in seats],
             "taskTypes": [t.value for t in TaskType],

@@ -16,6 +16,7 @@ from crewboard.domain.models import (
     ProjectType,
     User,
 )
+from crewboard.domain.projects import HandoffSettings
 from crewboard.storage.identity import tables as identity_tables
 from crewboard.storage.identity.users import user_from_row
 from crewboard.storage.projects import tables as t
@@ -40,7 +41,9 @@ _PROJECT_WITH_ROLE_BY_ID = _project_with_role(t.projects.c.id == bindparam("ref"
 
 
 _PROJECT_WITH_ROLE_BY_KEY = _project_with_role(t.projects.c.key == bindparam("ref"))
-_SHIFTS = select(t.project_shifts).where(t.project_shifts.c.project_id == bindparam("project_id"))
+_HANDOFFS = select(t.project_handoffs).where(
+    t.project_handoffs.c.project_id == bindparam("project_id")
+)
 _PROJECT_BY_ID = select(t.projects).where(t.projects.c.id == bindparam("project_id"))
 _PROJECT_BY_KEY = select(t.projects).where(t.projects.c.key == bindparam("key"))
 _PROJECT_ID_BY_KEY = select(t.projects.c.id).where(t.projects.c.key == bindparam("key"))
@@ -135,24 +138,23 @@ class ProjectRepository:
             t.projects.update().where(t.projects.c.id == project_id).values(**values, updated_at=at)
         )
 
-    def shift_zones(self, project_id: str) -> tuple[str, str]:
-        """The zones of shift A and shift B (UTC for a project that never set them)."""
-        row = self.conn.execute(_SHIFTS, {"project_id": project_id}).first()
-        return (row.zone_a, row.zone_b) if row is not None else ("UTC", "UTC")
+    def handoff_settings(self, project_id: str) -> HandoffSettings:
+        row = self.conn.execute(_HANDOFFS, {"project_id": project_id}).first()
+        if row is None:
+            return HandoffSettings()
+        return HandoffSettings(row.zone_a, row.zone_b, row.notify_assignees)
 
-    def set_shift_zones(self, project_id: str, zone_a: str, zone_b: str, at: datetime) -> None:
-        shifts = t.project_shifts
+    def set_handoff_settings(
+        self, project_id: str, settings: HandoffSettings, at: datetime
+    ) -> None:
+        table = t.project_handoffs
+        values = {"zone_a": settings.zone_a, "zone_b": settings.zone_b,
+                  "notify_assignees": settings.notify_assignees, "updated_at": at}  # fmt: skip
         done = self.conn.execute(
-            shifts.update()
-            .where(shifts.c.project_id == project_id)
-            .values(zone_a=zone_a, zone_b=zone_b, updated_at=at)
+            table.update().where(table.c.project_id == project_id).values(**values)
         )
         if done.rowcount == 0:
-            self.conn.execute(
-                shifts.insert().values(
-                    project_id=project_id, zone_a=zone_a, zone_b=zone_b, updated_at=at
-                )
-            )
+            self.conn.execute(table.insert().values(project_id=project_id, **values))
 
     def delete(self, project_id: str) -> None:
         # Tokens bound to the project go with it (ON DELETE CASCADE); so do members and pages.

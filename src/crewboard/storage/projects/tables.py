@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import (
     JSON,
+    Boolean,
     CheckConstraint,
     Column,
     ForeignKey,
@@ -132,11 +133,10 @@ team_roles = Table(
     Index("ix_team_roles_project_id", "project_id"),
 )
 
-# The two shifts of a project that hand over to each other (IANA zones): a handoff's day is
-# taken in the handing-over shift's zone, A unless the handoff names another. No row: UTC for
-# both. A table of its own, so that adding it never rebuilds `projects` (SQLite).
-project_shifts = Table(
-    "project_shifts",
+# How a project's handoffs go (`domain.projects.HandoffSettings`); no row: the defaults. A
+# table of its own, so that adding it never rebuilt `projects` (SQLite).
+project_handoffs = Table(
+    "project_handoffs",
     metadata,
     Column(
         "project_id",
@@ -146,5 +146,6 @@ project_shifts = Table(
     ),
     Column("zone_a", String(64), nullable=False),
     Column("zone_b", String(64), nullable=False),
+    Column("notify_assignees", Boolean, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
 )

@@ -1,5 +1,5 @@
 """handoffs: shift handoffs (one per author, project and day), their recipients and action
-items; the two shift time zones of a project (a table of its own)
+items; how a project's handoffs go (its two shift zones, whether assignees are told)
 
 Revision ID: 0020_handoffs
 Revises: 0019_notifications
@@ -19,18 +19,19 @@ depends_on: str | Sequence[str] | None = None
 
 def upgrade() -> None:
     op.create_table(
-        "project_shifts",
+        "project_handoffs",
         sa.Column("project_id", sa.String(length=32), nullable=False),
         sa.Column("zone_a", sa.String(length=64), nullable=False),
         sa.Column("zone_b", sa.String(length=64), nullable=False),
+        sa.Column("notify_assignees", sa.Boolean(), nullable=False),
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
             ["project_id"],
             ["projects.id"],
-            name=op.f("fk_project_shifts_project_id_projects"),
+            name=op.f("fk_project_handoffs_project_id_projects"),
             ondelete="CASCADE",
         ),
-        sa.PrimaryKeyConstraint("project_id", name=op.f("pk_project_shifts")),
+        sa.PrimaryKeyConstraint("project_id", name=op.f("pk_project_handoffs")),
     )
     op.create_table(
         "handoffs",
@@ -156,4 +157,4 @@ def downgrade() -> None:
     op.drop_table("handoff_action_items")
     op.drop_table("handoff_recipients")
     op.drop_table("handoffs")
-    op.drop_table("project_shifts")
+    op.drop_table("project_handoffs")

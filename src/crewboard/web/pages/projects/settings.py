@@ -66,6 +66,9 @@ def save_project(page_: Page) -> Response:
         collections=_collections(collections) if collections is not None else None,
         shift_time_zone_a=_given(page_, "shift_time_zone_a"),
         shift_time_zone_b=_given(page_, "shift_time_zone_b"),
+        notify_action_item_assignees=page_.has_field("notify_assignees")
+        if page_.has_field("handoff_settings")
+        else None,
     )
     return page_.redirect(page_.path("settings/project"), notice="Project settings saved.")
 
