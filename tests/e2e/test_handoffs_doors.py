@@ -186,6 +186,14 @@ def test_rest_routes_for_a_person_and_refusals_for_an_agent(
             json={"expectedUpdatedAt": handoff["updatedAt"], "blockers": "The VPN."},
         )
         assert changed.status_code == 200, changed.text
+        carried = api.patch(
+            f"/handoffs/{handoff['id']}",
+            json={"handoffId": "hof_other", "expectedUpdatedAt": handoff["updatedAt"]},
+        )
+        assert (carried.status_code, carried.json()["error"]["details"]["field"]) == (
+            422,
+            "handoffId",
+        )
         stale = api.patch(
             f"/handoffs/{handoff['id']}",
             json={"expectedUpdatedAt": handoff["updatedAt"], "blockers": "none"},

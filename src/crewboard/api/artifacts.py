@@ -32,11 +32,12 @@ from crewboard.api.common import (
     parse_args,
     query_params,
     reads_headers,
+    refuse_carried,
     run_service,
     workspace_of,
 )
 from crewboard.domain.models import Actor
-from crewboard.errors import NotFound, ValidationFailed
+from crewboard.errors import NotFound
 from crewboard.jsonbody import MAX_BODY, MAX_UPLOAD_BODY
 from crewboard.mcp import args as a
 from crewboard.mcp.render import WINDOW_ROOM
@@ -65,13 +66,9 @@ SAFE = {
 
 
 def _carried(data: dict[str, Any]) -> dict[str, Any]:
-    """Refuse body fields the path carries."""
-    for name in ("projectId", "artifactId"):
-        if name in data:
-            raise ValidationFailed.field(
-                name, "is not a body field here: the path names the project and the artifact."
-            )
-    return data
+    return refuse_carried(
+        data, ("projectId", "artifactId"), "the path names the project and the artifact"
+    )
 
 
 def _named(request: Request, model: type[a.Args]) -> dict[str, Any]:

@@ -101,6 +101,18 @@ async def keyed_body(request: Request, limit: int = MAX_BODY) -> dict[str, Any]:
     return data
 
 
+def refuse_carried(data: dict[str, Any], names: tuple[str, ...], where: str) -> dict[str, Any]:
+    """Refuse body fields the path (or a header) carries; `where` says which names which.
+
+    Raises:
+        ValidationFailed: naming the first such field.
+    """
+    for name in names:
+        if name in data:
+            raise ValidationFailed.field(name, f"is not a body field here: {where}.")
+    return data
+
+
 def created(result: KeyedResult) -> Created:
     """A keyed write's answer: 201, and whether it replays an earlier use of the key."""
     return Created({**result.body, "replayed": result.replayed})

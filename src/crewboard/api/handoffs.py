@@ -24,6 +24,7 @@ from crewboard.api.common import (
     query_params,
     read_body,
     reads_headers,
+    refuse_carried,
     run_service,
     workspace_of,
 )
@@ -49,11 +50,7 @@ I = "/api/v1/handoff-action-items/{item}"  # noqa: E741 - the item route
 
 
 def _carried(data: dict[str, Any], *names: str) -> dict[str, Any]:
-    """Refuse body fields the path carries."""
-    for name in names:
-        if name in data:
-            raise ValidationFailed.field(name, "is not a body field here: the path names it.")
-    return data
+    return refuse_carried(data, names, "the path names it")
 
 
 async def list_handoffs(request: Request) -> dict[str, Any]:

@@ -38,6 +38,7 @@ from crewboard.api.common import (
     query_params,
     read_body,
     reads_headers,
+    refuse_carried,
     run_service,
     workspace_of,
 )
@@ -98,12 +99,7 @@ def _body(data: dict[str, Any], carried: tuple[str, ...]) -> dict[str, Any]:
             "is taken only by the stdio server, which runs on your machine; over REST send "
             "content (text) or contentBase64 (bytes).",
         )
-    for name in carried:
-        if name in data:
-            raise ValidationFailed.field(
-                name, "is not a body field here: the path names the project and the file."
-            )
-    return data
+    return refuse_carried(data, tuple(carried), "the path names the project and the file")
 
 
 def _content(text: str | None, encoded: str | None) -> bytes:

@@ -17,8 +17,9 @@ from crewboard.cli.common import (
     pass_state,
     run_guarded,
 )
+from crewboard.domain.handoffs import WIRE_BODIES
 from crewboard.services.handoffs import handoffs
-from crewboard.services.handoffs.handoffs import Bodies
+from crewboard.services.handoffs.handoffs import BODY_LABELS, Bodies
 
 
 @click.group("handoff")
@@ -85,9 +86,8 @@ def handoff_show(state_: State, handoff_id: str, as_email: str | None, as_json: 
 
             def text() -> str:
                 lines = [_line(h)]
-                for label, key in (("Completed", "completed"), ("In progress", "inProgress"),
-                                   ("Blockers", "blockers"), ("Next steps", "nextSteps")):  # fmt: skip
-                    lines += [f"\n{label}:", h[key] or "-"]
+                for name, label in BODY_LABELS:
+                    lines += [f"\n{label}:", h[WIRE_BODIES[name]] or "-"]
                 lines += [f"task {t['key']}: {t['title']}" for t in h["linkedTasks"]]
                 lines += [f"item {i['id']} [{i['status']}] {i['text']}" for i in h["actionItems"]]
                 return "\n".join(lines)

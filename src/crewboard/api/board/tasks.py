@@ -28,6 +28,7 @@ from crewboard.api.common import (
     query_list,
     read_body,
     reads_headers,
+    refuse_carried,
     run_service,
 )
 from crewboard.domain.board.tasks import TaskStatus
@@ -160,11 +161,9 @@ async def list_tasks(request: Request) -> dict[str, Any]:
 @reads_headers(IDEMPOTENCY_KEY_REQUIRED)
 async def create_task(request: Request) -> Created:
     data = await read_body(request)
-    for name in ("projectId", "idempotencyKey"):
-        if name in data:
-            raise ValidationFailed.field(
-                name, "is not a body field here: the path names the project, the header the key."
-            )
+    refuse_carried(
+        data, ("projectId", "idempotencyKey"), "the path names the project, the header the key"
+    )
     args = parse_args(
         CreateTask,
         {

@@ -13,14 +13,11 @@ from typing import Any
 
 from starlette.responses import Response
 
+from crewboard.domain.handoffs import WIRE_BODIES
 from crewboard.services.handoffs import handoffs
-from crewboard.services.handoffs.handoffs import Bodies
+from crewboard.services.handoffs.handoffs import BODY_LABELS, Bodies
 from crewboard.web.context import Page, project_routes
 
-BODY_FIELDS = (("completed", "Completed"), ("in_progress", "In progress"),
-               ("blockers", "Blockers"), ("next_steps", "Next steps"))  # fmt: skip
-WIRE = {"completed": "completed", "in_progress": "inProgress", "blockers": "blockers",
-        "next_steps": "nextSteps"}  # fmt: skip
 STATUSES = ("open", "in_progress", "done", "cancelled")
 
 
@@ -54,8 +51,8 @@ def day_page(page: Page) -> Response:
         other=other,
         mine=mine,
         can_write=sheet["role"] in ("write", "admin"),
-        body_fields=BODY_FIELDS,
-        wire=WIRE,
+        body_fields=BODY_LABELS,
+        wire=WIRE_BODIES,
         statuses=STATUSES,
         earlier=(day - timedelta(days=1)).isoformat(),
         later=(day + timedelta(days=1)).isoformat(),
@@ -76,7 +73,7 @@ def write_handoff(page: Page) -> Response:
         page.actor,
         project=page.project_key,
         workspace_id=_workspace(page),
-        bodies=Bodies(*(page.field(name) for name, _ in BODY_FIELDS)),
+        bodies=Bodies(*(page.field(name) for name, _ in BODY_LABELS)),
         day=page.field("date").strip() or None,
         source_time_zone=source,
         destination_time_zone=destination,
@@ -107,7 +104,7 @@ def _refs(text: str) -> list[str]:
 
 def change_handoff(page: Page) -> Response:
     ref = str(page.request.path_params["handoff"])
-    changes: dict[str, Any] = {name: page.field(name) for name, _ in BODY_FIELDS
+    changes: dict[str, Any] = {name: page.field(name) for name, _ in BODY_LABELS
                                if page.has_field(name)}  # fmt: skip
     if page.has_field("linked_tasks"):
         changes["linked_task_ids"] = _refs(page.field("linked_tasks"))
