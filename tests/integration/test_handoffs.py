@@ -14,7 +14,13 @@ from typing import Any
 import pytest
 
 from crewboard.domain.clock import ManualClock
-from crewboard.domain.handoffs import MAX_BODY
+from crewboard.domain.handoffs import (
+    MAX_BODY,
+    MAX_ITEM_TEXT,
+    MAX_ITEMS,
+    MAX_LINKED_TASKS,
+    MAX_RECIPIENTS,
+)
 from crewboard.domain.identity.access import Role
 from crewboard.domain.models import Actor, User
 from crewboard.errors import ErrorCode
@@ -460,3 +466,32 @@ def test_a_project_can_keep_assignees_from_being_told(db: Database, me: Actor, m
         db, me, handoff_id=made["id"], text="Quietly", assignee=mate.email
     )
     assert count_rows(db, "notifications") == 0
+
+
+def test_the_limits_on_links_recipients_and_action_items_are_enforced(
+    db: Database, me: Actor
+) -> None:
+    many = [f"CRW-{n}" for n in range(1, MAX_LINKED_TASKS + 2)]
+    assert (
+        refused(ErrorCode.VALIDATION, create, db, me, linked_task_ids=many).details["field"]
+        == "linkedTaskIds"
+    )
+    people = [f"p{n}@example.com" for n in range(MAX_RECIPIENTS + 1)]
+    assert (
+        refused(ErrorCode.VALIDATION, create, db, me, recipients=people).details["field"]
+        == "recipients"
+    )
+    made = create(db, me)
+    long = refused(
+        ErrorCode.LIMIT_EXCEEDED, handoffs.create_handoff_action_item, db, me,
+        handoff_id=made["id"], text="x" * (MAX_ITEM_TEXT + 1),
+    )  # fmt: skip
+    assert long.details["field"] == "text"
+    for n in range(MAX_ITEMS):
+        handoffs.create_handoff_action_item(db, me, handoff_id=made["id"], text=f"item {n}")
+    full = refused(
+        ErrorCode.LIMIT_EXCEEDED, handoffs.create_handoff_action_item, db, me,
+        handoff_id=made["id"], text="one more",
+    )  # fmt: skip
+    assert str(MAX_ITEMS) in full.message
+    assert count_rows(db, "handoff_action_items") == MAX_ITEMS
