@@ -16,6 +16,7 @@ from starlette.routing import Route
 from crewboard import __version__
 from crewboard.api import live
 from crewboard.api.errors import error_response
+from crewboard.api.oauth import oauth_routes
 from crewboard.api.openapi import openapi_document
 from crewboard.api.routes import routes as api_routes
 from crewboard.config import Settings
@@ -102,7 +103,9 @@ async def server_error(request: Request, _exc: Exception) -> Response:
 def _wants_page(request: Request) -> bool:
     """A browser's page request: GET of a path outside the machine doors, asking for HTML."""
     path = request.url.path
-    machine = path == "/mcp" or path.startswith(("/static/", "/.well-known/", "/events"))
+    machine = path == "/mcp" or path.startswith(
+        ("/static/", "/.well-known/", "/events", "/oauth/token", "/oauth/register", "/oauth/revoke")
+    )
     return (
         request.method in ("GET", "HEAD")
         and not machine
@@ -161,6 +164,7 @@ def create_app(
             Route("/favicon.ico", favicon, methods=["GET"]),
             Route("/api/v1/openapi.json", openapi, methods=["GET"]),
             *door.routes(),
+            *oauth_routes(db, settings),
             *live.ROUTES,
             *api_routes(),
             *web_routes(),

@@ -85,7 +85,35 @@ class Settings(BaseSettings):
         default=30.0, gt=0, le=600, description="Seconds to wait on the SMTP server."
     )
 
-    @field_validator("allowed_hosts", "allowed_origins", mode="before")
+    oauth_enabled: bool = Field(
+        default=True,
+        description="Let MCP clients connect by a person signing in and approving (OAuth 2.1).",
+    )
+    oauth_dynamic_registration: bool = Field(
+        default=True,
+        description="Let clients register themselves (RFC 7591); off: only clients known by the "
+        "URL of their metadata document can connect.",
+    )
+    oauth_client_documents: bool = Field(
+        default=True,
+        description="Accept clients identified by the https URL of their metadata document.",
+    )
+    oauth_documents_private: bool = Field(
+        default=False,
+        description="Fetch client metadata documents from private and loopback addresses too "
+        "(for a client on your own network).",
+    )
+    oauth_documents_ca_file: Path | None = Field(
+        default=None,
+        description="Extra CA certificates (PEM) to trust when fetching client metadata documents.",
+    )
+    oauth_redirect_hosts: CommaList = Field(
+        default_factory=list,
+        description="Host names a client may redirect to after consent; empty: any https host, "
+        "loopback, or an app's private scheme.",
+    )
+
+    @field_validator("allowed_hosts", "allowed_origins", "oauth_redirect_hosts", mode="before")
     @classmethod
     def _split_commas(cls, value: Any) -> Any:
         if isinstance(value, str):

@@ -24,6 +24,15 @@ _ORIGIN = re.compile(r"^(?P<scheme>https?)://(?P<authority>[^/?#@]+)$")
 SANDBOXED_READS = ("/preview/",)
 
 
+# The OAuth endpoints an app calls itself (not a person's browser session): they take no cookie
+# and answer any origin, so a browser-based MCP client can connect (CORS allows it there).
+CROSS_ORIGIN_PATHS = ("/oauth/token", "/oauth/register", "/oauth/revoke", "/.well-known/")
+
+
+def _cross_origin_allowed(scope: Scope) -> bool:
+    return str(scope.get("path", "")).startswith(CROSS_ORIGIN_PATHS)
+
+
 def _sandboxed_read(scope: Scope) -> bool:
     return scope.get("method") in ("GET", "HEAD") and str(scope.get("path", "")).startswith(
         SANDBOXED_READS
@@ -56,7 +65,7 @@ class HostOriginGuard:
             await _refuse(send, 421, f"The Host {host[:100]!r} is not one this server answers to.")
             return
         origin = headers.get("origin")
-        if origin == "null" and _sandboxed_read(scope):
+        if (origin == "null" and _sandboxed_read(scope)) or _cross_origin_allowed(scope):
             origin = None
         if origin is not None and not self.any_origin and not self._origin_ok(origin):
             await _refuse(send, 403, f"Requests from the origin {origin[:100]!r} are not accepted.")

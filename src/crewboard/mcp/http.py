@@ -21,6 +21,11 @@ from crewboard.mcp.caller import CURRENT_CALLER, Caller
 from crewboard.mcp.exchange import SingleExchange, single_exchange_request
 from crewboard.mcp.server import UNAUTHORIZED
 from crewboard.services.identity.tokens import authenticate_token
+from crewboard.services.oauth.grants import (
+    acts_for_grant,
+    authenticate_access_token,
+    is_access_token,
+)
 from crewboard.storage.database import Database
 
 MAX_BATCH = 20
@@ -28,15 +33,20 @@ INVALID_REQUEST = -32600
 PARSE_ERROR = -32700
 MODERN_VERSION = "2026-07-28"
 METADATA_PATH = "/.well-known/oauth-protected-resource/mcp"
+ROOT_METADATA_PATH = "/.well-known/oauth-protected-resource"
+# The eras whose authorization rules define a step-up: a call needing a scope the token lacks
+# gets HTTP 403 with an `insufficient_scope` challenge naming it (the result says why, too).
+SCOPE_CHALLENGE_VERSIONS = frozenset({"2025-11-25", MODERN_VERSION})
 
 
 def protected_resource_metadata(settings: Settings) -> dict[str, Any]:
-    """RFC 9728 metadata for the /mcp resource: tokens go in the Authorization header."""
+    """RFC 9728 metadata for the /mcp resource: tokens go in the Authorization header, and
+    this server is its own authorization server (unless OAuth is off: API tokens only)."""
     base = settings.public_url
     return {
         "resource": f"{base}/mcp",
         "resource_name": "Crewboard MCP",
-        "authorization_servers": [],
+        "authorization_servers": [base] if settings.oauth_enabled else [],
         "bearer_methods_supported": ["header"],
         "scopes_supported": [scope.value for scope in TokenScope],
         "resource_documentation": f"{base}/",
@@ -60,12 +70,16 @@ class McpFront:
         settings: Settings,
         tool_names: frozenset[str],
         single: SingleExchange | None = None,
+        *,
+        tool_scopes: dict[str, frozenset[TokenScope]] | None = None,
     ) -> None:
         self.sdk_app = sdk_app
         self.single = single
         self.db = db
         self.settings = settings
         self.tool_names = tool_names
+        self.tool_scopes = tool_scopes or {}
+        self.audience = f"{settings.public_url}/mcp"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["method"] != "POST":
@@ -96,6 +110,8 @@ class McpFront:
         if isinstance(messages, list) and headers.get("mcp-protocol-version") != MODERN_VERSION:
             await self._batch(scope, receive, send, messages, headers=headers, narrowing=narrowing)
             return
+        if (challenge := self._scope_challenge(actor, messages, headers)) is not None:
+            send = _with_challenge(send, challenge)
         token = CURRENT_CALLER.set(Caller(actor, *narrowing))
         try:
             request = Request(scope, _replay(body, receive))
@@ -109,11 +125,39 @@ class McpFront:
 
     async def _authenticate(self, authorization: str | None) -> Actor:
         if not authorization:
-            raise Unauthenticated("Send your Crewboard token as `Authorization: Bearer cb_…`.")
+            raise Unauthenticated(
+                "Send your Crewboard token as `Authorization: Bearer cb_…`, or connect by "
+                "signing in (OAuth): the WWW-Authenticate header says where."
+            )
         scheme, _, secret = authorization.partition(" ")
         if scheme.lower() != "bearer" or not secret.strip():
             raise Unauthenticated("The Authorization header must be `Bearer cb_…`.")
+        if is_access_token(secret.strip()):
+            return await to_thread.run_sync(
+                authenticate_access_token, self.db, secret.strip(), self.audience
+            )
         return await to_thread.run_sync(authenticate_token, self.db, secret.strip())
+
+    def _scope_challenge(self, actor: Actor, messages: Any, headers: dict[str, str]) -> str | None:
+        """The `insufficient_scope` challenge for a signed-in app's call of a tool that needs
+        a scope its grant lacks, in the eras that define one; else None."""
+        if not acts_for_grant(actor) or not isinstance(messages, dict):
+            return None
+        if headers.get("mcp-protocol-version") not in SCOPE_CHALLENGE_VERSIONS:
+            return None
+        params = messages.get("params")
+        if messages.get("method") != "tools/call" or not isinstance(params, dict):
+            return None
+        needs = self.tool_scopes.get(str(params.get("name")))
+        if needs is None or needs <= actor.scopes:
+            return None
+        wanted = " ".join(sorted(s.value for s in needs | actor.scopes))
+        missing = ", ".join(sorted(s.value for s in needs - actor.scopes))
+        return (
+            f'Bearer error="insufficient_scope", scope="{wanted}", '
+            f'resource_metadata="{self.settings.public_url}{METADATA_PATH}", '
+            f'error_description="This tool needs {missing}; approve the app again with it."'
+        )
 
     def _unauthorized(self, error: Unauthenticated, headers: dict[str, str]) -> Response:
         challenge = f'Bearer resource_metadata="{self.settings.public_url}{METADATA_PATH}"'
@@ -258,6 +302,24 @@ def _bad_request_id(message: Any) -> dict[str, Any] | None:
         f"The request id must be a string or an integer; got {json.dumps(id_)[:40]}.",
         {"field": "id"},
     )
+
+
+def _with_challenge(send: Send, challenge: str) -> Send:
+    """Answer 403 with the challenge; the body (the tool's error result) is left as it is."""
+
+    async def challenged(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {
+                **message,
+                "status": 403,
+                "headers": [
+                    *message.get("headers", []),
+                    (b"www-authenticate", challenge.encode("latin-1")),
+                ],
+            }
+        await send(message)
+
+    return challenged
 
 
 def _replay(body: bytes, then: Receive | None = None) -> Receive:

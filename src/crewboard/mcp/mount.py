@@ -15,7 +15,12 @@ from crewboard.config import Settings
 from crewboard.jsonbody import MAX_UPLOAD_BODY
 from crewboard.mcp.catalogue import Catalogue, default_catalogue
 from crewboard.mcp.exchange import SingleExchange
-from crewboard.mcp.http import METADATA_PATH, McpFront, protected_resource_metadata
+from crewboard.mcp.http import (
+    METADATA_PATH,
+    ROOT_METADATA_PATH,
+    McpFront,
+    protected_resource_metadata,
+)
 from crewboard.mcp.server import build_server
 from crewboard.storage.database import Database
 
@@ -38,17 +43,29 @@ class McpDoor:
             max_request_body_size=MAX_UPLOAD_BODY,
         )
         self.front = McpFront(
-            StreamableHTTPASGIApp(self.manager), db, settings, tools.names, single
+            StreamableHTTPASGIApp(self.manager),
+            db,
+            settings,
+            tools.names,
+            single,
+            tool_scopes={tool.name: tool.needs for tool in tools},
         )
         self.metadata = protected_resource_metadata(settings)
 
     def routes(self) -> list[Route]:
         async def metadata(_request: Request) -> JSONResponse:
-            return JSONResponse(self.metadata)
+            return JSONResponse(
+                self.metadata,
+                headers={
+                    "Cache-Control": "public, max-age=3600",
+                    "Access-Control-Allow-Origin": "*",
+                },
+            )
 
         return [
             Route("/mcp", self.front),
             Route(METADATA_PATH, metadata, methods=["GET"]),
+            Route(ROOT_METADATA_PATH, metadata, methods=["GET"]),
         ]
 
     def running(self) -> AbstractAsyncContextManager[Any]:

@@ -13,11 +13,23 @@ from crewboard.storage.handoffs import tables as handoffs
 from crewboard.storage.identity import tables as identity
 from crewboard.storage.memory import tables as memory
 from crewboard.storage.notifications import tables as notifications
+from crewboard.storage.oauth import tables as oauth
 from crewboard.storage.projects import tables as projects
 from crewboard.storage.review import tables as review
 from crewboard.storage.schema import metadata
 from crewboard.storage.specs import tables as specs
 
-AREAS = (identity, projects, board, memory, review, specs, artifacts, handoffs, notifications)
+AREAS = (
+    identity,
+    projects,
+    board,
+    memory,
+    review,
+    specs,
+    artifacts,
+    handoffs,
+    notifications,
+    oauth,
+)
 
 __all__ = ["AREAS", "blobs", "metadata"]

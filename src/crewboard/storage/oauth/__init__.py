@@ -1,0 +1,1 @@
+"""Storage of the oauth area."""
