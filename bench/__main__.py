@@ -26,6 +26,10 @@ elif sys.argv[1:2] == ["handoffs"]:  # handoff reads on 10,000 vs 10, notificati
     from bench.handoffs import main as handoffs_main
 
     handoffs_main(sys.argv[2:])
+elif sys.argv[1:2] == ["oauth"]:  # an OAuth access token's check against an API token's
+    from bench.oauth import main as oauth_main
+
+    oauth_main(sys.argv[2:])
 elif sys.argv[1:2] == ["peers"]:  # beside Backlog.md and task-master-ai (bench/peers/)
     from bench.peers.__main__ import main as peers_main
 
