@@ -8,6 +8,7 @@ from starlette.requests import Request
 from crewboard.domain.models import Actor
 from crewboard.errors import Unauthenticated
 from crewboard.services.identity.tokens import authenticate_token
+from crewboard.services.oauth.grants import is_access_token
 from crewboard.storage.database import Database
 
 
@@ -25,4 +26,9 @@ async def authenticate_request(request: Request) -> Actor:
     """Raises: Unauthenticated."""
     db: Database = request.app.state.db
     secret = bearer_secret(request.headers.get("authorization"))
+    if is_access_token(secret):
+        raise Unauthenticated(
+            "An access token from signing in an app (OAuth) is for /mcp only; the REST API "
+            "takes an API token (cb_…) from Settings → API tokens."
+        )
     return await to_thread.run_sync(authenticate_token, db, secret)
