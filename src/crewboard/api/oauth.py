@@ -60,6 +60,7 @@ from crewboard.services.oauth.clients import (
 )
 from crewboard.services.oauth.documents import DocumentRefused
 from crewboard.storage.database import Database
+from crewboard.web.security import LoginThrottle
 
 AUTHORIZE_PATH = "/oauth/authorize"
 TOKEN_PATH = "/oauth/token"  # noqa: S105 - a path
@@ -374,6 +375,14 @@ def _endpoint(handler: Any, limit: int = FORM_BODY_LIMIT, *, cors: bool = True) 
         allow_methods=["GET", "POST", "OPTIONS"],
         allow_headers=["authorization", "content-type", "mcp-protocol-version"],
     )
+
+
+class RegistrationThrottle(LoginThrottle):
+    """At most LIMIT client registrations per address in WINDOW seconds, per node: anyone
+    may register, so an address cannot fill the database with clients."""
+
+    LIMIT = 30
+    WINDOW = 60 * 60.0
 
 
 def oauth_routes(db: Database, settings: Settings) -> list[Route]:

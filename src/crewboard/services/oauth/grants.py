@@ -294,6 +294,7 @@ def load_code(db: Database, client_id: str, code: str) -> CodeRecord | None:
 
 def _issue(uow: UnitOfWork, grant: Grant) -> TokenSet:
     repo = oauth_of(uow)
+    repo.prune(uow.now)  # expired codes and tokens go as new ones come
     access = generate_token_secret(ACCESS_PREFIX)
     refresh = generate_token_secret(REFRESH_PREFIX)
     repo.add_secret(
