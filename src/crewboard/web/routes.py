@@ -18,6 +18,7 @@ from crewboard.web.pages.handoffs import pages as handoff_pages
 from crewboard.web.pages.identity import signin as auth
 from crewboard.web.pages.identity import tokens
 from crewboard.web.pages.notifications import pages as notification_pages
+from crewboard.web.pages.oauth import connections, consent
 from crewboard.web.pages.projects import settings, state, team
 from crewboard.web.pages.review import activity, inbox, rules, search
 from crewboard.web.pages.specs import attachments as spec_attachments
@@ -54,6 +55,8 @@ def web_routes() -> list[BaseRoute]:
         *team.ROUTES,
         *activity.ROUTES,
         *tokens.ROUTES,
+        *consent.ROUTES,
+        *connections.ROUTES,
         *settings.ROUTES,
         *rules.ROUTES,
         *search.ROUTES,

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 import threading
 import time
 from collections import deque
+from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.requests import Request
@@ -24,6 +26,29 @@ HEADERS = {
     "referrer-policy": "same-origin",
     "cross-origin-opener-policy": "same-origin",
 }
+
+# A CSP source for an origin (scheme://host[:port]) or a native app's private scheme (com.x.app:).
+_ORIGIN_SOURCE = re.compile(r"[a-z][a-z0-9+.-]*://(?:[a-z0-9.-]+|\[[0-9a-f:.]+\])(?::\d{1,5})?")
+_PRIVATE_SCHEME_SOURCE = re.compile(r"[a-z][a-z0-9+-]*\.[a-z0-9+.-]+:")
+
+
+def policy_sending_forms_to(target: str) -> str:
+    """The strict policy, but letting the page's forms lead on to `target`'s origin.
+
+    Chromium checks `form-action` on the redirect that answers a form too, so a page whose
+    form's answer is a redirect to another site (the OAuth consent page, back to the app)
+    names that site. Anything that is not plainly an origin or a private scheme keeps the
+    policy as it is (the browser then stops the redirect: the safe way to fail).
+    """
+    parts = urlsplit(target)
+    scheme = parts.scheme.lower()
+    if scheme in ("http", "https"):
+        source = f"{scheme}://{parts.netloc.lower()}"
+        allowed = _ORIGIN_SOURCE.fullmatch(source) is not None
+    else:
+        source = f"{scheme}:"
+        allowed = _PRIVATE_SCHEME_SOURCE.fullmatch(source) is not None
+    return CSP.replace("form-action 'self'", f"form-action 'self' {source}") if allowed else CSP
 
 
 class SecurityHeaders:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from crewboard.domain.identity.access import Scope
 from crewboard.errors import CrewboardError, RevisionConflict
 from crewboard.web.render import when
 
@@ -25,6 +26,17 @@ _TOOL = re.compile(
 )
 _ISO_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})?")
 _CLAUSE = re.compile(r"(?<=[.;])\s+")
+
+# What each scope lets a token or a connected app do, in the words the forms show.
+SCOPE_HINTS = {
+    Scope.READ: "read everything the person can see (always on)",
+    Scope.TASKS_MANAGE: "create and change tasks",
+    Scope.DRAFTS_CREATE: "hand in drafts for review",
+    Scope.MESSAGES_WRITE: "post messages, questions and updates",
+    Scope.TEAM_MANAGE: "change the team's roles",
+    Scope.SPECS_WRITE: "write spec files and artifacts",
+    Scope.PROJECTS_ADMIN: "change project settings",
+}
 
 # The board's statuses as people read them (the board's columns, badges on other pages).
 STATUS_LABELS = {

@@ -18,19 +18,9 @@ from crewboard.domain.identity.access import Role, Scope, TokenKind, Toolset
 from crewboard.domain.models import ApiToken
 from crewboard.services.identity import tokens as token_service
 from crewboard.web.context import Page, action, page
+from crewboard.web.wording import SCOPE_HINTS
 
 TOKENS = "/settings/tokens"
-
-# What each scope lets a token do, in the words the form shows.
-SCOPE_HINTS = {
-    Scope.READ: "read everything the person can see (always on)",
-    Scope.TASKS_MANAGE: "create and change tasks",
-    Scope.DRAFTS_CREATE: "hand in drafts for review",
-    Scope.MESSAGES_WRITE: "post messages, questions and updates",
-    Scope.TEAM_MANAGE: "change the team's roles",
-    Scope.SPECS_WRITE: "write spec files and artifacts",
-    Scope.PROJECTS_ADMIN: "change project settings",
-}
 
 
 def _token_row(token: ApiToken, keys: dict[str, str]) -> dict[str, Any]:
