@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import time
 from typing import Any
 from urllib.parse import unquote, urlencode
 
@@ -18,7 +19,6 @@ from anyio import to_thread
 from mcp.server.auth.handlers.authorize import AuthorizationHandler
 from mcp.server.auth.handlers.metadata import MetadataHandler
 from mcp.server.auth.handlers.register import RegistrationHandler
-from mcp.server.auth.handlers.revoke import RevocationHandler
 from mcp.server.auth.handlers.token import TokenHandler
 from mcp.server.auth.middleware.client_auth import AuthenticationError, ClientAuthenticator
 from mcp.server.auth.provider import (
@@ -211,10 +211,13 @@ class Provider:
         )
         if record is None:
             return None
+        # load_code judged the expiry on the server's clock; the SDK judges it again on the
+        # machine's, so it is given the time left on that one (the two may differ: tests).
+        left = (record.expires_at - self.db.clock.now()).total_seconds()
         return AuthorizationCode(
             code=authorization_code,
             scopes=sorted(s.value for s in record.grant.scopes),
-            expires_at=record.expires_at.timestamp(),
+            expires_at=time.time() + left,
             client_id=record.grant.client_id,
             code_challenge=record.code_challenge,
             redirect_uri=AnyUrl(record.redirect_uri),
@@ -265,7 +268,7 @@ class Provider:
         return _token_response(tokens)
 
     async def load_access_token(self, token: str) -> AccessToken | None:
-        # Revocation only: the token's client is checked by the revocation handler.
+        # The SDK provider's protocol; /oauth/revoke itself is RevocationEndpoint's.
         if not grants.is_access_token(token):
             return None
         client_id = await to_thread.run_sync(grants.client_of_access_token, self.db, token)
@@ -330,6 +333,37 @@ def _client_secret(request: Request, method: str, posted: object, client_id: str
     if unquote(user) != client_id:
         raise AuthenticationError("The Basic authentication names another client.")
     return unquote(secret)
+
+
+class RevocationEndpoint:
+    """RFC 7009 revocation. The SDK's handler wants a `client_secret` form field from every
+    client, which a public client (and one using HTTP Basic) never sends; this one takes the
+    client the authenticator accepted. Unknown or another client's tokens answer 200 too."""
+
+    def __init__(self, provider: Provider, authenticator: HashedSecretAuthenticator) -> None:
+        self.provider = provider
+        self.authenticator = authenticator
+
+    async def handle(self, request: Request) -> Response:
+        try:
+            client = await self.authenticator.authenticate_request(request)
+        except AuthenticationError as error:
+            return JSONResponse(
+                {"error": "invalid_client", "error_description": error.message},
+                401,
+                headers=_NO_STORE,
+            )
+        secret = (await request.form()).get("token")
+        if not isinstance(secret, str) or not secret:
+            return JSONResponse(
+                {"error": "invalid_request", "error_description": "token is missing."},
+                400,
+                headers=_NO_STORE,
+            )
+        await to_thread.run_sync(
+            grants.revoke_secret, self.provider.db, str(client.client_id), secret
+        )
+        return Response(status_code=200, headers=_NO_STORE)
 
 
 def authorization_metadata(settings: Settings) -> OAuthMetadata:
@@ -427,7 +461,7 @@ def oauth_routes(db: Database, settings: Settings) -> list[Route]:
         ),
         Route(
             REVOKE_PATH,
-            _endpoint(RevocationHandler(provider, authenticator).handle),  # type: ignore[arg-type]
+            _endpoint(RevocationEndpoint(provider, authenticator).handle),
             methods=["POST", "OPTIONS"],
         ),
     ]
@@ -438,9 +472,31 @@ def oauth_routes(db: Database, settings: Settings) -> list[Route]:
             default_scopes=[s.value for s in DEFAULT_SCOPES],
         )
         register = RegistrationHandler(provider, options=options)  # type: ignore[arg-type]
+        throttle = RegistrationThrottle()
+
+        async def register_endpoint(request: Request) -> Response:
+            address = request.client.host if request.client else "unknown"
+            wait = throttle.retry_after(address)
+            if wait:
+                return JSONResponse(
+                    {
+                        "error": "invalid_client_metadata",
+                        "error_description": f"Too many registrations from {address}; try "
+                        f"again in {wait} s, or reuse the client you registered.",
+                    },
+                    429,
+                    headers={"Retry-After": str(wait), **_NO_STORE},
+                )
+            response = await register.handle(request)
+            if response.status_code == 201:
+                throttle.failed(address)  # counts the registrations made, not failures
+            return response
+
         routes.append(
             Route(
-                REGISTER_PATH, _endpoint(register.handle, REGISTRATION_BODY_LIMIT), methods=["POST"]
+                REGISTER_PATH,
+                _endpoint(register_endpoint, REGISTRATION_BODY_LIMIT),
+                methods=["POST", "OPTIONS"],
             )
         )
     return routes

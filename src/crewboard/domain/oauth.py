@@ -128,7 +128,9 @@ def parse_scopes(raw: str | list[str] | None) -> list[str]:
 def is_loopback_redirect(uri: str) -> bool:
     """A native app's redirect to itself (RFC 8252 §7.3): plain http on a loopback address."""
     parts = urlsplit(uri)
-    return parts.scheme == "http" and parts.netloc.rsplit(":", 1)[0] in LOOPBACK_REDIRECT_HOSTS
+    # The host without the port; `[::1]` alone ends in its bracket (its colons are no port).
+    host = parts.netloc if parts.netloc.endswith("]") else parts.netloc.rsplit(":", 1)[0]
+    return parts.scheme == "http" and host in LOOPBACK_REDIRECT_HOSTS
 
 
 def redirect_uri_matches(registered: str, asked: str) -> bool:
@@ -190,7 +192,7 @@ def cache_lifetime(cache_control: str | None) -> timedelta:
     for directive in (cache_control or "").lower().split(","):
         name, _, value = directive.strip().partition("=")
         if name in ("no-store", "no-cache"):
-            lifetime = DOCUMENT_MIN_CACHE
-        elif name == "max-age" and value.strip().isdigit():
+            return DOCUMENT_MIN_CACHE  # whatever max-age says beside it
+        if name == "max-age" and value.strip().isdigit():
             lifetime = timedelta(seconds=int(value.strip()))
     return max(DOCUMENT_MIN_CACHE, min(DOCUMENT_MAX_CACHE, lifetime))

@@ -266,8 +266,8 @@ def _revoke(uow: UnitOfWork, grant: Grant, reason: str) -> None:
 
 
 def load_code(db: Database, client_id: str, code: str) -> CodeRecord | None:
-    """The code's record, or None when unknown, expired, another client's or already used
-    (a used code revokes its grant and every token it gave)."""
+    """The code's record, or None when unknown, expired (on the server's clock), another
+    client's or already used (a used code revokes its grant and every token it gave)."""
     if not is_well_formed(code, CODE_PREFIX):
         return None
 
@@ -280,6 +280,8 @@ def load_code(db: Database, client_id: str, code: str) -> CodeRecord | None:
             return None
         if row.used_at is not None:
             _revoke(uow, grant, "code_replayed")
+            return None
+        if row.expires_at <= uow.now:
             return None
         return CodeRecord(
             grant=grant,
