@@ -219,6 +219,14 @@ def approve(
             role=cap,
             created_at=uow.now,
         )
+        if client.kind == "registered":
+            # A self-registered client is one install of an app: approving it again (a
+            # step-up to more scopes, a new sign-in) replaces what the person approved before,
+            # so one app is one connection. An app known by its metadata document is shared by
+            # every install of it, so another device's approval is left alone.
+            for earlier in repo.grants_of(actor.user_id):
+                if earlier.client_id == client.id:
+                    _revoke(uow, earlier, "replaced")
         repo.add_grant(grant)
         code = generate_token_secret(CODE_PREFIX)
         repo.add_secret(
