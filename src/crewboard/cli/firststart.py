@@ -36,6 +36,12 @@ def print_first_start(settings: Settings, first: FirstStart) -> None:
         lines.extend(f"  {line}" for line in config.text.splitlines())
         if config.note:
             lines.append(f"  Note: {config.note}")
+    if settings.oauth_enabled:
+        lines += [
+            "",
+            f"Or give a client that signs in by OAuth just {mcp_url(url)}, with no token:",
+            "it opens your browser, you sign in and approve it (Settings → Connected apps).",
+        ]
     lines.append("")
     click.echo("\n".join(lines))
 
@@ -46,5 +52,7 @@ def print_reuse(settings: Settings) -> None:
         f"\nCrewboard serves the data in {settings.data_dir.resolve()} at {url}"
         f"\nWeb app: {url}/login"
         f"\nMCP endpoint: {mcp_url(url)}"
-        "\nNo secret is printed again: make a token with `crewboard token create`.\n"
+        "\nNo secret is printed again: make a token with `crewboard token create`"
+        + (", or connect a client by OAuth with the URL alone." if settings.oauth_enabled else ".")
+        + "\n"
     )
