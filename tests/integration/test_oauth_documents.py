@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 from uuid import uuid4
@@ -219,6 +220,18 @@ async def test_a_document_is_cached_then_fetched_again_once_its_cache_expires(
     assert server.hits(path) == 2
     assert renewed[0].expires_at == clock.now() + timedelta(hours=1)  # no header: the default
     assert count_rows(db, "oauth_clients") == 1
+
+
+async def test_a_document_cached_from_a_private_address_is_refused_once_those_are_not_allowed(
+    server: DocumentServer, policy: FetchPolicy, db: Database
+) -> None:
+    path = f"/private-{uuid4().hex}.json"
+    url = serve_document(server, path, headers={"Cache-Control": "max-age=3600"})
+    assert await find_client(db, client_policy(policy), url) is not None  # private allowed
+    closed = replace(policy, allow_private=False)
+    with pytest.raises(DocumentRefused, match=r"127\.0\.0\.1"):
+        await find_client(db, client_policy(closed), url)
+    assert server.hits(path) == 1  # refused from the cache, nothing fetched again
 
 
 async def test_a_no_store_document_is_kept_for_the_minimum(

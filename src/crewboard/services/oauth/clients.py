@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import anyio
 from anyio import to_thread
 
 from crewboard.domain.identity.tokens import hash_token_secret
@@ -20,7 +21,12 @@ from crewboard.domain.oauth import (
     redirect_uri_problem,
 )
 from crewboard.errors import ValidationFailed
-from crewboard.services.oauth.documents import DocumentRefused, FetchPolicy, fetch_document
+from crewboard.services.oauth.documents import (
+    DocumentRefused,
+    FetchPolicy,
+    checked_addresses,
+    fetch_document,
+)
 from crewboard.services.oauth.grants import oauth_of
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
@@ -135,6 +141,15 @@ async def find_client(
         raise DocumentRefused("this server does not accept client ID metadata documents")
     now = db.clock.now()
     if found is not None and found[0].expires_at is not None and found[0].expires_at > now:
+        # A copy cached while private addresses were allowed is not used once they are not.
+        if not policy.fetch.allow_private:
+            try:
+                with anyio.fail_after(policy.fetch.timeout):
+                    await checked_addresses(client_id, policy.fetch)
+            except TimeoutError as error:
+                raise DocumentRefused(
+                    "the metadata document's host took too long to resolve"
+                ) from error
         return found
     problem = document_url_problem(client_id)
     if problem is not None:

@@ -55,6 +55,25 @@ async def _addresses(host: str, port: int) -> set[str]:
     return {str(info[4][0]) for info in infos}
 
 
+async def checked_addresses(url: str, policy: FetchPolicy) -> set[str]:
+    """The addresses the document's host resolves to, refused when one is private, loopback
+    or otherwise not public (unless the policy allows those).
+
+    Raises:
+        DocumentRefused: the host does not resolve, or resolves to a refused address.
+    """
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    allowed = await _addresses(host, parts.port or 443)
+    refused = sorted(a for a in allowed if not is_public_address(a))
+    if refused and not policy.allow_private:
+        raise DocumentRefused(
+            f"the metadata document's host {host!r} resolves to a private or loopback "
+            f"address ({refused[0]}), which this server does not fetch from"
+        )
+    return allowed
+
+
 def _tls(policy: FetchPolicy) -> ssl.SSLContext:
     context = ssl.create_default_context()
     if policy.ca_file is not None:
@@ -72,17 +91,9 @@ async def fetch_document(url: str, policy: FetchPolicy) -> FetchedDocument:
     problem = document_url_problem(url)
     if problem is not None:
         raise DocumentRefused(f"a client ID metadata document URL {problem}")
-    parts = urlsplit(url)
-    host = parts.hostname or ""
     try:
         with anyio.fail_after(policy.timeout):
-            allowed = await _addresses(host, parts.port or 443)
-            refused = sorted(a for a in allowed if not is_public_address(a))
-            if refused and not policy.allow_private:
-                raise DocumentRefused(
-                    f"the metadata document's host {host!r} resolves to a private or loopback "
-                    f"address ({refused[0]}), which this server does not fetch from"
-                )
+            allowed = await checked_addresses(url, policy)
             return await _get(url, allowed, policy)
     except TimeoutError as error:
         raise DocumentRefused(
