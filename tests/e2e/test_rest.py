@@ -33,6 +33,21 @@ def api(db: Database, tmp_path: Path) -> Iterator[httpx2.Client]:
         yield client
 
 
+def test_an_idempotency_key_sent_twice_with_two_values_is_refused_and_nothing_made(
+    api: httpx2.Client,
+) -> None:
+    body = {"workspaceId": None, "key": "TWO", "name": "Two", "idempotencyKey": -3.9e220}
+    refused = api.post("/projects", json=body, headers={"Idempotency-Key": "k-two"})
+    assert refused.status_code == 422
+    assert refused.json()["error"]["details"]["field"] == "idempotencyKey"
+    assert "Idempotency-Key header" in refused.json()["error"]["message"]
+    assert api.get("/projects/TWO").status_code == 404
+    same = api.post(
+        "/projects", json={**body, "idempotencyKey": "k-two"}, headers={"Idempotency-Key": "k-two"}
+    )
+    assert same.status_code == 201
+
+
 def test_project_crud_with_statuses(api: httpx2.Client) -> None:
     created = api.post(
         "/projects",

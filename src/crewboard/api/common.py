@@ -97,6 +97,12 @@ async def keyed_body(request: Request, limit: int = MAX_BODY) -> dict[str, Any]:
             raise ValidationFailed.field(
                 "Idempotency-Key", "is empty: send a key for this write, or leave the header out."
             )
+        if "idempotencyKey" in data and data["idempotencyKey"] != key:
+            raise ValidationFailed.field(
+                "idempotencyKey",
+                "is sent twice, in the body and as the Idempotency-Key header, with different "
+                "values; send it once.",
+            )
         data["idempotencyKey"] = key
     return data
 
