@@ -12,8 +12,6 @@ import pytest
 
 from crewboard.domain.models import User
 from crewboard.storage.database import Database
-from tests.conftest import BACKENDS
-from tests.support.factories import make_project, make_user
 from tests.support.https_server import DocumentServer, TlsFiles, make_tls
 from tests.support.oauth import (
     CALLBACK,
@@ -22,31 +20,15 @@ from tests.support.oauth import (
     authorize,
     error_of,
     exchange,
-    module_database,
     pkce,
     request_id_of,
     rows,
     served_app,
     works_on_mcp,
 )
+from tests.support.oauth_module import backend, module_db, owner
 
-
-@pytest.fixture(scope="module", params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture(scope="module")
-def module_db(backend: str, request: pytest.FixtureRequest) -> Iterator[Database]:
-    with module_database(backend, request) as db:
-        yield db
-
-
-@pytest.fixture(scope="module")
-def owner(module_db: Database) -> User:
-    user = make_user(module_db, "owner@example.com")
-    make_project(module_db, user, "CRW")
-    return user
+__all__ = ["backend", "module_db", "owner"]  # module fixtures used by name
 
 
 @pytest.fixture(scope="module")

@@ -27,8 +27,7 @@ from crewboard.mcp.render import Reply
 from crewboard.mcp.tooldef import Call, ToolDef
 from crewboard.services.oauth import grants
 from crewboard.storage.database import Database
-from tests.conftest import BACKENDS
-from tests.support.factories import count_rows, make_project, make_user
+from tests.support.factories import count_rows
 from tests.support.mcp_client import call, rpc
 from tests.support.oauth import (
     CALLBACK,
@@ -39,7 +38,6 @@ from tests.support.oauth import (
     error_of,
     exchange,
     mcp_post,
-    module_database,
     pkce,
     query_of,
     refresh,
@@ -51,8 +49,11 @@ from tests.support.oauth import (
     served_app,
     works_on_mcp,
 )
+from tests.support.oauth_module import backend, module_db, owner
 
 PRM_PATH = "/.well-known/oauth-protected-resource/mcp"
+
+__all__ = ["backend", "module_db", "owner"]  # module fixtures used by name
 
 
 class RevokeMyGrant(Args):
@@ -77,25 +78,6 @@ REVOKE_MY_GRANT = ToolDef(
     run=_revoke_my_grant,
     read_only=False,
 )
-
-
-@pytest.fixture(scope="module", params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    """The backend, for the module: one served app per backend."""
-    return str(request.param)
-
-
-@pytest.fixture(scope="module")
-def module_db(backend: str, request: pytest.FixtureRequest) -> Iterator[Database]:
-    with module_database(backend, request) as db:
-        yield db
-
-
-@pytest.fixture(scope="module")
-def owner(module_db: Database) -> User:
-    user = make_user(module_db, "owner@example.com", is_owner=True)
-    make_project(module_db, user, "CRW")
-    return user
 
 
 @pytest.fixture(scope="module")
