@@ -26,6 +26,7 @@ from crewboard.mcp.mount import McpDoor
 from crewboard.security import HostOriginGuard
 from crewboard.services.live import Broker
 from crewboard.services.notifications.mailer import Mailer
+from crewboard.services.sessions.runner import SessionRunner
 from crewboard.services.specs.tasks_md import install as install_tasks_md
 from crewboard.storage.database import Database
 from crewboard.web.context import error_page, public_error_page
@@ -139,6 +140,8 @@ def create_app(
 
     broker = Broker(db)  # the live streams' one reader of the event log
     mailer = Mailer.from_settings(db, settings)  # None: no SMTP server, email off
+    # Spec session turns queued in the database; None: this node runs none (others do).
+    runner = SessionRunner(db, settings) if settings.session_runners > 0 else None
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -147,6 +150,8 @@ def create_app(
                 tasks.start_soon(broker.run)
                 if mailer is not None:
                     tasks.start_soon(mailer.run)
+                if runner is not None:
+                    tasks.start_soon(runner.run)
                 yield
                 tasks.cancel_scope.cancel()
         finally:
@@ -180,4 +185,5 @@ def create_app(
     app.state.db = db
     app.state.broker = broker
     app.state.mailer = mailer
+    app.state.runner = runner
     return app

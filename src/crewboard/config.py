@@ -113,6 +113,33 @@ class Settings(BaseSettings):
         "loopback, or an app's private scheme.",
     )
 
+    session_runners: int = Field(
+        default=4, ge=0, le=64,
+        description="Spec session turns this process runs at once (0: none; another node runs "
+        "them).",
+    )  # fmt: skip
+    session_turn_lease: float = Field(
+        default=30.0, ge=1, le=600,
+        description="Seconds a running turn stays claimed without news from its node; after "
+        "that another node (or this one restarted) runs it again.",
+    )  # fmt: skip
+    session_turn_deadline: float = Field(
+        default=600.0, ge=5, le=3600,
+        description="Seconds one turn may take in all, retries included.",
+    )  # fmt: skip
+    session_first_turn_wait: float = Field(
+        default=75.0, ge=0, le=600,
+        description="Seconds start_spec_session waits for the first reply before it answers "
+        "(the reply goes on in the background).",
+    )  # fmt: skip
+    session_turn_limit: int = Field(
+        default=80, ge=1, le=10_000, description="Turns one spec session may run."
+    )
+    session_token_budget: int = Field(
+        default=2_000_000, ge=1_000, le=1_000_000_000,
+        description="Input plus output tokens one spec session may spend; it stops there.",
+    )  # fmt: skip
+
     @field_validator("allowed_hosts", "allowed_origins", "oauth_redirect_hosts", mode="before")
     @classmethod
     def _split_commas(cls, value: Any) -> Any:

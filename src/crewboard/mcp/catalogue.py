@@ -20,6 +20,7 @@ from crewboard.mcp.tools.handoffs import handoffs
 from crewboard.mcp.tools.projects import projects, state, team
 from crewboard.mcp.tools.review import activity, proposals
 from crewboard.mcp.tools.review import drafts as review
+from crewboard.mcp.tools.sessions import sessions as spec_sessions
 from crewboard.mcp.tools.specs import attachments
 from crewboard.mcp.tools.specs import comments as spec_comments
 from crewboard.mcp.tools.specs import files as spec_files
@@ -114,6 +115,7 @@ def default_catalogue() -> Catalogue:
             *spec_files.TOOLS,
             *attachments.TOOLS,
             *spec_comments.TOOLS,
+            *spec_sessions.TOOLS,
             *artifacts.TOOLS,
             *handoffs.TOOLS,
             *stream_tokens.TOOLS,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +37,10 @@ class Reply:
     note: str | None = None  # the optional second text part
     text: str | None = None  # `compact(body)`, when the tool has made it already
     image: tuple[bytes, str] | None = None  # an image part after the text (bytes, media type)
+    # A reply that must wait on something (a spec session's first turn): awaited on the event
+    # loop after the tool's thread returns, so the wait holds no worker thread; its Reply is
+    # the answer.
+    follow: Callable[[], Awaitable[Reply]] | None = None
 
 
 def compact(value: Any) -> str:

@@ -32,7 +32,7 @@ from crewboard.mcp.caller import CURRENT_CALLER, STDIO_SECRET, STDIO_TOOLSETS, C
 from crewboard.mcp.catalogue import Catalogue, default_catalogue
 from crewboard.mcp.instructions import INTRO, instructions_for
 from crewboard.mcp.prompts import Prompts
-from crewboard.mcp.render import failure, success
+from crewboard.mcp.render import Reply, failure, success
 from crewboard.mcp.resources import Resources
 from crewboard.mcp.tooldef import Call, ToolDef
 from crewboard.services.identity.access import highest_role
@@ -115,7 +115,8 @@ class RunCall:
         caller: Caller | None,
         secret: str | None,
         toolsets: tuple[Toolset, ...] | None,
-    ) -> CallToolResult:
+    ) -> CallToolResult | Reply:
+        """The tool's result; or its Reply when that still has to wait (`Reply.follow`)."""
         if caller is None:
             assert secret is not None  # noqa: S101 - call_tool passes one or the other
             try:
@@ -158,7 +159,23 @@ class RunCall:
             raise MCPError(
                 code=INTERNAL_ERROR, message="Internal error; the server has logged it."
             ) from None
-        return success(reply)
+        return reply if reply.follow is not None else success(reply)
+
+
+async def settle(result: CallToolResult | Reply) -> CallToolResult:
+    """Await a reply that waits (on the event loop, holding no worker thread)."""
+    if not isinstance(result, Reply):
+        return result
+    assert result.follow is not None  # noqa: S101 - RunCall returns a Reply only then
+    try:
+        return success(await result.follow())
+    except CrewboardError as error:
+        return failure(error)
+    except Exception:
+        log.exception("a tool's follow-up failed")
+        raise MCPError(
+            code=INTERNAL_ERROR, message="Internal error; the server has logged it."
+        ) from None
 
 
 def build_server(
@@ -185,8 +202,10 @@ def build_server(
         # per_caller), then the checks and the tool run there.
         secret = STDIO_SECRET.get()
         caller = None if secret is not None else current_caller()
-        return await to_thread.run_sync(
-            run_call, params.name, params.arguments or {}, caller, secret, STDIO_TOOLSETS.get()
+        return await settle(
+            await to_thread.run_sync(
+                run_call, params.name, params.arguments or {}, caller, secret, STDIO_TOOLSETS.get()
+            )
         )
 
     resources = Resources(db, tools, current_caller)

@@ -28,6 +28,7 @@ from crewboard.domain.identity.access import Toolset
 from crewboard.jsonbody import MAX_UPLOAD_BODY
 from crewboard.mcp.caller import STDIO_SECRET, STDIO_TOOLSETS
 from crewboard.mcp.server import build_server
+from crewboard.services.sessions.runner import SessionRunner
 from crewboard.storage.database import Database
 
 log = logging.getLogger(__name__)
@@ -50,8 +51,18 @@ async def serve_stdio(
     server = build_server(db, settings)
     STDIO_SECRET.set(secret)
     STDIO_TOOLSETS.set(toolsets)
-    async with _wire() as wire, stdio_server(*wire) as (read_stream, write_stream):
+    # Spec session turns this process queues (and any others due) run here while it serves,
+    # so a session started over stdio gets its replies with no server running.
+    runner = SessionRunner(db, settings) if settings.session_runners > 0 else None
+    async with (
+        _wire() as wire,
+        stdio_server(*wire) as (read_stream, write_stream),
+        anyio.create_task_group() as tasks,
+    ):
+        if runner is not None:
+            tasks.start_soon(runner.run)
         await server.run(read_stream, write_stream, server.create_initialization_options())
+        tasks.cancel_scope.cancel()
 
 
 class _Lines:

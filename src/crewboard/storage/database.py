@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -71,6 +72,11 @@ class Database:
         """Call `listener` with the events of each committed write, after the commit."""
         self._listeners.append(listener)
 
+    def remove_event_listener(self, listener: EventListener) -> None:
+        """Stop calling `listener` (a no-op when it is not listening)."""
+        with contextlib.suppress(ValueError):
+            self._listeners.remove(listener)
+
     def read(self, work: Callable[[UnitOfWork], T]) -> T:
         """Run `work`, which only reads.
 
@@ -100,7 +106,7 @@ class Database:
                 if attempt < MAX_RACE_ATTEMPTS:
                     continue
                 raise race.outcome from None
-            for listener in self._listeners:
+            for listener in tuple(self._listeners):
                 listener(recorded)
             return result
 

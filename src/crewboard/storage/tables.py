@@ -17,6 +17,7 @@ from crewboard.storage.oauth import tables as oauth
 from crewboard.storage.projects import tables as projects
 from crewboard.storage.review import tables as review
 from crewboard.storage.schema import metadata
+from crewboard.storage.sessions import tables as sessions
 from crewboard.storage.specs import tables as specs
 
 AREAS = (
@@ -30,6 +31,7 @@ AREAS = (
     handoffs,
     notifications,
     oauth,
+    sessions,
 )
 
 __all__ = ["AREAS", "blobs", "metadata"]

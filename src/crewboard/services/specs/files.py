@@ -393,47 +393,13 @@ def upload_spec_file(
             uow, actor, project, scope=Scope.SPECS_WRITE, role=Role.WRITE,
             workspace_id=workspace_id,
         )  # fmt: skip
-        repo = files_of(uow)
 
         def perform() -> Ack:
-            existing = repo.get_by_path(access.project.id, stored_path)
-            if existing is not None:
-                where = " (in the trash bin)" if existing.trashed_at is not None else ""
-                raise AlreadyExists(
-                    f"{stored_path} already exists{where}. Change it with update_spec_file "
-                    "from its contentVersion, or choose another path.",
-                    {"field": "path", "fileId": existing.id, "path": stored_path},
-                )
-            file_id = new_id("spf")
-            saved = new_revision(
-                uow, actor, file_id=file_id, project_id=access.project.id, number=1, content=body
-            )
-            file = SpecFile(
-                id=file_id,
-                project_id=access.project.id,
-                path=stored_path,
-                kind=saved.kind,
-                size=saved.size,
-                total_lines=saved.lines.total_lines,
-                revision_count=1,
-                content_version=saved.content_version,
-                digest=saved.digest,
-                created_by=saved.author,
-                created_at=uow.now,
-                updated_by=saved.author,
-                updated_at=uow.now,
-            )
-            repo.add(file, saved)
-            record_save(
-                uow, actor, workspace_id=access.project.workspace_id, kind="spec_file.created",
-                file=file, saved=saved,
-            )  # fmt: skip
-            # A tasks.md puts its checkbox lines on the board.
-            do_sync_tasks(uow, actor, project=access.project, file=file, content=body)
+            file = do_create_file(uow, actor, access=access, path=stored_path, content=body)
             return Ack(
                 {"file": file_view(file), "created": True},
                 resource_type="spec_file",
-                resource_id=file_id,
+                resource_id=file.id,
                 project_id=access.project.id,
             )
 
@@ -479,36 +445,11 @@ def update_spec_file(
             uow, actor, project=project, ref=ref, scope=Scope.SPECS_WRITE, role=Role.WRITE,
             workspace_id=workspace_id,
         )  # fmt: skip
-        repo = files_of(uow)
 
         def perform() -> Ack:
-            if file.content_version != expected:
-                raise _conflict(file, expected)
-            saved = new_revision(
-                uow,
-                actor,
-                file_id=file.id,
-                project_id=file.project_id,
-                number=file.revision_count + 1,
-                content=body,
+            updated, saved = do_update_file(
+                uow, actor, file=file, access=access, content=body, expected=expected
             )
-            if not repo.advance(saved, expected_version=expected):
-                now = repo.get(file.id)
-                raise _conflict(now or file, expected)
-            repo.add_revision(saved)
-            updated = repo.get(file.id)
-            assert updated is not None  # noqa: S101 - just written in this transaction
-            record_save(
-                uow, actor, workspace_id=access.project.workspace_id, kind="spec_file.updated",
-                file=updated, saved=saved,
-            )  # fmt: skip
-            # Comment threads follow their passages into the new text (or are orphaned).
-            do_reanchor_threads(
-                uow, actor, file=file, saved=saved, content=body,
-                workspace_id=access.project.workspace_id,
-            )  # fmt: skip
-            # A tasks.md's checkbox lines create, update and close their tasks.
-            do_sync_tasks(uow, actor, project=access.project, file=updated, content=body)
             return Ack(
                 {"file": file_view(updated), "revision": revision_view(saved)},
                 resource_type="spec_file",
@@ -523,6 +464,103 @@ def update_spec_file(
         )  # fmt: skip
 
     return db.write(work)
+
+
+def do_create_file(
+    uow: UnitOfWork,
+    actor: Actor,
+    *,
+    access: ProjectAccess,
+    path: str,
+    content: bytes,
+    via: dict[str, Any] | None = None,
+) -> SpecFile:
+    """Write a new file at a normalised `path` (and its `tasks.md` tasks); `via` notes what
+    wrote it for the person (a spec session) in the author stamp.
+
+    Raises:
+        AlreadyExists: a file has that path (in the trash too).
+    """
+    repo = files_of(uow)
+    existing = repo.get_by_path(access.project.id, path)
+    if existing is not None:
+        where = " (in the trash bin)" if existing.trashed_at is not None else ""
+        raise AlreadyExists(
+            f"{path} already exists{where}. Change it with update_spec_file "
+            "from its contentVersion, or choose another path.",
+            {"field": "path", "fileId": existing.id, "path": path},
+        )
+    file_id = new_id("spf")
+    saved = new_revision(
+        uow, actor, file_id=file_id, project_id=access.project.id, number=1, content=content,
+        via=via,
+    )  # fmt: skip
+    file = SpecFile(
+        id=file_id,
+        project_id=access.project.id,
+        path=path,
+        kind=saved.kind,
+        size=saved.size,
+        total_lines=saved.lines.total_lines,
+        revision_count=1,
+        content_version=saved.content_version,
+        digest=saved.digest,
+        created_by=saved.author,
+        created_at=uow.now,
+        updated_by=saved.author,
+        updated_at=uow.now,
+    )
+    repo.add(file, saved)
+    record_save(
+        uow, actor, workspace_id=access.project.workspace_id, kind="spec_file.created",
+        file=file, saved=saved,
+    )  # fmt: skip
+    # A tasks.md puts its checkbox lines on the board.
+    do_sync_tasks(uow, actor, project=access.project, file=file, content=content)
+    return file
+
+
+def do_update_file(
+    uow: UnitOfWork,
+    actor: Actor,
+    *,
+    file: SpecFile,
+    access: ProjectAccess,
+    content: bytes,
+    expected: str,
+    via: dict[str, Any] | None = None,
+) -> tuple[SpecFile, SpecRevision]:
+    """Write a file's next revision if it is still at `expected`; the file after, and the
+    revision.
+
+    Raises:
+        RevisionConflict: someone saved meanwhile.
+    """
+    repo = files_of(uow)
+    if file.content_version != expected:
+        raise _conflict(file, expected)
+    saved = new_revision(
+        uow, actor, file_id=file.id, project_id=file.project_id,
+        number=file.revision_count + 1, content=content, via=via,
+    )  # fmt: skip
+    if not repo.advance(saved, expected_version=expected):
+        now = repo.get(file.id)
+        raise _conflict(now or file, expected)
+    repo.add_revision(saved)
+    updated = repo.get(file.id)
+    assert updated is not None  # noqa: S101 - just written in this transaction
+    record_save(
+        uow, actor, workspace_id=access.project.workspace_id, kind="spec_file.updated",
+        file=updated, saved=saved,
+    )  # fmt: skip
+    # Comment threads follow their passages into the new text (or are orphaned).
+    do_reanchor_threads(
+        uow, actor, file=file, saved=saved, content=content,
+        workspace_id=access.project.workspace_id,
+    )  # fmt: skip
+    # A tasks.md's checkbox lines create, update and close their tasks.
+    do_sync_tasks(uow, actor, project=access.project, file=updated, content=content)
+    return updated, saved
 
 
 def _conflict(file: SpecFile, expected: str) -> RevisionConflict:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from crewboard.domain.files import FileKind, index_lines, kind_of
 from crewboard.domain.models import Actor
 from crewboard.domain.specs import SpecFile, SpecRevision, content_version
@@ -11,9 +13,17 @@ from crewboard.storage.uow import UnitOfWork
 
 
 def new_revision(
-    uow: UnitOfWork, actor: Actor, *, file_id: str, project_id: str, number: int, content: bytes
+    uow: UnitOfWork,
+    actor: Actor,
+    *,
+    file_id: str,
+    project_id: str,
+    number: int,
+    content: bytes,
+    via: dict[str, Any] | None = None,
 ) -> SpecRevision:
-    """Revision `number` of a file holding `content` (its bytes stored), not yet written."""
+    """Revision `number` of a file holding `content` (its bytes stored), not yet written;
+    `via` joins the author stamp (e.g. the spec session whose proposal a person accepted)."""
     digest = uow.blobs.put(content)
     kind = kind_of(content)
     return SpecRevision(
@@ -25,7 +35,7 @@ def new_revision(
         digest=digest,
         content_version=content_version(file_id, number, digest),
         lines=index_lines(content if kind is FileKind.TEXT else b""),
-        author=stamp_of(uow, actor),
+        author=stamp_of(uow, actor) | ({"via": via} if via else {}),
         created_at=uow.now,
     )
 

@@ -1,0 +1,1 @@
+"""Spec session tools."""

@@ -1,0 +1,255 @@
+"""Spec session tools: start a session that a person continues in the web app, find, read,
+rename, archive, unarchive and delete sessions. No tool returns the conversation itself."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from anyio import to_thread
+from pydantic import Field
+
+from crewboard.domain.identity.access import Scope, Toolset
+from crewboard.domain.sessions import (
+    MAX_PROMPT,
+    MAX_REFERENCES,
+    MAX_TITLE,
+    PAGE_DEFAULT,
+    PAGE_MAX,
+    ArchiveFilter,
+    Language,
+    Mode,
+    Status,
+)
+from crewboard.mcp.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
+from crewboard.mcp.render import Reply, paged_reply
+from crewboard.mcp.tooldef import Call, ToolDef, keyed_write
+from crewboard.services.sessions import sessions
+from crewboard.services.sessions.context import session_context
+from crewboard.services.sessions.waiting import wait_for_turn
+from crewboard.services.sessions.workflows import workflows
+
+_WRITE = (Scope.SPECS_WRITE,)
+SessionRef = Field(min_length=1, max_length=64, description="The session's id (ses_…).")
+
+
+def _workflow_help() -> str:
+    return "; ".join(
+        f"{w.id} ({w.mode.value}{', default' if w.default else ''})" for w in workflows().values()
+    )
+
+
+class StartSpecSession(Args):
+    project_id: ProjectRef
+    workspace_id: WorkspaceId
+    mode: Mode = Field(description="generate writes new spec files; edit changes existing ones.")
+    prompt: str = Field(
+        min_length=1,
+        max_length=MAX_PROMPT,
+        description="The opening message: the goal, what you know of the code and constraints.",
+    )
+    workflow_id: str | None = Field(
+        default=None, max_length=64, description="A workflow of the mode; the mode's default if "
+        "left out.",
+    )  # fmt: skip
+    language: Language = Field(
+        default=Language.EN, description="What the session writes in; fixed once it starts."
+    )
+    model_id: str | None = Field(
+        default=None, max_length=64, description="A configured model; the project's or the "
+        "server's default if left out.",
+    )  # fmt: skip
+    attachment_ids: list[str] = Field(
+        default_factory=list, max_length=MAX_REFERENCES,
+        description="The project's attachments the session reads (att_…).",
+    )  # fmt: skip
+    spec_file_ids: list[str] = Field(
+        default_factory=list, max_length=MAX_REFERENCES,
+        description="The project's spec files the session works on (spf_…); edit needs these.",
+    )  # fmt: skip
+    session_title: str | None = Field(default=None, max_length=MAX_TITLE)
+    idempotency_key: IdempotencyKey = None
+
+
+class ListSpecSessions(Args):
+    project_id: ProjectRef
+    archive_filter: ArchiveFilter = ArchiveFilter.ACTIVE
+    status: Status | None = None
+    query: str | None = Field(default=None, max_length=200, description="Words of the title.")
+    limit: int = Field(default=PAGE_DEFAULT, ge=1, le=PAGE_MAX)
+    offset: Offset = 0
+
+
+class GetSpecSession(Args):
+    project_id: ProjectRef
+    session_id: str = SessionRef
+    include_context: bool = Field(
+        default=False, description="Also the session's working context (at most 1 MiB)."
+    )
+
+
+class RenameSpecSession(Args):
+    project_id: ProjectRef
+    workspace_id: WorkspaceId
+    session_id: str = SessionRef
+    title: str = Field(min_length=1, max_length=MAX_TITLE)
+
+
+class SessionAction(Args):
+    project_id: ProjectRef
+    workspace_id: WorkspaceId
+    session_id: str = SessionRef
+
+
+def start_spec_session(call: Call, args: StartSpecSession) -> Reply:
+    made = sessions.start_session(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_id,
+        mode=args.mode, prompt=args.prompt, workflow_id=args.workflow_id,
+        language=args.language, model_id=args.model_id, attachment_ids=args.attachment_ids,
+        spec_file_ids=args.spec_file_ids, title=args.session_title,
+        idempotency_key=args.idempotency_key,
+    )  # fmt: skip
+    ack: dict[str, Any] = made.body
+    db, settings = call.db, call.settings
+
+    async def follow() -> Reply:
+        await wait_for_turn(db, ack["turnId"], seconds=settings.session_first_turn_wait)
+        answer = await to_thread.run_sync(sessions.first_turn_answer, db, ack, settings.public_url)
+        note = "Already started by this key: this is that session." if made.replayed else None
+        return Reply(answer, note)
+
+    return Reply(ack, follow=follow)
+
+
+def list_spec_sessions(call: Call, args: ListSpecSessions) -> Reply:
+    found = sessions.list_sessions(
+        call.db, call.actor, project=args.project_id, archive=args.archive_filter,
+        status=args.status, query=args.query, limit=args.limit, offset=args.offset,
+    )  # fmt: skip
+    return paged_reply(found, "sessions", args.offset)
+
+
+def get_spec_session(call: Call, args: GetSpecSession) -> Reply:
+    body = sessions.get_session(call.db, call.actor, project=args.project_id, ref=args.session_id)
+    body["sessionUrl"] = sessions.session_url(
+        call.settings.public_url, body.pop("projectKey"), args.session_id
+    )
+    if args.include_context:
+        body["context"] = session_context(
+            call.db, call.actor, project=args.project_id, ref=args.session_id
+        )
+    return Reply(body)
+
+
+def rename_spec_session(call: Call, args: RenameSpecSession) -> Reply:
+    return Reply(sessions.rename_session(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_id,
+        ref=args.session_id, title=args.title,
+    ))  # fmt: skip
+
+
+def archive_spec_session(call: Call, args: SessionAction) -> Reply:
+    return Reply(sessions.set_archived(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_id,
+        ref=args.session_id, archived=True,
+    ))  # fmt: skip
+
+
+def unarchive_spec_session(call: Call, args: SessionAction) -> Reply:
+    return Reply(sessions.set_archived(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_id,
+        ref=args.session_id, archived=False,
+    ))  # fmt: skip
+
+
+def delete_spec_session(call: Call, args: SessionAction) -> Reply:
+    return Reply(sessions.delete_session(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_id,
+        ref=args.session_id,
+    ))  # fmt: skip
+
+
+TOOLS = (
+    ToolDef(
+        name="list_spec_sessions",
+        title="List spec sessions",
+        description=(
+            f"A project's spec sessions, most recently active first ({PAGE_DEFAULT} a page, at "
+            f"most {PAGE_MAX}): title, mode, status, pendingAction. archiveFilter active "
+            "(default), archived or all; status; query matches the title."
+        ),
+        args=ListSpecSessions,
+        toolset=Toolset.SPECS,
+        run=list_spec_sessions,
+    ),
+    ToolDef(
+        name="get_spec_session",
+        title="Spec session details",
+        description=(
+            "One session's status, what it waits for, counters, dates and link. "
+            "includeContext: true adds its working context (the files it works on), at most "
+            "1 MiB. Never the conversation."
+        ),
+        args=GetSpecSession,
+        toolset=Toolset.SPECS,
+        run=get_spec_session,
+    ),
+    keyed_write(
+        "start_spec_session",
+        "Start a spec session",
+        "Start an AI-guided spec session with your opening message, wait up to 75 s for its "
+        "first reply, and get sessionUrl for the person who continues it in the web app "
+        "(interview answers, accepting proposed files). One call starts one session that uses "
+        "the server's model: call it once per goal, with an idempotencyKey; after a timeout, "
+        "retry with the same key or check list_spec_sessions. Workflows: "
+        + _workflow_help()
+        + ". Do not answer the session's questions yourself.",
+        StartSpecSession,
+        start_spec_session,
+        toolset=Toolset.SPECS,
+        scopes=_WRITE,
+    ),
+    ToolDef(
+        name="rename_spec_session",
+        title="Rename a spec session",
+        description=f"A new title, up to {MAX_TITLE} characters; archived sessions too.",
+        args=RenameSpecSession,
+        toolset=Toolset.SPECS,
+        run=rename_spec_session,
+        scopes=_WRITE,
+        read_only=False,
+    ),
+    ToolDef(
+        name="archive_spec_session",
+        title="Archive a spec session",
+        description="Move a session out of the active list (it can be unarchived). A session "
+        "must be archived before it can be deleted.",
+        args=SessionAction,
+        toolset=Toolset.SPECS,
+        run=archive_spec_session,
+        scopes=_WRITE,
+        read_only=False,
+    ),
+    ToolDef(
+        name="unarchive_spec_session",
+        title="Unarchive a spec session",
+        description="Bring an archived session back to the active list.",
+        args=SessionAction,
+        toolset=Toolset.SPECS,
+        run=unarchive_spec_session,
+        scopes=_WRITE,
+        read_only=False,
+    ),
+    ToolDef(
+        name="delete_spec_session",
+        title="Delete a spec session",
+        description="Delete an archived session and its conversation for good (spec files it "
+        "saved stay). An active session is refused, never archived for you.",
+        args=SessionAction,
+        toolset=Toolset.SPECS,
+        run=delete_spec_session,
+        scopes=_WRITE,
+        read_only=False,
+        destructive=True,
+        idempotent=False,
+    ),
+)

@@ -1,0 +1,380 @@
+"""The session runner: one per process, it runs the spec session turns queued in the database.
+
+A turn is a row; starting a session or sending a message queues one in the writer's
+transaction. Runners claim queued turns under a lease (on PostgreSQL with `FOR UPDATE SKIP
+LOCKED`, so two nodes never claim one), call the model, and write the reply, its proposals and
+the tokens spent in one transaction that first checks the claim is still theirs. While the
+model writes, the runner saves the reply so far and renews the lease every few tenths of a
+second, so the session page can stream it from any node.
+
+A node that dies mid-turn stops renewing; once the lease runs out another runner (or this one,
+restarted) claims the turn again and runs it from the start. The finishing write names the
+claim, so a runner that lost its turn never writes a second reply: a turn completes once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import anyio
+from anyio import to_thread
+
+from crewboard.config import Settings
+from crewboard.domain.files import normalise_path
+from crewboard.domain.ids import new_id
+from crewboard.domain.sessions import (
+    Message,
+    PendingAction,
+    Proposal,
+    ProposalKind,
+    ProposalStatus,
+    Session,
+    Status,
+    Turn,
+    TurnStatus,
+    over_budget,
+    parse_reply,
+    pending_action_of,
+)
+from crewboard.errors import CrewboardError
+from crewboard.services.sessions.context import prepare
+from crewboard.services.sessions.models import NoModel, ResolvedModel, resolve_model
+from crewboard.services.sessions.providers import (
+    Completion,
+    ModelProvider,
+    ModelRequest,
+    ProviderConfig,
+    ProviderError,
+    provider_for,
+)
+from crewboard.services.sessions.sessions import TURN_QUEUED, sessions_of
+from crewboard.services.specs.files import files_of
+from crewboard.storage.database import Database
+from crewboard.storage.uow import EventRecord, UnitOfWork
+
+log = logging.getLogger(__name__)
+
+POLL = 2.0  # seconds: the longest a queued turn waits when nothing wakes the runner
+FLUSH = 0.25  # seconds between saves of a streaming reply
+TURN_ENDED = "spec_session.turn_ended"
+
+ProviderFactory = Callable[[ProviderConfig], ModelProvider]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How one turn went, for the caller that waits on it and for the benchmarks."""
+
+    turn_id: str
+    status: TurnStatus
+    written: bool  # False: another runner holds the turn now; nothing was written
+    seconds: float  # the whole turn on this runner
+    provider_seconds: float  # of which waiting on the provider
+
+    @property
+    def overhead(self) -> float:
+        return self.seconds - self.provider_seconds
+
+
+@dataclass(frozen=True)
+class _Job:
+    turn: Turn
+    session: Session
+    model: ResolvedModel
+    request: ModelRequest
+
+
+class SessionRunner:
+    def __init__(
+        self,
+        db: Database,
+        settings: Settings,
+        *,
+        providers: ProviderFactory = provider_for,
+        poll: float = POLL,
+    ) -> None:
+        self.db = db
+        self.settings = settings
+        self.providers = providers
+        self.poll = poll
+        self.claim_prefix = f"{settings.node_name or 'node'}:{new_id('run')}"
+        self.lease = timedelta(seconds=settings.session_turn_lease)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wake = asyncio.Event()
+        self._running: set[str] = set()
+        db.add_event_listener(self._heard)
+
+    def _heard(self, events: list[EventRecord]) -> None:
+        """A commit in this process (called in the writer's thread): wake on a queued turn."""
+        if any(e.type in (TURN_QUEUED, "spec_session.started") for e in events):
+            self.wake()
+
+    def wake(self) -> None:
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._wake.set)
+
+    async def run(self) -> None:
+        """Claim and run turns whenever woken, and every `poll` seconds; until cancelled."""
+        self._loop = asyncio.get_running_loop()
+        room = self.settings.session_runners
+        async with anyio.create_task_group() as tasks:
+            while True:
+                try:
+                    free = room - len(self._running)
+                    for turn in await to_thread.run_sync(self._claim, free) if free > 0 else []:
+                        self._running.add(turn.id)
+                        tasks.start_soon(self._run_claimed, turn)
+                except Exception:
+                    log.exception("sessions: claiming turns failed; trying again shortly")
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self.poll)
+                self._wake.clear()
+
+    async def _run_claimed(self, turn: Turn) -> None:
+        try:
+            await self.run_turn(turn)
+        except Exception:
+            log.exception("sessions: turn %s failed unexpectedly", turn.id)
+        finally:
+            self._running.discard(turn.id)
+            self.wake()  # room for the next one
+
+    async def drain(self) -> list[Outcome]:
+        """Run every turn due now, one after another (tests and `crewboard` commands)."""
+        done: list[Outcome] = []
+        while turns := await to_thread.run_sync(self._claim, 1):
+            done.append(await self.run_turn(turns[0]))
+        return done
+
+    def _claim(self, limit: int) -> list[Turn]:
+        # Most passes find nothing: a read says so without taking SQLite's write lock.
+        if not self.db.read(lambda uow: sessions_of(uow).any_due(uow.now)):
+            return []
+
+        def work(uow: UnitOfWork) -> list[Turn]:
+            return sessions_of(uow).claim_due(
+                uow.now, claim=self._claim_of(), lease_until=uow.now + self.lease, limit=limit
+            )
+
+        return self.db.write(work)
+
+    def _claim_of(self) -> str:
+        return self.claim_prefix
+
+    # --- one turn -------------------------------------------------------------------------------
+
+    async def run_turn(self, turn: Turn) -> Outcome:
+        """Run a claimed turn to its end: the reply written, or the failure recorded."""
+        started = time.perf_counter()
+        prepared = await to_thread.run_sync(self._prepare, turn)
+        if isinstance(prepared, dict):  # could not run: no model, no key, over budget
+            written = await to_thread.run_sync(self._fail, turn, prepared)
+            return Outcome(turn.id, TurnStatus.FAILED, written, time.perf_counter() - started, 0.0)
+        text: list[str] = []
+        lost = anyio.Event()
+
+        async def on_text(piece: str) -> None:
+            text.append(piece)
+
+        provider = self.providers(prepared.model.provider)
+        deadline = anyio.current_time() + self.settings.session_turn_deadline
+        completion: Completion | None = None
+        failed: ProviderError | None = None
+        try:
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(self._keep, turn, text, lost, tasks.cancel_scope)
+                try:
+                    completion = await provider.complete(
+                        prepared.request, on_text, deadline=deadline
+                    )
+                except ProviderError as error:
+                    failed = error
+                tasks.cancel_scope.cancel()
+        finally:
+            await _close(provider)
+        if failed is not None and not lost.is_set():
+            failure = {"code": "provider_failed", "providerCode": failed.code,
+                       "status": failed.status, "message": str(failed)}  # fmt: skip
+            written = await to_thread.run_sync(self._fail, turn, failure)
+            return Outcome(turn.id, TurnStatus.FAILED, written, time.perf_counter() - started, 0.0)
+        if lost.is_set() or completion is None:
+            return Outcome(turn.id, TurnStatus.RUNNING, False, time.perf_counter() - started, 0.0)
+        written = await to_thread.run_sync(self._finish, prepared, completion)
+        return Outcome(
+            turn.id, TurnStatus.DONE, written, time.perf_counter() - started,
+            completion.provider_seconds,
+        )  # fmt: skip
+
+    async def _keep(
+        self, turn: Turn, text: list[str], lost: anyio.Event, scope: anyio.CancelScope
+    ) -> None:
+        """Save the reply so far and renew the lease until cancelled; stop the turn if another
+        runner has taken it over (this node was presumed dead)."""
+        saved = -1
+        last_renew = time.monotonic()
+        renew_every = self.lease.total_seconds() / 3
+        while True:
+            await anyio.sleep(FLUSH)
+            if len(text) == saved and time.monotonic() - last_renew < renew_every:
+                continue
+            saved, partial = len(text), "".join(text)
+            held = await to_thread.run_sync(self._renew, turn, partial)
+            last_renew = time.monotonic()
+            if not held:
+                lost.set()
+                scope.cancel()
+                return
+
+    def _renew(self, turn: Turn, partial: str) -> bool:
+        def work(uow: UnitOfWork) -> bool:
+            return sessions_of(uow).renew(
+                turn.id, self._claim_of(), lease_until=uow.now + self.lease, partial=partial
+            )
+
+        return self.db.write(work)
+
+    def _prepare(self, turn: Turn) -> _Job | dict[str, Any]:
+        def work(uow: UnitOfWork) -> _Job | dict[str, Any]:
+            session = sessions_of(uow).get(turn.session_id)
+            if session is None:
+                return {"code": "session_gone", "message": "The session was deleted."}
+            why = over_budget(
+                session, turn_limit=self.settings.session_turn_limit + 1,
+                token_budget=self.settings.session_token_budget,
+            )  # fmt: skip
+            if why is not None:
+                return {"code": "budget_reached", "message": f"The session stopped: {why}."}
+            try:
+                model = resolve_model(uow, chosen=session.model_id, project_id=session.project_id)
+            except NoModel as error:
+                return {"code": error.code, "message": error.message}
+            made = prepare(uow, session)
+            request = ModelRequest(
+                model=model.model, system=made.system, messages=made.messages,
+                max_tokens=model.max_tokens,
+            )  # fmt: skip
+            return _Job(turn=turn, session=session, model=model, request=request)
+
+        return self.db.read(work)
+
+    def _fail(self, turn: Turn, error: dict[str, Any]) -> bool:
+        def work(uow: UnitOfWork) -> bool:
+            repo = sessions_of(uow)
+            claim = None if turn.claim is None else self._claim_of()
+            if not repo.finish(turn.id, claim, status=TurnStatus.FAILED.value, error=error,
+                               finished_at=uow.now):  # fmt: skip
+                return False
+            session = repo.get(turn.session_id)
+            if session is None:
+                return True
+            stopped = error["code"] == "budget_reached"
+            repo.change(
+                session.id, status=(Status.STOPPED if stopped else Status.FAILED).value,
+                pending_action=_pending(uow, session.id).value, last_error=error,
+                updated_at=uow.now,
+            )  # fmt: skip
+            _ended(uow, session, turn, TurnStatus.FAILED, error)
+            return True
+
+        return self.db.write(work)
+
+    def _finish(self, job: _Job, completion: Completion) -> bool:
+        def work(uow: UnitOfWork) -> bool:
+            repo = sessions_of(uow)
+            turn = job.turn
+            usage = completion.usage
+            if not repo.finish(
+                turn.id, self._claim_of(), status=TurnStatus.DONE.value, finished_at=uow.now,
+                partial="", model_id=job.model.id, input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens, provider_seconds=completion.provider_seconds,
+            ):  # fmt: skip
+                return False  # another runner took the turn over: its reply counts, not ours
+            session = repo.get(turn.session_id, for_update=True)
+            if session is None:
+                return True
+            reply = parse_reply(completion.text)
+            repo.add_message(
+                Message(id=new_id("ssm"), session_id=session.id, seq=session.message_count + 1,
+                        role="assistant", content=completion.text, author=None,
+                        created_at=uow.now)
+            )  # fmt: skip
+            repo.supersede_pending(session.id, uow.now)
+            for proposal in _proposals(uow, session, turn, reply):
+                repo.add_proposal(proposal)
+            repo.add_usage(
+                session.id, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+                seconds=completion.provider_seconds,
+            )  # fmt: skip
+            values: dict[str, Any] = {
+                "message_count": session.message_count + 1, "status": Status.WAITING.value,
+                "pending_action": _pending(uow, session.id).value, "last_error": None,
+                "updated_at": uow.now,
+            }  # fmt: skip
+            if reply.title:
+                values["title"] = reply.title
+            repo.change(session.id, **values)
+            _ended(uow, session, turn, TurnStatus.DONE, None)
+            return True
+
+        return self.db.write(work)
+
+
+def _pending(uow: UnitOfWork, session_id: str) -> PendingAction:
+    kinds = {p.kind for p in sessions_of(uow).proposals(session_id, [ProposalStatus.PENDING])}
+    return pending_action_of(kinds, running=False)
+
+
+def _proposals(uow: UnitOfWork, session: Session, turn: Turn, reply: Any) -> list[Proposal]:
+    """What the reply asks of the person, as proposals. A file proposal records the version of
+    the file it replaces, so accepting it later cannot overwrite a newer save."""
+    made: list[Proposal] = []
+
+    def add(kind: ProposalKind, body: dict[str, Any], path: str | None = None,
+            base: str | None = None) -> None:  # fmt: skip
+        made.append(Proposal(
+            id=new_id("spr"), session_id=session.id, project_id=session.project_id,
+            turn_id=turn.id, kind=kind, status=ProposalStatus.PENDING, body=body, path=path,
+            base_version=base, created_at=uow.now,
+        ))  # fmt: skip
+
+    for raw_path, content in reply.files:
+        try:
+            path = normalise_path(raw_path)
+        except CrewboardError:
+            reply.notes.append(f"a proposed file's path {raw_path!r} is not usable")
+            continue
+        existing = files_of(uow).get_by_path(session.project_id, path)
+        base = existing.content_version if existing is not None else None
+        add(ProposalKind.FILE, {"content": content, "exists": existing is not None}, path, base)
+    if reply.questions:
+        add(ProposalKind.QUESTIONS, {"questions": [q.view() for q in reply.questions]})
+    if reply.choice:
+        add(ProposalKind.CHOICE, reply.choice)
+    if reply.review:
+        add(ProposalKind.REVIEW, {"items": reply.review})
+    return made
+
+
+def _ended(uow: UnitOfWork, session: Session, turn: Turn, status: TurnStatus, error: Any) -> None:
+    uow.record_event(
+        TURN_ENDED,
+        actor={"kind": "spec_session", "userId": None, "tokenId": None},
+        payload={"sessionId": session.id, "turnId": turn.id, "status": status.value,
+                 "error": error},
+        project_id=session.project_id,
+    )  # fmt: skip
+
+
+async def _close(provider: ModelProvider) -> None:
+    close = getattr(provider, "aclose", None)
+    if close is not None:
+        with contextlib.suppress(Exception):
+            await close()

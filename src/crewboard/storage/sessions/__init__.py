@@ -1,0 +1,1 @@
+"""The sessions area's storage: providers, models, spec sessions and their turns."""

@@ -1,0 +1,502 @@
+"""Session rows: configured providers and models, sessions, their messages, turns and
+proposals."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, Row, and_, delete, func, insert, or_, select, update
+
+from crewboard.domain.sessions import (
+    ArchiveFilter,
+    Language,
+    Message,
+    Mode,
+    PendingAction,
+    Proposal,
+    ProposalKind,
+    ProposalStatus,
+    Session,
+    Status,
+    Turn,
+    TurnStatus,
+)
+from crewboard.storage.sessions.tables import (
+    project_session_settings,
+    session_models,
+    session_providers,
+    spec_session_messages,
+    spec_session_proposals,
+    spec_session_turns,
+    spec_sessions,
+)
+
+_s, _m, _t, _p = (
+    spec_sessions.c,
+    spec_session_messages.c,
+    spec_session_turns.c,
+    spec_session_proposals.c,
+)
+
+
+def _session(row: Row[Any]) -> Session:
+    return Session(
+        id=row.id,
+        project_id=row.project_id,
+        title=row.title,
+        mode=Mode(row.mode),
+        workflow_id=row.workflow_id,
+        language=Language(row.language),
+        model_id=row.model_id,
+        status=Status(row.status),
+        pending_action=PendingAction(row.pending_action),
+        attachment_ids=tuple(row.attachment_ids),
+        spec_file_ids=tuple(row.spec_file_ids),
+        turn_count=row.turn_count,
+        message_count=row.message_count,
+        input_tokens=row.input_tokens,
+        output_tokens=row.output_tokens,
+        provider_seconds=row.provider_seconds,
+        created_by=dict(row.created_by),
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        archived_at=row.archived_at,
+        last_error=dict(row.last_error) if row.last_error else None,
+    )
+
+
+def _turn(row: Row[Any]) -> Turn:
+    return Turn(
+        id=row.id,
+        session_id=row.session_id,
+        project_id=row.project_id,
+        seq=row.seq,
+        status=TurnStatus(row.status),
+        model_id=row.model_id,
+        attempts=row.attempts,
+        partial=row.partial,
+        error=dict(row.error) if row.error else None,
+        input_tokens=row.input_tokens,
+        output_tokens=row.output_tokens,
+        provider_seconds=row.provider_seconds,
+        queued_at=row.queued_at,
+        started_at=row.started_at,
+        finished_at=row.finished_at,
+        claim=row.claim,
+        lease_until=row.lease_until,
+    )
+
+
+def _proposal(row: Row[Any]) -> Proposal:
+    return Proposal(
+        id=row.id,
+        session_id=row.session_id,
+        project_id=row.project_id,
+        turn_id=row.turn_id,
+        kind=ProposalKind(row.kind),
+        status=ProposalStatus(row.status),
+        body=dict(row.body),
+        path=row.path,
+        base_version=row.base_version,
+        created_at=row.created_at,
+        decided_by=dict(row.decided_by) if row.decided_by else None,
+        decided_at=row.decided_at,
+        feedback=row.feedback,
+        result=dict(row.result) if row.result else None,
+    )
+
+
+def _message(row: Row[Any]) -> Message:
+    return Message(
+        id=row.id,
+        session_id=row.session_id,
+        seq=row.seq,
+        role=row.role,
+        content=row.content,
+        author=dict(row.author) if row.author else None,
+        created_at=row.created_at,
+    )
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+class ModelConfigRepository:
+    """Providers and models (server-wide), and each project's default model."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def providers(self) -> list[dict[str, Any]]:
+        rows = self.conn.execute(select(session_providers).order_by(session_providers.c.id))
+        return [dict(row._mapping) for row in rows]
+
+    def provider(self, provider_id: str) -> dict[str, Any] | None:
+        row = self.conn.execute(
+            select(session_providers).where(session_providers.c.id == provider_id)
+        ).first()
+        return dict(row._mapping) if row else None
+
+    def put_provider(self, values: dict[str, Any]) -> None:
+        """Add the provider, or replace the one of that id (keeping its created_at)."""
+        existing = self.provider(values["id"])
+        if existing is None:
+            self.conn.execute(insert(session_providers).values(**values))
+        else:
+            changes = {k: v for k, v in values.items() if k not in ("id", "created_at")}
+            self.conn.execute(
+                update(session_providers)
+                .where(session_providers.c.id == values["id"])
+                .values(**changes)
+            )
+
+    def delete_provider(self, provider_id: str) -> bool:
+        done = self.conn.execute(
+            delete(session_providers).where(session_providers.c.id == provider_id)
+        )
+        return done.rowcount > 0
+
+    def models(self) -> list[dict[str, Any]]:
+        rows = self.conn.execute(select(session_models).order_by(session_models.c.id))
+        return [dict(row._mapping) for row in rows]
+
+    def model(self, model_id: str) -> dict[str, Any] | None:
+        row = self.conn.execute(
+            select(session_models).where(session_models.c.id == model_id)
+        ).first()
+        return dict(row._mapping) if row else None
+
+    def put_model(self, values: dict[str, Any]) -> None:
+        if values.get("is_default"):  # one default server-wide
+            self.conn.execute(update(session_models).values(is_default=False))
+        if self.model(values["id"]) is None:
+            self.conn.execute(insert(session_models).values(**values))
+        else:
+            changes = {k: v for k, v in values.items() if k not in ("id", "created_at")}
+            self.conn.execute(
+                update(session_models).where(session_models.c.id == values["id"]).values(**changes)
+            )
+
+    def delete_model(self, model_id: str) -> bool:
+        done = self.conn.execute(delete(session_models).where(session_models.c.id == model_id))
+        return done.rowcount > 0
+
+    def project_model(self, project_id: str) -> str | None:
+        return self.conn.execute(
+            select(project_session_settings.c.model_id).where(
+                project_session_settings.c.project_id == project_id
+            )
+        ).scalar()
+
+    def set_project_model(self, project_id: str, model_id: str | None, now: datetime) -> None:
+        table = project_session_settings
+        done = self.conn.execute(
+            update(table)
+            .where(table.c.project_id == project_id)
+            .values(model_id=model_id, updated_at=now)
+        )
+        if done.rowcount == 0:
+            self.conn.execute(
+                insert(table).values(project_id=project_id, model_id=model_id, updated_at=now)
+            )
+
+
+class SessionRepository:
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    # --- sessions ---------------------------------------------------------------------------
+
+    def add(self, session: Session) -> None:
+        self.conn.execute(
+            insert(spec_sessions).values(
+                id=session.id,
+                project_id=session.project_id,
+                title=session.title,
+                mode=session.mode.value,
+                workflow_id=session.workflow_id,
+                language=session.language.value,
+                model_id=session.model_id,
+                status=session.status.value,
+                pending_action=session.pending_action.value,
+                attachment_ids=list(session.attachment_ids),
+                spec_file_ids=list(session.spec_file_ids),
+                turn_count=session.turn_count,
+                message_count=session.message_count,
+                input_tokens=session.input_tokens,
+                output_tokens=session.output_tokens,
+                provider_seconds=session.provider_seconds,
+                last_error=session.last_error,
+                created_by=session.created_by,
+                created_at=session.created_at,
+                updated_at=session.updated_at,
+                archived_at=session.archived_at,
+            )
+        )
+
+    def get(self, session_id: str, *, for_update: bool = False) -> Session | None:
+        query = select(spec_sessions).where(_s.id == session_id)
+        row = self.conn.execute(query.with_for_update() if for_update else query).first()
+        return _session(row) if row else None
+
+    def page(
+        self,
+        project_id: str,
+        *,
+        archive: ArchiveFilter,
+        status: Status | None,
+        query: str | None,
+        limit: int,
+        offset: int,
+    ) -> tuple[list[Session], int]:
+        """One page, most recently changed first, and how many match in all."""
+        where = [_s.project_id == project_id]
+        if archive is ArchiveFilter.ACTIVE:
+            where.append(_s.archived_at.is_(None))
+        elif archive is ArchiveFilter.ARCHIVED:
+            where.append(_s.archived_at.is_not(None))
+        if status is not None:
+            where.append(_s.status == status.value)
+        if query:
+            where.append(func.lower(_s.title).like(f"%{_escape_like(query.lower())}%", "\\"))
+        total = self.conn.execute(select(func.count()).where(*where)).scalar_one()
+        rows = self.conn.execute(
+            select(spec_sessions)
+            .where(*where)
+            .order_by(_s.updated_at.desc(), _s.id.desc())
+            .limit(limit)
+            .offset(offset)
+        )
+        return [_session(row) for row in rows], int(total)
+
+    def active_of(self, project_id: str, limit: int) -> list[Session]:
+        rows = self.conn.execute(
+            select(spec_sessions)
+            .where(_s.project_id == project_id, _s.archived_at.is_(None))
+            .order_by(_s.updated_at.desc(), _s.id.desc())
+            .limit(limit)
+        )
+        return [_session(row) for row in rows]
+
+    def change(self, session_id: str, **values: Any) -> None:
+        self.conn.execute(update(spec_sessions).where(_s.id == session_id).values(**values))
+
+    def add_usage(
+        self, session_id: str, *, input_tokens: int, output_tokens: int, seconds: float
+    ) -> None:
+        self.conn.execute(
+            update(spec_sessions)
+            .where(_s.id == session_id)
+            .values(
+                input_tokens=_s.input_tokens + input_tokens,
+                output_tokens=_s.output_tokens + output_tokens,
+                provider_seconds=_s.provider_seconds + seconds,
+            )
+        )
+
+    def delete(self, session_id: str) -> None:
+        for table in (spec_session_proposals, spec_session_turns, spec_session_messages):
+            self.conn.execute(delete(table).where(table.c.session_id == session_id))
+        self.conn.execute(delete(spec_sessions).where(_s.id == session_id))
+
+    # --- messages ---------------------------------------------------------------------------
+
+    def add_message(self, message: Message) -> None:
+        self.conn.execute(
+            insert(spec_session_messages).values(
+                id=message.id,
+                session_id=message.session_id,
+                seq=message.seq,
+                role=message.role,
+                content=message.content,
+                author=message.author,
+                created_at=message.created_at,
+            )
+        )
+
+    def messages(self, session_id: str) -> list[Message]:
+        rows = self.conn.execute(
+            select(spec_session_messages).where(_m.session_id == session_id).order_by(_m.seq)
+        )
+        return [_message(row) for row in rows]
+
+    # --- turns ------------------------------------------------------------------------------
+
+    def add_turn(self, turn: Turn) -> None:
+        self.conn.execute(
+            insert(spec_session_turns).values(
+                id=turn.id,
+                session_id=turn.session_id,
+                project_id=turn.project_id,
+                seq=turn.seq,
+                status=turn.status.value,
+                model_id=turn.model_id,
+                attempts=turn.attempts,
+                partial=turn.partial,
+                error=turn.error,
+                input_tokens=turn.input_tokens,
+                output_tokens=turn.output_tokens,
+                provider_seconds=turn.provider_seconds,
+                queued_at=turn.queued_at,
+                started_at=turn.started_at,
+                finished_at=turn.finished_at,
+            )
+        )
+
+    def turn(self, turn_id: str) -> Turn | None:
+        row = self.conn.execute(select(spec_session_turns).where(_t.id == turn_id)).first()
+        return _turn(row) if row else None
+
+    def latest_turn(self, session_id: str) -> Turn | None:
+        row = self.conn.execute(
+            select(spec_session_turns)
+            .where(_t.session_id == session_id)
+            .order_by(_t.seq.desc())
+            .limit(1)
+        ).first()
+        return _turn(row) if row else None
+
+    def turns(self, session_id: str) -> list[Turn]:
+        rows = self.conn.execute(
+            select(spec_session_turns).where(_t.session_id == session_id).order_by(_t.seq)
+        )
+        return [_turn(row) for row in rows]
+
+    def any_due(self, now: datetime) -> bool:
+        """Whether a turn waits for a runner (a read, before opening a write to claim it)."""
+        due = or_(
+            _t.status == TurnStatus.QUEUED.value,
+            and_(_t.status == TurnStatus.RUNNING.value, _t.lease_until < now),
+        )
+        found = self.conn.execute(select(spec_session_turns.c.id).where(due).limit(1)).first()
+        return found is not None
+
+    def claim_due(
+        self, now: datetime, *, claim: str, lease_until: datetime, limit: int
+    ) -> list[Turn]:
+        """Take up to `limit` queued turns, and running ones whose runner stopped renewing
+        (its node died), holding them for `claim` until `lease_until`.
+
+        On PostgreSQL rows another node is claiming are skipped (SKIP LOCKED); SQLite runs one
+        write at a time."""
+        due = or_(
+            _t.status == TurnStatus.QUEUED.value,
+            and_(_t.status == TurnStatus.RUNNING.value, _t.lease_until < now),
+        )
+        rows = self.conn.execute(
+            select(spec_session_turns.c.id)
+            .where(due)
+            .order_by(_t.queued_at, _t.id)
+            .limit(limit)
+            .with_for_update(skip_locked=True)
+        ).all()
+        ids = [row.id for row in rows]
+        if not ids:
+            return []
+        self.conn.execute(
+            update(spec_session_turns)
+            .where(_t.id.in_(ids))
+            .values(
+                status=TurnStatus.RUNNING.value,
+                claim=claim,
+                lease_until=lease_until,
+                started_at=now,
+                attempts=_t.attempts + 1,
+                partial="",
+            )
+        )
+        found = self.conn.execute(select(spec_session_turns).where(_t.id.in_(ids)))
+        return sorted((_turn(row) for row in found), key=lambda t: (t.queued_at, t.id))
+
+    def renew(self, turn_id: str, claim: str, *, lease_until: datetime, partial: str) -> bool:
+        """Extend the lease and save the reply so far; False when the claim was lost."""
+        done = self.conn.execute(
+            update(spec_session_turns)
+            .where(_t.id == turn_id, _t.claim == claim, _t.status == TurnStatus.RUNNING.value)
+            .values(lease_until=lease_until, partial=partial)
+        )
+        return done.rowcount > 0
+
+    def finish(self, turn_id: str, claim: str | None, **values: Any) -> bool:
+        """End a turn held by `claim` (None: a queued turn no runner took); False when another
+        runner holds it now or it has ended already - its result is then not written."""
+        held = (
+            and_(_t.status == TurnStatus.QUEUED.value)
+            if claim is None
+            else and_(_t.claim == claim, _t.status == TurnStatus.RUNNING.value)
+        )
+        done = self.conn.execute(
+            update(spec_session_turns)
+            .where(_t.id == turn_id, held)
+            .values(claim=None, lease_until=None, **values)
+        )
+        return done.rowcount > 0
+
+    def queued_or_running(self, session_id: str) -> Turn | None:
+        row = self.conn.execute(
+            select(spec_session_turns)
+            .where(
+                _t.session_id == session_id,
+                _t.status.in_([TurnStatus.QUEUED.value, TurnStatus.RUNNING.value]),
+            )
+            .limit(1)
+        ).first()
+        return _turn(row) if row else None
+
+    # --- proposals --------------------------------------------------------------------------
+
+    def add_proposal(self, proposal: Proposal) -> None:
+        self.conn.execute(
+            insert(spec_session_proposals).values(
+                id=proposal.id,
+                session_id=proposal.session_id,
+                project_id=proposal.project_id,
+                turn_id=proposal.turn_id,
+                kind=proposal.kind.value,
+                status=proposal.status.value,
+                body=proposal.body,
+                path=proposal.path,
+                base_version=proposal.base_version,
+                created_at=proposal.created_at,
+            )
+        )
+
+    def proposals(
+        self, session_id: str, statuses: Sequence[ProposalStatus] | None = None
+    ) -> list[Proposal]:
+        where = [_p.session_id == session_id]
+        if statuses is not None:
+            where.append(_p.status.in_([s.value for s in statuses]))
+        rows = self.conn.execute(
+            select(spec_session_proposals).where(*where).order_by(_p.created_at, _p.id)
+        )
+        return [_proposal(row) for row in rows]
+
+    def proposal(self, proposal_id: str) -> Proposal | None:
+        row = self.conn.execute(select(spec_session_proposals).where(_p.id == proposal_id)).first()
+        return _proposal(row) if row else None
+
+    def decide(self, proposal_id: str, status: ProposalStatus, **values: Any) -> bool:
+        """Close a pending proposal; False when someone decided it first."""
+        done = self.conn.execute(
+            update(spec_session_proposals)
+            .where(_p.id == proposal_id, _p.status == ProposalStatus.PENDING.value)
+            .values(status=status.value, **values)
+        )
+        return done.rowcount > 0
+
+    def supersede_pending(self, session_id: str, now: datetime) -> int:
+        """Close what still waits when the person moves the conversation on by writing."""
+        done = self.conn.execute(
+            update(spec_session_proposals)
+            .where(
+                _p.session_id == session_id,
+                _p.status == ProposalStatus.PENDING.value,
+                _p.kind != ProposalKind.FILE.value,  # a proposed file stays until decided
+            )
+            .values(status=ProposalStatus.SUPERSEDED.value, decided_at=now)
+        )
+        return done.rowcount
