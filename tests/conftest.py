@@ -27,6 +27,17 @@ BACKENDS = [
 # covers both. `@ONLY_POSTGRESQL` where concurrency or PostgreSQL's types are what it probes.
 ONLY_POSTGRESQL = pytest.mark.parametrize("backend", [BACKENDS[1]])
 ONLY_SQLITE = pytest.mark.parametrize("backend", [BACKENDS[0]])
+# For a long suite whose subject does not hang on the database (a page's layout, access
+# rules, argument checks): the quick run (`make test`) takes it on SQLite, the slow run (CI's
+# `make test-slow`) on PostgreSQL, so both backends are still covered on every CI run.
+POSTGRESQL_IN_THE_SLOW_RUN = pytest.mark.parametrize(
+    "backend",
+    [
+        BACKENDS[0],
+        pytest.param("postgresql", id="postgresql", marks=[pytest.mark.postgres, pytest.mark.slow]),
+    ],
+)
+CLOCK_START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)  # a Monday morning
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
@@ -42,6 +53,31 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if _asks_for_a_shared_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker sends the collected ids to the controller
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Tag each grouped test where this pytest reads a node id (pytest-xdist#1386).
+
+    pytest-xdist 3.8 tags a test of an `xdist_group` by appending `@group` to `item._nodeid`,
+    which pytest 9.2 no longer reads (an item's id is now a structured `_id`): `--dist
+    loadgroup` then spreads a group over the workers as plain `load` does, silently, and
+    each worker starts the module's shared fixture for itself. This puts the same tag on the
+    id pytest 9.2 reports; where xdist's own tag took (an older pytest, a fixed xdist), or off
+    a loadgroup worker, it does nothing.
+    """
+    if not getattr(session.config.option, "loadgroup", False):
+        return
+    for item in session.items:
+        names = {
+            str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+            for mark in item.iter_markers("xdist_group")
+        }
+        tag = "@" + "_".join(sorted(names))
+        if names and not item.nodeid.endswith(tag):
+            from _pytest.nodeid import NodeId  # noqa: PLC0415 - pytest 9.2 on, where needed
+
+            item._id = NodeId.parse(item.nodeid + tag)
 
 
 def _asks_for_a_shared_fixture(item: pytest.Item) -> bool:
@@ -114,7 +150,7 @@ def empty_database_url(backend: str, request: pytest.FixtureRequest) -> Iterator
 
 @pytest.fixture
 def clock() -> ManualClock:
-    return ManualClock(datetime(2026, 3, 2, 9, 0, tzinfo=UTC))
+    return ManualClock(CLOCK_START)
 
 
 @pytest.fixture

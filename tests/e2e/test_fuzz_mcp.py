@@ -40,7 +40,7 @@ from crewboard.services.board import tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
-from tests.conftest import ONLY_POSTGRESQL
+from tests.conftest import ONLY_POSTGRESQL, POSTGRESQL_IN_THE_SLOW_RUN
 from tests.support.factories import make_project, make_user
 from tests.support.fuzz import (
     ACCEPTED_RPC_ERRORS,
@@ -225,6 +225,7 @@ class Fuzzer:
 
     def close(self) -> None:
         self.http.close()
+        self.fingerprint.close()
 
     def arguments(self, mutation: Mutation, base: dict[str, Any]) -> Any:
         self.sent += 1
@@ -319,6 +320,7 @@ def _random_cases_of(tool: Tool, fuzzer: Fuzzer, examples: int) -> None:
     )
 
 
+@POSTGRESQL_IN_THE_SLOW_RUN  # its slow PostgreSQL run sends every mutation
 def test_every_tool_refuses_each_invalid_argument_naming_it_and_writes_nothing(
     world: World, tally: Tally
 ) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import dataclass, field
 from itertools import product
 from pathlib import Path
@@ -57,7 +58,8 @@ from crewboard.services.specs import comments as spec_comments
 from crewboard.services.specs import files as spec_files
 from crewboard.storage.database import Database
 from crewboard.storage.tables import metadata
-from tests.conftest import ONLY_POSTGRESQL
+from tests.conftest import ONLY_POSTGRESQL, POSTGRESQL_IN_THE_SLOW_RUN
+from tests.support.databases import Reader
 from tests.support.factories import make_project, make_user
 from tests.support.review import review_world
 from tests.support.server import free_port, running_server
@@ -237,12 +239,11 @@ def _task(db: Database, actor: Actor, n: int) -> str:
     return str(result.body["task"]["id"])
 
 
-def fingerprint(db: Database) -> dict[str, int]:
-    """The row count of every table, in one query."""
+def fingerprint(reader: Reader) -> dict[str, int]:
+    """The row count of every table, in one query (on the run's own connection)."""
     names = [t.name for t in metadata.sorted_tables]
     sql = " UNION ALL ".join(f"SELECT '{n}', count(*) FROM {n}" for n in names)
-    with db.engine.connect() as conn:
-        return {str(name): int(count) for name, count in conn.exec_driver_sql(sql)}
+    return {str(name): int(count) for name, count in reader.all(sql)}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -342,7 +343,7 @@ def describe(response: Any) -> str:
 class Fuzzer:
     """Sends generated cases to the served app and judges each answer."""
 
-    db: Database
+    reader: Reader
     world: World
     mode: GenerationMode
     tally: Tally = field(default_factory=Tally)
@@ -366,7 +367,7 @@ class Fuzzer:
         response = case.call(session=self.session, headers=headers, timeout=30)
         self.tally.calls[case.operation.label] += 1
         self.tally.answers[case.operation.label, response.status_code] += 1
-        after = fingerprint(self.db)
+        after = fingerprint(self.reader)
         problems = problems_of(response, self.rows, after, media_types(case.operation))
         self.rows = after
         checks = [schemathesis.checks.not_a_server_error]
@@ -405,8 +406,9 @@ def fuzz(
 ) -> Tally:
     """Fuzz every operation of the served document; return the calls made and bad answers."""
     schema = schemathesis.openapi.from_url(f"{base}/api/v1/openapi.json", config=CONFIG)
-    fuzzer = Fuzzer(db, world, mode, rows=fingerprint(db))
-    with fuzzer.session:
+    reader = Reader(db)
+    fuzzer = Fuzzer(reader, world, mode, rows=fingerprint(reader))
+    with fuzzer.session, closing(reader):
         for result in schema.get_all_operations():
             operation = result.ok()
             if operation.path == LIVE_PATH:
@@ -442,6 +444,7 @@ def report(tally: Tally, request: pytest.FixtureRequest) -> None:
     request.node.add_report_section("call", "fuzz counts", "\n".join([text, *kinds, *answers]))
 
 
+@POSTGRESQL_IN_THE_SLOW_RUN  # the long PostgreSQL run is slow too
 @pytest.mark.parametrize("mode", MODES)
 def test_every_rest_route_answers_fuzzed_requests_with_json_and_refuses_bad_data_unchanged(
     served: tuple[str, World], db: Database, mode: GenerationMode, request: pytest.FixtureRequest

@@ -12,15 +12,19 @@ added to the catalogue fails `test_every_read_tool_has_a_case` until it gets one
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp import Client
 from mcp_types import CallToolResult, TextContent
+from sqlalchemy.engine import URL
 
+from crewboard.config import Settings
+from crewboard.domain.clock import ManualClock
 from crewboard.domain.handoffs import MAX_BODY, MAX_ITEM_TEXT
 from crewboard.domain.identity.access import Toolset
 from crewboard.domain.models import Actor, User
@@ -43,8 +47,11 @@ from crewboard.services.specs.files import FileRef
 from crewboard.services.text_windows import ANSWER_BUDGET
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
+from tests.conftest import BACKENDS, CLOCK_START
+from tests.support.databases import PostgresDatabases, SqliteDatabases
 from tests.support.factories import make_user
 from tests.support.mcp_client import body_of, mcp_client
+from tests.support.server import free_port, running_server
 
 pytestmark = pytest.mark.anyio
 
@@ -453,9 +460,66 @@ def test_every_read_tool_has_a_case() -> None:
     assert not missing, f"add a case to CASES for {sorted(missing)}"
 
 
+# The world takes seconds to build, three times as long on PostgreSQL: it is built once per
+# backend in this module, and each test reads a copy of its own (a file copy, or `CREATE
+# DATABASE … TEMPLATE`: a twentieth of a second), served on its own port.
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """The backend, for the module: its tests run backend by backend, so one world serves each."""
+    return str(request.param)
+
+
+def _databases(backend: str, request: pytest.FixtureRequest) -> SqliteDatabases | PostgresDatabases:
+    databases: SqliteDatabases | PostgresDatabases = request.getfixturevalue(
+        "sqlite_databases" if backend == "sqlite" else "postgres_databases"
+    )
+    return databases
+
+
+@pytest.fixture(scope="module")
+def built_world(backend: str, request: pytest.FixtureRequest) -> Iterator[tuple[URL, World]]:
+    """The world built in a database of the backend's that no one is connected to afterwards."""
+    databases = _databases(backend, request)
+    url = databases.new_migrated()
+    db = Database(url, clock=ManualClock(CLOCK_START))
+    try:
+        built = build_world(db)
+        if backend == "sqlite":  # the copies are of the file alone
+            with db.engine.connect() as conn:
+                conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        db.dispose()
+    yield url, built
+    if isinstance(databases, PostgresDatabases):
+        databases.drop(url)
+
+
 @pytest.fixture
-def world(db: Database) -> World:
-    return build_world(db)
+def world(built_world: tuple[URL, World]) -> World:
+    return built_world[1]
+
+
+@pytest.fixture
+def world_url(
+    built_world: tuple[URL, World],
+    backend: str,
+    request: pytest.FixtureRequest,
+    clock: ManualClock,
+    tmp_path: Path,
+) -> Iterator[str]:
+    """The app served over real HTTP on this test's own copy of the world; its base URL."""
+    databases = _databases(backend, request)
+    copy = databases.new_copy(built_world[0])
+    db = Database(copy, clock=clock)
+    try:
+        with running_server(Settings(data_dir=tmp_path, port=free_port()), db) as base:
+            yield base
+    finally:
+        db.dispose()
+        if isinstance(databases, PostgresDatabases):
+            databases.drop(copy)
 
 
 def sizes(result: CallToolResult) -> list[int]:
@@ -467,11 +531,13 @@ def sizes(result: CallToolResult) -> list[int]:
     return found
 
 
-async def test_every_read_tool_answers_within_the_budget(url: str, world: World, mode: str) -> None:
+async def test_every_read_tool_answers_within_the_budget(
+    world_url: str, world: World, mode: str
+) -> None:
     over: list[str] = []
     async with (
-        mcp_client(url, world.secret, mode) as agent,
-        mcp_client(url, world.person_secret, mode) as person,
+        mcp_client(world_url, world.secret, mode) as agent,
+        mcp_client(world_url, world.person_secret, mode) as person,
     ):
         for name in sorted(read_tools()):
             tool = default_catalogue().find(name)
@@ -502,8 +568,10 @@ async def read_whole(client: Client, tool: str, arguments: dict[str, Any], key: 
         offset = window["nextOffset"]
 
 
-async def test_cut_texts_read_back_whole_in_windows(url: str, world: World, mode: str) -> None:
-    async with mcp_client(url, world.secret, mode) as client:
+async def test_cut_texts_read_back_whole_in_windows(
+    world_url: str, world: World, mode: str
+) -> None:
+    async with mcp_client(world_url, world.secret, mode) as client:
         full = body_of(await client.call_tool("get_task", {"taskId": "CRW-1"}))
         task = full["task"]
         assert (task["briefTruncated"], task["briefLength"]) == (True, len(world.brief))

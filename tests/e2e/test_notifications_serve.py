@@ -20,6 +20,7 @@ from crewboard.services.notifications import inbox
 from crewboard.services.notifications.notify import enable_email, notify
 from crewboard.storage.database import Database
 from crewboard.storage.notifications.repository import OutboxRepository
+from tests.conftest import POSTGRESQL_IN_THE_SLOW_RUN
 from tests.support.factories import make_user
 from tests.support.serve import kill_serve, serve_env, start_serve, stop_serve, wait_healthy
 from tests.support.server import free_port
@@ -72,6 +73,7 @@ def queue_one(db: Database, person: User) -> str:
     return str(inbox.list_notifications(db, person_actor(person))["notifications"][0]["id"])
 
 
+@POSTGRESQL_IN_THE_SLOW_RUN  # two servers and two kills: 27 s
 def test_a_mail_queued_before_a_kill_9_is_sent_exactly_once_by_the_next_process(
     empty_database_url: URL, tmp_path: Path
 ) -> None:

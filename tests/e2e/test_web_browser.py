@@ -17,6 +17,7 @@ from crewboard.services.identity.users import person_actor
 from crewboard.services.specs import attachments, files
 from crewboard.services.specs.files import FileRef
 from crewboard.storage.database import Database
+from tests.conftest import POSTGRESQL_IN_THE_SLOW_RUN
 from tests.support import axe
 from tests.support.browser_pages import (
     LIVE,
@@ -233,6 +234,7 @@ def spec_world(db: Database, email: str) -> tuple[str, str]:
     return str(made["id"]), str(plan["id"])
 
 
+@POSTGRESQL_IN_THE_SLOW_RUN  # layout and axe-core do not hang on the database
 def test_no_page_is_wider_than_the_window_at_390_and_1280(
     page: Any, url: str, db: Database, world: dict[str, str]
 ) -> None:
@@ -240,6 +242,7 @@ def test_no_page_is_wider_than_the_window_at_390_and_1280(
     name), fits the window at phone and desktop widths; tables scroll inside their own box;
     axe-core finds no serious or critical violation at either width, nor in dark mode.
     Screenshots of each land in test-output/screenshots/pages/."""
+    axe.preload(page.context)
     draft = hand_in(url, world["secret"], world["task"], "wide-1", f"See {LONG}")["draft"]["id"]
 
     async def fill_the_board(agent: Any) -> None:  # long titles on a busy board

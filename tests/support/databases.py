@@ -2,7 +2,8 @@
 
 Each backend is migrated once per session into a template; every test gets a copy of it
 (a file copy for SQLite, `CREATE DATABASE … TEMPLATE` for PostgreSQL), so tests never share
-rows and never pay for migrations one by one.
+rows and never pay for migrations one by one. A suite whose tests all start from the same
+costly rows builds them once and gives each test a copy the same way (`new_copy`).
 """
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ import queue
 import shutil
 import threading
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import psycopg
-from sqlalchemy.engine import URL, make_url
+from sqlalchemy.engine import URL, Connection, make_url
 
 from crewboard.storage import migrate
 from crewboard.storage.database import Database
@@ -56,11 +59,15 @@ class PostgresDatabases:
 
     Copying the migrated template takes a good part of a second on a small machine, so a
     worker thread keeps a few copies ready while tests run. Dropping a database costs more
-    than copying one (PostgreSQL 15 forces a checkpoint on each DROP DATABASE), so a second
-    thread drops used ones: a test then never waits for a drop before its copy is made.
+    than copying one (PostgreSQL 15 forces a checkpoint on each DROP DATABASE), so other
+    threads drop used ones: a test then never waits for a drop before its copy is made.
+    Several threads drop at once, so that drops waiting together can share a checkpoint: one
+    thread alone fell so far behind the tests that a worker's last minute went on dropping
+    what was left. The floor is the server's fsync of each new copy's files.
     """
 
     READY = 3  # copies of the template kept waiting
+    DROPPERS = 4  # threads dropping used copies, each with its own connection
 
     def __init__(self, url: URL) -> None:
         self.url = url
@@ -97,7 +104,10 @@ class PostgresDatabases:
             db.dispose()
         self._workers = [
             threading.Thread(target=self._copy, name="pg-test-copies", daemon=True),
-            threading.Thread(target=self._drop, name="pg-test-drops", daemon=True),
+            *(
+                threading.Thread(target=self._drop, name=f"pg-test-drops-{n}", daemon=True)
+                for n in range(self.DROPPERS)
+            ),
         ]
         for worker in self._workers:
             worker.start()
@@ -135,9 +145,15 @@ class PostgresDatabases:
             raise ready
         return self.url.set(database=ready)
 
+    def new_copy(self, source: URL) -> URL:
+        """A new database holding what `source` holds; nobody may be connected to `source`."""
+        name = self._name()
+        self._admin(f'CREATE DATABASE "{name}" TEMPLATE "{source.database}"')
+        return self.url.set(database=name)
+
     def drop(self, url: URL) -> None:
         assert url.database is not None
-        if self._workers and self._workers[1].is_alive():
+        if any(worker.is_alive() for worker in self._workers[1:]):
             self._to_drop.put(url.database)
         else:
             self._admin(f'DROP DATABASE IF EXISTS "{url.database}" WITH (FORCE)')
@@ -145,13 +161,15 @@ class PostgresDatabases:
                 self._created.discard(url.database)
 
     def drop_all(self) -> None:
-        self._stop.set()
+        self._stop.set()  # the drop threads empty their queue, then end
         for worker in self._workers:
             worker.join(timeout=60)
         with self._lock:
-            left = sorted(self._created)
-        for name in [*left, self.template]:
-            self._admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            left = sorted(self._created)  # copies never used, and any a stuck thread left
+        with ThreadPoolExecutor(self.DROPPERS) as pool:
+            drops = [f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)' for name in left]
+            list(pool.map(self._admin, drops))  # raises the first failure, as one by one did
+        self._admin(f'DROP DATABASE IF EXISTS "{self.template}" WITH (FORCE)')
 
 
 class SqliteDatabases:
@@ -172,6 +190,64 @@ class SqliteDatabases:
             db.dispose()
 
     def new_migrated(self) -> URL:
+        return self._copy_of(self.template)
+
+    def new_copy(self, source: URL) -> URL:
+        """A new database holding what `source` holds; its writes must be checkpointed (no
+        connection open, or `PRAGMA wal_checkpoint(TRUNCATE)` after the last write)."""
+        assert source.database is not None
+        path = Path(source.database)
+        wal = path.with_name(path.name + "-wal")
+        assert not wal.exists() or wal.stat().st_size == 0, f"{wal} is not checkpointed"
+        return self._copy_of(path)
+
+    def _copy_of(self, source: Path) -> URL:
         path = self.folder / f"{uuid.uuid4().hex}.db"
-        shutil.copyfile(self.template, path)
+        shutil.copyfile(source, path)
         return make_url(f"sqlite:///{path}")
+
+
+class Reader:
+    """One connection kept for a query a test repeats after every call it makes (a database
+    fingerprint): each run sees what was committed before it, as on a fresh connection.
+
+    Checking a connection out of the pool for each run (a ping on PostgreSQL, then BEGIN and
+    ROLLBACK around the query) took four to eight times as long as the query itself, paid
+    after each of thousands of fuzzed calls. On PostgreSQL the connection autocommits, so
+    each statement has its own snapshot, as `Database.read` does there; on SQLite the read
+    transaction is ended after each query, so the next one takes a new snapshot.
+    """
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._conn: Connection | None = None
+
+    def one(self, sql: str) -> tuple[Any, ...]:
+        """The one row `sql` (a SELECT written here, not input) answers."""
+        conn = self._connection()
+        try:
+            return tuple(conn.exec_driver_sql(sql).one())
+        finally:
+            if conn.in_transaction():
+                conn.rollback()
+
+    def all(self, sql: str) -> list[tuple[Any, ...]]:
+        conn = self._connection()
+        try:
+            return [tuple(row) for row in conn.exec_driver_sql(sql)]
+        finally:
+            if conn.in_transaction():
+                conn.rollback()
+
+    def _connection(self) -> Connection:
+        if self._conn is None or self._conn.closed:
+            conn = self.db.engine.connect()
+            if self.db.dialect == "postgresql":
+                conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+            self._conn = conn
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None

@@ -28,6 +28,7 @@ from hypothesis_jsonschema import from_schema
 from crewboard.errors import ErrorCode
 from crewboard.storage.database import Database
 from crewboard.storage.tables import metadata
+from tests.support.databases import Reader
 
 Path = tuple[str | int, ...]
 
@@ -627,10 +628,12 @@ def names(wanted: str, message: str, details: dict[str, Any]) -> bool:
 
 class Fingerprint:
     """Each table's row count, each sum of revisions and versions, and the newest event id,
-    read in one SELECT: a refused call leaves every one of them as it was."""
+    read in one SELECT: a refused call leaves every one of them as it was. The SELECT runs on
+    a connection kept for the purpose (`Reader`); `close` gives it back."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        self.reader = Reader(db)
         self.labels: list[str] = []
         parts: list[str] = []
         for table in metadata.sorted_tables:
@@ -647,8 +650,10 @@ class Fingerprint:
         self.query = "SELECT " + ", ".join(parts)
 
     def take(self) -> tuple[Any, ...]:
-        with self.db.engine.connect() as conn:
-            return tuple(conn.exec_driver_sql(self.query).one())
+        return self.reader.one(self.query)
+
+    def close(self) -> None:
+        self.reader.close()
 
     def changed(self, before: tuple[Any, ...], after: tuple[Any, ...]) -> str:
         """What differs, e.g. "tasks rows 3 -> 4"; empty when nothing does."""

@@ -34,6 +34,7 @@ from crewboard.services.projects import projects, state, team
 from crewboard.services.specs import files
 from crewboard.storage import tables
 from crewboard.storage.database import Database
+from tests.support.databases import Reader
 from tests.support.factories import make_project
 from tests.support.mcp_client import body_of
 
@@ -369,14 +370,14 @@ class Doors:
         return Answer(str(body.get("error", {}).get("code", response.status_code)), body)
 
 
-def fingerprint(db: Database) -> dict[str, int]:
-    """Row counts of every table, the newest event, and the sum of task revisions."""
+def fingerprint(reader: Reader) -> dict[str, int]:
+    """Row counts of every table, the newest event, and the sum of task revisions (read on the
+    run's own connection: two of these go with every call of the matrix)."""
     names = [table.name for table in tables.metadata.sorted_tables]
     parts = [f"(SELECT count(*) FROM {name})" for name in names]
     parts += [
         "(SELECT coalesce(max(id), 0) FROM events)",
         "(SELECT coalesce(sum(revision), 0) FROM tasks)",
     ]
-    with db.engine.connect() as conn:
-        row = conn.exec_driver_sql(f"SELECT {', '.join(parts)}").one()
+    row = reader.one(f"SELECT {', '.join(parts)}")
     return dict(zip([*names, "events.max_id", "tasks.revisions"], map(int, row), strict=True))
