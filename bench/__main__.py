@@ -30,6 +30,10 @@ elif sys.argv[1:2] == ["oauth"]:  # an OAuth access token's check against an API
     from bench.oauth import main as oauth_main
 
     oauth_main(sys.argv[2:])
+elif sys.argv[1:2] == ["sessions"]:  # a spec session turn's overhead, tool calls beside them
+    from bench.sessions import main as sessions_main
+
+    sessions_main(sys.argv[2:])
 elif sys.argv[1:2] == ["peers"]:  # beside Backlog.md and task-master-ai (bench/peers/)
     from bench.peers.__main__ import main as peers_main
 

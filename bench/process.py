@@ -77,7 +77,8 @@ class ServerProcess:
     Leaving the block stops the server with SIGTERM (as an operator would), waits for it to
     exit and removes the data folder; `exit_code` is then what the process returned.
     `server_args` go to `bench.server` as they are (e.g. `--seed-board 100000,1000`); seeding
-    a large board takes a while, hence `start_timeout`.
+    a large board takes a while, hence `start_timeout`. `env` adds settings of the workload's
+    own (`CREWBOARD_…` variables).
     """
 
     def __init__(
@@ -87,8 +88,10 @@ class ServerProcess:
         keep_data: bool = False,
         server_args: list[str] | None = None,
         start_timeout: float = START_TIMEOUT,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.database_url = database_url
+        self.env = env or {}
         self.keep_data = keep_data
         self.server_args = server_args or []
         self.start_timeout = start_timeout
@@ -116,6 +119,7 @@ class ServerProcess:
         command += self.server_args
         # The instance is the benchmark's own: none of the caller's CREWBOARD_* settings apply.
         env = {k: v for k, v in os.environ.items() if not k.startswith("CREWBOARD_")}
+        env |= self.env  # the workload's own settings
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(
                 command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT

@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import anyio
 import uvicorn
 from anyio import to_thread
 from starlette.applications import Starlette
@@ -46,6 +47,7 @@ class Reply:
     input_tokens: int = 10
     output_tokens: int | None = None  # None: one per word
     chunks: int = 3
+    pause: float = 0.0  # seconds between streamed chunks (a model writing at its own pace)
 
 
 @dataclass(frozen=True)
@@ -214,7 +216,7 @@ async def _answer(state: _State, api: Api, body: dict[str, Any], how: Behaviour)
     if isinstance(how, Reply) and not body.get("stream"):
         return JSONResponse(wire.whole(how))
     if isinstance(how, Reply):
-        events = _events(wire.stream(how))
+        events = _events(wire.stream(how), how.pause)
     elif isinstance(how, StreamError):
         events = _events(wire.error(how))
     else:
@@ -222,9 +224,11 @@ async def _answer(state: _State, api: Api, body: dict[str, Any], how: Behaviour)
     return StreamingResponse(events, media_type="text/event-stream")
 
 
-async def _events(events: list[bytes]) -> AsyncIterator[bytes]:
+async def _events(events: list[bytes], pause: float = 0.0) -> AsyncIterator[bytes]:
     for event in events:
         yield event
+        if pause:
+            await anyio.sleep(pause)
 
 
 async def _broken(state: _State, wire: _Wire, how: Broken) -> AsyncIterator[bytes]:
