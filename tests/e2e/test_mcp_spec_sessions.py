@@ -6,12 +6,16 @@ archived and deleted."""
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import Client, StdioServerParameters
+from sqlalchemy.engine import URL
 
 from crewboard.config import Settings
 from crewboard.domain.models import User
@@ -363,3 +367,29 @@ async def test_the_working_context_names_the_files_the_session_works_on(
     assert "Invoices are numbered." in got["context"]
     assert "Customers asked for CSV" in got["context"]
     assert "Invoices are numbered." in system_prompt(model_server.requests[-1].body)
+
+
+async def test_over_stdio_the_mcp_process_runs_the_first_turn_itself(
+    database_url: URL, db: Database, secret: str, model_server: ModelServer
+) -> None:
+    """`crewboard mcp` on a machine where no server runs: its own runner takes the turn."""
+    configure_model(db, model_server, "anthropic")
+    model_server.script(Reply(questions("Which formats?")))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "crewboard", "mcp", "--toolsets", "specs"],
+        env={
+            "PATH": os.environ.get("PATH", ""),
+            "CREWBOARD_DATABASE_URL": database_url.render_as_string(hide_password=False),
+            "CREWBOARD_TOKEN": secret,
+        },
+    )
+    async with Client(params, mode="legacy") as client:
+        answer = body_of(
+            await client.call_tool(
+                "start_spec_session", {**ON, "mode": "generate", "prompt": OPENING}
+            )
+        )
+    assert answer["pendingAction"] == "mcq_form_pending"
+    assert answer["sessionUrl"].endswith(f"/p/CRW/sessions/{answer['sessionId']}")
+    assert len(model_server.requests) == 1

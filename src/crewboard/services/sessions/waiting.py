@@ -8,6 +8,7 @@ another node runs is seen by reading its row every `poll` seconds.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 
 import anyio
@@ -31,10 +32,11 @@ def read_turn(db: Database, turn_id: str) -> Turn | None:
 
 async def wait_for_turn(db: Database, turn_id: str, seconds: float, poll: float = 1.0) -> bool:
     """Whether the turn ended within `seconds`."""
-    async for turn in follow_turn(db, turn_id, seconds=seconds, poll=poll):
-        if turn.status in ENDED:
-            return True
-    return False
+    ended = False
+    async with contextlib.aclosing(follow_turn(db, turn_id, seconds=seconds, poll=poll)) as rows:
+        async for turn in rows:
+            ended = turn.status in ENDED
+    return ended
 
 
 async def follow_turn(
@@ -51,16 +53,19 @@ async def follow_turn(
             loop.call_soon_threadsafe(ended.set)
 
     db.add_event_listener(heard)
+    deadline = anyio.current_time() + seconds
     try:
-        with anyio.move_on_after(seconds):
-            while True:
-                turn = await to_thread.run_sync(read_turn, db, turn_id)
-                if turn is None:
-                    return
-                yield turn
-                if turn.status in ENDED:
-                    return
-                with anyio.move_on_after(poll):
-                    await ended.wait()
+        # No cancel scope spans a yield: a caller may stop iterating at any point, and a
+        # scope left open in a suspended generator would be closed from another task.
+        while True:
+            turn = await to_thread.run_sync(read_turn, db, turn_id)
+            if turn is None:
+                return
+            yield turn
+            left = deadline - anyio.current_time()
+            if turn.status in ENDED or left <= 0:
+                return
+            with anyio.move_on_after(min(poll, left)):
+                await ended.wait()
     finally:
         db.remove_event_listener(heard)
