@@ -113,6 +113,13 @@ RULES: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset({"update_spec_file"}),
     ),
     (
+        "start_spec_session starts one AI-guided spec session that uses the server's model: "
+        "call it once per goal with an opening message that says what you know (the goal, the "
+        "code, the constraints), then give the person sessionUrl. The person answers the "
+        "session's questions and accepts its files in the web app; never answer them yourself.",
+        frozenset({"start_spec_session"}),
+    ),
+    (
         "Give each keyed write a stable idempotencyKey and retry a lost answer with the same key "
         "and arguments; a key reused for something else is refused naming what it made.",
         frozenset(
@@ -139,6 +146,7 @@ RULES: tuple[tuple[str, frozenset[str]], ...] = (
                 "propose_composition",
                 "upload_spec_file",
                 "update_spec_file",
+                "start_spec_session",
             }
         ),
     ),
