@@ -34,11 +34,13 @@ from pydantic import ValidationError
 
 from crewboard.config import Settings
 from crewboard.domain.identity.access import ALL_SCOPES
+from crewboard.domain.sessions import Mode
 from crewboard.mcp.args import Args
 from crewboard.mcp.catalogue import default_catalogue
 from crewboard.services.board import tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
+from crewboard.services.sessions import sessions
 from crewboard.storage.database import Database
 from tests.conftest import ONLY_POSTGRESQL, POSTGRESQL_IN_THE_SLOW_RUN
 from tests.support.factories import make_project, make_user
@@ -142,6 +144,19 @@ def _board(db: Database, owner: Any, key: str, count: int) -> None:
         )
 
 
+def _session(db: Database, owner: Any, key: str, *, archived: bool = False) -> str:
+    """A spec session on project `key` (archived: the one a delete takes); its id."""
+    made = sessions.start_session(
+        db, person_actor(owner), project=key, workspace_id=None, mode=Mode.GENERATE,
+        prompt="Spec the export.",
+    ).body["sessionId"]  # fmt: skip
+    if archived:
+        sessions.set_archived(
+            db, person_actor(owner), project=key, workspace_id=None, ref=made, archived=True
+        )
+    return str(made)
+
+
 def _listed_schemas(url: str, secret: str) -> dict[str, dict[str, Any]]:
     headers = {**RAW_HEADERS, "Authorization": f"Bearer {secret}", "X-MCP-Toolsets": "all"}
     response = httpx2.post(f"{url}/mcp", json=rpc("tools/list", {}), headers=headers, timeout=30)
@@ -182,15 +197,25 @@ def world(db: Database, tmp_path: Path) -> Iterator[World]:
     catalogue = default_catalogue()
     _board(db, owner, "CRW", 3)
     targets: dict[str, dict[str, Any]] = {}
+    read_session = _session(db, owner, "CRW")
     for index, definition in enumerate(catalogue):
         key = "CRW" if definition.read_only else f"W{index}"
         if not definition.read_only:
             _board(db, owner, key, 2)
         targets[definition.name] = _targets(key)
+        if definition.name.endswith("_spec_session") and definition.name != "start_spec_session":
+            deleting = definition.name == "delete_spec_session"
+            session = read_session if key == "CRW" else _session(db, owner, key, archived=deleting)
+            targets[definition.name]["sessionId"] = session
     secret = tokens.issue_token(
         db, person_actor(owner), kind="personal", scopes=sorted(ALL_SCOPES)
     ).secret
-    with running_server(Settings(data_dir=tmp_path, port=free_port()), db, catalogue) as url:
+    # No session runner: the sessions' first turns stay queued, so nothing writes between two
+    # fingerprints; and a start wrongly let through answers at once, its session counted.
+    settings = Settings(
+        data_dir=tmp_path, port=free_port(), session_runners=0, session_first_turn_wait=0
+    )
+    with running_server(settings, db, catalogue) as url:
         listed = _listed_schemas(url, secret)
         # A tool working with the caller's disk is served on stdio only (its refusal over
         # HTTP is tested in tests/e2e/test_mcp_specs.py).
@@ -318,6 +343,25 @@ def _random_cases_of(tool: Tool, fuzzer: Fuzzer, examples: int) -> None:
         f"{tool.name}: its argument model raises {error} on the schema-valid {arguments}"
         for error, arguments in tool.crashes.items()
     )
+
+
+SESSION_TABLES = ("spec_sessions", "spec_session_messages", "spec_session_turns",
+                  "spec_session_proposals")  # fmt: skip
+
+
+def test_the_fingerprint_counts_the_spec_session_tables(db: Database) -> None:
+    fingerprint = Fingerprint(db)
+    try:
+        assert {f"{name} rows" for name in SESSION_TABLES} <= set(fingerprint.labels)
+        owner = make_user(db, "owner@example.com")
+        make_project(db, owner, "SES")
+        before = fingerprint.take()
+        _session(db, owner, "SES")
+        changed = fingerprint.changed(before, fingerprint.take())
+    finally:
+        fingerprint.close()
+    for name in ("spec_sessions", "spec_session_messages", "spec_session_turns"):
+        assert f"{name} rows 0 -> 1" in changed
 
 
 @POSTGRESQL_IN_THE_SLOW_RUN  # its slow PostgreSQL run sends every mutation

@@ -42,6 +42,7 @@ from crewboard.api.openapi import LIVE_PATH
 from crewboard.config import Settings
 from crewboard.domain.identity.access import Scope
 from crewboard.domain.models import Actor
+from crewboard.domain.sessions import Mode
 from crewboard.errors import ERROR_TYPES
 from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
@@ -53,6 +54,7 @@ from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import projects, state
 from crewboard.services.review import drafts
+from crewboard.services.sessions import sessions
 from crewboard.services.specs import attachments
 from crewboard.services.specs import comments as spec_comments
 from crewboard.services.specs import files as spec_files
@@ -77,6 +79,7 @@ CONFIG = schemathesis.Config.from_dict(
 MODES = [pytest.param(m, id=m.value) for m in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)]
 PROJECT = "/api/v1/projects/{project}"
 PNG = b"\x89PNG\r\n\x1a\n\x00"
+SESSION = f"{PROJECT}/sessions/{{session}}"
 
 
 @dataclass
@@ -88,12 +91,16 @@ class World:
     # Deleting and archiving act on projects kept for that, not on the board being fuzzed.
     deletable: list[str]
     archivable: list[str]
+    # Archived spec sessions a delete takes, so the others stay for the rest of the run.
+    deletable_sessions: list[str] = field(default_factory=list)
 
     def pools_for(self, method: str, path: str) -> dict[str, list[Any]]:
         if path == PROJECT and method == "DELETE":
             return {**self.pools, "project": self.deletable}
         if path in (f"{PROJECT}/archive", f"{PROJECT}/unarchive"):
             return {**self.pools, "project": self.archivable}
+        if path == SESSION and method == "DELETE":
+            return {**self.pools, "session": self.deletable_sessions}
         return self.pools
 
 
@@ -198,6 +205,7 @@ def build_world(db: Database) -> World:
     item = handoffs.create_handoff_action_item(
         db, actor, handoff_id=handoff["id"], text="Follow up", idempotency_key="item"
     ).body["actionItem"]
+    session_ids = [_session(db, actor, n, archived=n > 0) for n in range(4)]
     old = make_project(db, owner, "OLD")
     projects.set_project_archived(db, actor, project=old, workspace_id=None, archived=True)
     arc = make_project(db, owner, "ARC")
@@ -218,10 +226,23 @@ def build_world(db: Database) -> World:
             "artifact": [mockup["id"], "login"],
             "handoff": [handoff["id"]],
             "item": [item["id"]],
+            "session": session_ids[:2],
         },
         deletable=["OLD", old],
         archivable=["ARC", arc],
+        deletable_sessions=session_ids[2:],
     )
+
+
+def _session(db: Database, actor: Actor, n: int, *, archived: bool) -> str:
+    """A spec session of CRW (archived: one archive, unarchive or delete may take); its id."""
+    made = sessions.start_session(
+        db, actor, project="CRW", workspace_id=None, mode=Mode.GENERATE,
+        prompt=f"Spec number {n}.", idempotency_key=f"session-{n}",
+    ).body["sessionId"]  # fmt: skip
+    if archived:
+        sessions.set_archived(db, actor, project="CRW", workspace_id=None, ref=made, archived=True)
+    return str(made)
 
 
 def _task(db: Database, actor: Actor, n: int) -> str:
@@ -257,7 +278,12 @@ def hypothesis_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 @pytest.fixture
 def served(db: Database, tmp_path: Path) -> Iterator[tuple[str, World]]:
     world = build_world(db)
-    with running_server(Settings(data_dir=tmp_path, port=free_port()), db) as base:
+    # No session runner: the sessions' first turns stay queued, so nothing writes between two
+    # fingerprints; and a start answers at once instead of waiting for a first reply.
+    settings = Settings(
+        data_dir=tmp_path, port=free_port(), session_runners=0, session_first_turn_wait=0
+    )
+    with running_server(settings, db) as base:
         yield base, world
 
 

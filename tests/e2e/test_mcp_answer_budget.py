@@ -28,6 +28,7 @@ from crewboard.domain.clock import ManualClock
 from crewboard.domain.handoffs import MAX_BODY, MAX_ITEM_TEXT
 from crewboard.domain.identity.access import Toolset
 from crewboard.domain.models import Actor, User
+from crewboard.domain.sessions import MAX_PROMPT, MAX_TITLE, Mode
 from crewboard.mcp.catalogue import default_catalogue
 from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
@@ -40,6 +41,8 @@ from crewboard.services.memory import edits as memory_edits
 from crewboard.services.memory import records as memory
 from crewboard.services.projects import projects, state, team
 from crewboard.services.review import drafts, messages
+from crewboard.services.sessions import sessions
+from crewboard.services.sessions.context import session_context
 from crewboard.services.specs import attachments as spec_attachments
 from crewboard.services.specs import comments as spec_comments
 from crewboard.services.specs import files as spec_files
@@ -102,6 +105,9 @@ class World:
     handoff: str = ""
     huge_handoff: str = ""
     item: str = ""
+    # A spec session whose working context is far larger than an answer, and that context.
+    session: str = ""
+    context: str = ""
 
 
 def build_world(db: Database) -> World:
@@ -197,12 +203,12 @@ def build_world(db: Database) -> World:
     ).secret
     agent = tokens.authenticate_token(db, secret)
     _talk(db, person, agent, main["id"], seats[0])
-    spec_file, text_attachment = _spec_world(db, person)
+    spec_file, text_attachment, session, context = _spec_world(db, person)
     handoff, huge, item = _handoff_world(db, person, [main["id"], *(s["id"] for s in subtasks)])
     person_secret = tokens.issue_token(db, person, kind="personal", scopes=["read"]).secret
     return World(
         secret, seats[0], main["id"], record, brief, description, record_text, document_text,
-        spec_file, text_attachment, person_secret, handoff, huge, item,
+        spec_file, text_attachment, person_secret, handoff, huge, item, session, context,
     )  # fmt: skip
 
 
@@ -234,25 +240,28 @@ def _handoff_world(db: Database, person: Actor, task_ids: list[str]) -> tuple[st
     return made["id"], huge["id"], item["id"]
 
 
-def _spec_world(db: Database, person: Actor) -> tuple[str, str]:
+def _spec_world(db: Database, person: Actor) -> tuple[str, str, str, str]:
     """200 spec files at long paths, one of 3 MiB with long lines, 200 attachments with long
-    names (one a long text), 100 comment threads of long comments on the big file."""
+    names (one a long text), 100 comment threads of long comments on the big file, and the
+    spec sessions of `_session_world`."""
     folder = "/".join(f"folder {n} 漢字とかな 🙂" + "f" * 180 for n in range(2))  # long, deep
+    small: list[str] = []
     for n in range(200):
-        spec_files.upload_spec_file(
+        small.append(spec_files.upload_spec_file(
             db, person, project="CRW", workspace_id=None, path=f"{folder}/{n:03d}.md",
             content=b"x\n", idempotency_key=None,
-        )  # fmt: skip
+        ).body["file"]["id"])  # fmt: skip
     big = "".join(mixed(5000, f"l{n}").replace("\n", " ") + "\n" for n in range(600))
     made = spec_files.upload_spec_file(
         db, person, project="CRW", workspace_id=None, path="docs/big.md",
         content=big.encode(), idempotency_key=None,
     ).body["file"]  # fmt: skip
+    images: list[str] = []
     for n in range(199):
-        spec_attachments.upload_attachment(
+        images.append(spec_attachments.upload_attachment(
             db, person, project="CRW", workspace_id=None, name=f"{n:03d}-" + "a" * 240 + ".png",
             content=b"\x89PNG\r\n\x1a\n" + bytes(64), override=False, idempotency_key=None,
-        )  # fmt: skip
+        ).body["attachment"]["id"])  # fmt: skip
     text = spec_attachments.upload_attachment(
         db, person, project="CRW", workspace_id=None, name="notes.txt",
         content=big.encode(), override=False, idempotency_key=None,
@@ -271,7 +280,43 @@ def _spec_world(db: Database, person: Actor) -> tuple[str, str]:
     _artifact_world(db, person, big)
     for n in range(100):  # the most a list shows, with long names
         stream_tokens.create_stream_token(db, person, projects=["CRW"], name=mixed(120, f"s{n}"))
-    return str(made["id"]), str(text["id"])
+    session, context = _session_world(
+        db, person, files=small[:25], images=images[:25], big=made["id"], notes=text["id"]
+    )
+    return str(made["id"]), str(text["id"]), session, context
+
+
+def _session_world(
+    db: Database, person: Actor, *, files: list[str], images: list[str], big: str, notes: str
+) -> tuple[str, str]:
+    """30 spec sessions with the longest titles and openings, each naming the most spec files
+    and attachments (a few archived); and one working on the 3 MiB file, five more of 130,000
+    characters and a long text attachment: its working context is some 600 KB. That session's
+    id and its context as the model sees it."""
+    for n in range(30):
+        made = sessions.start_session(
+            db, person, project="CRW", workspace_id=None, mode=Mode.GENERATE,
+            prompt=mixed(MAX_PROMPT, f"p{n}"), title=mixed(MAX_TITLE, f"session {n}"),
+            spec_file_ids=files, attachment_ids=images,
+        ).body  # fmt: skip
+        if n % 3 == 0:
+            sessions.set_archived(
+                db, person, project="CRW", workspace_id=None, ref=made["sessionId"],
+                archived=True,
+            )  # fmt: skip
+    wide = [big]
+    for n in range(5):
+        wide.append(spec_files.upload_spec_file(
+            db, person, project="CRW", workspace_id=None, path=f"context/{n}.md",
+            content=mixed(130_000, f"ctx{n}").encode(), idempotency_key=None,
+        ).body["file"]["id"])  # fmt: skip
+    ref = sessions.start_session(
+        db, person, project="CRW", workspace_id=None, mode=Mode.EDIT, prompt="Tighten these.",
+        title=mixed(MAX_TITLE, "wide"), spec_file_ids=wide, attachment_ids=[notes],
+    ).body["sessionId"]  # fmt: skip
+    context = session_context(db, person, project="CRW", ref=ref)
+    assert len(context.encode()) > 10 * ANSWER_BUDGET
+    return str(ref), context
 
 
 def _artifact_world(db: Database, person: Actor, big: str) -> None:
@@ -447,6 +492,17 @@ CASES: dict[str, Case] = {
         {"assigneeId": w.seat, "fields": ALL_COLUMNS, "limit": 200},
         {"assigneeId": w.seat, "limit": 200},
     ],
+    "list_spec_sessions": lambda _: [
+        {"projectId": "CRW", "limit": 20},
+        {"projectId": "CRW", "archiveFilter": "all", "limit": 20, "offset": 3},
+        {"projectId": "CRW", "archiveFilter": "archived", "query": "session", "limit": 20},
+    ],
+    "get_spec_session": lambda w: [
+        {"projectId": "CRW", "sessionId": w.session},
+        {"projectId": "CRW", "sessionId": w.session, "includeContext": True},
+        {"projectId": "CRW", "sessionId": w.session, "contextOffset": 123_456},
+        {"projectId": "CRW", "sessionId": w.session, "contextOffset": 0, "contextLimit": 40_000},
+    ],
 }
 
 
@@ -593,6 +649,18 @@ async def test_cut_texts_read_back_whole_in_windows(
             "contentOffset",
         )
         assert document == world.document_text
+        on = {"projectId": "CRW", "sessionId": world.session}
+        got = body_of(await client.call_tool("get_spec_session", {**on, "includeContext": True}))
+        assert (got["contextTruncated"], got["contextLength"]) == (True, len(world.context))
+        assert world.context.startswith(got["context"])
+        assert got["session"]["id"] == world.session
+        context = await read_whole(client, "get_spec_session", on, "contextOffset")
+        assert context == world.context
+        past = await client.call_tool(
+            "get_spec_session", {**on, "contextOffset": len(world.context) + 1}
+        )
+        assert past.structured_content["code"] == "VALIDATION"
+        assert past.structured_content["details"]["field"] == "contextOffset"
 
 
 async def test_create_and_update_task_answers_fit_too(url: str, db: Database, mode: str) -> None:

@@ -393,3 +393,23 @@ async def test_over_stdio_the_mcp_process_runs_the_first_turn_itself(
     assert answer["pendingAction"] == "mcq_form_pending"
     assert answer["sessionUrl"].endswith(f"/p/CRW/sessions/{answer['sessionId']}")
     assert len(model_server.requests) == 1
+
+
+async def test_get_project_lists_the_active_sessions_and_counts_spec_files(
+    db: Database, serve: Serve, secret: str, owner: User, model_server: ModelServer
+) -> None:
+    configure_model(db, model_server)
+    files.upload_spec_file(
+        db, person_actor(owner), project="CRW", workspace_id=None, path="specs/a.md",
+        content=b"# A\n", idempotency_key=None,
+    )  # fmt: skip
+    with serve() as url:
+        made = body_of(await start(url, secret, "2026-07-28", sessionTitle="Export"))
+        archived = body_of(await start(url, secret, "2026-07-28", sessionTitle="Old"))
+        body_of(await call(url, secret, "2026-07-28", "archive_spec_session",
+                           {"sessionId": archived["sessionId"], "workspaceId": None}))  # fmt: skip
+        async with mcp_client(url, secret, "2026-07-28") as client:
+            project = body_of(await client.call_tool("get_project", {"projectId": "CRW"}))
+    assert [s["id"] for s in project["activeSessions"]] == [made["sessionId"]]
+    assert project["activeSessions"][0]["pendingAction"] == "none"
+    assert (project["counts"]["specFiles"], project["counts"]["attachments"]) == (1, 0)

@@ -79,6 +79,13 @@ CATALOGUE_ORDER = [
     "reply_spec_file_comment_thread",
     "update_spec_file_comment",
     "delete_spec_file_comment",
+    "list_spec_sessions",
+    "get_spec_session",
+    "start_spec_session",
+    "rename_spec_session",
+    "archive_spec_session",
+    "unarchive_spec_session",
+    "delete_spec_session",
     "list_artifacts",
     "get_artifact",
     "read_artifact_file",
@@ -135,6 +142,11 @@ WRITE_TOOLS = {
     "reply_spec_file_comment_thread",
     "update_spec_file_comment",
     "delete_spec_file_comment",
+    "start_spec_session",
+    "rename_spec_session",
+    "archive_spec_session",
+    "unarchive_spec_session",
+    "delete_spec_session",
     "create_artifact",
     "write_artifact_revision",
     "rollback_artifact",
@@ -236,6 +248,13 @@ async def test_read_only_token_sees_no_write_tool_or_write_rule_and_is_refused(
 
 
 ADMIN_TOOLS = {"update_project", "archive_project", "unarchive_project", "delete_project"}
+SESSION_WRITES = [
+    "start_spec_session",
+    "rename_spec_session",
+    "archive_spec_session",
+    "unarchive_spec_session",
+    "delete_spec_session",
+]
 
 
 async def test_the_list_follows_the_callers_project_roles_not_only_its_scopes(
@@ -298,6 +317,19 @@ async def test_annotations_and_schemas_are_true_to_each_tool(
     assert schema["additionalProperties"] is False
     status = tools["create_project"].input_schema["properties"]["status"]
     assert status["enum"] == ["planning", "active", "paused", "done"]
+    # Spec sessions: every write names its project and workspace; only delete destroys, and a
+    # second delete is no repeat of the first.
+    for name in SESSION_WRITES:
+        assert {"projectId", "workspaceId"} <= set(tools[name].input_schema["required"]), name
+        hints = tools[name].annotations
+        assert hints is not None
+        assert bool(hints.destructive_hint) is (name == "delete_spec_session"), name
+        assert bool(hints.idempotent_hint) is (name != "delete_spec_session"), name
+    assert "workspaceId" not in tools["get_spec_session"].input_schema["properties"]
+    assert tools["start_spec_session"].input_schema["properties"]["mode"]["enum"] == [
+        "generate",
+        "edit",
+    ]
 
 
 async def test_state_page_round_trip_with_conflict_naming_the_current_revision(

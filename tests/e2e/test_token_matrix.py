@@ -345,6 +345,46 @@ def _delete_comment(at: Aim) -> Tool:
     return Tool("delete_spec_file_comment", _on(at.home, commentId=own["commentId"]))
 
 
+def _session(at: Aim, tool: str, **more: Any) -> Tool:
+    """A call on `home` naming `other`'s spec session (the same project but for mixed calls)."""
+    return Tool(tool, _on(at.home, sessionId=at.other.session_id, **more))
+
+
+def _start_session(at: Aim) -> Tool:
+    """A session on `home` working on `other`'s spec file."""
+    arguments = _keyed(
+        at.home, mode="edit", prompt="Tighten the plan.", specFileIds=[at.other.file_id]
+    )
+    return Tool("start_spec_session", arguments)
+
+
+def _rename_session(at: Aim) -> Tool:
+    return _session(at, "rename_spec_session", title=f"Renamed {key()}")
+
+
+def _archive_session(at: Aim) -> Tool:
+    return _session(at, "archive_spec_session")
+
+
+def _unarchive_session(at: Aim) -> Tool:
+    return _session(at, "unarchive_spec_session")
+
+
+def _delete_session(at: Aim) -> Tool:
+    """A delete of a session of `other`'s made and archived for it (deletes take archived
+    sessions only)."""
+    ref = at.world.archived_session(at.other)
+    return Tool("delete_spec_session", _on(at.home, sessionId=ref))
+
+
+def _session_archived(world: World, spot: Spot) -> None:
+    world.set_session_archived(spot, True)
+
+
+def _session_active(world: World, spot: Spot) -> None:
+    world.set_session_archived(spot, False)
+
+
 MCP: dict[str, Entry] = {
     "create_project": Entry(
         lambda at: Tool(
@@ -533,6 +573,18 @@ MCP: dict[str, Entry] = {
     "reply_spec_file_comment_thread": Entry(_reply, mixed=(_reply,)),
     "update_spec_file_comment": Entry(_edit_comment, mixed=(_edit_comment,)),
     "delete_spec_file_comment": Entry(_delete_comment, mixed=(_delete_comment,)),
+    "start_spec_session": Entry(_start_session, mixed=(_start_session,)),
+    "rename_spec_session": Entry(_rename_session, mixed=(_rename_session,)),
+    "archive_spec_session": Entry(
+        _archive_session, mixed=(_archive_session,), cleanup=_session_active
+    ),
+    "unarchive_spec_session": Entry(
+        _unarchive_session,
+        mixed=(_unarchive_session,),
+        prepare=_session_archived,
+        cleanup=_session_active,
+    ),
+    "delete_spec_session": Entry(_delete_session, mixed=(_delete_session,)),
 }
 
 V = "/api/v1"
@@ -628,6 +680,35 @@ def _rest_edit_comment(at: Aim) -> Http:
 def _rest_delete_comment(at: Aim) -> Http:
     own = _own_comment(at)
     return Http("DELETE", _project(at.home, f"/comments/{own['commentId']}"), keyed=False)
+
+
+def _rest_session(at: Aim, method: str, tail: str = "", body: dict[str, Any] | None = None) -> Http:
+    """`home`'s path, `other`'s spec session."""
+    path = _project(at.home, f"/sessions/{at.other.session_id}{tail}")
+    return Http(method, path, body if body is not None else {"workspaceId": None}, keyed=False)
+
+
+def _rest_start_session(at: Aim) -> Http:
+    body = {"mode": "edit", "prompt": "Tighten the plan.", "specFileIds": [at.other.file_id]}
+    return Http("POST", _project(at.home, "/sessions"), body)
+
+
+def _rest_rename_session(at: Aim) -> Http:
+    return _rest_session(at, "PATCH", body={"workspaceId": None, "title": f"Renamed {key()}"})
+
+
+def _rest_archive_session(at: Aim) -> Http:
+    return _rest_session(at, "POST", "/archive")
+
+
+def _rest_unarchive_session(at: Aim) -> Http:
+    return _rest_session(at, "POST", "/unarchive")
+
+
+def _rest_delete_session(at: Aim) -> Http:
+    ref = at.world.archived_session(at.other)
+    path = _project(at.home, f"/sessions/{ref}")
+    return Http("DELETE", path, {"workspaceId": None}, keyed=False)
 
 
 REST: dict[tuple[str, str], tuple[Entry, ...]] = {
@@ -803,6 +884,32 @@ REST: dict[tuple[str, str], tuple[Entry, ...]] = {
     ),
     ("DELETE", f"{P}/comments/{{comment}}"): (
         Entry(_rest_delete_comment, mixed=(_rest_delete_comment,)),
+    ),
+    ("POST", f"{P}/sessions"): (Entry(_rest_start_session, mixed=(_rest_start_session,)),),
+    ("PATCH", f"{P}/sessions/{{session}}"): (
+        Entry(_rest_rename_session, mixed=(_rest_rename_session,)),
+    ),
+    ("POST", f"{P}/sessions/{{session}}/archive"): (
+        Entry(_rest_archive_session, mixed=(_rest_archive_session,), cleanup=_session_active),
+    ),
+    ("POST", f"{P}/sessions/{{session}}/unarchive"): (
+        Entry(
+            _rest_unarchive_session,
+            mixed=(_rest_unarchive_session,),
+            prepare=_session_archived,
+            cleanup=_session_active,
+        ),
+    ),
+    ("DELETE", f"{P}/sessions/{{session}}"): (
+        Entry(_rest_delete_session, mixed=(_rest_delete_session,)),
+    ),
+    ("PUT", f"{P}/session-settings"): (
+        Entry(
+            lambda at: Http(
+                "PUT", _project(at.home, "/session-settings"), {"modelId": None}, keyed=False
+            ),
+            role=Role.ADMIN,
+        ),
     ),
     ("POST", f"{P}/artifacts"): (
         Entry(
@@ -1011,7 +1118,12 @@ async def check_token(kind: Kind, world: World, tmp_path: Path) -> None:
     secret = issue(world, kind)
     mode = MODES[KINDS.index(kind) % len(MODES)]
     headers = {"Authorization": f"Bearer {secret}"}
-    with running_server(Settings(data_dir=tmp_path, port=free_port()), world.db) as base:
+    # No session runner and no wait for a first reply: a spec session's first turn stays
+    # queued, so nothing writes behind a call's back between the two fingerprints around it.
+    settings = Settings(
+        data_dir=tmp_path, port=free_port(), session_runners=0, session_first_turn_wait=0
+    )
+    with running_server(settings, world.db) as base:
         async with (
             mcp_client(base, secret, mode) as client,
             httpx2.AsyncClient(base_url=base, headers=headers, timeout=30) as http,

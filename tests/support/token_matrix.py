@@ -2,8 +2,9 @@
 
 tests/e2e/test_token_matrix.py holds the table of writes and the rules; this module builds
 what they run against: a person who is admin of projects A and B (each with a task, an AI
-role, a repository, a saved state page and a spec file), a token of each kind, both doors over real HTTP,
-and a fingerprint of the database to tell that a refused call changed nothing.
+role, a repository, a saved state page, a spec file and a spec session), a token of each kind,
+both doors over real HTTP, and a fingerprint of the database to tell that a refused call
+changed nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from crewboard.domain.identity.tokens import (
 )
 from crewboard.domain.ids import new_id
 from crewboard.domain.models import Actor, ApiToken, User
+from crewboard.domain.sessions import Mode
 from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.board import repos, tasks
@@ -31,6 +33,7 @@ from crewboard.services.handoffs.handoffs import Bodies
 from crewboard.services.identity import stream_tokens, tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import projects, state, team
+from crewboard.services.sessions import sessions
 from crewboard.services.specs import files
 from crewboard.storage import tables
 from crewboard.storage.database import Database
@@ -92,6 +95,7 @@ class Spot:
     artifact_id: str
     handoff_id: str
     action_item_id: str
+    session_id: str
     archived: bool = False
     ghost: bool = False
 
@@ -109,6 +113,7 @@ def ghost_spot() -> Spot:
         artifact_id=new_id("art"),
         handoff_id=new_id("hof"),
         action_item_id=new_id("hai"),
+        session_id=new_id("ses"),
         ghost=True,
     )
 
@@ -195,6 +200,22 @@ class World:
             ref=files.FileRef(file_id=spot.file_id),
         )
 
+    def set_session_archived(self, spot: Spot, archived: bool) -> None:
+        if not spot.ghost:
+            sessions.set_archived(
+                self.db, self.person, project=spot.project_id, workspace_id=None,
+                ref=spot.session_id, archived=archived,
+            )  # fmt: skip
+
+    def archived_session(self, spot: Spot) -> str:
+        """A new archived spec session of `spot`'s project, for a delete (an id of the right
+        shape for a ghost)."""
+        if spot.ghost:
+            return new_id("ses")
+        made = start_session(self.db, self.user, spot.project_id)
+        self.set_session_archived(replace(spot, session_id=made), True)
+        return made
+
     def set_archived(self, spot: Spot, archived: bool) -> None:
         if not spot.ghost:
             projects.set_project_archived(
@@ -211,9 +232,19 @@ class World:
 GHOST_VERSION = "2026-03-02T09:00:00+00:00"
 
 
+def start_session(db: Database, user: User, project: str) -> str:
+    """A spec session of the person's on `project`; its id. Its first turn stays queued: the
+    matrix serves the app with no session runner, so nothing changes behind a call's back."""
+    made = sessions.start_session(
+        db, person_actor(user), project=project, workspace_id=None, mode=Mode.GENERATE,
+        prompt="Spec the export.",
+    )  # fmt: skip
+    return str(made.body["sessionId"])
+
+
 def furnish(db: Database, user: User, key: str) -> Spot:
     """A project with a task, an AI role, a repository, a saved state page, a spec file, an
-    artifact, and a handoff of the person's with an action item."""
+    artifact, a handoff of the person's with an action item, and a spec session."""
     person = person_actor(user)
     project_id = make_project(db, user, key)
 
@@ -262,6 +293,7 @@ def furnish(db: Database, user: User, key: str) -> Spot:
         artifact_id=mockup.body["artifact"]["id"],
         handoff_id=handoff["id"],
         action_item_id=item.body["actionItem"]["id"],
+        session_id=start_session(db, user, key),
     )
 
 

@@ -32,6 +32,7 @@ from crewboard.api.common import (
 )
 from crewboard.mcp import args as a
 from crewboard.services.projects import projects, state, team
+from crewboard.services.screens import project as project_screen
 
 
 async def list_projects(request: Request) -> dict[str, Any]:
@@ -78,7 +79,9 @@ async def create_project(request: Request) -> Created:
 
 async def get_project(request: Request) -> dict[str, Any]:
     ref = request.path_params["project"]
-    return await run_service(request, lambda db, actor: projects.describe_project(db, actor, ref))  # type: ignore[no-any-return]
+    return await run_service(  # type: ignore[no-any-return]
+        request, lambda db, actor: project_screen.describe_project(db, actor, ref)
+    )
 
 
 async def update_project(request: Request) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from crewboard.api import identity as identity_routes
 from crewboard.api import memory as memory_routes
 from crewboard.api import notifications as notification_routes
 from crewboard.api import projects as project_routes
+from crewboard.api import sessions as session_routes
 from crewboard.api import specs as spec_routes
 from crewboard.api.board import notes as note_routes
 from crewboard.api.board import tasks as task_routes
@@ -37,6 +38,7 @@ def all_endpoints() -> tuple[Endpoint, ...]:
         *spec_routes.ENDPOINTS,
         *artifact_routes.ENDPOINTS,
         *handoff_routes.ENDPOINTS,
+        *session_routes.ENDPOINTS,
         *notification_routes.ENDPOINTS,
     )
 

@@ -16,6 +16,7 @@ from crewboard.app import create_app
 from crewboard.cli import board as repos
 from crewboard.cli import handoffs as handoff_cli
 from crewboard.cli import identity, memory, projects
+from crewboard.cli import sessions as session_cli
 from crewboard.cli.common import State, emit, open_database, pass_state
 from crewboard.cli.firststart import print_first_start, print_reuse
 from crewboard.cli.review import drafts as review
@@ -189,6 +190,7 @@ review.register(cli)
 proposals.register(cli)
 memory.register(cli)
 inbox.register(cli)
+session_cli.register(cli)
 
 
 def main() -> None:

@@ -387,16 +387,22 @@ def describe_project(db: Database, actor: Actor, ref: str) -> dict[str, Any]:
         NotFound: when the actor cannot open the project.
     """
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
-        access = access_project(uow, actor, ref)
-        project_id = access.project.id
-        return {
-            "project": with_handoffs(uow, project_view(access.project, access.role)),
-            "counts": {
-                "members": len(uow.projects.members(project_id)),
-                "teamRoles": len(uow.team.list(project_id)),
-                "stateRevision": uow.state.get(project_id).revision,
-            },
-        }
+    return db.read(lambda uow: project_description(uow, actor, ref))
 
-    return db.read(work)
+
+def project_description(uow: UnitOfWork, actor: Actor, ref: str) -> dict[str, Any]:
+    """`describe_project` inside a caller's transaction (a screen adds what higher areas hold).
+
+    Raises:
+        NotFound: when the actor cannot open the project.
+    """
+    access = access_project(uow, actor, ref)
+    project_id = access.project.id
+    return {
+        "project": with_handoffs(uow, project_view(access.project, access.role)),
+        "counts": {
+            "members": len(uow.projects.members(project_id)),
+            "teamRoles": len(uow.team.list(project_id)),
+            "stateRevision": uow.state.get(project_id).revision,
+        },
+    }

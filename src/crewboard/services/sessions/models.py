@@ -259,6 +259,21 @@ def set_project_model(
     return db.write(work)
 
 
+def get_project_model(db: Database, actor: Actor, *, project: str) -> dict[str, Any]:
+    """A project's default model for new sessions (None: the server's default).
+
+    Raises:
+        NotFound.
+    """
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        access = access_project(uow, actor, project)
+        return {"projectId": access.project.id,
+                "modelId": config_of(uow).project_model(access.project.id)}  # fmt: skip
+
+    return db.read(work)
+
+
 # --- choosing and resolving ---------------------------------------------------------------------
 
 

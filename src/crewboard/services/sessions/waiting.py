@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 import anyio
 from anyio import to_thread
@@ -41,7 +41,7 @@ async def wait_for_turn(db: Database, turn_id: str, seconds: float, poll: float 
 
 async def follow_turn(
     db: Database, turn_id: str, *, seconds: float, poll: float = 1.0
-) -> AsyncIterator[Turn]:
+) -> AsyncGenerator[Turn, None]:
     """The turn's row each time it may have changed (its reply grew, it ended), until it ends
     or `seconds` pass. Between reads it waits for a commit of this process that ended
     the turn, or `poll` seconds."""

@@ -9,6 +9,7 @@ from crewboard.mcp import args as a
 from crewboard.mcp.render import RESPONSE_BUDGET, Reply, fit_rows, page_note
 from crewboard.mcp.tooldef import Call, ToolDef
 from crewboard.services.projects import projects
+from crewboard.services.screens import project as project_screen
 from crewboard.services.text_windows import cut_texts, json_size
 
 PROJECT_TEXTS = ("description", "goal")
@@ -46,7 +47,7 @@ def list_projects(call: Call, args: a.ListProjects) -> Reply:
 
 
 def get_project(call: Call, args: a.GetProject) -> Reply:
-    found = projects.describe_project(call.db, call.actor, args.project_id)
+    found = project_screen.describe_project(call.db, call.actor, args.project_id)
     rest = json_size({**found, "project": {}})
     return Reply({**found, "project": fit_project(found["project"], RESPONSE_BUDGET - rest)})
 

@@ -20,13 +20,15 @@ from crewboard.domain.sessions import (
     Mode,
     Status,
 )
+from crewboard.errors import ValidationFailed
 from crewboard.mcp.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.mcp.render import Reply, paged_reply
+from crewboard.mcp.render import RESPONSE_BUDGET, Reply, paged_reply
 from crewboard.mcp.tooldef import Call, ToolDef, keyed_write
 from crewboard.services.sessions import sessions
 from crewboard.services.sessions.context import session_context
 from crewboard.services.sessions.waiting import wait_for_turn
 from crewboard.services.sessions.workflows import workflows
+from crewboard.services.text_windows import WINDOW_LIMIT, check_window, cut_text, window
 
 _WRITE = (Scope.SPECS_WRITE,)
 SessionRef = Field(min_length=1, max_length=64, description="The session's id (ses_…).")
@@ -85,6 +87,10 @@ class GetSpecSession(Args):
     include_context: bool = Field(
         default=False, description="Also the session's working context (at most 1 MiB)."
     )
+    context_offset: Offset = Field(
+        default=0, description="Read the working context in windows from here (code points)."
+    )
+    context_limit: int = Field(default=WINDOW_LIMIT, ge=1, le=WINDOW_LIMIT)
 
 
 class RenameSpecSession(Args):
@@ -129,15 +135,52 @@ def list_spec_sessions(call: Call, args: ListSpecSessions) -> Reply:
 
 
 def get_spec_session(call: Call, args: GetSpecSession) -> Reply:
+    if args.given("context_offset") or args.given("context_limit"):
+        return _context_window(call, args)
     body = sessions.get_session(call.db, call.actor, project=args.project_id, ref=args.session_id)
     body["sessionUrl"] = sessions.session_url(
         call.settings.public_url, body.pop("projectKey"), args.session_id
     )
-    if args.include_context:
-        body["context"] = session_context(
-            call.db, call.actor, project=args.project_id, ref=args.session_id
+    if not args.include_context:
+        return Reply(body)
+    body["context"] = session_context(
+        call.db, call.actor, project=args.project_id, ref=args.session_id
+    )
+    # The context may be 1 MiB; the answer holds 48 KiB: a prefix, flagged, read on in windows.
+    fitted = cut_text(body, "context", RESPONSE_BUDGET)
+    if not fitted.get("contextTruncated"):
+        return Reply(fitted)
+    note = (
+        f"The context was cut ({fitted['contextLength']} characters): read on with "
+        f"contextOffset {len(fitted['context'])}."
+    )
+    return Reply(fitted, note)
+
+
+def _context_window(call: Call, args: GetSpecSession) -> Reply:
+    """One window of the session's working context (contextOffset, contextLimit).
+
+    Raises:
+        ValidationFailed: includeContext false with a window, bounds, an offset past the end.
+    """
+    if args.given("include_context") and not args.include_context:
+        raise ValidationFailed.field(
+            "contextOffset", "reads the working context: leave includeContext out or true."
         )
-    return Reply(body)
+    check_window(
+        args.context_offset, args.context_limit, offset_field="contextOffset",
+        limit_field="contextLimit",
+    )  # fmt: skip
+    text = session_context(call.db, call.actor, project=args.project_id, ref=args.session_id)
+    body = window(
+        {"sessionId": args.session_id, "field": "context"}, text, offset=args.context_offset,
+        limit=args.context_limit, budget=RESPONSE_BUDGET, offset_field="contextOffset",
+    )  # fmt: skip
+    following = body["nextOffset"]
+    note = None
+    if following is not None:
+        note = f"Pass contextOffset {following} for more ({body['length']} characters)."
+    return Reply(body, note)
 
 
 def rename_spec_session(call: Call, args: RenameSpecSession) -> Reply:
@@ -186,8 +229,9 @@ TOOLS = (
         title="Spec session details",
         description=(
             "One session's status, what it waits for, counters, dates and link. "
-            "includeContext: true adds its working context (the files it works on), at most "
-            "1 MiB. Never the conversation."
+            "includeContext: true adds its working context (the files it works on), cut to "
+            "fit this answer (contextTruncated, contextLength): read the rest in windows with "
+            "contextOffset. Never the conversation."
         ),
         args=GetSpecSession,
         toolset=Toolset.SPECS,
