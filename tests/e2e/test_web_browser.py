@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 
+from crewboard.domain.sessions import Mode
 from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.identity.users import person_actor
+from crewboard.services.sessions import sessions
 from crewboard.services.specs import attachments, files
 from crewboard.services.specs.files import FileRef
 from crewboard.storage.database import Database
@@ -190,6 +192,10 @@ EVERY_PAGE = (
     "/p/CRW/artifacts/mockup?path=index.html&from=1&to=2",
     "/p/CRW/artifacts/mockup/preview",
     "/p/CRW/settings/project",
+    "/p/CRW/sessions",
+    "/p/CRW/sessions/{session}",
+    "/p/CRW/settings/spec-sessions",
+    "/settings/models",
     "/settings/tokens",
     "/settings/workspaces",
     "/settings/password",
@@ -234,6 +240,18 @@ def spec_world(db: Database, email: str) -> tuple[str, str]:
     return str(made["id"]), str(plan["id"])
 
 
+def session_world(db: Database, email: str) -> str:
+    """A spec session with a long unbroken title and opening message (no model is configured:
+    its first turn fails, and the page says why); its id."""
+    user = db.read(lambda uow: uow.users.get_by_email(email))
+    assert user is not None
+    made = sessions.start_session(
+        db, person_actor(user), project="CRW", workspace_id=None, mode=Mode.GENERATE,
+        prompt=f"Spec the export. See {LONG}", title=f"Export {LONG}"[:200],
+    )  # fmt: skip
+    return str(made.body["sessionId"])
+
+
 @POSTGRESQL_IN_THE_SLOW_RUN  # layout and axe-core do not hang on the database
 def test_no_page_is_wider_than_the_window_at_390_and_1280(
     page: Any, url: str, db: Database, world: dict[str, str]
@@ -267,6 +285,7 @@ def test_no_page_is_wider_than_the_window_at_390_and_1280(
 
     proposal = as_agent(url, world["secret"], propose)
     spec, tasks = spec_world(db, world["owner"])
+    session = session_world(db, world["owner"])
     refused: dict[str, str] = {}
     for width in (1280, 390):  # signed out: the sign-in page
         page.set_viewport_size({"width": width, "height": 860})
@@ -282,7 +301,12 @@ def test_no_page_is_wider_than_the_window_at_390_and_1280(
         for path in EVERY_PAGE:
             page.goto(
                 path.format(
-                    draft=draft, proposal=proposal, record=world["record"], spec=spec, tasks=tasks
+                    draft=draft,
+                    proposal=proposal,
+                    record=world["record"],
+                    spec=spec,
+                    tasks=tasks,
+                    session=session,
                 )
             )
             wide = page.evaluate("document.documentElement.scrollWidth")

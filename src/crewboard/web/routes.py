@@ -21,6 +21,7 @@ from crewboard.web.pages.notifications import pages as notification_pages
 from crewboard.web.pages.oauth import connections, consent
 from crewboard.web.pages.projects import settings, state, team
 from crewboard.web.pages.review import activity, inbox, rules, search
+from crewboard.web.pages.sessions.routes import ROUTES as SESSION_ROUTES
 from crewboard.web.pages.specs import attachments as spec_attachments
 from crewboard.web.pages.specs import files as spec_files
 
@@ -65,5 +66,6 @@ def web_routes() -> list[BaseRoute]:
         *artifact_pages.ROUTES,
         *handoff_pages.ROUTES,
         *notification_pages.ROUTES,
+        *SESSION_ROUTES,
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]

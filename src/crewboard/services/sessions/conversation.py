@@ -26,8 +26,15 @@ from crewboard.domain.sessions import (
     parse_reply,
     pending_action_of,
 )
-from crewboard.errors import LimitExceeded, NotFound, RevisionConflict, ValidationFailed
-from crewboard.services.identity.access import require_signed_in_person
+from crewboard.errors import (
+    LimitExceeded,
+    NotFound,
+    PermissionDenied,
+    RevisionConflict,
+    ValidationFailed,
+)
+from crewboard.services.identity.access import access_project, require_signed_in_person
+from crewboard.services.sessions.models import config_of, model_view, provider_view
 from crewboard.services.sessions.sessions import (
     do_queue_turn,
     find_session,
@@ -67,6 +74,11 @@ def session_page(db: Database, actor: Actor, *, project: str, ref: str) -> dict[
     def work(uow: UnitOfWork) -> dict[str, Any]:
         session, access = find_session(uow, actor, project=project, ref=ref)
         repo = sessions_of(uow)
+        # The turn first: on PostgreSQL each statement of a read sees the newest commit, so a
+        # turn read as ended guarantees that the reply, the proposals and the session's status
+        # written in the same transaction are there for the reads after it.
+        turn = repo.latest_turn(session.id)
+        session = repo.get(session.id) or session
         messages = []
         for message in repo.messages(session.id):
             shown = message.content
@@ -77,7 +89,6 @@ def session_page(db: Database, actor: Actor, *, project: str, ref: str) -> dict[
             messages.append({"id": message.id, "role": message.role, "text": shown,
                              "notes": notes, "author": message.author,
                              "at": iso(message.created_at)})  # fmt: skip
-        turn = repo.latest_turn(session.id)
         current = {}
         if turn is not None:
             current = {"id": turn.id, "status": turn.status.value, "partial": turn.partial,
@@ -401,3 +412,45 @@ def send_back_file(
         )  # fmt: skip
 
     return db.write(work)
+
+
+def session_choices(db: Database, actor: Actor, *, project: str) -> dict[str, Any]:
+    """What the new-session and default-model forms offer: the configured models (never a
+    provider or where its key is), the project's default, and what the actor may do here.
+
+    Raises:
+        NotFound.
+    """
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        access = access_project(uow, actor, project)
+        repo = config_of(uow)
+        return {
+            "models": [model_view(m) for m in repo.models()],
+            "projectModel": repo.project_model(access.project.id),
+            "canWrite": access.role.includes(Role.WRITE),
+            "canAdmin": access.role.includes(Role.ADMIN),
+        }
+
+    return db.read(work)
+
+
+def owner_model_config(db: Database, actor: Actor) -> dict[str, Any]:
+    """Every provider and model for the owner's settings page (`list_config` checks no one:
+    the CLI calls it too); where a key is read from, never a key.
+
+    Raises:
+        PermissionDenied: not the server's owner, or through a token.
+    """
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        user = uow.users.get(actor.user_id)
+        if user is None or not user.is_owner or actor.token is not None:
+            raise PermissionDenied(
+                "Only the server's owner configures model providers.", {"requiredRole": "owner"}
+            )
+        repo = config_of(uow)
+        return {"providers": [provider_view(p) for p in repo.providers()],
+                "models": [model_view(m) for m in repo.models()]}  # fmt: skip
+
+    return db.read(work)
