@@ -15,6 +15,7 @@ from crewboard.storage.database import Database
 from tests.support.cli import RunCli
 from tests.support.mcp_client import MODES
 from tests.support.server import free_port, running_server
+from tests.support.sessions_module import model_server, serve
 
 
 @pytest.fixture
@@ -44,3 +45,6 @@ def run(empty_database_url: URL, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         return runner.invoke(cli, list(args), input=stdin, catch_exceptions=False)
 
     return invoke
+
+
+__all__ = ["model_server", "serve"]  # fixtures of the spec session suites

@@ -8,16 +8,12 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
-from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
 from sqlalchemy.engine import URL
 
-from crewboard.config import Settings
 from crewboard.domain.models import User
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
@@ -26,16 +22,14 @@ from crewboard.storage.database import Database
 from tests.support.factories import make_project, make_user
 from tests.support.mcp_client import body_of, mcp_client
 from tests.support.model_server import Api, Broken, Hang, ModelServer, Reply, Status
-from tests.support.server import free_port, running_server
 from tests.support.sessions import configure_model, questions, system_prompt
+from tests.support.sessions_module import Serve
 
 pytestmark = pytest.mark.anyio
 
 TOOLSETS = {"X-MCP-Toolsets": "specs"}
 ON = {"projectId": "CRW", "workspaceId": None}
 OPENING = "We need a way for customers to export their invoices as CSV. Start a spec."
-
-Serve = Callable[..., AbstractContextManager[str]]
 
 
 @pytest.fixture
@@ -50,25 +44,6 @@ def secret(db: Database, owner: User) -> str:
     return tokens.issue_token(
         db, person_actor(owner), kind="personal", scopes=["read", "specs.write"]
     ).secret
-
-
-@pytest.fixture
-def model_server() -> Iterator[ModelServer]:
-    with ModelServer() as server:
-        yield server
-
-
-@pytest.fixture
-def serve(db: Database, tmp_path: Path) -> Serve:
-    """The app served over HTTP with these session settings; its base URL."""
-
-    @contextmanager
-    def serving(**settings: Any) -> Iterator[str]:
-        config = Settings(data_dir=tmp_path, port=free_port(), **settings)
-        with running_server(config, db) as base:
-            yield base
-
-    return serving
 
 
 async def start(url: str, secret: str, era: str, **arguments: Any) -> Any:

@@ -7,15 +7,13 @@ a project's default model; and what OpenAPI states of each route."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
-from pathlib import Path
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx2
 import pytest
 
-from crewboard.config import Settings
 from crewboard.domain.models import User
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
@@ -23,14 +21,12 @@ from crewboard.services.specs import attachments, files
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, make_project, make_user
 from tests.support.model_server import ModelServer, Reply
-from tests.support.server import free_port, running_server
 from tests.support.sessions import configure_model, questions, system_prompt
+from tests.support.sessions_module import Serve
 
 S = "/projects/CRW/sessions"
 OPENING = "We need a way for customers to export their invoices as CSV. Start a spec."
 START = {"mode": "generate", "prompt": OPENING}
-
-Serve = Callable[..., AbstractContextManager[str]]
 
 
 @pytest.fixture
@@ -48,25 +44,6 @@ def secret_of(db: Database, owner: User, *scopes: str) -> str:
 @pytest.fixture
 def secret(db: Database, owner: User) -> str:
     return secret_of(db, owner, "read", "specs.write")
-
-
-@pytest.fixture
-def model_server() -> Iterator[ModelServer]:
-    with ModelServer() as server:
-        yield server
-
-
-@pytest.fixture
-def serve(db: Database, tmp_path: Path) -> Serve:
-    """The app served over HTTP with these settings; the base URL of its REST API."""
-
-    @contextmanager
-    def serving(**settings: Any) -> Iterator[str]:
-        config = Settings(data_dir=tmp_path, port=free_port(), **settings)
-        with running_server(config, db) as base:
-            yield base
-
-    return serving
 
 
 @contextmanager

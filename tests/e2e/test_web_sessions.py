@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, closing, contextmanager
-from pathlib import Path
+from collections.abc import Iterator
+from contextlib import closing
 from typing import Any
 
 import anyio
 import httpx2
 import pytest
 
-from crewboard.config import Settings
 from crewboard.domain.identity.access import Role
 from crewboard.domain.models import User
 from crewboard.domain.sessions import Mode
@@ -30,11 +28,10 @@ from crewboard.services.specs.files import FileRef
 from crewboard.storage.database import Database
 from tests.support.factories import grant, make_project, make_user, personal_secret, token_actor
 from tests.support.model_server import Broken, ModelServer, Reply
-from tests.support.server import free_port, running_server
 from tests.support.sessions import configure_model, last_user_message, proposes, questions
+from tests.support.sessions_module import Serve
 from tests.support.web import post_form, sign_in
 
-Serve = Callable[..., AbstractContextManager[str]]
 SESSION = re.compile(r"/p/CRW/sessions/(ses_[A-Za-z0-9_]+)$")
 
 
@@ -43,24 +40,6 @@ def owner(db: Database) -> User:
     user = make_user(db, "owner@example.com", is_owner=True)
     make_project(db, user, "CRW")
     return user
-
-
-@pytest.fixture
-def model_server() -> Iterator[ModelServer]:
-    with ModelServer() as server:
-        yield server
-
-
-@pytest.fixture
-def serve(db: Database, tmp_path: Path) -> Serve:
-    """The app served over HTTP with these settings; its base URL."""
-
-    @contextmanager
-    def serving(**settings: Any) -> Iterator[str]:
-        with running_server(Settings(data_dir=tmp_path, port=free_port(), **settings), db) as base:
-            yield base
-
-    return serving
 
 
 @pytest.fixture
