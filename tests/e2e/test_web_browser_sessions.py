@@ -19,6 +19,7 @@ from crewboard.config import Settings
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
+from tests.conftest import POSTGRESQL_IN_THE_SLOW_RUN
 from tests.support import axe
 from tests.support.browser_pages import (  # the browser fixtures by name
     agent_side,
@@ -82,6 +83,7 @@ def check(page: Any, name: str, width: int) -> None:
     shot(page, f"sessions/{name}-{width}")
 
 
+@POSTGRESQL_IN_THE_SLOW_RUN  # the page and its stream; test_web_sessions covers both databases
 @pytest.mark.parametrize("width", [1280, 390])
 def test_a_person_continues_an_agents_session_to_tasks_on_the_board(
     page: Any, db: Database, url: str, world: dict[str, str], *, model_server: ModelServer,
