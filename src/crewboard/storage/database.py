@@ -91,6 +91,18 @@ class Database:
         with self.engine.connect() as conn, conn.begin():
             return work(UnitOfWork(conn, self.clock, self.blob_dir, self.hooks))
 
+    def snapshot(self, work: Callable[[UnitOfWork], T]) -> T:
+        """Run `work`, a long read that must see one moment (an export): a read-only
+        REPEATABLE READ transaction on PostgreSQL, a read transaction on SQLite (in WAL mode
+        one snapshot from its first read), while writers go on."""
+        engine = self.engine
+        if self.dialect == "postgresql":
+            engine = engine.execution_options(
+                isolation_level="REPEATABLE READ", postgresql_readonly=True
+            )
+        with engine.connect() as conn, conn.begin():
+            return work(UnitOfWork(conn, self.clock, self.blob_dir, self.hooks))
+
     def write(self, work: Callable[[UnitOfWork], T]) -> T:
         """Run `work` in one write transaction; publish its events once it has committed."""
         attempt = 0

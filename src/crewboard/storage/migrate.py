@@ -35,7 +35,12 @@ def head_revision() -> str | None:
 
 def current_revision(db: Database) -> str | None:
     with db.engine.connect() as conn:
-        return MigrationContext.configure(conn).get_current_revision()
+        return revision_of(conn)
+
+
+def revision_of(conn: Connection) -> str | None:
+    """The schema revision as seen by this connection (inside its transaction)."""
+    return MigrationContext.configure(conn).get_current_revision()
 
 
 def upgrade(db: Database, revision: str = "head") -> tuple[str | None, str | None]:

@@ -1,0 +1,1 @@
+"""Moving whole projects between servers: export archives and their import."""

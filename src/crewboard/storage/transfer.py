@@ -1,0 +1,274 @@
+"""A project's rows as JSON documents, and back: what `crewboard export` and `import` move.
+
+Every table of the schema is either carried with a project or left behind for a stated reason
+(`LEFT_BEHIND`); `test_transfer_covers_every_table` fails when a new table is neither, so a
+table added later cannot be dropped from exports unnoticed. A carried table is one with a
+`project_id` column, or a child of one (its foreign key names a carried table's id).
+
+Rows are read in primary-key order and written as JSON values by column type (times as ISO
+8601 with their offset, dates as ISO dates, JSON columns as they are), so the same rows make
+the same documents on SQLite and on PostgreSQL. Two tables number their rows from a global
+counter (`events`, `task_events`): their ids say only the order, so they are left out of the
+document and the rows are written back in order, taking new numbers. Values derived by the
+database itself (the task counter that triggers keep) are left out and rebuilt by it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import Column, Connection, Date, Table, and_, bindparam, insert, select, update
+from sqlalchemy.exc import DBAPIError, StatementError
+
+from crewboard.errors import ValidationFailed
+from crewboard.storage import tables as _all_tables  # noqa: F401 - every table on metadata
+from crewboard.storage.identity import tables as identity_tables
+from crewboard.storage.projects import tables as project_tables
+from crewboard.storage.schema import metadata
+from crewboard.storage.sequences import TASK_COUNT
+from crewboard.storage.types import UTCDateTime
+
+LEFT_BEHIND: dict[str, str] = {
+    "blobs": "blob bytes travel as files named by their digest",
+    "blob_chunks": "blob bytes travel as files named by their digest",
+    "users": "the people a project names travel in people.json, without passwords",
+    "workspaces": "a project lands in the workspace the import names",
+    "workspace_members": "a workspace belongs to its server",
+    "api_tokens": "secrets stay on the server that issued them",
+    "stream_tokens": "secrets stay on the server that issued them",
+    "web_sessions": "sign-ins stay on their server",
+    "oauth_clients": "OAuth clients register with each server",
+    "oauth_requests": "an OAuth request in flight belongs to its server",
+    "oauth_grants": "an OAuth grant is a secret of the server that issued it",
+    "oauth_secrets": "secrets stay on the server that issued them",
+    "idempotency_keys": "retry keys expire within a day and name their server's tokens",
+    "artifact_previews": "preview links are short-lived secrets",
+    "email_outbox": "mail is sent by the server that queued it",
+    "notification_settings": "a person's settings belong to their account on each server",
+    "session_providers": "model providers are the server owner's configuration",
+    "session_models": "models are the server owner's configuration",
+}
+
+# Carried tables whose ids come from a global counter: the id is left out, the order kept.
+RENUMBERED = frozenset({"events", "task_events"})
+# Columns a carried table leaves out: the server it lands on decides them.
+DROPPED: dict[str, frozenset[str]] = {
+    "projects": frozenset({"workspace_id"}),
+    "events": frozenset({"id", "workspace_id"}),
+    "task_events": frozenset({"id"}),
+}
+
+USER_ID = re.compile(r"^usr_[0-9a-z]{22}$")
+
+
+@dataclass(frozen=True)
+class Carried:
+    """A table carried with a project: how its rows are found."""
+
+    table: Table
+    # The column naming the project, or (a child table) the column naming its parent's id.
+    via: Column[Any]
+    # A child table's parent: a carried table with a project column.
+    parent: Table | None
+    columns: tuple[Column[Any], ...]
+
+    @property
+    def name(self) -> str:
+        return self.table.name
+
+    def select_rows(self, project_id: str) -> Any:
+        if self.parent is None:
+            where = self.via == project_id
+        else:
+            parent_ids = select(self.parent.c.id).where(self.parent.c.project_id == project_id)
+            where = self.via.in_(parent_ids)
+        if self.name == "project_sequences":
+            where = and_(where, self.table.c.name != TASK_COUNT)
+        order = list(self.table.primary_key.columns)
+        return select(*self.columns).where(where).order_by(*order)
+
+
+def _carried_tables() -> list[Carried]:
+    found: dict[str, Carried] = {}
+    for table in metadata.sorted_tables:  # parents before children
+        if table.name in LEFT_BEHIND:
+            continue
+        dropped = DROPPED.get(table.name, frozenset())
+        columns = tuple(c for c in table.columns if c.name not in dropped)
+        if table.name == "projects":
+            found[table.name] = Carried(table, table.c.id, None, columns)
+        elif "project_id" in table.c:
+            found[table.name] = Carried(table, table.c.project_id, None, columns)
+        elif (parent := _parent(table, found)) is not None:
+            found[table.name] = Carried(table, parent[0], parent[1], columns)
+    return list(found.values())
+
+
+def _parent(table: Table, found: dict[str, Carried]) -> tuple[Column[Any], Table] | None:
+    """The column of a table without a project column that leads, through foreign keys, to
+    the id of a carried table that has one; and that table."""
+    for fk in sorted(table.foreign_keys, key=lambda f: f.parent.name):
+        target = fk.column
+        while target.name != "id" and target.foreign_keys:  # artifact_files → revisions → artifacts
+            target = next(iter(target.foreign_keys)).column
+        owner = target.table
+        if target.name == "id" and owner.name in found and "project_id" in owner.c:
+            return fk.parent, owner
+    return None
+
+
+CARRIED: list[Carried] = _carried_tables()
+BY_NAME = {c.name: c for c in CARRIED}
+BLOB_COLUMNS = {
+    (c.name, col.name) for c in CARRIED for col in c.columns if col.info.get("blob_ref")
+}
+
+
+def unclassified_tables() -> list[str]:
+    """Tables neither carried nor left behind with a reason (must be none)."""
+    return sorted(set(metadata.tables) - set(BY_NAME) - set(LEFT_BEHIND))
+
+
+# Values -------------------------------------------------------------------------------------
+
+
+def _encoder(column: Column[Any]) -> Callable[[Any], Any]:
+    kind = column.type
+    if isinstance(kind, UTCDateTime):
+        return lambda v: None if v is None else v.isoformat()
+    if isinstance(kind, Date):
+        return lambda v: None if v is None else v.isoformat()
+    return lambda v: v
+
+
+def _decoder(column: Column[Any]) -> Callable[[Any], Any]:
+    kind = column.type
+    if isinstance(kind, UTCDateTime):
+        return lambda v: None if v is None else datetime.fromisoformat(v)
+    if isinstance(kind, Date):
+        return lambda v: None if v is None else date.fromisoformat(v)
+    return lambda v: v
+
+
+def read_rows(conn: Connection, carried: Carried, project_id: str) -> Iterator[dict[str, Any]]:
+    """The project's rows of one table as JSON-ready dicts, in primary-key order."""
+    encoders = [(c.name, _encoder(c)) for c in carried.columns]
+    result = conn.execution_options(yield_per=2000).execute(carried.select_rows(project_id))
+    for row in result:
+        yield {name: enc(value) for (name, enc), value in zip(encoders, row, strict=True)}
+
+
+def count_rows(conn: Connection, carried: Carried, project_id: str) -> int:
+    from sqlalchemy import func  # noqa: PLC0415 - only here
+
+    query = carried.select_rows(project_id).order_by(None).subquery()
+    return int(conn.execute(select(func.count()).select_from(query)).scalar_one())
+
+
+def write_rows(
+    conn: Connection, carried: Carried, rows: Iterable[dict[str, Any]], *, where: str
+) -> int:
+    """Insert rows read back from documents, in batches; how many. A column naming another
+    row of the same table (a task's parent) is filled in after every row is there, since a
+    child may come before its parent in id order."""
+    decoders = {c.name: _decoder(c) for c in carried.table.columns}
+    later = [
+        fk.parent.name for fk in carried.table.foreign_keys if fk.column.table is carried.table
+    ]
+    statement = insert(carried.table)
+    pending: list[dict[str, Any]] = []
+    batch: list[dict[str, Any]] = []
+    total = 0
+    for row in rows:
+        values = {name: decoders[name](value) for name, value in row.items()}
+        for name in later:
+            if values.get(name) is not None:
+                pending.append({"row_id": values["id"], "value": values[name]})
+                values[name] = None
+        batch.append(values)
+        if len(batch) >= 1000:
+            _insert(conn, statement, batch, where)
+            total += len(batch)
+            batch = []
+    if batch:
+        _insert(conn, statement, batch, where)
+        total += len(batch)
+    for name in later:
+        column = carried.table.c[name]
+        fill = (
+            update(carried.table)
+            .where(carried.table.c.id == bindparam("row_id"))
+            .values({column: bindparam("value")})
+        )
+        for start in range(0, len(pending), 1000):
+            conn.execute(fill, pending[start : start + 1000])
+    return total
+
+
+def _insert(conn: Connection, statement: Any, batch: list[dict[str, Any]], where: str) -> None:
+    """Insert a batch; a row the database refuses names its document."""
+    try:
+        conn.execute(statement, batch)
+    except (DBAPIError, StatementError) as error:
+        problem = str(getattr(error, "orig", None) or error).splitlines()[0]
+        raise ValidationFailed.field(where, f"a row could not be written: {problem}.") from None
+
+
+def read_people(conn: Connection, user_ids: Sequence[str]) -> list[dict[str, Any]]:
+    """The accounts behind these ids (those that exist): id, email, display name, created."""
+    users = identity_tables.users
+    found: list[dict[str, Any]] = []
+    for start in range(0, len(user_ids), 500):
+        chunk = user_ids[start : start + 500]
+        query = (
+            select(users.c.id, users.c.email, users.c.display_name, users.c.created_at)
+            .where(users.c.id.in_(chunk))
+            .order_by(users.c.id)
+        )
+        found.extend(
+            {
+                "id": row.id,
+                "email": row.email,
+                "display_name": row.display_name,
+                "created_at": row.created_at.isoformat(),
+            }
+            for row in conn.execute(query)
+        )
+    return sorted(found, key=lambda person: person["id"])
+
+
+def add_person(
+    conn: Connection,
+    *,
+    user_id: str,
+    email: str,
+    display_name: str,
+    password_hash: str,
+    created_at: str | None,
+    now: datetime,
+) -> None:
+    """An account for a person an import names who has none here."""
+    try:
+        created = datetime.fromisoformat(created_at) if created_at else now
+    except ValueError:
+        created = now
+    conn.execute(
+        insert(identity_tables.users).values(
+            id=user_id,
+            email=email,
+            display_name=display_name,
+            password_hash=password_hash,
+            is_owner=False,
+            created_at=created,
+            updated_at=now,
+        )
+    )
+
+
+def project_keys(conn: Connection) -> list[str]:
+    projects = project_tables.projects
+    return sorted(conn.execute(select(projects.c.key)).scalars())
