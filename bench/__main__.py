@@ -34,6 +34,10 @@ elif sys.argv[1:2] == ["sessions"]:  # a spec session turn's overhead, tool call
     from bench.sessions import main as sessions_main
 
     sessions_main(sys.argv[2:])
+elif sys.argv[1:2] == ["transfer"]:  # export and import of a 100,000-task project
+    from bench.transfer import main as transfer_main
+
+    transfer_main(sys.argv[2:])
 elif sys.argv[1:2] == ["peers"]:  # beside Backlog.md and task-master-ai (bench/peers/)
     from bench.peers.__main__ import main as peers_main
 

@@ -105,6 +105,8 @@ def _export(
     digests: set[str] = set()
     for project in projects:
         for carried in rows.CARRIED:
+            if not counts[project["id"]][carried.name]:
+                continue  # no document for a table the project has no rows in
             blob_columns = [n for t, n in rows.BLOB_COLUMNS if t == carried.name]
             name = f"projects/{project['id']}/{carried.name}.jsonl"
             with archive.open(name, "w") as out:
