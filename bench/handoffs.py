@@ -21,9 +21,11 @@ import statistics
 import time
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
+from functools import partial
 
 from bench.runner import add_database_options, progress
 from bench.specs import database
+from crewboard.cli.progress import bars, wanted
 from crewboard.domain.handoffs import ActionItem, Handoff, ItemStatus
 from crewboard.domain.identity.access import Role
 from crewboard.domain.ids import new_id
@@ -58,7 +60,8 @@ def person(db: Database, n: int) -> Actor:
 
 def seed(db: Database, owner: Actor, people: list[Actor], key: str, days: int) -> str:
     """`days` handoffs for each person (or, for SMALL, 10 in all), written through the
-    repository in batches: seeding through the tool would take minutes."""
+    repository in batches: seeding through the tool would take minutes. A progress bar counts
+    them on standard error when it is a terminal."""
     project = projects.create_project(db, owner, workspace_id=None, key=key, name=key)
     project_id = str(project.body["project"]["id"])
 
@@ -67,45 +70,51 @@ def seed(db: Database, owner: Actor, people: list[Actor], key: str, days: int) -
             uow.projects.set_member(project_id, someone.user_id, Role.WRITE, uow.now)
 
     db.write(join)
-    start = datetime(2026, 1, 1, tzinfo=UTC)
     rows = [(p, d) for d in range(days) for p in people]
     if key == "SMALL":
         rows = rows[:10]
-    for first in range(0, len(rows), 500):
-        batch = rows[first : first + 500]
-
-        def write(uow: UnitOfWork, batch: list[tuple[Actor, int]] = batch) -> None:
-            repo = HandoffRepository(uow.conn)
-            for someone, day in batch:
-                at = start + timedelta(days=day, minutes=people.index(someone))
-                item = Handoff(
-                    id=new_id("hof"), project_id=project_id, author_user_id=someone.user_id,
-                    author=someone.as_payload(), day=date(2026, 1, 1) + timedelta(days=day),
-                    source_zone="UTC", destination_zone="UTC", completed="Shipped the fix.",
-                    in_progress="Watching it.", blockers="", next_steps="Check the errors.",
-                    linked_task_ids=(), recipient_user_ids=(people[0].user_id, people[1].user_id),
-                    created_at=at, updated_at=at, updated_by=someone.as_payload(),
-                )  # fmt: skip
-                repo.add(item)
-                repo.add_item(
-                    ActionItem(
-                        id=new_id("hai"),
-                        handoff_id=item.id,
-                        project_id=project_id,
-                        day=item.day,
-                        text="Follow up",
-                        assignee_user_id=None,
-                        status=ItemStatus.OPEN,
-                        due_date=None,
-                        created_by=item.author,
-                        created_at=at,
-                        updated_at=at,
-                        updated_by=item.author,
-                    )
-                )
-
-        db.write(write)
+    step = f"{key} handoffs"
+    with bars(wanted(as_json=False), {step: len(rows)}) as advance:
+        for first in range(0, len(rows), 500):
+            batch = rows[first : first + 500]
+            db.write(partial(write_handoffs, project_id=project_id, people=people, batch=batch))
+            advance(step, len(batch))
     return project_id
+
+
+def write_handoffs(
+    uow: UnitOfWork, project_id: str, people: list[Actor], batch: list[tuple[Actor, int]]
+) -> None:
+    """One handoff, with one action item, per (author, day) of `batch`."""
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    repo = HandoffRepository(uow.conn)
+    for someone, day in batch:
+        at = start + timedelta(days=day, minutes=people.index(someone))
+        item = Handoff(
+            id=new_id("hof"), project_id=project_id, author_user_id=someone.user_id,
+            author=someone.as_payload(), day=date(2026, 1, 1) + timedelta(days=day),
+            source_zone="UTC", destination_zone="UTC", completed="Shipped the fix.",
+            in_progress="Watching it.", blockers="", next_steps="Check the errors.",
+            linked_task_ids=(), recipient_user_ids=(people[0].user_id, people[1].user_id),
+            created_at=at, updated_at=at, updated_by=someone.as_payload(),
+        )  # fmt: skip
+        repo.add(item)
+        repo.add_item(
+            ActionItem(
+                id=new_id("hai"),
+                handoff_id=item.id,
+                project_id=project_id,
+                day=item.day,
+                text="Follow up",
+                assignee_user_id=None,
+                status=ItemStatus.OPEN,
+                due_date=None,
+                created_by=item.author,
+                created_at=at,
+                updated_at=at,
+                updated_by=item.author,
+            )
+        )
 
 
 def timed(call: Callable[[], object]) -> float:

@@ -33,6 +33,7 @@ from bench.measure import Summary, Tally, Target, answer_of, connect, server_cpu
 from bench.process import ServerInfo, ServerProcess, run_workload
 from bench.runner import add_database_options
 from bench.seed import ADJECTIVES, NOUNS, SENTENCES, VERBS
+from crewboard.cli.progress import bars, wanted
 from crewboard.domain.ids import new_id
 from crewboard.services.board.context import PACK_BUDGET
 from crewboard.storage import migrate
@@ -115,10 +116,11 @@ def _record_text(rng: random.Random) -> tuple[str, str, str]:
 
 
 def seed_memory(db: Database, project_id: str, count: int, rng: random.Random) -> list[str]:
-    """`count` accepted records (version 1 each) in one transaction; their ids."""
+    """`count` accepted records (version 1 each) in one transaction; their ids. A progress bar
+    counts them on standard error when it is a terminal."""
     ids: list[str] = []
     start = datetime(2025, 6, 1, tzinfo=UTC)
-    with db.engine.connect() as conn:
+    with bars(wanted(as_json=False), {"records": count}) as advance, db.engine.connect() as conn:
         conn.execution_options(crewboard_write=True)
         with conn.begin():
             for first in range(0, count, BATCH):
@@ -148,6 +150,7 @@ def seed_memory(db: Database, project_id: str, count: int, rng: random.Random) -
                     ids.append(record_id)
                 conn.execute(insert(t.memory_records), rows)
                 conn.execute(insert(t.memory_record_versions), versions)
+                advance("records", len(rows))
             for name in ("decisions", "context"):
                 text = "\n".join(f"- {_sentence(rng)}" for _ in range(20))
                 at = start

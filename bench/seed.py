@@ -10,6 +10,10 @@ The text is generated from fixed word lists with a seeded random generator, so e
 (and both databases) gets the same board. The filters the workload uses select a few per
 cent of a project: status `review` about 6 %, tag `security` about 6 %, the two words of
 `QUERY` about 2.5 %.
+
+While it seeds, a progress bar on standard error counts the tasks, only when standard error is
+a terminal (`python -m bench.server --seed-board …` run by hand); the runner sends the server's
+output to a log file, which gets none.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import Any
 
 from sqlalchemy import insert, text  # noqa: TID251 - the benchmark seeds tables directly
 
+from crewboard.cli.progress import Advance, bars, wanted
 from crewboard.domain.ids import new_id
 from crewboard.domain.models import Actor
 from crewboard.services.projects import projects
@@ -222,14 +227,16 @@ def seed_board(
     `crewboard serve` runs at start; `analyze` asks for a full ANALYZE on SQLite as well.
     """
     made = []
-    for index, size in enumerate(sizes, start=1):
-        key = f"B{index}"
-        result = projects.create_project(
-            db, owner, workspace_id=None, key=key, name=f"Board bench {size:,} tasks"
-        )
-        project_id = str(result.body["project"]["id"])
-        _insert_tasks(db, project_id, owner, size, random.Random(f"{key}-{size}"))  # noqa: S311
-        made.append(SeededProject(key, project_id, size))
+    with bars(wanted(as_json=False), {"tasks": sum(sizes)}) as advance:
+        for index, size in enumerate(sizes, start=1):
+            key = f"B{index}"
+            result = projects.create_project(
+                db, owner, workspace_id=None, key=key, name=f"Board bench {size:,} tasks"
+            )
+            project_id = str(result.body["project"]["id"])
+            rng = random.Random(f"{key}-{size}")  # noqa: S311 - generated text, not a secret
+            _insert_tasks(db, project_id, owner, size, rng, advance=advance)
+            made.append(SeededProject(key, project_id, size))
     migrate.refresh_statistics(db)
     if db.dialect == "postgresql":
         # Autovacuum would vacuum and analyse the new rows within a minute (an insert-only
@@ -246,7 +253,7 @@ def seed_board(
 
 
 def _insert_tasks(
-    db: Database, project_id: str, owner: Actor, count: int, rng: random.Random
+    db: Database, project_id: str, owner: Actor, count: int, rng: random.Random, *, advance: Advance
 ) -> None:
     with db.engine.connect() as conn:
         conn.execution_options(crewboard_write=True)  # SQLite: BEGIN IMMEDIATE, as writes do
@@ -257,6 +264,7 @@ def _insert_tasks(
                 conn.execute(insert(t.task_events), batch.events)
                 if batch.links:
                     conn.execute(insert(t.task_links), batch.links)
+                advance("tasks", len(batch.tasks))
             # The numbers given out, as create_task's counter would hold them: a task created
             # on the seeded board (the create step of bench/peers) takes the next number.
             conn.execute(

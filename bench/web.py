@@ -34,6 +34,7 @@ import httpx2
 from bench.measure import Summary, Tally, server_cpu_seconds
 from bench.process import ServerInfo, ServerProcess, run_workload
 from bench.runner import add_database_options
+from crewboard.cli.progress import bars, wanted
 from crewboard.domain.identity.passwords import hash_password
 from crewboard.services.board import questions
 from crewboard.services.identity.users import person_actor
@@ -100,7 +101,8 @@ def progress(message: str) -> None:
 
 def prepare(info: ServerInfo, url: str) -> tuple[str, dict[str, str]]:
     """Give the owner PASSWORD and fill each seeded project's inbox (HANDINS hand-ins); the
-    owner's email and one hand-in id per project."""
+    owner's email and one hand-in id per project. A progress bar counts the inbox items on
+    standard error when it is a terminal."""
     db = Database(url)
     try:
 
@@ -114,27 +116,31 @@ def prepare(info: ServerInfo, url: str) -> tuple[str, dict[str, str]]:
         assert owner is not None
         actor = person_actor(owner)
         a_draft: dict[str, str] = {}
-        for board in info.board:
-            for n in range(1, HANDINS + 1):
-                made = drafts.create_draft(
-                    db,
-                    actor,
-                    task=f"{board['key']}-{n}",
-                    title=f"Hand-in {n}",
-                    summary="What changed and why.",
-                    content="## Result\n\nThe export now streams its rows.\n" * 20,
-                    idempotency_key=f"bench-web-draft-{board['key']}-{n}",
-                )
-                a_draft.setdefault(board["key"], str(made.body["draft"]["id"]))
-            for n in range(1, QUESTIONS + 1):
-                questions.ask_question(
-                    db,
-                    actor,
-                    task=f"{board['key']}-{n}",
-                    workspace_id=None,
-                    question=f"Question {n}: which format should the export use?",
-                    idempotency_key=f"bench-web-question-{board['key']}-{n}",
-                )
+        total = (HANDINS + QUESTIONS) * len(info.board)
+        with bars(wanted(as_json=False), {"inbox items": total}) as advance:
+            for board in info.board:
+                for n in range(1, HANDINS + 1):
+                    made = drafts.create_draft(
+                        db,
+                        actor,
+                        task=f"{board['key']}-{n}",
+                        title=f"Hand-in {n}",
+                        summary="What changed and why.",
+                        content="## Result\n\nThe export now streams its rows.\n" * 20,
+                        idempotency_key=f"bench-web-draft-{board['key']}-{n}",
+                    )
+                    a_draft.setdefault(board["key"], str(made.body["draft"]["id"]))
+                    advance("inbox items", 1)
+                for n in range(1, QUESTIONS + 1):
+                    questions.ask_question(
+                        db,
+                        actor,
+                        task=f"{board['key']}-{n}",
+                        workspace_id=None,
+                        question=f"Question {n}: which format should the export use?",
+                        idempotency_key=f"bench-web-question-{board['key']}-{n}",
+                    )
+                    advance("inbox items", 1)
         return email, a_draft
     finally:
         db.dispose()
