@@ -67,7 +67,10 @@ class EventPage:
         return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
     def coverage(self, events: Sequence[dict[str, Any]]) -> str:
-        """The coverage of the tasks these events are about."""
+        """The coverage of the tasks these events are about; with none, of the task the list
+        is bounded by (an imported task has no events and partial coverage)."""
+        if not events:
+            return combined_coverage(self.coverage_of_task.values())
         return combined_coverage(self.coverage_of_task[event["taskId"]] for event in events)
 
     def answer(self, shown: list[dict[str, Any]]) -> dict[str, Any]:
@@ -152,6 +155,8 @@ def list_task_events(
         tasks = uow.tasks.get_many(row["task_id"] for row in rows[:limit])
         events = [_event_view(row, tasks[row["task_id"]], projects) for row in rows[:limit]]
         coverage = {t.id: t.coverage for t in tasks.values()}
+        if task is not None:
+            coverage[found.id] = found.coverage
         return EventPage(events, len(rows) > limit, coverage, fingerprint)
 
     return db.read(work)
