@@ -13,6 +13,7 @@ import uvicorn
 
 from crewboard import __version__
 from crewboard.app import create_app
+from crewboard.cli import backup as backup_cli
 from crewboard.cli import board as repos
 from crewboard.cli import handoffs as handoff_cli
 from crewboard.cli import identity, memory, projects
@@ -182,6 +183,7 @@ def mcp_stdio(state: State, token: str | None, toolsets: str | None) -> None:
         anyio.run(serve_stdio, db, settings, token, chosen, backend_options=_event_loop_options())
 
 
+backup_cli.register(cli)
 identity.register(cli)
 projects.register(cli)
 repos.register(cli)
