@@ -38,6 +38,10 @@ elif sys.argv[1:2] == ["transfer"]:  # export and import of a 100,000-task proje
     from bench.transfer import main as transfer_main
 
     transfer_main(sys.argv[2:])
+elif sys.argv[1:2] == ["backup"]:  # backup and restore of a 1 GB database (bench/backup.py)
+    from bench.backup import main as backup_main
+
+    backup_main(sys.argv[2:])
 elif sys.argv[1:2] == ["peers"]:  # beside Backlog.md and task-master-ai (bench/peers/)
     from bench.peers.__main__ import main as peers_main
 

@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import signal
-import socket
 from pathlib import Path
-from types import FrameType
 
-import anyio
 import click
-import uvicorn
 
 from crewboard import __version__
-from crewboard.app import create_app
 from crewboard.cli import backup as backup_cli
 from crewboard.cli import board as repos
 from crewboard.cli import handoffs as handoff_cli
-from crewboard.cli import identity, memory, projects
+from crewboard.cli import identity, memory, projects, transfer
 from crewboard.cli import sessions as session_cli
 from crewboard.cli.common import State, emit, open_database, pass_state
 from crewboard.cli.firststart import print_first_start, print_reuse
@@ -25,9 +19,7 @@ from crewboard.cli.review import inbox, proposals
 from crewboard.config import Settings
 from crewboard.domain.identity.access import parse_toolsets
 from crewboard.errors import CrewboardError
-from crewboard.mcp.stdio import serve_stdio
 from crewboard.services.identity.tokens import authenticate_token
-from crewboard.services.live import Broker
 from crewboard.services.projects.bootstrap import initialise
 from crewboard.storage import migrate as migrations
 from crewboard.storage.database import Database
@@ -76,52 +68,9 @@ def serve(state: State, host: str | None, port: int | None) -> None:
     settings = state.settings(**overrides)
     with open_database(settings, require_current=False) as db:
         _migrate_and_initialise(settings, db)
-        app = create_app(settings, database=db)
-        config = uvicorn.Config(
-            app,
-            host=settings.host,
-            port=settings.port,
-            log_level=settings.log_level,
-            lifespan="on",
-            server_header=False,
-            timeout_graceful_shutdown=GRACE,
-        )
-        # uvicorn shuts down gracefully on SIGTERM/SIGINT, then re-raises the signal to the
-        # handler that was there before it: make that one end the process with status 0.
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, _exit_after_graceful_shutdown)
-        _Server(config, app.state.broker).run()
+        from crewboard.cli import serving  # noqa: PLC0415 - the app loads only to serve
 
-
-GRACE = 20  # seconds a stopping server waits for requests still running before cutting them
-
-
-class _Server(uvicorn.Server):
-    """Ends the live streams as the first step of a graceful stop: uvicorn waits for every open
-    response to finish, and a stream never would. Each stream gets `event: end` with the
-    reason, and its client resumes on another node from its Last-Event-ID."""
-
-    def __init__(self, config: uvicorn.Config, broker: Broker) -> None:
-        super().__init__(config)
-        self.broker = broker
-
-    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        self.broker.close_all("The server is stopping; reconnect to resume.")
-        await super().shutdown(sockets)
-
-
-def _event_loop_options() -> dict[str, bool]:
-    """uvloop where it is installed (not on Windows), as uvicorn picks it for `serve`: the
-    event loop is a good part of what a small MCP call costs."""
-    try:
-        import uvloop  # noqa: F401, PLC0415 - only to learn whether it is there
-    except ImportError:
-        return {}
-    return {"use_uvloop": True}
-
-
-def _exit_after_graceful_shutdown(_signum: int, _frame: FrameType | None) -> None:
-    raise SystemExit(0)
+        serving.serve(settings, db)
 
 
 @cli.command()
@@ -180,7 +129,9 @@ def mcp_stdio(state: State, token: str | None, toolsets: str | None) -> None:
             authenticate_token(db, token)
         except CrewboardError as error:
             raise click.ClickException(error.message) from error
-        anyio.run(serve_stdio, db, settings, token, chosen, backend_options=_event_loop_options())
+        from crewboard.cli import serving  # noqa: PLC0415 - MCP loads only to serve it
+
+        serving.serve_stdio(db, settings, token, chosen)
 
 
 backup_cli.register(cli)
@@ -193,6 +144,7 @@ proposals.register(cli)
 memory.register(cli)
 inbox.register(cli)
 session_cli.register(cli)
+transfer.register(cli)
 
 
 def main() -> None:

@@ -40,7 +40,7 @@ def bars(enabled: bool, totals: dict[str, int] | None = None) -> Iterator[Advanc
             _close(current)
             length = known.get(step)
             bar = click.progressbar(
-                iter(()) if length is None else None,
+                _running() if length is None else None,  # no known length: a running count
                 length=length,
                 label=f"{step:<24}",
                 file=sys.stderr,
@@ -62,6 +62,11 @@ def _close(current: dict[str, Any]) -> None:
     current.pop("step", None)
     if bar is not None:
         bar.__exit__(None, None, None)
+
+
+def _running() -> Iterator[int]:
+    """Nothing to iterate and no length hint: click then shows a count, not a bar of 0."""
+    yield from ()
 
 
 def _ignore(step: str, count: int) -> None:
