@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import click
 
 from crewboard import __version__
@@ -129,9 +130,19 @@ def mcp_stdio(state: State, token: str | None, toolsets: str | None) -> None:
             authenticate_token(db, token)
         except CrewboardError as error:
             raise click.ClickException(error.message) from error
-        from crewboard.cli import serving  # noqa: PLC0415 - MCP loads only to serve it
+        from crewboard.mcp.stdio import serve_stdio  # noqa: PLC0415 - loaded only to serve
 
-        serving.serve_stdio(db, settings, token, chosen)
+        anyio.run(serve_stdio, db, settings, token, chosen, backend_options=_event_loop_options())
+
+
+def _event_loop_options() -> dict[str, bool]:
+    """uvloop where it is installed (not on Windows), as uvicorn picks it for `serve`: the
+    event loop is a good part of what a small MCP call costs."""
+    try:
+        import uvloop  # noqa: F401, PLC0415 - only to learn whether it is there
+    except ImportError:
+        return {}
+    return {"use_uvloop": True}
 
 
 backup_cli.register(cli)

@@ -1,8 +1,8 @@
-"""Serving: HTTP (`crewboard serve`) and MCP over stdio (`crewboard mcp`).
+"""Serving HTTP (`crewboard serve`).
 
-Kept apart from cli/main.py so the app, uvicorn and the MCP SDK load only for the commands
-that serve: every other command (a script calling `crewboard user list`) starts in a fraction
-of the time.
+Kept apart from cli/main.py so the app and uvicorn load only for the command that serves:
+every other command (a script calling `crewboard user list`, `crewboard mcp` over stdio)
+starts in a fraction of the time.
 """
 
 from __future__ import annotations
@@ -11,13 +11,10 @@ import signal
 import socket
 from types import FrameType
 
-import anyio
 import uvicorn
 
 from crewboard.app import create_app
 from crewboard.config import Settings
-from crewboard.domain.identity.access import Toolset
-from crewboard.mcp.stdio import serve_stdio as run_stdio
 from crewboard.services.live import Broker
 from crewboard.storage.database import Database
 
@@ -41,13 +38,6 @@ def serve(settings: Settings, db: Database) -> None:
     _Server(config, app.state.broker).run()
 
 
-def serve_stdio(
-    db: Database, settings: Settings, token: str, toolsets: tuple[Toolset, ...] | None
-) -> None:
-    """Serve MCP over standard input and output until the client goes."""
-    anyio.run(run_stdio, db, settings, token, toolsets, backend_options=_event_loop_options())
-
-
 GRACE = 20  # seconds a stopping server waits for requests still running before cutting them
 
 
@@ -63,16 +53,6 @@ class _Server(uvicorn.Server):
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         self.broker.close_all("The server is stopping; reconnect to resume.")
         await super().shutdown(sockets)
-
-
-def _event_loop_options() -> dict[str, bool]:
-    """uvloop where it is installed (not on Windows), as uvicorn picks it for `serve`: the
-    event loop is a good part of what a small MCP call costs."""
-    try:
-        import uvloop  # noqa: F401, PLC0415 - only to learn whether it is there
-    except ImportError:
-        return {}
-    return {"use_uvloop": True}
 
 
 def _exit_after_graceful_shutdown(_signum: int, _frame: FrameType | None) -> None:
