@@ -22,7 +22,7 @@ from crewboard.storage import transfer
 from crewboard.storage.database import Database
 from tests.conftest import BACKENDS
 from tests.support.databases import PostgresDatabases, SqliteDatabases
-from tests.support.factories import count_rows, make_user
+from tests.support.factories import count_rows, make_project, make_task, make_user
 from tests.support.transfer_world import Everything, furnish_everything
 
 
@@ -165,6 +165,30 @@ def test_a_round_trip_to_the_other_database_and_back(
     archive.export_projects(back, [world.key], last)
     assert documents(middle) == documents(path)
     assert documents(last) == documents(path)
+
+
+def test_several_projects_travel_in_one_archive(
+    source: tuple[str, Database, Everything, Path], servers: Servers, tmp_path: Path
+) -> None:
+    """Two projects of different owners in one archive land together; `--key` is refused
+    for more than one; a project named twice is written once."""
+    backend, origin, world, _ = source
+    other = make_user(origin, f"other.{backend}@example.com")
+    key = f"TWO{backend[:2].upper()}"
+    make_project(origin, other, key)
+    make_task(origin, other, key, "Second project's task")
+    both = tmp_path / "both.zip"
+    written = archive.export_projects(origin, [world.key, key, key.lower()], both)
+    assert [p["key"] for p in written["projects"]] == [world.key, key]
+    db = servers.new(backend)
+    with pytest.raises(ValidationFailed, match="renames one project"):
+        archive.import_archive(db, both, key="SOLO")
+    landed = archive.import_archive(db, both)
+    assert [p["key"] for p in landed["projects"]] == [world.key, key]
+    assert other.email in landed["people"]["created"]
+    again = tmp_path / "again.zip"
+    archive.export_projects(db, [world.key, key], again)
+    assert documents(again) == documents(both)
 
 
 def test_a_second_import_is_refused_and_a_copy_takes_new_ids_and_a_key(

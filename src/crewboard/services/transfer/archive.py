@@ -97,7 +97,7 @@ def _export(
     uow: UnitOfWork, refs: Sequence[str], archive: zipfile.ZipFile, advance: Advance
 ) -> dict[str, Any]:
     conn = uow.conn
-    projects = [_project(uow, ref) for ref in dict.fromkeys(refs)]
+    projects = _projects(uow, refs)
     counts = {
         p["id"]: {c.name: rows.count_rows(conn, c, p["id"]) for c in rows.CARRIED} for p in projects
     }
@@ -148,11 +148,20 @@ def export_totals(db: Database, refs: Sequence[str]) -> dict[str, int]:
     """How many rows and files an export of these projects writes (for a progress bar)."""
 
     def work(uow: UnitOfWork) -> dict[str, int]:
-        projects = [_project(uow, ref) for ref in dict.fromkeys(refs)]
+        projects = _projects(uow, refs)
         total = sum(rows.count_rows(uow.conn, c, p["id"]) for p in projects for c in rows.CARRIED)
         return {"rows": total}
 
     return db.read(work)
+
+
+def _projects(uow: UnitOfWork, refs: Sequence[str]) -> list[dict[str, str]]:
+    """The projects named, each once, in the order first named."""
+    found: dict[str, dict[str, str]] = {}
+    for ref in refs:
+        project = _project(uow, ref)
+        found.setdefault(project["id"], project)
+    return list(found.values())
 
 
 def _project(uow: UnitOfWork, ref: str) -> dict[str, str]:
