@@ -21,6 +21,7 @@ from crewboard.domain.board.imports.model import (
     clip_cycle,
     clip_labels,
     clip_title,
+    json_list,
     malformed,
     parse_time,
 )
@@ -117,7 +118,7 @@ def _issue(file: str, path: str, raw: dict[str, Any], repo: str, number: int) ->
         raise malformed(
             file, f"{path}.state_reason", f"{reason!r} is not a state reason.", list(STATE_REASONS)
         )
-    names = [_label_name(file, f"{path}.labels[{i}]", label) for i, label in enumerate(_list(file, f"{path}.labels", raw.get("labels")))]  # fmt: skip
+    names = [_label_name(file, f"{path}.labels[{i}]", label) for i, label in enumerate(json_list(file, f"{path}.labels", raw.get("labels")))]  # fmt: skip
     priority = Priority.MEDIUM
     for name in names:
         found = _PRIORITY_LABEL.match(name.strip())
@@ -132,7 +133,7 @@ def _issue(file: str, path: str, raw: dict[str, Any], repo: str, number: int) ->
         names.append(_REASON_LABELS[reason])
     milestone = raw.get("milestone")
     cycle = milestone.get("title") if isinstance(milestone, dict) else None
-    people = [_login(file, f"{path}.assignees[{i}]", person) for i, person in enumerate(_list(file, f"{path}.assignees", raw.get("assignees")))]  # fmt: skip
+    people = [_login(file, f"{path}.assignees[{i}]", person) for i, person in enumerate(json_list(file, f"{path}.assignees", raw.get("assignees")))]  # fmt: skip
     if not people and isinstance(raw.get("assignee"), dict):
         people = [_login(file, f"{path}.assignee", raw["assignee"])]
     body = raw.get("body")
@@ -152,14 +153,6 @@ def _issue(file: str, path: str, raw: dict[str, Any], repo: str, number: int) ->
         url=raw.get("html_url") if isinstance(raw.get("html_url"), str) else None,
         origin=f"GitHub {repo}#{number}",
     )
-
-
-def _list(file: str, path: str, value: Any) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise malformed(file, path, "must be a list.")
-    return value
 
 
 def _label_name(file: str, path: str, label: Any) -> str:

@@ -95,6 +95,15 @@ class Parsed:
     skipped: list[Skipped] = field(default_factory=list)
 
 
+def json_list(file: str, path: str, value: Any) -> list[Any]:
+    """A JSON field that must be a list when present; missing or null is an empty list."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise malformed(file, path, "must be a list.")
+    return value
+
+
 def malformed(
     file: str, where: str, problem: str, accepted: list[str] | None = None
 ) -> ValidationFailed:

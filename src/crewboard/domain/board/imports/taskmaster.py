@@ -14,6 +14,7 @@ from crewboard.domain.board.imports.model import (
     ImportedTask,
     clip_labels,
     clip_title,
+    json_list,
     malformed,
     parse_time,
 )
@@ -80,10 +81,10 @@ def _task(file: str, tag: str, path: str, raw: Any) -> list[ImportedTask]:
     external = f"taskmaster:{tag}#{number}"
     deps = [
         f"taskmaster:{tag}#{_ref(file, f'{path}.dependencies[{i}]', dep)}"
-        for i, dep in enumerate(_list(file, f"{path}.dependencies", item.get("dependencies")))
+        for i, dep in enumerate(json_list(file, f"{path}.dependencies", item.get("dependencies")))
     ]
     task = _imported(file, tag, path, item, external=external, deps=deps, parent=None)
-    subtasks = _list(file, f"{path}.subtasks", item.get("subtasks"))
+    subtasks = json_list(file, f"{path}.subtasks", item.get("subtasks"))
     siblings = {str(s.get("id")) for s in subtasks if isinstance(s, dict)}
     found = [task]
     for index, raw_sub in enumerate(subtasks):
@@ -91,7 +92,9 @@ def _task(file: str, tag: str, path: str, raw: Any) -> list[ImportedTask]:
         sub = _object(file, sub_path, raw_sub)
         sub_number = _id(file, f"{sub_path}.id", sub.get("id"))
         sub_deps = []
-        for i, dep in enumerate(_list(file, f"{sub_path}.dependencies", sub.get("dependencies"))):
+        for i, dep in enumerate(
+            json_list(file, f"{sub_path}.dependencies", sub.get("dependencies"))
+        ):
             ref = _ref(file, f"{sub_path}.dependencies[{i}]", dep)
             # A bare number in a subtask's dependencies names a sibling when one has that id
             # (task-master writes "2.1" in full, older files wrote 1).
@@ -183,14 +186,6 @@ def _body(file: str, path: str, item: dict[str, Any]) -> str:
 def _object(file: str, path: str, raw: Any) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raise malformed(file, path, "must be an object (a task).")
-    return raw
-
-
-def _list(file: str, path: str, raw: Any) -> list[Any]:
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        raise malformed(file, path, "must be a list.")
     return raw
 
 
