@@ -109,6 +109,26 @@ def test_moving_a_project_between_two_fresh_servers(tmp_path: Path) -> None:
     assert "MOVED" in listed.stdout
 
 
+def test_with_json_every_failure_is_one_json_line(tmp_path: Path) -> None:
+    """A usage error (exit 2) and a command that cannot start (no database set up yet, exit 1)
+    answer a script in the same shape as Crewboard's own refusals; without --json, click's
+    plain text."""
+    usage = _crewboard(tmp_path / "data", "export", "--json")
+    assert usage.returncode == 2
+    assert usage.stdout == ""
+    assert json.loads(usage.stderr) == {
+        "error": {"code": "USAGE", "message": "Missing argument 'PROJECT...'.", "details": {}}
+    }
+    unready = _crewboard(tmp_path / "data", "export", "DEMO", "--to", "x.zip", "--json")
+    assert unready.returncode == 1
+    error = json.loads(unready.stderr)["error"]
+    assert error["code"] == "COMMAND_FAILED"
+    assert "crewboard migrate" in error["message"]
+    plain = _crewboard(tmp_path / "data", "export")
+    assert plain.returncode == 2
+    assert "Usage: crewboard export" in plain.stderr
+
+
 def _on_a_terminal(data: Path, *args: str) -> str:
     """Run the command with a pseudo-terminal as its standard streams; all it wrote."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CREWBOARD_")}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 import anyio
@@ -159,4 +161,24 @@ transfer.register(cli)
 
 
 def main() -> None:
-    cli(prog_name="crewboard")
+    """The `crewboard` command. With `--json`, a failure click reports itself (a usage error,
+    a command that cannot start: an old schema, no owner yet, a bad setting) comes out as the
+    same `{"error": …}` line on standard error as Crewboard's own refusals, so a script
+    reads one shape whatever went wrong."""
+    try:
+        status = cli.main(prog_name="crewboard", standalone_mode=False)
+    except click.ClickException as error:
+        if "--json" not in sys.argv[1:]:
+            error.show()
+        else:
+            code = "USAGE" if isinstance(error, click.UsageError) else "COMMAND_FAILED"
+            message = error.format_message()
+            click.echo(
+                json.dumps({"error": {"code": code, "message": message, "details": {}}}), err=True
+            )
+        sys.exit(error.exit_code)
+    except click.Abort:
+        click.echo("Aborted!", err=True)
+        sys.exit(1)
+    if isinstance(status, int):  # click's own exit (--help, --version): its status
+        sys.exit(status)
