@@ -9,7 +9,7 @@ import pytest
 from crewboard.domain.models import Actor, User
 from crewboard.errors import ErrorCode
 from crewboard.services.board import tasks
-from crewboard.services.identity import tokens
+from crewboard.services.identity import tokens, users
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import projects, team, workspaces
 from crewboard.services.review import activity, messages, proposals
@@ -19,6 +19,7 @@ from crewboard.storage.projects import tables as projects_tables
 from crewboard.storage.review import tables as t
 from tests.support.errors import refused
 from tests.support.factories import count_rows, make_project, make_user, token_actor
+from tests.support.transfer_world import furnish_everything
 
 SCOPES = ["read", "tasks.manage", "messages.write", "drafts.create"]
 
@@ -322,3 +323,30 @@ def test_limit_and_cursor_are_checked(db: Database, owner: User, agent: Actor) -
             refused(ErrorCode.VALIDATION, listing, db, agent, since=bad).details["field"] == "since"
         )
     assert activity.parse_cursor(activity.cursor_of(123_456)) == 123_456
+
+
+def test_every_kind_of_project_event_is_worded(db: Database) -> None:
+    """Spec files, comment threads, attachments, artifacts, handoffs and spec sessions read as
+    sentences like the board's do, not as their event type."""
+    world = furnish_everything(db, "WORD")
+    person = person_actor(users.get_user_by_email(db, world.owner_email))
+    entries, _ = listing(db, person, project="WORD", limit=100)
+    unworded = {e["type"] for e in entries} - set(activity.SUMMARIES)
+    assert unworded == set()
+    said = [e["summary"] for e in entries]
+    for sentence in (
+        "added spec file docs/plan.md",
+        "saved revision 2 of docs/plan.md",
+        "opened a comment thread on docs/plan.md",
+        "replied in a comment thread on docs/plan.md",
+        "attached logo.png",
+        "created artifact mockup",
+        "saved revision 2 of artifact mockup",
+        "wrote the handoff for 2026-12-01",
+        "added an action item to a handoff",
+        "saved the project document overview",
+        "added the repository app",
+        "created the project",
+    ):
+        assert sentence in said
+    assert any(s.startswith("started the spec session “") for s in said)

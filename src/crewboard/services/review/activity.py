@@ -62,6 +62,47 @@ SUMMARIES = {
     "team.role_added": "added role {role}",
     "team.role_archived": "archived role {role}",
     "project.member_set": "changed who is on the project",
+    "project.created": "created the project",
+    "project.updated": "changed the project's settings",
+    "project.archived": "archived the project",
+    "project.unarchived": "brought the project back from the archive",
+    "project.deleted": "deleted the project",
+    "repo.added": "added the repository {repo}",
+    "memory.record_added": "added the memory record {record}",
+    "memory.record_updated": "edited the memory record {record}",
+    "memory.record_removed": "removed the memory record {record}",
+    "memory.document_saved": "saved the project document {document}",
+    "oauth.grant_created": "connected an app through OAuth",
+    "oauth.grant_revoked": "disconnected an app connected through OAuth",
+    "stream_token.created": "made a live-events token",
+    "stream_token.revoked": "revoked a live-events token",
+    "spec_file.created": "added spec file {path}",
+    "spec_file.updated": "saved revision {revision} of {path}",
+    "spec_file.trashed": "moved {path} to the trash",
+    "spec_file.restored": "restored {path} from the trash",
+    "spec_comment.thread_opened": "opened a comment thread on {path}",
+    "spec_comment.replied": "replied in a comment thread on {path}",
+    "spec_comment.updated": "edited a comment on {path}",
+    "spec_comment.deleted": "deleted a comment on {path}",
+    "spec_comment.resolved": "resolved a comment thread on {path}",
+    "spec_comment.reopened": "reopened a comment thread on {path}",
+    "spec_comment.orphaned": "a comment thread on {path} lost the passage it was on",
+    "attachment.added": "attached {name}",
+    "attachment.replaced": "replaced the attachment {name}",
+    "artifact.created": "created artifact {slug}",
+    "artifact.revised": "saved revision {revision} of artifact {slug}",
+    "handoff.created": "wrote the handoff for {date}",
+    "handoff.updated": "changed a handoff",
+    "handoff_action_item.created": "added an action item to a handoff",
+    "handoff_action_item.updated": "changed a handoff's action item",
+    "handoff_action_item.assigned": "assigned a handoff's action item",
+    "spec_session.started": "started the spec session {title}",
+    "spec_session.turn_queued": "wrote in the spec session {title}",
+    "spec_session.turn_ended": "a spec session's turn ended ({status})",
+    "spec_session.renamed": "renamed a spec session to {title}",
+    "spec_session.archived": "archived the spec session {title}",
+    "spec_session.unarchived": "brought back the spec session {title}",
+    "spec_session.deleted": "deleted the spec session {title}",
 }
 
 
@@ -98,6 +139,10 @@ def _part(payload: dict[str, Any], name: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _quoted(text: object) -> str:
+    return f"“{text}”" if text else ""
+
+
 def _summary(event: EventRow) -> str:
     payload = event.payload
     task = _part(payload, "task")
@@ -116,6 +161,15 @@ def _summary(event: EventRow) -> str:
         name=payload.get("name", ""),
         kind=str(payload.get("kind", "change")).replace("_", " "),
         role=role.get("name", ""),
+        path=payload.get("path", ""),
+        repo=_part(payload, "repo").get("name", ""),
+        record=_quoted(_part(payload, "record").get("title")),
+        document=_part(payload, "document").get("name", ""),
+        revision=payload.get("revision", ""),
+        slug=payload.get("slug", ""),
+        date=payload.get("date", ""),
+        title=_quoted(title),
+        status=str(payload.get("status", "")).replace("_", " "),
     ).strip()
 
 
