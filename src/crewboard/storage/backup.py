@@ -29,32 +29,29 @@ migrates it to this version's head.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import re
 import shutil
 import sqlite3
-import subprocess
 import tempfile
 import time
 import uuid
-from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from alembic.script import ScriptDirectory
 from sqlalchemy import text
-from sqlalchemy.engine import URL
 
 from crewboard import __version__
-from crewboard.storage import migrate
+from crewboard.storage import backup_files as set_files
+from crewboard.storage import migrate, pg_tools
 from crewboard.storage.blobs import IN_FOLDER
 from crewboard.storage.database import SQLITE_BUSY_TIMEOUT_MS, Database
+from crewboard.storage.pg_tools import BackupError as BackupError  # noqa: PLC0414 - callers catch it from here
 
 FORMAT = "crewboard-backup"
 FORMAT_VERSION = 1
@@ -80,17 +77,6 @@ Advance = Callable[[str, int], None]
 _BLOB_PATH = re.compile(rf"{BLOB_FOLDER}/[0-9a-f]{{2}}/[0-9a-f]{{62}}")
 _DUMPED = re.compile(r'dumping contents of table "')
 _RESTORED = re.compile(r'processing data for table "')
-_VERSION = re.compile(r"\)\s*(\d+)")  # "pg_dump (PostgreSQL) 15.20 (Debian …)"
-
-
-class BackupError(Exception):
-    """A backup or restore refused or failed. `reason` is stable (tests and scripts match on
-    it); the message says what is wrong and what to do."""
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.message = message
 
 
 @dataclass(frozen=True)
@@ -139,7 +125,7 @@ def backup_totals(db: Database) -> dict[str, int]:
             return {}
         with closing(_sqlite_reader(path)) as conn:
             pages = int(conn.execute("PRAGMA page_count").fetchone()[0])
-        return {PAGES: pages, INTEGRITY: 1, CHECKSUMS: _chunks(path.stat().st_size)}
+        return {PAGES: pages, INTEGRITY: 1, CHECKSUMS: set_files.chunks(path.stat().st_size)}
     with db.engine.connect() as conn:
         tables = conn.execute(text(_PG_TABLE_COUNT)).scalar_one()
     return {TABLES: int(tables)}
@@ -166,7 +152,7 @@ def take_backup(
             else _postgres_snapshot(db, work, advance)
         )
         blob_entries, missing = _copy_blob_files(db.blob_dir, snapshot.blobs, work, advance)
-        files = [_entry(work, snapshot.file, CHECKSUMS, advance), *blob_entries]
+        files = [set_files.measure(work, snapshot.file, CHECKSUMS, advance), *blob_entries]
         manifest = {
             "format": FORMAT,
             "formatVersion": FORMAT_VERSION,
@@ -180,8 +166,8 @@ def take_backup(
             "missingBlobs": missing,
             "files": files,
         }
-        _write_json(work / MANIFEST, manifest)
-        _fsync_dir(work)
+        set_files.write_json(work / MANIFEST, manifest)
+        set_files.fsync_dir(work)
         final = _publish(work, to, name)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
@@ -222,13 +208,13 @@ def _sqlite_snapshot(db: Database, work: Path, advance: Advance, step_pages: int
             )
         blobs = _sqlite_folder_blobs(copy)
         pages = int(copy.execute("PRAGMA page_count").fetchone()[0])
-    _fsync(target)
+    set_files.fsync(target)
     return _Snapshot(SQLITE_FILE, revision, blobs, {"pages": pages})
 
 
 def _postgres_snapshot(db: Database, work: Path, advance: Advance) -> _Snapshot:
-    pg_dump = _tool("pg_dump")
-    tool_version, tool_major = _tool_version(pg_dump)
+    pg_dump = pg_tools.tool("pg_dump")
+    tool_version, tool_major = pg_tools.tool_version(pg_dump)
     engine = db.engine.execution_options(isolation_level="REPEATABLE READ")
     with engine.connect() as conn, conn.begin():
         conn.execute(text("SET TRANSACTION READ ONLY"))
@@ -247,12 +233,12 @@ def _postgres_snapshot(db: Database, work: Path, advance: Advance) -> _Snapshot:
         if revision is None:
             raise BackupError(
                 "no_schema",
-                f"the database {_shown(db.url)} holds no Crewboard schema: nothing to back up",
+                f"the database {pg_tools.shown(db.url)} holds no Crewboard schema: nothing to back up",
             )
         blobs = [str(row[0]) for row in conn.execute(text(_FOLDER_BLOBS))]
         tables = int(conn.execute(text(_PG_TABLE_COUNT)).scalar_one())
         # The exporting transaction stays open until pg_dump has dumped its snapshot.
-        _run_pg_tool(
+        pg_tools.run(
             [
                 pg_dump,
                 "--format=custom",
@@ -260,14 +246,14 @@ def _postgres_snapshot(db: Database, work: Path, advance: Advance) -> _Snapshot:
                 "--verbose",
                 f"--snapshot={snapshot}",
                 f"--file={work / POSTGRES_FILE}",
-                f"--dbname={_libpq(db.url)}",
+                f"--dbname={pg_tools.libpq(db.url)}",
             ],
             db.url,
             _DUMPED,
             TABLES,
             advance,
         )
-    _fsync(work / POSTGRES_FILE)
+    set_files.fsync(work / POSTGRES_FILE)
     database = {"tables": tables, "pgDump": tool_version, "serverMajor": server_major}
     return _Snapshot(POSTGRES_FILE, str(revision), blobs, database)
 
@@ -294,7 +280,7 @@ def _copy_blob_files(
             continue
         target = work / relative
         target.parent.mkdir(parents=True, exist_ok=True)
-        size, sha256 = _copy_hashing(source, target)
+        size, sha256 = set_files.copy_hashing(source, target)
         if sha256 != digest:
             target.unlink()
             missing.append(digest)
@@ -314,7 +300,7 @@ def _publish(work: Path, to: Path, name: str) -> Path:
             work.rename(final)
         except OSError:  # made by a backup running at the same moment
             continue
-        _fsync_dir(to)
+        set_files.fsync_dir(to)
         return final
     raise BackupError("name_taken", f"{to} already holds backup sets named {name}-1..99")
 
@@ -360,7 +346,7 @@ def restore_totals(source: Path) -> dict[str, int]:
     except BackupError:
         return {}
     files = manifest["files"]
-    totals = {CHECKING: sum(_chunks(int(f["size"])) for f in files)}
+    totals = {CHECKING: sum(set_files.chunks(int(f["size"])) for f in files)}
     blobs = sum(1 for f in files if f["path"].startswith(f"{BLOB_FOLDER}/"))
     if blobs:
         totals[BLOB_FILES] = blobs
@@ -390,7 +376,7 @@ def restore_backup(
     if replaced and not force:
         raise BackupError(
             "not_empty",
-            f"the database {_shown(db.url)} already holds projects: restoring replaces "
+            f"the database {pg_tools.shown(db.url)} already holds projects: restoring replaces "
             "everything in it; pass --force to do so (take a backup of it first)",
         )
     if db.dialect == "sqlite":
@@ -449,7 +435,7 @@ def _check_not_in_use(db: Database) -> None:
     if others:
         raise BackupError(
             "in_use",
-            f"{others} other connection(s) are open to {_shown(db.url)}: restore is offline; "
+            f"{others} other connection(s) are open to {pg_tools.shown(db.url)}: restore is offline; "
             "stop every `crewboard serve` node (and anything else connected) first",
         )
 
@@ -501,9 +487,9 @@ def _restore_sqlite(
     temporary = target.with_name(f".{target.name}.restore-{uuid.uuid4().hex[:8]}")
     try:
         # Copying checks the database file's sha256; the blob files are checked in place.
-        _size, sha256 = _copy_hashing(source / SQLITE_FILE, temporary, CHECKING, advance)
-        _expect(entry, sha256)
-        _verify(source, _blob_entries(manifest), advance)
+        _size, sha256 = set_files.copy_hashing(source / SQLITE_FILE, temporary, CHECKING, advance)
+        set_files.expect(entry, sha256)
+        set_files.verify(source, CHECKING, _blob_entries(manifest), advance)
         with closing(sqlite3.connect(temporary, isolation_level=None)) as copy:
             advance(INTEGRITY, 0)
             _check_sqlite_integrity(copy, str(source / SQLITE_FILE))
@@ -517,13 +503,13 @@ def _restore_sqlite(
                 f"{manifest['schemaRevision']}: the set is damaged",
             )
         copied, present = _restore_blob_files(db.blob_dir, source, manifest, advance)
-        _fsync(temporary)
+        set_files.fsync(temporary)
         if target.exists():
             _checkpoint_alone(target)  # again, right before the swap
         for stale in (target.name + "-wal", target.name + "-shm", target.name + "-journal"):
             target.with_name(stale).unlink(missing_ok=True)
         temporary.replace(target)
-        _fsync_dir(target.parent)
+        set_files.fsync_dir(target.parent)
     finally:
         temporary.unlink(missing_ok=True)
     return copied, present
@@ -532,10 +518,10 @@ def _restore_sqlite(
 def _restore_postgres(
     db: Database, source: Path, manifest: dict[str, Any], advance: Advance
 ) -> tuple[int, int]:
-    pg_restore = _tool("pg_restore")
-    _version, major = _tool_version(pg_restore)
+    pg_restore = pg_tools.tool("pg_restore")
+    _version, major = pg_tools.tool_version(pg_restore)
     dumped = str(manifest["database"].get("pgDump", ""))
-    dumped_major = int(match.group(1)) if (match := _VERSION.search(dumped)) else 0
+    dumped_major = pg_tools.major_of(dumped)
     if major < dumped_major:
         raise BackupError(
             "tool_too_old",
@@ -543,7 +529,7 @@ def _restore_postgres(
             f"install postgresql-client-{dumped_major} (or newer) and put its pg_restore "
             "first on PATH",
         )
-    _verify(source, manifest["files"], advance)
+    set_files.verify(source, CHECKING, manifest["files"], advance)
     copied, present = _restore_blob_files(db.blob_dir, source, manifest, advance)
     current = migrate.current_revision(db)
     if current not in (None, manifest["schemaRevision"]) or (current is None and _has_tables(db)):
@@ -551,7 +537,7 @@ def _restore_postgres(
         # revision would stay and trip the migrations, so clear the schema first.
         _clear_postgres(db)
     db.dispose()
-    _run_pg_tool(
+    pg_tools.run(
         [
             pg_restore,
             "--clean",
@@ -561,7 +547,7 @@ def _restore_postgres(
             "--single-transaction",
             "--no-password",
             "--verbose",
-            f"--dbname={_libpq(db.url)}",
+            f"--dbname={pg_tools.libpq(db.url)}",
             str(source / POSTGRES_FILE),
         ],
         db.url,
@@ -613,8 +599,8 @@ def _restore_blob_files(
             target.parent.mkdir(parents=True, exist_ok=True)
             incoming = target.with_name(f".incoming-{uuid.uuid4().hex[:8]}")
             try:
-                _copy_hashing(source / entry["path"], incoming)
-                _fsync(incoming)
+                set_files.copy_hashing(source / entry["path"], incoming)
+                set_files.fsync(incoming)
                 incoming.replace(target)
             finally:
                 incoming.unlink(missing_ok=True)
@@ -668,117 +654,6 @@ def _sqlite_has_table(conn: sqlite3.Connection, name: str) -> bool:
     return conn.execute(query, (name,)).fetchone() is not None
 
 
-def _tool(name: str) -> str:
-    found = shutil.which(name)
-    if found is None:
-        raise BackupError(
-            "tool_missing",
-            f"{name} is not installed (or not on PATH): install the PostgreSQL client tools "
-            "of the server's major version (Debian/Ubuntu: postgresql-client)",
-        )
-    return found
-
-
-def _tool_version(tool: str) -> tuple[str, int]:
-    """`pg_dump --version`'s line and its major version."""
-    done = subprocess.run(  # noqa: S603 - a PostgreSQL tool found on PATH, fixed arguments
-        [tool, "--version"], capture_output=True, text=True, check=False
-    )
-    line = done.stdout.strip()
-    match = _VERSION.search(line)
-    if done.returncode != 0 or match is None:
-        raise BackupError("tool_failed", f"`{tool} --version` answered {line or done.stderr!r}")
-    return line, int(match.group(1))
-
-
-def _run_pg_tool(
-    command: list[str], url: URL, progress_line: re.Pattern[str], step: str, advance: Advance
-) -> None:
-    """Run pg_dump or pg_restore; each of its verbose lines naming a table advances `step`.
-    The password goes through PGPASSWORD, never the command line."""
-    env = dict(os.environ)
-    if url.password is not None:
-        env["PGPASSWORD"] = str(url.password)
-    errors: list[str] = []
-    tail: deque[str] = deque(maxlen=8)
-    process = subprocess.Popen(  # noqa: S603 - a PostgreSQL tool found on PATH
-        command,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        errors="replace",
-    )
-    with process:
-        for line in process.stderr or ():
-            if progress_line.search(line):
-                advance(step, 1)
-            elif "error" in line.lower() or "fatal" in line.lower():
-                errors.append(line.rstrip())
-            else:
-                tail.append(line.rstrip())
-    if process.returncode != 0:
-        said = "\n".join(errors[:10] or list(tail))
-        tool = Path(command[0]).name
-        raise BackupError(
-            "tool_failed", f"{tool} failed (exit status {process.returncode}):\n{said}"
-        )
-
-
-def _libpq(url: URL) -> str:
-    """The libpq spelling of the SQLAlchemy URL, without the password."""
-    return url.set(drivername="postgresql", password=None).render_as_string(hide_password=False)
-
-
-def _shown(url: URL) -> str:
-    return url.render_as_string(hide_password=True)
-
-
-def _copy_hashing(
-    source: Path, target: Path, step: str | None = None, advance: Advance = _ignore
-) -> tuple[int, str]:
-    """Copy a file, returning its size and sha256; `advance(step, 1)` per MiB."""
-    digest = hashlib.sha256()
-    size = 0
-    with source.open("rb") as reader, target.open("wb") as writer:
-        for chunk in _read_chunks(reader):
-            digest.update(chunk)
-            writer.write(chunk)
-            size += len(chunk)
-            if step is not None:
-                advance(step, 1)
-    return size, digest.hexdigest()
-
-
-def _entry(work: Path, relative: str, step: str, advance: Advance) -> dict[str, Any]:
-    digest = hashlib.sha256()
-    size = 0
-    with (work / relative).open("rb") as reader:
-        for chunk in _read_chunks(reader):
-            digest.update(chunk)
-            size += len(chunk)
-            advance(step, 1)
-    return {"path": relative, "size": size, "sha256": digest.hexdigest()}
-
-
-def _verify(source: Path, entries: Iterable[dict[str, Any]], advance: Advance) -> None:
-    for entry in entries:
-        path = source / entry["path"]
-        if not path.is_file():
-            raise BackupError("damaged", f"{path} is missing from the backup set")
-        _expect(entry, _entry(source, entry["path"], CHECKING, advance)["sha256"])
-
-
-def _expect(entry: dict[str, Any], sha256: str) -> None:
-    if sha256 != entry.get("sha256"):
-        raise BackupError(
-            "damaged",
-            f"{entry['path']} in the backup set does not match its checksum in the manifest: "
-            "the set is damaged; restore another one",
-        )
-
-
 def _file_entry(manifest: dict[str, Any], path: str) -> dict[str, Any]:
     for entry in manifest["files"]:
         if entry["path"] == path:
@@ -788,36 +663,6 @@ def _file_entry(manifest: dict[str, Any], path: str) -> dict[str, Any]:
 
 def _blob_entries(manifest: dict[str, Any]) -> list[dict[str, Any]]:
     return [f for f in manifest["files"] if f["path"].startswith(f"{BLOB_FOLDER}/")]
-
-
-def _read_chunks(reader: IO[bytes]) -> Iterable[bytes]:
-    while chunk := reader.read(MIB):
-        yield chunk
-
-
-def _chunks(size: int) -> int:
-    return -(-size // MIB)
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    with path.open("w", encoding="utf-8") as out:
-        json.dump(data, out, indent=2)
-        out.write("\n")
-        out.flush()
-        os.fsync(out.fileno())
-
-
-def _fsync(path: Path) -> None:
-    with path.open("rb") as handle:
-        os.fsync(handle.fileno())
-
-
-def _fsync_dir(path: Path) -> None:
-    descriptor = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
 
 
 def _iso(moment: datetime) -> str:
