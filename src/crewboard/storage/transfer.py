@@ -1,7 +1,8 @@
 """A project's rows as JSON documents, and back: what `crewboard export` and `import` move.
 
 Every table of the schema is either carried with a project or left behind for a stated reason
-(`LEFT_BEHIND`); `test_transfer_covers_every_table` fails when a new table is neither, so a
+(`LEFT_BEHIND`); `test_every_table_is_carried_or_left_behind_with_a_reason` fails when a new
+table is neither, so a
 table added later cannot be dropped from exports unnoticed. A carried table is one with a
 `project_id` column, or a child of one (its foreign key names a carried table's id).
 
@@ -21,7 +22,18 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import Column, Connection, Date, Table, and_, bindparam, insert, select, update
+from sqlalchemy import (
+    Column,
+    Connection,
+    Date,
+    Table,
+    and_,
+    bindparam,
+    func,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.exc import DBAPIError, StatementError
 
 from crewboard.errors import ValidationFailed
@@ -53,9 +65,8 @@ LEFT_BEHIND: dict[str, str] = {
     "session_models": "models are the server owner's configuration",
 }
 
-# Carried tables whose ids come from a global counter: the id is left out, the order kept.
-RENUMBERED = frozenset({"events", "task_events"})
-# Columns a carried table leaves out: the server it lands on decides them.
+# Columns a carried table leaves out: the server it lands on decides them (a project's
+# workspace), or a global counter numbers them (events' and task events' ids: the order kept).
 DROPPED: dict[str, frozenset[str]] = {
     "projects": frozenset({"workspace_id"}),
     "events": frozenset({"id", "workspace_id"}),
@@ -123,8 +134,9 @@ def _parent(table: Table, found: dict[str, Carried]) -> tuple[Column[Any], Table
 
 CARRIED: list[Carried] = _carried_tables()
 BY_NAME = {c.name: c for c in CARRIED}
-BLOB_COLUMNS = {
-    (c.name, col.name) for c in CARRIED for col in c.columns if col.info.get("blob_ref")
+# Each carried table's columns naming a blob by digest (none for most).
+BLOB_COLUMNS: dict[str, tuple[str, ...]] = {
+    c.name: tuple(col.name for col in c.columns if col.info.get("blob_ref")) for c in CARRIED
 }
 
 
@@ -137,10 +149,7 @@ def unclassified_tables() -> list[str]:
 
 
 def _encoder(column: Column[Any]) -> Callable[[Any], Any]:
-    kind = column.type
-    if isinstance(kind, UTCDateTime):
-        return lambda v: None if v is None else v.isoformat()
-    if isinstance(kind, Date):
+    if isinstance(column.type, UTCDateTime | Date):
         return lambda v: None if v is None else v.isoformat()
     return lambda v: v
 
@@ -163,8 +172,6 @@ def read_rows(conn: Connection, carried: Carried, project_id: str) -> Iterator[d
 
 
 def count_rows(conn: Connection, carried: Carried, project_id: str) -> int:
-    from sqlalchemy import func  # noqa: PLC0415 - only here
-
     query = carried.select_rows(project_id).order_by(None).subquery()
     return int(conn.execute(select(func.count()).select_from(query)).scalar_one())
 
@@ -243,34 +250,6 @@ def read_people(conn: Connection, user_ids: Sequence[str]) -> list[dict[str, Any
             for row in conn.execute(query)
         )
     return sorted(found, key=lambda person: person["id"])
-
-
-def add_person(
-    conn: Connection,
-    *,
-    user_id: str,
-    email: str,
-    display_name: str,
-    password_hash: str,
-    created_at: str | None,
-    now: datetime,
-) -> None:
-    """An account for a person an import names who has none here."""
-    try:
-        created = datetime.fromisoformat(created_at) if created_at else now
-    except ValueError:
-        created = now
-    conn.execute(
-        insert(identity_tables.users).values(
-            id=user_id,
-            email=email,
-            display_name=display_name,
-            password_hash=password_hash,
-            is_owner=False,
-            created_at=created,
-            updated_at=now,
-        )
-    )
 
 
 def project_keys(conn: Connection) -> list[str]:

@@ -31,6 +31,7 @@ import time
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
@@ -38,6 +39,7 @@ from crewboard import __version__
 from crewboard.domain.files import digest_of
 from crewboard.domain.identity.passwords import hash_password
 from crewboard.domain.ids import new_id
+from crewboard.domain.models import User
 from crewboard.domain.projects import check_project_key
 from crewboard.domain.validation import check_email
 from crewboard.errors import AlreadyExists, NotFound, ValidationFailed
@@ -107,19 +109,14 @@ def _export(
         for carried in rows.CARRIED:
             if not counts[project["id"]][carried.name]:
                 continue  # no document for a table the project has no rows in
-            blob_columns = [n for t, n in rows.BLOB_COLUMNS if t == carried.name]
+            blob_columns = rows.BLOB_COLUMNS[carried.name]
             name = f"projects/{project['id']}/{carried.name}.jsonl"
             with archive.open(name, "w") as out:
                 buffer = io.TextIOWrapper(out, encoding="utf-8", newline="\n")
-                done = 0
-                for row in rows.read_rows(conn, carried, project["id"]):
+                for row in _counted(rows.read_rows(conn, carried, project["id"]), advance):
                     buffer.write(_dumps(row) + "\n")
                     _user_ids(row, people)
                     digests.update(row[n] for n in blob_columns)
-                    done += 1
-                    if done % 500 == 0:
-                        advance("rows", 500)
-                advance("rows", done % 500)
                 buffer.flush()
                 buffer.detach()
     accounts = rows.read_people(conn, sorted(people))
@@ -205,6 +202,9 @@ class _Plan:
     key: str | None
     workspace_id: str | None
     ids: dict[str, str] = field(default_factory=dict)
+    # The password hash of every account the import makes: a secret nobody holds. Hashed once
+    # and before the write (argon2 is slow on purpose; the write lock is not held for it).
+    locked_password: str = ""
     key_rules: tuple[str, str] | None = None  # (old key, new key)
 
 
@@ -241,6 +241,7 @@ def import_archive(
                     f"renames one project, and this archive holds {len(manifest['projects'])}.",
                 )
         plan = _Plan(manifest, people, new_ids, key, workspace_id)
+        plan.locked_password = hash_password(secrets.token_urlsafe(32))
         if new_ids:
             plan.ids = _new_ids(archive, manifest)
         try:
@@ -405,6 +406,7 @@ def _import(
         "projects": [],
     }
     digests: set[str] = set()
+    mapping = {**plan.ids, **people["mapped"]}
     for project in plan.manifest["projects"]:
         target_key = plan.key or project["key"]
         target_id = plan.ids.get(project["id"], project["id"])
@@ -421,7 +423,6 @@ def _import(
                 {"field": "key", "resource": "project", "ref": target_key},
             )
         plan.key_rules = (project["key"], target_key) if target_key != project["key"] else None
-        mapping = {**plan.ids, **people["mapped"]}
         counts: dict[str, int] = {}
         for carried in rows.CARRIED:
             documents = _documents(archive, project, carried)
@@ -449,9 +450,10 @@ def _import(
     return report
 
 
-def _counted(landed: Iterator[dict[str, Any]], advance: Advance) -> Iterator[dict[str, Any]]:
+def _counted(items: Iterator[dict[str, Any]], advance: Advance) -> Iterator[dict[str, Any]]:
+    """The items, `advance("rows", …)` every 500 of them and for the rest at the end."""
     done = 0
-    for row in landed:
+    for row in items:
         yield row
         done += 1
         if done % 500 == 0:
@@ -467,7 +469,7 @@ def _landed(
     plan: _Plan,
     digests: set[str],
 ) -> dict[str, Any]:
-    for column in (n for t, n in rows.BLOB_COLUMNS if t == carried.name):
+    for column in rows.BLOB_COLUMNS[carried.name]:
         digest = row.get(column)
         if not isinstance(digest, str) or not DIGEST.match(digest):
             raise ValidationFailed.field(
@@ -535,14 +537,9 @@ def _land_people(uow: UnitOfWork, plan: _Plan) -> dict[str, Any]:
         if not rows.USER_ID.match(user_id) or uow.users.get(user_id) is not None or plan.new_ids:
             user_id = new_id("usr")
         mapped[person["id"]] = user_id
-        rows.add_person(
-            uow.conn,
-            user_id=user_id,
-            email=email,
-            display_name=person["display_name"][:200],
-            password_hash=_locked_password(),
-            created_at=person.get("created_at"),
-            now=uow.now,
+        uow.users.add(
+            User(user_id, email, person["display_name"][:200], _created_at(person, uow.now)),
+            plan.locked_password,
         )
         created.append(email)
     return {
@@ -552,6 +549,9 @@ def _land_people(uow: UnitOfWork, plan: _Plan) -> dict[str, Any]:
     }
 
 
-def _locked_password() -> str:
-    """A hash of a secret nobody holds: the account exists, signing in waits for the owner."""
-    return hash_password(secrets.token_urlsafe(32))
+def _created_at(person: dict[str, Any], now: datetime) -> datetime:
+    """When the account was made on the server it comes from; now, when the archive says not."""
+    try:
+        return datetime.fromisoformat(person["created_at"]) if person.get("created_at") else now
+    except (TypeError, ValueError):
+        return now
