@@ -56,3 +56,28 @@ def test_a_failed_write_after_reads_on_the_same_connections_is_rolled_back(
     assert found is not None
     assert found.display_name == owner.display_name
     assert count_rows(db, "users") == 1
+
+
+def test_a_rehearsal_answers_as_the_write_would_and_keeps_nothing(db: Database) -> None:
+    owner = make_user(db, "owner@example.com")
+    events = count_rows(db, "events")
+    heard: list[object] = []
+    db.add_event_listener(heard.append)
+
+    def rename(uow: UnitOfWork) -> str:
+        uow.conn.execute(
+            identity.users.update()
+            .where(identity.users.c.id == owner.id)
+            .values(display_name="Changed")
+        )
+        uow.record_event("user.renamed", actor={}, payload={"userId": owner.id})
+        found = uow.users.get(owner.id)
+        assert found is not None
+        return found.display_name
+
+    assert db.rehearse(rename) == "Changed"  # the write's own view of what it did
+    found = db.read(lambda uow: uow.users.get(owner.id))
+    assert found is not None
+    assert found.display_name == owner.display_name
+    assert count_rows(db, "events") == events
+    assert heard == []

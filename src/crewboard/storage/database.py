@@ -122,6 +122,22 @@ class Database:
                 listener(recorded)
             return result
 
+    def rehearse(self, work: Callable[[UnitOfWork], T]) -> T:
+        """Run `work` exactly as `write` would (its write lock, its before-commit hooks), then
+        roll it all back: a dry run whose answer is what the write would have answered. No
+        event is published, and nothing is retried."""
+        with self.engine.connect() as conn:
+            conn.execution_options(crewboard_write=True)
+            transaction = conn.begin()
+            try:
+                uow = UnitOfWork(conn, self.clock, self.blob_dir, self.hooks)
+                result = work(uow)
+                uow.run_before_commit()
+                uow.write_events()
+                return result
+            finally:
+                transaction.rollback()
+
     def _write_once(self, work: Callable[[UnitOfWork], T]) -> tuple[T, list[EventRecord]]:
         with self.engine.connect() as conn:
             conn.execution_options(crewboard_write=True)

@@ -30,6 +30,7 @@ from crewboard.errors import ValidationFailed
 from crewboard.services.board.task_checks import CHECKS
 from crewboard.services.board.tasks import (
     _apply_links,
+    camel,
     check_no_parent_cycle,
     event_task,
     render_task,
@@ -88,14 +89,6 @@ class ImportReport:
         }
 
 
-class _DryRun(Exception):
-    """Raised at the end of a dry run's work, so the transaction rolls back."""
-
-    def __init__(self, report: ImportReport) -> None:
-        super().__init__("dry run")
-        self.report = report
-
-
 def import_tasks(
     db: Database,
     actor: Actor,
@@ -134,14 +127,9 @@ def import_tasks(
         _Import(uow, actor, project=project, people=people, report=report, advance=step).run(
             parsed.tasks
         )
-        if dry_run:
-            raise _DryRun(report)
         return report
 
-    try:
-        return db.write(work)
-    except _DryRun as dry:
-        return dry.report
+    return db.rehearse(work) if dry_run else db.write(work)
 
 
 def _key(handle: str) -> str:
@@ -353,7 +341,7 @@ class _Import:
         parent = self._resolve(item, "parent", [item.parent] if item.parent else [], ids)
         if parent:
             wanted["parent_task_id"] = parent[0]
-        changed = sorted(_camel(k) for k, v in wanted.items() if getattr(current, k) != v)
+        changed = sorted(camel(k) for k, v in wanted.items() if getattr(current, k) != v)
         blockers = self._resolve(item, "blockedBy", list(item.blocked_by), ids)
         links = self.uow.tasks.links_of([current.id])[current.id]
         had = {link.other_id for link in links if link.relation is Relation.BLOCKED_BY}
@@ -385,11 +373,6 @@ class _Import:
             "key": f"{self.project.key}-{task.number}",
             "title": task.title,
         }
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
 
 
 def source_name(source: str) -> str:

@@ -188,12 +188,6 @@ def _user_ids(value: Any, into: set[str]) -> None:
 # Import -------------------------------------------------------------------------------------
 
 
-class _DryRun(Exception):  # not an error: it carries the report out of a rollback
-    def __init__(self, report: dict[str, Any]) -> None:
-        super().__init__("dry run")
-        self.report = report
-
-
 @dataclass
 class _Plan:
     manifest: dict[str, Any]
@@ -244,10 +238,8 @@ def import_archive(
         plan.locked_password = hash_password(secrets.token_urlsafe(32))
         if new_ids:
             plan.ids = _new_ids(archive, manifest)
-        try:
-            report = db.write(lambda uow: _import(uow, archive, plan, dry_run, advance))
-        except _DryRun as finished:
-            report = finished.report
+        run = db.rehearse if dry_run else db.write
+        report = run(lambda uow: _import(uow, archive, plan, dry_run, advance))
     report["seconds"] = round(time.perf_counter() - started, 3)
     return report
 
@@ -445,8 +437,6 @@ def _import(
         stored += len(data)
         advance("files", 1)
     report["blobs"] = {"count": len(digests), "bytes": stored}
-    if dry_run:
-        raise _DryRun(report)
     return report
 
 
