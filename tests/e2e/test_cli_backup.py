@@ -4,10 +4,6 @@ own process, on a fresh data folder, its `--json` output read as a script would.
 from __future__ import annotations
 
 import json
-import os
-import pty
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +14,7 @@ from crewboard.services.projects.bootstrap import initialise
 from crewboard.storage import backup, migrate
 from crewboard.storage.database import Database
 from tests.conftest import ONLY_SQLITE, POSTGRESQL_IN_THE_SLOW_RUN
+from tests.support.cli import crewboard_env, on_a_terminal, run_crewboard
 from tests.support.databases import PostgresDatabases, SqliteDatabases
 from tests.support.factories import count_rows
 
@@ -29,24 +26,10 @@ BAR_LABELS = (
 
 
 def _env(url: URL, data_dir: Path) -> dict[str, str]:
-    env = {
-        **os.environ,
-        "CREWBOARD_DATA_DIR": str(data_dir),
-        "CREWBOARD_DATABASE_URL": url.render_as_string(hide_password=False),
-        "CREWBOARD_BLOB_DIR": str(data_dir / "blobs"),
-    }
-    env.pop("CREWBOARD_CONFIG_FILE", None)
-    return env
-
-
-def crewboard(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "crewboard", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    return crewboard_env(
+        data_dir,
+        database_url=url.render_as_string(hide_password=False),
+        blob_dir=str(data_dir / "blobs"),
     )
 
 
@@ -84,7 +67,7 @@ def fresh_url(backend: str, request: pytest.FixtureRequest) -> Iterator[URL]:
 def test_backup_and_restore_print_their_json_and_no_progress_off_a_terminal(
     live: dict[str, str], fresh_url: URL, tmp_path: Path
 ) -> None:
-    made = crewboard(live, "backup", "--to", str(tmp_path / "sets"), "--json")
+    made = run_crewboard(live, "backup", "--to", str(tmp_path / "sets"), "--json")
     assert made.returncode == 0, made.stderr
     assert not any(label in made.stderr for label in BAR_LABELS), made.stderr
     summary = json.loads(made.stdout)
@@ -103,7 +86,7 @@ def test_backup_and_restore_print_their_json_and_no_progress_off_a_terminal(
     assert sorted(p.name for p in (tmp_path / "sets").iterdir()) == [folder.name]
 
     target = _env(fresh_url, tmp_path / "restored")
-    restored = crewboard(target, "restore", str(folder), "--json")
+    restored = run_crewboard(target, "restore", str(folder), "--json")
     assert restored.returncode == 0, restored.stderr
     assert not any(label in restored.stderr for label in BAR_LABELS), restored.stderr
     answer = json.loads(restored.stdout)
@@ -119,7 +102,7 @@ def test_backup_and_restore_print_their_json_and_no_progress_off_a_terminal(
     finally:
         db.dispose()
 
-    again = crewboard(target, "restore", str(folder), "--json")
+    again = run_crewboard(target, "restore", str(folder), "--json")
     assert again.returncode == 1
     error = json.loads(again.stderr)["error"]
     assert set(error) == {"code", "message", "details"}
@@ -131,30 +114,10 @@ def test_backup_and_restore_print_their_json_and_no_progress_off_a_terminal(
 def test_backup_draws_progress_bars_on_a_terminal_and_says_what_it_made(
     live: dict[str, str], tmp_path: Path
 ) -> None:
-    controller, terminal = pty.openpty()
-    with subprocess.Popen(
-        [sys.executable, "-m", "crewboard", "backup", "--to", str(tmp_path / "sets")],
-        env=live,
-        stdout=subprocess.PIPE,
-        stderr=terminal,
-        text=True,
-    ) as process:
-        os.close(terminal)
-        drawn = _read_all(controller)
-        out = process.stdout.read() if process.stdout else ""
-    assert process.returncode == 0, drawn
+    status, drawn, out = on_a_terminal(
+        live, "backup", "--to", str(tmp_path / "sets"), only_stderr=True
+    )
+    assert status == 0, drawn
     assert backup.PAGES in drawn
     assert backup.INTEGRITY in drawn
     assert out.startswith("Backed up sqlite")
-
-
-def _read_all(descriptor: int) -> str:
-    chunks = []
-    try:
-        while chunk := os.read(descriptor, 65536):
-            chunks.append(chunk)
-    except OSError:  # EIO: the other end closed
-        pass
-    finally:
-        os.close(descriptor)
-    return b"".join(chunks).decode(errors="replace")

@@ -5,14 +5,14 @@ progress bar when standard error is not a terminal, and refusals that exit 1 wit
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.support.cli import crewboard_env, run_crewboard
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "imports"
 Crewboard = Callable[..., subprocess.CompletedProcess[str]]
@@ -21,19 +21,10 @@ Crewboard = Callable[..., subprocess.CompletedProcess[str]]
 @pytest.fixture(scope="module")
 def crewboard(tmp_path_factory: pytest.TempPathFactory) -> Crewboard:
     """`python -m crewboard …` on a data folder `crewboard init` set up (once for the module)."""
-    data = tmp_path_factory.mktemp("import-data")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CREWBOARD_")}
-    env["CREWBOARD_DATA_DIR"] = str(data)
+    env = crewboard_env(tmp_path_factory.mktemp("import-data"))
 
     def invoke(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "crewboard", *args],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        return run_crewboard(env, *args)
 
     assert invoke("init").returncode == 0
     return invoke

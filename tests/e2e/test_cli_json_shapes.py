@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -20,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.support.cli import crewboard_env, run_crewboard
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "cli-json.md"
 LINK = r"\[(\w+)\]\(#[\w-]+\)"
@@ -117,20 +117,8 @@ class Ran:
     stderr: str
 
 
-def _environment(data: Path) -> dict[str, str]:
-    kept = {k: v for k, v in os.environ.items() if not k.startswith("CREWBOARD_")}
-    return {**kept, "CREWBOARD_DATA_DIR": str(data)}
-
-
 def _crewboard(data: Path, *args: str) -> Ran:
-    done = subprocess.run(
-        [sys.executable, "-m", "crewboard", *args],
-        env=_environment(data),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_crewboard(crewboard_env(data), *args)
     return Ran(done.returncode, done.stdout, done.stderr)
 
 

@@ -8,18 +8,13 @@ bars drawn on a terminal and never into a pipe or `--json` output."""
 from __future__ import annotations
 
 import json
-import os
-import pty
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from tests.support.cli import RunCli
-
-CREWBOARD = [sys.executable, "-m", "crewboard"]
+from tests.support.cli import RunCli, crewboard_env, on_a_terminal, run_crewboard
 
 
 @pytest.fixture
@@ -79,11 +74,7 @@ def test_refusals_name_what_is_wrong(run: RunCli, tmp_path: Path) -> None:
 
 
 def _crewboard(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CREWBOARD_")}
-    env["CREWBOARD_DATA_DIR"] = str(data)
-    return subprocess.run(
-        [*CREWBOARD, *args], env=env, capture_output=True, text=True, timeout=120, check=False
-    )
+    return run_crewboard(crewboard_env(data), *args)
 
 
 def test_moving_a_project_between_two_fresh_servers(tmp_path: Path) -> None:
@@ -94,7 +85,8 @@ def test_moving_a_project_between_two_fresh_servers(tmp_path: Path) -> None:
     for data in (first, second):
         assert _crewboard(data, "init").returncode == 0
     archive = tmp_path / "move.zip"
-    seen = _on_a_terminal(first, "export", "DEMO", "--to", str(archive))
+    status, seen, _ = on_a_terminal(crewboard_env(first), "export", "DEMO", "--to", str(archive))
+    assert status == 0, seen
     assert "rows" in seen
     assert "#" in seen  # the bar itself
     assert f"wrote {archive}" in seen
@@ -127,26 +119,3 @@ def test_with_json_every_failure_is_one_json_line(tmp_path: Path) -> None:
     plain = _crewboard(tmp_path / "data", "export")
     assert plain.returncode == 2
     assert "Usage: crewboard export" in plain.stderr
-
-
-def _on_a_terminal(data: Path, *args: str) -> str:
-    """Run the command with a pseudo-terminal as its standard streams; all it wrote."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CREWBOARD_")}
-    env["CREWBOARD_DATA_DIR"] = str(data)
-    parent, child = pty.openpty()
-    with subprocess.Popen(
-        [*CREWBOARD, *args], stdin=child, stdout=child, stderr=child, env=env
-    ) as process:
-        os.close(child)
-        seen = b""
-        while True:
-            try:
-                chunk = os.read(parent, 4096)
-            except OSError:  # the terminal closed with the process
-                break
-            if not chunk:
-                break
-            seen += chunk
-        assert process.wait(timeout=60) == 0, seen
-    os.close(parent)
-    return seen.decode(errors="replace")
