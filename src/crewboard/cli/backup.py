@@ -3,14 +3,13 @@ blob files), and putting one back on a stopped server. The work is `storage/back
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
 import click
 
-from crewboard.cli.common import State, emit, json_option, open_database, pass_state
+from crewboard.cli.common import State, echo_error, emit, json_option, open_database, pass_state
 from crewboard.cli.progress import bars, wanted
 from crewboard.storage import backup as engine
 
@@ -86,8 +85,7 @@ def restore_command(state: State, source: Path, force: bool, as_json: bool) -> N
 def _fail(error: engine.BackupError, as_json: bool) -> NoReturn:
     """Exit 1 with the reason: JSON on stderr for `--json`, a sentence otherwise."""
     if as_json:
-        body = {"error": {"code": error.reason.upper(), "message": error.message, "details": {}}}
-        click.echo(json.dumps(body), err=True)
+        echo_error(error.reason.upper(), error.message)
         sys.exit(1)
     raise click.ClickException(error.message)
 

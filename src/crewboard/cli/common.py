@@ -82,13 +82,19 @@ def emit(as_json: bool, data: Any, text: Callable[[], str]) -> None:
         click.echo(text())
 
 
+def echo_error(code: str, message: str, details: dict[str, Any] | None = None) -> None:
+    """A failure as a script reads it with `--json`: one `{"error": …}` line on stderr."""
+    body = {"code": code, "message": message, "details": details or {}}
+    click.echo(json.dumps({"error": body}), err=True)
+
+
 def run_guarded(action: Callable[[], None], as_json: bool = False) -> None:
     """Turn a CrewboardError into a message on stderr and exit status 1."""
     try:
         action()
     except CrewboardError as error:
         if as_json:
-            click.echo(json.dumps({"error": error.to_dict()}), err=True)
+            echo_error(str(error.code), error.message, error.details)
         else:
             click.echo(f"error: {error.message} [{error.code}]", err=True)
         sys.exit(1)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from crewboard.cli import board as repos
 from crewboard.cli import handoffs as handoff_cli
 from crewboard.cli import identity, memory, projects, transfer
 from crewboard.cli import sessions as session_cli
-from crewboard.cli.common import State, emit, open_database, pass_state
+from crewboard.cli.common import State, echo_error, emit, open_database, pass_state
 from crewboard.cli.firststart import print_first_start, print_reuse
 from crewboard.cli.review import drafts as review
 from crewboard.cli.review import inbox, proposals
@@ -172,10 +171,7 @@ def main() -> None:
             error.show()
         else:
             code = "USAGE" if isinstance(error, click.UsageError) else "COMMAND_FAILED"
-            message = error.format_message()
-            click.echo(
-                json.dumps({"error": {"code": code, "message": message, "details": {}}}), err=True
-            )
+            echo_error(code, error.format_message())
         sys.exit(error.exit_code)
     except click.Abort:
         click.echo("Aborted!", err=True)
