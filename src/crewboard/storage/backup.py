@@ -43,13 +43,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from alembic.script import ScriptDirectory
 from sqlalchemy import text
 
 from crewboard import __version__
 from crewboard.storage import backup_files as set_files
 from crewboard.storage import migrate, pg_tools
-from crewboard.storage.blobs import IN_FOLDER
+from crewboard.storage.blobs import IN_FOLDER, file_name
 from crewboard.storage.database import SQLITE_BUSY_TIMEOUT_MS, Database
 from crewboard.storage.pg_tools import BackupError as BackupError  # noqa: PLC0414 - callers catch it from here
 
@@ -227,9 +226,7 @@ def _postgres_snapshot(db: Database, work: Path, advance: Advance) -> _Snapshot:
                 "first on PATH",
             )
         snapshot = str(conn.execute(text("SELECT pg_export_snapshot()")).scalar_one())
-        revision = None
-        if conn.execute(text("SELECT to_regclass('alembic_version')")).scalar() is not None:
-            revision = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+        revision = migrate.revision_of(conn)
         if revision is None:
             raise BackupError(
                 "no_schema",
@@ -273,8 +270,8 @@ def _copy_blob_files(
     entries: list[dict[str, Any]] = []
     missing: list[str] = []
     for digest in digests:
-        source = None if folder is None else folder / digest[:2] / digest[2:]
-        relative = f"{BLOB_FOLDER}/{digest[:2]}/{digest[2:]}"
+        source = None if folder is None else folder / file_name(digest)
+        relative = f"{BLOB_FOLDER}/{file_name(digest)}"
         if source is None or not source.is_file():
             missing.append(digest)
             continue
@@ -402,7 +399,7 @@ def _check_fits(db: Database, manifest: dict[str, Any]) -> None:
             "databases with `crewboard export` and `crewboard import`",
         )
     revision = manifest.get("schemaRevision")
-    if revision not in _known_revisions():
+    if revision not in migrate.known_revisions():
         raise BackupError(
             "schema_too_new",
             f"this backup's schema revision {revision} is newer than this version of "
@@ -607,11 +604,6 @@ def _restore_blob_files(
             copied += 1
         advance(BLOB_FILES, 1)
     return copied, present
-
-
-def _known_revisions() -> set[str]:
-    script = ScriptDirectory(str(Path(migrate.__file__).parent / "migrations"))
-    return {revision.revision for revision in script.walk_revisions()}
 
 
 # --- Shared pieces ----------------------------------------------------------------------------

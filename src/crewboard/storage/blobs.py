@@ -126,6 +126,12 @@ class BlobStore(Protocol):
         ...
 
 
+def file_name(digest: str) -> str:
+    """Where a blob's file lies under a blob folder (`ab/cdef…`): in CREWBOARD_BLOB_DIR, and
+    under `blobs/` in a backup set."""
+    return f"{digest[:2]}/{digest[2:]}"
+
+
 def _insert_blob_row(conn: Connection, digest: str, size: int, chunk_size: int, at: object) -> bool:
     """Add the `blobs` row unless it is there; True when this call added it. When it was
     there, it is locked against the collector until this transaction ends (PostgreSQL); a row
@@ -251,7 +257,7 @@ class FolderBlobStore:
         self.folder = folder
 
     def path_of(self, digest: str) -> Path:
-        return self.folder / digest[:2] / digest[2:]
+        return self.folder / file_name(digest)
 
     def put(self, data: bytes) -> str:
         digest = digest_of(data)

@@ -33,6 +33,11 @@ def head_revision() -> str | None:
     return ScriptDirectory.from_config(_config()).get_current_head()
 
 
+def known_revisions() -> set[str]:
+    """Every schema revision this version's migrations know."""
+    return {script.revision for script in ScriptDirectory.from_config(_config()).walk_revisions()}
+
+
 def current_revision(db: Database) -> str | None:
     with db.engine.connect() as conn:
         return revision_of(conn)
