@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from crewboard.domain.board.imports import SOURCE_NAMES, ImportedTask, SourceFiles, parse
-from crewboard.domain.board.imports.model import assignee_label
+from crewboard.domain.board.imports.model import assignee_label, person_handle
 from crewboard.domain.board.tasks import AssigneeType, Relation, Task, TaskStatus, TaskType
 from crewboard.domain.identity.access import Role, Scope
 from crewboard.domain.ids import new_id
@@ -133,8 +133,8 @@ def import_tasks(
 
 
 def _key(handle: str) -> str:
-    text = handle.strip()
-    return (text[1:] if text.startswith("@") else text).lower()
+    """How a person is matched: as the parsers write a handle (no @), in any case."""
+    return person_handle(handle).lower()
 
 
 class _Import:
