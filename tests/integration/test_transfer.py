@@ -325,3 +325,29 @@ def test_unknown_projects_and_bad_options_are_refused(
         archive.import_archive(db, path, new_ids=True, key="not a key!")
     with pytest.raises(NotFound, match="workspace"):
         archive.import_archive(db, path, new_ids=True, key="WSX", workspace_id="wsp_nothere")
+
+
+def test_oversized_entries_are_refused_before_they_are_read_whole(
+    source: tuple[str, Database, Everything, Path],
+    servers: Servers,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A document line or a blob over the limits (64 MiB a line, 1 GiB a file; lowered here so
+    the archive stays small) is refused naming it, with nothing written."""
+    backend, _, _, path = source
+    db = servers.new(backend)
+    tasks_name, tasks_doc = _entry(path, "/tasks.jsonl")
+    first, *rest = tasks_doc.splitlines(keepends=True)
+    long_row = {**json.loads(first), "description": "x" * 200_000}
+    long_doc = (json.dumps(long_row) + "\n").encode() + b"".join(rest)
+    padded = _rewrite(path, tmp_path / "long.zip", {tasks_name: long_doc})
+    monkeypatch.setattr(archive, "MAX_LINE", 100_000)
+    with pytest.raises(ValidationFailed, match=f"{tasks_name} line 1: is too long"):
+        archive.import_archive(db, padded)
+    monkeypatch.setattr(archive, "MAX_LINE", 64 * 1024 * 1024)
+    monkeypatch.setattr(archive, "MAX_BLOB", 16)
+    with pytest.raises(ValidationFailed, match=r"blobs/[0-9a-f]{64}: is larger than any file"):
+        archive.import_archive(db, path)
+    assert count_rows(db, "projects") == 0
+    assert count_rows(db, "users") == 0
