@@ -28,7 +28,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from crewboard.services.live import Broker, Claim, StreamRefused, Subscription
 
 HEARTBEAT = 15.0  # seconds between comments on a quiet stream
-CHECK = 5.0  # seconds between checks that the stream's credential still works
+CHECK = 10.0  # seconds between checks that the stream's credential still works
 BACKFILL = 500  # events read from the log at a time while catching up
 RETRY_MS = 2000  # how long a browser waits before it reconnects
 
