@@ -1,0 +1,65 @@
+"""How the broker shares a node's streams (on both databases): a person over their share is
+refused with the limit named, never someone else; the last slots of a project are kept for
+its admins, and the node's last slots for the web app."""
+
+from __future__ import annotations
+
+import pytest
+
+from crewboard.services.live import Broker, Claim, StreamRefused
+from crewboard.storage.database import Database
+
+
+def claim(
+    person: str, holder: str | None = None, *, web: bool = False, admin_of: str = ""
+) -> Claim:
+    return Claim(
+        holder=holder or f"tok_{person}",
+        person=person,
+        web=web,
+        admin_of=frozenset({admin_of} if admin_of else ()),
+        per_holder=20 if web else None,
+    )
+
+
+def refusal(broker: Broker, projects: set[str], who: Claim) -> StreamRefused:
+    with pytest.raises(StreamRefused) as refused:
+        broker.subscribe(projects, who)
+    return refused.value
+
+
+def test_a_person_over_their_share_is_refused_naming_the_limit_and_others_still_get_in(
+    db: Database,
+) -> None:
+    broker = Broker(db)
+    broker.per_person = 6
+    for n in range(6):  # two streams on each of three tokens
+        broker.subscribe({"prj_a"}, claim("usr_m", f"tok_m{n // 2}"))
+    over = refusal(broker, {"prj_a"}, claim("usr_m", "tok_fresh"))
+    assert (over.status, over.limit, over.cap) == (429, "streamsPerPerson", 6)
+    broker.subscribe({"prj_a"}, claim("usr_owner"))
+    broker.subscribe({"prj_a"}, claim("usr_m", "ses:tab", web=True))  # the web app is counted apart
+
+
+def test_the_last_slots_of_a_project_are_kept_for_its_admins(db: Database) -> None:
+    broker = Broker(db)
+    broker.per_project, broker.admin_kept = 4, 1
+    for n in range(3):
+        broker.subscribe({"prj_a"}, claim(f"usr_{n}"))
+    full = refusal(broker, {"prj_a"}, claim("usr_reader"))
+    assert (full.status, full.limit, full.cap) == (429, "streamsPerProject", 3)
+    broker.subscribe({"prj_a"}, claim("usr_admin", admin_of="prj_a"))
+    assert refusal(broker, {"prj_a"}, claim("usr_admin2", admin_of="prj_a")).cap == 4
+    broker.subscribe({"prj_b"}, claim("usr_reader"))  # another project has its own room
+
+
+def test_the_last_slots_of_a_node_are_kept_for_the_web_app(db: Database) -> None:
+    broker = Broker(db, max_streams=6)
+    broker.web_kept = 2
+    for n in range(4):
+        broker.subscribe({"prj_a"}, claim(f"usr_{n}"))
+    busy = refusal(broker, {"prj_a"}, claim("usr_late"))
+    assert (busy.status, busy.limit) == (503, "streamsPerNode")
+    broker.subscribe({"prj_a"}, claim("usr_late", "ses:1", web=True))
+    broker.subscribe({"prj_a"}, claim("usr_other", "ses:2", web=True))
+    assert refusal(broker, {"prj_a"}, claim("usr_more", "ses:3", web=True)).status == 503
