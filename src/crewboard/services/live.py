@@ -42,13 +42,13 @@ POLL = 1.0  # seconds: the longest an event waits when no wake-up reaches the br
 GATHER = 0.01  # seconds: the least time between two reads of the log
 BATCH = 500  # events read at a time
 QUEUE = 2000  # events a stream may have waiting before it is cut as too slow
-MAX_STREAMS = 500  # streams one process holds
-WEB_KEPT = 50  # of those, kept for the web app's own streams (other doors stop short of them)
+# The defaults of the caps (the first, third and fifth are settings: CREWBOARD_LIVE_STREAMS…).
+MAX_STREAMS = 500  # streams one process holds; a tenth kept for the web app's own streams
 PER_TOKEN = 5  # streams one token (or stream token) may hold on one process
 PER_PERSON = 20  # streams one person's tokens and stream tokens hold together on one process
 PER_PERSON_WEB = 40  # web app streams one person's browser sessions hold together
-PER_PROJECT = 100  # streams (other than the web app's) following one project on one process
-ADMIN_KEPT = 5  # of those, kept for the project's admins
+PER_PROJECT = 100  # streams (other than the web app's) following one project on one process;
+# a twentieth of them kept for the project's admins
 
 
 class StreamRefused(Exception):
@@ -176,16 +176,18 @@ class Broker:
         poll: float = POLL,
         max_streams: int = MAX_STREAMS,
         per_token: int = PER_TOKEN,
+        per_person: int = PER_PERSON,
+        per_project: int = PER_PROJECT,
     ) -> None:
         self.db = db
         self.poll = poll
         self.max_streams = max_streams
+        self.web_kept = max(1, max_streams // 10)  # other doors stop short of these
         self.per_token = per_token
-        self.web_kept = WEB_KEPT
-        self.per_person = PER_PERSON
+        self.per_person = per_person
         self.per_person_web = PER_PERSON_WEB
-        self.per_project = PER_PROJECT
-        self.admin_kept = ADMIN_KEPT
+        self.per_project = per_project
+        self.admin_kept = max(1, per_project // 20)
         self.cursor = 0
         self.subscriptions: set[Subscription] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
