@@ -7,12 +7,14 @@ PostgreSQL the same holds with the stream on another node than the change."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from sqlalchemy.engine import URL
 
 from crewboard.config import Settings
+from crewboard.domain.clock import ManualClock
 from crewboard.domain.models import Actor, User
 from crewboard.services.identity import stream_tokens, tokens
 from crewboard.services.identity.users import person_actor
@@ -20,6 +22,7 @@ from crewboard.services.oauth import grants
 from crewboard.services.projects import projects
 from crewboard.storage.database import Database
 from crewboard.web.context import SESSION_COOKIE
+from crewboard.web.sse import CHECK
 from tests.conftest import ONLY_POSTGRESQL
 from tests.support.factories import make_project, make_user
 from tests.support.oauth import connect, served_app
@@ -193,6 +196,20 @@ def test_revoking_the_oauth_approval_that_made_a_stream_token_ends_its_streams_a
         again = Reader(events_url(app.url), made["secret"])
         again.join()
         assert again.status == 401
+
+
+def test_a_stream_token_that_expires_ends_its_stream_at_the_next_check(
+    db: Database, me: Actor, base: str
+) -> None:
+    """An expiry writes no event: every stream asks again whether its credential works, every
+    CHECK seconds."""
+    made = stream_tokens.create_stream_token(db, me, projects=["CRW"], lifetime_seconds=60)
+    reader = opened(Reader(events_url(base), made["secret"]))
+    assert isinstance(db.clock, ManualClock)
+    db.clock.advance(timedelta(seconds=61))
+    reader.join(CHECK + 5)
+    assert reader.controls[-1][0] == "end"
+    assert "expired" in reader.controls[-1][1]["reason"]
 
 
 @ONLY_POSTGRESQL

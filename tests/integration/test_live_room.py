@@ -1,12 +1,13 @@
 """How the broker shares a node's streams (on both databases): a person over their share is
 refused with the limit named, never someone else; the last slots of a project are kept for
-its admins, and the node's last slots for the web app."""
+its admins, and the node's last slots for the web app. And which streams each
+credential-ending event of the log ends (`ended_by`), and which it leaves."""
 
 from __future__ import annotations
 
 import pytest
 
-from crewboard.services.live import Broker, Claim, StreamRefused
+from crewboard.services.live import SESSION, Broker, Claim, StreamRefused, Subscription, ended_by
 from crewboard.storage.database import Database
 
 
@@ -63,3 +64,38 @@ def test_the_last_slots_of_a_node_are_kept_for_the_web_app(db: Database) -> None
     broker.subscribe({"prj_a"}, claim("usr_late", "ses:1", web=True))
     broker.subscribe({"prj_a"}, claim("usr_other", "ses:2", web=True))
     assert refusal(broker, {"prj_a"}, claim("usr_more", "ses:3", web=True)).status == 503
+
+
+def _sub(claim: Claim, *projects: str) -> Subscription:
+    return Subscription(frozenset(projects), claim, 0)
+
+
+def _row(type_: str, **payload: str) -> dict[str, object]:
+    return {"type": type_, "payload": payload, "project_id": payload.get("projectId")}
+
+
+def test_a_password_change_ends_the_persons_other_sessions_streams_only() -> None:
+    def browser(person: str, session: str) -> Subscription:
+        key = SESSION + session
+        return _sub(Claim(key, person, {key: "your browser session"}, web=True), "prj_a")
+
+    change = _row("user.password_changed", userId="usr_a", keptSessionRef="kept")
+    assert "password" in str(ended_by(change, browser("usr_a", "other")))
+    assert ended_by(change, browser("usr_a", "kept")) is None
+    assert ended_by(change, browser("usr_b", "other")) is None
+    token = _sub(Claim("tok_1", "usr_a", {"tok_1": "the token"}), "prj_a")
+    assert ended_by(change, token) is None  # a token is not a session
+
+
+def test_an_admin_made_reader_loses_streams_that_may_hold_an_admins_slot_only() -> None:
+    admin = _sub(claim("usr_a", admin_of="prj_a"), "prj_a")
+    reader = _sub(claim("usr_a"), "prj_a")
+    demoted = _row("project.member_set", projectId="prj_a", userId="usr_a", role="read")
+    assert "changed to read" in str(ended_by(demoted, admin))
+    assert ended_by(demoted, reader) is None
+    promoted = _row("project.member_set", projectId="prj_a", userId="usr_a", role="admin")
+    assert ended_by(promoted, admin) is None
+    removed = _row("project.member_removed", projectId="prj_a", userId="usr_a")
+    assert "removed" in str(ended_by(removed, reader))
+    assert ended_by(removed, _sub(claim("usr_a"), "prj_b")) is None
+    assert ended_by(removed, _sub(claim("usr_b"), "prj_a")) is None
