@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import multiprocessing
+import os
 import statistics
 import time
 import uuid
@@ -35,6 +36,8 @@ from bench.cluster import Cluster
 from bench.process import throwaway_postgres
 from crewboard.services.identity import stream_tokens, tokens
 from crewboard.services.identity.users import person_actor
+from crewboard.services.live import PER_PERSON, PER_TOKEN
+from crewboard.services.projects import projects
 from crewboard.storage.database import Database
 
 ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"  # may CREATE DATABASE
@@ -57,9 +60,21 @@ class World:
         self.secret = tokens.issue_token(
             self.db, self.me, kind="personal", scopes=["read", "tasks.manage"]
         ).secret
+        self.made = 0
+        self.follower = self.me
 
     def stream_secret(self) -> str:
-        return str(stream_tokens.create_stream_token(self.db, self.me, projects=["LIVE"])["secret"])
+        """A new stream token for LIVE, for 5 streams. A person's streams are capped (20 on a
+        node), so every fourth comes from a new reader of the project."""
+        if self.made % (PER_PERSON // PER_TOKEN) == 0:
+            reader = make_user(self.db, f"reader{self.made}@example.com")
+            projects.set_project_member(
+                self.db, self.me, project="LIVE", email=reader.email, role="read"
+            )
+            self.follower = person_actor(reader)
+        self.made += 1
+        made = stream_tokens.create_stream_token(self.db, self.follower, projects=["LIVE"])
+        return str(made["secret"])
 
 
 def post(client: httpx2.Client, task: str, n: int) -> None:
@@ -195,6 +210,8 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def run(url: str, events: int) -> None:
+    # Up to 400 subscribers follow the one project on node 1: above a project's default cap.
+    os.environ.setdefault("CREWBOARD_LIVE_STREAMS_PER_PROJECT", "1000")
     with Cluster(url, nodes=2) as cluster:
         world = World(url)
         one, two = cluster.running

@@ -138,7 +138,12 @@ def create_app(
     install_tasks_md(db)  # board status changes rewrite the boxes of tasks.md files
     door = McpDoor(db, settings, catalogue)
 
-    broker = Broker(db)  # the live streams' one reader of the event log
+    broker = Broker(  # the live streams' one reader of the event log
+        db,
+        max_streams=settings.live_streams,
+        per_person=settings.live_streams_per_person,
+        per_project=settings.live_streams_per_project,
+    )
     mailer = Mailer.from_settings(db, settings)  # None: no SMTP server, email off
     # Spec session turns queued in the database; None: this node runs none (others do).
     runner = SessionRunner(db, settings) if settings.session_runners > 0 else None

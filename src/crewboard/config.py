@@ -140,6 +140,22 @@ class Settings(BaseSettings):
         description="Input plus output tokens one spec session may spend; it stops there.",
     )  # fmt: skip
 
+    live_streams: int = Field(
+        default=500, ge=10, le=100_000,
+        description="Live event streams one process holds (a tenth of them kept for the web "
+        "app's own).",
+    )  # fmt: skip
+    live_streams_per_person: int = Field(
+        default=20, ge=1, le=100_000,
+        description="Live event streams one person's tokens and stream tokens hold together on "
+        "one process.",
+    )  # fmt: skip
+    live_streams_per_project: int = Field(
+        default=100, ge=2, le=100_000,
+        description="Live event streams (other than the web app's) following one project on one "
+        "process (a twentieth of them kept for its admins).",
+    )  # fmt: skip
+
     @field_validator("allowed_hosts", "allowed_origins", "oauth_redirect_hosts", mode="before")
     @classmethod
     def _split_commas(cls, value: Any) -> Any:

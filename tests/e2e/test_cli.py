@@ -96,6 +96,12 @@ def test_user_token_and_project_commands_for_scripts(run) -> None:  # type: igno
 
     projects = json.loads(run("project", "list", "--as", "ada@example.com", "--json").output)
     assert [(p["key"], p["viewerRole"]) for p in projects] == [("CRW", "write")]
+    removed = json.loads(run("project", "remove-member", "CRW", "ada@example.com", "--json").output)
+    assert removed["removed"] is True
+    assert json.loads(run("project", "list", "--as", "ada@example.com", "--json").output) == []
+    again = run("project", "remove-member", "CRW", "ada@example.com", "--json")
+    assert again.exit_code == 1
+    assert json.loads(again.output)["error"]["code"] == "NOT_FOUND"
 
 
 def test_errors_exit_1_with_code_and_json_for_scripts(run) -> None:  # type: ignore[no-untyped-def]

@@ -1,8 +1,9 @@
 """Live events for outside clients over real HTTP (Server-Sent Events), on both databases:
 20 subscribers see every one of 1,000 events once, in order, with no gap; a stream resumed
 from Last-Event-ID misses nothing and repeats nothing; an id the server cannot resume after
-gets a reset; a revoked stream token's open stream ends; the caps per token; who may follow
-what (stream token, API token, nobody)."""
+gets a reset; a revoked stream token's open stream ends; the caps per token and per person (one
+read member with many stream tokens cannot take the owner's, an admin's or the web app's
+streams); who may follow what (stream token, API token, nobody)."""
 
 from __future__ import annotations
 
@@ -16,13 +17,18 @@ import pytest
 
 from crewboard.config import Settings
 from crewboard.domain.models import Actor, User
+from crewboard.errors import LimitExceeded
 from crewboard.services.identity import stream_tokens, tokens
 from crewboard.services.identity.users import person_actor
+from crewboard.services.live import PER_PERSON, PER_TOKEN
+from crewboard.services.projects import projects
 from crewboard.storage.database import Database
+from crewboard.web.context import SESSION_COOKIE
 from tests.support.factories import make_project, make_user
 from tests.support.mcp_client import body_of, mcp_client
 from tests.support.server import free_port, running_server
 from tests.support.sse import Reader
+from tests.support.web import sign_in
 
 WRITES = 1000
 SUBSCRIBERS = 20
@@ -175,6 +181,51 @@ def test_a_token_holds_at_most_five_streams_on_a_node(db: Database, me: Actor, b
     write_events(db, "CRW", 1)
     for reader in open_:
         reader.join()
+
+
+def test_one_read_member_with_many_stream_tokens_cannot_take_the_owners_or_the_web_apps_streams(
+    db: Database, me: Actor, owner: User, base: str
+) -> None:
+    reader, admin = make_user(db, "reader@example.com"), make_user(db, "admin@example.com")
+    projects.set_project_member(db, me, project="CRW", email=reader.email, role="read")
+    projects.set_project_member(db, me, project="CRW", email=admin.email, role="admin")
+    theirs = person_actor(reader)
+    secrets = [
+        stream_tokens.create_stream_token(db, theirs, projects=["CRW"])["secret"]
+        for _ in range(stream_tokens.MAX_LIVE)
+    ]
+    with pytest.raises(LimitExceeded) as too_many:
+        stream_tokens.create_stream_token(db, theirs, projects=["CRW"])
+    assert too_many.value.details["limit"] == "liveStreamTokensPerPerson"
+    taken = [Reader(events_url(base), secrets[n // PER_TOKEN], want=1) for n in range(PER_PERSON)]
+    for stream in taken:
+        assert stream.ready.wait(10)
+        assert stream.status == 200
+    api = tokens.issue_token(db, theirs, kind="personal", scopes=["read"]).secret
+    for secret in (secrets[-1], api):  # a fresh stream token, an API token: the same person
+        refused = Reader(events_url(base), secret, want=1)
+        refused.join()
+        assert refused.status == 429
+        assert refused.error is not None
+        assert refused.error["code"] == "LIMIT_EXCEEDED"
+        assert refused.error["details"] == {"limit": "streamsPerPerson", "max": PER_PERSON}
+    others = [
+        Reader(events_url(base), stream_secret(db, me), want=1),
+        Reader(events_url(base), stream_secret(db, person_actor(admin)), want=1),
+    ]
+    browser = sign_in(base, owner.email)
+    try:
+        cookie = {SESSION_COOKIE: browser.cookies[SESSION_COOKIE]}
+        others.append(Reader(f"{base}/events", None, want=1, cookies=cookie))
+        for stream in others:
+            assert stream.ready.wait(10)
+            assert stream.status == 200
+        write_events(db, "CRW", 1)
+        for stream in taken + others:
+            stream.join()
+            assert len(stream.events) == 1
+    finally:
+        browser.close()
 
 
 @pytest.mark.anyio

@@ -278,8 +278,13 @@ def _spec_world(db: Database, person: Actor) -> tuple[str, str, str, str]:
             body=mixed(10_000, f"r{n}"), idempotency_key=None,
         )  # fmt: skip
     _artifact_world(db, person, big)
-    for n in range(100):  # the most a list shows, with long names
-        stream_tokens.create_stream_token(db, person, projects=["CRW"], name=mixed(120, f"s{n}"))
+    for n in range(100):  # the most a list shows, with long names; most revoked (a person
+        # holds at most MAX_LIVE that still work), which makes their entries the longest
+        stream = stream_tokens.create_stream_token(
+            db, person, projects=["CRW"], name=mixed(120, f"s{n}")
+        )
+        if n < 100 - stream_tokens.MAX_LIVE:
+            stream_tokens.revoke_stream_token(db, person, token_id=stream["streamToken"]["id"])
     session, context = _session_world(
         db, person, files=small[:25], images=images[:25], big=made["id"], notes=text["id"]
     )

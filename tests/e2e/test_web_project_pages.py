@@ -160,6 +160,7 @@ def test_project_page_forms_without_the_token_are_refused(
         ("/p/CRW/state/restore", {"revision": "0", "restore": "1"}),
         ("/p/CRW/team/roles", {"name": "Reviewer"}),
         ("/p/CRW/team/members", {"email": "owner@example.com", "role": "read"}),
+        ("/p/CRW/team/members/remove", {"email": "owner@example.com"}),
     ):
         assert client.post(path, data=data).status_code == 403, path
     assert current_state(db, owner)["revision"] == 0
@@ -241,6 +242,7 @@ def test_a_writer_sees_the_team_without_forms_and_is_refused_changes(
             ("/p/CRW/team/roles", {"name": "Mine", "kind": "ai"}),
             (f"/p/CRW/team/roles/{role['id']}/archive", {}),
             ("/p/CRW/team/members", {"email": writer.email, "role": "admin"}),
+            ("/p/CRW/team/members/remove", {"email": "owner@example.com"}),
         ):
             answer = post_form(client, path, {"next": "/p/CRW/team", **data})
             assert answer.headers["location"] == "/p/CRW/team", path
@@ -276,6 +278,20 @@ def test_an_admin_adds_and_archives_a_role(
     assert team.get_team_page(db, person_actor(owner), project="CRW")["roles"] == []
     again = post_form(client, f"/p/CRW/team/roles/{role['id']}/archive", {"next": "/p/CRW/team"})
     assert role["id"] in flash_of(follow(client, again))
+
+
+def test_an_admin_removes_a_person_from_the_project_but_never_its_last_admin(
+    db: Database, owner: User, writer: User, client: httpx2.Client
+) -> None:
+    page = client.get("/p/CRW/team")
+    assert 'action="/p/CRW/team/members/remove"' in page.text
+    answer = post_form(client, "/p/CRW/team/members/remove", {"email": writer.email})
+    assert "no longer has a role" in flash_of(follow(client, answer))
+    people = team.get_team_page(db, person_actor(owner), project="CRW")["people"]
+    assert [p["email"] for p in people] == [owner.email]
+    last = post_form(client, "/p/CRW/team/members/remove", {"email": owner.email})
+    assert "last admin" in flash_of(follow(client, last))
+    assert client.get("/p/CRW/team").status_code == 200  # still the admin
 
 
 def test_a_bad_role_is_refused_naming_the_field(client: httpx2.Client) -> None:

@@ -14,9 +14,17 @@ class Reader:
     """Reads one stream in a thread: the events (id, payload n) and control messages."""
 
     def __init__(
-        self, url: str, secret: str, *, want: int = 10**9, last_id: str | None = None
+        self,
+        url: str,
+        secret: str | None,
+        *,
+        want: int = 10**9,
+        last_id: str | None = None,
+        cookies: dict[str, str] | None = None,
     ) -> None:
+        """`secret` None: no Authorization header (a browser's stream, with its `cookies`)."""
         self.url, self.secret, self.want, self.last_id = url, secret, want, last_id
+        self.cookies = cookies or {}
         self.until: int | None = None  # stop once an event with this id or later has come
         self.nodes: set[str] = set()
         self.dropped: str | None = None
@@ -24,6 +32,7 @@ class Reader:
         self.arrived: list[float] = []  # perf_counter() when each event came, for latencies
         self.controls: list[tuple[str, dict[str, Any]]] = []
         self.status = 0
+        self.error: dict[str, Any] | None = None  # a refusal's JSON error
         self.ready = threading.Event()
         self.thread = threading.Thread(target=self.run, daemon=True)
         self.thread.start()
@@ -37,17 +46,17 @@ class Reader:
             self.ready.set()
 
     def _read(self) -> None:
-        headers = {"Authorization": f"Bearer {self.secret}"}
+        headers = {} if self.secret is None else {"Authorization": f"Bearer {self.secret}"}
         if self.last_id is not None:
             headers["Last-Event-ID"] = self.last_id
         with (
-            httpx2.Client(timeout=httpx2.Timeout(30.0)) as client,
+            httpx2.Client(timeout=httpx2.Timeout(30.0), cookies=self.cookies) as client,
             client.stream("GET", self.url, headers=headers) as answer,
         ):
             self.status = answer.status_code
             self.nodes.add(answer.headers.get("x-crewboard-node", ""))
             if answer.status_code != 200:
-                self.ready.set()
+                self._refused(answer)
                 return
             kind, data = "message", ""
             for line in answer.iter_lines():
@@ -61,7 +70,8 @@ class Reader:
                     body = json.loads(data)
                     if kind == "message":
                         self.arrived.append(time.perf_counter())
-                        self.events.append((body["id"], body["payload"].get("n")))
+                        payload = body.get("payload") or {}  # the web app's stream sends none
+                        self.events.append((body["id"], payload.get("n")))
                     else:
                         self.controls.append((kind, body))
                         if kind == "end":
@@ -71,6 +81,12 @@ class Reader:
                         return
                     if self.until is not None and self.events and self.events[-1][0] >= self.until:
                         return
+
+    def _refused(self, answer: httpx2.Response) -> None:
+        answer.read()
+        if answer.headers.get("content-type", "").startswith("application/json"):
+            self.error = answer.json()["error"]
+        self.ready.set()
 
     def join(self, timeout: float = 60.0) -> None:
         self.thread.join(timeout)

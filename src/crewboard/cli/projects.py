@@ -117,6 +117,27 @@ def project_add_member(
         run_guarded(act, as_json)
 
 
+@project_group.command("remove-member")
+@click.argument("project")
+@click.argument("email")
+@as_option
+@json_option
+@pass_state
+def project_remove_member(
+    state: State, project: str, email: str, as_email: str | None, as_json: bool
+) -> None:
+    """Take a person's role on a project away (their live streams of it end)."""
+    with open_database(state.settings()) as db:
+
+        def act() -> None:
+            change = projects.remove_project_member(
+                db, acting_person(db, as_email), project=project, email=email
+            )
+            emit(as_json, change, lambda: f"{email} no longer has a role on {project}")
+
+        run_guarded(act, as_json)
+
+
 @click.group("workspace")
 def workspace_group() -> None:
     """Shared workspaces."""

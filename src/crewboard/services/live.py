@@ -10,7 +10,15 @@ loses nothing.
 
 Each stream has a bounded queue. A stream whose client reads too slowly to keep up fills it
 and is cut, with a reason, rather than holding the broker (and so every other stream) back.
-A process holds at most `max_streams` streams, and a token at most `per_token` of them.
+
+A stream lives as long as its credential: the log also carries the events that end one (a
+token or stream token revoked, an OAuth approval revoked, a sign-out, a role removed), and
+the broker of every node reads them like any other and cuts the streams they end, with the
+reason (`ended_by`). They are control messages: one with no project reaches no stream as data.
+
+Room is shared so that no one person can shut others out (`subscribe`): caps per credential,
+per person and per project, slots kept on every project for its admins and on the node for
+the web app's own streams.
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ import asyncio
 import contextlib
 import logging
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,17 +42,42 @@ POLL = 1.0  # seconds: the longest an event waits when no wake-up reaches the br
 GATHER = 0.01  # seconds: the least time between two reads of the log
 BATCH = 500  # events read at a time
 QUEUE = 2000  # events a stream may have waiting before it is cut as too slow
-MAX_STREAMS = 500  # streams one process holds
-PER_TOKEN = 5  # streams one token (or session) may hold on one process
+# The defaults of the caps (the first, third and fifth are settings: CREWBOARD_LIVE_STREAMS…).
+MAX_STREAMS = 500  # streams one process holds; a tenth kept for the web app's own streams
+PER_TOKEN = 5  # streams one token (or stream token) may hold on one process
+PER_PERSON = 20  # streams one person's tokens and stream tokens hold together on one process
+PER_PERSON_WEB = 40  # web app streams one person's browser sessions hold together
+PER_PROJECT = 100  # streams (other than the web app's) following one project on one process;
+# a twentieth of them kept for the project's admins
 
 
 class StreamRefused(Exception):
-    """No room for another stream: `reason` says whose limit was reached."""
+    """No room for another stream: `reason` says whose limit was reached, `limit` names it
+    and `cap` is its number."""
 
-    def __init__(self, reason: str, status: int) -> None:
+    def __init__(self, reason: str, status: int, limit: str, cap: int) -> None:
         super().__init__(reason)
         self.reason = reason
         self.status = status
+        self.limit = limit
+        self.cap = cap
+
+
+SESSION = "ses:"  # how a browser session's credential id starts (see `Claim.credentials`)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """Who a new stream is for, what its room is counted against, and what ends it."""
+
+    holder: str  # the credential the per-credential cap counts (a token, a browser session)
+    person: str  # the user: the per-person caps, and the events that end a person's streams
+    # Each credential whose end ends the stream, by id (`tok_…`, `grt_…`, `stk_…`, or
+    # SESSION + a session's reference), with how the end names it ("the token").
+    credentials: Mapping[str, str] = field(default_factory=dict)
+    web: bool = False  # the web app's own stream: counted apart, with the slots kept for it
+    admin_of: frozenset[str] = frozenset()  # its projects where it may use the admins' slots
+    per_holder: int | None = None  # the per-credential cap when not PER_TOKEN (a browser's tabs)
 
 
 @dataclass(eq=False)
@@ -52,11 +85,87 @@ class Subscription:
     """One open stream: its projects, its queue, and why it was cut (if it was)."""
 
     projects: frozenset[str]
-    holder: str
+    claim: Claim
     start: int  # the broker's cursor when it subscribed: the log holds what came before
     queue: asyncio.Queue[dict[str, Any]] = field(default_factory=lambda: asyncio.Queue(QUEUE))
     cut: str | None = None
     woken: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def holder(self) -> str:
+        return self.claim.holder
+
+
+# --- what ends a stream ----------------------------------------------------------------------
+
+Row = dict[str, Any]
+
+
+def _revoked(key: str) -> Callable[[Row, Subscription], str | None]:
+    """The end of the credential whose id the event's payload holds under `key`."""
+
+    def ends(row: Row, sub: Subscription) -> str | None:
+        what = sub.claim.credentials.get(str(row["payload"].get(key)))
+        return None if what is None else f"{what} was revoked"
+
+    return ends
+
+
+def _signed_out(row: Row, sub: Subscription) -> str | None:
+    ended = row["payload"].get("sessionRef")
+    return "you signed out" if ended and SESSION + ended in sub.claim.credentials else None
+
+
+def _sessions_ended(row: Row, sub: Subscription) -> str | None:
+    """A password change ends the person's other browser sessions (all but `keptSessionRef`)."""
+    payload = row["payload"]
+    if sub.claim.person != payload.get("userId"):
+        return None
+    kept = SESSION + str(payload.get("keptSessionRef"))
+    ended = any(c.startswith(SESSION) and c != kept for c in sub.claim.credentials)
+    return "your password was changed, which signed out your other sessions" if ended else None
+
+
+def _role_removed(row: Row, sub: Subscription) -> str | None:
+    payload = row["payload"]
+    if sub.claim.person != payload.get("userId") or payload.get("projectId") not in sub.projects:
+        return None
+    return "your role on this project was removed"
+
+
+def _role_changed(row: Row, sub: Subscription) -> str | None:
+    """A stream that may have used an admins' slot ends when its person is no admin there."""
+    payload = row["payload"]
+    if (
+        sub.claim.person != payload.get("userId")
+        or payload.get("projectId") not in sub.claim.admin_of
+        or payload.get("role") == "admin"
+    ):
+        return None
+    return f"your role on this project changed to {payload.get('role')}; open the stream again"
+
+
+def _project_deleted(row: Row, sub: Subscription) -> str | None:
+    return "the project was deleted" if row["payload"].get("projectId") in sub.projects else None
+
+
+# The events that end streams, and how each finds the streams it ends (with the reason).
+ENDINGS: dict[str, Callable[[Row, Subscription], str | None]] = {
+    "token.revoked": _revoked("tokenId"),
+    "oauth.grant_revoked": _revoked("grantId"),
+    "stream_token.revoked": _revoked("streamTokenId"),
+    "user.signed_out": _signed_out,
+    "user.password_changed": _sessions_ended,
+    "project.member_removed": _role_removed,
+    "project.member_set": _role_changed,
+    "project.deleted": _project_deleted,
+}
+
+
+def ended_by(row: Row, sub: Subscription) -> str | None:
+    """Why this event ends this stream, or None when it does not."""
+    ends = ENDINGS.get(row["type"])
+    return None if ends is None else ends(row, sub)
 
 
 class Broker:
@@ -67,11 +176,18 @@ class Broker:
         poll: float = POLL,
         max_streams: int = MAX_STREAMS,
         per_token: int = PER_TOKEN,
+        per_person: int = PER_PERSON,
+        per_project: int = PER_PROJECT,
     ) -> None:
         self.db = db
         self.poll = poll
         self.max_streams = max_streams
+        self.web_kept = max(1, max_streams // 10)  # other doors stop short of these
         self.per_token = per_token
+        self.per_person = per_person
+        self.per_person_web = PER_PERSON_WEB
+        self.per_project = per_project
+        self.admin_kept = max(1, per_project // 20)
         self.cursor = 0
         self.subscriptions: set[Subscription] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -159,12 +275,15 @@ class Broker:
                                                              limit=BATCH))  # fmt: skip
 
     def _hand_out(self, row: dict[str, Any]) -> None:
-        if row["type"] == "stream_token.revoked":
-            # On every node at once: the revocation is in the log like any change.
-            revoked = row["payload"].get("streamTokenId")
-            for sub in [s for s in self.subscriptions if s.holder == revoked]:
-                self._cut(sub, "The stream token was revoked.")
-            return
+        if row["type"] in ENDINGS:
+            # On every node at once: the end of a credential is in the log like any change.
+            # The stream it ends is cut before the event is handed out: it never sees it.
+            for sub in list(self.subscriptions):
+                reason = ended_by(row, sub)
+                if reason is not None:
+                    self._cut(sub, f"The stream ended: {reason}.")
+        if row["project_id"] is None:
+            return  # a person's or the instance's event (a sign-out): no stream's data
         for sub in list(self.subscriptions):
             if row["project_id"] not in sub.projects:
                 continue
@@ -182,31 +301,76 @@ class Broker:
 
     # --- streams ---------------------------------------------------------------------------
 
-    def subscribe(
-        self, projects: Iterable[str], holder: str, *, per_holder: int | None = None
-    ) -> Subscription:
-        """A new stream of these projects' events; `per_holder` overrides the per-token cap
-        (a browser session's tabs).
+    def subscribe(self, projects: Iterable[str], claim: Claim) -> Subscription:
+        """A new stream of these projects' events for `claim`, if there is room for it.
 
         Raises:
-            StreamRefused: the process or the holder has as many streams as it may.
+            StreamRefused: the node, the credential, the person or a project has as many
+                streams as it may (the limit named).
         """
-        if len(self.subscriptions) >= self.max_streams:
+        followed = frozenset(projects)
+        self._check_room(followed, claim)
+        sub = Subscription(followed, claim, self.cursor)
+        self.subscriptions.add(sub)
+        return sub
+
+    def _check_room(self, projects: frozenset[str], claim: Claim) -> None:
+        """Refuse the caller over its own share, never anyone else: a credential, a person,
+        a project (less the admins' slots) each have a cap, and streams other than the web
+        app's stop short of the slots kept for it."""
+        subs = self.subscriptions
+        if len(subs) >= self.max_streams:
             raise StreamRefused(
                 f"This server holds {self.max_streams} live streams already; retry later or on "
                 "another node.",
-                503,
-            )
-        cap = self.per_token if per_holder is None else per_holder
-        held = sum(1 for sub in self.subscriptions if sub.holder == holder)
-        if held >= cap:
+                503, "streamsPerNode", self.max_streams,
+            )  # fmt: skip
+        cap = self.per_token if claim.per_holder is None else claim.per_holder
+        if sum(1 for sub in subs if sub.holder == claim.holder) >= cap:
+            what = "browser session" if claim.web else "token"
             raise StreamRefused(
-                f"This token has {cap} live streams open on this server already; close one first.",
-                429,
+                f"This {what} has {cap} live streams open on this server already; close one "
+                "first.",
+                429, "streamsPerSession" if claim.web else "streamsPerToken", cap,
+            )  # fmt: skip
+        mine = [sub for sub in subs if sub.claim.person == claim.person]
+        if claim.web:
+            self._check_person(mine, True, self.per_person_web, "streamsPerPersonWeb")
+            return
+        self._check_person(mine, False, self.per_person, "streamsPerPerson")
+        others = sum(1 for sub in subs if not sub.claim.web)
+        if others >= self.max_streams - self.web_kept:
+            raise StreamRefused(
+                f"This server's live streams are taken ({self.max_streams - self.web_kept} "
+                "outside the web app); retry later or on another node.",
+                503, "streamsPerNode", self.max_streams - self.web_kept,
+            )  # fmt: skip
+        for project in sorted(projects):
+            self._check_project(project, claim)
+
+    def _check_person(self, mine: list[Subscription], web: bool, cap: int, limit: str) -> None:
+        if sum(1 for sub in mine if sub.claim.web is web) >= cap:
+            where = "in the web app" if web else "through tokens and stream tokens"
+            raise StreamRefused(
+                f"You have {cap} live streams open {where} on this server already (the "
+                f"{limit} limit); close one first.",
+                429, limit, cap,
+            )  # fmt: skip
+
+    def _check_project(self, project: str, claim: Claim) -> None:
+        held = sum(1 for sub in self.subscriptions if not sub.claim.web and project in sub.projects)
+        cap = self.per_project if project in claim.admin_of else self.per_project - self.admin_kept
+        if held >= cap:
+            kept = (
+                ""
+                if project in claim.admin_of
+                else f" ({self.admin_kept} more are kept for its admins)"
             )
-        sub = Subscription(frozenset(projects), holder, self.cursor)
-        self.subscriptions.add(sub)
-        return sub
+            raise StreamRefused(
+                f"Project {project} has {held} live streams open on this server{kept} (the "
+                "streamsPerProject limit); retry later.",
+                429, "streamsPerProject", cap,
+            )  # fmt: skip
 
     def unsubscribe(self, sub: Subscription) -> None:
         self.subscriptions.discard(sub)

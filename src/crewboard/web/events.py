@@ -3,12 +3,13 @@
 Each event goes out as `id: N` and a small JSON line (type, project, task, time; never a
 payload's text): pages use it only to know when to refresh. A browser that reconnects sends
 Last-Event-ID and gets what it missed, in order, from the log (`crewboard.web.sse`). The
-broker is woken by commits on every node, so a page shows changes made through any node.
+broker is woken by commits on every node, so a page shows changes made through any node. The
+stream ends (`event: end`) when its session does: sign-out, a password change elsewhere,
+expiry; and when the person's role on one of its projects is removed.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from functools import partial
 from typing import Any
@@ -17,11 +18,11 @@ from anyio import to_thread
 from starlette.requests import Request
 from starlette.responses import Response
 
-from crewboard.services.identity.web_sessions import session_of
 from crewboard.services.live import Subscription
+from crewboard.services.stream_access import web_stream_access
 from crewboard.services.views import iso
 from crewboard.storage.database import Database
-from crewboard.web.context import SESSION_COOKIE, _projects
+from crewboard.web.context import SESSION_COOKIE
 from crewboard.web.sse import BACKFILL, Stream, open_stream
 
 TABS = 20  # streams one browser session may hold on one node (one per open tab)
@@ -47,17 +48,14 @@ def _read(db: Database, project_ids: list[str], after: int) -> list[dict[str, An
 async def events(request: Request) -> Response:
     db: Database = request.app.state.db
     cookie = request.cookies.get(SESSION_COOKIE)
-    signed_in = await to_thread.run_sync(session_of, db, cookie)
-    if signed_in is None or cookie is None:
-        return Response("Sign in first.", status_code=401)
-    projects = await to_thread.run_sync(_projects, db, signed_in.actor)
     wanted = request.query_params.get("project")
-    ids = [p["id"] for p in projects if wanted in (None, p["id"], p["key"])]
-    holder = "web:" + hashlib.sha256(cookie.encode()).hexdigest()[:24]
+    access = await to_thread.run_sync(partial(web_stream_access, db, cookie, wanted, tabs=TABS))
+    if access is None:
+        return Response("Sign in first.", status_code=401)
+    ids = list(access.project_ids)
 
     def make(sub: Subscription) -> Stream:
-        return Stream(request, sub, _line, partial(_read, db, ids))
+        return Stream(request, sub, _line, partial(_read, db, ids), access.recheck)
 
-    return open_stream(
-        request.app.state.broker, request, frozenset(ids), holder, make, per_holder=TABS
-    )
+    broker = request.app.state.broker
+    return open_stream(broker, request, frozenset(ids), access.claim, make)

@@ -6,7 +6,10 @@ up from the log up to where the broker stood when it joined, then takes the rest
 queue. Ids only grow, so nothing is sent twice and nothing falls between the two. An id this
 server cannot resume after gets an `event: reset` naming where the stream goes on from. A
 comment line every HEARTBEAT seconds keeps proxies from closing a quiet stream, and a stream
-that is cut (revoked, too slow, server stopping) ends with an `event: end` and the reason.
+that is cut (its credential ended, too slow, server stopping) ends with an `event: end` and the
+reason. The end of a credential reaches the broker through the event log at once; every CHECK
+seconds the stream also asks again whether its credential still works (`Stream.recheck`), which
+ends it when one runs out (an expiry writes no event) and backs the log up.
 """
 
 from __future__ import annotations
@@ -22,10 +25,10 @@ from anyio import to_thread
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from crewboard.services.live import Broker, StreamRefused, Subscription
+from crewboard.services.live import Broker, Claim, StreamRefused, Subscription
 
 HEARTBEAT = 15.0  # seconds between comments on a quiet stream
-CHECK = 2.0  # seconds between checks that the stream's credential still works
+CHECK = 10.0  # seconds between checks that the stream's credential still works
 BACKFILL = 500  # events read from the log at a time while catching up
 RETRY_MS = 2000  # how long a browser waits before it reconnects
 
@@ -56,24 +59,26 @@ class Stream:
     sub: Subscription
     line: Callable[[Row], str]  # one event as SSE lines
     read_log: Callable[[int], list[Row]]  # the stream's events after an id (blocking)
-    still_valid: Callable[[], bool] | None = None  # checked every CHECK seconds (blocking)
+    # Why the stream's credential no longer works, or None while it does (every CHECK seconds;
+    # blocking).
+    recheck: Callable[[], str | None] | None = None
 
 
 def open_stream(
     broker: Broker,
     request: Request,
     projects: frozenset[str],
-    holder: str,
+    claim: Claim,
     make: Callable[[Subscription], Stream],
-    *,
-    per_holder: int | None = None,
 ) -> Response:
-    """Subscribe and answer with the event stream, or with 429/503 when there is no room."""
+    """Subscribe and answer with the event stream, or with 429/503 (naming the limit) when
+    there is no room."""
     try:
-        sub = broker.subscribe(projects, holder, per_holder=per_holder)
+        sub = broker.subscribe(projects, claim)
     except StreamRefused as refused:
+        details = {"limit": refused.limit, "max": refused.cap}
         return JSONResponse(
-            {"error": {"code": "LIMIT_EXCEEDED", "message": refused.reason, "details": {}}},
+            {"error": {"code": "LIMIT_EXCEEDED", "message": refused.reason, "details": details}},
             status_code=refused.status,
             headers={"retry-after": "5"},
         )
@@ -139,10 +144,11 @@ async def _live(stream: Stream) -> AsyncIterator[str]:
     loop = asyncio.get_running_loop()
     checked = quiet = loop.time()
     while sub.cut is None and not await stream.request.is_disconnected():
-        if stream.still_valid is not None and loop.time() - checked >= CHECK:
+        if stream.recheck is not None and loop.time() - checked >= CHECK:
             checked = loop.time()
-            if not await to_thread.run_sync(stream.still_valid):
-                yield control("end", "The stream token was revoked or has expired.")
+            ended = await to_thread.run_sync(stream.recheck)
+            if ended is not None:
+                yield control("end", f"The stream ended: {ended}.")
                 return
         sub.woken.clear()  # before draining: a wake-up during a yield below is not lost
         batch = []  # all that is waiting goes out as one write

@@ -66,7 +66,8 @@ TOOLS = (
         title="Create a stream token",
         description=(
             "A short-lived, read-only token for following projects' live events (Server-Sent "
-            "Events) from another program. The secret is returned once."
+            "Events) from another program. The secret is returned once. You hold at most 20 "
+            "that still work; one made through a token or connected app is revoked with it."
         ),
         args=CreateStreamToken,
         toolset=Toolset.ADMIN,

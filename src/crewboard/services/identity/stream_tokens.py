@@ -3,8 +3,14 @@ live events (`GET /api/v1/projects/{id}/events`) and nothing else.
 
 Any person or token that may read a project may make one for it (a stream token only reads):
 for at most the projects the maker can read (a project-limited token: its project), for at
-most MAX_SECONDS. The secret (`cbs_…`) is shown once and stored as its SHA-256. A revoked or
-expired token stops at once: streams check it again every few seconds and end.
+most MAX_SECONDS. The secret (`cbs_…`) is shown once and stored as its SHA-256. A person holds
+at most MAX_LIVE stream tokens that still work; one more is refused (revoke one, or let one
+expire) rather than an older one revoked under a client that uses it.
+
+A stream token belongs to the credential that made it: one made through an API token or an
+OAuth approval is revoked with it (`do_revoke_made_by`). A revoked or expired token stops at
+once: its streams end on every node (the revocation is in the event log; see
+`crewboard.services.live`).
 """
 
 from __future__ import annotations
@@ -23,8 +29,9 @@ from crewboard.domain.identity.tokens import (
 from crewboard.domain.ids import new_id
 from crewboard.domain.models import Actor
 from crewboard.domain.validation import check_text
-from crewboard.errors import NotFound, ValidationFailed
+from crewboard.errors import LimitExceeded, NotFound, ValidationFailed
 from crewboard.services.identity.access import access_project
+from crewboard.services.identity.users import SYSTEM_ACTOR
 from crewboard.services.views import actor_stamp, iso
 from crewboard.storage.database import Database
 from crewboard.storage.identity.stream_tokens import StreamToken, StreamTokenRepository
@@ -34,6 +41,7 @@ MAX_SECONDS = 24 * 3600
 DEFAULT_SECONDS = 3600
 MAX_PROJECTS = 20
 MAX_LISTED = 100
+MAX_LIVE = 20  # stream tokens one person may hold that still work
 
 
 @dataclass(frozen=True)
@@ -43,6 +51,7 @@ class StreamGrant:
     token_id: str
     user_id: str
     project_ids: tuple[str, ...]
+    made_by: str | None  # the token or OAuth approval it belongs to (None: its person's own)
 
 
 def tokens_of(uow: UnitOfWork) -> StreamTokenRepository:
@@ -95,6 +104,13 @@ def create_stream_token(
     secret = generate_token_secret(STREAM_PREFIX)
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
+        if tokens_of(uow).count_live(actor.user_id, uow.now) >= MAX_LIVE:
+            raise LimitExceeded(
+                f"You hold {MAX_LIVE} stream tokens that still work, the most one person may "
+                "(the liveStreamTokensPerPerson limit); revoke one (list_stream_tokens shows "
+                "them) or wait for one to expire.",
+                {"limit": "liveStreamTokensPerPerson", "max": MAX_LIVE},
+            )
         ids = []
         for ref in projects:
             project_id = access_project(uow, actor, ref).project.id
@@ -169,6 +185,21 @@ def revoke_stream_token(db: Database, actor: Actor, *, token_id: str) -> dict[st
     return db.write(work)
 
 
+def do_revoke_made_by(uow: UnitOfWork, user_id: str, maker: str) -> list[str]:
+    """Revoke the person's stream tokens made through `maker` (a token or OAuth approval being
+    revoked in this transaction); the ids revoked."""
+    repo = tokens_of(uow)
+    made = [t for t in repo.live_of(user_id, uow.now) if t.made_by == maker]
+    for token in made:
+        repo.revoke(token.id, uow.now)
+        uow.record_event(
+            "stream_token.revoked",
+            actor=SYSTEM_ACTOR,
+            payload={"streamTokenId": token.id, "madeBy": maker},
+        )
+    return [t.id for t in made]
+
+
 def stream_grant(db: Database, secret: str) -> StreamGrant | None:
     """What a still valid stream token may follow, or None (unknown, revoked, expired)."""
     if not is_well_formed(secret, STREAM_PREFIX):
@@ -178,16 +209,14 @@ def stream_grant(db: Database, secret: str) -> StreamGrant | None:
         found = tokens_of(uow).by_hash(hash_token_secret(secret))
         if found is None or not found.valid(uow.now):
             return None
-        return StreamGrant(found.id, found.user_id, found.project_ids)
+        return StreamGrant(found.id, found.user_id, found.project_ids, found.made_by)
 
     return db.read(work)
 
 
-def still_valid(db: Database, token_id: str) -> bool:
-    """Whether a stream token still works (checked again while its streams are open)."""
-
-    def work(uow: UnitOfWork) -> bool:
-        found = tokens_of(uow).get(token_id)
-        return found is not None and found.valid(uow.now)
-
-    return db.read(work)
+def stream_token_ends(uow: UnitOfWork, token_id: str) -> str | None:
+    """Why a stream token no longer works ("was revoked", "has expired"), or None."""
+    found = tokens_of(uow).get(token_id)
+    if found is None or found.revoked_at is not None:
+        return "the stream token was revoked"
+    return None if found.valid(uow.now) else "the stream token has expired"

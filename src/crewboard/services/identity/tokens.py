@@ -24,6 +24,7 @@ from crewboard.domain.models import Actor, ApiToken
 from crewboard.domain.validation import check_text
 from crewboard.errors import NotFound, PermissionDenied, Unauthenticated, ValidationFailed
 from crewboard.services.identity.access import access_project
+from crewboard.services.identity.stream_tokens import do_revoke_made_by
 from crewboard.services.identity.users import SYSTEM_ACTOR
 from crewboard.services.views import token_view
 from crewboard.storage.database import Database
@@ -202,6 +203,7 @@ def revoke_token(db: Database, token_id: str, *, actor: Actor | None = None) -> 
             payload={"tokenId": token.id},
             project_id=token.project_id,
         )
+        do_revoke_made_by(uow, token.user_id, token.id)  # its stream tokens end with it
         return revoked
 
     return db.write(work)

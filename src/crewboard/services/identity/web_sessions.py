@@ -3,6 +3,8 @@
 The browser holds a random secret in an HttpOnly cookie; the database keeps only its SHA-256.
 Every sign-in makes a new session (the id is renewed, never reused from before the login).
 A session ends at sign-out, after SESSION_LIFETIME, or after IDLE_LIMIT without a request.
+Its end is in the event log (`user.signed_out`, naming the session by `session_ref`, never by
+its key), so its live streams end on every node at once.
 """
 
 from __future__ import annotations
@@ -50,6 +52,29 @@ def session_id_of(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
+def session_ref(session_id: str) -> str:
+    """How events and live streams name a session: derived from its id, and no key to it."""
+    return hashlib.sha256(f"stream:{session_id}".encode()).hexdigest()[:32]
+
+
+def _record_end(uow: UnitOfWork, session: WebSession) -> None:
+    uow.record_event(
+        "user.signed_out",
+        actor={"kind": "person", "userId": session.user_id, "tokenId": None},
+        payload={"sessionRef": session_ref(session.id)},
+    )
+
+
+def session_ends(uow: UnitOfWork, session_id: str) -> str | None:
+    """Why a session no longer works (signed out, expired, idle too long), or None."""
+    session = sessions_of(uow).get(session_id)
+    if session is None:
+        return "you signed out"
+    if session.expires_at <= uow.now or session.last_seen_at + IDLE_LIMIT <= uow.now:
+        return "your session has expired; sign in again"
+    return None
+
+
 def sign_in(db: Database, *, email: str, password: str, replacing: str | None = None) -> SignedIn:
     """Check the password and open a new session (ending `replacing`, the browser's old one).
 
@@ -61,8 +86,9 @@ def sign_in(db: Database, *, email: str, password: str, replacing: str | None = 
 
     def work(uow: UnitOfWork) -> WebSession:
         repo = sessions_of(uow)
-        if replacing:
-            repo.delete(session_id_of(replacing))
+        if replacing and (old := repo.get(session_id_of(replacing))) is not None:
+            repo.delete(old.id)
+            _record_end(uow, old)
         repo.delete_expired(user.id, uow.now)
         session = WebSession(
             id=session_id_of(secret),
@@ -105,8 +131,18 @@ def session_of(db: Database, secret: str | None) -> SignedIn | None:
 
 
 def sign_out(db: Database, secret: str | None) -> None:
-    if secret:
-        db.write(lambda uow: sessions_of(uow).delete(session_id_of(secret)))
+    """End the session (its live streams end with it, on every node)."""
+    if not secret or len(secret) > 128:
+        return
+
+    def work(uow: UnitOfWork) -> None:
+        repo = sessions_of(uow)
+        session = repo.get(session_id_of(secret))
+        if session is not None:
+            repo.delete(session.id)
+            _record_end(uow, session)
+
+    db.write(work)
 
 
 def change_password(db: Database, signed_in: SignedIn, *, current: str, new: str) -> None:
@@ -127,7 +163,10 @@ def change_password(db: Database, signed_in: SignedIn, *, current: str, new: str
         uow.users.set_password_hash(user.id, new_hash, uow.now)
         sessions_of(uow).delete_for_user(user.id, keep=signed_in.session.id)
         uow.record_event(
-            "user.password_changed", actor=signed_in.actor.as_payload(), payload={"userId": user.id}
+            "user.password_changed",
+            actor=signed_in.actor.as_payload(),
+            # The other sessions end: their streams too (see crewboard.services.live).
+            payload={"userId": user.id, "keptSessionRef": session_ref(signed_in.session.id)},
         )
 
     db.write(work)

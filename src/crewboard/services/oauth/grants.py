@@ -36,6 +36,7 @@ from crewboard.domain.oauth import (
 )
 from crewboard.errors import NotFound, PermissionDenied, Unauthenticated, ValidationFailed
 from crewboard.services.identity.access import access_project
+from crewboard.services.identity.stream_tokens import do_revoke_made_by
 from crewboard.services.identity.users import SYSTEM_ACTOR
 from crewboard.storage.database import Database
 from crewboard.storage.oauth.repository import OAuthRepository
@@ -265,12 +266,24 @@ def deny(db: Database, actor: Actor, request_id: str, *, issuer: str) -> str:
 
 def _revoke(uow: UnitOfWork, grant: Grant, reason: str) -> None:
     if oauth_of(uow).revoke_grant(grant.id, uow.now, reason):
-        uow.record_event(
-            "oauth.grant_revoked",
-            actor=SYSTEM_ACTOR,
-            payload={"grantId": grant.id, "reason": reason},
-            project_id=grant.project_id,
-        )
+        _revoked(uow, grant, SYSTEM_ACTOR, reason)
+
+
+def _revoked(uow: UnitOfWork, grant: Grant, actor: dict[str, str | None], reason: str) -> None:
+    """Record a grant's revocation; the stream tokens made through it end with it."""
+    uow.record_event(
+        "oauth.grant_revoked",
+        actor=actor,
+        payload={"grantId": grant.id, "reason": reason},
+        project_id=grant.project_id,
+    )
+    do_revoke_made_by(uow, grant.user_id, grant.id)
+
+
+def grant_active(uow: UnitOfWork, grant_id: str) -> bool:
+    """Whether an approval still stands (a stream token made through it lives as long)."""
+    grant = oauth_of(uow).grant(grant_id)
+    return grant is not None and grant.active
 
 
 def load_code(db: Database, client_id: str, code: str) -> CodeRecord | None:
@@ -525,12 +538,7 @@ def revoke_connection(db: Database, actor: Actor, grant_id: str) -> Grant:
                 f"No connection {grant_id!r}.", {"resource": "connection", "id": grant_id}
             )
         if repo.revoke_grant(grant.id, uow.now, "revoked_by_person"):
-            uow.record_event(
-                "oauth.grant_revoked",
-                actor=actor.as_payload(),
-                payload={"grantId": grant.id, "reason": "revoked_by_person"},
-                project_id=grant.project_id,
-            )
+            _revoked(uow, grant, actor.as_payload(), "revoked_by_person")
         return repo.grant(grant_id) or grant
 
     return db.write(work)

@@ -203,6 +203,49 @@ def set_project_member(
     return db.write(work)
 
 
+def remove_project_member(
+    db: Database, actor: Actor, *, project: str, email: str
+) -> dict[str, Any]:
+    """Take a person's role on a project away (project admins only); their tokens and live
+    streams of the project stop with it. The last admin stays.
+
+    Raises:
+        NotFound: the project is not open to the actor, or the person has no role on it.
+        PermissionDenied: the actor is not an admin there (or lacks projects.admin).
+        ValidationFailed: the person is the project's last admin.
+    """
+    address = check_email(email)
+
+    def work(uow: UnitOfWork) -> dict[str, Any]:
+        access = access_project(uow, actor, project, scope=Scope.PROJECTS_ADMIN, role=Role.ADMIN)
+        user = uow.users.get_by_email(address)
+        role = None if user is None else uow.projects.member_role(access.project.id, user.id)
+        if user is None or role is None:
+            raise NotFound(
+                f"{address} has no role on {access.project.key}.",
+                {"resource": "member", "email": address},
+            )
+        admins = [u for u, r in uow.projects.members(access.project.id) if r is Role.ADMIN]
+        if role is Role.ADMIN and len(admins) <= 1:
+            raise ValidationFailed(
+                f"{address} is the last admin of {access.project.key}; make someone else admin "
+                "first.",
+                {"field": "email", "email": address},
+            )
+        uow.projects.remove_member(access.project.id, user.id)
+        change = {"projectId": access.project.id, "userId": user.id, "removed": True}
+        uow.record_event(
+            "project.member_removed",
+            actor=actor.as_payload(),
+            payload={"projectId": access.project.id, "userId": user.id},
+            project_id=access.project.id,
+            workspace_id=access.project.workspace_id,
+        )
+        return change
+
+    return db.write(work)
+
+
 def _project_fields(
     *,
     name: str | None = None,

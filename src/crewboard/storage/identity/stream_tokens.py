@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Row, bindparam, select, update
+from sqlalchemy import Connection, Row, bindparam, func, select, update
 
 from crewboard.storage.identity.tables import stream_tokens
 
@@ -29,6 +29,13 @@ class StreamToken:
 
     def valid(self, now: datetime) -> bool:
         return self.revoked_at is None and now < self.expires_at
+
+    @property
+    def made_by(self) -> str | None:
+        """The token or OAuth approval (`grt_…`) it was made through; None when its person
+        made it directly (web app, operator CLI). It lives no longer than that credential."""
+        maker = self.created_by.get("tokenId")
+        return str(maker) if maker else None
 
 
 def _token(row: Row[Any]) -> StreamToken:
@@ -77,6 +84,19 @@ class StreamTokenRepository:
             .order_by(_s.created_at.desc(), _s.id)
             .limit(limit)
         )
+        return [_token(row) for row in rows]
+
+    def _live(self, user_id: str, now: datetime) -> Any:
+        return (_s.user_id == user_id, _s.revoked_at.is_(None), _s.expires_at > now)
+
+    def count_live(self, user_id: str, now: datetime) -> int:
+        """How many of the person's stream tokens still work."""
+        query = select(func.count()).select_from(stream_tokens).where(*self._live(user_id, now))
+        return int(self.conn.execute(query).scalar_one())
+
+    def live_of(self, user_id: str, now: datetime) -> list[StreamToken]:
+        """The person's stream tokens that still work."""
+        rows = self.conn.execute(select(stream_tokens).where(*self._live(user_id, now)))
         return [_token(row) for row in rows]
 
     def revoke(self, token_id: str, at: datetime) -> None:

@@ -179,6 +179,16 @@ class ProjectRepository:
         else:
             self.conn.execute(t.project_members.update().where(where).values(role=role.value))
 
+    def remove_member(self, project_id: str, user_id: str) -> bool:
+        """Take the person's role on the project away; whether they had one."""
+        done = self.conn.execute(
+            t.project_members.delete().where(
+                t.project_members.c.project_id == project_id,
+                t.project_members.c.user_id == user_id,
+            )
+        )
+        return bool(done.rowcount)
+
     def list_for_user(
         self,
         user_id: str,

@@ -81,9 +81,17 @@ def team_set_member(page: Page) -> Response:
     return page.redirect(page.path("team"), notice=f"{email} now has the {change['role']} role.")
 
 
+def team_remove_member(page: Page) -> Response:
+    """Take a person's role on the project away (project admins)."""
+    email = page.field("email").strip()
+    projects.remove_project_member(page.db, page.actor, project=page.project_key, email=email)
+    return page.redirect(page.path("team"), notice=f"{email} no longer has a role here.")
+
+
 ROUTES: list[BaseRoute] = [
     *project_routes("team", get=team_page),
     *project_routes("team/roles", post=team_add_role),
     *project_routes("team/roles/{role_id}/archive", post=team_archive_role),
     *project_routes("team/members", post=team_set_member),
+    *project_routes("team/members/remove", post=team_remove_member),
 ]
