@@ -165,7 +165,7 @@ def test_these_redirect_uris_can_be_registered(uri: str) -> None:
         ("http://127.0.0.1:9999/cb#x", "fragment"),
         ("javascript:alert(1)", "scheme"),
         ("JavaScript:alert(1)", "scheme"),
-        ("data:text/html,<script>1</script>", "scheme"),
+        ("data:text/html,hi", "scheme"),
         ("file:///etc/passwd", "scheme"),
         ("vbscript:msgbox", "scheme"),
         ("/relative/cb", "scheme"),
@@ -179,6 +179,62 @@ def test_these_redirect_uris_are_refused_saying_why(uri: str, said: str) -> None
     problem = redirect_uri_problem(uri)
     assert problem is not None
     assert said in problem
+
+
+# URIs that URL parsers read differently (the host from user information, a backslash taken
+# for a slash, a percent-encoded or oddly written host): each is refused outright, at
+# registration and as a metadata document's redirect or address.
+PARSER_TRAPS = [
+    ("http://127.0.0.1:1@evil.example/cb", "credentials"),
+    ("http://localhost@evil.example/cb", "credentials"),
+    ("http://[::1]@evil.example/cb", "credentials"),
+    ("https://@app.example.com/cb", "credentials"),
+    ("https://user:pw@app.example.com/cb", "credentials"),
+    ("com.example.app://user@host/cb", "credentials"),
+    ("http://evil.example\\@127.0.0.1/cb", "character"),
+    ("http://127.0.0.1\\.evil.example/cb", "character"),
+    ("http://127.0.0.1%2f@evil.example/cb", "credentials"),
+    ("https://app%2eexample.com/cb", "percent"),
+    ("http://127.0.0.1%00.evil.example/cb", "percent"),
+    ("http://[::1%25eth0]/cb", "percent"),
+    ("http://[::1 ]/cb", "character"),
+    ("http://[v1.x]/cb", "IPv6"),
+    ("http://[127.0.0.1]/cb", "well-formed"),
+    ("http://127.0.0.1:99999/cb", "port"),
+    ("http://127.0.0.1:-1/cb", "port"),
+    ("HTTP://127.0.0.1/cb", "lowercase"),
+    ("Https://app.example.com/cb", "lowercase"),
+    ("http://127.0.0.1 @evil.example/cb", "character"),
+    (" http://127.0.0.1/cb", "character"),
+    ("http://127.0.0.1/cb\n", "character"),
+    ("http://127.0.0.1\t/cb", "character"),
+    ("https://app.example.com/c\x7fb", "character"),
+    ("https://bücher.example/cb", "character"),
+    ("https://app.example.com/cb\u2028", "character"),
+]
+
+
+@pytest.mark.parametrize(("uri", "said"), PARSER_TRAPS)
+def test_a_uri_parsers_read_differently_is_never_a_redirect_uri(uri: str, said: str) -> None:
+    problem = redirect_uri_problem(uri)
+    assert problem is not None
+    assert said in problem
+    assert not is_loopback_redirect(uri)
+
+
+@pytest.mark.parametrize(("uri", "said"), PARSER_TRAPS)
+def test_a_uri_parsers_read_differently_is_never_a_document_url(uri: str, said: str) -> None:
+    url = uri.replace("http://", "https://").replace("/cb", "/client.json")
+    problem = document_url_problem(url)
+    assert problem is not None
+    assert said in problem or "https" in problem
+
+
+def test_the_loopback_host_is_the_one_a_url_parser_reads() -> None:
+    assert is_loopback_redirect("http://127.0.0.1:1/cb")
+    assert not is_loopback_redirect("http://127.0.0.1:1@evil.example/cb")
+    assert not redirect_uri_matches("http://127.0.0.1/cb", "http://127.0.0.1:1@evil.example/cb")
+    assert not redirect_uri_matches("http://127.0.0.1:1@evil.example/cb", "http://127.0.0.1/cb")
 
 
 # --- document_url_problem ------------------------------------------------------------------
