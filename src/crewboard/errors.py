@@ -126,6 +126,15 @@ class RevisionConflict(CrewboardError):
     http_status = 409
 
 
+class StaleBaseRevision(CrewboardError):
+    """A delta names a base older than the newest revision: applied there it would undo what
+    the newer revisions changed. REVISION_CONFLICT, but never an HTTP precondition failure
+    (the revision the writer read, `expectedVersion` or If-Match, may well be current)."""
+
+    code = ErrorCode.REVISION_CONFLICT
+    http_status = 409
+
+
 class IdempotencyConflict(CrewboardError):
     code = ErrorCode.IDEMPOTENCY_CONFLICT
     http_status = 409

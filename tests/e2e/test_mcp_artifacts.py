@@ -129,3 +129,47 @@ async def test_a_read_only_token_reads_but_cannot_write(
         names = {t.name for t in (await client.list_tools()).tools}
         assert "list_artifacts" in names
         assert "create_artifact" not in names
+
+
+async def test_a_delta_on_an_older_base_is_refused_unless_merged_onto_the_newest(
+    url: str, secret: str, mode: str
+) -> None:
+    """Revision 2 changed index.html; a delta built on revision 1 (with the current count)
+    would bring the old page back: refused naming both revisions, or merged when asked."""
+    async with mcp_client(url, secret, mode, TOOLSETS) as client:
+        body_of(
+            await client.call_tool(
+                "create_artifact",
+                {**ON, "slug": "login", "files": [{"path": "index.html", "content": "v1\n"}]},
+            )
+        )
+        body_of(
+            await client.call_tool(
+                "write_artifact_revision",
+                {**ON, "artifactId": "login", "baseRevision": 1, "expectedVersion": 1,
+                 "files": [{"path": "index.html", "content": "v2\n"}]},
+            )
+        )  # fmt: skip
+        delta = {
+            **ON, "artifactId": "login", "baseRevision": 1, "expectedVersion": 2,
+            "files": [{"path": "site.css", "content": "h1 {}\n"}],
+        }  # fmt: skip
+        stale = await client.call_tool("write_artifact_revision", delta)
+        assert stale.is_error
+        assert isinstance(stale.structured_content, dict)
+        assert stale.structured_content["code"] == "REVISION_CONFLICT"
+        details = stale.structured_content["details"]
+        assert (details["field"], details["baseRevision"], details["currentRevision"]) == (
+            "baseRevision", 1, 2,
+        )  # fmt: skip
+        merged = body_of(
+            await client.call_tool("write_artifact_revision", {**delta, "mergeOntoCurrent": True})
+        )
+        assert merged["revision"]["baseRevision"] == 2
+        page = body_of(
+            await client.call_tool(
+                "read_artifact_file",
+                {"projectId": "CRW", "artifactId": "login", "path": "index.html"},
+            )
+        )
+        assert page["text"] == "v2\n"

@@ -15,6 +15,7 @@ from crewboard.services.identity import tokens, users
 from crewboard.services.identity.users import person_actor
 from crewboard.services.specs import attachments
 from crewboard.storage.database import Database
+from tests.support import zips
 from tests.support.factories import make_project, make_user
 from tests.support.mcp_client import body_of, mcp_client
 
@@ -126,6 +127,27 @@ async def test_override_replaces_and_a_local_path_is_refused_over_http(
         assert local.is_error
         assert isinstance(local.structured_content, dict)
         assert "stdio" in local.structured_content["message"]
+
+
+async def test_a_docx_whose_zip_directory_needs_a_newer_version_is_a_validation_error(
+    url: str, secret: str, mode: str
+) -> None:
+    async with mcp_client(url, secret, mode, SPECS) as client:
+        refused = await client.call_tool(
+            "upload_attachment",
+            {
+                **ON,
+                "name": "report.docx",
+                "contentBase64": encoded(zips.high_version_needed()),
+            },
+        )
+        assert refused.is_error
+        assert isinstance(refused.structured_content, dict)
+        assert refused.structured_content["code"] == "VALIDATION"
+        assert refused.structured_content["details"]["field"] == "contentBase64"
+        assert "report.docx" in refused.structured_content["message"]
+        listed = body_of(await client.call_tool("list_attachments", {"projectId": "CRW"}))
+    assert listed["attachments"] == []
 
 
 async def test_a_ten_mib_attachment_goes_over_http_and_one_byte_more_is_refused(

@@ -519,6 +519,8 @@ class Local:
             args=["-m", "crewboard", "mcp", "--toolsets", "specs"],
             env={
                 "PATH": os.environ.get("PATH", ""),
+                # A checkout other than the installed one (a worktree) runs its own code.
+                **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},
                 "CREWBOARD_DATABASE_URL": self.database_url.render_as_string(hide_password=False),
                 "CREWBOARD_TOKEN": self.secret,
                 "CREWBOARD_DATA_DIR": str(self.work.parent / "data"),
@@ -627,6 +629,65 @@ async def test_stdio_download_never_writes_outside_the_working_folder(
     assert everything_under(outside) == []
     assert (work / "inner.md").read_text() == "inside\n"
     assert (work / "plain" / "docs" / "plan.md").is_symlink()
+
+
+def _add(local: Local, path: str, content: bytes) -> None:
+    files.upload_spec_file(
+        local.db,
+        person_actor(local.owner),
+        project="CRW",
+        workspace_id=None,
+        path=path,
+        content=content,
+        idempotency_key=None,
+    )
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_stdio_download_of_a_file_and_a_folder_of_the_same_name_refuses_naming_both(
+    local: Local, mode: str
+) -> None:
+    """The project holds `a` and `a/b.md`: whichever comes second cannot land beside the
+    first; the answer names both and writes nothing (it was a FileExistsError)."""
+    _add(local, "a", b"the file a\n")
+    _add(local, "a/b.md", b"# inside a\n")
+    async with local.client(mode) as client:
+        body_of(await download(client, "a", folder="first"))
+        refused = error_of(await download(client, "a/b.md", folder="first"))
+        assert refused["code"] == "VALIDATION"
+        assert refused["details"]["field"] == "folder"
+        assert refused["details"]["path"] == "a/b.md"
+        assert Path(refused["details"]["conflictsWith"]) == local.work / "first" / "a"
+        assert "a/b.md" in refused["message"]
+        assert str(local.work / "first" / "a") in refused["message"]
+        # The other order: the folder is there first, and overwrite cannot make it a file.
+        body_of(await download(client, "a/b.md", folder="second"))
+        for overwrite in (False, True):
+            refused = error_of(await download(client, "a", folder="second", overwrite=overwrite))
+            assert refused["code"] == "VALIDATION"
+            assert Path(refused["details"]["conflictsWith"]) == local.work / "second" / "a"
+        # Either one saved elsewhere lands.
+        body_of(await download(client, "a/b.md", folder="elsewhere"))
+    assert (local.work / "first" / "a").read_bytes() == b"the file a\n"
+    assert (local.work / "second" / "a" / "b.md").read_bytes() == b"# inside a\n"
+    assert everything_under(local.work / "first") == ["a"]
+    assert everything_under(local.work / "second") == ["a", "a/b.md"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_stdio_download_the_disk_refuses_is_a_named_refusal(local: Local, mode: str) -> None:
+    """A link to nothing on the way, and a name the file system cannot hold (255 characters
+    that are 510 bytes): a VALIDATION naming the folder, never an internal error."""
+    long_name = "\u00e9" * 255
+    _add(local, f"docs/{long_name}", b"accents\n")
+    (local.work / "dangling").symlink_to(local.work / "nowhere", target_is_directory=True)
+    async with local.client(mode) as client:
+        for path, folder in (("docs/plan.md", "dangling"), (f"docs/{long_name}", "long")):
+            refused = error_of(await download(client, path, folder=folder))
+            assert refused["code"] == "VALIDATION", folder
+            assert refused["details"]["field"] == "folder", folder
+    assert not (local.work / "nowhere").exists()
+    assert everything_under(local.work / "long") in ([], ["docs"])
 
 
 @pytest.mark.parametrize("mode", MODES)

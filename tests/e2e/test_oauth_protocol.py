@@ -20,7 +20,16 @@ from pydantic import Field
 from crewboard.domain.identity.access import ALL_SCOPES, Toolset
 from crewboard.domain.identity.tokens import hash_token_secret
 from crewboard.domain.models import Actor, User
-from crewboard.domain.oauth import ACCESS_TTL, CODE_TTL, REFRESH_TTL
+from crewboard.domain.oauth import (
+    ACCESS_TTL,
+    CODE_TTL,
+    MAX_CHALLENGE_LENGTH,
+    MAX_CLIENT_ID_LENGTH,
+    MAX_SCOPE_LENGTH,
+    MAX_STATE_LENGTH,
+    MAX_URI_LENGTH,
+    REFRESH_TTL,
+)
 from crewboard.mcp.args import Args
 from crewboard.mcp.catalogue import Catalogue, default_catalogue
 from crewboard.mcp.render import Reply
@@ -235,8 +244,18 @@ def test_a_confidential_client_gets_its_secret_once_and_only_its_hash_is_stored(
         (["javascript:alert(1)"], "javascript:alert(1)"),
         ([CALLBACK, "data:text/html,hi"], "data:text/html,hi"),
         ([f"https://app.example.com/cb{i}" for i in range(11)], "10"),
+        (["http://127.0.0.1:1@evil.example/cb"], "evil.example"),
+        (["http://localhost@evil.example/cb"], "evil.example"),
     ],
-    ids=["http-off-loopback", "fragment", "javascript", "data", "eleven"],
+    ids=[
+        "http-off-loopback",
+        "fragment",
+        "javascript",
+        "data",
+        "eleven",
+        "loopback-as-user-info",
+        "localhost-as-user-info",
+    ],
 )
 def test_registration_refuses_a_bad_redirect_uri_naming_it(
     app: App, uris: list[str], named: str
@@ -247,6 +266,18 @@ def test_registration_refuses_a_bad_redirect_uri_naming_it(
     assert error_of(response) == "invalid_redirect_uri"
     assert named in response.json()["error_description"]
     assert count_rows(app.db, "oauth_clients") == before
+
+
+def test_a_loopback_lookalike_never_gets_a_code_sent_elsewhere(app: App) -> None:
+    """The host of `http://127.0.0.1:1@evil.example/cb` is evil.example: neither registration
+    nor authorize takes it for loopback, so no code ever goes there over plain http."""
+    client_id = register_public(app.url)
+    before = count_rows(app.db, "oauth_requests")
+    for asked in ("http://127.0.0.1:1@evil.example/callback", "http://127.0.0.1@evil.example/"):
+        response = authorize(app.url, client_id, pkce().challenge, redirect_uri=asked)
+        assert response.status_code == 400, response.text
+        assert "location" not in response.headers
+    assert count_rows(app.db, "oauth_requests") == before
 
 
 def test_a_registration_body_over_64_kib_is_413(app: App) -> None:
@@ -328,6 +359,109 @@ def test_a_redirect_uri_off_by_one_character_at_authorize_is_400_without_a_redir
     assert response.status_code == 400
     assert "location" not in response.headers
     assert error_of(response) == "invalid_request"
+
+
+# Every value of an authorization request that is kept (the consent request, then the code),
+# over its limit or holding what its column cannot: refused as invalid_request naming it,
+# before the person signs in and before anything is stored.
+LONG_LOOPBACK = "http://127.0.0.1/" + "a" * (MAX_URI_LENGTH - len("http://127.0.0.1/"))
+KEPT_VALUES = [
+    ("state", "s" * (MAX_STATE_LENGTH + 1)),
+    ("state", "st\x00ate"),
+    ("state", "line\nbreak"),
+    ("state", "caf\u00e9"),
+    ("code_challenge", "c" * (MAX_CHALLENGE_LENGTH + 1)),
+    ("code_challenge", "c" * 42 + "\x00"),
+    ("code_challenge", "c" * 42),
+    ("code_challenge", "c" * 42 + "+"),
+    ("redirect_uri", LONG_LOOPBACK.replace("127.0.0.1/", "127.0.0.1:65535/")),
+]
+
+
+@pytest.mark.parametrize(
+    ("param", "value"),
+    KEPT_VALUES,
+    ids=[
+        "state-over-limit",
+        "state-nul",
+        "state-newline",
+        "state-non-ascii",
+        "challenge-over-limit",
+        "challenge-nul",
+        "challenge-short",
+        "challenge-bad-character",
+        "redirect-uri-over-limit-by-its-port",
+    ],
+)
+def test_an_authorization_value_that_cannot_be_kept_is_invalid_request_naming_it(
+    app: App, param: str, value: str
+) -> None:
+    client_id = register_public(app.url, [CALLBACK, LONG_LOOPBACK])
+    before = count_rows(app.db, "oauth_requests")
+    asked = {"redirect_uri": CALLBACK, param: value}
+    response = authorize(app.url, client_id, pkce().challenge, **asked)
+    # Back at the app, or (a redirect URI that matches none registered) answered here.
+    if response.status_code == 302:
+        location = response.headers["location"]
+        assert not location.startswith(app.issuer)  # not sent on to the consent page
+        answer = query_of(location)
+    else:
+        assert response.status_code == 400, response.text
+        answer = response.json()
+    assert answer["error"] == "invalid_request"
+    assert answer["error_description"].startswith(param)
+    assert count_rows(app.db, "oauth_requests") == before
+
+
+def test_the_values_at_their_limits_are_kept(app: App) -> None:
+    client_id = register_public(app.url, [LONG_LOOPBACK])
+    response = authorize(
+        app.url,
+        client_id,
+        "c" * MAX_CHALLENGE_LENGTH,
+        redirect_uri=LONG_LOOPBACK,
+        state="~" * MAX_STATE_LENGTH,
+    )
+    pending, _client = grants.pending_authorization(app.db, request_id_of(app, response))
+    assert pending.state == "~" * MAX_STATE_LENGTH
+    assert pending.code_challenge == "c" * MAX_CHALLENGE_LENGTH
+    assert pending.redirect_uri == LONG_LOOPBACK
+
+
+@pytest.mark.parametrize(
+    "client_id", ["x" * (MAX_CLIENT_ID_LENGTH + 1), "app\x00id", "https://app.example.com/\x00"]
+)
+def test_a_client_id_no_client_can_have_is_unknown_at_every_endpoint(
+    app: App, client_id: str
+) -> None:
+    response = authorize(app.url, client_id, pkce().challenge)
+    assert response.status_code == 400, response.text
+    assert "location" not in response.headers
+    for path, form in (
+        ("/oauth/token", {"grant_type": "refresh_token", "refresh_token": "cbr_x"}),
+        ("/oauth/revoke", {"token": "cbr_x"}),
+    ):
+        answered = httpx2.post(
+            f"{app.url}{path}", data={"client_id": client_id, **form}, timeout=10
+        )
+        assert answered.status_code == 401, answered.text
+        assert error_of(answered) == "invalid_client"
+
+
+def test_a_registration_keeps_its_scope_and_name_within_their_columns(app: App) -> None:
+    response = register(
+        app.url,
+        scope="read " * MAX_SCOPE_LENGTH,
+        client_name="Tool\x00 \x07app" + "x" * 500,
+    )
+    assert response.status_code == 201, response.text
+    [row] = rows(
+        app.db,
+        f"SELECT scope, name FROM oauth_clients WHERE id = '{response.json()['client_id']}'",
+    )
+    assert row["scope"] == "read"
+    assert str(row["name"]).startswith("Tool appxxx")
+    assert len(str(row["name"])) == 200
 
 
 def test_authorize_for_an_unknown_client_is_400_without_a_redirect(app: App) -> None:

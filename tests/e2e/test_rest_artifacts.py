@@ -114,6 +114,31 @@ def test_revisions_from_if_match_or_the_body_and_a_rollback(
     assert count_rows(db, "artifact_revisions") == 4
 
 
+def test_a_delta_on_an_older_base_is_409_even_with_a_current_if_match_unless_merged(
+    api: httpx2.Client, db: Database
+) -> None:
+    made(api)
+    page = {"path": "index.html", "content": "<p>v2</p>\n"}
+    second = api.post(
+        f"{A}/login/revisions", json={"baseRevision": 1, "files": [page]},
+        headers={"If-Match": '"1"'},
+    )  # fmt: skip
+    assert second.status_code == 201, second.text
+    css = {"baseRevision": 1, "files": [{"path": "site.css", "content": "p {}\n"}]}
+    stale = api.post(f"{A}/login/revisions", json=css, headers={"If-Match": '"2"'})
+    assert stale.status_code == 409, stale.text  # the If-Match held: no 412
+    error = stale.json()["error"]
+    assert error["code"] == "REVISION_CONFLICT"
+    assert (error["details"]["baseRevision"], error["details"]["currentRevision"]) == (1, 2)
+    assert count_rows(db, "artifact_revisions") == 2
+    merged = api.post(
+        f"{A}/login/revisions", json={**css, "mergeOntoCurrent": True, "expectedVersion": 2}
+    )
+    assert merged.status_code == 201, merged.text
+    shown = api.get(f"{A}/login/lines", params={"path": "index.html"}).json()
+    assert shown["text"] == "<p>v2</p>\n"
+
+
 def test_refusals_name_the_field_and_another_projects_artifact_is_404(
     api: httpx2.Client, db: Database
 ) -> None:
@@ -146,6 +171,8 @@ def test_openapi_lists_every_artifact_route_with_headers_and_bodies(
     assert headers == {"Idempotency-Key", "If-Match"}
     assert "412" in write["responses"]
     body = write["requestBody"]["content"]["application/json"]["schema"]
-    assert {"files", "remove", "baseRevision", "expectedVersion"} <= set(body["properties"])
+    assert {"files", "remove", "baseRevision", "mergeOntoCurrent", "expectedVersion"} <= set(
+        body["properties"]
+    )
     zipped = paths[f"{base}/{{artifact}}/zip"]["get"]
     assert "application/zip" in zipped["responses"]["200"]["content"]

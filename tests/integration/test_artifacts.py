@@ -23,6 +23,7 @@ from crewboard.errors import (
     NotFound,
     PermissionDenied,
     RevisionConflict,
+    StaleBaseRevision,
     ValidationFailed,
 )
 from crewboard.services.artifacts import artifacts
@@ -40,6 +41,8 @@ PAGE = b"<!doctype html>\n<title>Login</title>\n<link rel=stylesheet href=site.c
 CSS = b"body { font: 16px sans-serif; }\n"
 LOGO = b"\x89PNG\r\n\x1a\n" + bytes(range(256))
 ROOM = 40_000
+THEIRS = b"<p>theirs</p>\n"
+RED = b"p { color: red }\n"
 NOW = datetime(2026, 12, 3, 9, 0, tzinfo=UTC)
 
 
@@ -79,6 +82,7 @@ def write(db: Database, actor: Actor, sent: list[FileInput], expected: int, **mo
         db, actor, project="CRW", workspace_id=None, ref=more.pop("ref", "login"), files=sent,
         remove=more.pop("remove", []), base_revision=more.pop("base", None),
         expected_version=expected, idempotency_key=more.pop("key", None),
+        merge_onto_current=more.pop("merge", False),
     ).body  # fmt: skip
 
 
@@ -88,6 +92,11 @@ def details(db: Database, actor: Actor, revision: int | None = None) -> dict[str
 
 def paths(body: dict[str, Any]) -> list[str]:
     return [f["path"] for f in body["files"]]
+
+
+def checksum(db: Database, actor: Actor, path: str) -> str:
+    """The newest revision's checksum of one file."""
+    return str(next(f["checksum"] for f in details(db, actor)["files"] if f["path"] == path))
 
 
 def test_create_makes_revision_one_with_each_files_facts(db: Database, me: Actor) -> None:
@@ -115,18 +124,75 @@ def test_a_full_revision_replaces_every_file_and_a_delta_changes_only_what_it_na
     db: Database, me: Actor
 ) -> None:
     create(db, me)
-    full = write(db, me, files(index_html=b"<p>v2</p>\n"), 1)
-    assert (full["revision"]["revision"], full["revision"]["kind"]) == (2, "full")
-    assert paths(details(db, me)) == ["index.html"]
-    delta = write(db, me, files(site_css=b"p { color: red }\n"), 2, base=1, remove=["img/logo.png"])
+    delta = write(db, me, files(site_css=b"p { color: red }\n"), 1, base=1, remove=["img/logo.png"])
     assert (delta["revision"]["kind"], delta["revision"]["baseRevision"]) == ("delta", 1)
     now = details(db, me)
     assert paths(now) == ["index.html", "site.css"]
     index = next(f for f in now["files"] if f["path"] == "index.html")
     assert index["checksum"] == f"sha256:{digest_of(PAGE)}"  # from the base, revision 1
+    full = write(db, me, files(index_html=b"<p>v3</p>\n"), 2)
+    assert (full["revision"]["revision"], full["revision"]["kind"]) == (3, "full")
+    assert paths(details(db, me)) == ["index.html"]
     # Older revisions never change.
-    assert paths(details(db, me, revision=2)) == ["index.html"]
+    assert paths(details(db, me, revision=2)) == ["index.html", "site.css"]
     assert paths(details(db, me, revision=1)) == ["img/logo.png", "index.html", "site.css"]
+
+
+def _someone_else_changes_the_page(db: Database, owner: User) -> Actor:
+    """Revision 2, by another writer: a delta on revision 1 that changes only index.html."""
+    other = token_actor(db, owner, ["read", "specs.write"])
+    write(db, other, files(index_html=THEIRS), 1, base=1)
+    return other
+
+
+def test_a_delta_on_an_older_base_is_refused_naming_it_and_the_current_revision(
+    db: Database, me: Actor, owner: User
+) -> None:
+    """The writer read revision 2 (expectedVersion 2) but built the delta on revision 1:
+    applied there it would bring back revision 1's index.html. Nothing is written."""
+    create(db, me)
+    other = _someone_else_changes_the_page(db, owner)
+    with pytest.raises(StaleBaseRevision) as stale:
+        write(db, me, files(site_css=RED), 2, base=1)
+    assert stale.value.code is ErrorCode.REVISION_CONFLICT
+    assert stale.value.details["field"] == "baseRevision"
+    assert stale.value.details["baseRevision"] == 1
+    assert stale.value.details["currentRevision"] == 2
+    assert stale.value.details["updatedBy"]["tokenId"] == other.token.id  # type: ignore[union-attr]
+    assert "mergeOntoCurrent" in stale.value.message
+    assert count_rows(db, "artifact_revisions") == 2
+    assert checksum(db, me, "index.html") == "sha256:" + digest_of(THEIRS)
+
+
+def test_merge_onto_current_applies_the_named_files_onto_the_newest_revision(
+    db: Database, me: Actor, owner: User
+) -> None:
+    create(db, me)
+    _someone_else_changes_the_page(db, owner)
+    merged = write(
+        db, me, files(site_css=RED), 2, base=1, merge=True,
+        remove=["img/logo.png"],
+    )  # fmt: skip
+    assert (merged["revision"]["kind"], merged["revision"]["baseRevision"]) == ("delta", 2)
+    assert paths(details(db, me)) == ["index.html", "site.css"]
+    # Revision 2's change is kept, and the delta's file is added.
+    assert checksum(db, me, "index.html") == "sha256:" + digest_of(THEIRS)
+    assert checksum(db, me, "site.css") == "sha256:" + digest_of(RED)
+    # A removal applies to the newest revision too: a path it no longer holds is refused.
+    with pytest.raises(ValidationFailed) as gone:
+        write(db, me, [], 3, base=1, merge=True, remove=["img/logo.png"])
+    assert gone.value.details["field"] == "remove[0]"
+    # On the newest revision the option changes nothing.
+    same = write(db, me, files(extra_js=b"1;\n"), 3, base=3, merge=True)
+    assert same["revision"]["baseRevision"] == 3
+
+
+def test_merge_onto_current_without_a_base_is_refused_naming_it(db: Database, me: Actor) -> None:
+    create(db, me)
+    with pytest.raises(ValidationFailed) as refused:
+        write(db, me, files(index_html=b"x\n"), 1, merge=True)
+    assert refused.value.details["field"] == "mergeOntoCurrent"
+    assert count_rows(db, "artifact_revisions") == 1
 
 
 def test_a_delta_refuses_removing_what_the_base_lacks_or_what_it_also_sends(

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import io
 import zipfile
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from crewboard.domain.identity.access import Role
 from crewboard.domain.models import Actor, User
+from crewboard.domain.packages import MAX_PACKAGE_MEMBERS, MAX_PACKAGE_UNPACKED_BYTES
 from crewboard.domain.specs import MAX_ATTACHMENT_BYTES
 from crewboard.errors import (
     AlreadyExists,
@@ -26,6 +28,7 @@ from crewboard.errors import (
 from crewboard.services.identity.users import person_actor
 from crewboard.services.specs import attachments
 from crewboard.storage.database import Database
+from tests.support import zips
 from tests.support.factories import count_rows, grant, make_project, make_user, token_actor
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
@@ -124,6 +127,56 @@ def test_other_bytes_are_refused_naming_the_accepted_types(
     assert "PDF, DOCX, XLSX, PNG, JPEG, GIF, WebP, UTF-8 text" in refused.value.message
     assert refused.value.details["field"] == "content"
     assert count_rows(db, "attachments") == 0
+
+
+@pytest.mark.parametrize("make", list(zips.UNREADABLE.values()), ids=list(zips.UNREADABLE))
+def test_a_zip_package_that_cannot_be_read_whole_is_refused_naming_the_file(
+    db: Database, me: Actor, make: Callable[[], bytes]
+) -> None:
+    with pytest.raises(ValidationFailed) as refused:
+        upload(db, me, "report.docx", make())
+    assert refused.value.code == ErrorCode.VALIDATION
+    assert refused.value.details["field"] == "content"
+    assert refused.value.details["name"] == "report.docx"
+    assert "report.docx" in refused.value.message
+    assert count_rows(db, "attachments") == 0
+
+
+def test_a_zip_bomb_is_refused_once_it_unpacks_past_the_bound(db: Database, me: Actor) -> None:
+    bomb = zips.bomb(MAX_PACKAGE_UNPACKED_BYTES + 1)
+    assert len(bomb) < MAX_ATTACHMENT_BYTES
+    with pytest.raises(ValidationFailed) as refused:
+        upload(db, me, "bomb.docx", bomb)
+    assert "MiB" in refused.value.message
+    assert count_rows(db, "attachments") == 0
+
+
+def test_a_package_of_more_members_than_the_bound_is_refused(db: Database, me: Actor) -> None:
+    with pytest.raises(ValidationFailed) as refused:
+        upload(db, me, "many.docx", zips.many_members(MAX_PACKAGE_MEMBERS))
+    assert str(MAX_PACKAGE_MEMBERS) in refused.value.message
+    assert count_rows(db, "attachments") == 0
+
+
+def test_every_mutant_of_a_docx_is_taken_or_refused_as_validation(db: Database, me: Actor) -> None:
+    """150 DOCX files with a few header bytes changed: each is either a readable DOCX or a
+    VALIDATION refusal; never another error."""
+    assert upload(db, me, "plain.docx", zips.docx())["kind"] == "document"
+    outcomes: set[str] = set()
+    for index, mutant in enumerate(zips.mutants(150)):
+        outcomes.add(_taken_or_refused(db, me, f"mutant-{index}.docx", mutant))
+    assert outcomes == {"taken", "refused"}
+
+
+def _taken_or_refused(db: Database, me: Actor, name: str, content: bytes) -> str:
+    """'taken', or 'refused' for a VALIDATION naming the content (anything else fails)."""
+    try:
+        upload(db, me, name, content)
+    except ValidationFailed as refused:
+        return (
+            f"refused {refused.details}" if refused.details.get("field") != "content" else "refused"
+        )
+    return "taken"
 
 
 def test_ten_mebibytes_are_taken_and_one_byte_more_is_refused(db: Database, me: Actor) -> None:

@@ -179,6 +179,11 @@ async def test_a_failed_answer_or_a_body_that_is_not_an_object_is_refused(
         ("https://127.0.0.1:9", "path"),
         ("https://127.0.0.1:9/", "path"),
         ("https://user@127.0.0.1:9/client.json", "credentials"),
+        ("https://@127.0.0.1:9/client.json", "credentials"),
+        ("https://evil.example\\@127.0.0.1:9/client.json", "character"),
+        ("https://127.0.0.1%3a9/client.json", "percent"),
+        ("HTTPS://127.0.0.1:9/client.json", "lowercase"),
+        ("https://127.0.0.1:9/client.json ", "character"),
     ],
 )
 async def test_a_url_that_cannot_name_a_document_is_refused_before_any_fetch(
@@ -252,8 +257,24 @@ async def test_a_no_store_document_is_kept_for_the_minimum(
         ({"redirect_uris": ["http://app.example.com/cb"]}, "http"),
         ({"redirect_uris": "http://127.0.0.1:9999/callback"}, "redirect_uris"),
         ({"redirect_uris": []}, "redirect URI"),
+        ({"redirect_uris": ["http://127.0.0.1:1@evil.example/cb"]}, "credentials"),
+        ({"redirect_uris": ["http://evil.example\\@127.0.0.1/cb"]}, "character"),
+        ({"redirect_uris": ["http://127.0.0.1\t@evil.example/cb"]}, "character"),
+        ({"redirect_uris": ["https://[evil.example/cb"]}, "well-formed"),
+        ({"redirect_uris": ["http://127.0.0.1:99999/cb"]}, "well-formed"),
     ],
-    ids=["client-id-differs", "secret-method", "http-redirect", "not-a-list", "no-redirects"],
+    ids=[
+        "client-id-differs",
+        "secret-method",
+        "http-redirect",
+        "not-a-list",
+        "no-redirects",
+        "loopback-as-user-info",
+        "backslash",
+        "tab",
+        "unclosed-bracket",
+        "port-out-of-range",
+    ],
 )
 async def test_a_document_a_client_cannot_be_made_of_is_refused_and_not_stored(
     server: DocumentServer,
@@ -268,6 +289,16 @@ async def test_a_document_a_client_cannot_be_made_of_is_refused_and_not_stored(
         await find_client(db, client_policy(policy), url)
     assert said in str(caught.value)
     assert count_rows(db, "oauth_clients") == 0
+
+
+async def test_a_document_scope_is_kept_as_the_names_this_server_knows_once_each(
+    server: DocumentServer, policy: FetchPolicy, db: Database
+) -> None:
+    path = f"/scope-{uuid4().hex}.json"
+    url = serve_document(server, path, scope="read " * 900 + "no.such\x00scope tasks.manage")
+    found = await find_client(db, client_policy(policy), url)
+    assert found is not None
+    assert found[0].scope == "read tasks.manage"
 
 
 async def test_documents_turned_off_are_refused_without_a_fetch(

@@ -4,8 +4,11 @@ document (shared by every install) keeps each device's approval."""
 
 from __future__ import annotations
 
+import pytest
+
 from crewboard.domain.identity.access import Scope
 from crewboard.domain.oauth import OAuthClient
+from crewboard.errors import NotFound
 from crewboard.services.identity.users import person_actor
 from crewboard.services.oauth import grants
 from crewboard.services.oauth.clients import ClientPolicy, register_client
@@ -81,3 +84,15 @@ def test_a_shared_document_app_keeps_each_approval_and_other_people_are_untouche
     _approve(db, registered, "ana@example.com", ["read"])  # replaces nothing of Bo's
     assert len(grants.list_connections(db, person_actor(ana))) == 3
     assert len(grants.list_connections(db, person_actor(bo))) == 1
+
+
+def test_a_consent_request_or_connection_id_no_row_can_have_is_not_found(db: Database) -> None:
+    """The consent page's `request` and the connections page's grant id come from the person's
+    browser: one over its column or holding a NUL (which PostgreSQL refuses) is unknown."""
+    user = make_user(db, "ana@example.com")
+    for request_id in ("r" * 65, "req\x00id"):
+        with pytest.raises(NotFound):
+            grants.pending_authorization(db, request_id)
+    for grant_id in ("g" * 65, "grt_\x00"):
+        with pytest.raises(NotFound):
+            grants.revoke_connection(db, person_actor(user), grant_id)

@@ -7,11 +7,18 @@ from datetime import timedelta
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sqlalchemy import String
 
 from crewboard.domain.oauth import (
     DOCUMENT_DEFAULT_CACHE,
     DOCUMENT_MAX_CACHE,
     DOCUMENT_MIN_CACHE,
+    MAX_CHALLENGE_LENGTH,
+    MAX_CLIENT_ID_LENGTH,
+    MAX_CLIENT_NAME,
+    MAX_REQUEST_ID_LENGTH,
+    MAX_SCOPE_LENGTH,
+    MAX_STATE_LENGTH,
     MAX_URI_LENGTH,
     cache_lifetime,
     document_url_problem,
@@ -21,6 +28,7 @@ from crewboard.domain.oauth import (
     redirect_uri_matches,
     redirect_uri_problem,
 )
+from crewboard.storage.oauth import tables as oauth_tables
 
 # --- redirect_uri_matches -------------------------------------------------------------------
 
@@ -165,7 +173,7 @@ def test_these_redirect_uris_can_be_registered(uri: str) -> None:
         ("http://127.0.0.1:9999/cb#x", "fragment"),
         ("javascript:alert(1)", "scheme"),
         ("JavaScript:alert(1)", "scheme"),
-        ("data:text/html,<script>1</script>", "scheme"),
+        ("data:text/html,hi", "scheme"),
         ("file:///etc/passwd", "scheme"),
         ("vbscript:msgbox", "scheme"),
         ("/relative/cb", "scheme"),
@@ -179,6 +187,62 @@ def test_these_redirect_uris_are_refused_saying_why(uri: str, said: str) -> None
     problem = redirect_uri_problem(uri)
     assert problem is not None
     assert said in problem
+
+
+# URIs that URL parsers read differently (the host from user information, a backslash taken
+# for a slash, a percent-encoded or oddly written host): each is refused outright, at
+# registration and as a metadata document's redirect or address.
+PARSER_TRAPS = [
+    ("http://127.0.0.1:1@evil.example/cb", "credentials"),
+    ("http://localhost@evil.example/cb", "credentials"),
+    ("http://[::1]@evil.example/cb", "credentials"),
+    ("https://@app.example.com/cb", "credentials"),
+    ("https://user:pw@app.example.com/cb", "credentials"),
+    ("com.example.app://user@host/cb", "credentials"),
+    ("http://evil.example\\@127.0.0.1/cb", "character"),
+    ("http://127.0.0.1\\.evil.example/cb", "character"),
+    ("http://127.0.0.1%2f@evil.example/cb", "credentials"),
+    ("https://app%2eexample.com/cb", "percent"),
+    ("http://127.0.0.1%00.evil.example/cb", "percent"),
+    ("http://[::1%25eth0]/cb", "percent"),
+    ("http://[::1 ]/cb", "character"),
+    ("http://[v1.x]/cb", "IPv6"),
+    ("http://[127.0.0.1]/cb", "well-formed"),
+    ("http://127.0.0.1:99999/cb", "port"),
+    ("http://127.0.0.1:-1/cb", "port"),
+    ("HTTP://127.0.0.1/cb", "lowercase"),
+    ("Https://app.example.com/cb", "lowercase"),
+    ("http://127.0.0.1 @evil.example/cb", "character"),
+    (" http://127.0.0.1/cb", "character"),
+    ("http://127.0.0.1/cb\n", "character"),
+    ("http://127.0.0.1\t/cb", "character"),
+    ("https://app.example.com/c\x7fb", "character"),
+    ("https://bücher.example/cb", "character"),
+    ("https://app.example.com/cb\u2028", "character"),
+]
+
+
+@pytest.mark.parametrize(("uri", "said"), PARSER_TRAPS)
+def test_a_uri_parsers_read_differently_is_never_a_redirect_uri(uri: str, said: str) -> None:
+    problem = redirect_uri_problem(uri)
+    assert problem is not None
+    assert said in problem
+    assert not is_loopback_redirect(uri)
+
+
+@pytest.mark.parametrize(("uri", "said"), PARSER_TRAPS)
+def test_a_uri_parsers_read_differently_is_never_a_document_url(uri: str, said: str) -> None:
+    url = uri.replace("http://", "https://").replace("/cb", "/client.json")
+    problem = document_url_problem(url)
+    assert problem is not None
+    assert said in problem or "https" in problem
+
+
+def test_the_loopback_host_is_the_one_a_url_parser_reads() -> None:
+    assert is_loopback_redirect("http://127.0.0.1:1/cb")
+    assert not is_loopback_redirect("http://127.0.0.1:1@evil.example/cb")
+    assert not redirect_uri_matches("http://127.0.0.1/cb", "http://127.0.0.1:1@evil.example/cb")
+    assert not redirect_uri_matches("http://127.0.0.1:1@evil.example/cb", "http://127.0.0.1/cb")
 
 
 # --- document_url_problem ------------------------------------------------------------------
@@ -310,3 +374,52 @@ def test_scopes_are_split_on_spaces_without_repeats_in_the_order_given() -> None
     ]
     assert parse_scopes(["read", "", "read"]) == ["read"]
     assert parse_scopes(None) == []
+
+
+# --- every column with a length holds what can reach it -------------------------------------
+
+# Each String column of the oauth tables: the limit of the value a client can send into it (a
+# domain constant, checked before storage), or what makes the value ours (never a client's).
+CLIENT_GIVEN = {
+    ("oauth_clients", "id"): MAX_CLIENT_ID_LENGTH,  # a metadata document's URL
+    ("oauth_clients", "name"): MAX_CLIENT_NAME,  # cut to it (clients.client_name)
+    ("oauth_clients", "scope"): MAX_SCOPE_LENGTH,  # known names once each (registered_scope)
+    ("oauth_requests", "id"): MAX_REQUEST_ID_LENGTH,  # looked up from the consent form
+    ("oauth_requests", "client_id"): MAX_CLIENT_ID_LENGTH,
+    ("oauth_requests", "redirect_uri"): MAX_URI_LENGTH,
+    ("oauth_requests", "resource"): MAX_URI_LENGTH,  # must equal this server's /mcp
+    ("oauth_requests", "code_challenge"): MAX_CHALLENGE_LENGTH,
+    ("oauth_requests", "state"): MAX_STATE_LENGTH,
+    ("oauth_grants", "client_id"): MAX_CLIENT_ID_LENGTH,
+    ("oauth_grants", "client_name"): MAX_CLIENT_NAME,
+    ("oauth_grants", "resource"): MAX_URI_LENGTH,
+    ("oauth_secrets", "redirect_uri"): MAX_URI_LENGTH,
+    ("oauth_secrets", "code_challenge"): MAX_CHALLENGE_LENGTH,
+}
+SERVER_MADE = {
+    ("oauth_clients", "kind"),
+    ("oauth_clients", "auth_method"),  # one of AUTH_METHODS
+    ("oauth_clients", "secret_hash"),
+    ("oauth_grants", "id"),
+    ("oauth_grants", "user_id"),
+    ("oauth_grants", "project_id"),  # a project the person opened
+    ("oauth_grants", "role"),  # one of Role
+    ("oauth_grants", "revoked_reason"),
+    ("oauth_secrets", "secret_hash"),
+    ("oauth_secrets", "kind"),
+    ("oauth_secrets", "grant_id"),
+}
+
+
+def test_every_oauth_column_with_a_length_is_guarded_by_the_limit_checked_before_storage() -> None:
+    """A new String column fails here until its limit is named (and checked at its door)."""
+    columns = {
+        (table.name, column.name): column.type.length
+        for table in oauth_tables.metadata.sorted_tables
+        if table.name.startswith("oauth_")
+        for column in table.columns
+        if isinstance(column.type, String)
+    }
+    assert set(columns) == set(CLIENT_GIVEN) | SERVER_MADE
+    for place, limit in CLIENT_GIVEN.items():
+        assert columns[place] == limit, place

@@ -240,6 +240,7 @@ async def write_revision(request: Request) -> Created:
             db, actor, project=args.project_id, workspace_id=workspace, ref=args.artifact_id,
             files=inputs(args.files), remove=args.remove, base_revision=args.base_revision,
             expected_version=args.expected_version, idempotency_key=args.idempotency_key,
+            merge_onto_current=args.merge_onto_current,
         )  # fmt: skip
 
     return await _revise(request, WriteArtifactRevision, MAX_UPLOAD_BODY, write)
@@ -342,8 +343,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         f"{ONE}/revisions",
         "POST",
         write_revision,
-        "Add a revision: every file, or with baseRevision only the changes and remove "
-        "(If-Match or expectedVersion: the revisionCount you read; Idempotency-Key header)",
+        "Add a revision: every file, or with baseRevision (the newest, or an older one with "
+        "mergeOntoCurrent) only the changes and remove (If-Match or expectedVersion: the "
+        "revisionCount you read; Idempotency-Key header)",
         RevisionBody,
         201,
     ),

@@ -189,6 +189,14 @@ class Provider:
         found = await self.client_with_secret(str(client.client_id))
         if found is None:  # pragma: no cover - the handler just loaded it
             raise AuthorizeError("unauthorized_client", "The app is not known here.")
+        try:
+            grants.check_authorization_request(
+                state=params.state,
+                code_challenge=params.code_challenge,
+                redirect_uri=str(params.redirect_uri),
+            )
+        except ValidationFailed as error:
+            raise AuthorizeError("invalid_request", error.message) from error
         pending = await to_thread.run_sync(
             lambda: grants.start_authorization(
                 self.db,

@@ -10,9 +10,11 @@ secret) is shown once and stored as its SHA-256, like API tokens.
 from __future__ import annotations
 
 import ipaddress
+import re
+import string
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from crewboard.domain.identity.access import Role, Scope
 
@@ -32,6 +34,10 @@ MAX_REDIRECT_URIS = 10
 MAX_URI_LENGTH = 2000
 MAX_STATE_LENGTH = 1000
 MAX_CHALLENGE_LENGTH = 128  # RFC 7636: a S256 challenge is 43 characters
+MIN_CHALLENGE_LENGTH = 43
+MAX_SCOPE_LENGTH = 500  # a client's registered scope, as its column holds it
+MAX_CLIENT_ID_LENGTH = MAX_URI_LENGTH  # a metadata document's URL is its client ID
+MAX_REQUEST_ID_LENGTH = 64
 
 # Client ID metadata documents (a client identified by the https URL of its metadata).
 DOCUMENT_MAX_BYTES = 5 * 1024
@@ -49,7 +55,12 @@ DEFAULT_SCOPES = (
     Scope.MESSAGES_WRITE,
     Scope.SPECS_WRITE,
 )
-LOOPBACK_REDIRECT_HOSTS = ("127.0.0.1", "[::1]", "localhost")
+LOOPBACK_REDIRECT_HOSTS = ("127.0.0.1", "::1", "localhost")  # as a URL parser reads the host
+# What an RFC 3986 URI is made of (percent-encoded bytes included); anything else is refused.
+_URI_CHARACTERS = frozenset(string.ascii_letters + string.digits + "-._~:/?#[]@!$&'()*+,;=%")
+_SCHEME = re.compile(r"[a-z][a-z0-9+.-]*:")
+_VSCHAR = re.compile(r"[\x20-\x7e]*")  # RFC 6749 appendix A: what a state may hold
+_CHALLENGE = re.compile(r"[A-Za-z0-9._~-]*")  # RFC 7636 §4.2
 
 
 class GrantState:
@@ -125,12 +136,98 @@ def parse_scopes(raw: str | list[str] | None) -> list[str]:
     return seen
 
 
+def state_problem(state: str) -> str | None:
+    """Why an authorization request's `state` cannot be kept, or None."""
+    if len(state) > MAX_STATE_LENGTH:
+        return f"is longer than {MAX_STATE_LENGTH} characters"
+    if _VSCHAR.fullmatch(state) is None:
+        return "may hold only printable ASCII characters (RFC 6749)"
+    return None
+
+
+def challenge_problem(challenge: str) -> str | None:
+    """Why a PKCE `code_challenge` cannot be kept, or None (RFC 7636: 43 to 128 characters of
+    letters, digits and `-._~`)."""
+    if len(challenge) > MAX_CHALLENGE_LENGTH:
+        return f"is longer than {MAX_CHALLENGE_LENGTH} characters"
+    if len(challenge) < MIN_CHALLENGE_LENGTH or _CHALLENGE.fullmatch(challenge) is None:
+        return (
+            f"must be {MIN_CHALLENGE_LENGTH} to {MAX_CHALLENGE_LENGTH} characters of letters, "
+            "digits, '-', '.', '_' and '~' (RFC 7636)"
+        )
+    return None
+
+
+def is_storable_key(value: str, max_length: int) -> bool:
+    """Whether a client-given id (a client ID, a consent request's id) can be looked up at
+    all: within its column and free of control characters (PostgreSQL refuses a NUL)."""
+    return len(value) <= max_length and _VSCHAR.fullmatch(value) is not None
+
+
+def registered_scope(scope: str | None, known: list[str]) -> str | None:
+    """A client's scope as stored: the names this server knows, each once, in order."""
+    names = [name for name in parse_scopes(scope) if name in known]
+    return " ".join(names)[:MAX_SCOPE_LENGTH] or None
+
+
+def _uri_problem(uri: str) -> str | None:
+    """Why `uri` cannot be read the same way by every URL parser, or None: over the length
+    limit, a character outside RFC 3986 (whitespace, a control character, a backslash,
+    non-ASCII text), a scheme not in lowercase, user information before the host (the host
+    would be read from it by some), a percent-encoded host or a bad IPv6 literal or port."""
+    checks = (
+        (len(uri) > MAX_URI_LENGTH, f"is longer than {MAX_URI_LENGTH} characters"),
+        (
+            any(char not in _URI_CHARACTERS for char in uri),
+            "holds a character a URI may not (whitespace, a control character, a backslash "
+            "or non-ASCII text)",
+        ),
+        (
+            _SCHEME.match(uri) is None,
+            "has no scheme in lowercase letters (https:, http: or a private one)",
+        ),
+    )
+    problem = next((problem for failed, problem in checks if failed), None)
+    if problem is not None:
+        return problem
+    try:
+        parts = urlsplit(uri)
+        parts.port  # noqa: B018 - reading it checks the port
+    except ValueError:
+        return "is not a well-formed URI (its host or port cannot be read)"
+    return _authority_problem(parts)
+
+
+def _authority_problem(parts: SplitResult) -> str | None:
+    if "@" in parts.netloc:
+        return "carries credentials (user information before the host), which are not accepted"
+    if "%" in parts.netloc:
+        return "has a percent-encoded host"
+    if parts.netloc.startswith("[") and not _is_ipv6_literal(parts.hostname or ""):
+        return "has a bracketed host that is not a plain IPv6 address"
+    return None
+
+
+def _is_ipv6_literal(host: str) -> bool:
+    try:
+        ipaddress.IPv6Address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def _parts(uri: str) -> SplitResult | None:
+    """The URI's parts, or None when `_uri_problem` finds it unsafe to read."""
+    return None if _uri_problem(uri) is not None else urlsplit(uri)
+
+
 def is_loopback_redirect(uri: str) -> bool:
-    """A native app's redirect to itself (RFC 8252 §7.3): plain http on a loopback address."""
-    parts = urlsplit(uri)
-    # The host without the port; `[::1]` alone ends in its bracket (its colons are no port).
-    host = parts.netloc if parts.netloc.endswith("]") else parts.netloc.rsplit(":", 1)[0]
-    return parts.scheme == "http" and host in LOOPBACK_REDIRECT_HOSTS
+    """A native app's redirect to itself (RFC 8252 §7.3): plain http on a loopback address,
+    the host read by a URL parser (never from user information before it)."""
+    parts = _parts(uri)
+    return (
+        parts is not None and parts.scheme == "http" and parts.hostname in LOOPBACK_REDIRECT_HOSTS
+    )
 
 
 def redirect_uri_matches(registered: str, asked: str) -> bool:
@@ -145,33 +242,33 @@ def redirect_uri_matches(registered: str, asked: str) -> bool:
 
 def redirect_uri_problem(uri: str) -> str | None:
     """Why a redirect URI cannot be registered, or None. https, loopback http, or a private
-    scheme of a native app (`com.example.app:/cb`); never a fragment."""
-    if len(uri) > MAX_URI_LENGTH:
-        return f"is longer than {MAX_URI_LENGTH} characters"
+    scheme of a native app (`com.example.app:/cb`); never a fragment or user information."""
+    problem = _uri_problem(uri)
+    if problem is not None:
+        return problem
     parts = urlsplit(uri)
-    if parts.fragment:
+    if "#" in uri:
         return "has a fragment (#…), which a redirect URI may not have"
     if parts.scheme == "https":
         return None if parts.hostname else "has no host"
     if parts.scheme == "http":
         return None if is_loopback_redirect(uri) else "uses http off loopback; use https"
-    if not parts.scheme or parts.scheme in ("javascript", "data", "file", "vbscript"):
+    if parts.scheme in ("javascript", "data", "file", "vbscript"):
         return "has no usable scheme"
     return None if "." in parts.scheme else "uses a private scheme without a dot (com.example.app)"
 
 
 def document_url_problem(url: str) -> str | None:
     """Why a URL cannot be a client ID metadata document's address, or None."""
+    problem = _uri_problem(url)
+    if problem is not None:
+        return problem
     parts = urlsplit(url)
     checks = (
-        (len(url) > MAX_URI_LENGTH, f"is longer than {MAX_URI_LENGTH} characters"),
         (parts.scheme != "https", "must use https"),
         (not parts.hostname, "has no host"),
         (parts.path in ("", "/"), "must have a path"),
-        (
-            bool(parts.fragment or parts.username or parts.password),
-            "may not carry a fragment or credentials",
-        ),
+        ("#" in url, "may not carry a fragment"),
         ("/./" in parts.path or "/../" in parts.path, "may not hold dot segments"),
     )
     return next((problem for failed, problem in checks if failed), None)

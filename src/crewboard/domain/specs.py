@@ -11,6 +11,7 @@ from enum import StrEnum
 from typing import Any
 
 from crewboard.domain.files import CONTROL_CHARS, FileKind, LineIndex, kind_of
+from crewboard.domain.packages import package_names
 from crewboard.errors import LimitExceeded, ValidationFailed
 
 MAX_FILE_BYTES = 50 * 1024 * 1024  # the most a spec file may hold (stdio uploads reach it)
@@ -78,15 +79,13 @@ ATTACHMENT_TYPES = ("PDF", "DOCX", "XLSX", "PNG", "JPEG", "GIF", "WebP", "UTF-8 
 
 
 def _office(data: bytes) -> str | None:
-    """The media type of a DOCX or XLSX package (a zip holding the part that makes it one)."""
-    import io  # noqa: PLC0415 - only for zip packages
-    import zipfile  # noqa: PLC0415
+    """The media type of a DOCX or XLSX package (a zip holding the part that makes it one).
 
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as package:
-            names = set(package.namelist())
-    except (zipfile.BadZipFile, ValueError, OSError):
-        return None
+    Raises:
+        UnreadablePackage: a zip that cannot be read whole (damaged, encrypted, a ZIP feature
+            not supported, a decompression bomb).
+    """
+    names = package_names(data)
     if "[Content_Types].xml" not in names:
         return None
     if "word/document.xml" in names:
@@ -108,7 +107,11 @@ _SIGNATURES: tuple[tuple[bytes, int, AttachmentKind, str], ...] = (
 
 
 def sniff_attachment(data: bytes) -> tuple[AttachmentKind, str] | None:
-    """What the bytes are (never the name): one of the accepted types, or None."""
+    """What the bytes are (never the name): one of the accepted types, or None.
+
+    Raises:
+        UnreadablePackage: a zip (DOCX, XLSX) that cannot be read whole.
+    """
     for signature, at, kind, media_type in _SIGNATURES:
         if data[at : at + len(signature)] == signature and (at == 0 or data[:4] == b"RIFF"):
             return kind, media_type

@@ -42,7 +42,13 @@ from crewboard.domain.identity.access import Role, Scope
 from crewboard.domain.ids import new_id
 from crewboard.domain.models import Actor, ProjectAccess
 from crewboard.domain.validation import check_text
-from crewboard.errors import AlreadyExists, NotFound, RevisionConflict, ValidationFailed
+from crewboard.errors import (
+    AlreadyExists,
+    NotFound,
+    RevisionConflict,
+    StaleBaseRevision,
+    ValidationFailed,
+)
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
 from crewboard.services.paging import check_page, next_offset
@@ -341,6 +347,36 @@ def _conflict(artifact: Artifact, expected: int) -> RevisionConflict:
     )
 
 
+def _delta_base(uow: UnitOfWork, artifact: Artifact, given: int, *, merge: bool) -> int:
+    """The revision a delta applies to: `given` when it is the newest; the newest when the
+    writer asked to merge onto it.
+
+    Raises:
+        NotFound: `given` is not a kept revision. StaleBaseRevision: `given` is older than
+        the newest and no merge was asked.
+    """
+    base = kept_revision(uow, artifact, given, "baseRevision")
+    current = artifact.revision_count
+    if base == current or merge:
+        return current
+    by = artifact.updated_by
+    newer = f"revision {current}" if current == base + 1 else f"revisions {base + 1} to {current}"
+    raise StaleBaseRevision(
+        f"baseRevision: {base} is not the newest revision of {artifact.slug}; {who_of(by)} "
+        f"wrote revision {current} at {iso(artifact.updated_at)}. A delta on {base} would undo "
+        f"what {newer} changed in the files it does not name, so nothing was written. Send "
+        f"the delta on baseRevision {current} (get_artifact shows its files), or pass "
+        f"mergeOntoCurrent: true to apply these files and removals onto revision {current}.",
+        {
+            "field": "baseRevision",
+            "baseRevision": base,
+            "currentRevision": current,
+            "updatedBy": by,
+            "updatedAt": iso(artifact.updated_at),
+        },
+    )
+
+
 def _add_revision(
     uow: UnitOfWork,
     actor: Actor,
@@ -472,21 +508,26 @@ def write_artifact_revision(
     base_revision: int | None,
     expected_version: int,
     idempotency_key: str | None,
+    merge_onto_current: bool = False,
 ) -> KeyedResult:
     """The next revision: without `base_revision` the files sent are the whole artifact; with
-    it, they replace or add to that kept revision's files and the paths in `remove` go (keyed).
+    it, they replace or add to that revision's files and the paths in `remove` go (keyed).
+    The base must be the newest revision, unless `merge_onto_current` asks for the files and
+    removals to be applied onto the newest one instead.
 
     Raises:
-        RevisionConflict: the artifact no longer has `expected_version` revisions. NotFound
-        (the artifact, or a base revision that is not kept), ValidationFailed, LimitExceeded,
-        PermissionDenied, IdempotencyConflict.
+        RevisionConflict: the artifact no longer has `expected_version` revisions.
+        StaleBaseRevision: the base is older than the newest revision and no merge was asked.
+        NotFound (the artifact, or a base revision that is not kept), ValidationFailed,
+        LimitExceeded, PermissionDenied, IdempotencyConflict.
     """
     check_paths([f.path for f in files], "files")
     removed = check_paths(remove, "remove")
-    if removed and base_revision is None:
-        raise ValidationFailed.field(
-            "remove", "applies to a delta: pass baseRevision, the revision the change is on."
-        )
+    for name, given in (("remove", bool(removed)), ("mergeOntoCurrent", merge_onto_current)):
+        if given and base_revision is None:
+            raise ValidationFailed.field(
+                name, "applies to a delta: pass baseRevision, the revision the change is on."
+            )
 
     def work(uow: UnitOfWork) -> KeyedResult:
         artifact, access = find_artifact(
@@ -498,22 +539,25 @@ def write_artifact_revision(
             if artifact.revision_count != expected_version:
                 raise _conflict(artifact, expected_version)
             stored = _stored_files(uow, files)
+            base = None
             if base_revision is None:
                 result, kind = stored, RevisionKind.FULL
             else:
-                base = kept_revision(uow, artifact, base_revision, "baseRevision")
+                base = _delta_base(uow, artifact, base_revision, merge=merge_onto_current)
                 base_files = artifacts_of(uow).files(artifact.id, base)
                 result, kind = apply_delta(base_files, stored, removed), RevisionKind.DELTA
-            moved, saved = _add_revision(
-                uow, actor, access, artifact, result, kind=kind, base=base_revision
-            )
+            moved, saved = _add_revision(uow, actor, access, artifact, result, kind=kind, base=base)
             return _written(moved, saved, result)
 
+        arguments: dict[str, Any] = {
+            "artifact": artifact.id, "files": _fingerprint(files), "remove": removed,
+            "base": base_revision, "expected": expected_version,
+        }  # fmt: skip
+        if merge_onto_current:  # keys taken before the option keep their fingerprint
+            arguments["merge"] = True
         return do_keyed_write(
             uow, actor, key=idempotency_key, operation="write_artifact_revision",
-            arguments={"artifact": artifact.id, "files": _fingerprint(files), "remove": removed,
-                       "base": base_revision, "expected": expected_version},
-            perform=perform,
+            arguments=arguments, perform=perform,
         )  # fmt: skip
 
     return db.write(work)

@@ -13,12 +13,15 @@ from anyio import to_thread
 
 from crewboard.domain.identity.tokens import hash_token_secret
 from crewboard.domain.oauth import (
+    MAX_CLIENT_ID_LENGTH,
     MAX_CLIENT_NAME,
     MAX_REDIRECT_URIS,
     OAuthClient,
     cache_lifetime,
     document_url_problem,
+    is_storable_key,
     redirect_uri_problem,
+    registered_scope,
 )
 from crewboard.errors import ValidationFailed
 from crewboard.services.oauth.documents import (
@@ -27,7 +30,7 @@ from crewboard.services.oauth.documents import (
     checked_addresses,
     fetch_document,
 )
-from crewboard.services.oauth.grants import oauth_of
+from crewboard.services.oauth.grants import SCOPE_NAMES, oauth_of
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 
@@ -69,9 +72,12 @@ def check_redirect_uris(uris: list[str], policy: ClientPolicy) -> tuple[str, ...
 
 
 def client_name(metadata: dict[str, Any], fallback: str) -> str:
+    """The name a client gives itself, on one line without control characters, within the
+    column's length (the fallback when it gives none)."""
     name = metadata.get("client_name")
-    text = name.strip() if isinstance(name, str) and name.strip() else fallback
-    return " ".join(text.split())[:MAX_CLIENT_NAME]
+    text = " ".join(name.split()) if isinstance(name, str) else ""
+    text = "".join(char for char in text if char.isprintable())
+    return (text or fallback)[:MAX_CLIENT_NAME]
 
 
 def register_client(
@@ -105,7 +111,7 @@ def register_client(
             name=client_name(metadata, "Unnamed app"),
             redirect_uris=uris,
             auth_method=method,
-            scope=metadata.get("scope") or None,
+            scope=registered_scope(_text_or_none(metadata.get("scope")), SCOPE_NAMES),
             metadata=metadata,
             created_at=uow.now,
         )
@@ -132,7 +138,7 @@ async def find_client(
     Raises:
         DocumentRefused: the document could not be fetched or is not usable.
     """
-    if len(client_id) > 2000:
+    if not is_storable_key(client_id, MAX_CLIENT_ID_LENGTH):
         return None
     found = await to_thread.run_sync(stored_client, db, client_id)
     if not is_document_id(client_id):
@@ -187,11 +193,15 @@ def _document_client(
         name=client_name(body, urlsplit(url).hostname or url),
         redirect_uris=checked,
         auth_method="none",
-        scope=body.get("scope") if isinstance(body.get("scope"), str) else None,
+        scope=registered_scope(_text_or_none(body.get("scope")), SCOPE_NAMES),
         metadata=body,
         created_at=now,
         expires_at=now + cache_lifetime(cache_control),
     )
+
+
+def _text_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _store_document(db: Database, client: OAuthClient) -> None:

@@ -26,6 +26,8 @@ from crewboard.domain.oauth import (
     ACCESS_TTL,
     CODE_PREFIX,
     CODE_TTL,
+    MAX_REQUEST_ID_LENGTH,
+    MAX_URI_LENGTH,
     REFRESH_PREFIX,
     REFRESH_TTL,
     REQUEST_ID_BYTES,
@@ -33,6 +35,9 @@ from crewboard.domain.oauth import (
     Grant,
     OAuthClient,
     PendingAuthorization,
+    challenge_problem,
+    is_storable_key,
+    state_problem,
 )
 from crewboard.errors import NotFound, PermissionDenied, Unauthenticated, ValidationFailed
 from crewboard.services.identity.access import access_project
@@ -88,6 +93,30 @@ def check_scopes(asked: list[str], field: str = "scope") -> list[Scope]:
 # Consent ----------------------------------------------------------------------------------
 
 
+def check_authorization_request(
+    *, state: str | None, code_challenge: str, redirect_uri: str
+) -> None:
+    """Every value of an authorization request that is kept, against the limits of where it
+    is kept (the consent request, then the code).
+
+    Raises:
+        ValidationFailed: naming the first parameter that cannot be kept.
+    """
+    uri_problem = (
+        f"is longer than {MAX_URI_LENGTH} characters"
+        if len(redirect_uri) > MAX_URI_LENGTH
+        else None
+    )
+    checks = (
+        ("state", state_problem(state) if state is not None else None),
+        ("code_challenge", challenge_problem(code_challenge)),
+        ("redirect_uri", uri_problem),
+    )
+    for name, problem in checks:
+        if problem is not None:
+            raise ValidationFailed.field(name, f"{problem}.")
+
+
 def start_authorization(
     db: Database,
     client: OAuthClient,
@@ -99,7 +128,15 @@ def start_authorization(
     code_challenge: str,
     state: str | None,
 ) -> PendingAuthorization:
-    """Keep an authorization request for the consent page (it expires unanswered)."""
+    """Keep an authorization request for the consent page (it expires unanswered).
+
+    Raises:
+        ValidationFailed: naming state, code_challenge or redirect_uri when one cannot be kept
+            (too long, or characters the protocol does not allow); nothing is stored.
+    """
+    check_authorization_request(
+        state=state, code_challenge=code_challenge, redirect_uri=redirect_uri
+    )
 
     def work(uow: UnitOfWork) -> PendingAuthorization:
         repo = oauth_of(uow)
@@ -133,7 +170,8 @@ def pending_authorization(
 
     def read(uow: UnitOfWork) -> tuple[PendingAuthorization, OAuthClient] | None:
         repo = oauth_of(uow)
-        pending = repo.request(request_id) if len(request_id) <= 64 else None
+        known = is_storable_key(request_id, MAX_REQUEST_ID_LENGTH)
+        pending = repo.request(request_id) if known else None
         if pending is None or pending.expires_at <= uow.now:
             return None
         found = repo.client(pending.client_id)
@@ -532,7 +570,7 @@ def revoke_connection(db: Database, actor: Actor, grant_id: str) -> Grant:
 
     def work(uow: UnitOfWork) -> Grant:
         repo = oauth_of(uow)
-        grant = repo.grant(grant_id)
+        grant = repo.grant(grant_id) if is_storable_key(grant_id, MAX_REQUEST_ID_LENGTH) else None
         if grant is None or grant.user_id != actor.user_id:
             raise NotFound(
                 f"No connection {grant_id!r}.", {"resource": "connection", "id": grant_id}

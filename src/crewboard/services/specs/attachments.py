@@ -21,6 +21,7 @@ from crewboard.domain.files import (
 from crewboard.domain.identity.access import Role, Scope
 from crewboard.domain.ids import new_id
 from crewboard.domain.models import Actor
+from crewboard.domain.packages import UnreadablePackage
 from crewboard.domain.specs import (
     ATTACHMENT_TYPES,
     MAX_ATTACHMENT_BYTES,
@@ -167,11 +168,15 @@ def read_attachment_bytes(
     return db.read(work)
 
 
-def check_attachment(content: bytes, field: str = "content") -> tuple[AttachmentKind, str]:
-    """The attachment's kind and media type, from its bytes.
+def check_attachment(
+    content: bytes, field: str = "content", name: str | None = None
+) -> tuple[AttachmentKind, str]:
+    """The attachment's kind and media type, from its bytes (`name` is the file's, for the
+    refusal).
 
     Raises:
-        LimitExceeded: over 10 MiB. ValidationFailed: not one of the accepted types.
+        LimitExceeded: over 10 MiB. ValidationFailed: not one of the accepted types, or a
+        ZIP package (DOCX, XLSX) that cannot be read whole.
     """
     if len(content) > MAX_ATTACHMENT_BYTES:
         raise LimitExceeded(
@@ -179,7 +184,15 @@ def check_attachment(content: bytes, field: str = "content") -> tuple[Attachment
             f"{MAX_ATTACHMENT_BYTES} bytes (10 MiB).",
             {"field": field, "limit": MAX_ATTACHMENT_BYTES, "actual": len(content)},
         )
-    found = sniff_attachment(content)
+    try:
+        found = sniff_attachment(content)
+    except UnreadablePackage as error:
+        called = f"{name!r}" if name is not None else "the file"
+        raise ValidationFailed(
+            f"{field}: {called} is a ZIP package that cannot be read ({error}); save it again "
+            f"from the program that made it. Accepted types: {', '.join(ATTACHMENT_TYPES)}.",
+            {"field": field, "name": name, "accepted": list(ATTACHMENT_TYPES)},
+        ) from None
     if found is None:
         raise ValidationFailed(
             f"{field}: these bytes are none of the accepted types ({', '.join(ATTACHMENT_TYPES)}); "
@@ -209,7 +222,7 @@ def upload_attachment(
         LimitExceeded, NotFound, PermissionDenied, IdempotencyConflict.
     """
     stored_name = check_attachment_name(name)
-    kind, media_type = check_attachment(content, content_field)
+    kind, media_type = check_attachment(content, content_field, stored_name)
 
     def work(uow: UnitOfWork) -> KeyedResult:
         access = access_project(

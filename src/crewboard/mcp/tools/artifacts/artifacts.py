@@ -129,7 +129,15 @@ class WriteArtifactRevision(Args):
         description="With baseRevision: paths of the base to leave out.",
     )
     base_revision: int | None = Field(
-        default=None, ge=1, le=2**31 - 1, description="Send only the changes on this revision."
+        default=None,
+        ge=1,
+        le=2**31 - 1,
+        description="Send only the changes on this revision, the newest.",
+    )
+    merge_onto_current: bool = Field(
+        default=False,
+        description="With an older baseRevision: apply these files and removals onto the "
+        "newest revision instead of being refused.",
     )
     expected_version: int = Field(
         ge=0, le=2**31 - 1, description="The revisionCount you read (get_artifact)."
@@ -200,7 +208,7 @@ def write_artifact_revision(call: Call, args: WriteArtifactRevision) -> Reply:
         call.db, call.actor, project=args.project_id, workspace_id=args.workspace_id,
         ref=args.artifact_id, files=inputs(args.files), remove=args.remove,
         base_revision=args.base_revision, expected_version=args.expected_version,
-        idempotency_key=args.idempotency_key,
+        idempotency_key=args.idempotency_key, merge_onto_current=args.merge_onto_current,
     )  # fmt: skip
     return Reply(made.body, _replayed(made))
 
@@ -260,8 +268,9 @@ TOOLS = (
     keyed_write(
         "write_artifact_revision",
         "Write an artifact revision",
-        "Add a revision. Without baseRevision the files sent are the whole artifact; with it, "
-        "only the changed or added files, and remove lists paths to drop. expectedVersion is "
+        "Add a revision. Without baseRevision the files sent are the whole artifact; with it "
+        "(the newest revision), only the changed or added files, and remove lists paths to "
+        "drop; an older baseRevision is refused unless mergeOntoCurrent. expectedVersion is "
         "the revisionCount you read: if someone wrote since, nothing is written.",
         WriteArtifactRevision,
         write_artifact_revision,
