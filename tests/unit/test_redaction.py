@@ -4,23 +4,19 @@ survive; credentials in URLs; and ordinary text left as it was."""
 
 from __future__ import annotations
 
-import base64
-import html
-import json
-import re
-from urllib.parse import quote, quote_plus
+from urllib.parse import quote
 
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from crewboard.domain.redaction import (
     MASK,
-    MIN_FRAGMENT,
     Redactor,
     display_url,
     url_secrets,
     without_url_credentials,
 )
+from tests.support.secrets import every_form
 
 # Visible characters a key may hold, with the ones every encoding treats specially.
 KEY_CHARS = st.sampled_from(
@@ -30,41 +26,6 @@ KEY_CHARS = st.sampled_from(
 )
 KEYS = st.text(KEY_CHARS, min_size=8, max_size=48)
 AROUND = st.text(st.sampled_from(list("abcXYZ019 .,:;-\n")), max_size=20)
-
-
-def pieces(secret: str) -> list[str]:
-    """The secret and each of its lines long enough to count on its own."""
-    lines = [line.strip() for line in secret.splitlines()]
-    return [secret, *(line for line in lines if len(line) >= MIN_FRAGMENT)]
-
-
-def encodings(text: str, *, in_base64: bool = True) -> list[str]:
-    """`text` as each encoding writes it (an oracle independent of the scrubber's patterns)."""
-    raw = text.encode("utf-8")
-    wrapped = [base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()]
-    return [
-        text,
-        quote(text, safe=""),
-        quote(text),
-        quote_plus(text),
-        re.sub("%[0-9A-F]{2}", lambda hexed: hexed[0].lower(), quote(text, safe="")),
-        quote(quote(text, safe=""), safe=""),
-        json.dumps(text)[1:-1],
-        json.dumps(text, ensure_ascii=False)[1:-1],
-        json.dumps(json.dumps(text))[1:-1],
-        repr(text)[1:-1],
-        repr(raw)[2:-1],
-        html.escape(text),
-        *(wrapped if in_base64 else []),
-    ]
-
-
-def every_form(secret: str, *, user: str | None = None) -> list[str]:
-    forms = [form for piece in pieces(secret) for form in encodings(piece)]
-    if user is not None:  # Basic authentication: base64 of user:password
-        basic = base64.b64encode(f"{user}:{secret}".encode()).decode()
-        forms += encodings(basic, in_base64=False)
-    return [form for form in forms if len(form) >= MIN_FRAGMENT]
 
 
 def assert_scrubbed(redactor: Redactor, forms: list[str], before: str, after: str) -> None:

@@ -4,8 +4,8 @@ per session (`modelId`), per project (its default), or the server's default.
 A provider's API key is never stored: the owner names an environment variable or a file, and
 the key is read from there each time a turn runs, so rotating it needs no restart. No view,
 log line or error shows it, nor a password written into a provider's base URL. A key is one
-line of visible characters (what an HTTP header can carry): a key file of two lines is refused
-before anything is sent, naming the file and never its content.
+line of visible ASCII characters (what an HTTP header can carry): a key file of two lines is
+refused before anything is sent, naming the file and never its content.
 """
 
 from __future__ import annotations
@@ -364,19 +364,21 @@ def read_key(provider: dict[str, Any]) -> str | None:
     return None
 
 
-_NOT_IN_A_KEY = re.compile(r"[\s\x00-\x1f\x7f]")
+_NOT_IN_A_KEY = re.compile(r"[^\x21-\x7e]")  # what an HTTP header's value cannot carry
 
 
 def _one_line(value: str, provider: dict[str, Any], where: str) -> str:
     """The key, when it is one line of visible characters.
 
     Raises:
-        NoModel: it holds a line break, a space or a control character (never shown).
+        NoModel: it holds a line break, a space, a control character or a character outside
+        ASCII (never shown).
     """
     if _NOT_IN_A_KEY.search(value):
         raise NoModel(
             "no_key",
-            f"The key of provider {provider['id']!r} in {where} holds a line break, a space or "
-            "a control character; a key is one line. Fix it there and send the message again.",
+            f"The key of provider {provider['id']!r} in {where} holds a line break, a space, a "
+            "control character or a character outside ASCII; a key is one line of visible ASCII "
+            "characters. Fix it there and send the message again.",
         )
     return value
