@@ -233,8 +233,10 @@ async def _answer(state: _State, api: Api, body: dict[str, Any], how: Behaviour)
         events = _events(wire.stream(how), how.pause)
     elif isinstance(how, StreamError):
         events = _events(wire.error(how))
-    else:
+    elif isinstance(how, Broken):
         events = _broken(state, wire, how)
+    else:  # an Echo is answered by the endpoint, which has the request
+        raise TypeError(f"no answer for {how!r}")
     return StreamingResponse(events, media_type="text/event-stream")
 
 
