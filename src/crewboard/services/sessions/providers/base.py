@@ -313,8 +313,8 @@ class HttpProvider(ABC):
         sentence from its type; its own `message` goes to the log only."""
         log.warning("model provider %s reported an error mid-answer (%s): %s", self.config.id,
                     self.excerpt(kind), self.excerpt(message))  # fmt: skip
-        kind = self.kind(kind)
-        named = f" ({kind})" if kind else ""
+        shown = self.kind(kind)
+        named = f" ({shown})" if shown else ""
         said = f"{self.config.id} reported an error mid-answer{named}"
         if "rate" in kind:
             return Failure(self.error("rate_limited", f"{said}: {_status_says(429)}."), retry=True)
