@@ -14,6 +14,7 @@ the API key and a password in the base URL are never in a repr, a message or an 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -86,7 +87,13 @@ ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 
 def redactor_for(config: ProviderConfig) -> Redactor:
     """What finds this provider's secrets in text: its key and its base URL's password."""
-    return Redactor([config.api_key, *url_secrets(config.base_url)])
+    return _redactor(config.api_key, config.base_url)
+
+
+@functools.lru_cache(maxsize=64)
+def _redactor(api_key: str | None, base_url: str) -> Redactor:
+    # Its patterns take milliseconds to build, and each turn asks twice (adapter and runner).
+    return Redactor([api_key, *url_secrets(base_url)])
 
 
 class ProviderError(Exception):
