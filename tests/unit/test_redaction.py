@@ -4,6 +4,7 @@ survive; credentials in URLs; and ordinary text left as it was."""
 
 from __future__ import annotations
 
+import time
 from urllib.parse import quote
 
 from hypothesis import assume, given, settings
@@ -116,3 +117,15 @@ def test_a_base_url_is_shown_without_its_password_or_token() -> None:
 
 def test_a_secret_too_short_to_be_one_is_not_looked_for() -> None:
     assert Redactor(["abc", None, ""]).text("abc abc") == "abc abc"
+
+
+def test_texts_made_to_backtrack_are_scrubbed_promptly() -> None:
+    redactor = Redactor(['sk-Ab/c+d=e"g\\h-0123456789', "https://ci:pa55word@gw.example/v1"])
+    hostile = [
+        "\\" * 50_000, "%25" * 20_000, "http://" + "a" * 50_000, "?" + "a" * 50_000,
+        "http://" + "a:" * 25_000, "&#" + "0" * 50_000, "http://x:" * 6_000,
+    ]  # fmt: skip
+    for text in hostile:
+        started = time.perf_counter()
+        redactor.text(text)
+        assert time.perf_counter() - started < 2.0, text[:20]

@@ -29,17 +29,19 @@ MAX_SECRET = 4096  # characters of one secret looked for (a key file is far shor
 
 _SHORT_ESCAPES = {"\n": "n", "\r": "r", "\t": "t", "\b": "b", "\f": "f", "\v": "v", "\0": "0"}
 _HTML_NAMES = {"&": "amp", "<": "lt", ">": "gt", '"': "quot", "'": "(?:apos|#39)"}
-_BACKSLASHES = r"\\+"  # one escape, or one escaped again (JSON inside JSON)
+# One escape, or one escaped again (JSON inside JSON), up to four levels deep. Every repeat in
+# these patterns is bounded, so no text makes them backtrack for long.
+_BACKSLASHES = r"\\{1,16}"
 
 # A URL's scheme and `//`, also with the slashes JSON-escaped (`:\/\/`) or percent-encoded.
-_SCHEME = r"[A-Za-z][A-Za-z0-9+.-]{0,30}(?::(?:\\*/){2}|%3[Aa]%2[Ff]%2[Ff])"
+_SCHEME = r"[A-Za-z][A-Za-z0-9+.-]{0,30}(?::(?:\\{0,4}/){2}|%3[Aa]%2[Ff]%2[Ff])"
 _USERINFO = re.compile(
-    rf"(?P<scheme>{_SCHEME})(?P<user>[^\s/?#@:\"'<>\\]*)(?P<colon>:|%3[Aa])?"
-    r"(?P<password>[^\s/?#\"'<>\\]*)(?P<at>@|%40)"
+    rf"(?P<scheme>{_SCHEME})(?P<user>[^\s/?#@:\"'<>\\]{{0,256}})"
+    r"(?:(?P<colon>:|%3[Aa])(?P<password>[^\s/?#\"'<>\\]{0,512}))?(?P<at>@|%40)"
 )
 _CREDENTIAL_NAME = (
-    r"[A-Za-z0-9_.\-\[\]]*(?:key|token|secret|passw|pwd|signature|credential|auth)"
-    r"[A-Za-z0-9_.\-\[\]]*"
+    r"[A-Za-z0-9_.\-\[\]]{0,64}(?:key|token|secret|passw|pwd|signature|credential|auth)"
+    r"[A-Za-z0-9_.\-\[\]]{0,64}"
 )
 _QUERY_CREDENTIAL = re.compile(
     rf"(?P<lead>[?&;#]|%3[Ff]|%26|\\u0026|&amp;)(?P<name>{_CREDENTIAL_NAME})"
@@ -57,7 +59,7 @@ def _char(c: str) -> str:
     """A pattern for one character in any form an encoding can give it."""
     code = ord(c)
     utf8 = c.encode("utf-8")
-    forms = [re.escape(c), "".join(f"%(?:25)*{_hex(b, 2)}" for b in utf8)]
+    forms = [re.escape(c), "".join(f"%(?:25){{0,4}}{_hex(b, 2)}" for b in utf8)]
     if c == " ":
         forms.append(r"\+")
     escaped = [f"u{_hex(code, 4)}"] if code <= 0xFFFF else [f"U{_hex(code, 8)}"]
@@ -73,7 +75,7 @@ def _char(c: str) -> str:
     forms.append(_BACKSLASHES + "(?:" + "|".join(escaped) + ")")
     if len(utf8) > 1:  # a bytes repr: b'\xc3\xa9'
         forms.append("".join(f"{_BACKSLASHES}x{_hex(b, 2)}" for b in utf8))
-    forms.append(f"&#(?:0*{code}|[xX]0*{_hex(code, 1)});")
+    forms.append(f"&#(?:0{{0,8}}{code}|[xX]0{{0,8}}{_hex(code, 1)});")
     if c in _HTML_NAMES:
         forms.append(f"&{_HTML_NAMES[c]};")
     return "(?:" + "|".join(forms) + ")"
