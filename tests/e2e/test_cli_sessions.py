@@ -121,3 +121,16 @@ def test_removing_what_is_not_configured_exits_1(run: RunCli) -> None:
 def test_lists_start_empty(run: RunCli) -> None:
     assert run("model", "provider", "list").output.strip() == "no providers"
     assert json.loads(run("model", "list", "--json").output) == []
+
+
+def test_a_password_in_a_base_url_is_printed_nowhere(run: RunCli) -> None:
+    added = run("model", "provider", "add", "proxy", "--kind", "openai", "--base-url",
+                "https://ci-user:pa55w0rd-not-printed@gw.example/v1", "--json")  # fmt: skip
+    assert added.exit_code == 0, added.output
+    every = added.output + "".join(
+        run(*command).output
+        for command in (("model", "provider", "list"), ("model", "provider", "list", "--json"))
+    )
+    assert "pa55w0rd-not-printed" not in every
+    assert "https://ci-user:" in every
+    assert "@gw.example/v1" in every

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import traceback
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Any, Literal
+from urllib.parse import quote
 
 import anyio
 import pytest
@@ -33,6 +35,7 @@ from tests.support.model_server import (
     Status,
     StreamError,
 )
+from tests.support.secrets import every_form, leaks
 from tests.support.server import free_port
 
 pytestmark = pytest.mark.anyio
@@ -274,7 +277,8 @@ async def test_a_refused_request_is_not_retried_and_never_shows_the_key(
     assert len(server.requests) == 1
     assert naps.waits == []
     assert config.id in error.message
-    assert "Incorrect API key provided" in error.message
+    assert "401" in error.message
+    assert "Incorrect API key provided" not in error.message  # our sentence, not theirs
     assert all(KEY not in text for text in texts)
     sent = server.requests[0].headers
     assert (sent.get("authorization") if api == "openai" else sent.get("x-api-key")) in (
@@ -283,14 +287,16 @@ async def test_a_refused_request_is_not_retried_and_never_shows_the_key(
     )
 
 
-async def test_a_long_provider_message_is_cut_short_in_ours(
+async def test_a_refusal_is_told_in_our_words_from_its_status_and_error_type_never_theirs(
     server: ModelServer, api: Api, naps: Naps
 ) -> None:
-    server.script(Status(400, message="model not found " * 100))
+    server.script(Status(404, message="model not found " * 100))
     async with opened(config_for(server, api), naps) as provider:
         error = await failure_of(provider)
-    assert error.code == "refused"
-    assert "model not found" in error.message
+    assert (error.code, error.status) == ("refused", 404)
+    assert "model not found" not in error.message
+    assert "404" in error.message
+    assert ("test_error" if api == "openai" else "invalid_request_error") in error.message
     assert len(error.message) < 300
 
 
@@ -433,3 +439,20 @@ async def test_memory_provider_held_reply_gives_up_at_the_deadline() -> None:
     with anyio.fail_after(5), pytest.raises(ProviderError) as caught:
         await model.complete(REQUEST, deadline=anyio.current_time() + 0.05)
     assert caught.value.code == "timeout"
+
+
+async def test_a_provider_s_own_words_never_reach_the_error_mid_stream_or_in_a_refusal(
+    server: ModelServer, api: Api, naps: Naps
+) -> None:
+    server.script(
+        StreamError("invalid_request_error", message=f"echo {quote(KEY, safe='')}"),
+        RawBody(json.dumps({"error": {"type": KEY, "message": repr(KEY)}}).encode(), status=400),
+    )
+    async with opened(config_for(server, api, max_retries=0), naps) as provider:
+        mid_stream = await failure_of(provider, on_text=Pieces())
+        refused = await failure_of(provider)
+    assert (mid_stream.code, refused.code, refused.status) == ("refused", "refused", 400)
+    assert "invalid_request_error" in mid_stream.message  # its error type, a plain identifier
+    for error in (mid_stream, refused):
+        assert not leaks(every_form(KEY), error.message)
+        assert "echo" not in error.message

@@ -93,7 +93,17 @@ class RawBody:
     content_type: str = "application/json"
 
 
-Behaviour = Reply | Status | Hang | Broken | StreamError | RawBody
+@dataclass(frozen=True)
+class Echo:
+    """An error answer made from the request itself (a provider that echoes what it was sent,
+    its credentials among it): `render` gets the request and returns the body."""
+
+    render: Callable[[Recorded], str]
+    status: int = 401
+    content_type: str = "application/json"
+
+
+Behaviour = Reply | Status | Hang | Broken | StreamError | RawBody | Echo
 
 
 @dataclass(frozen=True)
@@ -194,11 +204,15 @@ def _endpoint(state: _State, api: Api) -> Callable[[Request], Any]:
         except ValueError:
             body = {}
         body = body if isinstance(body, dict) else {}
+        recorded = Recorded(request.url.path, dict(request.headers), body)
         with state.lock:
-            state.requests.append(Recorded(request.url.path, dict(request.headers), body))
+            state.requests.append(recorded)
             behaviour = state.queue.popleft() if state.queue else None
         if behaviour is None:
             behaviour = Reply(state.default(api, body))
+        if isinstance(behaviour, Echo):
+            text = behaviour.render(recorded)
+            return Response(text, behaviour.status, media_type=behaviour.content_type)
         return await _answer(state, api, body, behaviour)
 
     return endpoint
@@ -219,8 +233,10 @@ async def _answer(state: _State, api: Api, body: dict[str, Any], how: Behaviour)
         events = _events(wire.stream(how), how.pause)
     elif isinstance(how, StreamError):
         events = _events(wire.error(how))
-    else:
+    elif isinstance(how, Broken):
         events = _broken(state, wire, how)
+    else:  # an Echo is answered by the endpoint, which has the request
+        raise TypeError(f"no answer for {how!r}")
     return StreamingResponse(events, media_type="text/event-stream")
 
 

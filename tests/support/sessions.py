@@ -21,11 +21,14 @@ def configure_model(
     timeout: float = 10.0,
     max_retries: int = 2,
     key_env: str | None = None,
+    key_file: str | None = None,
+    base_url: str | None = None,
 ) -> str:
-    """A provider and a default model at the test's model server; the model's id."""
+    """A provider and a default model at the test's model server (or at `base_url`); the
+    model's id."""
     values = models.check_provider(
-        provider_id=f"loopback-{api}", kind=api, base_url=server.base_url(api),
-        key_env=key_env, key_file=None, timeout=timeout, max_retries=max_retries,
+        provider_id=f"loopback-{api}", kind=api, base_url=base_url or server.base_url(api),
+        key_env=key_env, key_file=key_file, timeout=timeout, max_retries=max_retries,
     )  # fmt: skip
     models.do_put_provider(db, None, values, stream=stream)
     models.do_put_model(

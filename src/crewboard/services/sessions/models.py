@@ -3,7 +3,9 @@ per session (`modelId`), per project (its default), or the server's default.
 
 A provider's API key is never stored: the owner names an environment variable or a file, and
 the key is read from there each time a turn runs, so rotating it needs no restart. No view,
-log line or error shows it.
+log line or error shows it, nor a password written into a provider's base URL. A key is one
+line of visible ASCII characters (what an HTTP header can carry): a key file of two lines is
+refused before anything is sent, naming the file and never its content.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from urllib.parse import urlsplit
 
 from crewboard.domain.identity.access import Role, Scope
 from crewboard.domain.models import Actor
+from crewboard.domain.redaction import display_url
 from crewboard.errors import NotFound, PermissionDenied, ValidationFailed
 from crewboard.services.identity.access import access_project
 from crewboard.services.sessions.providers import ProviderConfig
@@ -62,7 +65,7 @@ def provider_view(row: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": row["id"],
         "kind": row["kind"],
-        "baseUrl": row["base_url"],
+        "baseUrl": display_url(row["base_url"]),
         "keyFrom": key_source(row),
         "timeoutSeconds": row["timeout_seconds"],
         "maxRetries": row["max_retries"],
@@ -345,7 +348,7 @@ def read_key(provider: dict[str, Any]) -> str | None:
                 f"The key of provider {provider['id']!r} is read from the environment "
                 f"variable {provider['key_env']}, which is not set on this server.",
             )
-        return value
+        return _one_line(value, provider, f"the environment variable {provider['key_env']}")
     if provider["key_file"]:
         try:
             value = Path(provider["key_file"]).read_text(encoding="utf-8").strip()
@@ -357,5 +360,25 @@ def read_key(provider: dict[str, Any]) -> str | None:
             ) from None
         if not value:
             raise NoModel("no_key", f"The key file {provider['key_file']} is empty.")
-        return value
+        return _one_line(value, provider, f"the key file {provider['key_file']}")
     return None
+
+
+_NOT_IN_A_KEY = re.compile(r"[^\x21-\x7e]")  # what an HTTP header's value cannot carry
+
+
+def _one_line(value: str, provider: dict[str, Any], where: str) -> str:
+    """The key, when it is one line of visible characters.
+
+    Raises:
+        NoModel: it holds a line break, a space, a control character or a character outside
+        ASCII (never shown).
+    """
+    if _NOT_IN_A_KEY.search(value):
+        raise NoModel(
+            "no_key",
+            f"The key of provider {provider['id']!r} in {where} holds a line break, a space, a "
+            "control character or a character outside ASCII; a key is one line of visible ASCII "
+            "characters. Fix it there and send the message again.",
+        )
+    return value

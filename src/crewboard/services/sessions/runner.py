@@ -10,6 +10,12 @@ second, so the session page can stream it from any node.
 A node that dies mid-turn stops renewing; once the lease runs out another runner (or this one,
 restarted) claims the turn again and runs it from the start. The finishing write names the
 claim, so a runner that lost its turn never writes a second reply: a turn completes once.
+
+Every reader of the project sees what a turn leaves (its error on the session, the turn and
+the event; the reply so far and the reply), so the runner is where that text is scrubbed
+before it is stored: of the provider's key and base-URL password in any encoding, and (in
+errors) of credentials in URLs (`crewboard.domain.redaction`). `_fail` is the one writer of a
+turn's error; `_renew` and `_finish` the writers of its reply.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from anyio import to_thread
 from crewboard.config import Settings
 from crewboard.domain.files import normalise_path
 from crewboard.domain.ids import new_id
+from crewboard.domain.redaction import Redactor
 from crewboard.domain.sessions import (
     Message,
     PendingAction,
@@ -53,6 +60,7 @@ from crewboard.services.sessions.providers import (
     ProviderConfig,
     ProviderError,
     provider_for,
+    redactor_for,
 )
 from crewboard.services.sessions.sessions import TURN_QUEUED, sessions_of
 from crewboard.services.specs.files import files_of
@@ -89,6 +97,7 @@ class _Job:
     session: Session
     model: ResolvedModel
     request: ModelRequest
+    redactor: Redactor  # the provider's secrets, kept out of all the turn stores
 
 
 class SessionRunner:
@@ -184,13 +193,14 @@ class SessionRunner:
         async def on_text(piece: str) -> None:
             text.append(piece)
 
+        redactor = prepared.redactor
         provider = self.providers(prepared.model.provider)
         deadline = anyio.current_time() + self.settings.session_turn_deadline
         completion: Completion | None = None
         failed: ProviderError | None = None
         try:
             async with anyio.create_task_group() as tasks:
-                tasks.start_soon(self._keep, turn, text, lost, tasks.cancel_scope)
+                tasks.start_soon(self._keep, turn, text, lost, tasks.cancel_scope, redactor)
                 try:
                     completion = await provider.complete(
                         prepared.request, on_text, deadline=deadline
@@ -203,7 +213,7 @@ class SessionRunner:
         if failed is not None and not lost.is_set():
             failure = {"code": "provider_failed", "providerCode": failed.code,
                        "status": failed.status, "message": str(failed)}  # fmt: skip
-            written = await to_thread.run_sync(self._fail, turn, failure)
+            written = await to_thread.run_sync(self._fail, turn, failure, redactor)
             return Outcome(turn.id, TurnStatus.FAILED, written, time.perf_counter() - started, 0.0)
         if lost.is_set() or completion is None:
             return Outcome(turn.id, TurnStatus.RUNNING, False, time.perf_counter() - started, 0.0)
@@ -214,7 +224,12 @@ class SessionRunner:
         )  # fmt: skip
 
     async def _keep(
-        self, turn: Turn, text: list[str], lost: anyio.Event, scope: anyio.CancelScope
+        self,
+        turn: Turn,
+        text: list[str],
+        lost: anyio.Event,
+        scope: anyio.CancelScope,
+        redactor: Redactor,
     ) -> None:
         """Save the reply so far and renew the lease until cancelled; stop the turn if another
         runner has taken it over (this node was presumed dead)."""
@@ -225,7 +240,7 @@ class SessionRunner:
             await anyio.sleep(FLUSH)
             if len(text) == saved and time.monotonic() - last_renew < renew_every:
                 continue
-            saved, partial = len(text), "".join(text)
+            saved, partial = len(text), redactor.secrets_in("".join(text))
             held = await to_thread.run_sync(self._renew, turn, partial)
             last_renew = time.monotonic()
             if not held:
@@ -261,11 +276,16 @@ class SessionRunner:
                 model=model.model, system=made.system, messages=made.messages,
                 max_tokens=model.max_tokens,
             )  # fmt: skip
-            return _Job(turn=turn, session=session, model=model, request=request)
+            return _Job(turn=turn, session=session, model=model, request=request,
+                        redactor=redactor_for(model.provider))  # fmt: skip
 
         return self.db.read(work)
 
-    def _fail(self, turn: Turn, error: dict[str, Any]) -> bool:
+    def _fail(self, turn: Turn, failure: dict[str, Any], redactor: Redactor | None = None) -> bool:
+        """Record the turn's failure: every text in it scrubbed first (without a provider's
+        secrets to look for, still of credentials in URLs)."""
+        error: dict[str, Any] = (redactor or Redactor()).value(failure)
+
         def work(uow: UnitOfWork) -> bool:
             repo = sessions_of(uow)
             claim = None if turn.claim is None else self._claim_of()
@@ -300,10 +320,11 @@ class SessionRunner:
             session = repo.get(turn.session_id, for_update=True)
             if session is None:
                 return True
-            reply = parse_reply(completion.text)
+            said = job.redactor.secrets_in(completion.text)
+            reply = parse_reply(said)
             repo.add_message(
                 Message(id=new_id("ssm"), session_id=session.id, seq=session.message_count + 1,
-                        role="assistant", content=completion.text, author=None,
+                        role="assistant", content=said, author=None,
                         created_at=uow.now)
             )  # fmt: skip
             repo.supersede_pending(session.id, uow.now)

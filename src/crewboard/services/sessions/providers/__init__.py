@@ -6,17 +6,22 @@ as text, streamed piece by piece to a callback while it arrives. Two real adapte
 llama.cpp or vLLM; `anthropic`: the Anthropic Messages API); `memory` is a scripted fake for
 tests of the code above the port.
 
-Every failure is a `ProviderError` with a stable code and a sentence fit to show a person;
-the API key is never in a repr, a message or an error text.
+Every failure is a `ProviderError` with a stable code and a sentence fit to show a person,
+written by us from what the provider answered (its status and error type, never its words);
+the API key and a password in the base URL are never in a repr, a message or an error text
+(`redactor_for` finds them in any encoding).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
 import anyio
+
+from crewboard.domain.redaction import Redactor, url_secrets
 
 if TYPE_CHECKING:
     import httpx2
@@ -78,6 +83,17 @@ class ProviderConfig:
 
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+
+
+def redactor_for(config: ProviderConfig) -> Redactor:
+    """What finds this provider's secrets in text: its key and its base URL's password."""
+    return _redactor(config.api_key, config.base_url)
+
+
+@functools.lru_cache(maxsize=64)
+def _redactor(api_key: str | None, base_url: str) -> Redactor:
+    # Its patterns take milliseconds to build, and each turn asks twice (adapter and runner).
+    return Redactor([api_key, *url_secrets(base_url)])
 
 
 class ProviderError(Exception):

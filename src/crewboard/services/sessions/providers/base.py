@@ -4,7 +4,12 @@ An adapter says how to build its request and how to read its answers (a JSON bod
 stream of server-sent events); this base sends it, turns every failure into a
 `ProviderError`, and retries what is worth retrying - 429, 500, 502, 503, 504, 529, a lost
 connection, a timeout - but only while no text has reached the caller's `on_text`: text shown
-to a person is never shown twice. Every message is scrubbed of the API key.
+to a person is never shown twice.
+
+A failure's message is our own sentence, chosen by the HTTP status and the error type or code
+the provider names (when it is a plain identifier); the provider's own words, which may echo
+the key or the request in any encoding, go only to the server's log, scrubbed. Every message
+is scrubbed of the key and of the base URL's password (`redactor_for`), in any encoding.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import logging
 import math
 import random
 import re
@@ -24,6 +30,7 @@ from typing import Any
 import anyio
 import httpx2
 
+from crewboard.domain.redaction import display_url
 from crewboard.services.sessions.providers import (
     BACKOFF_BASE,
     Completion,
@@ -34,12 +41,15 @@ from crewboard.services.sessions.providers import (
     ProviderErrorCode,
     Sleep,
     Usage,
+    redactor_for,
 )
+
+log = logging.getLogger(__name__)
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504, 529})
 BACKOFF_CAP = 20.0  # seconds: the longest back-off between two attempts
 RETRY_AFTER_CAP = 30.0  # seconds: the longest a Retry-After header makes us wait
-EXCERPT = 200  # characters of a provider's own error message quoted in ours
+EXCERPT = 200  # characters of a provider's own error message quoted in the server's log
 ERROR_BODY_MAX = 64 * 1024  # bytes of an error body read to find that message
 
 
@@ -106,6 +116,7 @@ class HttpProvider(ABC):
         sleep: Sleep = anyio.sleep,
     ) -> None:
         self.config = config
+        self.redactor = redactor_for(config)
         self.backoff_base = backoff_base
         self._sleep = sleep
         self._client = httpx2.AsyncClient(
@@ -117,7 +128,8 @@ class HttpProvider(ABC):
         )
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(id={self.config.id!r}, base_url={self.config.base_url!r})"
+        shown = display_url(self.config.base_url)
+        return f"{type(self).__name__}(id={self.config.id!r}, base_url={shown!r})"
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -225,9 +237,12 @@ class HttpProvider(ABC):
 
     async def _refusal(self, response: httpx2.Response) -> Failure:
         status = response.status_code
-        excerpt = self.excerpt(await _read_capped(response))
-        said = f": {excerpt}" if excerpt else ""
-        message = f"{self.config.id} answered {status}{said}"
+        body = await _read_capped(response)
+        log.warning("model provider %s answered %s: %s", self.config.id, status,
+                    self.excerpt(_said(body)))  # fmt: skip
+        kind = self.kind(_error_kind(body))
+        named = f" ({kind})" if kind else ""
+        message = f"{self.config.id} answered HTTP {status}{named}: {_status_says(status)}."
         code: ProviderErrorCode = (
             "rate_limited"
             if status == 429
@@ -251,14 +266,17 @@ class HttpProvider(ABC):
             message = f"{name} {what} for more than {self.config.timeout:g} s"
             return Failure(self.error("timeout", message), retry=True)
         if isinstance(error, httpx2.UnsupportedProtocol):
-            message = f"{name} has a base URL that is not http or https ({self.config.base_url})"
+            shown = display_url(self.config.base_url)
+            message = f"{name} has a base URL that is not http or https ({shown})"
             return Failure(self.error("unreachable", message), retry=False)
         if isinstance(error, httpx2.DecodingError):
             return Failure(
                 self.error("bad_answer", f"{name} sent an unreadable body: {detail}"), retry=False
             )
         if isinstance(error, httpx2.ConnectError):
-            message = f"{name} could not be reached at {self.config.base_url}: {detail}"
+            message = (
+                f"{name} could not be reached at {display_url(self.config.base_url)}: {detail}"
+            )
             return Failure(self.error("unreachable", message), retry=True)
         message = f"the connection to {name} broke before the answer was complete: {detail}"
         return Failure(self.error("unreachable", message), retry=True)
@@ -266,13 +284,21 @@ class HttpProvider(ABC):
     def error(
         self, code: ProviderErrorCode, message: str, status: int | None = None
     ) -> ProviderError:
-        """A ProviderError whose message cannot carry the key, whoever wrote the text in it."""
-        return ProviderError(code, scrub(message, self.config.api_key), status)
+        """A ProviderError whose message cannot carry a secret, whoever wrote the text in it."""
+        return ProviderError(code, self.redactor.text(message), status)
 
     def excerpt(self, text: str) -> str:
-        """A provider's text on one line, scrubbed of the key (before it is cut), cut short."""
-        flat = re.sub(r"\s+", " ", scrub(text, self.config.api_key)).strip()
+        """A text on one line, scrubbed of the secrets (before it is cut), cut short."""
+        flat = re.sub(r"\s+", " ", self.redactor.text(text)).strip()
         return flat if len(flat) <= EXCERPT else flat[: EXCERPT - 1] + "…"
+
+    def kind(self, value: Any) -> str:
+        """A provider's error type or code when it is a plain identifier holding no secret."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = str(value)
+        if not isinstance(value, str) or not _IDENTIFIER.fullmatch(value):
+            return ""
+        return value if self.redactor.text(value) == value else ""
 
     def bad_answer(self, what: str) -> Failure:
         return Failure(self.error("bad_answer", f"{self.config.id} {what}"), retry=False)
@@ -283,20 +309,44 @@ class HttpProvider(ABC):
         return Failure(self.error("bad_answer", message), retry=True)
 
     def stream_error(self, kind: str, message: str) -> Failure:
-        """An error the provider sent inside a 200 stream (overloaded, rate-limited...)."""
-        said = f"{self.config.id} reported an error mid-answer: {self.excerpt(message) or kind}"
+        """An error the provider sent inside a 200 stream (overloaded, rate-limited...): our
+        sentence from its type; its own `message` goes to the log only."""
+        log.warning("model provider %s reported an error mid-answer (%s): %s", self.config.id,
+                    self.excerpt(kind), self.excerpt(message))  # fmt: skip
+        shown = self.kind(kind)
+        named = f" ({shown})" if shown else ""
+        said = f"{self.config.id} reported an error mid-answer{named}"
         if "rate" in kind:
-            return Failure(self.error("rate_limited", said), retry=True)
+            return Failure(self.error("rate_limited", f"{said}: {_status_says(429)}."), retry=True)
         if kind in {"overloaded_error", "api_error", "server_error", ""}:
-            return Failure(self.error("server_error", said), retry=True)
-        return Failure(self.error("refused", said), retry=False)
+            says = _status_says(529 if kind.startswith("overloaded") else 500)
+            return Failure(self.error("server_error", f"{said}: {says}."), retry=True)
+        return Failure(self.error("refused", f"{said}: {_status_says(400)}."), retry=False)
 
 
-def scrub(text: str, key: str | None) -> str:
-    """`text` with every occurrence of the key replaced."""
-    if not key:
-        return text
-    return text.replace(key, "[key]")
+_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_.:-]{0,63}")
+_STATUS_SAYS = {
+    400: "it refused the request (check the model name and the settings it takes)",
+    401: "it did not accept the key; check the provider's key in Settings, Models",
+    403: "the key may not use this model or endpoint",
+    404: "it knows no such model or endpoint; check the model name and the base URL",
+    408: "it gave up waiting for the request",
+    413: "the conversation was too large for it",
+    422: "it refused the request (check the model name and the settings it takes)",
+    429: "too many requests, or the account's quota is used up; try again later",
+    529: "it is overloaded; try again later",
+}
+
+
+def _status_says(status: int) -> str:
+    """What an HTTP status from a model provider means, in our words."""
+    if status in _STATUS_SAYS:
+        return _STATUS_SAYS[status]
+    if status >= 500:
+        return "it failed on its side; try again later"
+    if status >= 400:
+        return "it refused the request"
+    return "it answered with a status that is not an answer"
 
 
 def event_json(event: httpx2.ServerSentEvent, provider: HttpProvider) -> dict[str, Any]:
@@ -346,17 +396,33 @@ def _is_event_stream(response: httpx2.Response) -> bool:
 
 
 async def _read_capped(response: httpx2.Response) -> str:
-    """The start of an error body: enough to find the provider's message in."""
+    """The start of an error body: enough to find the provider's error type in."""
     body = bytearray()
     async for chunk in response.aiter_bytes():
         body.extend(chunk)
         if len(body) >= ERROR_BODY_MAX:
             break
-    text = body.decode("utf-8", "replace")
+    return body.decode("utf-8", "replace")
+
+
+def _parsed(body: str) -> Any:
     try:
-        return error_message(json.loads(text)) or text
+        return json.loads(body)
     except ValueError:
-        return text
+        return None
+
+
+def _said(body: str) -> str:
+    """The provider's own words in an error body (for the log), or the body itself."""
+    return error_message(_parsed(body)) or body
+
+
+def _error_kind(body: str) -> Any:
+    """The error type or code an error body names, in either API's shape (Anthropic's and
+    OpenAI's `error.type`, OpenAI's `error.code`), or None."""
+    error = as_dict(as_dict(_parsed(body)).get("error"))
+    kind = error.get("type")
+    return kind if isinstance(kind, str) and kind else error.get("code")
 
 
 def _retry_after(value: str | None) -> float | None:
