@@ -1,0 +1,263 @@
+"""What an import checks of every row before it is written: the same rules the other doors
+apply, and that the row belongs to the archive's own project.
+
+Three layers, each naming the document, the line and the column it refuses:
+
+- the column's type (storage/transfer.value_problem): text, numbers within what the column
+  holds, moments with their offset, no NUL;
+- the rules the API applies to that column (`RULES`: the same validators the services use,
+  column → checker), and the size limit of the files a row names (`BLOB_LIMITS`);
+- ownership (`Ownership`): a row's project is the project it lands as, every foreign key to a
+  carried table names a row of the same archive project, and every person a row names is one
+  of the archive's people (people.json).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from crewboard.domain import artifacts as artifact_rules
+from crewboard.domain import specs as spec_rules
+from crewboard.domain.board.tasks import MAX_LONG_TEXT, MAX_TITLE
+from crewboard.domain.handoffs import MAX_BODY as MAX_HANDOFF_BODY
+from crewboard.domain.handoffs import MAX_ITEM_TEXT
+from crewboard.domain.identity.access import Role, parse_enum
+from crewboard.domain.models import ProjectStatus, ProjectType, SeatKind
+from crewboard.domain.projects import (
+    MAX_DESCRIPTION,
+    MAX_GOAL,
+    MAX_NAME,
+    MAX_PHASE,
+    check_collections,
+    check_project_key,
+)
+from crewboard.domain.spec_comments import MAX_COMMENT
+from crewboard.domain.validation import INT32_MAX, check_text
+from crewboard.errors import CrewboardError, LimitExceeded, ValidationFailed
+from crewboard.services.board.task_checks import CHECKS as TASK_CHECKS
+from crewboard.storage import transfer as rows
+
+Checker = Callable[[Any], object]
+
+
+def _text(limit: int, *, required: bool = False) -> Checker:
+    return lambda value: check_text("value", value, max_length=limit, required=required)
+
+
+def _whole(minimum: int, maximum: int) -> Checker:
+    def check(value: int) -> None:
+        if not minimum <= value <= maximum:
+            raise ValidationFailed.field("value", f"must be from {minimum} to {maximum}.")
+
+    return check
+
+
+def _key(value: str) -> None:
+    """A project key as the API makes it: the upper-case form `check_project_key` returns
+    (a key in another form could never be opened)."""
+    if check_project_key(value) != value:
+        raise ValidationFailed.field("key", f"{value!r} is not written as a project key.")
+
+
+def _enum(kind: Any) -> Checker:
+    return lambda value: parse_enum(value, kind, "value")
+
+
+def _size(limit: int) -> Checker:
+    def check(value: int) -> None:
+        if not 0 <= value <= limit:
+            raise LimitExceeded(
+                f"size: {value} bytes is over the limit of {limit}.",
+                {"field": "size", "limit": limit, "actual": value},
+            )
+
+    return check
+
+
+# Column → the API's check of it (raising a CrewboardError). Tasks use the board's own table.
+RULES: dict[tuple[str, str], Checker] = {
+    ("projects", "key"): _key,
+    ("projects", "name"): _text(MAX_NAME, required=True),
+    ("projects", "goal"): _text(MAX_GOAL),
+    ("projects", "phase"): _text(MAX_PHASE),
+    ("projects", "description"): _text(MAX_DESCRIPTION),
+    ("projects", "status"): _enum(ProjectStatus),
+    ("projects", "type"): _enum(ProjectType),
+    ("projects", "collections"): lambda value: check_collections(list(value)),
+    ("project_members", "role"): _enum(Role),
+    ("team_roles", "kind"): _enum(SeatKind),
+    ("tasks", "number"): _whole(1, INT32_MAX),
+    ("tasks", "revision"): _whole(1, INT32_MAX),
+    ("task_comments", "content"): _text(MAX_LONG_TEXT, required=True),
+    ("task_outputs", "content"): _text(MAX_LONG_TEXT),
+    ("memory_records", "title"): _text(MAX_TITLE, required=True),
+    ("memory_records", "content"): _text(MAX_LONG_TEXT),
+    ("attachments", "name"): spec_rules.check_attachment_name,
+    ("attachments", "size"): _size(spec_rules.MAX_ATTACHMENT_BYTES),
+    ("spec_files", "size"): _size(spec_rules.MAX_FILE_BYTES),
+    ("spec_file_revisions", "size"): _size(spec_rules.MAX_FILE_BYTES),
+    ("artifact_files", "size"): _size(artifact_rules.MAX_FILE_BYTES),
+    ("spec_comments", "body"): _text(MAX_COMMENT, required=True),
+    ("handoff_action_items", "text"): _text(MAX_ITEM_TEXT, required=True),
+    **{("handoffs", name): _text(MAX_HANDOFF_BODY) for name in ("completed", "in_progress")},
+}
+# Every other column of the tasks table the board checks on a write.
+RULES.update(
+    {
+        ("tasks", name): check
+        for name, check in TASK_CHECKS.items()
+        if name in rows.BY_NAME["tasks"].table.c and ("tasks", name) not in RULES
+    }
+)
+# Rules naming a column no carried table has would check nothing: keep the table true.
+RULES = {
+    (table, column): check
+    for (table, column), check in RULES.items()
+    if table in rows.BY_NAME and column in rows.BY_NAME[table].table.c
+}
+
+# The most bytes a file named by each blob column may hold (the API's upload limits).
+BLOB_LIMITS: dict[tuple[str, str], int] = {
+    ("attachments", "digest"): spec_rules.MAX_ATTACHMENT_BYTES,
+    ("spec_files", "digest"): spec_rules.MAX_FILE_BYTES,
+    ("spec_file_revisions", "digest"): spec_rules.MAX_FILE_BYTES,
+    ("artifact_files", "digest"): artifact_rules.MAX_FILE_BYTES,
+}
+
+
+def refusal(
+    where: str, line: int, column: str, problem: str, kind: type[CrewboardError]
+) -> CrewboardError:
+    """The error naming the document, the line and the column."""
+    field = f"{where} line {line} {column}"
+    return kind(
+        f"{field}: {problem}", {"field": field, "document": where, "line": line, "column": column}
+    )
+
+
+def check_values(carried: rows.Carried, row: dict[str, Any], where: str, line: int) -> None:
+    """Every value of a row as the archive holds it: its column's type, then the API's rule.
+
+    Raises:
+        ValidationFailed, LimitExceeded: naming the document, line and column.
+    """
+    given = set(row)
+    for column in carried.columns:
+        if column.name not in given:
+            if column.name in carried.required:
+                raise refusal(where, line, column.name, "is missing.", ValidationFailed)
+            continue
+        value = row[column.name]
+        problem = carried.checkers[column.name](value)
+        if problem is not None:
+            raise refusal(where, line, column.name, problem, ValidationFailed)
+        rule = RULES.get((carried.name, column.name))
+        if rule is None or value is None:
+            continue
+        try:
+            rule(value)
+        except CrewboardError as error:
+            problem = error.message.split(": ", 1)[-1]
+            raise refusal(where, line, column.name, problem, type(error)) from None
+        except (TypeError, ValueError, AttributeError):
+            problem = "is not of the shape this column holds."
+            raise refusal(where, line, column.name, problem, ValidationFailed) from None
+
+
+class Ownership:
+    """The rows of one archive project, checked to belong to it as they are landed (ids as
+    the server will hold them): a refusal names the document, the line and the column."""
+
+    def __init__(self, project_id: str, key: str, people: set[str]) -> None:
+        self.project_id = project_id
+        self.key = key
+        self.people = people
+        # The values of every column a foreign key names, per table, as written so far.
+        self.written: dict[tuple[str, tuple[str, ...]], set[tuple[Any, ...]]] = {}
+        self.wanted = {(r.table, r.names) for c in rows.CARRIED for r in c.references}
+        self.later: list[tuple[rows.Reference, tuple[Any, ...], str, int]] = []
+
+    def check(
+        self,
+        carried: rows.Carried,
+        original: dict[str, Any],
+        landed: dict[str, Any],
+        where: str,
+        line: int,
+    ) -> None:
+        """Raises ValidationFailed when the row names another project, a row outside the
+        archive or a person the archive does not carry."""
+        self._check_project(carried, original, landed, where, line)
+        for reference in carried.references:
+            values = tuple(landed.get(c) for c in reference.columns)
+            if any(v is None for v in values):
+                continue
+            if reference.table == carried.name:  # a task's parent: any task of the archive
+                self.later.append((reference, values, where, line))
+            elif values not in self.written.get((reference.table, reference.names), set()):
+                self._refuse(
+                    where,
+                    line,
+                    ",".join(reference.columns),
+                    original,
+                    f"names a {reference.table} row this archive's project does not hold.",
+                )
+        strangers = [c for c in carried.people if landed.get(c) not in (None, *self.people)]
+        strangers += [c for c, v in landed.items() if _names_a_stranger(v, self.people)]
+        if strangers:
+            self._refuse(where, line, strangers[0], original, "names a person not in people.json.")
+        for table, names in self.wanted:
+            if table == carried.name:
+                key = tuple(landed.get(n) for n in names)
+                self.written.setdefault((table, names), set()).add(key)
+
+    def _check_project(
+        self,
+        carried: rows.Carried,
+        original: dict[str, Any],
+        landed: dict[str, Any],
+        where: str,
+        line: int,
+    ) -> None:
+        if carried.name == "projects":
+            if landed.get("id") != self.project_id:
+                self._refuse(where, line, "id", original, "is not the id the manifest names.")
+            if landed.get("key") != self.key:
+                self._refuse(where, line, "key", original, "is not the key the manifest names.")
+        elif "project_id" in carried.table.c and landed.get("project_id") != self.project_id:
+            self._refuse(where, line, "project_id", original, "names another project.")
+
+    def finish(self) -> None:
+        """Check the references to rows of the same table (they may come in any order)."""
+        for reference, values, where, line in self.later:
+            if values not in self.written.get((reference.table, reference.names), set()):
+                raise refusal(
+                    where,
+                    line,
+                    ",".join(reference.columns),
+                    f"names a {reference.table} row this archive's project does not hold.",
+                    ValidationFailed,
+                )
+        self.later.clear()
+
+    @staticmethod
+    def _refuse(where: str, line: int, column: str, original: dict[str, Any], why: str) -> None:
+        shown = ", ".join(repr(original.get(c)) for c in column.split(","))
+        raise refusal(where, line, column, f"{shown} {why}", ValidationFailed)
+
+
+def _names_a_stranger(value: Any, people: set[str]) -> bool:
+    """Whether a value (or any text inside a JSON value) is a person's id that is not one of
+    the archive's people: the same shape export gathers people.json by."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if rows.USER_ID.match(item) and item not in people:
+                return True
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+    return False
