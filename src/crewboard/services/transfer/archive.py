@@ -214,7 +214,8 @@ class _Plan:
     workspace_id: str | None
     ids: dict[str, str] = field(default_factory=dict)
     # The password hash of every account the import makes: a secret nobody holds. Hashed once
-    # and before the write (argon2 is slow on purpose; the write lock is not held for it).
+    # and before the write (argon2 is slow on purpose; the write lock is not held for it), when
+    # someone of the archive has no account here yet.
     locked_password: str = ""
     key_rules: tuple[str, str] | None = None  # (old key, new key)
     match_people: bool = False
@@ -257,7 +258,8 @@ def import_archive(
                     f"renames one project, and this archive holds {len(manifest['projects'])}.",
                 )
         plan = _Plan(manifest, people, new_ids, key, workspace_id, match_people=match_people)
-        plan.locked_password = hash_password(secrets.token_urlsafe(32))
+        if db.read(lambda uow: any(uow.users.get_by_email(p["email"]) is None for p in people)):
+            plan.locked_password = _locked_password()
         if new_ids:
             plan.ids = _new_ids(archive, manifest)
         run = db.rehearse if dry_run else db.write
@@ -366,7 +368,7 @@ def _manifest(archive: zipfile.ZipFile) -> dict[str, Any]:
             check_text("name", project.name, max_length=200, required=True)
         except CrewboardError as error:
             field = f"{where}.{error.details.get('field')}"
-            raise ValidationFailed.field(field, error.message) from None
+            raise ValidationFailed.field(field, error.message.split(": ", 1)[-1]) from None
         if project.id in seen:
             raise ValidationFailed.field(f"{where}.id", "names a project twice.")
         seen.add(project.id)
@@ -506,6 +508,7 @@ def _import(
         counts: dict[str, int] = {}
         for carried in rows.CARRIED:
             where = f"projects/{project['id']}/{carried.name}.jsonl"
+            documents = _documents(archive, project, carried)
             landed = (
                 _landed(
                     row,
@@ -518,9 +521,12 @@ def _import(
                     where=where,
                     line=line,
                 )
-                for line, row in _documents(archive, project, carried)
+                for line, row in documents
             )
-            count = rows.write_rows(conn, carried, _counted(landed, advance), where=where)
+            try:
+                count = rows.write_rows(conn, carried, _counted(landed, advance), where=where)
+            finally:
+                documents.close()  # a refused row leaves its document open otherwise
             owned.finish()
             if count:
                 counts[carried.name] = count
@@ -669,6 +675,8 @@ def _land_people(uow: UnitOfWork, plan: _Plan) -> dict[str, Any]:
             if email not in matched and email not in created:
                 matched.append(email)
             continue
+        if not plan.locked_password:  # made here since the check before the write
+            plan.locked_password = _locked_password()
         user_id = person["id"]
         if not rows.USER_ID.match(user_id) or uow.users.get(user_id) is not None or plan.new_ids:
             user_id = new_id("usr")
@@ -684,6 +692,11 @@ def _land_people(uow: UnitOfWork, plan: _Plan) -> dict[str, Any]:
         "mapped": {old: new for old, new in mapped.items() if old != new},
         "ids": set(mapped.values()),
     }
+
+
+def _locked_password() -> str:
+    """The password hash of an account the import makes: of a secret nobody holds."""
+    return hash_password(secrets.token_urlsafe(32))
 
 
 def _created_at(person: dict[str, Any], now: datetime) -> datetime:
