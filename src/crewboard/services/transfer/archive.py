@@ -34,7 +34,7 @@ import secrets
 import tempfile
 import time
 import zipfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -57,7 +57,7 @@ from crewboard.errors import (
     NotFound,
     ValidationFailed,
 )
-from crewboard.jsonbody import BadJson, parse_json
+from crewboard.jsonbody import BadJson, first_problem, parse_json
 from crewboard.services.transfer import checks
 from crewboard.storage import migrate
 from crewboard.storage import transfer as rows
@@ -320,13 +320,10 @@ def _typed(model: type[M], value: Any, document: str) -> M:
     try:
         return model.model_validate(value)
     except ModelError as error:
-        first = error.errors()[0]
-        place = "".join(
-            f"[{part}]" if isinstance(part, int) else f".{part}" for part in first["loc"]
-        )
-        raise ValidationFailed.field(
-            f"{document}{place}", f"{first['msg'][:1].lower()}{first['msg'][1:]}."
-        ) from None
+        place, problem = first_problem(error)
+        separator = "." if document.endswith("]") else " "
+        where = f"{document}{separator}{place}" if place else document
+        raise ValidationFailed.field(where, problem) from None
 
 
 def _manifest(archive: zipfile.ZipFile) -> dict[str, Any]:
@@ -427,7 +424,7 @@ def _people(archive: zipfile.ZipFile) -> list[dict[str, Any]]:
 
 def _documents(
     archive: zipfile.ZipFile, project: dict[str, Any], carried: rows.Carried
-) -> Iterator[tuple[int, dict[str, Any]]]:
+) -> Generator[tuple[int, dict[str, Any]], None, None]:
     """The rows of one document with their line numbers, each a JSON object whose every value
     passes its column's type and the API's rule for it; the count checked against the
     manifest's."""
