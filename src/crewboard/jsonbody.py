@@ -59,8 +59,9 @@ def _refuse_constant(name: str) -> Any:
     raise BadJson("parse", f"The body is not valid JSON: {name} is not a JSON number.")
 
 
-def parse_json(raw: bytes | str) -> Any:
-    """Parse a request body.
+def parse_json(raw: bytes | str, *, nesting: bool = True) -> Any:
+    """Parse a request body. With `nesting` False the depth is left to the caller's own walk
+    of the value (only nesting the parser itself cannot take is refused).
 
     Raises:
         BadJson: not JSON, `NaN`/`Infinity`, or nested deeper than MAX_DEPTH.
@@ -73,7 +74,8 @@ def parse_json(raw: bytes | str) -> Any:
         raise _too_deep() from None
     except ValueError as error:
         raise BadJson("parse", f"The body is not valid JSON: {error}.") from None
-    check_depth(value)
+    if nesting:
+        check_depth(value)
     return value
 
 

@@ -44,6 +44,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import DBAPIError, StatementError
 
 from crewboard.errors import ValidationFailed
+from crewboard.jsonbody import MAX_DEPTH
 from crewboard.storage import tables as _all_tables  # noqa: F401 - every table on metadata
 from crewboard.storage.identity import tables as identity_tables
 from crewboard.storage.projects import tables as project_tables
@@ -180,6 +181,8 @@ def text_problem(value: str) -> str | None:
     """Text either database refuses: a NUL (PostgreSQL), a lone surrogate (not UTF-8)."""
     if "\x00" in value:
         return "contains a NUL character (\\u0000), which cannot be stored."
+    if value.isascii():
+        return None
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
@@ -189,20 +192,24 @@ def text_problem(value: str) -> str | None:
 
 def json_problem(value: Any) -> str | None:
     """What in a JSON column's value cannot be stored alike on both databases."""
-    stack = [value]
+    if value is None or type(value) is bool or type(value) is int:
+        return None
+    if type(value) is str:
+        return text_problem(value)
+    stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
-        item = stack.pop()
-        if isinstance(item, str):
+        item, depth = stack.pop()
+        if type(item) is str:
             if (problem := text_problem(item)) is not None:
                 return problem
-        elif isinstance(item, float):
+        elif type(item) is float:
             if not math.isfinite(item):
                 return "holds a number that is not finite."
-        elif isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
+        elif isinstance(item, list | dict):
+            if depth > MAX_DEPTH:
+                return f"nests arrays and objects more than {MAX_DEPTH} deep."
+            children = [*item.keys(), *item.values()] if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
     return None
 
 

@@ -372,10 +372,11 @@ def _manifest(archive: zipfile.ZipFile) -> dict[str, Any]:
     return {**manifest, "projects": [p.model_dump() for p in typed.projects]}
 
 
-def _loads(data: bytes | str, where: str) -> Any:
-    """One JSON document of the archive: no NaN, no nesting deeper than a request may hold."""
+def _loads(data: bytes | str, where: str, *, nesting: bool = True) -> Any:
+    """One JSON document of the archive: no NaN, no nesting deeper than a request may hold
+    (a row's values are walked for it by their columns' checks: `nesting` False)."""
     try:
-        return parse_json(data)
+        return parse_json(data, nesting=nesting)
     except BadJson as error:
         raise ValidationFailed.field(where, f"is not valid JSON: {error.message}") from None
     except UnicodeDecodeError as error:
@@ -443,7 +444,7 @@ def _documents(
             seen += 1
             if len(line) > MAX_LINE:
                 raise ValidationFailed.field(f"{name} line {seen}", "is too long.")
-            row = _loads(line, f"{name} line {seen}")
+            row = _loads(line, f"{name} line {seen}", nesting=False)
             if not isinstance(row, dict):
                 raise ValidationFailed.field(f"{name} line {seen}", "must be a JSON object.")
             unknown = set(row) - known

@@ -19,7 +19,14 @@ from typing import Any
 
 from crewboard.domain import artifacts as artifact_rules
 from crewboard.domain import specs as spec_rules
-from crewboard.domain.board.tasks import MAX_LONG_TEXT, MAX_TITLE
+from crewboard.domain.board.tasks import (
+    MAX_LONG_TEXT,
+    MAX_TITLE,
+    AssigneeType,
+    Priority,
+    TaskStatus,
+    TaskType,
+)
 from crewboard.domain.handoffs import MAX_BODY as MAX_HANDOFF_BODY
 from crewboard.domain.handoffs import MAX_ITEM_TEXT
 from crewboard.domain.identity.access import Role, parse_enum
@@ -61,7 +68,9 @@ def _key(value: str) -> None:
 
 
 def _enum(kind: Any) -> Checker:
-    return lambda value: parse_enum(value, kind, "value")
+    """The API's enum check (`parse_enum`), asked only of a value that is not one of them."""
+    values = frozenset(member.value for member in kind)
+    return lambda value: value if value in values else parse_enum(value, kind, "value")
 
 
 def _size(limit: int) -> Checker:
@@ -102,7 +111,16 @@ RULES: dict[tuple[str, str], Checker] = {
     ("handoff_action_items", "text"): _text(MAX_ITEM_TEXT, required=True),
     **{("handoffs", name): _text(MAX_HANDOFF_BODY) for name in ("completed", "in_progress")},
 }
-# Every other column of the tasks table the board checks on a write.
+# Every other column of the tasks table the board checks on a write (its enums as above: the
+# same check, quicker for the many values that pass).
+RULES.update(
+    {
+        ("tasks", "type"): _enum(TaskType),
+        ("tasks", "status"): _enum(TaskStatus),
+        ("tasks", "priority"): _enum(Priority),
+        ("tasks", "assignee_type"): _enum(AssigneeType),
+    }
+)
 RULES.update(
     {
         ("tasks", name): check
@@ -136,33 +154,48 @@ def refusal(
     )
 
 
+def _plan(carried: rows.Carried) -> list[tuple[str, rows.Problem, Checker | None, bool]]:
+    """Each column of a carried table: its name, its type's check, the API's rule for it (or
+    None) and whether a value is required."""
+    return [
+        (
+            c.name,
+            carried.checkers[c.name],
+            RULES.get((carried.name, c.name)),
+            c.name in carried.required,
+        )
+        for c in carried.columns
+    ]
+
+
+_PLANS = {c.name: _plan(c) for c in rows.CARRIED}
+
+
 def check_values(carried: rows.Carried, row: dict[str, Any], where: str, line: int) -> None:
     """Every value of a row as the archive holds it: its column's type, then the API's rule.
 
     Raises:
         ValidationFailed, LimitExceeded: naming the document, line and column.
     """
-    given = set(row)
-    for column in carried.columns:
-        if column.name not in given:
-            if column.name in carried.required:
-                raise refusal(where, line, column.name, "is missing.", ValidationFailed)
+    for name, check, rule, required in _PLANS[carried.name]:
+        if name not in row:
+            if required:
+                raise refusal(where, line, name, "is missing.", ValidationFailed)
             continue
-        value = row[column.name]
-        problem = carried.checkers[column.name](value)
+        value = row[name]
+        problem = check(value)
         if problem is not None:
-            raise refusal(where, line, column.name, problem, ValidationFailed)
-        rule = RULES.get((carried.name, column.name))
+            raise refusal(where, line, name, problem, ValidationFailed)
         if rule is None or value is None:
             continue
         try:
             rule(value)
         except CrewboardError as error:
             problem = error.message.split(": ", 1)[-1]
-            raise refusal(where, line, column.name, problem, type(error)) from None
+            raise refusal(where, line, name, problem, type(error)) from None
         except (TypeError, ValueError, AttributeError):
             problem = "is not of the shape this column holds."
-            raise refusal(where, line, column.name, problem, ValidationFailed) from None
+            raise refusal(where, line, name, problem, ValidationFailed) from None
 
 
 class Ownership:
@@ -175,7 +208,11 @@ class Ownership:
         self.people = people
         # The values of every column a foreign key names, per table, as written so far.
         self.written: dict[tuple[str, tuple[str, ...]], set[tuple[Any, ...]]] = {}
-        self.wanted = {(r.table, r.names) for c in rows.CARRIED for r in c.references}
+        wanted = {(r.table, r.names) for c in rows.CARRIED for r in c.references}
+        # Per table, the columns of its rows that other rows name (ids, mostly).
+        self.named: dict[str, list[tuple[str, ...]]] = {}
+        for table, names in sorted(wanted):
+            self.named.setdefault(table, []).append(names)
         self.later: list[tuple[rows.Reference, tuple[Any, ...], str, int]] = []
 
     def check(
@@ -203,14 +240,15 @@ class Ownership:
                     original,
                     f"names a {reference.table} row this archive's project does not hold.",
                 )
-        strangers = [c for c in carried.people if landed.get(c) not in (None, *self.people)]
-        strangers += [c for c, v in landed.items() if _names_a_stranger(v, self.people)]
+        people = self.people
+        strangers = [c for c in carried.people if landed.get(c) is not None]
+        strangers = [c for c in strangers if landed[c] not in people]
+        strangers += [c for c, v in landed.items() if _names_a_stranger(v, people)]
         if strangers:
             self._refuse(where, line, strangers[0], original, "names a person not in people.json.")
-        for table, names in self.wanted:
-            if table == carried.name:
-                key = tuple(landed.get(n) for n in names)
-                self.written.setdefault((table, names), set()).add(key)
+        for names in self.named.get(carried.name, ()):
+            key = tuple(landed.get(n) for n in names)
+            self.written.setdefault((carried.name, names), set()).add(key)
 
     def _check_project(
         self,
@@ -250,14 +288,23 @@ class Ownership:
 def _names_a_stranger(value: Any, people: set[str]) -> bool:
     """Whether a value (or any text inside a JSON value) is a person's id that is not one of
     the archive's people: the same shape export gathers people.json by."""
-    stack = [value]
+    if type(value) is str:
+        return (
+            len(value) == USER_ID_LENGTH and value not in people and bool(rows.USER_ID.match(value))
+        )
+    if not isinstance(value, list | dict):
+        return False
+    stack: list[Any] = [value]
     while stack:
         item = stack.pop()
-        if isinstance(item, str):
-            if rows.USER_ID.match(item) and item not in people:
+        if type(item) is str:
+            if len(item) == USER_ID_LENGTH and item not in people and rows.USER_ID.match(item):
                 return True
         elif isinstance(item, list):
             stack.extend(item)
         elif isinstance(item, dict):
             stack.extend(item.values())
     return False
+
+
+USER_ID_LENGTH = len("usr_") + 22
