@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -186,47 +187,64 @@ def test_the_untouched_archive_lands_on_the_other_server(setting: Setting) -> No
     assert len(report["people"]["matched"]) == 2
 
 
+def _cases(setting: Setting, carried: transfer.Carried) -> list[tuple[str, dict[str, Any], str]]:
+    """The crafted changes of a table's first row: (kind, change, the column to be named)."""
+    table = carried.name
+    victim_project = setting.victim["projects"]["id"]
+    row = _first_row(setting, _read(setting.path), table)
+    cases: list[tuple[str, dict[str, Any], str]] = []
+    if table == "projects":
+        cases.append(("project", {"id": victim_project}, "id"))
+    elif "project_id" in carried.table.c:
+        cases.append(("project", {"project_id": victim_project}, "project_id"))
+    for reference in carried.references:
+        parent = setting.victim[reference.table]
+        change = {c: parent[n] for c, n in zip(reference.columns, reference.names, strict=True)}
+        if "project_id" in reference.columns:
+            continue  # the project case above
+        cases.append((f"parent {reference.table}", change, ",".join(reference.columns)))
+    for column in carried.people:
+        cases.append(("person", {column: setting.victim_owner}, column))
+    if not carried.people:
+        for column, value in row.items():
+            shown = json.dumps(value)
+            if any(person in shown for person in setting.people.values()):
+                swapped = json.loads(
+                    shown.replace(next(p for p in setting.people.values() if p in shown),
+                                  setting.victim_owner)
+                )  # fmt: skip
+                cases.append(("person", {column: swapped}, column))
+                break
+    for column, value in row.items():
+        if column in carried.keyed:
+            continue
+        shown = json.dumps(value)
+        named = re.search(r'"([a-z]{2,8}_[0-9a-z]{22})"', shown)
+        if named and not named.group(1).startswith("usr_"):
+            swapped = json.loads(shown.replace(named.group(1), setting.victim["tasks"]["id"]))
+            cases.append(("outside its keys", {column: swapped}, column))
+            break
+    keys = {c for r in carried.references for c in r.columns} | set(carried.people)
+    plain = [
+        c
+        for c in carried.columns
+        if c.name not in keys | {"id", "project_id"} | set(transfer.BLOB_COLUMNS[table])
+    ]
+    if plain:
+        cases.append(("value", {plain[0].name: _out_of_range(plain[0])}, plain[0].name))
+    return cases
+
+
 def test_every_carried_table_refuses_a_row_of_another_project(setting: Setting) -> None:
     """For each carried table: a row whose project is VICT, whose parent is a VICT row, which
-    names a VICT person, or holds a value out of its column's range: refused, naming the
-    document, line 1 and the column; the server's rows unchanged."""
+    names a VICT person or (outside its keys: a payload, a record's source) a VICT row, or
+    holds a value out of its column's range: refused, naming the document, line 1 and the
+    column; the server's rows unchanged."""
     before = _counts(setting.target)
-    victim_project = setting.victim["projects"]["id"]
     covered: dict[str, list[str]] = {}
     for carried in transfer.CARRIED:
         table = carried.name
-        cases: list[tuple[str, dict[str, Any], str]] = []
-        if table == "projects":
-            cases.append(("project", {"id": victim_project}, "id"))
-        elif "project_id" in carried.table.c:
-            cases.append(("project", {"project_id": victim_project}, "project_id"))
-        for reference in carried.references:
-            parent = setting.victim[reference.table]
-            change = {c: parent[n] for c, n in zip(reference.columns, reference.names, strict=True)}
-            if "project_id" in reference.columns:
-                continue  # the project case above
-            cases.append((f"parent {reference.table}", change, ",".join(reference.columns)))
-        for column in carried.people:
-            cases.append(("person", {column: setting.victim_owner}, column))
-        if not carried.people:
-            row = _first_row(setting, _read(setting.path), table)
-            for column, value in row.items():
-                shown = json.dumps(value)
-                if any(person in shown for person in setting.people.values()):
-                    swapped = json.loads(
-                        shown.replace(next(p for p in setting.people.values() if p in shown),
-                                      setting.victim_owner)
-                    )  # fmt: skip
-                    cases.append(("person", {column: swapped}, column))
-                    break
-        keys = {c for r in carried.references for c in r.columns} | set(carried.people)
-        plain = [
-            c
-            for c in carried.columns
-            if c.name not in keys | {"id", "project_id"} | set(transfer.BLOB_COLUMNS[table])
-        ]
-        if plain:
-            cases.append(("value", {plain[0].name: _out_of_range(plain[0])}, plain[0].name))
+        cases = _cases(setting, carried)
         for number, (kind, change, column) in enumerate(cases):
             path, line = _crafted(setting, table, change, f"{table}-{number}")
             error = _refused(setting, path)
@@ -241,6 +259,7 @@ def test_every_carried_table_refuses_a_row_of_another_project(setting: Setting) 
     with_project = {c.name for c in transfer.CARRIED if "project_id" in c.table.c}
     assert set(covered["project"]) == with_project | {"projects"}
     assert {"project_members", "tasks", "handoffs", "team_roles"} <= set(covered["person"])
+    assert {"events", "task_events", "memory_records"} <= set(covered["outside"])
     children = {c.name for c in transfer.CARRIED if c.parent is not None}
     assert children <= set(covered["parent"])
 

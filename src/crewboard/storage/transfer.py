@@ -242,6 +242,11 @@ class Carried:
     checkers: dict[str, Problem] = field(default_factory=dict)
 
     @property
+    def keyed(self) -> frozenset[str]:
+        """The columns checked as keys: the row's own id, its project, its foreign keys."""
+        return _KEYED[self.name]
+
+    @property
     def name(self) -> str:
         return self.table.name
 
@@ -323,6 +328,19 @@ def _parent(table: Table, found: dict[str, Carried]) -> tuple[Column[Any], Table
 
 CARRIED: list[Carried] = _carried_tables()
 BY_NAME = {c.name: c for c in CARRIED}
+_KEYED: dict[str, frozenset[str]] = {
+    c.name: frozenset(
+        {"id", "project_id", *c.people, *(k for r in c.references for k in r.columns)}
+    )
+    for c in CARRIED
+}
+# The carried tables whose rows are named by one id column (where `existing_ids` looks).
+_BY_ID = [
+    c.table
+    for c in CARRIED
+    if [k.name for k in c.table.primary_key.columns] == ["id"]
+    and isinstance(c.table.c.id.type, String)
+]
 # Each carried table's columns naming a blob by digest (none for most).
 BLOB_COLUMNS: dict[str, tuple[str, ...]] = {
     c.name: tuple(col.name for col in c.columns if col.info.get("blob_ref")) for c in CARRIED
@@ -439,6 +457,16 @@ def read_people(conn: Connection, user_ids: Sequence[str]) -> list[dict[str, Any
             for row in conn.execute(query)
         )
     return sorted(found, key=lambda person: person["id"])
+
+
+def existing_ids(conn: Connection, ids: Sequence[str]) -> list[tuple[str, str]]:
+    """Which of these ids are rows of a carried table on this server: (table, id) pairs."""
+    found: list[tuple[str, str]] = []
+    for table in _BY_ID:
+        for start in range(0, len(ids), 500):
+            query = select(table.c.id).where(table.c.id.in_(ids[start : start + 500]))
+            found.extend((table.name, str(v)) for v in conn.execute(query).scalars())
+    return found
 
 
 def project_keys(conn: Connection) -> list[str]:

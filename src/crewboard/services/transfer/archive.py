@@ -528,6 +528,7 @@ def _import(
             owned.finish()
             if count:
                 counts[carried.name] = count
+        owned.settle(conn)
         report["projects"].append(
             {"id": target_id, "key": target_key, "name": project["name"], "documents": counts}
         )

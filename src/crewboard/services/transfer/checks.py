@@ -8,12 +8,15 @@ Three layers, each naming the document, the line and the column it refuses:
 - the rules the API applies to that column (`RULES`: the same validators the services use,
   column → checker), and the size limit of the files a row names (`BLOB_LIMITS`);
 - ownership (`Ownership`): a row's project is the project it lands as, every foreign key to a
-  carried table names a row of the same archive project, and every person a row names is one
-  of the archive's people (people.json).
+  carried table names a row of the same archive project, every person a row names is one of
+  the archive's people (people.json), and an id a row names outside its keys (a record's
+  source hand-in, a task's context items, an event's payload) that is no row of the archive
+  is no row of another project here either (one look-up per table at the project's end).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -214,6 +217,11 @@ class Ownership:
         for table, names in sorted(wanted):
             self.named.setdefault(table, []).append(names)
         self.later: list[tuple[rows.Reference, tuple[Any, ...], str, int]] = []
+        # Every row id the project's documents hold, and the ids rows name outside a foreign
+        # key (a record's source hand-in, a task's context items, an event's payload) that are
+        # none of them: where each was first named. `settle` looks those up on the server.
+        self.ids: set[str] = set()
+        self.unresolved: dict[str, tuple[str, int, str]] = {}
 
     def check(
         self,
@@ -226,6 +234,22 @@ class Ownership:
         """Raises ValidationFailed when the row names another project, a row outside the
         archive or a person the archive does not carry."""
         self._check_project(carried, original, landed, where, line)
+        self._check_references(carried, original, landed, where, line)
+        self._check_named(carried, original, landed, where, line)
+        if type(landed.get("id")) is str:
+            self.ids.add(landed["id"])
+        for names in self.named.get(carried.name, ()):
+            key = tuple(landed.get(n) for n in names)
+            self.written.setdefault((carried.name, names), set()).add(key)
+
+    def _check_references(
+        self,
+        carried: rows.Carried,
+        original: dict[str, Any],
+        landed: dict[str, Any],
+        where: str,
+        line: int,
+    ) -> None:
         for reference in carried.references:
             values = tuple(landed.get(c) for c in reference.columns)
             if any(v is None for v in values):
@@ -240,15 +264,45 @@ class Ownership:
                     original,
                     f"names a {reference.table} row this archive's project does not hold.",
                 )
-        people = self.people
-        strangers = [c for c in carried.people if landed.get(c) is not None]
-        strangers = [c for c in strangers if landed[c] not in people]
-        strangers += [c for c, v in landed.items() if _names_a_stranger(v, people)]
-        if strangers:
-            self._refuse(where, line, strangers[0], original, "names a person not in people.json.")
-        for names in self.named.get(carried.name, ()):
-            key = tuple(landed.get(n) for n in names)
-            self.written.setdefault((carried.name, names), set()).add(key)
+
+    def _check_named(
+        self,
+        carried: rows.Carried,
+        original: dict[str, Any],
+        landed: dict[str, Any],
+        where: str,
+        line: int,
+    ) -> None:
+        """The people a row names, and the ids it names outside its keys."""
+        for column in carried.people:
+            if landed.get(column) is not None and landed[column] not in self.people:
+                self._refuse(where, line, column, original, "names a person not in people.json.")
+        keyed = carried.keyed
+        for column, value in landed.items():
+            for found in _ids_in(value):
+                if found.startswith("usr_"):
+                    if found not in self.people:
+                        self._refuse(
+                            where, line, column, original, "names a person not in people.json."
+                        )
+                elif column not in keyed and found not in self.ids:
+                    self.unresolved.setdefault(found, (where, line, column))
+
+    def settle(self, conn: Any) -> None:
+        """Refuse an id a row names (outside its foreign keys) that is no row of the archive's
+        project and is a row of another project on this server."""
+        outside = sorted(v for v in self.unresolved if v not in self.ids)
+        if not outside:
+            return
+        for table, found in rows.existing_ids(conn, outside):
+            where, line, column = self.unresolved[found]
+            raise refusal(
+                where,
+                line,
+                column,
+                f"{found!r} names a {table} row of another project.",
+                ValidationFailed,
+            )
 
     def _check_project(
         self,
@@ -285,26 +339,25 @@ class Ownership:
         raise refusal(where, line, column, f"{shown} {why}", ValidationFailed)
 
 
-def _names_a_stranger(value: Any, people: set[str]) -> bool:
-    """Whether a value (or any text inside a JSON value) is a person's id that is not one of
-    the archive's people: the same shape export gathers people.json by."""
+_ID = re.compile(r"^[a-z]{2,8}_[0-9a-z]{22}$")  # crewboard.domain.ids: prefix_22 characters
+
+
+def _ids_in(value: Any) -> list[str]:
+    """The ids a value is or holds as whole strings (inside a JSON value too): the shape export
+    gathers people.json by, and `new_ids` remaps."""
     if type(value) is str:
-        return (
-            len(value) == USER_ID_LENGTH and value not in people and bool(rows.USER_ID.match(value))
-        )
+        return [value] if 25 <= len(value) <= 31 and _ID.match(value) else []
     if not isinstance(value, list | dict):
-        return False
+        return []
+    found: list[str] = []
     stack: list[Any] = [value]
     while stack:
         item = stack.pop()
         if type(item) is str:
-            if len(item) == USER_ID_LENGTH and item not in people and rows.USER_ID.match(item):
-                return True
+            if 25 <= len(item) <= 31 and _ID.match(item):
+                found.append(item)
         elif isinstance(item, list):
             stack.extend(item)
         elif isinstance(item, dict):
             stack.extend(item.values())
-    return False
-
-
-USER_ID_LENGTH = len("usr_") + 22
+    return found
