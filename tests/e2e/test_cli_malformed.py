@@ -117,6 +117,15 @@ def _whole(name: str, data: str) -> Callable[[dict[str, bytes]], None]:
     return change
 
 
+def _first_person(field: str, value: object) -> Callable[[dict[str, bytes]], None]:
+    def change(entries: dict[str, bytes]) -> None:
+        people = json.loads(entries["people.json"])
+        people[0][field] = value
+        entries["people.json"] = json.dumps(people).encode()
+
+    return change
+
+
 MALFORMED_ARCHIVES = {
     "manifest nested 200,000 deep": (_whole("manifest.json", DEEP), "manifest.json"),
     "people.json nested 200,000 deep": (_whole("people.json", DEEP), "people.json"),
@@ -125,6 +134,15 @@ MALFORMED_ARCHIVES = {
     "a manifest count of null": (_manifest_count("null"), "documents.tasks"),
     "a manifest count of 1e400": (_manifest_count("1e400"), "documents.tasks"),
     "a manifest count of -1": (_manifest_count("-1"), "documents.tasks"),
+    "a display name of 150 characters": (
+        _first_person("display_name", "n" * 150),
+        "people.json[0].display_name",
+    ),
+    "a display name with a NUL": (
+        _first_person("display_name", "a\u0000b"),
+        "people.json[0].display_name",
+    ),
+    "a person's created_at of 12": (_first_person("created_at", 12), "people.json[0].created_at"),
     'a created_at of "not a date"': (
         _first_row("projects", "created_at", '"not a date"'),
         "projects.jsonl line 1 created_at",
@@ -157,7 +175,7 @@ def test_a_malformed_archive_is_refused_by_name(
     change, named = MALFORMED_ARCHIVES[case]
     crafted = _crafted(demo_archive, change, tmp_path / "crafted.zip")
     error = _refusal(cli_on("import", str(crafted), "--json"))
-    assert error["code"] == "VALIDATION"
+    assert error["code"] in ("VALIDATION", "LIMIT_EXCEEDED")
     details = error["details"]
     assert isinstance(details, dict)
     assert named in str(details["field"])

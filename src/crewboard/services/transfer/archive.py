@@ -58,6 +58,7 @@ from crewboard.errors import (
     ValidationFailed,
 )
 from crewboard.jsonbody import BadJson, first_problem, parse_json
+from crewboard.services.identity.users import check_display_name
 from crewboard.services.transfer import checks
 from crewboard.storage import migrate
 from crewboard.storage import transfer as rows
@@ -413,13 +414,14 @@ def _people(archive: zipfile.ZipFile) -> list[dict[str, Any]]:
                 f"{where}.email", f"{person.email!r} is not an email address."
             ) from None
         try:
-            check_text("display_name", person.display_name, max_length=200)
+            name = check_display_name(person.display_name)
         except CrewboardError as error:
             field = f"{where}.display_name"
-            raise type(error)(f"{where}.{error.message}", {"field": field}) from None
-        if person.created_at is not None and (problem := rows.moment_problem(person.created_at)):
-            raise ValidationFailed.field(f"{where}.created_at", problem)
-        checked.append({**person.model_dump(), "email": email})
+            problem = error.message.split(": ", 1)[-1]
+            raise type(error)(f"{field}: {problem}", {"field": field}) from None
+        if person.created_at is not None and (moment := rows.moment_problem(person.created_at)):
+            raise ValidationFailed.field(f"{where}.created_at", moment)
+        checked.append({**person.model_dump(), "email": email, "display_name": name})
     return checked
 
 
@@ -681,7 +683,7 @@ def _land_people(uow: UnitOfWork, plan: _Plan) -> dict[str, Any]:
             user_id = new_id("usr")
         mapped[person["id"]] = user_id
         uow.users.add(
-            User(user_id, email, person["display_name"][:200], _created_at(person, uow.now)),
+            User(user_id, email, person["display_name"], _created_at(person, uow.now)),
             plan.locked_password,
         )
         created.append(email)
