@@ -183,6 +183,31 @@ def test_a_malformed_archive_is_refused_by_name(
     assert count_rows(database, "users") == 0
 
 
+def _unchanged(entries: dict[str, bytes]) -> None:
+    """Every entry as it was (written again, uncompressed)."""
+    assert entries
+
+
+@pytest.mark.parametrize("entry", ["people.json", "team_roles.jsonl"])
+def test_an_entry_failing_its_checksum_is_refused_by_name(
+    cli_on: RunCli, demo_archive: Path, tmp_path: Path, entry: str
+) -> None:
+    """The zip's own CRC of an entry differs from its bytes (a byte changed in place)."""
+    crafted = _crafted(demo_archive, _unchanged, tmp_path / "stored.zip")
+    with zipfile.ZipFile(crafted) as zipped:
+        name = next(n for n in zipped.namelist() if n.endswith(entry))
+        data = zipped.read(name)
+    raw = crafted.read_bytes()
+    assert raw.count(data) == 1  # stored, not compressed: its bytes are in the file as they are
+    changed = data.replace(b'"', b"'", 1) if data.startswith(b"[") else data.replace(b"{", b"[", 1)
+    crafted.write_bytes(raw.replace(data, changed))
+    error = _refusal(cli_on("import", str(crafted), "--json"))
+    assert error["code"] == "VALIDATION"
+    details = error["details"]
+    assert isinstance(details, dict)
+    assert details["field"] == name
+
+
 def test_the_untouched_archive_lands(cli_on: RunCli, demo_archive: Path) -> None:
     """The baseline the cases above depart from."""
     landed = cli_on("import", str(demo_archive), "--json")

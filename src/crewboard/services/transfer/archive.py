@@ -34,7 +34,9 @@ import secrets
 import tempfile
 import time
 import zipfile
+import zlib
 from collections.abc import Callable, Generator, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -269,10 +271,24 @@ def import_archive(
     return report
 
 
+# What zipfile raises for an entry it cannot read: a checksum that differs, a compression or
+# encryption it does not know, a stream cut short.
+_UNREADABLE = (zipfile.BadZipFile, zlib.error, NotImplementedError, EOFError, RuntimeError)
+
+
+@contextmanager
+def _reading(name: str) -> Iterator[None]:
+    """Turn zipfile's failures to read the entry `name` into a refusal naming it."""
+    try:
+        yield
+    except _UNREADABLE as error:
+        raise ValidationFailed.field(name, f"cannot be read from the archive: {error}.") from None
+
+
 def _open_archive(path: Path) -> zipfile.ZipFile:
     try:
         return zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as error:
+    except (*_UNREADABLE, OSError, ValueError) as error:
         raise ValidationFailed.field(
             "file", f"{path} is not a Crewboard export archive (a zip file): {error}."
         ) from None
@@ -386,7 +402,7 @@ def _loads(data: bytes | str, where: str, *, nesting: bool = True) -> Any:
 
 def _json_entry(archive: zipfile.ZipFile, name: str) -> Any:
     try:
-        with archive.open(name) as entry:
+        with _reading(name), archive.open(name) as entry:
             data = entry.read(MAX_LINE + 1)
     except KeyError:
         raise ValidationFailed.field(name, "missing from the archive.") from None
@@ -434,7 +450,8 @@ def _documents(
     name = f"projects/{project['id']}/{carried.name}.jsonl"
     expected = int(project.get("documents", {}).get(carried.name, 0))
     try:
-        entry: IO[bytes] = archive.open(name)
+        with _reading(name):
+            entry: IO[bytes] = archive.open(name)
     except KeyError:
         if expected:
             raise ValidationFailed.field(name, "missing from the archive.") from None
@@ -442,7 +459,11 @@ def _documents(
     seen = 0
     known = {c.name for c in carried.columns}
     with entry:
-        while line := entry.readline(MAX_LINE + 1):
+        while True:
+            with _reading(name):
+                line = entry.readline(MAX_LINE + 1)
+            if not line:
+                break
             seen += 1
             if len(line) > MAX_LINE:
                 raise ValidationFailed.field(f"{name} line {seen}", "is too long.")
@@ -644,7 +665,7 @@ def _blob(archive: zipfile.ZipFile, digest: str) -> bytes:
         raise ValidationFailed.field(name, "missing from the archive.") from None
     if info.file_size > MAX_BLOB:
         raise ValidationFailed.field(name, "is larger than any file Crewboard stores.")
-    with archive.open(info) as entry:
+    with _reading(name), archive.open(info) as entry:
         data = entry.read(MAX_BLOB + 1)
     if digest_of(data) != digest:
         raise ValidationFailed.field(name, "does not match its name: the archive is damaged.")
