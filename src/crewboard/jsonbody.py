@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pydantic import ValidationError
 from starlette.requests import Request
 
 from crewboard.errors import BodyTooLarge
@@ -58,8 +59,9 @@ def _refuse_constant(name: str) -> Any:
     raise BadJson("parse", f"The body is not valid JSON: {name} is not a JSON number.")
 
 
-def parse_json(raw: bytes | str) -> Any:
-    """Parse a request body.
+def parse_json(raw: bytes | str, *, nesting: bool = True) -> Any:
+    """Parse a request body. With `nesting` False the depth is left to the caller's own walk
+    of the value (only nesting the parser itself cannot take is refused).
 
     Raises:
         BadJson: not JSON, `NaN`/`Infinity`, or nested deeper than MAX_DEPTH.
@@ -72,7 +74,8 @@ def parse_json(raw: bytes | str) -> Any:
         raise _too_deep() from None
     except ValueError as error:
         raise BadJson("parse", f"The body is not valid JSON: {error}.") from None
-    check_depth(value)
+    if nesting:
+        check_depth(value)
     return value
 
 
@@ -91,6 +94,15 @@ def check_depth(value: Any) -> None:
             raise _too_deep()
         children = node.values() if isinstance(node, dict) else node
         stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+
+
+def first_problem(error: ValidationError) -> tuple[str, str]:
+    """Where the first of a pydantic model's errors is (`files[0].size`) and what it says, in
+    a document's terms (an object, not the model's class name)."""
+    first = error.errors()[0]
+    place = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"])
+    message = "must be an object" if first["type"] == "model_type" else str(first["msg"])
+    return place.lstrip("."), f"{message[:1].lower()}{message[1:]}."
 
 
 def _too_deep() -> BadJson:

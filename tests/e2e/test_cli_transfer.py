@@ -41,13 +41,18 @@ def test_a_project_exported_and_imported_beside_itself(run: RunCli, tmp_path: Pa
     assert clash.exit_code == 1
     assert json.loads(clash.stderr)["error"]["code"] == "ALREADY_EXISTS"
 
-    dry = run("import", str(out), "--new-ids", "--key", "COPY", "--dry-run")
+    dry = run("import", str(out), "--new-ids", "--key", "COPY", "--match-people", "--dry-run")
     assert dry.exit_code == 0, dry.output
     assert "would import COPY" in dry.output
     assert "dry run: nothing was changed" in dry.output
     assert "COPY" not in run("project", "list").output
 
-    copied = run("import", str(out), "--new-ids", "--key", "COPY", "--json")
+    unconfirmed = run("import", str(out), "--new-ids", "--key", "COPY", "--json")
+    assert unconfirmed.exit_code == 1
+    refusal = json.loads(unconfirmed.stderr)["error"]
+    assert refusal["code"] == "VALIDATION"
+    assert refusal["details"]["wouldMatch"] == ["owner@crewboard.local"]
+    copied = run("import", str(out), "--new-ids", "--key", "COPY", "--match-people", "--json")
     assert copied.exit_code == 0, copied.output
     landed = json.loads(copied.output)
     assert landed["dryRun"] is False
@@ -90,7 +95,9 @@ def test_moving_a_project_between_two_fresh_servers(tmp_path: Path) -> None:
     assert "rows" in seen
     assert "#" in seen  # the bar itself
     assert f"wrote {archive}" in seen
-    imported = _crewboard(second, "import", str(archive), "--key", "MOVED", "--json")
+    imported = _crewboard(
+        second, "import", str(archive), "--key", "MOVED", "--match-people", "--json"
+    )
     assert imported.returncode == 0, imported.stderr
     assert imported.stderr == ""  # not a terminal: no bar
     report = json.loads(imported.stdout)

@@ -203,7 +203,10 @@ def test_a_second_import_is_refused_and_a_copy_takes_new_ids_and_a_key(
     with pytest.raises(AlreadyExists, match=f"key {world.key}"):
         archive.import_archive(db, path, new_ids=True)
     key = f"{world.key[:6]}C"
-    report = archive.import_archive(db, path, new_ids=True, key=key)
+    with pytest.raises(ValidationFailed, match="already have an account") as refused:
+        archive.import_archive(db, path, new_ids=True, key=key)
+    assert sorted(refused.value.details["wouldMatch"]) == [world.member_email, world.owner_email]
+    report = archive.import_archive(db, path, new_ids=True, key=key, match_people=True)
     copy = report["projects"][0]
     assert copy["key"] == key
     assert copy["id"] != world.project_id
@@ -240,7 +243,7 @@ def test_people_are_matched_by_email_whatever_the_case(
     _, people = _entry(path, "people.json")
     shouting = people.replace(world.owner_email.encode(), world.owner_email.upper().encode())
     report = archive.import_archive(
-        db, _rewrite(path, tmp_path / "a.zip", {"people.json": shouting})
+        db, _rewrite(path, tmp_path / "a.zip", {"people.json": shouting}), match_people=True
     )
     assert report["people"]["matched"] == [world.owner_email]
     assert list(report["people"]["mapped"].values()) == [here.id]  # the old id names it now

@@ -61,6 +61,12 @@ SOURCES = ("auto", "crewboard", "taskmaster", "backlog", "github", "linear")
     metavar="ID",
     help="Archive: the workspace the projects join (default: their owner's own space).",
 )
+@click.option(
+    "--match-people",
+    is_flag=True,
+    help="Archive: let the archive's people who already have an account here (same email) be "
+    "those accounts; without it, such an archive is refused, listing them.",
+)
 @click.option("--dry-run", is_flag=True, help="Report what would happen and change nothing.")
 @as_option
 @json_option
@@ -74,6 +80,7 @@ def import_command(
     new_ids: bool,
     key: str | None,
     workspace: str | None,
+    match_people: bool,
     dry_run: bool,
     as_email: str | None,
     as_json: bool,
@@ -114,6 +121,7 @@ def import_command(
                     key=key,
                     workspace_id=workspace,
                     dry_run=dry_run,
+                    match_people=match_people,
                     advance=advance,
                 )
             emit(as_json, report, lambda: _import_text(report))

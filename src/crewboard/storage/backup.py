@@ -29,7 +29,6 @@ migrates it to this version's head.
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import sqlite3
@@ -41,11 +40,14 @@ from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic import ValidationError as ModelError
 from sqlalchemy import text
 
 from crewboard import __version__
+from crewboard.jsonbody import BadJson, first_problem, parse_json
 from crewboard.storage import backup_files as set_files
 from crewboard.storage import migrate, pg_tools
 from crewboard.storage.blobs import IN_FOLDER, file_name
@@ -305,35 +307,84 @@ def _publish(work: Path, to: Path, name: str) -> Path:
 # --- Restore ----------------------------------------------------------------------------------
 
 
+Whole = Annotated[StrictInt, Field(ge=0, le=2**63 - 1)]
+
+
+class _File(BaseModel):
+    """One file of the set as the manifest lists it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: StrictStr
+    size: Whole
+    sha256: Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{64}$")]
+
+
+class _DatabaseFacts(BaseModel):
+    """What the manifest says of the database copy (the facts differ by database kind)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    path: StrictStr
+    tables: Annotated[StrictInt, Field(ge=0, le=2**31 - 1)] | None = None
+    pages: Whole | None = None
+    pgDump: StrictStr | None = None  # noqa: N815 - the manifest's own name
+    serverMajor: StrictInt | None = None  # noqa: N815
+
+
+class _Manifest(BaseModel):
+    """A backup set's manifest, typed: a value of another type is refused before it is used."""
+
+    model_config = ConfigDict(extra="allow")
+
+    format: StrictStr
+    formatVersion: StrictInt  # noqa: N815 - the manifest's own names
+    crewboardVersion: StrictStr  # noqa: N815
+    schemaRevision: StrictStr  # noqa: N815
+    dialect: StrictStr
+    createdAt: StrictStr  # noqa: N815
+    database: _DatabaseFacts
+    blobFolder: StrictBool = False  # noqa: N815
+    missingBlobs: list[StrictStr] = Field(default_factory=list)  # noqa: N815
+    files: list[_File]
+
+
 def read_manifest(source: Path) -> dict[str, Any]:
-    """The set's manifest, its shape checked.
+    """The set's manifest, its shape and every value's type checked.
 
     Raises:
         BackupError: `source` is not a Crewboard backup set this version can read.
     """
     path = source / MANIFEST
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
+        manifest = parse_json(path.read_bytes())
+    except (OSError, BadJson, UnicodeDecodeError) as error:
+        reason = error.message if isinstance(error, BadJson) else str(error)
         raise BackupError(
-            "not_a_backup", f"{source} is not a backup set: cannot read {MANIFEST} ({error})"
-        ) from error
+            "not_a_backup", f"{source} is not a backup set: cannot read {MANIFEST} ({reason})"
+        ) from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise BackupError("not_a_backup", f"{path} is not a Crewboard backup manifest")
     if manifest.get("formatVersion") != FORMAT_VERSION:
         raise BackupError(
             "format_too_new",
-            f"{source} is in backup format {manifest.get('formatVersion')}; this version reads "
+            f"{source} is in backup format {manifest.get('formatVersion')!r}; this version reads "
             f"format {FORMAT_VERSION}: restore it with the Crewboard version that made it "
-            f"({manifest.get('crewboardVersion')}) or newer",
+            f"({manifest.get('crewboardVersion')!r}) or newer",
         )
-    for entry in manifest.get("files", []):
-        path_in_set = entry.get("path")
-        if path_in_set not in (SQLITE_FILE, POSTGRES_FILE) and not (
-            isinstance(path_in_set, str) and _BLOB_PATH.fullmatch(path_in_set)
-        ):
-            raise BackupError("not_a_backup", f"{path} names an unexpected file {path_in_set!r}")
-    return manifest
+    try:
+        typed = _Manifest.model_validate(manifest)
+    except ModelError as error:
+        place, problem = first_problem(error)
+        raise BackupError("not_a_backup", f"{path} is damaged: {place}: {problem}") from None
+    for entry in typed.files:
+        if entry.path not in (SQLITE_FILE, POSTGRES_FILE) and not _BLOB_PATH.fullmatch(entry.path):
+            raise BackupError("not_a_backup", f"{path} names an unexpected file {entry.path!r}")
+    if typed.database.path not in (SQLITE_FILE, POSTGRES_FILE):
+        raise BackupError(
+            "not_a_backup", f"{path} names an unexpected database file {typed.database.path!r}"
+        )
+    return typed.model_dump(exclude_none=True)
 
 
 def restore_totals(source: Path) -> dict[str, int]:
@@ -347,8 +398,8 @@ def restore_totals(source: Path) -> dict[str, int]:
     blobs = sum(1 for f in files if f["path"].startswith(f"{BLOB_FOLDER}/"))
     if blobs:
         totals[BLOB_FILES] = blobs
-    if "tables" in manifest.get("database", {}):
-        totals[TABLES] = int(manifest["database"]["tables"])
+    if "tables" in manifest["database"]:
+        totals[TABLES] = manifest["database"]["tables"]
     else:
         totals[INTEGRITY] = 1
     return totals

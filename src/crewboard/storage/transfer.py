@@ -16,16 +16,23 @@ database itself (the task counter that triggers keep) are left out and rebuilt b
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
     Column,
     Connection,
     Date,
+    Float,
+    Integer,
+    String,
     Table,
     and_,
     bindparam,
@@ -37,6 +44,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import DBAPIError, StatementError
 
 from crewboard.errors import ValidationFailed
+from crewboard.jsonbody import MAX_DEPTH
 from crewboard.storage import tables as _all_tables  # noqa: F401 - every table on metadata
 from crewboard.storage.identity import tables as identity_tables
 from crewboard.storage.projects import tables as project_tables
@@ -75,6 +83,144 @@ DROPPED: dict[str, frozenset[str]] = {
 
 USER_ID = re.compile(r"^usr_[0-9a-z]{22}$")
 
+# A column's check of a value read back from a document: what is wrong with it, or None.
+Problem = Callable[[Any], "str | None"]
+
+
+# Values read back ---------------------------------------------------------------------------
+
+
+INT32 = 2**31 - 1
+INT64 = 2**63 - 1
+
+
+def value_checker(column: Column[Any]) -> Problem:
+    """What is wrong with a JSON value read back for this column (its type, its length, the
+    range of numbers the column holds, text the databases cannot store); None when it fits.
+    Checked before anything is written, so both databases refuse the same values alike."""
+    check = _type_checker(column)
+    nullable = bool(column.nullable)
+
+    def problem(value: Any) -> str | None:
+        if value is None:
+            return None if nullable else "must have a value."
+        return check(value)
+
+    return problem
+
+
+def _type_checker(column: Column[Any]) -> Problem:
+    kind = column.type
+    if isinstance(kind, String):  # Text too
+        return _text_checker(kind.length)
+    if isinstance(kind, Integer):
+        return _whole_checker(INT64 if isinstance(kind, BigInteger) else INT32)
+    by_type: list[tuple[type[Any], Problem]] = [
+        (UTCDateTime, moment_problem),
+        (Date, _date_problem),
+        (Boolean, _bool_problem),
+        (Float, _number_problem),
+        (JSON, json_problem),
+    ]
+    return next(check for base, check in by_type if isinstance(kind, base))
+
+
+def _bool_problem(value: Any) -> str | None:
+    return None if isinstance(value, bool) else "must be true or false."
+
+
+def _date_problem(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return "must be a date (ISO 8601 text)."
+    try:
+        date.fromisoformat(value)
+    except ValueError:
+        return f"{value[:40]!r} is not a date (ISO 8601, e.g. 2026-12-24)."
+    return None
+
+
+def _whole_checker(top: int) -> Problem:
+    def problem(value: Any) -> str | None:
+        if not isinstance(value, int) or isinstance(value, bool):
+            return "must be a whole number."
+        return None if -top - 1 <= value <= top else f"must be a whole number within ±{top}."
+
+    return problem
+
+
+def _number_problem(value: Any) -> str | None:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return "must be a number."
+    return None if math.isfinite(value) else "must be a finite number."
+
+
+def _text_checker(limit: int | None) -> Problem:
+    def problem(value: Any) -> str | None:
+        if not isinstance(value, str):
+            return "must be text."
+        if (found := text_problem(value)) is not None:
+            return found
+        if limit is not None and len(value) > limit:
+            return f"{len(value)} characters is over the limit of {limit}."
+        return None
+
+    return problem
+
+
+def moment_problem(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return "must be a moment (ISO 8601 text with its offset)."
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return f"{value[:40]!r} is not a moment (ISO 8601, e.g. 2026-12-24T10:00:00+00:00)."
+    return None if moment.tzinfo is not None else "must name its offset from UTC."
+
+
+def text_problem(value: str) -> str | None:
+    """Text either database refuses: a NUL (PostgreSQL), a lone surrogate (not UTF-8)."""
+    if "\x00" in value:
+        return "contains a NUL character (\\u0000), which cannot be stored."
+    if value.isascii():
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "holds a lone surrogate (\\ud800-\\udfff), which is not text."
+    return None
+
+
+def json_problem(value: Any) -> str | None:
+    """What in a JSON column's value cannot be stored alike on both databases."""
+    if value is None or type(value) is bool or type(value) is int:
+        return None
+    if type(value) is str:
+        return text_problem(value)
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if type(item) is str:
+            if (problem := text_problem(item)) is not None:
+                return problem
+        elif type(item) is float:
+            if not math.isfinite(item):
+                return "holds a number that is not finite."
+        elif isinstance(item, list | dict):
+            if depth > MAX_DEPTH:
+                return f"nests arrays and objects more than {MAX_DEPTH} deep."
+            children = [*item.keys(), *item.values()] if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return None
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A foreign key of a carried table: its columns, and the table and columns they name."""
+
+    columns: tuple[str, ...]
+    table: str
+    names: tuple[str, ...]
+
 
 @dataclass(frozen=True)
 class Carried:
@@ -86,6 +232,19 @@ class Carried:
     # A child table's parent: a carried table with a project column.
     parent: Table | None
     columns: tuple[Column[Any], ...]
+    # Foreign keys to carried tables (a row must name a row of its own archive), and the
+    # columns naming a person (a person of the archive's people.json).
+    references: tuple[Reference, ...] = ()
+    people: tuple[str, ...] = ()
+    # The columns a value must hold (not nullable and no default).
+    required: tuple[str, ...] = ()
+    # Each column's check of a value read back (`value_checker`).
+    checkers: dict[str, Problem] = field(default_factory=dict)
+
+    @property
+    def keyed(self) -> frozenset[str]:
+        """The columns checked as keys: the row's own id, its project, its foreign keys."""
+        return _KEYED[self.name]
 
     @property
     def name(self) -> str:
@@ -116,6 +275,41 @@ def _carried_tables() -> list[Carried]:
             found[table.name] = Carried(table, table.c.project_id, None, columns)
         elif (parent := _parent(table, found)) is not None:
             found[table.name] = Carried(table, parent[0], parent[1], columns)
+    for name, carried in found.items():
+        kept = {c.name for c in carried.columns}
+        references: list[Reference] = []
+        people: list[str] = []
+        constraints = sorted(
+            carried.table.foreign_key_constraints, key=lambda c: ",".join(c.column_keys)
+        )
+        for constraint in constraints:
+            local = tuple(str(k) for k in constraint.column_keys)
+            target = constraint.referred_table.name
+            if not set(local) <= kept:
+                continue  # a column the server decides (a project's workspace)
+            if target == identity_tables.users.name:
+                people.extend(local)
+            elif target in found:
+                names = tuple(e.column.name for e in constraint.elements)
+                references.append(Reference(local, target, names))
+        required = tuple(
+            c.name
+            for c in carried.columns
+            if not c.nullable
+            and c.default is None
+            and c.server_default is None
+            and not (c.primary_key and c.autoincrement is True)
+        )
+        found[name] = Carried(
+            carried.table,
+            carried.via,
+            carried.parent,
+            carried.columns,
+            tuple(references),
+            tuple(people),
+            required,
+            {c.name: value_checker(c) for c in carried.columns},
+        )
     return list(found.values())
 
 
@@ -134,6 +328,19 @@ def _parent(table: Table, found: dict[str, Carried]) -> tuple[Column[Any], Table
 
 CARRIED: list[Carried] = _carried_tables()
 BY_NAME = {c.name: c for c in CARRIED}
+_KEYED: dict[str, frozenset[str]] = {
+    c.name: frozenset(
+        {"id", "project_id", *c.people, *(k for r in c.references for k in r.columns)}
+    )
+    for c in CARRIED
+}
+# The carried tables whose rows are named by one id column (where `existing_ids` looks).
+_BY_ID = [
+    c.table
+    for c in CARRIED
+    if [k.name for k in c.table.primary_key.columns] == ["id"]
+    and isinstance(c.table.c.id.type, String)
+]
 # Each carried table's columns naming a blob by digest (none for most).
 BLOB_COLUMNS: dict[str, tuple[str, ...]] = {
     c.name: tuple(col.name for col in c.columns if col.info.get("blob_ref")) for c in CARRIED
@@ -250,6 +457,16 @@ def read_people(conn: Connection, user_ids: Sequence[str]) -> list[dict[str, Any
             for row in conn.execute(query)
         )
     return sorted(found, key=lambda person: person["id"])
+
+
+def existing_ids(conn: Connection, ids: Sequence[str]) -> list[tuple[str, str]]:
+    """Which of these ids are rows of a carried table on this server: (table, id) pairs."""
+    found: list[tuple[str, str]] = []
+    for table in _BY_ID:
+        for start in range(0, len(ids), 500):
+            query = select(table.c.id).where(table.c.id.in_(ids[start : start + 500]))
+            found.extend((table.name, str(v)) for v in conn.execute(query).scalars())
+    return found
 
 
 def project_keys(conn: Connection) -> list[str]:

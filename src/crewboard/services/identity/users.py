@@ -60,6 +60,18 @@ def do_create_user(
     return user
 
 
+MAX_DISPLAY_NAME = 120
+
+
+def check_display_name(value: str) -> str:
+    """A person's name as shown: 1-120 characters, no NUL.
+
+    Raises:
+        ValidationFailed, LimitExceeded: naming displayName.
+    """
+    return check_text("displayName", value, max_length=MAX_DISPLAY_NAME, required=True)
+
+
 def create_user(
     db: Database,
     *,
@@ -75,9 +87,7 @@ def create_user(
         AlreadyExists: when the email is taken.
     """
     email = check_email(email)
-    name = check_text(
-        "displayName", display_name or email.split("@")[0], max_length=120, required=True
-    )
+    name = check_display_name(display_name or email.split("@")[0])
     password_hash = hash_password(check_password(password))  # slow on purpose: outside the lock
     return db.write(
         lambda uow: do_create_user(

@@ -11,9 +11,14 @@ The archive (format `crewboard-export`, version 1):
 - `blobs/<sha256>`: the bytes of every file, attachment and artifact file the rows name.
 
 Export reads every project in one snapshot, so an archive taken while people work is one
-moment of each project. Import runs in one transaction: it lands whole or not at all. People
-are matched by email (case-insensitive) to accounts already on the server; one not there gets
-an account with no usable password (the owner sets one with `crewboard user set-password`).
+moment of each project. Import runs in one transaction: it lands whole or not at all, and is a
+write like any other: every value passes its column's type and the API's rules for it, and
+every row must belong to the project it lands as (its project, the rows its foreign keys
+name, the people it names: services/transfer/checks.py). People are matched by email
+(case-insensitive) to accounts already on the server only when the operator says so
+(`match_people`; without it such an archive is refused, naming the accounts); one not there
+gets an account with no usable password (the owner sets one with `crewboard user
+set-password`).
 Ids are kept by default, so export → import → export gives the same documents; `new_ids`
 gives every row a new id instead (a copy beside the original), and `key` lands the project
 under another key, rewriting its task keys and page links.
@@ -29,11 +34,16 @@ import secrets
 import tempfile
 import time
 import zipfile
-from collections.abc import Callable, Iterator, Sequence
+import zlib
+from collections.abc import Callable, Generator, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Annotated, Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import ValidationError as ModelError
 
 from crewboard import __version__
 from crewboard.domain.files import digest_of
@@ -41,8 +51,17 @@ from crewboard.domain.identity.passwords import hash_password
 from crewboard.domain.ids import new_id
 from crewboard.domain.models import User
 from crewboard.domain.projects import check_project_key
-from crewboard.domain.validation import check_email
-from crewboard.errors import AlreadyExists, NotFound, ValidationFailed
+from crewboard.domain.validation import check_email, check_text
+from crewboard.errors import (
+    AlreadyExists,
+    CrewboardError,
+    LimitExceeded,
+    NotFound,
+    ValidationFailed,
+)
+from crewboard.jsonbody import BadJson, first_problem, parse_json
+from crewboard.services.identity.users import check_display_name
+from crewboard.services.transfer import checks
 from crewboard.storage import migrate
 from crewboard.storage import transfer as rows
 from crewboard.storage.database import Database
@@ -54,6 +73,7 @@ MAX_LINE = 64 * 1024 * 1024  # one row's document: far above any row the limits 
 MAX_BLOB = 1024 * 1024 * 1024
 DIGEST = re.compile(r"^[0-9a-f]{64}$")
 ANY_ID = re.compile(r"\b[a-z]{2,8}_[0-9a-km-z]{22}\b")  # crewboard.domain.ids: prefix_22 chars
+AN_ID = r"^[a-z]{2,8}_[0-9a-km-z]{22}$"  # one id, whole
 
 Advance = Callable[[str, int], None]
 
@@ -197,9 +217,11 @@ class _Plan:
     workspace_id: str | None
     ids: dict[str, str] = field(default_factory=dict)
     # The password hash of every account the import makes: a secret nobody holds. Hashed once
-    # and before the write (argon2 is slow on purpose; the write lock is not held for it).
+    # and before the write (argon2 is slow on purpose; the write lock is not held for it), when
+    # someone of the archive has no account here yet.
     locked_password: str = ""
     key_rules: tuple[str, str] | None = None  # (old key, new key)
+    match_people: bool = False
 
 
 def read_manifest(path: Path) -> dict[str, Any]:
@@ -216,12 +238,16 @@ def import_archive(
     key: str | None = None,
     workspace_id: str | None = None,
     dry_run: bool = False,
+    match_people: bool = False,
     advance: Advance = _nothing,
 ) -> dict[str, Any]:
     """Import every project of the archive in one transaction; the report of what it did (or,
-    with `dry_run`, what it would do: the same work, rolled back).
+    with `dry_run`, what it would do: the same work, rolled back). `match_people` lets the
+    archive's people be matched by email to accounts already here.
 
-    Raises ValidationFailed (a damaged or foreign archive, naming the document and line),
+    Raises ValidationFailed (a damaged or foreign archive, a value the API would refuse, a row
+    of another project: naming the document, line and column; people who would be matched
+    without `match_people`), LimitExceeded (a value or file over the API's limits),
     AlreadyExists (a project or key already on this server), NotFound (the workspace)."""
     started = time.perf_counter()
     with _open_archive(path) as archive:
@@ -234,8 +260,9 @@ def import_archive(
                     "key",
                     f"renames one project, and this archive holds {len(manifest['projects'])}.",
                 )
-        plan = _Plan(manifest, people, new_ids, key, workspace_id)
-        plan.locked_password = hash_password(secrets.token_urlsafe(32))
+        plan = _Plan(manifest, people, new_ids, key, workspace_id, match_people=match_people)
+        if db.read(lambda uow: any(uow.users.get_by_email(p["email"]) is None for p in people)):
+            plan.locked_password = _locked_password()
         if new_ids:
             plan.ids = _new_ids(archive, manifest)
         run = db.rehearse if dry_run else db.write
@@ -244,13 +271,76 @@ def import_archive(
     return report
 
 
+# What zipfile raises for an entry it cannot read: a checksum that differs, a compression or
+# encryption it does not know, a stream cut short.
+_UNREADABLE = (zipfile.BadZipFile, zlib.error, NotImplementedError, EOFError, RuntimeError)
+
+
+@contextmanager
+def _reading(name: str) -> Iterator[None]:
+    """Turn zipfile's failures to read the entry `name` into a refusal naming it."""
+    try:
+        yield
+    except _UNREADABLE as error:
+        raise ValidationFailed.field(name, f"cannot be read from the archive: {error}.") from None
+
+
 def _open_archive(path: Path) -> zipfile.ZipFile:
     try:
         return zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as error:
+    except (*_UNREADABLE, OSError, ValueError) as error:
         raise ValidationFailed.field(
             "file", f"{path} is not a Crewboard export archive (a zip file): {error}."
         ) from None
+
+
+Count = Annotated[StrictInt, Field(ge=0, le=2**53)]
+
+
+class _ManifestProject(BaseModel):
+    """One project as the manifest names it."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: Annotated[StrictStr, Field(pattern=AN_ID)]
+    key: StrictStr
+    name: StrictStr
+    documents: dict[StrictStr, Count] = Field(default_factory=dict)
+
+
+class _Manifest(BaseModel):
+    """The manifest's parts an import reads, typed: a value of another type is refused naming
+    where it is, before anything is read by it."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    format: StrictStr
+    version: StrictInt
+    schemaRevision: StrictStr  # noqa: N815 - the manifest's own name
+    projects: Annotated[list[_ManifestProject], Field(min_length=1)]
+
+
+class _Person(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    id: StrictStr
+    email: StrictStr
+    display_name: StrictStr
+    created_at: StrictStr | None = None
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _typed(model: type[M], value: Any, document: str) -> M:
+    """`value` read as `model`; the first problem named by its place in the document."""
+    try:
+        return model.model_validate(value)
+    except ModelError as error:
+        place, problem = first_problem(error)
+        separator = "." if document.endswith("]") else " "
+        where = f"{document}{separator}{place}" if place else document
+        raise ValidationFailed.field(where, problem) from None
 
 
 def _manifest(archive: zipfile.ZipFile) -> dict[str, Any]:
@@ -259,7 +349,7 @@ def _manifest(archive: zipfile.ZipFile) -> dict[str, Any]:
         raise ValidationFailed.field(
             "manifest.json format", f"this is not a {FORMAT} archive.", [FORMAT]
         )
-    if manifest.get("version") != VERSION:
+    if manifest.get("version") != VERSION or isinstance(manifest.get("version"), bool):
         raise ValidationFailed.field(
             "manifest.json version",
             f"archive format version {manifest.get('version')!r} is not one this Crewboard reads.",
@@ -274,90 +364,120 @@ def _manifest(archive: zipfile.ZipFile) -> dict[str, Any]:
             f"Crewboard version as this one (upgrade the older of the two first).",
             [str(head)],
         )
-    projects = manifest.get("projects")
-    if not isinstance(projects, list) or not projects:
+    if not isinstance(manifest.get("projects"), list) or not manifest["projects"]:
         raise ValidationFailed.field("manifest.json projects", "the archive names no project.")
-    for index, project in enumerate(projects):
-        if not isinstance(project, dict) or not all(
-            isinstance(project.get(k), str) for k in ("id", "key", "name")
-        ):
+    typed = _typed(_Manifest, manifest, "manifest.json")
+    seen: set[str] = set()
+    for index, project in enumerate(typed.projects):
+        where = f"manifest.json projects[{index}]"
+        unknown = sorted(set(project.documents) - set(rows.BY_NAME))
+        if unknown:
             raise ValidationFailed.field(
-                f"manifest.json projects[{index}]", "needs an id, a key and a name."
-            )
-        documents = project.get("documents", {})
-        if not isinstance(documents, dict) or set(documents) - set(rows.BY_NAME):
-            unknown = (
-                sorted(set(documents) - set(rows.BY_NAME)) if isinstance(documents, dict) else []
-            )
-            raise ValidationFailed.field(
-                f"manifest.json projects[{index}].documents",
+                f"{where}.documents",
                 f"names documents this Crewboard does not know: {', '.join(unknown)}.",
             )
-    return manifest
+        try:
+            if check_project_key(project.key) != project.key:
+                raise ValidationFailed.field("key", "is not written as a project key.")
+            check_text("name", project.name, max_length=200, required=True)
+        except CrewboardError as error:
+            field = f"{where}.{error.details.get('field')}"
+            raise ValidationFailed.field(field, error.message.split(": ", 1)[-1]) from None
+        if project.id in seen:
+            raise ValidationFailed.field(f"{where}.id", "names a project twice.")
+        seen.add(project.id)
+    return {**manifest, "projects": [p.model_dump() for p in typed.projects]}
+
+
+def _loads(data: bytes | str, where: str, *, nesting: bool = True) -> Any:
+    """One JSON document of the archive: no NaN, no nesting deeper than a request may hold
+    (a row's values are walked for it by their columns' checks: `nesting` False)."""
+    try:
+        return parse_json(data, nesting=nesting)
+    except BadJson as error:
+        raise ValidationFailed.field(where, f"is not valid JSON: {error.message}") from None
+    except UnicodeDecodeError as error:
+        raise ValidationFailed.field(where, f"is not valid JSON: {error}.") from None
 
 
 def _json_entry(archive: zipfile.ZipFile, name: str) -> Any:
     try:
-        with archive.open(name) as entry:
+        with _reading(name), archive.open(name) as entry:
             data = entry.read(MAX_LINE + 1)
     except KeyError:
         raise ValidationFailed.field(name, "missing from the archive.") from None
     if len(data) > MAX_LINE:
         raise ValidationFailed.field(name, "is larger than any archive writes.")
-    try:
-        return json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ValidationFailed.field(name, f"is not valid JSON: {error}.") from None
+    return _loads(data, name)
 
 
 def _people(archive: zipfile.ZipFile) -> list[dict[str, Any]]:
     people = _json_entry(archive, "people.json")
     if not isinstance(people, list):
         raise ValidationFailed.field("people.json", "must be a list of accounts.")
-    for index, person in enumerate(people):
-        if not isinstance(person, dict) or not all(
-            isinstance(person.get(k), str) for k in ("id", "email", "display_name")
+    checked: list[dict[str, Any]] = []
+    for index, raw in enumerate(people):
+        where = f"people.json[{index}]"
+        if not isinstance(raw, dict) or not all(
+            isinstance(raw.get(k), str) for k in ("id", "email", "display_name")
         ):
+            raise ValidationFailed.field(where, "needs an id, an email and a display_name.")
+        person = _typed(_Person, raw, where)
+        try:
+            email = check_email(person.email)
+        except ValidationFailed:
             raise ValidationFailed.field(
-                f"people.json[{index}]", "needs an id, an email and a display_name."
-            )
-    return people
+                f"{where}.email", f"{person.email!r} is not an email address."
+            ) from None
+        try:
+            name = check_display_name(person.display_name)
+        except CrewboardError as error:
+            field = f"{where}.display_name"
+            problem = error.message.split(": ", 1)[-1]
+            raise type(error)(f"{field}: {problem}", {"field": field}) from None
+        if person.created_at is not None and (moment := rows.moment_problem(person.created_at)):
+            raise ValidationFailed.field(f"{where}.created_at", moment)
+        checked.append({**person.model_dump(), "email": email, "display_name": name})
+    return checked
 
 
 def _documents(
     archive: zipfile.ZipFile, project: dict[str, Any], carried: rows.Carried
-) -> Iterator[dict[str, Any]]:
-    """The rows of one document, each checked to be a JSON object; the count checked against
-    the manifest's."""
+) -> Generator[tuple[int, dict[str, Any]], None, None]:
+    """The rows of one document with their line numbers, each a JSON object whose every value
+    passes its column's type and the API's rule for it; the count checked against the
+    manifest's."""
     name = f"projects/{project['id']}/{carried.name}.jsonl"
     expected = int(project.get("documents", {}).get(carried.name, 0))
     try:
-        entry: IO[bytes] = archive.open(name)
+        with _reading(name):
+            entry: IO[bytes] = archive.open(name)
     except KeyError:
         if expected:
             raise ValidationFailed.field(name, "missing from the archive.") from None
         return
     seen = 0
+    known = {c.name for c in carried.columns}
     with entry:
-        while line := entry.readline(MAX_LINE + 1):
+        while True:
+            with _reading(name):
+                line = entry.readline(MAX_LINE + 1)
+            if not line:
+                break
             seen += 1
             if len(line) > MAX_LINE:
                 raise ValidationFailed.field(f"{name} line {seen}", "is too long.")
-            try:
-                row = json.loads(line)
-            except (json.JSONDecodeError, UnicodeDecodeError) as error:
-                raise ValidationFailed.field(
-                    f"{name} line {seen}", f"is not valid JSON: {error}."
-                ) from None
+            row = _loads(line, f"{name} line {seen}", nesting=False)
             if not isinstance(row, dict):
                 raise ValidationFailed.field(f"{name} line {seen}", "must be a JSON object.")
-            unknown = set(row) - {c.name for c in carried.columns}
+            unknown = set(row) - known
             if unknown:
                 raise ValidationFailed.field(
                     f"{name} line {seen}",
                     f"has columns this Crewboard does not know: {', '.join(sorted(unknown))}.",
                 )
-            yield row
+            checks.check_values(carried, row, name, seen)
+            yield seen, row
     if seen != expected:
         raise ValidationFailed.field(
             name, f"holds {seen} rows where the manifest says {expected}: the archive is damaged."
@@ -374,7 +494,7 @@ def _new_ids(archive: zipfile.ZipFile, manifest: dict[str, Any]) -> dict[str, st
                 continue
             if [c.name for c in carried.table.primary_key.columns] != ["id"]:
                 continue
-            for row in _documents(archive, project, carried):
+            for _line, row in _documents(archive, project, carried):
                 old = row.get("id")
                 if isinstance(old, str) and "_" in old:
                     ids[old] = new_id(old.split("_", 1)[0])
@@ -390,11 +510,13 @@ def _import(
             f"workspace: no workspace {plan.workspace_id!r} on this server.",
             {"resource": "workspace", "ref": plan.workspace_id},
         )
+    for project in plan.manifest["projects"]:
+        _check_clash(uow, plan, project)
     people = _land_people(uow, plan)
     report: dict[str, Any] = {
         "dryRun": dry_run,
         "newIds": plan.new_ids,
-        "people": people,
+        "people": {k: v for k, v in people.items() if k != "ids"},
         "projects": [],
     }
     digests: set[str] = set()
@@ -402,30 +524,34 @@ def _import(
     for project in plan.manifest["projects"]:
         target_key = plan.key or project["key"]
         target_id = plan.ids.get(project["id"], project["id"])
-        if uow.projects.get(target_id) is not None:
-            raise AlreadyExists(
-                f"project {project['key']} ({project['id']}) is already on this server: to "
-                f"import a second copy, use new ids and another key (--new-ids --key NEWKEY).",
-                {"resource": "project", "ref": project["id"]},
-            )
-        if uow.projects.get_by_key(target_key) is not None:
-            raise AlreadyExists(
-                f"key: a project with key {target_key} is already on this server; import "
-                f"under another key (--key NEWKEY).",
-                {"field": "key", "resource": "project", "ref": target_key},
-            )
         plan.key_rules = (project["key"], target_key) if target_key != project["key"] else None
+        owned = checks.Ownership(target_id, target_key, people["ids"])
         counts: dict[str, int] = {}
         for carried in rows.CARRIED:
+            where = f"projects/{project['id']}/{carried.name}.jsonl"
             documents = _documents(archive, project, carried)
             landed = (
-                _landed(row, carried, mapping=mapping, plan=plan, digests=digests)
-                for row in documents
+                _landed(
+                    row,
+                    carried,
+                    mapping=mapping,
+                    plan=plan,
+                    digests=digests,
+                    archive=archive,
+                    owned=owned,
+                    where=where,
+                    line=line,
+                )
+                for line, row in documents
             )
-            where = f"projects/{project['id']}/{carried.name}.jsonl"
-            count = rows.write_rows(conn, carried, _counted(landed, advance), where=where)
+            try:
+                count = rows.write_rows(conn, carried, _counted(landed, advance), where=where)
+            finally:
+                documents.close()  # a refused row leaves its document open otherwise
+            owned.finish()
             if count:
                 counts[carried.name] = count
+        owned.settle(conn)
         report["projects"].append(
             {"id": target_id, "key": target_key, "name": project["name"], "documents": counts}
         )
@@ -438,6 +564,24 @@ def _import(
         advance("files", 1)
     report["blobs"] = {"count": len(digests), "bytes": stored}
     return report
+
+
+def _check_clash(uow: UnitOfWork, plan: _Plan, project: dict[str, Any]) -> None:
+    """Refuse a project whose id or key is already on this server."""
+    target_key = plan.key or project["key"]
+    target_id = plan.ids.get(project["id"], project["id"])
+    if uow.projects.get(target_id) is not None:
+        raise AlreadyExists(
+            f"project {project['key']} ({project['id']}) is already on this server: to "
+            f"import a second copy, use new ids and another key (--new-ids --key NEWKEY).",
+            {"resource": "project", "ref": project["id"]},
+        )
+    if uow.projects.get_by_key(target_key) is not None:
+        raise AlreadyExists(
+            f"key: a project with key {target_key} is already on this server; import "
+            f"under another key (--key NEWKEY).",
+            {"field": "key", "resource": "project", "ref": target_key},
+        )
 
 
 def _counted(items: Iterator[dict[str, Any]], advance: Advance) -> Iterator[dict[str, Any]]:
@@ -458,20 +602,42 @@ def _landed(
     mapping: dict[str, str],
     plan: _Plan,
     digests: set[str],
+    archive: zipfile.ZipFile,
+    owned: checks.Ownership,
+    where: str,
+    line: int,
 ) -> dict[str, Any]:
     for column in rows.BLOB_COLUMNS[carried.name]:
         digest = row.get(column)
         if not isinstance(digest, str) or not DIGEST.match(digest):
-            raise ValidationFailed.field(
-                f"{carried.name}.{column}", f"{digest!r} is not a sha256 digest."
+            raise checks.refusal(
+                where, line, column, f"{digest!r} is not a sha256 digest.", ValidationFailed
+            )
+        limit = checks.BLOB_LIMITS.get((carried.name, column))
+        size = _blob_size(archive, digest)
+        if limit is not None and size is not None and size > limit:
+            raise checks.refusal(
+                where,
+                line,
+                column,
+                f"names a file of {size} bytes, over the limit of {limit}.",
+                LimitExceeded,
             )
         digests.add(digest)
     landed = {name: _remap(value, mapping, plan.key_rules) for name, value in row.items()}
     if carried.name == "projects" and plan.key_rules is not None:
         landed["key"] = plan.key_rules[1]
+    owned.check(carried, row, landed, where, line)
     if carried.name in ("events", "projects"):
         landed["workspace_id"] = plan.workspace_id
     return landed
+
+
+def _blob_size(archive: zipfile.ZipFile, digest: str) -> int | None:
+    try:
+        return archive.getinfo(f"blobs/{digest}").file_size
+    except KeyError:
+        return None  # refused as missing when the files are stored
 
 
 def _remap(value: Any, mapping: dict[str, str], keys: tuple[str, str] | None) -> Any:
@@ -499,7 +665,7 @@ def _blob(archive: zipfile.ZipFile, digest: str) -> bytes:
         raise ValidationFailed.field(name, "missing from the archive.") from None
     if info.file_size > MAX_BLOB:
         raise ValidationFailed.field(name, "is larger than any file Crewboard stores.")
-    with archive.open(info) as entry:
+    with _reading(name), archive.open(info) as entry:
         data = entry.read(MAX_BLOB + 1)
     if digest_of(data) != digest:
         raise ValidationFailed.field(name, "does not match its name: the archive is damaged.")
@@ -507,28 +673,38 @@ def _blob(archive: zipfile.ZipFile, digest: str) -> bytes:
 
 
 def _land_people(uow: UnitOfWork, plan: _Plan) -> dict[str, Any]:
-    """Match each person by email, or give them an account without a usable password."""
+    """Give each person an account without a usable password, or (with `match_people`) match
+    them by email to the account already here. Without it, an archive naming people who have
+    an account here is refused listing them: the operator decides whether the archive's rows
+    may stand in those accounts' names."""
+    found = {p["email"]: uow.users.get_by_email(p["email"]) for p in plan.people}
+    existing = sorted(email for email, user in found.items() if user is not None)
+    if existing and not plan.match_people:
+        raise ValidationFailed(
+            f"people.json: {len(existing)} of the archive's people already have an account "
+            f"here ({', '.join(existing)}): their rows would be written in those accounts' "
+            "names. If these are the same people, import with --match-people.",
+            {"field": "people.json", "wouldMatch": existing},
+        )
     mapped: dict[str, str] = {}
     matched: list[str] = []
     created: list[str] = []
-    for index, person in enumerate(plan.people):
-        try:
-            email = check_email(person["email"])
-        except ValidationFailed:
-            raise ValidationFailed.field(
-                f"people.json[{index}].email", f"{person['email']!r} is not an email address."
-            ) from None
-        found = uow.users.get_by_email(email)
-        if found is not None:
-            mapped[person["id"]] = found.id
-            matched.append(email)
+    for person in plan.people:
+        email = person["email"]
+        user = found[email] or uow.users.get_by_email(email)  # twice in people.json
+        if user is not None:
+            mapped[person["id"]] = user.id
+            if email not in matched and email not in created:
+                matched.append(email)
             continue
+        if not plan.locked_password:  # made here since the check before the write
+            plan.locked_password = _locked_password()
         user_id = person["id"]
         if not rows.USER_ID.match(user_id) or uow.users.get(user_id) is not None or plan.new_ids:
             user_id = new_id("usr")
         mapped[person["id"]] = user_id
         uow.users.add(
-            User(user_id, email, person["display_name"][:200], _created_at(person, uow.now)),
+            User(user_id, email, person["display_name"], _created_at(person, uow.now)),
             plan.locked_password,
         )
         created.append(email)
@@ -536,12 +712,16 @@ def _land_people(uow: UnitOfWork, plan: _Plan) -> dict[str, Any]:
         "matched": matched,
         "created": created,
         "mapped": {old: new for old, new in mapped.items() if old != new},
+        "ids": set(mapped.values()),
     }
 
 
+def _locked_password() -> str:
+    """The password hash of an account the import makes: of a secret nobody holds."""
+    return hash_password(secrets.token_urlsafe(32))
+
+
 def _created_at(person: dict[str, Any], now: datetime) -> datetime:
-    """When the account was made on the server it comes from; now, when the archive says not."""
-    try:
-        return datetime.fromisoformat(person["created_at"]) if person.get("created_at") else now
-    except (TypeError, ValueError):
-        return now
+    """When the account was made on the server it comes from (people.json was checked); now,
+    when the archive does not say."""
+    return datetime.fromisoformat(person["created_at"]) if person.get("created_at") else now
