@@ -23,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from crewboard.services.live import Broker, StreamRefused, Subscription
+from crewboard.storage.outages import is_outage
 
 HEARTBEAT = 15.0  # seconds between comments on a quiet stream
 CHECK = 2.0  # seconds between checks that the stream's credential still works
@@ -133,6 +134,17 @@ def _text(stream: Stream, row: Row) -> str:
     return str(text)
 
 
+async def _still_valid(check: Callable[[], bool]) -> bool:
+    """The credential check; while the database cannot say (an outage), the stream goes on and
+    asks again at the next check, as the broker goes on after it."""
+    try:
+        return await to_thread.run_sync(check)
+    except Exception as error:
+        if is_outage(error):
+            return True
+        raise
+
+
 async def _live(stream: Stream) -> AsyncIterator[str]:
     sub = stream.sub
     last = sub.start
@@ -141,7 +153,7 @@ async def _live(stream: Stream) -> AsyncIterator[str]:
     while sub.cut is None and not await stream.request.is_disconnected():
         if stream.still_valid is not None and loop.time() - checked >= CHECK:
             checked = loop.time()
-            if not await to_thread.run_sync(stream.still_valid):
+            if not await _still_valid(stream.still_valid):
                 yield control("end", "The stream token was revoked or has expired.")
                 return
         sub.woken.clear()  # before draining: a wake-up during a yield below is not lost
