@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -31,10 +32,12 @@ from crewboard.services.sessions.runner import SessionRunner
 from crewboard.services.specs.tasks_md import install as install_tasks_md
 from crewboard.services.supervisor import DatabaseProbe, Loop, Supervisor
 from crewboard.storage.database import Database
-from crewboard.storage.outages import unavailable
+from crewboard.storage.outages import DATABASE_ERRORS, unavailable
 from crewboard.web.context import error_page, public_error_page
 from crewboard.web.routes import STATIC, web_routes
 from crewboard.web.security import SecurityHeaders
+
+log = logging.getLogger(__name__)
 
 API_PREFIX = "/api/v1/"
 FAVICON = STATIC / "favicon.svg"
@@ -130,6 +133,17 @@ async def server_error(request: Request, exc: Exception) -> Response:
         back="/inbox",
         back_label="Back to your inbox",
     )
+
+
+async def database_error(request: Request, exc: Exception) -> Response:
+    """A failure of the database layer that escaped a door: an outage answers 503 with one log
+    line (no traceback per request while the database is away); anything else is a bug,
+    logged with its traceback and answered as `server_error` does."""
+    if (outage := unavailable(exc)) is not None:
+        log.warning("%s %s: %s", request.method, request.url.path, outage.details["cause"])
+        return _unavailable(request, outage)
+    log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+    return await server_error(request, exc)
 
 
 def _unavailable(request: Request, outage: Unavailable) -> Response:
@@ -236,7 +250,12 @@ def create_app(
         ],
         middleware=[Middleware(HostOriginGuard, settings=settings)],
         lifespan=lifespan,
-        exception_handlers={404: not_found, 405: not_allowed, Exception: server_error},
+        exception_handlers={
+            404: not_found,
+            405: not_allowed,
+            **dict.fromkeys(DATABASE_ERRORS, database_error),
+            Exception: server_error,
+        },
     )
     app.state.settings = settings
     app.state.db = db

@@ -17,6 +17,9 @@ from crewboard.errors import Unavailable
 _OUTAGE_CLASSES = ("08", "53")
 _OUTAGE_STATES = {"57P01", "57P02", "57P03", "57014", "55P03", "25P03"}
 _SQLITE_BUSY = ("database is locked", "database table is locked")
+# The failures of the database layer a door may see escape from a service (outages among
+# them): the web app's exception handler is registered for these.
+DATABASE_ERRORS: tuple[type[Exception], ...] = (DBAPIError, PoolTimeout)
 
 
 def is_outage(error: BaseException) -> bool:
