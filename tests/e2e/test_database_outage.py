@@ -127,7 +127,6 @@ class Writers:
     acked: list[str] = field(default_factory=list)
     refusals: list[tuple[int, str]] = field(default_factory=list)  # (status, code) of failures
     threads: list[threading.Thread] = field(default_factory=list)
-    last: str = ""
 
     def start(self) -> Writers:
         for n in range(WRITERS):
@@ -167,7 +166,7 @@ class Writers:
     def wait_for(self, count: int, timeout: float = RECOVERY) -> None:
         deadline = time.monotonic() + timeout
         while len(self.acked) < count:
-            assert time.monotonic() < deadline, (len(self.acked), self.refusals[-3:], self.last)
+            assert time.monotonic() < deadline, (len(self.acked), self.refusals[-3:])
             self.stop.wait(0.05)
 
     def finish(self) -> None:
