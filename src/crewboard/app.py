@@ -68,6 +68,8 @@ async def readyz(request: Request) -> JSONResponse:
     if (problem := await probe.check()) is not None:
         database = {"ok": False, "error": problem}
         failed.append("database")
+    else:
+        supervisor.nudge()  # a loop backing off from an outage tries again now
     if not supervisor.running:
         failed.append("loops")
     failed += [f"loop:{name}" for name in supervisor.failing()]

@@ -30,7 +30,7 @@ from crewboard.services.notifications.notify import enable_email, notify
 from crewboard.storage.database import Database
 from tests.support.databases import PostgresDatabases
 from tests.support.factories import make_project, make_user
-from tests.support.mcp_client import body_of, mcp_client
+from tests.support.mcp_client import RAW_HEADERS, body_of, call, mcp_client
 from tests.support.server import free_port, running_server
 from tests.support.smtp import Received, smtp_server
 from tests.support.sse import Reader
@@ -293,6 +293,15 @@ def outage(node: Node, seconds: float) -> dict[str, float]:
         assert refused.json()["error"]["code"] == "UNAVAILABLE"
         assert refused.headers["retry-after"]
         assert refused.headers["x-crewboard-node"] == NODE
+        mcp = httpx2.post(
+            f"{node.base}/mcp",
+            json=call("list_projects", {}),
+            headers={**RAW_HEADERS, "authorization": f"Bearer {node.secret}"},
+            timeout=30,
+        )
+        assert mcp.status_code == 503
+        assert mcp.json()["error"]["code"] == "UNAVAILABLE"
+        assert mcp.headers["x-crewboard-node"] == NODE
         page = browser.get("/p/CRW/board", headers=PAGE)
         assert page.status_code == 503
         assert page.headers["x-crewboard-node"] == NODE

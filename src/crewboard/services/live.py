@@ -133,6 +133,7 @@ class Broker:
         event once, late, and are not cut. Only cancellation (the server stopping) ends them.
         """
         health = health or LoopHealth("live")
+        health.wake = self.wake
         loop = self._loop = asyncio.get_running_loop()
         if self.db.dialect == "postgresql" and self._listener is None:
             self._listener = threading.Thread(target=self._listen, name="live-listen", daemon=True)

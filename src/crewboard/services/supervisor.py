@@ -63,6 +63,8 @@ class LoopHealth:
     failures: int = 0  # failed passes in the current outage
     restarts: int = 0  # times the supervisor started the loop again after it ended
     backoff: Backoff = field(default_factory=Backoff)
+    # Cuts the loop's back-off short (its own wake-up), for when the database is seen back.
+    wake: Callable[[], None] | None = None
     _failing_at: float = 0.0  # monotonic time of the first failure, for the recovery log
 
     @property
@@ -148,6 +150,13 @@ class Supervisor:
                 wait = health.failed(RuntimeError(f"the {name} loop returned by itself"))
             health.restarts += 1
             await anyio.sleep(wait)
+
+    def nudge(self) -> None:
+        """Wake every failing loop to try again now (the database was just seen answering),
+        rather than at the end of its back-off."""
+        for health in self.loops.values():
+            if health.failing and health.wake is not None:
+                health.wake()
 
     def failing(self) -> dict[str, dict[str, Any]]:
         """The loops failing now, by name."""

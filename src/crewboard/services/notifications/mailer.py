@@ -144,6 +144,7 @@ class Mailer:
         that fails (the database is away for a moment) backs off and tries again: the rows
         wait in the outbox, nothing is lost."""
         health = health or LoopHealth("mail")
+        health.wake = self.wake
         self._loop = asyncio.get_running_loop()
         while True:
             try:

@@ -127,6 +127,7 @@ class SessionRunner:
         claim that fails (the database is away for a moment) backs off and tries again; a
         turn cut short by it is claimed again once its lease runs out."""
         health = health or LoopHealth("sessions")
+        health.wake = self.wake
         self._loop = asyncio.get_running_loop()
         room = self.settings.session_runners
         async with anyio.create_task_group() as tasks:
