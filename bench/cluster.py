@@ -6,8 +6,8 @@
 starts node 1 first (it sets up an empty database and prints the first token), then the
 others, each `crewboard serve` on its own port with its own data folder and a node name
 (sent as X-Crewboard-Node), then HAProxy from the distribution in front of them on `--port`:
-round robin, no affinity, an HTTP health check on /healthz every second (a node that fails
-two checks is taken out, one good check brings it back), a request that could not be
+round robin, no affinity, an HTTP readiness check on /readyz every second (a node that fails
+two checks, say it cannot reach the database, is taken out; one good check brings it back), a request that could not be
 delivered retried on another node, and long timeouts for event streams. Ctrl-C stops it all.
 
 The tests (`tests/e2e/test_cluster.py`) and the cross-node benchmark use `Cluster` directly.
@@ -51,7 +51,7 @@ frontend crewboard
 backend nodes
     balance roundrobin
     option httpchk
-    http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host 127.0.0.1
+    http-check send meth GET uri /readyz ver HTTP/1.1 hdr Host 127.0.0.1
     http-check expect status 200
 {servers}
 """
@@ -138,7 +138,7 @@ class Cluster:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with suppress(httpx.HTTPError):
-                if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
+                if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
                     return
             time.sleep(0.2)
         raise RuntimeError(f"{url} did not become healthy in {timeout} s; logs in {self.folder}")

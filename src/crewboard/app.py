@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio
-from anyio import to_thread
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
 from crewboard import __version__
 from crewboard.api import live
@@ -20,7 +22,7 @@ from crewboard.api.oauth import oauth_routes
 from crewboard.api.openapi import openapi_document
 from crewboard.api.routes import routes as api_routes
 from crewboard.config import Settings
-from crewboard.errors import InternalError, MethodNotAllowed, NotFound
+from crewboard.errors import InternalError, MethodNotAllowed, NotFound, Unavailable
 from crewboard.mcp.catalogue import Catalogue
 from crewboard.mcp.mount import McpDoor
 from crewboard.security import HostOriginGuard
@@ -28,10 +30,14 @@ from crewboard.services.live import Broker
 from crewboard.services.notifications.mailer import Mailer
 from crewboard.services.sessions.runner import SessionRunner
 from crewboard.services.specs.tasks_md import install as install_tasks_md
+from crewboard.services.supervisor import DatabaseProbe, Loop, Supervisor
 from crewboard.storage.database import Database
+from crewboard.storage.outages import DATABASE_ERRORS, unavailable
 from crewboard.web.context import error_page, public_error_page
 from crewboard.web.routes import STATIC, web_routes
 from crewboard.web.security import SecurityHeaders
+
+log = logging.getLogger(__name__)
 
 API_PREFIX = "/api/v1/"
 FAVICON = STATIC / "favicon.svg"
@@ -39,15 +45,42 @@ _ONE_DAY = {"cache-control": "public, max-age=86400"}
 
 
 async def healthz(request: Request) -> JSONResponse:
+    """Liveness: the process answers and its background loops' supervisor runs. It touches no
+    database (a node that cannot reach its database is alive, only not ready: /readyz)."""
+    supervisor: Supervisor = request.app.state.supervisor
     db: Database = request.app.state.db
-    try:
-        await to_thread.run_sync(db.ping)
-    except Exception as error:
+    if not supervisor.running:
         return JSONResponse(
-            {"status": "unavailable", "database": db.dialect, "error": type(error).__name__},
+            {"status": "unavailable", "database": db.dialect, "error": "LoopsStopped"},
             status_code=503,
         )
     return JSONResponse({"status": "ok", "version": __version__, "database": db.dialect})
+
+
+async def readyz(request: Request) -> JSONResponse:
+    """Readiness: 200 while this node can take traffic (its database answers within a couple
+    of seconds and no background loop is failing), else 503 naming what failed, so a load
+    balancer takes the node out and puts it back by itself."""
+    supervisor: Supervisor = request.app.state.supervisor
+    probe: DatabaseProbe = request.app.state.probe
+    failed: list[str] = []
+    database: dict[str, object] = {"ok": True}
+    if (problem := await probe.check()) is not None:
+        database = {"ok": False, "error": problem}
+        failed.append("database")
+    else:
+        supervisor.nudge()  # a loop backing off from an outage tries again now
+    if not supervisor.running:
+        failed.append("loops")
+    failed += [f"loop:{name}" for name in supervisor.failing()]
+    body = {
+        "status": "unavailable" if failed else "ready",
+        "failed": failed,
+        "database": database,
+        "loops": supervisor.view(),
+    }
+    headers = {"retry-after": str(Unavailable.retry_after), "cache-control": "no-store"}
+    return JSONResponse(body, status_code=503 if failed else 200, headers=headers)
 
 
 async def not_found(request: Request, exc: Exception) -> Response:
@@ -85,9 +118,12 @@ async def not_allowed(request: Request, exc: Exception) -> Response:
     return response
 
 
-async def server_error(request: Request, _exc: Exception) -> Response:
+async def server_error(request: Request, exc: Exception) -> Response:
     """An unhandled failure (the server logs it): the REST error shape under /api/v1, a styled
-    page for a page, plain text otherwise. Touches no database: it may be what failed."""
+    page for a page, plain text otherwise. The database out of reach is not a bug: 503 with
+    Retry-After instead of 500. Touches no database: it may be what failed."""
+    if (outage := unavailable(exc)) is not None:
+        return _unavailable(request, outage)
     if request.url.path.startswith(API_PREFIX):
         return error_response(InternalError("Internal error; the server has logged it."))
     if not _wants_page(request):
@@ -101,16 +137,49 @@ async def server_error(request: Request, _exc: Exception) -> Response:
     )
 
 
+async def database_error(request: Request, exc: Exception) -> Response:
+    """A failure of the database layer that escaped a door: an outage answers 503 with one log
+    line (no traceback per request while the database is away); anything else is a bug,
+    logged with its traceback and answered as `server_error` does."""
+    if (outage := unavailable(exc)) is not None:
+        log.warning("%s %s: %s", request.method, request.url.path, outage.details["cause"])
+        return _unavailable(request, outage)
+    log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+    return await server_error(request, exc)
+
+
+def _unavailable(request: Request, outage: Unavailable) -> Response:
+    retry = {"retry-after": str(outage.retry_after)}
+    browser = "text/html" in request.headers.get("accept", "") and not _machine(request)
+    if request.url.path.startswith(API_PREFIX) or not browser:
+        # The REST error shape for machines (MCP clients read the status and the body).
+        return error_response(outage)
+    page = public_error_page(
+        503,
+        "Back in a moment",
+        "The server cannot reach its database just now. Wait a few seconds and reload; if you "
+        "were sending a form, check whether it went through before sending it again.",
+        back="/inbox",
+        back_label="Back to your inbox",
+    )
+    page.headers.update(retry)
+    return page
+
+
 def _wants_page(request: Request) -> bool:
     """A browser's page request: GET of a path outside the machine doors, asking for HTML."""
-    path = request.url.path
-    machine = path == "/mcp" or path.startswith(
-        ("/static/", "/.well-known/", "/events", "/oauth/token", "/oauth/register", "/oauth/revoke")
-    )
     return (
         request.method in ("GET", "HEAD")
-        and not machine
+        and not _machine(request)
         and "text/html" in request.headers.get("accept", "")
+    )
+
+
+def _machine(request: Request) -> bool:
+    """A path of the machine doors (MCP, static files, OAuth endpoints, event streams)."""
+    path = request.url.path
+    return path == "/mcp" or path.startswith(
+        ("/static/", "/.well-known/", "/events", "/oauth/token", "/oauth/register", "/oauth/revoke")
     )
 
 
@@ -148,15 +217,20 @@ def create_app(
     # Spec session turns queued in the database; None: this node runs none (others do).
     runner = SessionRunner(db, settings) if settings.session_runners > 0 else None
 
+    supervisor = Supervisor()  # keeps the loops running through database outages
+    loops: dict[str, Loop] = {"live": broker.run}
+    if mailer is not None:
+        loops["mail"] = mailer.run
+    if runner is not None:
+        loops["sessions"] = runner.run
+
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         try:
+            # The supervisor never ends but by cancellation: a loop's failure cannot reach
+            # this task group and stop the MCP session manager with it.
             async with door.running(), anyio.create_task_group() as tasks:
-                tasks.start_soon(broker.run)
-                if mailer is not None:
-                    tasks.start_soon(mailer.run)
-                if runner is not None:
-                    tasks.start_soon(runner.run)
+                tasks.start_soon(supervisor.run, loops)
                 yield
                 tasks.cancel_scope.cancel()
         finally:
@@ -168,9 +242,11 @@ def create_app(
     async def openapi(_request: Request) -> JSONResponse:
         return JSONResponse(spec)
 
-    app = Starlette(
+    app = _App(
+        node_name=settings.node_name,
         routes=[
             Route("/healthz", healthz, methods=["GET"]),
+            Route("/readyz", readyz, methods=["GET"]),
             Route("/favicon.ico", favicon, methods=["GET"]),
             Route("/api/v1/openapi.json", openapi, methods=["GET"]),
             *door.routes(),
@@ -179,16 +255,34 @@ def create_app(
             *api_routes(),
             *web_routes(),
         ],
-        middleware=[
-            Middleware(SecurityHeaders, node_name=settings.node_name),
-            Middleware(HostOriginGuard, settings=settings),
-        ],
+        middleware=[Middleware(HostOriginGuard, settings=settings)],
         lifespan=lifespan,
-        exception_handlers={404: not_found, 405: not_allowed, Exception: server_error},
+        exception_handlers={
+            404: not_found,
+            405: not_allowed,
+            **dict.fromkeys(DATABASE_ERRORS, database_error),
+            Exception: server_error,
+        },
     )
     app.state.settings = settings
     app.state.db = db
     app.state.broker = broker
     app.state.mailer = mailer
     app.state.runner = runner
+    app.state.supervisor = supervisor
+    app.state.probe = DatabaseProbe(db)
     return app
+
+
+class _App(Starlette):
+    """Starlette with SecurityHeaders outside everything, its error handler included: every
+    answer (a 500 from the handler, a 503, a 404, a stream, MCP) carries the strict headers
+    and `X-Crewboard-Node`. (As a user middleware it would sit inside ServerErrorMiddleware
+    and miss the handler's answers.)"""
+
+    def __init__(self, *, node_name: str, **kwargs: Any) -> None:
+        self.node_name = node_name
+        super().__init__(**kwargs)
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return SecurityHeaders(super().build_middleware_stack(), node_name=self.node_name)

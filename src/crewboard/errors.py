@@ -18,6 +18,9 @@ web app into a flash message, the CLI into a message on stderr and exit status 1
     ├── RevisionConflict         REVISION_CONFLICT        409
     ├── IdempotencyConflict      IDEMPOTENCY_CONFLICT     409
     ├── MethodNotAllowed         METHOD_NOT_ALLOWED       405  (REST: a path without that method)
+    ├── Unavailable              UNAVAILABLE              503  (the database is out of reach for a
+    │                                                          moment: retry, keyed writes with
+    │                                                          the same key)
     └── InternalError            INTERNAL                 500  (REST: a bug, logged; never raised
                                                                on purpose)
 """
@@ -40,6 +43,7 @@ class ErrorCode(StrEnum):
     REVISION_CONFLICT = "REVISION_CONFLICT"
     IDEMPOTENCY_CONFLICT = "IDEMPOTENCY_CONFLICT"
     METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
+    UNAVAILABLE = "UNAVAILABLE"
     INTERNAL = "INTERNAL"
 
 
@@ -145,6 +149,16 @@ class MethodNotAllowed(CrewboardError):
     http_status = 405
 
 
+class Unavailable(CrewboardError):
+    """This node cannot reach its database just now (a restart, a fail-over, a cut network):
+    nothing is known of a write that failed this way, so a client retries it with the same
+    idempotency key (or reads to find out), after `retry_after` seconds."""
+
+    code = ErrorCode.UNAVAILABLE
+    http_status = 503
+    retry_after = 2  # seconds a client waits before it tries again (REST: Retry-After)
+
+
 class InternalError(CrewboardError):
     """What a door answers for a bug it logged: the one shape, no detail of the failure."""
 
@@ -165,5 +179,6 @@ ERROR_TYPES: tuple[type[CrewboardError], ...] = (
     RevisionConflict,
     IdempotencyConflict,
     MethodNotAllowed,
+    Unavailable,
     InternalError,
 )

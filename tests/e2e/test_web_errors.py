@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import httpx2
 import pytest
 
+from crewboard.config import Settings
 from crewboard.domain.models import User
 from crewboard.services.screens import board as board_pages
 from crewboard.storage.database import Database
 from tests.support.factories import make_project, make_user
+from tests.support.server import free_port, running_server
 from tests.support.web import sign_in
 
 PAGE = {"accept": "text/html,application/xhtml+xml"}
@@ -87,3 +91,32 @@ def test_a_form_from_elsewhere_gets_a_styled_403(url: str, owner: User) -> None:
     assert refused.status_code == 403
     assert "Form not accepted" in refused.text
     assert "reload the page" in refused.text
+
+
+def test_every_answer_names_the_node_errors_included(
+    db: Database, owner: User, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """X-Crewboard-Node and the strict headers on a 500 from the exception handler (outside
+    the app's middleware), a 404, a 405 and a 503 as on a 200."""
+
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("the board broke")
+
+    monkeypatch.setattr(board_pages, "board_columns", broken)
+    settings = Settings(data_dir=tmp_path, port=free_port(), node_name="node-7")
+    with running_server(settings, db) as base:
+        client = sign_in(base, owner.email)
+        answers = {
+            "404 page": client.get("/no/such/page", headers=PAGE),
+            "404 api": client.get("/api/v1/no-such-route"),
+            "405 api": client.delete("/api/v1/me"),
+            "200 ready": client.get("/readyz"),
+            # Last: the server closes the connection after a failure it re-raises to log.
+            "500 page": client.get("/p/CRW/board", headers=PAGE),
+        }
+        client.close()
+    assert answers["500 page"].status_code == 500
+    for name, answer in answers.items():
+        assert answer.headers.get("x-crewboard-node") == "node-7", name
+        assert answer.headers.get("x-content-type-options") == "nosniff", name
+        assert "frame-ancestors 'none'" in answer.headers.get("content-security-policy", ""), name

@@ -27,9 +27,16 @@ _CHUNK = 65536
 
 
 def _hard_close(sock: socket.socket) -> None:
-    """Close with a RST instead of a FIN, as a dead peer or a restarted server would."""
+    """Close with a RST instead of a FIN, as a dead peer or a restarted server would.
+
+    A pump thread may be blocked reading this socket: closing the descriptor alone would not
+    wake it, and the kernel would keep the connection open (no RST, the peer waiting forever)
+    for as long as that read lasts. Shutting down the reading side first wakes it, sending
+    nothing; the close then aborts the connection with a RST."""
     with contextlib.suppress(OSError):
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RD)
     with contextlib.suppress(OSError):
         sock.close()
 

@@ -23,6 +23,7 @@ from crewboard.mcp import args as a
 from crewboard.services.idempotency import KeyedResult
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef
 from crewboard.storage.database import Database
+from crewboard.storage.outages import unavailable
 
 log = logging.getLogger("crewboard.api")
 
@@ -59,13 +60,20 @@ def json_route(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
             return JSONResponse(result)
         except CrewboardError as error:
             return error_response(error)
-        except Exception:
+        except Exception as error:
+            if (outage := unavailable(error)) is not None:  # the database, not a bug: 503
+                log.warning("%s %s: %s", request.method, request.url.path, _first_line(error))
+                return error_response(outage)
             # A bug, not a refusal: log it, and still answer in the one shape on a connection
             # the client can keep using (an escaping exception would drop it unanswered).
             log.exception("%s %s failed", request.method, request.url.path)
             return error_response(INTERNAL_ERROR)
 
     return endpoint
+
+
+def _first_line(error: BaseException) -> str:
+    return f"{type(error).__name__}: {str(error).partition(chr(10))[0][:300]}"
 
 
 async def read_body(request: Request, limit: int = MAX_BODY) -> dict[str, Any]:

@@ -21,7 +21,6 @@ from anyio import to_thread
 from mcp import MCPError
 from mcp.server.context import ServerRequestContext
 from mcp.types import (
-    INTERNAL_ERROR,
     INVALID_PARAMS,
     GetPromptRequestParams,
     GetPromptResult,
@@ -36,7 +35,7 @@ from mcp.types import (
 from crewboard.domain.models import Actor
 from crewboard.errors import CrewboardError
 from crewboard.mcp.caller import Caller
-from crewboard.mcp.render import RESPONSE_BUDGET, compact
+from crewboard.mcp.render import RESPONSE_BUDGET, compact, unexpected
 from crewboard.mcp.tooldef import ToolDef
 from crewboard.services.board import queries as task_queries
 from crewboard.services.projects import projects as project_reads
@@ -320,11 +319,8 @@ class Prompts:
             text = await to_thread.run_sync(found.expand, ex)
         except CrewboardError as error:
             raise _refused(error.message, {"code": error.code, **error.details}) from None
-        except Exception:
-            log.exception("expanding the prompt %s failed", found.prompt.name)
-            raise MCPError(
-                code=INTERNAL_ERROR, message="Internal error; the server has logged it."
-            ) from None
+        except Exception as error:
+            raise unexpected(error, f"expanding the prompt {found.prompt.name}") from None
         text = text[: fitting_chars(text, TEXT_BUDGET)]
         return GetPromptResult(
             description=found.prompt.description,

@@ -15,16 +15,21 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mcp.types import CallToolResult, ImageContent, TextContent
+from mcp import MCPError
+from mcp.types import INTERNAL_ERROR, CallToolResult, ImageContent, TextContent
 
 from crewboard.errors import CrewboardError
 from crewboard.services import paging
 from crewboard.services.paging import next_offset
 from crewboard.services.text_windows import ANSWER_BUDGET
+from crewboard.storage.outages import unavailable
+
+log = logging.getLogger(__name__)
 
 RESPONSE_BUDGET = ANSWER_BUDGET  # every answer fits in 48 KiB (services/text_windows.py)
 ROWS_BUDGET = RESPONSE_BUDGET - 2048  # a page's rows; the rest is the answer around them
@@ -66,6 +71,17 @@ def failure(error: CrewboardError) -> CallToolResult:
         structured_content=error.to_dict(),
         is_error=True,
     )
+
+
+def unexpected(error: Exception, doing: str) -> MCPError:
+    """The protocol error for a failure that is not a refusal (resources, prompts): the database
+    out of reach says so with code UNAVAILABLE in its data and is not logged as a bug; anything
+    else is logged with its traceback and answered as an internal error."""
+    if (outage := unavailable(error)) is not None:
+        log.warning("%s: %s", doing, outage.details["cause"])
+        return MCPError(code=INTERNAL_ERROR, message=outage.message, data=outage.to_dict())
+    log.error("%s failed", doing, exc_info=error)
+    return MCPError(code=INTERNAL_ERROR, message="Internal error; the server has logged it.")
 
 
 def page_note(*, shown: int, offset: int, total: int) -> str | None:

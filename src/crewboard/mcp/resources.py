@@ -33,7 +33,6 @@ from anyio import to_thread
 from mcp import MCPError
 from mcp.server.context import ServerRequestContext
 from mcp.types import (
-    INTERNAL_ERROR,
     INVALID_PARAMS,
     ListResourcesResult,
     ListResourceTemplatesResult,
@@ -50,7 +49,7 @@ from crewboard.domain.validation import INT32_MAX
 from crewboard.errors import CrewboardError
 from crewboard.mcp.caller import Caller
 from crewboard.mcp.catalogue import Catalogue
-from crewboard.mcp.render import RESPONSE_BUDGET, compact, fit_rows
+from crewboard.mcp.render import RESPONSE_BUDGET, compact, fit_rows, unexpected
 from crewboard.services.board import queries as task_queries
 from crewboard.services.board.fitting import cut_fields, fit_task_answer
 from crewboard.services.board.readables import (
@@ -219,11 +218,8 @@ class Resources:
             text = await to_thread.run_sync(read_text, self.db, caller.actor, target)
         except CrewboardError:
             raise resource_not_found(uri) from None
-        except Exception:
-            log.exception("reading the resource %s failed", uri[:MAX_URI])
-            raise MCPError(
-                code=INTERNAL_ERROR, message="Internal error; the server has logged it."
-            ) from None
+        except Exception as error:
+            raise unexpected(error, f"reading the resource {uri[:MAX_URI]}") from None
         mime = KINDS[target.kind].template.mime_type
         return ReadResourceResult(
             contents=[TextResourceContents(uri=uri, mime_type=mime, text=text)],

@@ -38,6 +38,7 @@ from crewboard.mcp.tooldef import Call, ToolDef
 from crewboard.services.identity.access import highest_role
 from crewboard.services.identity.tokens import authenticate_token
 from crewboard.storage.database import Database
+from crewboard.storage.outages import unavailable
 
 log = logging.getLogger("crewboard.mcp")
 
@@ -154,7 +155,10 @@ class RunCall:
             reply = tool.run(call, parsed)
         except CrewboardError as error:
             return failure(error)
-        except Exception:
+        except Exception as error:
+            if (outage := unavailable(error)) is not None:  # the database, not a bug
+                log.warning("tool %s: %s", tool.name, type(error).__name__)
+                return failure(outage)
             log.exception("tool %s failed", tool.name)
             raise MCPError(
                 code=INTERNAL_ERROR, message="Internal error; the server has logged it."
@@ -171,7 +175,9 @@ async def settle(result: CallToolResult | Reply) -> CallToolResult:
         return success(await result.follow())
     except CrewboardError as error:
         return failure(error)
-    except Exception:
+    except Exception as error:
+        if (outage := unavailable(error)) is not None:
+            return failure(outage)
         log.exception("a tool's follow-up failed")
         raise MCPError(
             code=INTERNAL_ERROR, message="Internal error; the server has logged it."

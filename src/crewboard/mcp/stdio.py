@@ -29,6 +29,7 @@ from crewboard.jsonbody import MAX_UPLOAD_BODY
 from crewboard.mcp.caller import STDIO_SECRET, STDIO_TOOLSETS
 from crewboard.mcp.server import build_server
 from crewboard.services.sessions.runner import SessionRunner
+from crewboard.services.supervisor import Supervisor
 from crewboard.storage.database import Database
 
 log = logging.getLogger(__name__)
@@ -59,8 +60,8 @@ async def serve_stdio(
         stdio_server(*wire) as (read_stream, write_stream),
         anyio.create_task_group() as tasks,
     ):
-        if runner is not None:
-            tasks.start_soon(runner.run)
+        if runner is not None:  # supervised: its failure cannot end the session
+            tasks.start_soon(Supervisor().run, {"sessions": runner.run})
         await server.run(read_stream, write_stream, server.create_initialization_options())
         tasks.cancel_scope.cancel()
 

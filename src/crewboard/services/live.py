@@ -33,6 +33,7 @@ from typing import Any
 
 from anyio import to_thread
 
+from crewboard.services.supervisor import LoopHealth
 from crewboard.storage.database import Database
 from crewboard.storage.uow import EVENT_CHANNEL, EventRecord
 
@@ -194,6 +195,8 @@ class Broker:
         self._wake = asyncio.Event()
         self._last_read = 0.0
         self._stopping = threading.Event()
+        self._listener: threading.Thread | None = None
+        self._started = False  # the cursor is set (the first read of the log worked)
         db.add_event_listener(self._heard)
 
     # --- waking ----------------------------------------------------------------------------
@@ -208,52 +211,81 @@ class Broker:
             loop.call_soon_threadsafe(self._wake.set)
 
     def _listen(self) -> None:
-        """LISTEN for other nodes' commits (PostgreSQL), until the broker stops."""
+        """LISTEN for other nodes' commits (PostgreSQL), until the broker stops. A lost
+        connection is made again every `poll` seconds (the broker polls meanwhile); the first
+        failure of an outage is logged, and the recovery."""
         import psycopg  # noqa: PLC0415 - only with PostgreSQL
 
         url = self.db.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+        failing = False
         while not self._stopping.is_set():
             try:
-                with psycopg.connect(url, autocommit=True) as conn:
+                with psycopg.connect(url, autocommit=True, connect_timeout=5) as conn:
                     conn.execute(f"LISTEN {EVENT_CHANNEL}")
+                    if failing:
+                        log.warning("live: listening for other nodes' commits again")
+                        failing = False
                     self.wake()  # anything committed while it was not listening
                     while not self._stopping.is_set():
                         for _ in conn.notifies(timeout=1.0):
                             self.wake()
-            except psycopg.Error:
-                log.warning("live: the LISTEN connection failed; polling until it is back")
+            except Exception as error:  # whatever it was, listen again later
+                if not failing:
+                    log.warning(
+                        "live: the LISTEN connection failed (%s); polling the log until it is back",
+                        type(error).__name__,
+                    )
+                    failing = True
                 self._stopping.wait(self.poll)
 
     # --- the loop --------------------------------------------------------------------------
 
-    async def run(self) -> None:
-        """Read and hand out events until cancelled (the app's lifespan runs this)."""
-        self._loop = asyncio.get_running_loop()
-        self.cursor = await to_thread.run_sync(self._latest)
-        listener = None
-        if self.db.dialect == "postgresql":
-            listener = threading.Thread(target=self._listen, name="live-listen", daemon=True)
-            listener.start()
+    async def run(self, health: LoopHealth | None = None) -> None:
+        """Read and hand out events until cancelled (the app's lifespan runs this under its
+        supervisor, which starts it again should it ever end).
+
+        A read that fails (the database is out of reach) leaves the cursor at the last event
+        handed out: the next read that works goes on from there, so open streams get every
+        event once, late, and are not cut. Only cancellation (the server stopping) ends them.
+        """
+        health = health or LoopHealth("live")
+        health.wake = self.wake
+        loop = self._loop = asyncio.get_running_loop()
+        if self.db.dialect == "postgresql" and self._listener is None:
+            self._listener = threading.Thread(target=self._listen, name="live-listen", daemon=True)
+            self._listener.start()
+        wait = 0.0 if not self._started else self.poll
         try:
-            loop = asyncio.get_running_loop()
             while True:
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), self.poll)
+                    await asyncio.wait_for(self._wake.wait(), wait)
                 # Under a stream of commits, wake-ups come faster than reads are worth: read
                 # at most every GATHER seconds, so one read hands out what came meanwhile.
                 await asyncio.sleep(max(0.0, self._last_read + GATHER - loop.time()))
                 self._wake.clear()
                 self._last_read = loop.time()
-                await self._read_new()
-        finally:
+                try:
+                    await self._read_new()
+                except Exception as error:  # back off; the cursor stays
+                    # A commit here or another node's NOTIFY (heard once LISTEN is back)
+                    # wakes the broker before the back-off ends.
+                    wait = health.failed(error)
+                    continue
+                health.ok()
+                wait = self.poll
+        except asyncio.CancelledError:
             self._stopping.set()
-            for sub in list(self.subscriptions):
-                self._cut(sub, "the server is shutting down")
+            self.close_all("the server is shutting down")
+            raise
 
     def _latest(self) -> int:
         return self.db.read(lambda uow: uow.events.latest_any())
 
     async def _read_new(self) -> None:
+        if not self._started:  # the first read: the log before it is history, not news
+            self.cursor = await to_thread.run_sync(self._latest)
+            self._started = True
+            return
         if not self.subscriptions:
             # Nobody to hand events to: move to the end of the log, unless a stream joined
             # meanwhile (it joined at the old cursor and must get what came after it).

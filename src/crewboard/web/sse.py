@@ -26,6 +26,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from crewboard.services.live import Broker, Claim, StreamRefused, Subscription
+from crewboard.storage.outages import is_outage
 
 HEARTBEAT = 15.0  # seconds between comments on a quiet stream
 CHECK = 10.0  # seconds between checks that the stream's credential still works
@@ -138,6 +139,18 @@ def _text(stream: Stream, row: Row) -> str:
     return str(text)
 
 
+async def _recheck(check: Callable[[], str | None]) -> str | None:
+    """Why the stream's credential no longer works, or None; while the database cannot say (an
+    outage), the stream goes on and asks again at the next check, as the broker goes on after
+    it."""
+    try:
+        return await to_thread.run_sync(check)
+    except Exception as error:
+        if is_outage(error):
+            return None
+        raise
+
+
 async def _live(stream: Stream) -> AsyncIterator[str]:
     sub = stream.sub
     last = sub.start
@@ -146,7 +159,7 @@ async def _live(stream: Stream) -> AsyncIterator[str]:
     while sub.cut is None and not await stream.request.is_disconnected():
         if stream.recheck is not None and loop.time() - checked >= CHECK:
             checked = loop.time()
-            ended = await to_thread.run_sync(stream.recheck)
+            ended = await _recheck(stream.recheck)
             if ended is not None:
                 yield control("end", f"The stream ended: {ended}.")
                 return

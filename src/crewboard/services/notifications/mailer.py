@@ -34,6 +34,7 @@ from crewboard.domain.notifications import (
     retry_delay,
 )
 from crewboard.services.notifications.notify import CREATED, enable_email
+from crewboard.services.supervisor import LoopHealth
 from crewboard.storage.database import Database
 from crewboard.storage.notifications.repository import OutboxRepository
 from crewboard.storage.uow import EventRecord, UnitOfWork
@@ -118,6 +119,7 @@ class Mailer:
         self.poll = poll
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wake = asyncio.Event()
+        self._unmarked: list[OutboxMail] = []
         enable_email(db, public_url)  # from now on `notify` queues emails on this database
         db.add_event_listener(self._heard)
 
@@ -137,22 +139,31 @@ class Mailer:
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(self._wake.set)
 
-    async def run(self) -> None:
-        """Send what is due whenever woken, and every `poll` seconds; until cancelled."""
+    async def run(self, health: LoopHealth | None = None) -> None:
+        """Send what is due whenever woken, and every `poll` seconds; until cancelled. A pass
+        that fails (the database is away for a moment) backs off and tries again: the rows
+        wait in the outbox, nothing is lost."""
+        health = health or LoopHealth("mail")
+        health.wake = self.wake
         self._loop = asyncio.get_running_loop()
         while True:
             try:
                 await self.drain()
-            except Exception:
-                # The database may be away for a moment: the rows wait, nothing is lost.
-                log.exception("mail: a pass over the outbox failed; trying again shortly")
+            except Exception as error:  # back off and try again
+                wait = health.failed(error)
+            else:
+                health.ok()
+                wait = self.poll
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.poll)
+                await asyncio.wait_for(self._wake.wait(), wait)
             self._wake.clear()
 
     async def drain(self) -> int:
         """Send every email due now; how many went out."""
         sent = 0
+        while self._unmarked:  # sent before the database went away: mark them first
+            await to_thread.run_sync(self._sent, self._unmarked[0])
+            self._unmarked.pop(0)
         while batch := await to_thread.run_sync(self._claim):
             for mail in batch:
                 sent += await self._send(mail)
@@ -174,7 +185,13 @@ class Mailer:
         except (smtplib.SMTPException, OSError) as error:
             await to_thread.run_sync(self._failed, mail, f"{type(error).__name__}: {error}")
             return 0
-        await to_thread.run_sync(self._sent, mail)
+        try:
+            await to_thread.run_sync(self._sent, mail)
+        except Exception:
+            # Sent, but not marked: mark it on the next pass, before its lease runs out and
+            # it would be sent again.
+            self._unmarked.append(mail)
+            raise
         return 1
 
     def _sent(self, mail: OutboxMail) -> None:

@@ -64,6 +64,7 @@ from crewboard.services.sessions.providers import (
 )
 from crewboard.services.sessions.sessions import TURN_QUEUED, sessions_of
 from crewboard.services.specs.files import files_of
+from crewboard.services.supervisor import LoopHealth
 from crewboard.storage.database import Database
 from crewboard.storage.uow import EventRecord, UnitOfWork
 
@@ -130,8 +131,12 @@ class SessionRunner:
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(self._wake.set)
 
-    async def run(self) -> None:
-        """Claim and run turns whenever woken, and every `poll` seconds; until cancelled."""
+    async def run(self, health: LoopHealth | None = None) -> None:
+        """Claim and run turns whenever woken, and every `poll` seconds; until cancelled. A
+        claim that fails (the database is away for a moment) backs off and tries again; a
+        turn cut short by it is claimed again once its lease runs out."""
+        health = health or LoopHealth("sessions")
+        health.wake = self.wake
         self._loop = asyncio.get_running_loop()
         room = self.settings.session_runners
         async with anyio.create_task_group() as tasks:
@@ -141,10 +146,13 @@ class SessionRunner:
                     for turn in await to_thread.run_sync(self._claim, free) if free > 0 else []:
                         self._running.add(turn.id)
                         tasks.start_soon(self._run_claimed, turn)
-                except Exception:
-                    log.exception("sessions: claiming turns failed; trying again shortly")
+                except Exception as error:  # back off and try again
+                    wait = health.failed(error)
+                else:
+                    health.ok()
+                    wait = self.poll
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), self.poll)
+                    await asyncio.wait_for(self._wake.wait(), wait)
                 self._wake.clear()
 
     async def _run_claimed(self, turn: Turn) -> None:
