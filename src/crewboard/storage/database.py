@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import socket
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
@@ -25,6 +28,73 @@ MAX_ATTEMPTS = 4
 MAX_RACE_ATTEMPTS = 12
 # PostgreSQL: unique_violation, serialization_failure, deadlock_detected.
 _RETRYABLE_SQLSTATES = {"23505", "40001", "40P01"}
+
+
+@dataclass(frozen=True)
+class Waits:
+    """How long a node waits on PostgreSQL before it gives up, in seconds (0: no limit, for
+    the three server-side timeouts). The defaults are the settings' (`Settings.db_*`).
+
+    A node cut off from the database must not hold what other nodes wait for: its open
+    transaction (and the row locks in it) ends `idle_in_transaction` seconds after its last
+    statement, the server ends a statement after `statement`, and a statement waiting for a
+    lock gives up after `lock`. On the node's side `connect` bounds a new connection, and TCP
+    keepalives and `tcp_user_timeout` notice a peer that went silent.
+    """
+
+    connect: float = 5.0
+    statement: float = 60.0
+    lock: float = 10.0
+    idle_in_transaction: float = 5.0
+    keepalives_idle: float = 5.0
+    keepalives_interval: float = 2.0
+    keepalives_count: int = 3
+    tcp_user_timeout: float = 10.0
+    pool_recycle: float = 1800.0
+    # Shown in pg_stat_activity; "" gives crewboard:<host name>:<process id>.
+    application_name: str = ""
+
+    def libpq_params(self) -> dict[str, Any]:
+        """These waits as libpq connection parameters (what psycopg.connect takes)."""
+        server = {
+            "statement_timeout": self.statement,
+            "lock_timeout": self.lock,
+            "idle_in_transaction_session_timeout": self.idle_in_transaction,
+        }
+        options = " ".join(f"-c {name}={_ms(seconds)}" for name, seconds in server.items())
+        name = self.application_name or f"crewboard:{socket.gethostname()}:{os.getpid()}"
+        return {
+            "connect_timeout": max(1, round(self.connect)),
+            "keepalives": 1,
+            "keepalives_idle": max(1, round(self.keepalives_idle)),
+            "keepalives_interval": max(1, round(self.keepalives_interval)),
+            "keepalives_count": max(1, self.keepalives_count),
+            "tcp_user_timeout": _ms(self.tcp_user_timeout),
+            "application_name": name[:63],  # PostgreSQL keeps 63 bytes (NAMEDATALEN - 1)
+            "options": options,
+        }
+
+
+def _ms(seconds: float) -> int:
+    return round(seconds * 1000)
+
+
+def relax_waits(conn: Connection, *, idle_in_transaction: float = 0.0, lock: bool = False) -> None:
+    """Lift the statement timeout of `conn`'s transaction on PostgreSQL (SET LOCAL: it ends
+    with the transaction), and give it `idle_in_transaction` seconds (0: no limit) between
+    statements instead of the node's few; with `lock`, no lock timeout either.
+
+    For the long operations: an export or a backup snapshot (read-only: it holds no row
+    lock, and a backup's transaction waits for pg_dump), an archive import and the
+    migrations (writes, so they keep a bound between statements). A no-op on SQLite."""
+    if conn.dialect.name != "postgresql":
+        return
+    conn.exec_driver_sql("SET LOCAL statement_timeout = 0")
+    conn.exec_driver_sql(
+        f"SET LOCAL idle_in_transaction_session_timeout = {_ms(idle_in_transaction)}"
+    )
+    if lock:
+        conn.exec_driver_sql("SET LOCAL lock_timeout = 0")
 
 
 class LostRace(Exception):
@@ -50,13 +120,19 @@ class Database:
     """
 
     def __init__(
-        self, url: str | URL, *, clock: Clock | None = None, blob_dir: Path | None = None
+        self,
+        url: str | URL,
+        *,
+        clock: Clock | None = None,
+        blob_dir: Path | None = None,
+        waits: Waits | None = None,
     ) -> None:
         self.url = make_url(url)
         self.clock: Clock = clock or SystemClock()
         # Blob bytes in files under this folder; None keeps them in the database.
         self.blob_dir = blob_dir
-        self.engine = _create_engine(self.url)
+        self.waits = waits or Waits()
+        self.engine = _create_engine(self.url, self.waits)
         # PostgreSQL reads run without BEGIN and COMMIT (see `read`).
         self._reads_autocommit = self.engine.dialect.name == "postgresql"
         self._read_engine = self.engine.execution_options(isolation_level="AUTOCOMMIT")
@@ -125,7 +201,8 @@ class Database:
     def rehearse(self, work: Callable[[UnitOfWork], T]) -> T:
         """Run `work` exactly as `write` would (its write lock, its before-commit hooks), then
         roll it all back: a dry run whose answer is what the write would have answered. No
-        event is published, and nothing is retried."""
+        event is published, and nothing is retried. Its events are inserted without the
+        event lock (they are never committed, so their order does not matter)."""
         with self.engine.connect() as conn:
             conn.execution_options(crewboard_write=True)
             transaction = conn.begin()
@@ -147,8 +224,20 @@ class Database:
                 uow = UnitOfWork(conn, self.clock, self.blob_dir, self.hooks)
                 result = work(uow)
                 uow.run_before_commit()
-                uow.write_events()
+                # On PostgreSQL a write with events commits here, in the message that takes
+                # the event lock (see `write_events`); leaving the block then commits nothing.
+                uow.write_events(commit=True)
             return result, uow.recorded_events
+
+    def raw_connect_kwargs(self) -> dict[str, Any]:
+        """What `psycopg.connect` takes to open a connection of this database outside the
+        pool (the live broker's LISTEN), with the same waits, keepalives and name as the
+        pool's: the URL as `conninfo`, and the libpq parameters."""
+        url = self.url.set(drivername="postgresql")
+        return {
+            "conninfo": url.render_as_string(hide_password=False),
+            **_connect_args(url, self.waits),
+        }
 
     def ping(self) -> None:
         with self.engine.connect() as conn:
@@ -158,15 +247,34 @@ class Database:
         self.engine.dispose()
 
 
-def _create_engine(url: URL) -> Engine:
+def _create_engine(url: URL, waits: Waits) -> Engine:
     if url.get_backend_name() != "sqlite":
-        return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+        return create_engine(
+            url,
+            pool_pre_ping=True,
+            pool_size=10,
+            max_overflow=20,
+            pool_recycle=waits.pool_recycle,
+            connect_args=_connect_args(url, waits)
+            if url.get_backend_name() == "postgresql"
+            else {},
+        )
     if url.database and url.database != ":memory:":
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(url, pool_size=10, max_overflow=20, pool_timeout=60)
     event.listen(engine, "connect", _configure_sqlite_connection)
     event.listen(engine, "begin", _begin_sqlite_transaction)
     return engine
+
+
+def _connect_args(url: URL, waits: Waits) -> dict[str, Any]:
+    """The waits as libpq parameters, under what the URL's own query sets: a parameter in the
+    URL wins, and its `options` come after ours (a later -c wins)."""
+    params = waits.libpq_params()
+    given = {key: value for key, value in url.query.items() if key in params}
+    if "options" in given:
+        given["options"] = f"{params['options']} {given['options']}"
+    return {**params, **given}
 
 
 def _configure_sqlite_connection(dbapi_conn: Any, _record: Any) -> None:
