@@ -98,7 +98,7 @@ class Broker:
         url = self.db.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
         while not self._stopping.is_set():
             try:
-                with psycopg.connect(url, autocommit=True) as conn:
+                with psycopg.connect(url, autocommit=True, **self.db.raw_connect_kwargs()) as conn:
                     conn.execute(f"LISTEN {EVENT_CHANNEL}")
                     self.wake()  # anything committed while it was not listening
                     while not self._stopping.is_set():

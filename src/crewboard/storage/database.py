@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import contextlib
-import os
-import socket
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from crewboard.domain.clock import Clock, SystemClock
 from crewboard.storage.uow import EventRecord, UnitOfWork
+from crewboard.storage.waits import Waits, relax_waits
+
+if TYPE_CHECKING:
+    from crewboard.config import Settings
 
 T = TypeVar("T")
 
@@ -28,73 +29,6 @@ MAX_ATTEMPTS = 4
 MAX_RACE_ATTEMPTS = 12
 # PostgreSQL: unique_violation, serialization_failure, deadlock_detected.
 _RETRYABLE_SQLSTATES = {"23505", "40001", "40P01"}
-
-
-@dataclass(frozen=True)
-class Waits:
-    """How long a node waits on PostgreSQL before it gives up, in seconds (0: no limit, for
-    the three server-side timeouts). The defaults are the settings' (`Settings.db_*`).
-
-    A node cut off from the database must not hold what other nodes wait for: its open
-    transaction (and the row locks in it) ends `idle_in_transaction` seconds after its last
-    statement, the server ends a statement after `statement`, and a statement waiting for a
-    lock gives up after `lock`. On the node's side `connect` bounds a new connection, and TCP
-    keepalives and `tcp_user_timeout` notice a peer that went silent.
-    """
-
-    connect: float = 5.0
-    statement: float = 60.0
-    lock: float = 10.0
-    idle_in_transaction: float = 5.0
-    keepalives_idle: float = 5.0
-    keepalives_interval: float = 2.0
-    keepalives_count: int = 3
-    tcp_user_timeout: float = 10.0
-    pool_recycle: float = 1800.0
-    # Shown in pg_stat_activity; "" gives crewboard:<host name>:<process id>.
-    application_name: str = ""
-
-    def libpq_params(self) -> dict[str, Any]:
-        """These waits as libpq connection parameters (what psycopg.connect takes)."""
-        server = {
-            "statement_timeout": self.statement,
-            "lock_timeout": self.lock,
-            "idle_in_transaction_session_timeout": self.idle_in_transaction,
-        }
-        options = " ".join(f"-c {name}={_ms(seconds)}" for name, seconds in server.items())
-        name = self.application_name or f"crewboard:{socket.gethostname()}:{os.getpid()}"
-        return {
-            "connect_timeout": max(1, round(self.connect)),
-            "keepalives": 1,
-            "keepalives_idle": max(1, round(self.keepalives_idle)),
-            "keepalives_interval": max(1, round(self.keepalives_interval)),
-            "keepalives_count": max(1, self.keepalives_count),
-            "tcp_user_timeout": _ms(self.tcp_user_timeout),
-            "application_name": name[:63],  # PostgreSQL keeps 63 bytes (NAMEDATALEN - 1)
-            "options": options,
-        }
-
-
-def _ms(seconds: float) -> int:
-    return round(seconds * 1000)
-
-
-def relax_waits(conn: Connection, *, idle_in_transaction: float = 0.0, lock: bool = False) -> None:
-    """Lift the statement timeout of `conn`'s transaction on PostgreSQL (SET LOCAL: it ends
-    with the transaction), and give it `idle_in_transaction` seconds (0: no limit) between
-    statements instead of the node's few; with `lock`, no lock timeout either.
-
-    For the long operations: an export or a backup snapshot (read-only: it holds no row
-    lock, and a backup's transaction waits for pg_dump), an archive import and the
-    migrations (writes, so they keep a bound between statements). A no-op on SQLite."""
-    if conn.dialect.name != "postgresql":
-        return
-    conn.exec_driver_sql("SET LOCAL statement_timeout = 0")
-    conn.exec_driver_sql(
-        f"SET LOCAL idle_in_transaction_session_timeout = {_ms(idle_in_transaction)}"
-    )
-    if lock:
-        conn.exec_driver_sql("SET LOCAL lock_timeout = 0")
 
 
 class LostRace(Exception):
@@ -140,6 +74,22 @@ class Database:
         # Services a higher area registers for a lower one to call (UnitOfWork.hooks).
         self.hooks: dict[str, object] = {}
 
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Database:
+        """The configured database, with the settings' waits and this node's name."""
+        name = f"crewboard:{settings.node_name}" if settings.node_name else ""
+        waits = Waits(
+            connect=settings.db_connect_timeout,
+            statement=settings.db_statement_timeout,
+            lock=settings.db_lock_timeout,
+            idle_in_transaction=settings.db_idle_in_transaction_timeout,
+            keepalives_idle=settings.db_keepalives_idle,
+            tcp_user_timeout=settings.db_tcp_user_timeout,
+            pool_recycle=settings.db_pool_recycle,
+            application_name=name,
+        )
+        return cls(settings.resolved_database_url, blob_dir=settings.blob_dir, waits=waits)
+
     @property
     def dialect(self) -> str:
         return self.engine.dialect.name
@@ -177,6 +127,7 @@ class Database:
                 isolation_level="REPEATABLE READ", postgresql_readonly=True
             )
         with engine.connect() as conn, conn.begin():
+            relax_waits(conn)  # an export may read for longer than a statement may run
             return work(UnitOfWork(conn, self.clock, self.blob_dir, self.hooks))
 
     def write(self, work: Callable[[UnitOfWork], T]) -> T:
@@ -230,14 +181,10 @@ class Database:
             return result, uow.recorded_events
 
     def raw_connect_kwargs(self) -> dict[str, Any]:
-        """What `psycopg.connect` takes to open a connection of this database outside the
-        pool (the live broker's LISTEN), with the same waits, keepalives and name as the
-        pool's: the URL as `conninfo`, and the libpq parameters."""
-        url = self.url.set(drivername="postgresql")
-        return {
-            "conninfo": url.render_as_string(hide_password=False),
-            **_connect_args(url, self.waits),
-        }
+        """The libpq parameters `psycopg.connect(url, **these)` takes besides the URL, for a
+        connection outside the pool (the live broker's LISTEN): the same waits, keepalives
+        and node name as the pool's connections."""
+        return _connect_args(self.url, self.waits)
 
     def ping(self) -> None:
         with self.engine.connect() as conn:

@@ -25,6 +25,7 @@ from crewboard.storage.projects.team import TeamRepository
 from crewboard.storage.projects.workspaces import WorkspaceRepository
 from crewboard.storage.sequences import SequenceRepository
 from crewboard.storage.types import UTCDateTime
+from crewboard.storage.waits import LONG_IDLE_S, relax_waits
 
 _INSERT_EVENT = schema.events.insert()  # built once: every write records an event
 # Held from the event inserts to the commit, within one message to the server (PostgreSQL).
@@ -90,6 +91,11 @@ class UnitOfWork:
             for name in pending:
                 done.add(name)
                 self._before_commit[name]()
+
+    def long_transaction(self) -> None:
+        """This transaction may take long (an import): on PostgreSQL no statement timeout for
+        it, and `LONG_IDLE_S` seconds between statements instead of the node's few."""
+        relax_waits(self.conn, idle_in_transaction=LONG_IDLE_S)
 
     def serialize(self, name: str) -> None:
         """Hold a lock named `name` until this transaction ends: such transactions run one by one.
@@ -186,14 +192,24 @@ class UnitOfWork:
         statements += [f"NOTIFY {EVENT_CHANNEL}", "COMMIT"]
         driver = self.conn.connection.dbapi_connection
         assert isinstance(driver, psycopg.Connection)  # noqa: S101 - the psycopg dialect
-        with psycopg.ClientCursor(driver) as cursor:
-            cursor.execute("; ".join(statements), params)
-            ids: list[int] = []
+        # Through SQLAlchemy, so a failure arrives as its DBAPIError (retries, outages) and a
+        # lost connection is invalidated; a ClientCursor, so the query is one simple query.
+        usual = driver.cursor_factory
+        driver.cursor_factory = psycopg.ClientCursor
+        try:
+            result = self.conn.exec_driver_sql("; ".join(statements), tuple(params))
+        finally:
+            driver.cursor_factory = usual
+        ids: list[int] = []
+        try:
+            cursor = result.cursor
             for _row in pending:  # the first result is the lock's; one per insert follows
                 cursor.nextset()
                 found = cursor.fetchone()
                 assert found is not None  # noqa: S101 - INSERT … RETURNING answers its row
                 ids.append(int(found[0]))
+        finally:
+            result.close()
         for event_id, row in zip(ids, pending, strict=True):
             self._recorded(event_id, row)
         self._pending_events.clear()
