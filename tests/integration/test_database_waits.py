@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -14,6 +15,7 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import DBAPIError
 
+from crewboard.config import load_settings
 from crewboard.storage.database import Database
 from crewboard.storage.identity import tables as identity
 from crewboard.storage.uow import EVENT_LOCK, UnitOfWork
@@ -62,6 +64,28 @@ def test_every_connection_carries_the_waits_and_the_node_name(tight: Database) -
     assert raw["tcp_user_timeout"] == 10_000
     with psycopg.connect(url, autocommit=True, **raw) as conn:
         assert settings_seen(conn) == expected
+
+
+def test_the_settings_reach_every_connection(
+    database_url: URL, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for name, value in {
+        "DATABASE_URL": database_url.render_as_string(hide_password=False),
+        "DATA_DIR": str(tmp_path),
+        "NODE_NAME": "alpha",
+        "DB_STATEMENT_TIMEOUT": "30",
+        "DB_LOCK_TIMEOUT": "3",
+        "DB_IDLE_IN_TRANSACTION_TIMEOUT": "2.5",
+        "DB_TCP_USER_TIMEOUT": "7",
+    }.items():
+        monkeypatch.setenv(f"CREWBOARD_{name}", value)
+    node = Database.from_settings(load_settings())
+    try:
+        seen = node.read(lambda uow: settings_seen(uow.conn.connection.dbapi_connection))
+        assert node.raw_connect_kwargs()["tcp_user_timeout"] == 7000
+    finally:
+        node.dispose()
+    assert seen == ("30s", "3s", "2500ms", "crewboard:alpha")
 
 
 def test_a_parameter_in_the_database_url_wins_over_the_waits(database_url: URL) -> None:
