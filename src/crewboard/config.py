@@ -164,12 +164,12 @@ class Settings(BaseSettings):
     db_keepalives_idle: float = Field(
         default=5.0, ge=1, le=3600,
         description="PostgreSQL: seconds a connection is quiet before TCP keepalive probes start "
-        "(then every 2 s; 3 unanswered end it).",
+        "(then every 2 s; 3 unanswered end it), on the node's side and the server's.",
     )  # fmt: skip
     db_tcp_user_timeout: float = Field(
         default=10.0, ge=0, le=3600,
         description="PostgreSQL: seconds sent data may go unacknowledged before the connection is "
-        "dropped (0: the system's default).",
+        "dropped, on both sides (0: the system's default).",
     )  # fmt: skip
     db_pool_recycle: float = Field(
         default=1800.0, ge=60, le=86_400,

@@ -58,6 +58,12 @@ def test_every_connection_carries_the_waits_and_the_node_name(tight: Database) -
     seen = tight.read(lambda uow: settings_seen(uow.conn.connection.dbapi_connection))
     assert seen == expected
     # The live broker's LISTEN connection, opened outside the pool, gets the same.
+    server_side = tight.read(
+        lambda uow: uow.conn.exec_driver_sql(
+            "SELECT current_setting('tcp_keepalives_idle'), current_setting('tcp_user_timeout')"
+        ).one()
+    )
+    assert tuple(server_side) == ("5", "10000")  # the server watches the node's socket too (ms)
     url = tight.url.set(drivername="postgresql").render_as_string(hide_password=False)
     raw = tight.raw_connect_kwargs()
     assert raw["keepalives"] == 1

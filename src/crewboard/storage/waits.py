@@ -43,11 +43,17 @@ class Waits:
     def libpq_params(self) -> dict[str, Any]:
         """These waits as libpq connection parameters (what psycopg.connect takes)."""
         server = {
-            "statement_timeout": self.statement,
-            "lock_timeout": self.lock,
-            "idle_in_transaction_session_timeout": self.idle_in_transaction,
+            "statement_timeout": _ms(self.statement),
+            "lock_timeout": _ms(self.lock),
+            "idle_in_transaction_session_timeout": _ms(self.idle_in_transaction),
+            # The server's side of the socket too: it notices a node gone silent (a real
+            # partition) even while that node's session is idle, and ends the session.
+            "tcp_keepalives_idle": max(1, round(self.keepalives_idle)),
+            "tcp_keepalives_interval": max(1, round(self.keepalives_interval)),
+            "tcp_keepalives_count": max(1, self.keepalives_count),
+            "tcp_user_timeout": _ms(self.tcp_user_timeout),
         }
-        options = " ".join(f"-c {name}={_ms(seconds)}" for name, seconds in server.items())
+        options = " ".join(f"-c {name}={value}" for name, value in server.items())
         name = self.application_name or f"crewboard:{socket.gethostname()}:{os.getpid()}"
         return {
             "connect_timeout": max(1, round(self.connect)),
