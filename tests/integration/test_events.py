@@ -98,7 +98,7 @@ def test_an_event_writer_waits_while_another_transaction_holds_the_event_lock(
 def test_event_ids_follow_commit_order_under_concurrent_writers(db: Database) -> None:
     """Writers on several connections at once; a reader that pages "after the last id it saw"
     never later finds an id below one it has already passed, and sees every event once."""
-    writers, each = 6, 25
+    writers, each = 8, 40
     stop = threading.Event()
     seen: list[int] = []
     late: list[int] = []
