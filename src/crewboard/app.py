@@ -203,7 +203,7 @@ def create_app(
     app opens one here (no connection is made until the first request) and its lifespan
     disposes of it. `catalogue` replaces the MCP tool catalogue (benchmarks add a no-op tool).
     """
-    db = database or Database(settings.resolved_database_url, blob_dir=settings.blob_dir)
+    db = database or Database.from_settings(settings)
     install_tasks_md(db)  # board status changes rewrite the boxes of tasks.md files
     door = McpDoor(db, settings, catalogue)
 

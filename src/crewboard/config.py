@@ -155,6 +155,42 @@ class Settings(BaseSettings):
         description="Live event streams (other than the web app's) following one project on one "
         "process (a twentieth of them kept for its admins).",
     )  # fmt: skip
+    # --- PostgreSQL: how long a node waits on the database (storage/database.py `Waits`) ---
+    db_connect_timeout: float = Field(
+        default=5.0, ge=1, le=300,
+        description="PostgreSQL: seconds to wait for a new connection to the server.",
+    )  # fmt: skip
+    db_statement_timeout: float = Field(
+        default=60.0, ge=0, le=86_400,
+        description="PostgreSQL: seconds one statement may run (0: no limit). Exports, backups, "
+        "imports and migrations lift it for their own transaction.",
+    )  # fmt: skip
+    db_lock_timeout: float = Field(
+        default=10.0, ge=0, le=3600,
+        description="PostgreSQL: seconds a statement waits for a lock before it gives up and the "
+        "call answers 'unavailable, retry' (0: no limit).",
+    )  # fmt: skip
+    db_idle_in_transaction_timeout: float = Field(
+        default=5.0, ge=0, le=3600,
+        description="PostgreSQL: seconds a transaction may sit between two statements before the "
+        "server ends its session and releases its locks (a node cut off mid-write; 0: no "
+        "limit).",
+    )  # fmt: skip
+    db_keepalives_idle: float = Field(
+        default=5.0, ge=1, le=3600,
+        description="PostgreSQL: seconds a connection is quiet before TCP keepalive probes start "
+        "(then every 2 s; 3 unanswered end it), on the node's side and the server's.",
+    )  # fmt: skip
+    db_tcp_user_timeout: float = Field(
+        default=10.0, ge=0, le=3600,
+        description="PostgreSQL: seconds sent data may go unacknowledged before the connection is "
+        "dropped, on both sides (0: the system's default).",
+    )  # fmt: skip
+    db_pool_recycle: float = Field(
+        default=1800.0, ge=60, le=86_400,
+        description="PostgreSQL: seconds after which a pooled connection is replaced.",
+    )  # fmt: skip
+    # --- end of the PostgreSQL waits ---
 
     @field_validator("allowed_hosts", "allowed_origins", "oauth_redirect_hosts", mode="before")
     @classmethod

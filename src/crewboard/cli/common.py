@@ -56,7 +56,7 @@ pass_state = click.make_pass_decorator(State)
 @contextmanager
 def open_database(settings: Settings, *, require_current: bool = True) -> Iterator[Database]:
     """Open the configured database; refuse to work on a schema older than this version's."""
-    db = Database(settings.resolved_database_url, blob_dir=settings.blob_dir)
+    db = Database.from_settings(settings)
     install_tasks_md(db)  # board status changes rewrite the boxes of tasks.md files
     if settings.smtp_host is not None:
         # Queue the emails of what the CLI does; the server's mailer sends them.

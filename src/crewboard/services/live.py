@@ -220,7 +220,7 @@ class Broker:
         failing = False
         while not self._stopping.is_set():
             try:
-                with psycopg.connect(url, autocommit=True, connect_timeout=5) as conn:
+                with psycopg.connect(url, autocommit=True, **self.db.raw_connect_kwargs()) as conn:
                     conn.execute(f"LISTEN {EVENT_CHANNEL}")
                     if failing:
                         log.warning("live: listening for other nodes' commits again")

@@ -53,6 +53,7 @@ from crewboard.storage import migrate, pg_tools
 from crewboard.storage.blobs import IN_FOLDER, file_name
 from crewboard.storage.database import SQLITE_BUSY_TIMEOUT_MS, Database
 from crewboard.storage.pg_tools import BackupError as BackupError  # noqa: PLC0414 - callers catch it from here
+from crewboard.storage.waits import relax_waits
 
 FORMAT = "crewboard-backup"
 FORMAT_VERSION = 1
@@ -219,6 +220,8 @@ def _postgres_snapshot(db: Database, work: Path, advance: Advance) -> _Snapshot:
     engine = db.engine.execution_options(isolation_level="REPEATABLE READ")
     with engine.connect() as conn, conn.begin():
         conn.execute(text("SET TRANSACTION READ ONLY"))
+        # It stays open, idle, while pg_dump runs: no statement or idle timeout for it.
+        relax_waits(conn)
         server_major = int(conn.execute(text("SHOW server_version_num")).scalar_one()) // 10000
         if tool_major < server_major:
             raise BackupError(

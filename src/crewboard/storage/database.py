@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import URL, make_url
@@ -13,6 +13,10 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from crewboard.domain.clock import Clock, SystemClock
 from crewboard.storage.uow import EventRecord, UnitOfWork
+from crewboard.storage.waits import Waits, relax_waits
+
+if TYPE_CHECKING:
+    from crewboard.config import Settings
 
 T = TypeVar("T")
 
@@ -50,19 +54,41 @@ class Database:
     """
 
     def __init__(
-        self, url: str | URL, *, clock: Clock | None = None, blob_dir: Path | None = None
+        self,
+        url: str | URL,
+        *,
+        clock: Clock | None = None,
+        blob_dir: Path | None = None,
+        waits: Waits | None = None,
     ) -> None:
         self.url = make_url(url)
         self.clock: Clock = clock or SystemClock()
         # Blob bytes in files under this folder; None keeps them in the database.
         self.blob_dir = blob_dir
-        self.engine = _create_engine(self.url)
+        self.waits = waits or Waits()
+        self.engine = _create_engine(self.url, self.waits)
         # PostgreSQL reads run without BEGIN and COMMIT (see `read`).
         self._reads_autocommit = self.engine.dialect.name == "postgresql"
         self._read_engine = self.engine.execution_options(isolation_level="AUTOCOMMIT")
         self._listeners: list[EventListener] = []
         # Services a higher area registers for a lower one to call (UnitOfWork.hooks).
         self.hooks: dict[str, object] = {}
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Database:
+        """The configured database, with the settings' waits and this node's name."""
+        name = f"crewboard:{settings.node_name}" if settings.node_name else ""
+        waits = Waits(
+            connect=settings.db_connect_timeout,
+            statement=settings.db_statement_timeout,
+            lock=settings.db_lock_timeout,
+            idle_in_transaction=settings.db_idle_in_transaction_timeout,
+            keepalives_idle=settings.db_keepalives_idle,
+            tcp_user_timeout=settings.db_tcp_user_timeout,
+            pool_recycle=settings.db_pool_recycle,
+            application_name=name,
+        )
+        return cls(settings.resolved_database_url, blob_dir=settings.blob_dir, waits=waits)
 
     @property
     def dialect(self) -> str:
@@ -101,6 +127,7 @@ class Database:
                 isolation_level="REPEATABLE READ", postgresql_readonly=True
             )
         with engine.connect() as conn, conn.begin():
+            relax_waits(conn)  # an export may read for longer than a statement may run
             return work(UnitOfWork(conn, self.clock, self.blob_dir, self.hooks))
 
     def write(self, work: Callable[[UnitOfWork], T]) -> T:
@@ -125,7 +152,8 @@ class Database:
     def rehearse(self, work: Callable[[UnitOfWork], T]) -> T:
         """Run `work` exactly as `write` would (its write lock, its before-commit hooks), then
         roll it all back: a dry run whose answer is what the write would have answered. No
-        event is published, and nothing is retried."""
+        event is published, and nothing is retried. Its events are inserted without the
+        event lock (they are never committed, so their order does not matter)."""
         with self.engine.connect() as conn:
             conn.execution_options(crewboard_write=True)
             transaction = conn.begin()
@@ -147,8 +175,16 @@ class Database:
                 uow = UnitOfWork(conn, self.clock, self.blob_dir, self.hooks)
                 result = work(uow)
                 uow.run_before_commit()
-                uow.write_events()
+                # On PostgreSQL a write with events commits here, in the message that takes
+                # the event lock (see `write_events`); leaving the block then commits nothing.
+                uow.write_events(commit=True)
             return result, uow.recorded_events
+
+    def raw_connect_kwargs(self) -> dict[str, Any]:
+        """The libpq parameters `psycopg.connect(url, **these)` takes besides the URL, for a
+        connection outside the pool (the live broker's LISTEN): the same waits, keepalives
+        and node name as the pool's connections."""
+        return _connect_args(self.url, self.waits)
 
     def ping(self) -> None:
         with self.engine.connect() as conn:
@@ -158,15 +194,34 @@ class Database:
         self.engine.dispose()
 
 
-def _create_engine(url: URL) -> Engine:
+def _create_engine(url: URL, waits: Waits) -> Engine:
     if url.get_backend_name() != "sqlite":
-        return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+        return create_engine(
+            url,
+            pool_pre_ping=True,
+            pool_size=10,
+            max_overflow=20,
+            pool_recycle=waits.pool_recycle,
+            connect_args=_connect_args(url, waits)
+            if url.get_backend_name() == "postgresql"
+            else {},
+        )
     if url.database and url.database != ":memory:":
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(url, pool_size=10, max_overflow=20, pool_timeout=60)
     event.listen(engine, "connect", _configure_sqlite_connection)
     event.listen(engine, "begin", _begin_sqlite_transaction)
     return engine
+
+
+def _connect_args(url: URL, waits: Waits) -> dict[str, Any]:
+    """The waits as libpq parameters, under what the URL's own query sets: a parameter in the
+    URL wins, and its `options` come after ours (a later -c wins)."""
+    params = waits.libpq_params()
+    given = {key: value for key, value in url.query.items() if key in params}
+    if "options" in given:
+        given["options"] = f"{params['options']} {given['options']}"
+    return {**params, **given}
 
 
 def _configure_sqlite_connection(dbapi_conn: Any, _record: Any) -> None:

@@ -15,6 +15,7 @@ from sqlalchemy.exc import DBAPIError
 
 from crewboard.storage.database import Database
 from crewboard.storage.tables import metadata
+from crewboard.storage.waits import LONG_IDLE_S, relax_waits
 
 _MIGRATIONS = Path(__file__).parent / "migrations"
 # Several nodes may start at once on one PostgreSQL server: one migrates, the others wait.
@@ -53,6 +54,8 @@ def upgrade(db: Database, revision: str = "head") -> tuple[str | None, str | Non
     with db.engine.connect() as conn:
         conn.execution_options(crewboard_write=True)
         with conn.begin():
+            # A migration may rewrite big tables, and waits for another node's to end.
+            relax_waits(conn, idle_in_transaction=LONG_IDLE_S, lock=True)
             if db.dialect == "postgresql":
                 conn.execute(
                     text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_MIGRATION_LOCK}
@@ -68,6 +71,7 @@ def downgrade(db: Database, revision: str) -> None:
     with db.engine.connect() as conn:
         conn.execution_options(crewboard_write=True)
         with conn.begin():
+            relax_waits(conn, idle_in_transaction=LONG_IDLE_S, lock=True)
             command.downgrade(_config(conn), revision)
 
 

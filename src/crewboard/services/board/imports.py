@@ -122,6 +122,7 @@ def import_tasks(
     step = advance or _no_progress
 
     def work(uow: UnitOfWork) -> ImportReport:
+        uow.long_transaction()  # a big file is one long transaction
         report = ImportReport(source, project, dry_run)
         report.skipped = [{"ref": s.ref, "reason": s.reason} for s in parsed.skipped]
         _Import(uow, actor, project=project, people=people, report=report, advance=step).run(

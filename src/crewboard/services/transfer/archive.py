@@ -504,6 +504,7 @@ def _new_ids(archive: zipfile.ZipFile, manifest: dict[str, Any]) -> dict[str, st
 def _import(
     uow: UnitOfWork, archive: zipfile.ZipFile, plan: _Plan, dry_run: bool, advance: Advance
 ) -> dict[str, Any]:
+    uow.long_transaction()  # a big archive is one long transaction
     conn = uow.conn
     if plan.workspace_id is not None and uow.workspaces.get(plan.workspace_id) is None:
         raise NotFound(
