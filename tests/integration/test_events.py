@@ -173,7 +173,8 @@ def test_a_write_commits_its_events_in_the_message_that_takes_the_event_lock(
     assert all(r["created_at"] == e.created_at for r, e in zip(rows, batch, strict=True))
     with db.engine.connect() as conn:
         held = conn.exec_driver_sql(
-            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND database = "
+            "(SELECT oid FROM pg_database WHERE datname = current_database())"
         ).scalar_one()
         idle = conn.exec_driver_sql(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "

@@ -30,6 +30,9 @@ from crewboard.storage.database import Database
 from crewboard.storage.outages import is_outage
 
 log = logging.getLogger(__name__)
+# Jitter from a generator of our own: the process-wide `random` is left to whoever seeds it
+# (a test framework that replays draws notices a background thread moving it).
+_JITTER = random.Random()  # noqa: S311 - spreading retries, not a secret
 
 FIRST_BACKOFF = 0.5  # seconds before the first retry of a failing loop
 MOST_BACKOFF = 10.0  # seconds: the longest wait between two retries
@@ -47,7 +50,7 @@ class Backoff:
 
     def next(self) -> float:
         self._step = self.first if self._step == 0.0 else min(self.most, self._step * 2)
-        return self._step * random.uniform(0.5, 1.0)  # noqa: S311 - jitter, not a secret
+        return self._step * _JITTER.uniform(0.5, 1.0)
 
     def reset(self) -> None:
         self._step = 0.0

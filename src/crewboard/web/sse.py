@@ -164,15 +164,10 @@ async def _live(stream: Stream) -> AsyncIterator[str]:
                 yield control("end", f"The stream ended: {ended}.")
                 return
         sub.woken.clear()  # before draining: a wake-up during a yield below is not lost
-        batch = []  # all that is waiting goes out as one write
-        while not sub.queue.empty():
-            row = sub.queue.get_nowait()
-            if row["id"] > last:
-                last = row["id"]
-                batch.append(_text(stream, row))
+        last, batch = _drain(stream, last)
         if batch:
             quiet = loop.time()
-            yield "".join(batch)
+            yield batch
             continue
         if loop.time() - quiet >= HEARTBEAT:
             quiet = loop.time()
@@ -180,4 +175,18 @@ async def _live(stream: Stream) -> AsyncIterator[str]:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(sub.woken.wait(), min(CHECK, HEARTBEAT))
     if sub.cut is not None:
-        yield control("end", sub.cut)
+        # What the broker queued before the cut came before the event that ended the stream.
+        _, batch = _drain(stream, last)
+        yield batch + control("end", sub.cut)
+
+
+def _drain(stream: Stream, last: int) -> tuple[int, str]:
+    """Everything waiting in the stream's queue after `last`, as one write."""
+    batch = []
+    queue = stream.sub.queue
+    while not queue.empty():
+        row = queue.get_nowait()
+        if row["id"] > last:
+            last = row["id"]
+            batch.append(_text(stream, row))
+    return last, "".join(batch)

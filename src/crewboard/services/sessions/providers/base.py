@@ -45,6 +45,9 @@ from crewboard.services.sessions.providers import (
 )
 
 log = logging.getLogger(__name__)
+# Jitter from a generator of our own: the process-wide `random` is left to whoever seeds it
+# (a test framework that replays draws notices a background thread moving it).
+_JITTER = random.Random()  # noqa: S311 - spreading retries, not a secret
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504, 529})
 BACKOFF_CAP = 20.0  # seconds: the longest back-off between two attempts
@@ -213,7 +216,7 @@ class HttpProvider(ABC):
             wait = min(failure.retry_after, RETRY_AFTER_CAP)
         else:
             # Jitter keeps several sessions that failed together from retrying together.
-            jitter = 1 + random.random() / 4  # noqa: S311 - spreading retries, not a secret
+            jitter = 1 + _JITTER.random() / 4
             wait = min(self.backoff_base * 2 ** (attempt - 1) * jitter, BACKOFF_CAP)
         if deadline is not None and anyio.current_time() + wait >= deadline:
             raise failure.error from failure.__cause__
