@@ -1,9 +1,10 @@
 """The OpenAPI document and the routes say the same thing, walked over every instance, on both
 databases: a body the document requires is refused when left out (naming `body`), and one it
-does not require may be left out; a header it marks required is refused when missing; a
-method a path does not take gets 405 with an `Allow` naming every method the document lists
-for it; a caller without a token gets 401 before any word about their input; the live
-stream's events and an artifact file's media type are what the document declares.
+does not require may be left out; a header or query parameter it marks required is refused
+when missing, and one it does not is not asked for; a method a path does not take gets 405
+with an `Allow` naming every method the document lists for it; a caller without a token gets
+401 before any word about their input; the live stream's events and an artifact file's media
+type are what the document declares.
 
 tests/e2e/test_fuzz_rest.py runs schemathesis' checks over the same document; these name each
 rule on its own, so a failure says which one broke."""
@@ -120,6 +121,24 @@ def test_a_header_the_document_marks_required_is_refused_when_missing(served: Se
             )
             assert (answer.status_code, field_of(answer)) == (422, name), endpoint
     assert walked >= 2
+
+
+def test_a_query_parameter_is_required_exactly_when_the_document_says_so(served: Served) -> None:
+    walked = 0
+    for endpoint in all_endpoints():
+        if endpoint.query is None:
+            continue
+        walked += 1
+        parameters = operation(served.document, endpoint)["parameters"]
+        query = {p["name"]: p["required"] for p in parameters if p["in"] == "query"}
+        answer = served.client.request(endpoint.method, url_of(endpoint))
+        named = answer.status_code == 422 and field_of(answer) in query
+        if named:  # refused for a parameter left out: the document must require it
+            assert query[field_of(answer)], (endpoint, answer.text)
+        required = sorted(n for n, r in query.items() if r)
+        if required:
+            assert (answer.status_code, field_of(answer)) == (422, required[0]), endpoint
+    assert walked >= 25
 
 
 def test_a_method_a_path_does_not_take_gets_405_with_every_method_it_does(
