@@ -205,7 +205,27 @@ async def update_item(request: Request) -> dict[str, Any]:
 # --- what OpenAPI shows of the queries and bodies ----------------------------------------------
 
 NoQuery = model_without("NoQuery", ListActionItems, drop=tuple(ListActionItems.model_fields))
-ListQuery = model_without("HandoffsQuery", ListHandoffs, drop=("project_id",))
+
+
+def _day(description: str, *, required: bool = False) -> Any:
+    """A YYYY-MM-DD query value, typed as a date in OpenAPI (the route reads it as one)."""
+    field = Field(
+        default=... if required else None,
+        min_length=10,
+        max_length=10,
+        description=description,
+        json_schema_extra={"format": "date"},
+    )
+    return (str if required else str | None, field)
+
+
+ListQuery = model_without(
+    "HandoffsQuery",
+    ListHandoffs,
+    drop=("project_id",),
+    since=_day("YYYY-MM-DD, inclusive."),
+    until=_day("YYYY-MM-DD, inclusive."),
+)
 ItemsQuery = model_without(
     "HandoffItemsQuery", ListActionItems, drop=("handoff_id", "project_id", "date")
 )
@@ -214,7 +234,7 @@ DayItemsQuery = model_without(
     "DayItemsQuery",
     ListActionItems,
     drop=("handoff_id", "project_id"),
-    date=(str, Field(min_length=10, max_length=10, description="YYYY-MM-DD: the day to list.")),
+    date=_day("YYYY-MM-DD: the day to list.", required=True),
 )
 CreateBody = model_without(
     "HandoffCreateBody", CreateHandoff, drop=("project_id",), workspace_id=OPTIONAL_WORKSPACE
