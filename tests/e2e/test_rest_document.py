@@ -4,7 +4,7 @@ does not require may be left out; a header or query parameter it marks required 
 when missing, and one it does not is not asked for; a method a path does not take gets 405
 with an `Allow` naming every method the document lists for it; a caller without a token gets
 401 before any word about their input; the live stream's events and an artifact file's media
-type are what the document declares.
+type are what the document declares; a write's key is documented in one place (the header).
 
 tests/e2e/test_fuzz_rest.py runs schemathesis' checks over the same document; these name each
 rule on its own, so a failure says which one broke."""
@@ -75,7 +75,7 @@ def url_of(endpoint: Endpoint) -> str:
 
 
 def required_headers(endpoint: Endpoint) -> dict[str, str]:
-    return {h.name: "1" for h in endpoint.headers if h.required}
+    return {h.name: "1" for h in endpoint.headers if endpoint.requires(h)}
 
 
 def operation(document: dict[str, Any], endpoint: Endpoint) -> dict[str, Any]:
@@ -256,3 +256,28 @@ def test_each_live_event_matches_the_event_the_document_declares(served: Served)
         errors = [e.message for e in validator.iter_errors(event)]
         assert not errors, (event, errors)
         assert isinstance(json.loads(event["data"]), dict)
+
+
+def test_a_writes_key_has_one_documented_place_and_a_key_in_the_body_still_counts(
+    served: Served,
+) -> None:
+    keyed = [e for e in all_endpoints() if any(h.name == "Idempotency-Key" for h in e.headers)]
+    assert len(keyed) >= 15
+    for endpoint in keyed:
+        body = operation(served.document, endpoint).get("requestBody")
+        if body is None:
+            continue
+        schema = body["content"]["application/json"]["schema"]
+        for choice in schema.get("oneOf", [schema]):
+            assert "idempotencyKey" not in choice["properties"], endpoint
+    url = "/api/v1/tasks/CRW-1/comments"
+    comment = {"workspaceId": None, "content": "On it."}
+    in_body = served.client.post(url, json={**comment, "idempotencyKey": "c1"})
+    in_header = served.client.post(url, json=comment, headers={"Idempotency-Key": "c2"})
+    assert (in_body.status_code, in_header.status_code) == (201, 201)
+    neither = served.client.post(url, json=comment)
+    assert (neither.status_code, field_of(neither)) == (422, "Idempotency-Key")
+    both = served.client.post(
+        url, json={**comment, "idempotencyKey": "c3"}, headers={"Idempotency-Key": "c4"}
+    )
+    assert (both.status_code, field_of(both)) == (422, "idempotencyKey")

@@ -558,7 +558,6 @@ def test_openapi_lists_every_attachment_and_thread_route_with_its_parameters_and
         "name",
         "contentBase64",
         "override",
-        "idempotencyKey",
     }
     assert set(upload["required"]) == {"name", "contentBase64"}
     assert "201" in paths[at]["post"]["responses"]
@@ -569,13 +568,11 @@ def test_openapi_lists_every_attachment_and_thread_route_with_its_parameters_and
         "anchorPrefix",
         "anchorSuffix",
         "body",
-        "idempotencyKey",
     }
     assert set(start_body["required"]) == {"anchorQuote", "body"}
     assert set(body("post", f"{p}/threads/{{thread}}/replies")["properties"]) == {
         "workspaceId",
         "body",
-        "idempotencyKey",
     }
     edit = body("patch", f"{p}/comments/{{comment}}")
     assert set(edit["properties"]) == {"workspaceId", "body", "expectedVersion"}

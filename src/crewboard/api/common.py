@@ -83,7 +83,9 @@ def _refuse_missing_headers(request: Request, endpoint: Endpoint) -> None:
         ValidationFailed: naming the header.
     """
     for header in endpoint.headers:
-        if header.required and not request.headers.get(header.name, "").strip():
+        if header.body_field is not None:
+            continue  # the body may carry it instead: keyed_body looks at both
+        if endpoint.requires(header) and not request.headers.get(header.name, "").strip():
             raise ValidationFailed.field(header.name, f"required: {header.description}")
 
 
@@ -158,6 +160,16 @@ async def keyed_body(request: Request, limit: int = MAX_BODY) -> dict[str, Any]:
                 "values; send it once.",
             )
         data["idempotencyKey"] = key
+    endpoint = endpoint_of(request)
+    needed = endpoint is not None and any(
+        h.body_field == "idempotencyKey" and endpoint.requires(h) for h in endpoint.headers
+    )
+    if needed and data.get("idempotencyKey") is None:
+        raise ValidationFailed.field(
+            "Idempotency-Key",
+            "required: send a stable key for this write (or idempotencyKey in the body), "
+            "and the same one on a retry.",
+        )
     return data
 
 
@@ -291,18 +303,30 @@ PATH_FIELDS = {"project": "projectId"}
 
 @dataclass(frozen=True)
 class Header:
-    """A request header a route reads; OpenAPI lists it as a header parameter."""
+    """A request header a route reads; OpenAPI lists it as a header parameter.
+
+    `body_field`: the body field that may carry the same value instead (the MCP tools' name,
+    for callers that cannot set headers). OpenAPI documents the header as its one place and
+    leaves the field out of the body (a schema cannot say "this header or that field", and
+    documenting both would invite a request that sends two different values); `keyed_body`
+    still reads it, and a required header is then refused only when both are missing.
+    """
 
     name: str
     description: str
     required: bool = False
+    body_field: str | None = None
 
 
-IDEMPOTENCY_KEY = Header(
-    "Idempotency-Key",
-    "A key for this write: sent again, it replays the first answer instead of writing twice.",
+_KEY = "A key for this write: sent again, it replays the first answer instead of writing twice."
+_IN_BODY = " (Or idempotencyKey in the body; sent in both, the two must be equal.)"
+IDEMPOTENCY_KEY = Header("Idempotency-Key", _KEY + _IN_BODY, body_field="idempotencyKey")
+# For a write that must have a key (its service refuses one without).
+IDEMPOTENCY_KEY_NEEDED = Header(
+    "Idempotency-Key", _KEY + _IN_BODY, required=True, body_field="idempotencyKey"
 )
-IDEMPOTENCY_KEY_REQUIRED = Header(IDEMPOTENCY_KEY.name, IDEMPOTENCY_KEY.description, True)
+# The tasks routes take the key in the header only (their bodies refuse idempotencyKey).
+IDEMPOTENCY_KEY_REQUIRED = Header("Idempotency-Key", _KEY, required=True)
 IF_MATCH_REVISION = Header(
     "If-Match",
     'The revision you read, as an entity tag ("3"), instead of expectedRevision in the body; '
@@ -370,11 +394,12 @@ class Endpoint:
 
     @property
     def carried_fields(self) -> frozenset[str]:
-        """Fields of the body model the path fills in (`projectId` under `{project}`): not
-        body fields here, so OpenAPI leaves them out."""
-        return frozenset(
+        """Fields of the body model the path fills in (`projectId` under `{project}`) or a
+        header carries (`idempotencyKey`): not body fields here, so OpenAPI leaves them out."""
+        carried = {
             PATH_FIELDS[name] for name in re.findall(r"{(\w+)}", self.path) if name in PATH_FIELDS
-        )
+        }
+        return frozenset(carried | {h.body_field for h in self.headers if h.body_field})
 
     @property
     def required_body_fields(self) -> tuple[str, ...]:
@@ -386,6 +411,15 @@ class Endpoint:
             return (self.body.field,)
         required = a.input_schema(self.body).get("required", ())
         return tuple(name for name in required if name not in self.carried_fields)
+
+    def requires(self, header: Header) -> bool:
+        """Whether a request must carry `header` (or, for one a body field may stand in for,
+        that field): declared required, or standing for a field the body model requires."""
+        if header.required:
+            return True
+        if header.body_field is None or self.body is None or isinstance(self.body, BodyChoice):
+            return False
+        return header.body_field in a.input_schema(self.body).get("required", ())
 
     @property
     def body_required(self) -> bool:

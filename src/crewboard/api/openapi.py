@@ -147,7 +147,7 @@ def _operation(endpoint: Endpoint, schemas: dict[str, Any]) -> dict[str, Any]:
             {
                 "name": header.name,
                 "in": "header",
-                "required": header.required,
+                "required": endpoint.requires(header),
                 "description": header.description,
                 "schema": {"type": "string", "minLength": 1},
             }
