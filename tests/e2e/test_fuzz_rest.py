@@ -487,8 +487,10 @@ def report(tally: Tally, request: pytest.FixtureRequest) -> None:
 # - positive_data_acceptance: a schema-valid request may still be refused for what JSON Schema
 #   cannot say: a cursor the server never gave, a date range whose end is before its start,
 #   `ids` or `all`, a window of one record or one document, a revision that must come in the
-#   body or in If-Match; each such rule is refused with VALIDATION naming the field, and the
-#   rules that can be stated (types, bounds, enums, formats, nullability) are in the schemas;
+#   body or in If-Match, a time zone or workflow that must exist; each is refused with
+#   VALIDATION naming the field. (Some values a schema could state more tightly are still
+#   checked only by the server: YYYY-MM-DD in a body, a project key's letters, 255 characters
+#   per path segment, an https link.)
 # - use_after_free, ensure_resource_availability: they follow links between operations, which
 #   the document does not declare (the stateful phase is off);
 # - object_level_authorization: it needs a second identity's credentials to compare;
