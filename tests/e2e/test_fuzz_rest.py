@@ -6,11 +6,16 @@ a draft, a memory record, comments, outputs, state versions, spec files (a text 
 binary one) with a comment thread, and attachments (a text and an image). Path parameters
 mostly name those real rows, so the handlers are reached and not only their 404s. Each answer must be:
 
-- not a server error (schemathesis' `not_a_server_error`);
+- not a server error (schemathesis' `not_a_server_error`), and as the document says: a status,
+  media type, headers and (for an error) a body it declares (the `*_conformance` checks);
 - strict JSON (no NaN or Infinity), but for a download whose media type the route declares;
 - for every 4xx, exactly `{"error": {"code", "message", "details"}}` with a known code;
 - for invalid data, a refusal (schemathesis' `negative_data_rejection`);
 - after any refusal, a database that has the same row count in every table as before.
+
+Beside the fuzzing, schemathesis' coverage phase runs over the whole document with every
+check that applies to one answer (CONFORMANCE_CHECKS: required headers and bodies enforced,
+405 with the path's `Allow`, 401 before any other answer), on both databases.
 
 Bad answers are collected (not raised at the first one) so that one run names all of them,
 with the exact request and answer. The default run is deterministic and small (a few hundred
@@ -325,7 +330,9 @@ def problems_of(
     found = []
     media = ",".join(response.headers.get("content-type", []))  # schemathesis: name -> values
     if response.status_code < 300 and media != "application/json":
-        return [] if media in declared else [f"a success as {media!r}, which it does not declare"]
+        if media in declared or "*/*" in declared:  # */*: a file served as its own type
+            return []
+        return [f"a success as {media!r}, which it does not declare"]
     try:
         body = strict_json(response.content)
     except ValueError as not_json:
@@ -396,7 +403,13 @@ class Fuzzer:
         after = fingerprint(self.reader)
         problems = problems_of(response, self.rows, after, media_types(case.operation))
         self.rows = after
-        checks = [schemathesis.checks.not_a_server_error]
+        checks = [
+            schemathesis.checks.not_a_server_error,
+            schemathesis.checks.status_code_conformance,
+            schemathesis.checks.content_type_conformance,
+            schemathesis.checks.response_headers_conformance,
+            schemathesis.checks.response_schema_conformance,
+        ]
         if self.mode.is_negative:
             checks.append(schemathesis.checks.negative_data_rejection)
         try:
@@ -438,7 +451,7 @@ def fuzz(
         for result in schema.get_all_operations():
             operation = result.ok()
             if operation.path == LIVE_PATH:
-                continue  # a stream never ends; tests/e2e/test_live_events.py sends it bad input
+                continue  # a stream never ends: test_live_events.py, test_rest_document.py
             if mode.is_negative and not negatable(operation):
                 continue
             fuzzer.tally.fuzzed.append(operation.label)
@@ -468,6 +481,152 @@ def report(tally: Tally, request: pytest.FixtureRequest) -> None:
     answers = [f"{label}: {status} x{n}" for (label, status), n in sorted(tally.answers.items())]
     kinds = [f"{n} x {label}: {problem}" for (label, problem), n in sorted(tally.kinds.items())]
     request.node.add_report_section("call", "fuzz counts", "\n".join([text, *kinds, *answers]))
+
+
+# The coverage phase's checks: every one schemathesis has for an answer on its own, but
+# - positive_data_acceptance: a schema-valid request may still be refused for what JSON Schema
+#   cannot say: a cursor the server never gave, a date range whose end is before its start,
+#   `ids` or `all`, a window of one record or one document, a revision that must come in the
+#   body or in If-Match, a time zone or workflow that must exist; each is refused with
+#   VALIDATION naming the field. (Some values a schema could state more tightly are still
+#   checked only by the server: YYYY-MM-DD in a body, a project key's letters, 255 characters
+#   per path segment, an https link.)
+# - use_after_free, ensure_resource_availability: they follow links between operations, which
+#   the document does not declare (the stateful phase is off);
+# - object_level_authorization: it needs a second identity's credentials to compare;
+#   tests/e2e/test_token_matrix.py and the access suites probe other people's rows.
+CONFORMANCE_CHECKS = {
+    "not_a_server_error": True,
+    "status_code_conformance": True,
+    "content_type_conformance": True,
+    "response_headers_conformance": True,
+    "response_schema_conformance": True,
+    "negative_data_rejection": True,
+    "missing_required_header": True,
+    "unsupported_method": True,
+    "allow_header_conformance": True,
+    "ignored_auth": True,
+    "positive_data_acceptance": False,
+    "use_after_free": False,
+    "ensure_resource_availability": False,
+    "object_level_authorization": False,
+}
+
+
+# Cases of one kind per operation in the coverage run (it makes about 5,600 without a bound;
+# most are one body field after another of the wrong type, which the fuzz runs cover).
+PER_SCENARIO = 2
+
+
+def conformance_config(world: World) -> schemathesis.Config:
+    """Path parameters pinned to real rows (so the handlers are reached, not only their
+    404s); the operations that end a row pinned to rows kept for that, and the artifact
+    file route to a file that exists."""
+    pinned = {f"path.{name}": pool[0] for name, pool in world.pools.items()}
+    special = [
+        (PROJECT, "DELETE", {"path.project": world.deletable[0]}),
+        (f"{PROJECT}/archive", "POST", {"path.project": world.archivable[0]}),
+        (f"{PROJECT}/unarchive", "POST", {"path.project": world.archivable[0]}),
+        (SESSION, "DELETE", {"path.session": world.deletable_sessions[0], "path.project": "CRW"}),
+        # A real file, so the answer is its bytes, served as its own media type.
+        (f"{PROJECT}/artifacts/{{artifact}}/file", "GET", {"query.path": "index.html"}),
+    ]
+    return schemathesis.Config.from_dict(
+        {
+            "headers": {"Authorization": f"Bearer {world.secret}"},
+            # No state kept between runs (.schemathesis/ in the working folder): each run the same.
+            "cache": {"enabled": False},
+            "workers": 1,
+            "seed": 1,
+            "continue-on-failure": True,
+            "generation": {"deterministic": True},
+            "parameters": pinned,
+            "phases": {
+                "examples": {"enabled": False},
+                "coverage": {"enabled": True},
+                "fuzzing": {"enabled": False},
+                "stateful": {"enabled": False},
+            },
+            "checks": {
+                **{name: {"enabled": on} for name, on in CONFORMANCE_CHECKS.items()},
+                "negative_data_rejection": {"expected-statuses": REFUSALS},
+                "missing_required_header": {"expected-statuses": ["400", "401", "422"]},
+            },
+            "operations": [
+                {"include-name": f"{method} {path}", "parameters": {**pinned, **over}}
+                for path, method, over in special
+            ],
+        }
+    )
+
+
+def conformance_failures(base: str, world: World) -> tuple[Counter[str], list[str]]:
+    """Run schemathesis' coverage phase over the whole served document with CONFORMANCE_CHECKS:
+    how often each check ran, and each distinct failure with one request that shows it."""
+    config = conformance_config(world)
+    schema = schemathesis.openapi.from_url(f"{base}/api/v1/openapi.json", config=config)
+    schema = schema.exclude(path=LIVE_PATH)  # a stream never ends: test_rest_document.py
+    kept: Counter[tuple[Any, ...]] = Counter()
+
+    @schema.hook
+    def filter_case(_context: Any, case: Any) -> bool:
+        """At most PER_SCENARIO cases of each kind (scenario, place, mode) per operation: a
+        mismatch is a rule of the operation, which the first few show (the coverage phase
+        makes them in a fixed order, so the run stays deterministic)."""
+        data = case.meta.phase.data if case.meta else None
+        mode = case.meta.generation.mode if case.meta else None
+        where = getattr(data, "parameter_location", None)
+        key = (case.operation.label, getattr(data, "scenario", None), where, mode)
+        kept[key] += 1
+        return kept[key] <= PER_SCENARIO
+
+    found: dict[tuple[str, str], str] = {}
+    ran: Counter[str] = Counter()
+    for event in schemathesis.engine.from_schema(schema).execute():
+        if isinstance(event, schemathesis.engine.events.ScenarioFinished):
+            recorder = event.recorder
+            ran["requests"] += len(recorder.interactions)
+            for case_id, checks in recorder.checks.items():
+                for check in checks:
+                    ran[check.name] += 1
+                    if check.failure_info is None:
+                        continue
+                    failure = check.failure_info.failure
+                    key = (recorder.label, f"{check.name}: {failure.title}")
+                    found.setdefault(key, _shown(failure.message, recorder, case_id))
+        elif isinstance(event, schemathesis.engine.events.FatalError):
+            raise event.exception
+    return ran, [
+        f"{label}: {title}\n    {shown}" for (label, title), shown in sorted(found.items())
+    ]
+
+
+def _shown(message: str, recorder: Any, case_id: str) -> str:
+    interaction = recorder.interactions.get(case_id)
+    if interaction is None or interaction.response is None:
+        return message.replace("\n", " | ")
+    request, response = interaction.request, interaction.response
+    body = request.body.decode(errors="replace") if isinstance(request.body, bytes) else ""
+    answer = response.content.decode(errors="replace") if response.content else ""
+    return (
+        f"{message.strip()} | {request.method} {request.uri} {body[:300]!r}"
+        f" -> {response.status_code} {answer[:300]!r}"
+    ).replace("\n", " | ")
+
+
+def test_every_rest_route_agrees_with_its_openapi_document(
+    served: tuple[str, World], request: pytest.FixtureRequest
+) -> None:
+    """schemathesis' coverage phase (deterministic: each parameter, header and body field
+    missing, at its bounds, of the wrong type; methods the path does not take) over every
+    operation, every answer held to the document: status codes, media types, headers, the
+    error schema, required headers and bodies enforced, 405 with an `Allow` naming the path's
+    methods, 401 without a token."""
+    base, world = served
+    ran, failures = conformance_failures(base, world)
+    request.node.add_report_section("call", "conformance", str(dict(ran)))
+    assert ran["requests"] > 1000
+    assert not failures, "\n".join(failures)
 
 
 @POSTGRESQL_IN_THE_SLOW_RUN  # the long PostgreSQL run is slow too

@@ -85,7 +85,7 @@ def test_comment_refusals_have_the_mcp_codes_and_http_statuses(
 ) -> None:
     no_key = api.post("/tasks/CRW-1/comments", json={"workspaceId": None, "content": "x"})
     assert no_key.status_code == 422
-    assert no_key.json()["error"]["details"]["field"] == "idempotencyKey"
+    assert no_key.json()["error"]["details"]["field"] == "Idempotency-Key"  # OpenAPI: required
     no_space = api.post(
         "/tasks/CRW-1/comments", json={"content": "x"}, headers={"Idempotency-Key": "k"}
     )

@@ -367,7 +367,8 @@ def test_openapi_lists_every_session_route_with_its_bounds_and_bodies(
     assert "201" in post["responses"]
     assert any(p["name"] == "Idempotency-Key" for p in post["parameters"])
     body = post["requestBody"]["content"]["application/json"]["schema"]
-    assert {"mode", "prompt", "sessionTitle", "idempotencyKey"} <= set(body["properties"])
+    assert {"mode", "prompt", "sessionTitle"} <= set(body["properties"])
+    assert "idempotencyKey" not in body["properties"]  # the header is its documented place
     assert "projectId" not in body["properties"]
     assert body["properties"]["prompt"]["maxLength"] == 20_000
     details = {p["name"] for p in paths[one]["get"]["parameters"] if p["in"] == "query"}

@@ -352,7 +352,6 @@ def test_openapi_lists_every_spec_route_with_its_parameters_bodies_and_media_typ
         "path",
         "content",
         "contentBase64",
-        "idempotencyKey",
     }
     assert set(upload_body["required"]) == {"workspaceId", "path"}
     save = body("put", file)

@@ -196,12 +196,7 @@ async def create_artifact(request: Request) -> Created:
 
 def _expected(request: Request, data: dict[str, Any]) -> tuple[int, bool]:
     """The revision count the writer read: If-Match (412 when stale) or expectedVersion (409)."""
-    return expected_revision(
-        request,
-        {**data, "expectedRevision": data["expectedVersion"]}
-        if "expectedVersion" in data
-        else data,
-    )
+    return expected_revision(request, data, "expectedVersion")
 
 
 def _write_args(request: Request, data: dict[str, Any], model: type[a.Args], expected: int) -> Any:
@@ -329,7 +324,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         artifact_file,
         "One file's bytes (path), sent as a download that never runs as a page",
         query=FileQuery,
-        produces=("application/octet-stream",),
+        # Served as the file's own type, from its name (any type `mimetypes` knows).
+        produces=("*/*",),
     ),
     Endpoint(
         f"{ONE}/zip",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -26,6 +27,7 @@ from crewboard.storage.database import Database
 from crewboard.storage.outages import unavailable
 
 log = logging.getLogger("crewboard.api")
+_ENDPOINT = "crewboard.endpoint"  # where json_route puts the endpoint in the request's scope
 
 Handler = Callable[[Request], Awaitable[Any]]
 INTERNAL_ERROR = InternalError(
@@ -47,12 +49,18 @@ class PreconditionFailed(RevisionConflict):
     http_status = 412
 
 
-def json_route(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
-    """Render a handler's result as JSON and any CrewboardError in the one error shape."""
+def json_route(endpoint: Endpoint) -> Callable[[Request], Awaitable[Response]]:
+    """Answer one endpoint: the caller authenticated first (a stranger gets 401, never a word
+    about their input), then the handler, its result as JSON and any CrewboardError in the
+    one error shape. The endpoint's declaration rides on the request, so `read_body` and
+    `keyed_body` hold the body and headers to what OpenAPI says of them."""
 
-    async def endpoint(request: Request) -> Response:
+    async def answer(request: Request) -> Response:
         try:
-            result = await handler(request)
+            request.state.actor = await authenticate_request(request)
+            request.scope[_ENDPOINT] = endpoint
+            _refuse_missing_headers(request, endpoint)
+            result = await endpoint.handler(request)
             if isinstance(result, Response):  # a route that answers other than JSON
                 return result
             if isinstance(result, Created):
@@ -69,7 +77,47 @@ def json_route(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
             log.exception("%s %s failed", request.method, request.url.path)
             return error_response(INTERNAL_ERROR)
 
-    return endpoint
+    return answer
+
+
+def _refuse_missing_headers(request: Request, endpoint: Endpoint) -> None:
+    """A header the endpoint declares required (and OpenAPI so lists) missing or blank.
+
+    Raises:
+        ValidationFailed: naming the header.
+    """
+    for header in endpoint.headers:
+        if header.body_field is not None:
+            continue  # the body may carry it instead: keyed_body looks at both
+        if endpoint.requires(header) and not request.headers.get(header.name, "").strip():
+            raise ValidationFailed.field(header.name, f"required: {header.description}")
+
+
+def by_path(endpoints: tuple[Endpoint, ...]) -> Callable[[Request], Awaitable[Response]]:
+    """One path's endpoints as one route (so a 405 names every method the path takes, as
+    OpenAPI lists them): each request goes to its method's endpoint, HEAD to GET's."""
+    answers = {e.method: json_route(e) for e in endpoints}
+    if "GET" in answers:
+        answers.setdefault("HEAD", answers["GET"])
+
+    async def answer(request: Request) -> Response:
+        return await answers[request.method](request)
+
+    return answer
+
+
+def endpoint_of(request: Request) -> Endpoint | None:
+    """The endpoint a request was routed to (None outside `json_route`)."""
+    found = request.scope.get(_ENDPOINT)
+    return found if isinstance(found, Endpoint) else None
+
+
+def actor_of(request: Request) -> Actor:
+    """The caller `json_route` authenticated."""
+    actor = getattr(request.state, "actor", None)
+    if not isinstance(actor, Actor):
+        raise InternalError("The request was not authenticated before its handler ran.")
+    return actor
 
 
 def _first_line(error: BaseException) -> str:
@@ -86,6 +134,14 @@ async def read_body(request: Request, limit: int = MAX_BODY) -> dict[str, Any]:
     """
     raw = await read_request_body(request, limit)
     if not raw.strip():
+        endpoint = endpoint_of(request)
+        if endpoint is not None and endpoint.body_required:
+            raise ValidationFailed(
+                "body: required: send a JSON object with "
+                + ", ".join(endpoint.required_body_fields)
+                + ".",
+                {"field": "body", "required": list(endpoint.required_body_fields)},
+            )
         return {}
     try:
         body = parse_json(raw)
@@ -112,6 +168,16 @@ async def keyed_body(request: Request, limit: int = MAX_BODY) -> dict[str, Any]:
                 "values; send it once.",
             )
         data["idempotencyKey"] = key
+    endpoint = endpoint_of(request)
+    needed = endpoint is not None and any(
+        h.body_field == "idempotencyKey" and endpoint.requires(h) for h in endpoint.headers
+    )
+    if needed and data.get("idempotencyKey") is None:
+        raise ValidationFailed.field(
+            "Idempotency-Key",
+            "required: send a stable key for this write (or idempotencyKey in the body), "
+            "and the same one on a retry.",
+        )
     return data
 
 
@@ -198,7 +264,7 @@ def if_match(request: Request) -> int | None:
 
 
 async def run_service(request: Request, work: Callable[[Database, Actor], Any]) -> Any:
-    actor = await authenticate_request(request)
+    actor = actor_of(request)
     db: Database = request.app.state.db
     return await to_thread.run_sync(work, db, actor)
 
@@ -209,21 +275,23 @@ def workspace_of(data: dict[str, Any]) -> WorkspaceRef:
     return data.get("workspaceId", ANY_WORKSPACE)  # type: ignore[no-any-return]
 
 
-def expected_revision(request: Request, data: dict[str, Any]) -> tuple[int, bool]:
-    """The revision the writer read: from If-Match (412 on mismatch) or expectedRevision (409)."""
+def expected_revision(
+    request: Request, data: dict[str, Any], field: str = "expectedRevision"
+) -> tuple[int, bool]:
+    """The revision the writer read: from If-Match (412 on mismatch) or the body's `field`
+    (409); a null there, as OpenAPI allows, is the field left out."""
     from_header = if_match(request)
     if from_header is not None:
         return from_header, True
-    if "expectedRevision" not in data:
+    value = data.get(field)
+    if value is None:
         raise ValidationFailed(
-            "expectedRevision: required (or send the revision in an If-Match header).",
-            {"field": "expectedRevision"},
+            f"{field}: required (or send the revision in an If-Match header).", {"field": field}
         )
-    value = data["expectedRevision"]
     if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= INT32_MAX:
         raise ValidationFailed(
-            f"expectedRevision: must be a revision number from 0 to {INT32_MAX}.",
-            {"field": "expectedRevision", "minimum": 0, "maximum": INT32_MAX},
+            f"{field}: must be a revision number from 0 to {INT32_MAX}.",
+            {"field": field, "minimum": 0, "maximum": INT32_MAX},
         )
     return value, False
 
@@ -237,20 +305,36 @@ async def guard_precondition(work: Callable[[], Awaitable[Any]], via_header: boo
         raise
 
 
+# A body field a route fills from (or overrides with) its path, so not a body field there.
+PATH_FIELDS = {"project": "projectId"}
+
+
 @dataclass(frozen=True)
 class Header:
-    """A request header a route reads; OpenAPI lists it as a header parameter."""
+    """A request header a route reads; OpenAPI lists it as a header parameter.
+
+    `body_field`: the body field that may carry the same value instead (the MCP tools' name,
+    for callers that cannot set headers). OpenAPI documents the header as its one place and
+    leaves the field out of the body (a schema cannot say "this header or that field", and
+    documenting both would invite a request that sends two different values); `keyed_body`
+    still reads it, and a required header is then refused only when both are missing.
+    """
 
     name: str
     description: str
     required: bool = False
+    body_field: str | None = None
 
 
-IDEMPOTENCY_KEY = Header(
-    "Idempotency-Key",
-    "A key for this write: sent again, it replays the first answer instead of writing twice.",
+_KEY = "A key for this write: sent again, it replays the first answer instead of writing twice."
+_IN_BODY = " (Or idempotencyKey in the body; sent in both, the two must be equal.)"
+IDEMPOTENCY_KEY = Header("Idempotency-Key", _KEY + _IN_BODY, body_field="idempotencyKey")
+# For a write that must have a key (its service refuses one without).
+IDEMPOTENCY_KEY_NEEDED = Header(
+    "Idempotency-Key", _KEY + _IN_BODY, required=True, body_field="idempotencyKey"
 )
-IDEMPOTENCY_KEY_REQUIRED = Header(IDEMPOTENCY_KEY.name, IDEMPOTENCY_KEY.description, True)
+# The tasks routes take the key in the header only (their bodies refuse idempotencyKey).
+IDEMPOTENCY_KEY_REQUIRED = Header("Idempotency-Key", _KEY, required=True)
 IF_MATCH_REVISION = Header(
     "If-Match",
     'The revision you read, as an entity tag ("3"), instead of expectedRevision in the body; '
@@ -275,12 +359,35 @@ def reads_headers(*headers: Header) -> Callable[[H], H]:
 
 
 @dataclass(frozen=True)
+class BodyChoice:
+    """A body that is one of several models, picked by a field naming which (`kind`):
+    OpenAPI lists each as one choice of a `oneOf` with that field fixed."""
+
+    field: str
+    models: dict[str, type[a.Args]]
+
+    def model_for(self, data: dict[str, Any]) -> type[a.Args]:
+        """The model the body's `field` names.
+
+        Raises:
+            ValidationFailed: the field missing, or naming no model.
+        """
+        accepted = list(self.models)
+        if self.field not in data:
+            raise ValidationFailed.field(self.field, "required: say which body this is.", accepted)
+        value = data[self.field]
+        if not isinstance(value, str) or value not in self.models:
+            raise ValidationFailed.field(self.field, f"unknown value {value!r}.", accepted)
+        return self.models[value]
+
+
+@dataclass(frozen=True)
 class Endpoint:
     path: str
     method: str
     handler: Handler
     summary: str
-    body: type[a.Args] | None = None
+    body: type[a.Args] | BodyChoice | None = None
     success: int = 200
     # The query string the handler reads, as the model that checks it (or that mirrors its
     # checks): OpenAPI lists each field as a query parameter with its type and bounds.
@@ -293,18 +400,59 @@ class Endpoint:
         """The request headers the handler reads (`reads_headers`)."""
         return getattr(self.handler, "headers_read", ())
 
+    @property
+    def carried_fields(self) -> frozenset[str]:
+        """Fields of the body model the path fills in (`projectId` under `{project}`) or a
+        header carries (`idempotencyKey`): not body fields here, so OpenAPI leaves them out."""
+        carried = {
+            PATH_FIELDS[name] for name in re.findall(r"{(\w+)}", self.path) if name in PATH_FIELDS
+        }
+        return frozenset(carried | {h.body_field for h in self.headers if h.body_field})
+
+    @property
+    def required_body_fields(self) -> tuple[str, ...]:
+        """The body fields a request must send (the model's required ones the path does not
+        carry); OpenAPI lists them as required."""
+        if self.body is None:
+            return ()
+        if isinstance(self.body, BodyChoice):
+            return (self.body.field,)
+        required = a.input_schema(self.body).get("required", ())
+        return tuple(name for name in required if name not in self.carried_fields)
+
+    def requires(self, header: Header) -> bool:
+        """Whether a request must carry `header` (or, for one a body field may stand in for,
+        that field): declared required, or standing for a field the body model requires."""
+        if header.required:
+            return True
+        if header.body_field is None or self.body is None or isinstance(self.body, BodyChoice):
+            return False
+        return header.body_field in a.input_schema(self.body).get("required", ())
+
+    @property
+    def body_required(self) -> bool:
+        """Whether a request must have a body: OpenAPI marks it required, and `read_body`
+        refuses an empty one naming `body`. A body of only optional fields may be left out."""
+        return bool(self.required_body_fields)
+
 
 def query_params(request: Request, model: type[a.Args]) -> dict[str, Any]:
-    """The query parameters, each one a field of `model` (the route's OpenAPI query).
+    """The query parameters, each one a field of `model` (the route's OpenAPI query), the
+    ones it requires (and OpenAPI so marks) present.
 
     Raises:
-        ValidationFailed: a parameter this route does not take.
+        ValidationFailed: a parameter this route does not take, or a required one missing.
     """
     accepted = sorted(f.alias or n for n, f in model.model_fields.items())
     params = dict(request.query_params)
     unknown = sorted(set(params) - set(accepted))
     if unknown:
         raise ValidationFailed.field(unknown[0], "is not a parameter of this route.", accepted)
+    for name, field in model.model_fields.items():
+        if field.is_required() and (field.alias or name) not in params:
+            raise ValidationFailed.field(
+                field.alias or name, f"is required: {field.description or 'give it'}"
+            )
     return params
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pydantic import Field
 from starlette.requests import Request
 
 from crewboard.api.common import (
@@ -29,7 +30,6 @@ from crewboard.api.common import (
     workspace_of,
 )
 from crewboard.domain.models import Actor
-from crewboard.errors import ValidationFailed
 from crewboard.mcp.args import Args
 from crewboard.mcp.tools.handoffs.handoffs import (
     CreateActionItem,
@@ -156,8 +156,6 @@ async def handoff_items(request: Request) -> dict[str, Any]:
 
 async def project_items(request: Request) -> dict[str, Any]:
     query = query_params(request, DayItemsQuery)
-    if "date" not in query:
-        raise ValidationFailed.field("date", "is required: the day (YYYY-MM-DD) to list.")
     return await _items(request, {**query, "projectId": request.path_params["project"]})
 
 
@@ -207,11 +205,37 @@ async def update_item(request: Request) -> dict[str, Any]:
 # --- what OpenAPI shows of the queries and bodies ----------------------------------------------
 
 NoQuery = model_without("NoQuery", ListActionItems, drop=tuple(ListActionItems.model_fields))
-ListQuery = model_without("HandoffsQuery", ListHandoffs, drop=("project_id",))
+
+
+def _day(description: str, *, required: bool = False) -> Any:
+    """A YYYY-MM-DD query value, typed as a date in OpenAPI (the route reads it as one)."""
+    field = Field(
+        default=... if required else None,
+        min_length=10,
+        max_length=10,
+        description=description,
+        json_schema_extra={"format": "date"},
+    )
+    return (str if required else str | None, field)
+
+
+ListQuery = model_without(
+    "HandoffsQuery",
+    ListHandoffs,
+    drop=("project_id",),
+    since=_day("YYYY-MM-DD, inclusive."),
+    until=_day("YYYY-MM-DD, inclusive."),
+)
 ItemsQuery = model_without(
     "HandoffItemsQuery", ListActionItems, drop=("handoff_id", "project_id", "date")
 )
-DayItemsQuery = model_without("DayItemsQuery", ListActionItems, drop=("handoff_id", "project_id"))
+# The day is what this route lists by, so it is required here (the tool takes a handoff instead).
+DayItemsQuery = model_without(
+    "DayItemsQuery",
+    ListActionItems,
+    drop=("handoff_id", "project_id"),
+    date=_day("YYYY-MM-DD: the day to list.", required=True),
+)
 CreateBody = model_without(
     "HandoffCreateBody", CreateHandoff, drop=("project_id",), workspace_id=OPTIONAL_WORKSPACE
 )

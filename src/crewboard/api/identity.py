@@ -6,13 +6,12 @@ from typing import Any
 
 from starlette.requests import Request
 
-from crewboard.api.auth import authenticate_request
-from crewboard.api.common import Endpoint
+from crewboard.api.common import Endpoint, actor_of
 from crewboard.services.views import token_view
 
 
 async def me(request: Request) -> dict[str, Any]:
-    actor = await authenticate_request(request)
+    actor = actor_of(request)
     assert actor.token is not None  # noqa: S101 - bearer authentication always names a token
     return {
         "userId": actor.user_id,

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from crewboard import __version__
-from crewboard.api.common import Endpoint
+from crewboard.api.common import BodyChoice, Endpoint
 from crewboard.api.routes import all_endpoints
 from crewboard.errors import ERROR_TYPES
 from crewboard.mcp.args import Args, input_schema
@@ -37,14 +37,29 @@ _ERROR = {
 }
 # Path segments the router itself converts (`{revision:int}` in routes()); the rest are refs.
 _PATH_SCHEMAS: dict[str, dict[str, Any]] = {"revision": {"type": "integer", "minimum": 0}}
-# A body field a route fills from (or overrides with) its path, so not a body field there.
-_PATH_FIELDS = {"project": "projectId"}
 _REF = "#/components/schemas/"
 
 # The live stream is served beside the endpoint table (it streams rather than answers once),
 # so its operation is written here; `crewboard.api.live` is what it describes.
 LIVE_PATH = "/api/v1/projects/{project}/events"
 _REFUSAL = {"application/json": {"schema": {"$ref": f"{_REF}Error"}}}
+# One event of the stream, as a Server-Sent Events reader hands it over (OpenAPI 3.1: the
+# `schema` of text/event-stream describes each event). A change event is the default
+# `message` with its id; `reset` and `end` carry {"reason", …}; the data is one JSON object.
+_STREAM_EVENT = {
+    "type": "object",
+    "properties": {
+        "event": {"enum": ["message", "reset", "end"]},
+        "data": {
+            "type": "string",
+            "contentMediaType": "application/json",
+            "contentSchema": {"type": "object"},
+        },
+        "id": {"type": "string", "pattern": "^[0-9]+$"},
+        "retry": {"type": "integer", "minimum": 0},
+    },
+    "required": ["event", "data"],
+}
 _LIVE: dict[str, Any] = {
     "operationId": "get_projects_project_events",
     "summary": "Follow a project's change events live, as Server-Sent Events",
@@ -76,7 +91,7 @@ _LIVE: dict[str, Any] = {
     "responses": {
         "200": {
             "description": "The event stream (it stays open)",
-            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+            "content": {"text/event-stream": {"schema": {"$ref": f"{_REF}StreamEvent"}}},
         },
         "429": {
             "description": "This token has as many streams open as it may",
@@ -95,7 +110,7 @@ def openapi_document(base_url: str) -> dict[str, Any]:
 
 @functools.cache
 def _openapi_document(base_url: str) -> dict[str, Any]:
-    schemas: dict[str, Any] = {"Error": _ERROR}
+    schemas: dict[str, Any] = {"Error": _ERROR, "StreamEvent": _STREAM_EVENT}
     paths: dict[str, dict[str, Any]] = {}
     for endpoint in all_endpoints():
         operation = _operation(endpoint, schemas)
@@ -132,7 +147,7 @@ def _operation(endpoint: Endpoint, schemas: dict[str, Any]) -> dict[str, Any]:
             {
                 "name": header.name,
                 "in": "header",
-                "required": header.required,
+                "required": endpoint.requires(header),
                 "description": header.description,
                 "schema": {"type": "string", "minLength": 1},
             }
@@ -155,21 +170,37 @@ def _operation(endpoint: Endpoint, schemas: dict[str, Any]) -> dict[str, Any]:
             "content": {"application/json": {"schema": {"$ref": f"{_REF}Error"}}},
         }
     if endpoint.body is not None:
-        body = _without_path_fields(_schema_of(endpoint.body, schemas), endpoint.path)
+        body = _body_schema(endpoint.body, endpoint.carried_fields, schemas)
         operation["requestBody"] = {
-            "required": True,
+            "required": endpoint.body_required,
             "content": {"application/json": {"schema": body}},
         }
     return operation
 
 
-def _without_path_fields(schema: dict[str, Any], path: str) -> dict[str, Any]:
-    """The body without the fields the path names: the route takes those from the path."""
-    for name in re.findall(r"{(\w+)}", path):
-        carried = _PATH_FIELDS.get(name)
-        schema["properties"].pop(carried, None)
-        if carried in schema.get("required", ()):
-            schema["required"] = [r for r in schema["required"] if r != carried]
+def _body_schema(
+    body: type[Args] | BodyChoice, carried: frozenset[str], schemas: dict[str, Any]
+) -> dict[str, Any]:
+    """A body's schema; a choice of bodies as a `oneOf`, each with its naming field fixed."""
+    if not isinstance(body, BodyChoice):
+        return _without(_schema_of(body, schemas), carried)
+    choices = []
+    for value, model in body.models.items():
+        choice = _without(_schema_of(model, schemas), carried)
+        choice["properties"] = {body.field: {"const": value}, **choice["properties"]}
+        choice["required"] = [body.field, *choice.get("required", ())]
+        choices.append(choice)
+    return {"oneOf": choices}
+
+
+def _without(schema: dict[str, Any], carried: frozenset[str]) -> dict[str, Any]:
+    """The body without the fields the path carries: the route takes those from the path."""
+    for name in carried:
+        schema["properties"].pop(name, None)
+    if "required" in schema:
+        schema["required"] = [r for r in schema["required"] if r not in carried]
+        if not schema["required"]:
+            del schema["required"]
     return schema
 
 

@@ -20,7 +20,7 @@ from crewboard.api import sessions as session_routes
 from crewboard.api import specs as spec_routes
 from crewboard.api.board import notes as note_routes
 from crewboard.api.board import tasks as task_routes
-from crewboard.api.common import Endpoint, json_route
+from crewboard.api.common import Endpoint, by_path
 from crewboard.api.review import activity as activity_routes
 from crewboard.api.review import drafts as review_routes
 
@@ -44,11 +44,16 @@ def all_endpoints() -> tuple[Endpoint, ...]:
 
 
 def routes() -> list[Route]:
+    """One route per path, taking every method the endpoint table (and so OpenAPI) lists for
+    it: a method it does not take gets 405 with an `Allow` naming all of them."""
+    paths: dict[str, list[Endpoint]] = {}
+    for endpoint in all_endpoints():
+        paths.setdefault(endpoint.path, []).append(endpoint)
     return [
         Route(
-            e.path.replace("{revision}", "{revision:int}"),
-            json_route(e.handler),
-            methods=[e.method],
+            path.replace("{revision}", "{revision:int}"),
+            by_path(tuple(endpoints)),
+            methods=[e.method for e in endpoints],
         )
-        for e in all_endpoints()
+        for path, endpoints in paths.items()
     ]

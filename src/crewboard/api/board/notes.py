@@ -14,7 +14,7 @@ from pydantic import Field
 from starlette.requests import Request
 
 from crewboard.api.common import (
-    IDEMPOTENCY_KEY,
+    IDEMPOTENCY_KEY_NEEDED,
     Created,
     Endpoint,
     created,
@@ -76,7 +76,7 @@ async def list_comments(request: Request) -> dict[str, Any]:
     )
 
 
-@reads_headers(IDEMPOTENCY_KEY)
+@reads_headers(IDEMPOTENCY_KEY_NEEDED)
 async def post_comment(request: Request) -> Created:
     body = parse_args(CommentBody, await keyed_body(request))
     task = request.path_params["task"]
@@ -112,7 +112,7 @@ async def list_outputs(request: Request) -> dict[str, Any]:
     )
 
 
-@reads_headers(IDEMPOTENCY_KEY)
+@reads_headers(IDEMPOTENCY_KEY_NEEDED)
 async def save_output(request: Request) -> Created:
     body = parse_args(OutputBody, await keyed_body(request))
     task = request.path_params["task"]

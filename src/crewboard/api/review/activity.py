@@ -14,6 +14,7 @@ from starlette.requests import Request
 
 from crewboard.api.common import (
     IDEMPOTENCY_KEY,
+    BodyChoice,
     Created,
     Endpoint,
     created,
@@ -22,13 +23,10 @@ from crewboard.api.common import (
     reads_headers,
     run_service,
 )
-from crewboard.errors import ValidationFailed
 from crewboard.mcp.args import Args, Offset
 from crewboard.mcp.tools.review import activity as activity_tools
 from crewboard.mcp.tools.review import proposals as proposal_tools
 from crewboard.services.review import activity, messages, proposals
-
-KINDS = ("task", "task_update", "task_delete", "role", "composition")
 
 
 class ActivityQuery(Args):
@@ -95,12 +93,24 @@ async def list_proposals(request: Request) -> dict[str, Any]:
     )
 
 
+# A proposal's body: the MCP tool's arguments for its kind, with `kind` naming which.
+PROPOSAL = BodyChoice(
+    "kind",
+    {
+        "task": proposal_tools.ProposeTask,
+        "task_update": proposal_tools.ProposeTaskUpdate,
+        "task_delete": proposal_tools.ProposeTaskDelete,
+        "role": proposal_tools.ProposeRole,
+        "composition": proposal_tools.ProposeComposition,
+    },
+)
+
+
 @reads_headers(IDEMPOTENCY_KEY)
 async def post_proposal(request: Request) -> Created:
     data = await keyed_body(request)
-    kind = data.pop("kind", None)
-    if kind not in KINDS:
-        raise ValidationFailed.field("kind", f"unknown value {kind!r}.", list(KINDS))
+    PROPOSAL.model_for(data)
+    kind = data.pop("kind")
     project = request.path_params["project"]
     if kind in ("task_update", "task_delete"):
         run = _task_card(kind, data, project)
@@ -202,7 +212,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "POST",
         post_proposal,
         "Leave a proposal card (kind: task, task_update, task_delete, role, composition)",
-        None,
+        PROPOSAL,
         201,
     ),
 )
