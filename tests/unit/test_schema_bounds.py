@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from crewboard.api.common import BodyChoice
 from crewboard.api.routes import all_endpoints
 from crewboard.mcp.args import input_schema
 from crewboard.mcp.catalogue import default_catalogue
@@ -16,8 +17,12 @@ def _schemas() -> Iterator[tuple[str, dict[str, Any]]]:
     for tool in default_catalogue():
         yield tool.name, tool.schema()
     for endpoint in all_endpoints():
-        if endpoint.body is not None:
-            yield f"{endpoint.method} {endpoint.path}", input_schema(endpoint.body)
+        name = f"{endpoint.method} {endpoint.path}"
+        if isinstance(endpoint.body, BodyChoice):  # one of several bodies: each is checked
+            for value, model in endpoint.body.models.items():
+                yield f"{name} ({endpoint.body.field}={value})", input_schema(model)
+        elif endpoint.body is not None:
+            yield name, input_schema(endpoint.body)
 
 
 def _numbers(node: Any, path: str, defs: dict[str, Any], seen: set[str]) -> Iterator[Any]:
