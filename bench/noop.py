@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from crewboard.contract.args import Args
+from crewboard.contract.catalogue import Catalogue, default_catalogue
+from crewboard.contract.operation import Call, Operation
+from crewboard.contract.reply import Reply
 from crewboard.domain.identity.access import Toolset
-from crewboard.mcp.args import Args
-from crewboard.mcp.catalogue import Catalogue, default_catalogue
-from crewboard.mcp.render import Reply
-from crewboard.mcp.tooldef import Call, ToolDef
 
 NOOP_NAME = "bench_noop"
 
@@ -20,7 +20,7 @@ def run_noop(_call: Call, _args: NoopArgs) -> Reply:
     return Reply({})
 
 
-NOOP = ToolDef(
+NOOP = Operation(
     name=NOOP_NAME,
     title="Benchmark no-op",
     description="Does nothing and answers {}. Served only by the benchmark server.",

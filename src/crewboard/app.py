@@ -22,8 +22,8 @@ from crewboard.api.oauth import oauth_routes
 from crewboard.api.openapi import openapi_document
 from crewboard.api.routes import routes as api_routes
 from crewboard.config import Settings
+from crewboard.contract.catalogue import Catalogue
 from crewboard.errors import InternalError, MethodNotAllowed, NotFound, Unavailable
-from crewboard.mcp.catalogue import Catalogue
 from crewboard.mcp.mount import McpDoor
 from crewboard.security import HostOriginGuard
 from crewboard.services.live import Broker

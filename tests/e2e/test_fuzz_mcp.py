@@ -33,10 +33,10 @@ from mcp import MCPError
 from pydantic import ValidationError
 
 from crewboard.config import Settings
+from crewboard.contract.args import Args
+from crewboard.contract.catalogue import default_catalogue
 from crewboard.domain.identity.access import ALL_SCOPES
 from crewboard.domain.sessions import Mode
-from crewboard.mcp.args import Args
-from crewboard.mcp.catalogue import default_catalogue
 from crewboard.services.board import tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor

@@ -24,12 +24,12 @@ from mcp_types import CallToolResult, TextContent
 from sqlalchemy.engine import URL
 
 from crewboard.config import Settings
+from crewboard.contract.catalogue import default_catalogue
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.handoffs import MAX_BODY, MAX_ITEM_TEXT
 from crewboard.domain.identity.access import Toolset
 from crewboard.domain.models import Actor, User
 from crewboard.domain.sessions import MAX_PROMPT, MAX_TITLE, Mode
-from crewboard.mcp.catalogue import default_catalogue
 from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.board import notes, queries, questions, repos, tasks

@@ -14,11 +14,11 @@ import pytest
 from pydantic import Field
 
 from crewboard.config import Settings
+from crewboard.contract.args import Args
+from crewboard.contract.catalogue import Catalogue, default_catalogue
+from crewboard.contract.operation import Call, Operation
+from crewboard.contract.reply import Reply
 from crewboard.domain.identity.access import Toolset
-from crewboard.mcp.args import Args
-from crewboard.mcp.catalogue import Catalogue, default_catalogue
-from crewboard.mcp.render import Reply
-from crewboard.mcp.tooldef import Call, ToolDef
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
@@ -38,7 +38,7 @@ def _revoke_me(call_: Call, _args: RevokeMe) -> Reply:
 
 
 # A test-only tool: lets a batch revoke its own token between two messages.
-REVOKE_ME = ToolDef(
+REVOKE_ME = Operation(
     name="revoke_me",
     title="Revoke me",
     description="Test tool.",

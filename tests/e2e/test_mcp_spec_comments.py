@@ -10,8 +10,8 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
+from crewboard.contract.catalogue import default_catalogue
 from crewboard.domain.models import User
-from crewboard.mcp.catalogue import default_catalogue
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.specs import files

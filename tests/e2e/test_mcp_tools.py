@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from mcp import MCPError
 
+from crewboard.contract.catalogue import DEFAULT_TOOLSETS, default_catalogue
 from crewboard.domain.identity.access import Role
-from crewboard.mcp.catalogue import DEFAULT_TOOLSETS, default_catalogue
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database

@@ -17,6 +17,10 @@ import httpx2
 import pytest
 from pydantic import Field
 
+from crewboard.contract.args import Args
+from crewboard.contract.catalogue import Catalogue, default_catalogue
+from crewboard.contract.operation import Call, Operation
+from crewboard.contract.reply import Reply
 from crewboard.domain.identity.access import ALL_SCOPES, Toolset
 from crewboard.domain.identity.tokens import hash_token_secret
 from crewboard.domain.models import Actor, User
@@ -30,10 +34,6 @@ from crewboard.domain.oauth import (
     MAX_URI_LENGTH,
     REFRESH_TTL,
 )
-from crewboard.mcp.args import Args
-from crewboard.mcp.catalogue import Catalogue, default_catalogue
-from crewboard.mcp.render import Reply
-from crewboard.mcp.tooldef import Call, ToolDef
 from crewboard.services.oauth import grants
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows
@@ -78,7 +78,7 @@ def _revoke_my_grant(call_: Call, _args: RevokeMyGrant) -> Reply:
 
 
 # A test-only tool: lets a batch revoke its own grant between two messages.
-REVOKE_MY_GRANT = ToolDef(
+REVOKE_MY_GRANT = Operation(
     name="revoke_my_grant",
     title="Revoke my grant",
     description="Test tool.",

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
+from crewboard.contract.reply import RESPONSE_BUDGET, compact, fit_rows
 from crewboard.domain.identity.access import Role
 from crewboard.domain.models import Actor, User
 from crewboard.errors import IdempotencyConflict, RevisionConflict, ValidationFailed
-from crewboard.mcp.render import RESPONSE_BUDGET, compact, fit_rows
 from crewboard.services.board import queries, tasks, week
 from crewboard.services.board.views import LIST_FIELDS
 from crewboard.services.identity.users import person_actor

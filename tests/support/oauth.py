@@ -28,9 +28,9 @@ import pytest
 from sqlalchemy.engine import URL
 
 from crewboard.config import Settings
+from crewboard.contract.catalogue import Catalogue
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.models import User
-from crewboard.mcp.catalogue import Catalogue
 from crewboard.services.identity.users import person_actor
 from crewboard.services.oauth import grants
 from crewboard.storage.database import Database

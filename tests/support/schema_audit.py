@@ -17,7 +17,7 @@ from typing import Any
 import jsonschema_rs
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from crewboard.mcp.catalogue import default_catalogue
+from crewboard.contract.catalogue import default_catalogue
 
 FORMATS = {"date": lambda _v: True, "date-time": lambda _v: True}  # the server checks ISO text
 

@@ -14,7 +14,7 @@ import uvicorn
 
 from crewboard.app import create_app
 from crewboard.config import Settings
-from crewboard.mcp.catalogue import Catalogue
+from crewboard.contract.catalogue import Catalogue
 from crewboard.storage.database import Database
 from tests.support.schema_audit import SchemaAudit
 

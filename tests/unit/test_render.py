@@ -7,7 +7,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from crewboard.mcp.render import Reply, compact, fit_rows, fitted_answer, success
+from crewboard.contract.reply import Reply, compact, fit_rows, fitted_answer
+from crewboard.mcp.render import success
 
 
 def answer(shown: list[Any]) -> dict[str, Any]:

@@ -9,8 +9,8 @@ import pytest
 
 from crewboard.api.common import BodyChoice
 from crewboard.api.routes import all_endpoints
-from crewboard.mcp.args import input_schema
-from crewboard.mcp.catalogue import default_catalogue
+from crewboard.contract.args import input_schema
+from crewboard.contract.catalogue import default_catalogue
 
 
 def _schemas() -> Iterator[tuple[str, dict[str, Any]]]:

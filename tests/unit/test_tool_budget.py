@@ -19,10 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from crewboard.mcp.args import input_schema
-from crewboard.mcp.catalogue import DEFAULT_TOOLSETS, default_catalogue
+from crewboard.contract.args import input_schema
+from crewboard.contract.catalogue import DEFAULT_TOOLSETS, default_catalogue
+from crewboard.contract.operation import Operation
 from crewboard.mcp.server import tool_listing
-from crewboard.mcp.tooldef import ToolDef
 from tests.support.fuzz import FORMATS, Schema
 
 DEFAULT_SET_BUDGET = 20_000  # characters of the default set's tools/list entries
@@ -31,7 +31,7 @@ AVERAGE_BUDGET = 1_075  # characters a tool on average over the whole catalogue 
 TOOLS = list(default_catalogue())
 
 
-def listed_chars(tool: ToolDef) -> int:
+def listed_chars(tool: Operation) -> int:
     """A tool's entry in tools/list as compact JSON, the way a client receives it."""
     entry = tool_listing(tool).model_dump(by_alias=True, exclude_none=True, mode="json")
     return len(json.dumps(entry, separators=(",", ":"), ensure_ascii=False))
@@ -61,7 +61,7 @@ def _nodes(node: Any) -> list[Any]:
 
 
 @pytest.mark.parametrize("tool", TOOLS, ids=lambda t: t.name)
-def test_a_published_schema_says_each_thing_once(tool: ToolDef) -> None:
+def test_a_published_schema_says_each_thing_once(tool: Operation) -> None:
     schema = tool.schema()
     for node in _nodes(schema):
         assert "title" not in node or not isinstance(node["title"], str), tool.name
@@ -79,7 +79,7 @@ def test_a_published_schema_says_each_thing_once(tool: ToolDef) -> None:
 @settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_the_lean_schema_takes_exactly_what_the_full_one_takes(
-    tool: ToolDef, data: st.DataObject
+    tool: Operation, data: st.DataObject
 ) -> None:
     """Rewriting loses no constraint and adds none: valid arguments drawn from the published
     schema, and each of the fuzz suite's one-place mutations of them, are judged alike by the

@@ -36,12 +36,8 @@ from crewboard.api.common import (
     run_service,
     workspace_of,
 )
-from crewboard.domain.models import Actor
-from crewboard.errors import NotFound
-from crewboard.jsonbody import MAX_BODY, MAX_UPLOAD_BODY
-from crewboard.mcp import args as a
-from crewboard.mcp.render import WINDOW_ROOM
-from crewboard.mcp.tools.artifacts.artifacts import (
+from crewboard.contract import args as a
+from crewboard.contract.artifacts.artifacts import (
     CreateArtifact,
     GetArtifact,
     ListArtifacts,
@@ -50,6 +46,10 @@ from crewboard.mcp.tools.artifacts.artifacts import (
     WriteArtifactRevision,
     inputs,
 )
+from crewboard.contract.reply import WINDOW_ROOM
+from crewboard.domain.models import Actor
+from crewboard.errors import NotFound
+from crewboard.jsonbody import MAX_BODY, MAX_UPLOAD_BODY
 from crewboard.services.artifacts import artifacts
 from crewboard.services.identity.access import WorkspaceRef
 from crewboard.storage.database import Database

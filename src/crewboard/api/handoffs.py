@@ -29,9 +29,8 @@ from crewboard.api.common import (
     run_service,
     workspace_of,
 )
-from crewboard.domain.models import Actor
-from crewboard.mcp.args import Args
-from crewboard.mcp.tools.handoffs.handoffs import (
+from crewboard.contract.args import Args
+from crewboard.contract.handoffs.handoffs import (
     CreateActionItem,
     CreateHandoff,
     ListActionItems,
@@ -39,6 +38,7 @@ from crewboard.mcp.tools.handoffs.handoffs import (
     UpdateActionItem,
     UpdateHandoff,
 )
+from crewboard.domain.models import Actor
 from crewboard.services.handoffs import handoffs
 from crewboard.services.handoffs.handoffs import Bodies
 from crewboard.services.identity.access import WorkspaceRef

@@ -11,7 +11,7 @@ from typing import Any
 from starlette.requests import Request
 
 from crewboard.api.common import Endpoint, model_without, parse_args, query_list, run_service
-from crewboard.mcp.tools.memory import GetProjectMemory
+from crewboard.contract.memory import GetProjectMemory
 from crewboard.services.memory import records as memory
 
 

@@ -14,7 +14,7 @@ from pydantic import Field
 from starlette.requests import Request
 
 from crewboard.api.common import Endpoint, parse_args, query_params, read_body, run_service
-from crewboard.mcp import args as a
+from crewboard.contract import args as a
 from crewboard.services.notifications import inbox
 from crewboard.services.paging import MAX_PAGE
 

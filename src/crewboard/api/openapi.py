@@ -15,8 +15,8 @@ from typing import Any
 from crewboard import __version__
 from crewboard.api.common import BodyChoice, Endpoint
 from crewboard.api.routes import all_endpoints
+from crewboard.contract.args import Args, input_schema
 from crewboard.errors import ERROR_TYPES
-from crewboard.mcp.args import Args, input_schema
 
 _ERROR = {
     "type": "object",

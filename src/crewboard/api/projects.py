@@ -30,7 +30,7 @@ from crewboard.api.common import (
     run_service,
     workspace_of,
 )
-from crewboard.mcp import args as a
+from crewboard.contract import args as a
 from crewboard.services.projects import projects, state, team
 from crewboard.services.screens import project as project_screen
 

@@ -33,17 +33,17 @@ from crewboard.api.common import (
     workspace_of,
 )
 from crewboard.config import Settings
-from crewboard.domain.models import Actor
-from crewboard.errors import ValidationFailed
-from crewboard.mcp import args as a
-from crewboard.mcp.render import RESPONSE_BUDGET
-from crewboard.mcp.tools.sessions.sessions import (
+from crewboard.contract import args as a
+from crewboard.contract.reply import RESPONSE_BUDGET
+from crewboard.contract.sessions.sessions import (
     GetSpecSession,
     ListSpecSessions,
     RenameSpecSession,
     SessionAction,
     StartSpecSession,
 )
+from crewboard.domain.models import Actor
+from crewboard.errors import ValidationFailed
 from crewboard.services.sessions import models, sessions
 from crewboard.services.sessions.context import session_context
 from crewboard.services.sessions.waiting import wait_for_turn

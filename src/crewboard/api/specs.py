@@ -42,24 +42,22 @@ from crewboard.api.common import (
     run_service,
     workspace_of,
 )
-from crewboard.errors import ValidationFailed
-from crewboard.jsonbody import MAX_UPLOAD_BODY
-from crewboard.mcp import args as a
-from crewboard.mcp.tools.specs.attachments import (
+from crewboard.contract import args as a
+from crewboard.contract.specs.attachments import (
     MAX_ATTACHMENT_BASE64,
     GetAttachment,
     ListAttachments,
     ReadAttachment,
     UploadAttachment,
 )
-from crewboard.mcp.tools.specs.comments import (
+from crewboard.contract.specs.comments import (
     CreateSpecFileCommentThread,
     DeleteSpecFileComment,
     ListSpecFileComments,
     ReplySpecFileCommentThread,
     UpdateSpecFileComment,
 )
-from crewboard.mcp.tools.specs.files import (
+from crewboard.contract.specs.files import (
     GetSpecFile,
     ListSpecFiles,
     ReadSpecFile,
@@ -67,6 +65,8 @@ from crewboard.mcp.tools.specs.files import (
     UpdateSpecFile,
     UploadSpecFile,
 )
+from crewboard.errors import ValidationFailed
+from crewboard.jsonbody import MAX_UPLOAD_BODY
 from crewboard.services.specs import attachments, comments, files
 
 TEXT = "text/plain; charset=utf-8"

@@ -12,8 +12,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from crewboard.config import Settings
+from crewboard.contract.catalogue import Catalogue, default_catalogue
 from crewboard.jsonbody import MAX_UPLOAD_BODY
-from crewboard.mcp.catalogue import Catalogue, default_catalogue
 from crewboard.mcp.exchange import SingleExchange
 from crewboard.mcp.http import (
     METADATA_PATH,

@@ -32,11 +32,12 @@ from mcp.types import (
     TextContent,
 )
 
+from crewboard.contract.operation import Operation
+from crewboard.contract.reply import RESPONSE_BUDGET, compact
 from crewboard.domain.models import Actor
 from crewboard.errors import CrewboardError
 from crewboard.mcp.caller import Caller
-from crewboard.mcp.render import RESPONSE_BUDGET, compact, unexpected
-from crewboard.mcp.tooldef import ToolDef
+from crewboard.mcp.render import unexpected
 from crewboard.services.board import queries as task_queries
 from crewboard.services.projects import projects as project_reads
 from crewboard.services.projects import state
@@ -283,7 +284,7 @@ class Prompts:
         self,
         db: Database,
         caller: Callable[[], Caller],
-        shown: Callable[[Caller], Awaitable[list[ToolDef]]],
+        shown: Callable[[Caller], Awaitable[list[Operation]]],
     ) -> None:
         self.db = db
         self.caller = caller

@@ -44,12 +44,13 @@ from mcp.types import (
     TextResourceContents,
 )
 
+from crewboard.contract.catalogue import Catalogue
+from crewboard.contract.reply import RESPONSE_BUDGET, compact, fit_rows
 from crewboard.domain.models import Actor
 from crewboard.domain.validation import INT32_MAX
 from crewboard.errors import CrewboardError
 from crewboard.mcp.caller import Caller
-from crewboard.mcp.catalogue import Catalogue
-from crewboard.mcp.render import RESPONSE_BUDGET, compact, fit_rows, unexpected
+from crewboard.mcp.render import unexpected
 from crewboard.services.board import queries as task_queries
 from crewboard.services.board.fitting import cut_fields, fit_task_answer
 from crewboard.services.board.readables import (

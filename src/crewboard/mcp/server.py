@@ -25,16 +25,17 @@ from pydantic import ValidationError
 
 from crewboard import __version__
 from crewboard.config import Settings
+from crewboard.contract.args import argument_error, validate_arguments
+from crewboard.contract.catalogue import Catalogue, default_catalogue
+from crewboard.contract.operation import Call, Operation
+from crewboard.contract.reply import Reply
 from crewboard.domain.identity.access import Toolset
 from crewboard.errors import CrewboardError, PermissionDenied, Unauthenticated, ValidationFailed
-from crewboard.mcp.args import argument_error, validate_arguments
 from crewboard.mcp.caller import CURRENT_CALLER, STDIO_SECRET, STDIO_TOOLSETS, Caller
-from crewboard.mcp.catalogue import Catalogue, default_catalogue
 from crewboard.mcp.instructions import INTRO, instructions_for
 from crewboard.mcp.prompts import Prompts
-from crewboard.mcp.render import Reply, failure, success
+from crewboard.mcp.render import failure, success
 from crewboard.mcp.resources import Resources
-from crewboard.mcp.tooldef import Call, ToolDef
 from crewboard.services.identity.access import highest_role
 from crewboard.services.identity.tokens import authenticate_token
 from crewboard.storage.database import Database
@@ -45,7 +46,7 @@ log = logging.getLogger("crewboard.mcp")
 UNAUTHORIZED = -32001  # JSON-RPC server error: the token is missing, unknown or revoked
 
 
-def tool_listing(tool: ToolDef) -> Tool:
+def tool_listing(tool: Operation) -> Tool:
     """A tool as `tools/list` shows it. The hints say only what differs from the protocol's
     defaults (not read-only, destructive, not idempotent, open world): the title is the tool's
     own, and a read-only tool needs no destructive or idempotent hint."""
@@ -64,7 +65,7 @@ def tool_listing(tool: ToolDef) -> Tool:
     )
 
 
-async def shown_tools(db: Database, tools: Catalogue, caller: Caller) -> list[ToolDef]:
+async def shown_tools(db: Database, tools: Catalogue, caller: Caller) -> list[Operation]:
     """What `tools/list`, the instructions and the prompts show this caller: its scopes, its
     highest project role and the toolsets it asked for (see Catalogue.visible)."""
     role = await to_thread.run_sync(highest_role, db, caller.actor)
@@ -72,7 +73,7 @@ async def shown_tools(db: Database, tools: Catalogue, caller: Caller) -> list[To
     return _for_transport(shown)
 
 
-def _for_transport(shown: list[ToolDef]) -> list[ToolDef]:
+def _for_transport(shown: list[Operation]) -> list[Operation]:
     """Tools that work with the caller's own disk only on stdio, where the server runs on it."""
     if STDIO_SECRET.get() is not None:
         return shown

@@ -23,9 +23,9 @@ from crewboard.api.common import (
     reads_headers,
     run_service,
 )
+from crewboard.contract.args import Args, Offset, WorkspaceId
+from crewboard.contract.board.notes import NoteText, OutputContent, OutputName
 from crewboard.domain.validation import INT32_MAX
-from crewboard.mcp.args import Args, Offset, WorkspaceId
-from crewboard.mcp.tools.board.notes import NoteText, OutputContent, OutputName
 from crewboard.services.board import notes as task_notes
 from crewboard.services.paging import MAX_PAGE
 

@@ -31,14 +31,14 @@ from crewboard.api.common import (
     refuse_carried,
     run_service,
 )
+from crewboard.contract.args import Revision
+from crewboard.contract.board.tasks import CreateTask, GetTask, ListTasks, TaskPatch, fields_of
+from crewboard.contract.board.week import ListTaskEvents
+from crewboard.contract.reply import fit_rows
 from crewboard.domain.board.tasks import TaskStatus
 from crewboard.domain.identity.access import parse_enum_list
 from crewboard.domain.validation import parse_whole
 from crewboard.errors import ValidationFailed
-from crewboard.mcp.args import Revision
-from crewboard.mcp.render import fit_rows
-from crewboard.mcp.tools.board.tasks import CreateTask, GetTask, ListTasks, TaskPatch, fields_of
-from crewboard.mcp.tools.board.week import ListTaskEvents
 from crewboard.services.board import queries as task_queries
 from crewboard.services.board import tasks, week
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef

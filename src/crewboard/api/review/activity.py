@@ -23,9 +23,9 @@ from crewboard.api.common import (
     reads_headers,
     run_service,
 )
-from crewboard.mcp.args import Args, Offset
-from crewboard.mcp.tools.review import activity as activity_tools
-from crewboard.mcp.tools.review import proposals as proposal_tools
+from crewboard.contract.args import Args, Offset
+from crewboard.contract.review import activity as activity_tools
+from crewboard.contract.review import proposals as proposal_tools
 from crewboard.services.review import activity, messages, proposals
 
 

@@ -23,8 +23,8 @@ from crewboard.api.common import (
     reads_headers,
     run_service,
 )
-from crewboard.mcp.args import Args, Offset
-from crewboard.mcp.tools.review.drafts import DraftFields, ResultFields
+from crewboard.contract.args import Args, Offset
+from crewboard.contract.review.drafts import DraftFields, ResultFields
 from crewboard.services.identity.access import ANY_WORKSPACE
 from crewboard.services.paging import MAX_PAGE
 from crewboard.services.review import drafts

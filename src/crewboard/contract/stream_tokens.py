@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from crewboard.contract.args import Args
+from crewboard.contract.operation import Call, Operation
+from crewboard.contract.reply import Reply
 from crewboard.domain.identity.access import Role, Toolset
-from crewboard.mcp.args import Args
-from crewboard.mcp.render import Reply
-from crewboard.mcp.tooldef import Call, ToolDef
 from crewboard.services.identity import stream_tokens
 
 
@@ -60,8 +60,8 @@ def revoke_stream_token(call: Call, args: RevokeStreamToken) -> Reply:
     )
 
 
-TOOLS = (
-    ToolDef(
+OPERATIONS = (
+    Operation(
         name="create_stream_token",
         title="Create a stream token",
         description=(
@@ -76,7 +76,7 @@ TOOLS = (
         idempotent=False,
         write_role=Role.READ,
     ),
-    ToolDef(
+    Operation(
         name="list_stream_tokens",
         title="List stream tokens",
         description="Your stream tokens: projects, expiry, whether each still works (never the secret).",
@@ -85,7 +85,7 @@ TOOLS = (
         run=list_stream_tokens,
         needs_project=False,
     ),
-    ToolDef(
+    Operation(
         name="revoke_stream_token",
         title="Revoke a stream token",
         description="Stop one of your stream tokens at once; its open streams end.",

@@ -7,12 +7,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from crewboard.contract.args import Args, IdempotencyKey, ProjectRef, WorkspaceId
+from crewboard.contract.board.tasks import Priority, Status, TaskRef, TaskType
+from crewboard.contract.operation import Call, Operation, keyed_write
+from crewboard.contract.reply import Reply
 from crewboard.domain.board.tasks import MAX_LONG_TEXT, MAX_TITLE
 from crewboard.domain.identity.access import Scope, Toolset
-from crewboard.mcp.args import Args, IdempotencyKey, ProjectRef, WorkspaceId
-from crewboard.mcp.render import Reply
-from crewboard.mcp.tooldef import Call, ToolDef, keyed_write
-from crewboard.mcp.tools.board.tasks import Priority, Status, TaskRef, TaskType
 from crewboard.services.idempotency import KeyedResult
 from crewboard.services.projects.team import MAX_ROLE_NAME, MAX_ROLE_TEXT
 from crewboard.services.review import proposal_cards, proposals
@@ -184,7 +184,7 @@ def _card_tool(
     run: Callable[[Call, Any], Reply],
     *,
     team: bool = False,
-) -> ToolDef:
+) -> Operation:
     """A proposal: a write (it adds a card) that is safe to retry with its idempotencyKey."""
     return keyed_write(
         name,
@@ -197,7 +197,7 @@ def _card_tool(
     )
 
 
-TOOLS = (
+OPERATIONS = (
     _card_tool(
         "propose_task",
         "Propose a new task",

@@ -6,10 +6,10 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from crewboard.contract.args import Args, Day, Moment
+from crewboard.contract.operation import Call, Operation
+from crewboard.contract.reply import RESPONSE_BUDGET, Reply, compact, fit_rows
 from crewboard.domain.identity.access import Toolset
-from crewboard.mcp.args import Args, Day, Moment
-from crewboard.mcp.render import RESPONSE_BUDGET, Reply, compact, fit_rows
-from crewboard.mcp.tooldef import Call, ToolDef
 from crewboard.services.board import week
 
 EventType = Literal["assignment_changed", "status_changed", "blocker_changed"]
@@ -137,8 +137,8 @@ def _fit_week(body: dict[str, Any]) -> int:
     return dropped
 
 
-TOOLS = (
-    ToolDef(
+OPERATIONS = (
+    Operation(
         name="list_task_events",
         title="List task lifecycle events",
         description=(
@@ -150,7 +150,7 @@ TOOLS = (
         toolset=Toolset.PLANNING,
         run=list_task_events,
     ),
-    ToolDef(
+    Operation(
         name="get_week",
         title="Read the week",
         description=(

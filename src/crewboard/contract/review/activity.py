@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from crewboard.contract.args import Args, IdempotencyKey, ProjectRef, WorkspaceId
+from crewboard.contract.operation import Call, Operation
+from crewboard.contract.reply import Reply, fit_rows
 from crewboard.domain.identity.access import Scope, Toolset
-from crewboard.mcp.args import Args, IdempotencyKey, ProjectRef, WorkspaceId
-from crewboard.mcp.render import Reply, fit_rows
-from crewboard.mcp.tooldef import Call, ToolDef
 from crewboard.services.review import activity, messages
 
 
@@ -80,8 +80,8 @@ def post_message(call: Call, args: PostMessage) -> Reply:
     return Reply(result.body, note)
 
 
-TOOLS = (
-    ToolDef(
+OPERATIONS = (
+    Operation(
         name="list_activity",
         title="Follow the activity",
         description=(
@@ -93,7 +93,7 @@ TOOLS = (
         toolset=Toolset.REVIEW,
         run=list_activity,
     ),
-    ToolDef(
+    Operation(
         name="post_message",
         title="Message a participant",
         description=(

@@ -13,9 +13,9 @@ import os
 import tempfile
 from pathlib import Path, PurePosixPath
 
+from crewboard.contract.operation import Call
 from crewboard.domain.specs import MAX_FILE_BYTES
 from crewboard.errors import AlreadyExists, LimitExceeded, PermissionDenied, ValidationFailed
-from crewboard.mcp.tooldef import Call
 
 DEFAULT_FOLDER = ".specs"
 

@@ -1,6 +1,6 @@
 """What a tool is: its definition and what its handler is given.
 
-Tool modules (`mcp/tools/<area>/…`) build `ToolDef`s; the catalogue only gathers them. Keeping
+Tool modules (`contract/<area>/…`) build `Operation`s; the catalogue only gathers them. Keeping
 these types below both is what lets the catalogue import every tool module at the top.
 """
 
@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from crewboard.config import Settings
+from crewboard.contract.args import Args, input_schema
+from crewboard.contract.reply import Reply
+from crewboard.contract.schema import lean_schema
 from crewboard.domain.identity.access import Role, Scope, Toolset
 from crewboard.domain.models import Actor
-from crewboard.mcp.args import Args, input_schema
-from crewboard.mcp.render import Reply
-from crewboard.mcp.schema import lean_schema
 from crewboard.storage.database import Database
 
 
@@ -35,7 +35,7 @@ class Call:
 
 
 @dataclass(frozen=True)
-class ToolDef:
+class Operation:
     name: str
     title: str
     description: str
@@ -88,10 +88,10 @@ def keyed_write(
     *,
     toolset: Toolset,
     scopes: tuple[Scope, ...] = (Scope.TASKS_MANAGE,),
-) -> ToolDef:
+) -> Operation:
     """A write that is safe to retry with its idempotencyKey: it changes state, destroys
     nothing, and the same key and arguments answer the first acknowledgement again."""
-    return ToolDef(
+    return Operation(
         name=name,
         title=title,
         description=description,

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from crewboard.contract import args as a
+from crewboard.contract.operation import Call, Operation
+from crewboard.contract.reply import Reply
 from crewboard.domain.identity.access import Scope, Toolset
-from crewboard.mcp import args as a
-from crewboard.mcp.render import Reply
-from crewboard.mcp.tooldef import Call, ToolDef
 from crewboard.services.projects import state
 
 
@@ -31,8 +31,8 @@ def update_project_state(call: Call, args: a.UpdateProjectState) -> Reply:
     return Reply(saved, note)
 
 
-TOOLS = (
-    ToolDef(
+OPERATIONS = (
+    Operation(
         name="get_project_state",
         title="Read the state page",
         description=(
@@ -43,7 +43,7 @@ TOOLS = (
         toolset=Toolset.BOARD,
         run=get_project_state,
     ),
-    ToolDef(
+    Operation(
         name="update_project_state",
         title="Rewrite the state page",
         description=(

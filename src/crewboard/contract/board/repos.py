@@ -6,11 +6,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from crewboard.contract.args import Args
+from crewboard.contract.board.notes import TaskWrite, keyed_reply
+from crewboard.contract.operation import Call, Operation, keyed_write
+from crewboard.contract.reply import RESPONSE_BUDGET, Reply, compact, fit_rows
 from crewboard.domain.identity.access import Toolset
-from crewboard.mcp.args import Args
-from crewboard.mcp.render import RESPONSE_BUDGET, Reply, compact, fit_rows
-from crewboard.mcp.tooldef import Call, ToolDef, keyed_write
-from crewboard.mcp.tools.board.notes import TaskWrite, keyed_reply
 from crewboard.services.board import repos
 
 RepoId = Annotated[
@@ -123,8 +123,8 @@ def report_repo_status(call: Call, args: ReportRepoStatus) -> Reply:
     )
 
 
-TOOLS = (
-    ToolDef(
+OPERATIONS = (
+    Operation(
         name="list_task_repos",
         title="List repositories and task branches",
         description=(

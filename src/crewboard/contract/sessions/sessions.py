@@ -8,6 +8,9 @@ from typing import Any
 from anyio import to_thread
 from pydantic import Field
 
+from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
+from crewboard.contract.operation import Call, Operation, keyed_write
+from crewboard.contract.reply import RESPONSE_BUDGET, Reply, paged_reply
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.domain.sessions import (
     MAX_PROMPT,
@@ -21,9 +24,6 @@ from crewboard.domain.sessions import (
     Status,
 )
 from crewboard.errors import ValidationFailed
-from crewboard.mcp.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.mcp.render import RESPONSE_BUDGET, Reply, paged_reply
-from crewboard.mcp.tooldef import Call, ToolDef, keyed_write
 from crewboard.services.sessions import sessions
 from crewboard.services.sessions.context import session_context
 from crewboard.services.sessions.waiting import wait_for_turn
@@ -211,8 +211,8 @@ def delete_spec_session(call: Call, args: SessionAction) -> Reply:
     ))  # fmt: skip
 
 
-TOOLS = (
-    ToolDef(
+OPERATIONS = (
+    Operation(
         name="list_spec_sessions",
         title="List spec sessions",
         description=(
@@ -224,7 +224,7 @@ TOOLS = (
         toolset=Toolset.SPECS,
         run=list_spec_sessions,
     ),
-    ToolDef(
+    Operation(
         name="get_spec_session",
         title="Spec session details",
         description=(
@@ -252,7 +252,7 @@ TOOLS = (
         toolset=Toolset.SPECS,
         scopes=_WRITE,
     ),
-    ToolDef(
+    Operation(
         name="rename_spec_session",
         title="Rename a spec session",
         description=f"A new title, up to {MAX_TITLE} characters; archived sessions too.",
@@ -262,7 +262,7 @@ TOOLS = (
         scopes=_WRITE,
         read_only=False,
     ),
-    ToolDef(
+    Operation(
         name="archive_spec_session",
         title="Archive a spec session",
         description="Move a session out of the active list (it can be unarchived). A session "
@@ -273,7 +273,7 @@ TOOLS = (
         scopes=_WRITE,
         read_only=False,
     ),
-    ToolDef(
+    Operation(
         name="unarchive_spec_session",
         title="Unarchive a spec session",
         description="Bring an archived session back to the active list.",
@@ -283,7 +283,7 @@ TOOLS = (
         scopes=_WRITE,
         read_only=False,
     ),
-    ToolDef(
+    Operation(
         name="delete_spec_session",
         title="Delete a spec session",
         description="Delete an archived session and its conversation for good (spec files it "

@@ -9,6 +9,17 @@ from typing import Any
 
 from pydantic import Field
 
+from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
+from crewboard.contract.operation import Call, Operation, keyed_write
+from crewboard.contract.reply import (
+    RESPONSE_BUDGET,
+    WINDOW_ROOM,
+    Reply,
+    compact,
+    fit_rows,
+    paged_reply,
+    window_note,
+)
 from crewboard.domain.artifacts import (
     KEPT_REVISIONS,
     MAX_DESCRIPTION,
@@ -20,17 +31,6 @@ from crewboard.domain.artifacts import (
 from crewboard.domain.files import MAX_PATH, MAX_WINDOW_LINES
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.errors import ValidationFailed
-from crewboard.mcp.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.mcp.render import (
-    RESPONSE_BUDGET,
-    WINDOW_ROOM,
-    Reply,
-    compact,
-    fit_rows,
-    paged_reply,
-    window_note,
-)
-from crewboard.mcp.tooldef import Call, ToolDef, keyed_write
 from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
 
@@ -222,8 +222,8 @@ def rollback_artifact(call: Call, args: RollbackArtifact) -> Reply:
     return Reply(made.body, _replayed(made))
 
 
-TOOLS = (
-    ToolDef(
+OPERATIONS = (
+    Operation(
         name="list_artifacts",
         title="List artifacts",
         description="A project's artifacts, most recently changed first, with revisionCount.",
@@ -231,7 +231,7 @@ TOOLS = (
         toolset=Toolset.ARTIFACTS,
         run=list_artifacts,
     ),
-    ToolDef(
+    Operation(
         name="get_artifact",
         title="Artifact details",
         description=(
@@ -243,7 +243,7 @@ TOOLS = (
         toolset=Toolset.ARTIFACTS,
         run=get_artifact,
     ),
-    ToolDef(
+    Operation(
         name="read_artifact_file",
         title="Read an artifact file",
         description=(

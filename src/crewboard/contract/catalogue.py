@@ -8,43 +8,43 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from crewboard.contract import memory, stream_tokens
+from crewboard.contract.artifacts import artifacts
+from crewboard.contract.board import batch as task_batch
+from crewboard.contract.board import notes as task_notes
+from crewboard.contract.board import repos, tasks, week
+from crewboard.contract.handoffs import handoffs
+from crewboard.contract.operation import Operation
+from crewboard.contract.projects import projects, state, team
+from crewboard.contract.review import activity, proposals
+from crewboard.contract.review import drafts as review
+from crewboard.contract.sessions import sessions as spec_sessions
+from crewboard.contract.specs import attachments
+from crewboard.contract.specs import comments as spec_comments
+from crewboard.contract.specs import files as spec_files
 from crewboard.domain.identity.access import Role, Toolset
 from crewboard.domain.models import Actor
-from crewboard.mcp.tooldef import ToolDef
-from crewboard.mcp.tools import memory, stream_tokens
-from crewboard.mcp.tools.artifacts import artifacts
-from crewboard.mcp.tools.board import batch as task_batch
-from crewboard.mcp.tools.board import notes as task_notes
-from crewboard.mcp.tools.board import repos, tasks, week
-from crewboard.mcp.tools.handoffs import handoffs
-from crewboard.mcp.tools.projects import projects, state, team
-from crewboard.mcp.tools.review import activity, proposals
-from crewboard.mcp.tools.review import drafts as review
-from crewboard.mcp.tools.sessions import sessions as spec_sessions
-from crewboard.mcp.tools.specs import attachments
-from crewboard.mcp.tools.specs import comments as spec_comments
-from crewboard.mcp.tools.specs import files as spec_files
 from crewboard.services.identity.access import limit_of
 
 
 class Catalogue:
     """An ordered set of tools; the order is the order `tools/list` shows."""
 
-    def __init__(self, tools: Iterable[ToolDef]) -> None:
-        self._tools: dict[str, ToolDef] = {}
+    def __init__(self, tools: Iterable[Operation]) -> None:
+        self._tools: dict[str, Operation] = {}
         for tool in tools:
             if tool.name in self._tools:
                 raise ValueError(f"tool {tool.name} is in the catalogue twice")
             self._tools[tool.name] = tool
 
-    def __iter__(self) -> Iterator[ToolDef]:
+    def __iter__(self) -> Iterator[Operation]:
         return iter(self._tools.values())
 
     @property
     def names(self) -> frozenset[str]:
         return frozenset(self._tools)
 
-    def find(self, name: str) -> ToolDef | None:
+    def find(self, name: str) -> Operation | None:
         return self._tools.get(name)
 
     def visible(
@@ -54,7 +54,7 @@ class Catalogue:
         *,
         toolsets: Iterable[Toolset] | None = None,
         names: Iterable[str] | None = None,
-    ) -> list[ToolDef]:
+    ) -> list[Operation]:
         """The tools a caller is shown: what its scopes and its highest project role (`role`,
         None when it has no project) let it use, in the toolsets it asked for.
 
@@ -84,7 +84,7 @@ def default_toolsets(actor: Actor) -> tuple[Toolset, ...]:
     return DEFAULT_TOOLSETS
 
 
-def usable(tool: ToolDef, actor: Actor, role: Role | None) -> bool:
+def usable(tool: Operation, actor: Actor, role: Role | None) -> bool:
     """Whether the caller could use `tool` at all: its scopes, and its role on some project
     (a write that reaches past every project, creating one, needs an unlimited person)."""
     if not tool.needs <= actor.scopes:
@@ -100,24 +100,24 @@ def default_catalogue() -> Catalogue:
 
     return Catalogue(
         [
-            *projects.TOOLS,
-            *state.TOOLS,
-            *team.TOOLS,
-            *tasks.TOOLS,
-            *task_batch.TOOLS,
-            *week.TOOLS,
-            *task_notes.TOOLS,
-            *repos.TOOLS,
-            *review.TOOLS,
-            *proposals.TOOLS,
-            *memory.TOOLS,
-            *activity.TOOLS,
-            *spec_files.TOOLS,
-            *attachments.TOOLS,
-            *spec_comments.TOOLS,
-            *spec_sessions.TOOLS,
-            *artifacts.TOOLS,
-            *handoffs.TOOLS,
-            *stream_tokens.TOOLS,
+            *projects.OPERATIONS,
+            *state.OPERATIONS,
+            *team.OPERATIONS,
+            *tasks.OPERATIONS,
+            *task_batch.OPERATIONS,
+            *week.OPERATIONS,
+            *task_notes.OPERATIONS,
+            *repos.OPERATIONS,
+            *review.OPERATIONS,
+            *proposals.OPERATIONS,
+            *memory.OPERATIONS,
+            *activity.OPERATIONS,
+            *spec_files.OPERATIONS,
+            *attachments.OPERATIONS,
+            *spec_comments.OPERATIONS,
+            *spec_sessions.OPERATIONS,
+            *artifacts.OPERATIONS,
+            *handoffs.OPERATIONS,
+            *stream_tokens.OPERATIONS,
         ]
     )

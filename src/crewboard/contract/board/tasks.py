@@ -6,9 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from crewboard.domain.identity.access import Toolset
-from crewboard.domain.validation import INT32_MAX
-from crewboard.mcp.args import (
+from crewboard.contract.args import (
     Args,
     BoardOrder,
     Day,
@@ -17,8 +15,10 @@ from crewboard.mcp.args import (
     TaskNumber,
     WorkspaceId,
 )
-from crewboard.mcp.render import RESPONSE_BUDGET, Reply, fitted_answer
-from crewboard.mcp.tooldef import Call, ToolDef, keyed_write
+from crewboard.contract.operation import Call, Operation, keyed_write
+from crewboard.contract.reply import RESPONSE_BUDGET, Reply, fitted_answer
+from crewboard.domain.identity.access import Toolset
+from crewboard.domain.validation import INT32_MAX
 from crewboard.services.board import queries as task_queries
 from crewboard.services.board import tasks
 from crewboard.services.board.fitting import cut_fields, fit_task_answer
@@ -399,8 +399,8 @@ def assign_task(call: Call, args: AssignTask) -> Reply:
     return task_ack(result.body, note)
 
 
-TOOLS = (
-    ToolDef(
+OPERATIONS = (
+    Operation(
         name="list_tasks",
         title="List tasks",
         description=(
@@ -412,7 +412,7 @@ TOOLS = (
         toolset=Toolset.BOARD,
         run=list_tasks,
     ),
-    ToolDef(
+    Operation(
         name="list_assignee_tasks",
         title="List an assignee's tasks",
         description=(
@@ -423,7 +423,7 @@ TOOLS = (
         toolset=Toolset.PLANNING,
         run=list_assignee_tasks,
     ),
-    ToolDef(
+    Operation(
         name="get_task",
         title="Read a task",
         description=(

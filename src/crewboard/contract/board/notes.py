@@ -6,11 +6,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from crewboard.contract.args import Args, WorkspaceId
+from crewboard.contract.board.tasks import TaskRef
+from crewboard.contract.operation import Call, Operation, keyed_write
+from crewboard.contract.reply import RESPONSE_BUDGET, Reply, fit_rows
 from crewboard.domain.identity.access import Toolset
-from crewboard.mcp.args import Args, WorkspaceId
-from crewboard.mcp.render import RESPONSE_BUDGET, Reply, fit_rows
-from crewboard.mcp.tooldef import Call, ToolDef, keyed_write
-from crewboard.mcp.tools.board.tasks import TaskRef
 from crewboard.services.board import note_reads, questions
 from crewboard.services.board import notes as task_notes
 from crewboard.services.idempotency import KeyedResult
@@ -146,7 +146,7 @@ def list_task_notes(call: Call, args: ListTaskNotes) -> Reply:
     return Reply(body, note)
 
 
-TOOLS = (
+OPERATIONS = (
     keyed_write(
         "post_comment",
         "Comment on a task",
@@ -185,7 +185,7 @@ TOOLS = (
         ask_question,
         toolset=Toolset.BOARD,
     ),
-    ToolDef(
+    Operation(
         name="list_task_notes",
         title="Read a task's notes",
         description=(

@@ -6,11 +6,11 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from crewboard.contract.args import Args, Revision, WorkspaceId
+from crewboard.contract.board.tasks import TaskRef
+from crewboard.contract.operation import Call, Operation
+from crewboard.contract.reply import Reply
 from crewboard.domain.identity.access import Scope, Toolset
-from crewboard.mcp.args import Args, Revision, WorkspaceId
-from crewboard.mcp.render import Reply
-from crewboard.mcp.tooldef import Call, ToolDef
-from crewboard.mcp.tools.board.tasks import TaskRef
 from crewboard.services.idempotency import KeyedResult
 from crewboard.services.review import drafts
 
@@ -157,8 +157,8 @@ def create_draft(call: Call, args: CreateDraft) -> Reply:
     )
 
 
-TOOLS = (
-    ToolDef(
+OPERATIONS = (
+    Operation(
         name="submit_result",
         title="Hand in a finished task",
         description=(
@@ -173,7 +173,7 @@ TOOLS = (
         read_only=False,
         idempotent=True,
     ),
-    ToolDef(
+    Operation(
         name="create_draft",
         title="Propose a draft",
         description=(

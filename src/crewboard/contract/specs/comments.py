@@ -7,12 +7,12 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
+from crewboard.contract.operation import Call, Operation, keyed_write
+from crewboard.contract.reply import ROWS_BUDGET, Reply, compact, fitted_answer, page_note
 from crewboard.domain.files import MAX_PATH
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.domain.spec_comments import MAX_AFFIX, MAX_COMMENT, MAX_QUOTE, MAX_THREADS_SHOWN
-from crewboard.mcp.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.mcp.render import ROWS_BUDGET, Reply, compact, fitted_answer, page_note
-from crewboard.mcp.tooldef import Call, ToolDef, keyed_write
 from crewboard.services.paging import next_offset
 from crewboard.services.specs import comments
 from crewboard.services.specs.files import FileRef
@@ -196,8 +196,8 @@ def delete_spec_file_comment(call: Call, args: DeleteSpecFileComment) -> Reply:
 
 _WRITE = (Scope.SPECS_WRITE,)
 
-TOOLS = (
-    ToolDef(
+OPERATIONS = (
+    Operation(
         name="list_spec_file_comments",
         title="List comments on a spec file",
         description=(
@@ -229,7 +229,7 @@ TOOLS = (
         toolset=Toolset.SPECS,
         scopes=_WRITE,
     ),
-    ToolDef(
+    Operation(
         name="update_spec_file_comment",
         title="Edit your comment",
         description=(
@@ -243,7 +243,7 @@ TOOLS = (
         read_only=False,
         idempotent=False,
     ),
-    ToolDef(
+    Operation(
         name="delete_spec_file_comment",
         title="Delete your comment",
         description=(

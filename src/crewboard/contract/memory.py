@@ -6,10 +6,10 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from crewboard.contract.args import Args, Offset
+from crewboard.contract.operation import Call, Operation
+from crewboard.contract.reply import Reply, page_note
 from crewboard.domain.identity.access import Toolset
-from crewboard.mcp.args import Args, Offset
-from crewboard.mcp.render import Reply, page_note
-from crewboard.mcp.tooldef import Call, ToolDef
 from crewboard.services.memory import records as memory
 from crewboard.services.text_windows import WINDOW_LIMIT
 
@@ -84,8 +84,8 @@ def get_project_memory(call: Call, args: GetProjectMemory) -> Reply:
     return Reply(body, " ".join(n for n in notes if n) or None)
 
 
-TOOLS = (
-    ToolDef(
+OPERATIONS = (
+    Operation(
         name="get_project_memory",
         title="Read project memory",
         description=(

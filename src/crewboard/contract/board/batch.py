@@ -6,12 +6,12 @@ from typing import Annotated, Literal, get_args
 
 from pydantic import Field, WithJsonSchema
 
+from crewboard.contract.args import Args, Day, ProjectRef, WorkspaceId
+from crewboard.contract.board.tasks import AssigneeType, Priority, Status, Tag, TaskRef
+from crewboard.contract.operation import Call, keyed_write
+from crewboard.contract.reply import Reply
 from crewboard.domain.identity.access import Toolset
 from crewboard.domain.validation import INT32_MAX
-from crewboard.mcp.args import Args, Day, ProjectRef, WorkspaceId
-from crewboard.mcp.render import Reply
-from crewboard.mcp.tooldef import Call, keyed_write
-from crewboard.mcp.tools.board.tasks import AssigneeType, Priority, Status, Tag, TaskRef
 from crewboard.services.board import batch as task_batch
 from crewboard.services.board.batch_checks import PLANNING_FIELDS
 
@@ -142,7 +142,7 @@ def set_task_status(call: Call, args: SetTaskStatus) -> Reply:
     return Reply(result.body, " ".join(notes) or None)
 
 
-TOOLS = (
+OPERATIONS = (
     keyed_write(
         "update_tasks",
         "Plan several tasks",

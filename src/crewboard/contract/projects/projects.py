@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from crewboard.contract import args as a
+from crewboard.contract.operation import Call, Operation
+from crewboard.contract.reply import RESPONSE_BUDGET, Reply, fit_rows, page_note
 from crewboard.domain.identity.access import Scope, Toolset
-from crewboard.mcp import args as a
-from crewboard.mcp.render import RESPONSE_BUDGET, Reply, fit_rows, page_note
-from crewboard.mcp.tooldef import Call, ToolDef
 from crewboard.services.projects import projects
 from crewboard.services.screens import project as project_screen
 from crewboard.services.text_windows import cut_texts, json_size
@@ -93,8 +93,8 @@ def delete_project(call: Call, args: a.ProjectAction) -> Reply:
     )
 
 
-TOOLS = (
-    ToolDef(
+OPERATIONS = (
+    Operation(
         name="list_projects",
         title="List projects",
         description=(
@@ -106,7 +106,7 @@ TOOLS = (
         run=list_projects,
         needs_project=False,
     ),
-    ToolDef(
+    Operation(
         name="get_project",
         title="Get a project",
         description=(
@@ -117,7 +117,7 @@ TOOLS = (
         toolset=Toolset.BOARD,
         run=get_project,
     ),
-    ToolDef(
+    Operation(
         name="create_project",
         title="Create a project",
         description="Create a project; you become its admin.",
@@ -129,7 +129,7 @@ TOOLS = (
         idempotent=True,
         needs_project=False,
     ),
-    ToolDef(
+    Operation(
         name="update_project",
         title="Update a project",
         description="Change a project's fields (admin role); omitted fields stay.",
@@ -140,7 +140,7 @@ TOOLS = (
         read_only=False,
         idempotent=True,
     ),
-    ToolDef(
+    Operation(
         name="archive_project",
         title="Archive a project",
         description="Archive a project (admin role); archiving it again changes nothing.",
@@ -151,7 +151,7 @@ TOOLS = (
         read_only=False,
         idempotent=True,
     ),
-    ToolDef(
+    Operation(
         name="unarchive_project",
         title="Unarchive a project",
         description="Bring an archived project back (admin role).",
@@ -162,7 +162,7 @@ TOOLS = (
         read_only=False,
         idempotent=True,
     ),
-    ToolDef(
+    Operation(
         name="delete_project",
         title="Delete a project",
         description="Delete an archived project and all in it, for good (admin role). Archive it first.",

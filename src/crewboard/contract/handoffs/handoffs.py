@@ -7,6 +7,9 @@ from typing import Any
 
 from pydantic import Field
 
+from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
+from crewboard.contract.operation import Call, Operation, keyed_write
+from crewboard.contract.reply import ROWS_BUDGET, Reply, paged_reply
 from crewboard.domain.handoffs import (
     MAX_BODY,
     MAX_ITEM_TEXT,
@@ -15,9 +18,6 @@ from crewboard.domain.handoffs import (
     ItemStatus,
 )
 from crewboard.domain.identity.access import Scope, Toolset
-from crewboard.mcp.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.mcp.render import ROWS_BUDGET, Reply, paged_reply
-from crewboard.mcp.tooldef import Call, ToolDef, keyed_write
 from crewboard.services.handoffs import handoffs
 from crewboard.services.handoffs.handoffs import Bodies
 
@@ -242,24 +242,24 @@ def update_handoff_action_item(call: Call, args: UpdateActionItem) -> Reply:
     )
 
 
-def _edit(name: str, title: str, description: str, args: type[Args], run: Any) -> ToolDef:
+def _edit(name: str, title: str, description: str, args: type[Args], run: Any) -> Operation:
     """A write that names the updatedAt it read: a retry after it landed is refused as stale,
     so it is not idempotent."""
-    return ToolDef(
+    return Operation(
         name=name, title=title, description=description + PERSON_ONLY, args=args,
         toolset=Toolset.HANDOFFS, run=run, scopes=(Scope.TASKS_MANAGE,), read_only=False,
         idempotent=False,
     )  # fmt: skip
 
 
-def _read(name: str, title: str, description: str, args: type[Args], run: Any) -> ToolDef:
-    return ToolDef(
+def _read(name: str, title: str, description: str, args: type[Args], run: Any) -> Operation:
+    return Operation(
         name=name, title=title, description=description + PERSON_ONLY, args=args,
         toolset=Toolset.HANDOFFS, run=run,
     )  # fmt: skip
 
 
-TOOLS = (
+OPERATIONS = (
     keyed_write(
         "create_handoff",
         "Write a shift handoff",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from crewboard.contract import args as a
+from crewboard.contract.operation import Call, Operation
+from crewboard.contract.reply import RESPONSE_BUDGET, Reply, compact
 from crewboard.domain.identity.access import Toolset
-from crewboard.mcp import args as a
-from crewboard.mcp.render import RESPONSE_BUDGET, Reply, compact
-from crewboard.mcp.tooldef import Call, ToolDef
 from crewboard.services.projects import team
 from crewboard.services.text_windows import leading_rows
 
@@ -52,8 +52,8 @@ def _fit(teams: list[dict[str, Any]], room: int) -> tuple[list[dict[str, Any]], 
     return kept, False
 
 
-TOOLS = (
-    ToolDef(
+OPERATIONS = (
+    Operation(
         name="list_team",
         title="List the team",
         description=(

@@ -8,19 +8,14 @@ import binascii
 
 from pydantic import Field
 
+from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
+from crewboard.contract.operation import Call, Operation, keyed_write
+from crewboard.contract.reply import WINDOW_ROOM, Reply, paged_reply, window_note
+from crewboard.contract.specs import local
 from crewboard.domain.files import MAX_PATH, MAX_WINDOW_LINES
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.errors import ValidationFailed
 from crewboard.jsonbody import MAX_UPLOAD_BODY
-from crewboard.mcp.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.mcp.render import (
-    WINDOW_ROOM,
-    Reply,
-    paged_reply,
-    window_note,
-)
-from crewboard.mcp.tooldef import Call, ToolDef, keyed_write
-from crewboard.mcp.tools.specs import local
 from crewboard.services.specs import files
 from crewboard.services.specs.files import FileRef
 
@@ -246,8 +241,8 @@ def download_spec_file(call: Call, args: DownloadSpecFile) -> Reply:
 
 _WRITE = (Scope.SPECS_WRITE,)
 
-TOOLS = (
-    ToolDef(
+OPERATIONS = (
+    Operation(
         name="list_spec_files",
         title="List spec files",
         description=(
@@ -258,7 +253,7 @@ TOOLS = (
         toolset=Toolset.SPECS,
         run=list_spec_files,
     ),
-    ToolDef(
+    Operation(
         name="get_spec_file",
         title="Spec file details",
         description=(
@@ -269,7 +264,7 @@ TOOLS = (
         toolset=Toolset.SPECS,
         run=get_spec_file,
     ),
-    ToolDef(
+    Operation(
         name="read_spec_file",
         title="Read a spec file",
         description=(
@@ -302,7 +297,7 @@ TOOLS = (
         toolset=Toolset.SPECS,
         scopes=_WRITE,
     ),
-    ToolDef(
+    Operation(
         name="move_spec_file_to_trash",
         title="Move a spec file to the trash",
         description=(
@@ -315,7 +310,7 @@ TOOLS = (
         scopes=_WRITE,
         read_only=False,
     ),
-    ToolDef(
+    Operation(
         name="restore_spec_file_from_trash",
         title="Restore a spec file",
         description="Take a file out of the trash bin, back at its path.",
@@ -325,7 +320,7 @@ TOOLS = (
         scopes=_WRITE,
         read_only=False,
     ),
-    ToolDef(
+    Operation(
         name="download_spec_file",
         title="Save a spec file to disk",
         description=(

@@ -8,19 +8,14 @@ import binascii
 
 from pydantic import Field
 
+from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
+from crewboard.contract.operation import Call, Operation, keyed_write
+from crewboard.contract.reply import WINDOW_ROOM, Reply, paged_reply, window_note
+from crewboard.contract.specs import local
 from crewboard.domain.files import MAX_WINDOW_LINES
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.domain.specs import MAX_ATTACHMENT_BYTES, MAX_ATTACHMENT_NAME
 from crewboard.errors import ValidationFailed
-from crewboard.mcp.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.mcp.render import (
-    WINDOW_ROOM,
-    Reply,
-    paged_reply,
-    window_note,
-)
-from crewboard.mcp.tooldef import Call, ToolDef, keyed_write
-from crewboard.mcp.tools.specs import local
 from crewboard.services.specs import attachments
 
 # Characters of the largest attachment as base64: four for every three bytes, padded.
@@ -133,8 +128,8 @@ def upload_attachment(call: Call, args: UploadAttachment) -> Reply:
     )
 
 
-TOOLS = (
-    ToolDef(
+OPERATIONS = (
+    Operation(
         name="list_attachments",
         title="List attachments",
         description="A project's attachments by name, with kind, type and size.",
@@ -142,7 +137,7 @@ TOOLS = (
         toolset=Toolset.SPECS,
         run=list_attachments,
     ),
-    ToolDef(
+    Operation(
         name="get_attachment",
         title="Attachment details",
         description="One attachment's name, kind, media type, size and who added it.",
@@ -150,7 +145,7 @@ TOOLS = (
         toolset=Toolset.SPECS,
         run=get_attachment,
     ),
-    ToolDef(
+    Operation(
         name="read_attachment",
         title="Read an attachment",
         description=(

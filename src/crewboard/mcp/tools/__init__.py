@@ -1,1 +1,0 @@
-"""Tool handlers: each parses nothing (the argument model did), calls one service, renders."""
