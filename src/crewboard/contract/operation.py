@@ -1,7 +1,8 @@
-"""What a tool is: its definition and what its handler is given.
+"""What an operation is: its one declaration, and what its handler is given.
 
-Tool modules (`contract/<area>/…`) build `Operation`s; the catalogue only gathers them. Keeping
-these types below both is what lets the catalogue import every tool module at the top.
+Area modules (`contract/<area>/…`) declare `Operation`s; the catalogue only gathers them, and
+every door is built from the catalogue: MCP tools, REST routes (`rest`), CLI commands (`cli`).
+Keeping these types below the doors is what lets each door import the catalogue at the top.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from crewboard.config import Settings
 from crewboard.contract.args import Args, input_schema
@@ -35,6 +36,31 @@ class Call:
 
 
 @dataclass(frozen=True)
+class Rest:
+    """An operation's REST route. Each `{name}` in `path` fills the argument of that name
+    (`{project}` → projectId, `{task}` → taskId, `{path}` → path); the other arguments come
+    from the query string (GET, DELETE) or the JSON body (POST, PATCH, PUT)."""
+
+    method: Literal["GET", "POST", "PATCH", "PUT", "DELETE"]
+    path: str
+    status: int = 200  # the status of a success (201 for a keyed create)
+
+
+@dataclass(frozen=True)
+class Cli:
+    """An operation's CLI command: `crewboard <words...>` (e.g. ("week", "show"))."""
+
+    words: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class NoDoor:
+    """Why an operation has no route or command on a door (e.g. it works on the caller's disk)."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
 class Operation:
     name: str
     title: str
@@ -53,6 +79,15 @@ class Operation:
     writes_locally: bool = False
     # The project role a write needs when it is not WRITE (a stream token only reads: READ).
     write_role: Role | None = None
+    # The other doors: its REST route and CLI command, or why it has none. None: not declared
+    # yet (a test lists every operation still without one).
+    rest: Rest | NoDoor | None = None
+    cli: Cli | NoDoor | None = None
+
+    @property
+    def area(self) -> str:
+        """The area the operation belongs to: the contract package (or module) declaring it."""
+        return self.run.__module__.split(".")[2]
 
     @property
     def needs(self) -> frozenset[Scope]:
@@ -88,6 +123,8 @@ def keyed_write(
     *,
     toolset: Toolset,
     scopes: tuple[Scope, ...] = (Scope.TASKS_MANAGE,),
+    rest: Rest | NoDoor | None = None,
+    cli: Cli | NoDoor | None = None,
 ) -> Operation:
     """A write that is safe to retry with its idempotencyKey: it changes state, destroys
     nothing, and the same key and arguments answer the first acknowledgement again."""
@@ -101,4 +138,6 @@ def keyed_write(
         scopes=scopes,
         read_only=False,
         idempotent=True,
+        rest=rest,
+        cli=cli,
     )
