@@ -97,5 +97,8 @@ OPERATIONS = (
         args=GetProjectMemory,
         toolset=Toolset.MEMORY,
         run=get_project_memory,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
 )

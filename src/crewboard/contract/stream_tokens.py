@@ -75,6 +75,9 @@ OPERATIONS = (
         read_only=False,
         idempotent=False,
         write_role=Role.READ,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     Operation(
         name="list_stream_tokens",
@@ -84,6 +87,9 @@ OPERATIONS = (
         toolset=Toolset.ADMIN,
         run=list_stream_tokens,
         needs_project=False,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     Operation(
         name="revoke_stream_token",
@@ -95,5 +101,8 @@ OPERATIONS = (
         read_only=False,
         idempotent=True,
         write_role=Role.READ,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
 )

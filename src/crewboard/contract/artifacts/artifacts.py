@@ -230,6 +230,9 @@ OPERATIONS = (
         args=ListArtifacts,
         toolset=Toolset.ARTIFACTS,
         run=list_artifacts,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     Operation(
         name="get_artifact",
@@ -242,6 +245,9 @@ OPERATIONS = (
         args=GetArtifact,
         toolset=Toolset.ARTIFACTS,
         run=get_artifact,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     Operation(
         name="read_artifact_file",
@@ -253,6 +259,9 @@ OPERATIONS = (
         args=ReadArtifactFile,
         toolset=Toolset.ARTIFACTS,
         run=read_artifact_file,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     keyed_write(
         "create_artifact",
@@ -264,6 +273,9 @@ OPERATIONS = (
         create_artifact,
         toolset=Toolset.ARTIFACTS,
         scopes=(Scope.SPECS_WRITE,),
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     keyed_write(
         "write_artifact_revision",
@@ -276,6 +288,9 @@ OPERATIONS = (
         write_artifact_revision,
         toolset=Toolset.ARTIFACTS,
         scopes=(Scope.SPECS_WRITE,),
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     keyed_write(
         "rollback_artifact",
@@ -287,5 +302,8 @@ OPERATIONS = (
         rollback_artifact,
         toolset=Toolset.ARTIFACTS,
         scopes=(Scope.SPECS_WRITE,),
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
 )

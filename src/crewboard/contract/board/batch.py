@@ -154,6 +154,9 @@ OPERATIONS = (
         UpdateTasks,
         update_tasks,
         toolset=Toolset.PLANNING,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     keyed_write(
         "set_task_status",
@@ -165,5 +168,8 @@ OPERATIONS = (
         SetTaskStatus,
         set_task_status,
         toolset=Toolset.BOARD,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
 )

@@ -154,6 +154,9 @@ OPERATIONS = (
         PostComment,
         post_comment,
         toolset=Toolset.BOARD,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     keyed_write(
         "agent_update",
@@ -162,6 +165,9 @@ OPERATIONS = (
         AgentUpdate,
         agent_update,
         toolset=Toolset.BOARD,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     keyed_write(
         "save_output",
@@ -173,6 +179,9 @@ OPERATIONS = (
         SaveOutput,
         save_output,
         toolset=Toolset.BOARD,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     keyed_write(
         "ask_question",
@@ -184,6 +193,9 @@ OPERATIONS = (
         AskQuestion,
         ask_question,
         toolset=Toolset.BOARD,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     Operation(
         name="list_task_notes",
@@ -195,5 +207,8 @@ OPERATIONS = (
         args=ListTaskNotes,
         toolset=Toolset.BOARD,
         run=list_task_notes,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
 )

@@ -134,6 +134,9 @@ OPERATIONS = (
         args=ListTaskRepos,
         toolset=Toolset.BOARD,
         run=list_task_repos,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     keyed_write(
         "propose_repo_change",
@@ -145,6 +148,9 @@ OPERATIONS = (
         ProposeRepoChange,
         propose_repo_change,
         toolset=Toolset.BOARD,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     keyed_write(
         "report_repo_status",
@@ -156,5 +162,8 @@ OPERATIONS = (
         ReportRepoStatus,
         report_repo_status,
         toolset=Toolset.BOARD,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
 )

@@ -411,6 +411,9 @@ OPERATIONS = (
         args=ListTasks,
         toolset=Toolset.BOARD,
         run=list_tasks,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     Operation(
         name="list_assignee_tasks",
@@ -422,6 +425,9 @@ OPERATIONS = (
         args=ListAssigneeTasks,
         toolset=Toolset.PLANNING,
         run=list_assignee_tasks,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     Operation(
         name="get_task",
@@ -437,6 +443,9 @@ OPERATIONS = (
         args=GetTask,
         toolset=Toolset.BOARD,
         run=get_task,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     keyed_write(
         "create_task",
@@ -448,6 +457,9 @@ OPERATIONS = (
         CreateTask,
         create_task,
         toolset=Toolset.PLANNING,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     keyed_write(
         "update_task",
@@ -459,6 +471,9 @@ OPERATIONS = (
         UpdateTask,
         update_task,
         toolset=Toolset.PLANNING,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     keyed_write(
         "assign_task",
@@ -470,5 +485,8 @@ OPERATIONS = (
         AssignTask,
         assign_task,
         toolset=Toolset.PLANNING,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
 )

@@ -149,6 +149,9 @@ OPERATIONS = (
         args=ListTaskEvents,
         toolset=Toolset.PLANNING,
         run=list_task_events,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     Operation(
         name="get_week",
@@ -160,5 +163,8 @@ OPERATIONS = (
         args=GetWeek,
         toolset=Toolset.PLANNING,
         run=get_week,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
 )

@@ -249,6 +249,9 @@ def _edit(name: str, title: str, description: str, args: type[Args], run: Any) -
         name=name, title=title, description=description + PERSON_ONLY, args=args,
         toolset=Toolset.HANDOFFS, run=run, scopes=(Scope.TASKS_MANAGE,), read_only=False,
         idempotent=False,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     )  # fmt: skip
 
 
@@ -256,6 +259,9 @@ def _read(name: str, title: str, description: str, args: type[Args], run: Any) -
     return Operation(
         name=name, title=title, description=description + PERSON_ONLY, args=args,
         toolset=Toolset.HANDOFFS, run=run,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     )  # fmt: skip
 
 
@@ -272,6 +278,9 @@ OPERATIONS = (
         CreateHandoff,
         create_handoff,
         toolset=Toolset.HANDOFFS,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     _edit(
         "update_handoff",
@@ -322,6 +331,9 @@ OPERATIONS = (
         CreateActionItem,
         create_handoff_action_item,
         toolset=Toolset.HANDOFFS,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     _edit(
         "update_handoff_action_item",

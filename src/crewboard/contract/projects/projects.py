@@ -105,6 +105,9 @@ OPERATIONS = (
         toolset=Toolset.BOARD,
         run=list_projects,
         needs_project=False,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     Operation(
         name="get_project",
@@ -116,6 +119,9 @@ OPERATIONS = (
         args=a.GetProject,
         toolset=Toolset.BOARD,
         run=get_project,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     Operation(
         name="create_project",
@@ -128,6 +134,9 @@ OPERATIONS = (
         read_only=False,
         idempotent=True,
         needs_project=False,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     Operation(
         name="update_project",
@@ -139,6 +148,9 @@ OPERATIONS = (
         scopes=(Scope.PROJECTS_ADMIN,),
         read_only=False,
         idempotent=True,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     Operation(
         name="archive_project",
@@ -150,6 +162,9 @@ OPERATIONS = (
         scopes=(Scope.PROJECTS_ADMIN,),
         read_only=False,
         idempotent=True,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     Operation(
         name="unarchive_project",
@@ -161,6 +176,9 @@ OPERATIONS = (
         scopes=(Scope.PROJECTS_ADMIN,),
         read_only=False,
         idempotent=True,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     Operation(
         name="delete_project",
@@ -173,5 +191,8 @@ OPERATIONS = (
         read_only=False,
         destructive=True,
         idempotent=False,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
 )

@@ -42,6 +42,9 @@ OPERATIONS = (
         args=a.GetProjectState,
         toolset=Toolset.BOARD,
         run=get_project_state,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     Operation(
         name="update_project_state",
@@ -56,5 +59,8 @@ OPERATIONS = (
         scopes=(Scope.TASKS_MANAGE,),
         read_only=False,
         idempotent=True,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
 )

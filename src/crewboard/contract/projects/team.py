@@ -63,5 +63,8 @@ OPERATIONS = (
         args=a.ListTeam,
         toolset=Toolset.BOARD,
         run=list_team,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
 )

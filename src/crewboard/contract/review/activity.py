@@ -92,6 +92,9 @@ OPERATIONS = (
         args=ListActivity,
         toolset=Toolset.REVIEW,
         run=list_activity,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     Operation(
         name="post_message",
@@ -106,5 +109,8 @@ OPERATIONS = (
         scopes=(Scope.MESSAGES_WRITE,),
         read_only=False,
         idempotent=True,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
 )

@@ -172,6 +172,9 @@ OPERATIONS = (
         scopes=(Scope.DRAFTS_CREATE, Scope.TASKS_MANAGE),
         read_only=False,
         idempotent=True,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     Operation(
         name="create_draft",
@@ -186,5 +189,8 @@ OPERATIONS = (
         scopes=(Scope.DRAFTS_CREATE,),
         read_only=False,
         idempotent=False,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
 )

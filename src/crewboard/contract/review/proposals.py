@@ -194,6 +194,9 @@ def _card_tool(
         run,
         toolset=Toolset.TEAM if team else Toolset.PLANNING,
         scopes=(Scope.TEAM_MANAGE if team else Scope.TASKS_MANAGE,),
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     )
 
 

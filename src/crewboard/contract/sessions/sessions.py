@@ -223,6 +223,9 @@ OPERATIONS = (
         args=ListSpecSessions,
         toolset=Toolset.SPECS,
         run=list_spec_sessions,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     Operation(
         name="get_spec_session",
@@ -236,6 +239,9 @@ OPERATIONS = (
         args=GetSpecSession,
         toolset=Toolset.SPECS,
         run=get_spec_session,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     keyed_write(
         "start_spec_session",
@@ -251,6 +257,9 @@ OPERATIONS = (
         start_spec_session,
         toolset=Toolset.SPECS,
         scopes=_WRITE,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     Operation(
         name="rename_spec_session",
@@ -261,6 +270,9 @@ OPERATIONS = (
         run=rename_spec_session,
         scopes=_WRITE,
         read_only=False,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     Operation(
         name="archive_spec_session",
@@ -272,6 +284,9 @@ OPERATIONS = (
         run=archive_spec_session,
         scopes=_WRITE,
         read_only=False,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     Operation(
         name="unarchive_spec_session",
@@ -282,6 +297,9 @@ OPERATIONS = (
         run=unarchive_spec_session,
         scopes=_WRITE,
         read_only=False,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     Operation(
         name="delete_spec_session",
@@ -295,5 +313,8 @@ OPERATIONS = (
         read_only=False,
         destructive=True,
         idempotent=False,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
 )

@@ -136,6 +136,9 @@ OPERATIONS = (
         args=ListAttachments,
         toolset=Toolset.SPECS,
         run=list_attachments,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     Operation(
         name="get_attachment",
@@ -144,6 +147,9 @@ OPERATIONS = (
         args=GetAttachment,
         toolset=Toolset.SPECS,
         run=get_attachment,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     Operation(
         name="read_attachment",
@@ -156,6 +162,9 @@ OPERATIONS = (
         args=ReadAttachment,
         toolset=Toolset.SPECS,
         run=read_attachment,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     keyed_write(
         "upload_attachment",
@@ -167,5 +176,8 @@ OPERATIONS = (
         upload_attachment,
         toolset=Toolset.SPECS,
         scopes=(Scope.SPECS_WRITE,),
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
 )

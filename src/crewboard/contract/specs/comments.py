@@ -208,6 +208,9 @@ OPERATIONS = (
         args=ListSpecFileComments,
         toolset=Toolset.SPECS,
         run=list_spec_file_comments,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     keyed_write(
         "create_spec_file_comment_thread",
@@ -219,6 +222,9 @@ OPERATIONS = (
         create_spec_file_comment_thread,
         toolset=Toolset.SPECS,
         scopes=_WRITE,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     keyed_write(
         "reply_spec_file_comment_thread",
@@ -228,6 +234,9 @@ OPERATIONS = (
         reply_spec_file_comment_thread,
         toolset=Toolset.SPECS,
         scopes=_WRITE,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     Operation(
         name="update_spec_file_comment",
@@ -242,6 +251,9 @@ OPERATIONS = (
         scopes=_WRITE,
         read_only=False,
         idempotent=False,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     Operation(
         name="delete_spec_file_comment",
@@ -256,5 +268,8 @@ OPERATIONS = (
         scopes=_WRITE,
         read_only=False,
         destructive=True,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
 )

@@ -252,6 +252,9 @@ OPERATIONS = (
         args=ListSpecFiles,
         toolset=Toolset.SPECS,
         run=list_spec_files,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     Operation(
         name="get_spec_file",
@@ -263,6 +266,9 @@ OPERATIONS = (
         args=GetSpecFile,
         toolset=Toolset.SPECS,
         run=get_spec_file,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     Operation(
         name="read_spec_file",
@@ -275,6 +281,9 @@ OPERATIONS = (
         args=ReadSpecFile,
         toolset=Toolset.SPECS,
         run=read_spec_file,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     keyed_write(
         "upload_spec_file",
@@ -285,6 +294,9 @@ OPERATIONS = (
         upload_spec_file,
         toolset=Toolset.SPECS,
         scopes=_WRITE,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     keyed_write(
         "update_spec_file",
@@ -296,6 +308,9 @@ OPERATIONS = (
         update_spec_file,
         toolset=Toolset.SPECS,
         scopes=_WRITE,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     Operation(
         name="move_spec_file_to_trash",
@@ -309,6 +324,9 @@ OPERATIONS = (
         run=move_spec_file_to_trash,
         scopes=_WRITE,
         read_only=False,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     Operation(
         name="restore_spec_file_from_trash",
@@ -319,6 +337,9 @@ OPERATIONS = (
         run=restore_spec_file_from_trash,
         scopes=_WRITE,
         read_only=False,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
     Operation(
         name="download_spec_file",
@@ -335,5 +356,8 @@ OPERATIONS = (
         # It writes the caller's files and, with overwrite, replaces one.
         writes_locally=True,
         destructive=True,
+        rest=None,
+        # (REST above, CLI below: the other doors of this operation)
+        cli=None,
     ),
 )
