@@ -14,7 +14,7 @@ help:
 	@echo "make serve   create .venv, install, initialise the data folder and serve"
 	@echo "make test    install what the tests need and run every suite but the slow runs"
 	@echo "make test-slow  the slow runs (crash, concurrency, long fuzz, whole token matrix); CI runs both"
-	@echo "make check   ruff, the type checker and the import contracts (floors and areas)"
+	@echo "make check   ruff, the type checker, the architecture (floors, areas, doors, cycles, sizes) and the docs' tables"
 	@echo "make bench   run the benchmarks under bench/ (see bench/README.md)"
 	@echo "make bench-peers  install Backlog.md and task-master-ai, then compare (bench/peers/)"
 	@echo "make lock    re-pin requirements.lock from pyproject.toml"
@@ -50,19 +50,22 @@ test-slow: $(STAMP)
 check: lint typecheck architecture
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench scripts
+	$(BIN)/ruff format --check src tests bench scripts
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-# The floors and areas of CONTRIBUTING.md, as import-linter contracts in pyproject.toml.
+# The architecture written once in pyproject.toml ([tool.crewboard.architecture]): floors,
+# areas, doors, import circles, module sizes, reasons for imports inside functions; then the
+# README's and CONTRIBUTING's generated tables, which must match the code.
 architecture: $(STAMP)
-	$(BIN)/lint-imports
+	$(BIN)/python scripts/check_architecture.py
+	$(BIN)/python scripts/docs_tables.py --check
 
 fmt: $(STAMP)
-	$(BIN)/ruff format src tests bench
-	$(BIN)/ruff check --fix src tests bench
+	$(BIN)/ruff format src tests bench scripts
+	$(BIN)/ruff check --fix src tests bench scripts
 
 bench: $(STAMP)
 	$(BIN)/python -m bench $(BENCH_ARGS)

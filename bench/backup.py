@@ -41,7 +41,8 @@ from crewboard.domain.models import Actor
 from crewboard.services.identity.users import do_create_user, person_actor
 from crewboard.services.projects import projects
 from crewboard.storage import backup, migrate, schema
-from crewboard.storage.blobs import CHUNK, blob_chunks, blobs
+from crewboard.storage.blob_tables import blob_chunks, blobs
+from crewboard.storage.blobs import CHUNK
 from crewboard.storage.board import tables as t
 from crewboard.storage.database import Database
 from crewboard.storage.sequences import TASK_NUMBERS

@@ -18,12 +18,12 @@ import pytest
 from crewboard.config import Settings
 from crewboard.domain.models import Actor, User
 from crewboard.errors import LimitExceeded
+from crewboard.http.cookies import SESSION_COOKIE
 from crewboard.services.identity import stream_tokens, tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.live import PER_PERSON, PER_TOKEN
 from crewboard.services.projects import projects
 from crewboard.storage.database import Database
-from crewboard.web.context import SESSION_COOKIE
 from tests.support.factories import make_project, make_user
 from tests.support.mcp_client import body_of, mcp_client
 from tests.support.server import free_port, running_server

@@ -16,13 +16,13 @@ from sqlalchemy.engine import URL
 from crewboard.config import Settings
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.models import Actor, User
+from crewboard.http.cookies import SESSION_COOKIE
+from crewboard.http.sse import CHECK
 from crewboard.services.identity import stream_tokens, tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.oauth import grants
 from crewboard.services.projects import projects
 from crewboard.storage.database import Database
-from crewboard.web.context import SESSION_COOKIE
-from crewboard.web.sse import CHECK
 from tests.conftest import ONLY_POSTGRESQL
 from tests.support.factories import make_project, make_user
 from tests.support.oauth import connect, served_app

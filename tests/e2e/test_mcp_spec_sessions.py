@@ -10,6 +10,7 @@ import os
 import sys
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from sqlalchemy.engine import URL
@@ -189,8 +190,6 @@ async def test_a_first_reply_still_running_after_the_wait_finishes_in_the_backgr
                                      {"sessionId": session_id}))  # fmt: skip
             if got["session"]["status"] != "running":
                 break
-            import anyio  # noqa: PLC0415
-
             await anyio.sleep(0.1)
     assert got["session"]["status"] == "waiting"
 

@@ -10,10 +10,10 @@ import pytest
 
 from crewboard.config import Settings
 from crewboard.domain.models import User
+from crewboard.http.throttle import LoginThrottle
 from crewboard.services.identity.web_sessions import session_id_of
 from crewboard.storage.database import Database
 from crewboard.web.render import render_markdown
-from crewboard.web.security import LoginThrottle
 from tests.support.factories import PASSWORD, count_rows, make_project, make_user
 from tests.support.server import free_port, running_server
 from tests.support.web import csrf_of, post_form, sign_in

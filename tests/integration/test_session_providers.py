@@ -19,8 +19,8 @@ from crewboard.services.sessions.providers import (
     ProviderConfig,
     ProviderError,
     Usage,
-    provider_for,
 )
+from crewboard.services.sessions.providers.adapters import provider_for
 from crewboard.services.sessions.providers.anthropic import AnthropicProvider
 from crewboard.services.sessions.providers.base import HttpProvider
 from crewboard.services.sessions.providers.memory import MemoryProvider, ScriptedReply

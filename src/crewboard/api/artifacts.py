@@ -51,6 +51,7 @@ from crewboard.domain.models import Actor
 from crewboard.errors import NotFound
 from crewboard.jsonbody import MAX_BODY, MAX_UPLOAD_BODY
 from crewboard.services.artifacts import artifacts
+from crewboard.services.artifacts.views import checksum
 from crewboard.services.identity.access import WorkspaceRef
 from crewboard.storage.database import Database
 
@@ -141,7 +142,7 @@ async def artifact_file(request: Request) -> Response:
         media_type=found.media_type,
         headers={
             **SAFE,
-            "ETag": f'"{artifacts.checksum(found.digest)}"',
+            "ETag": f'"{checksum(found.digest)}"',
             "Content-Disposition": content_disposition(found.path.rsplit("/", 1)[-1]),
         },
     )

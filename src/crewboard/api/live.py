@@ -9,7 +9,7 @@ that says so, then the stream goes on from now. Heartbeats keep a quiet stream o
 ends with an `event: end` and its reason when its credential ends (a token, stream token or the
 credential that made it revoked or run out, a sign-out, the person's role removed), when the
 client falls too far behind, or when the server stops. Who may open one and what ends it is
-`crewboard.services.stream_access`; the streaming itself is `crewboard.web.sse`.
+`crewboard.services.stream_access`; the streaming itself is `crewboard.http.sse`.
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ from starlette.routing import Route
 from crewboard.api.auth import bearer_secret
 from crewboard.api.errors import error_response
 from crewboard.errors import CrewboardError
+from crewboard.http.cookies import SESSION_COOKIE
+from crewboard.http.sse import BACKFILL, Stream, open_stream
 from crewboard.services.live import Subscription
 from crewboard.services.stream_access import StreamAccess, rest_stream_access
 from crewboard.services.views import iso
 from crewboard.storage.database import Database
-from crewboard.web.context import SESSION_COOKIE
-from crewboard.web.sse import BACKFILL, Stream, open_stream
 
 
 def event_lines(row: dict[str, Any]) -> str:

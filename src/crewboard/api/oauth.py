@@ -49,6 +49,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from crewboard.config import Settings
 from crewboard.domain.oauth import DEFAULT_SCOPES, OAuthClient, parse_scopes, redirect_uri_matches
 from crewboard.errors import ValidationFailed
+from crewboard.http.throttle import LoginThrottle
 from crewboard.services.oauth import grants
 from crewboard.services.oauth.clients import (
     ClientPolicy,
@@ -60,7 +61,6 @@ from crewboard.services.oauth.clients import (
 )
 from crewboard.services.oauth.documents import DocumentRefused
 from crewboard.storage.database import Database
-from crewboard.web.security import LoginThrottle
 
 AUTHORIZE_PATH = "/oauth/authorize"
 TOKEN_PATH = "/oauth/token"  # noqa: S105 - a path

@@ -36,14 +36,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from sqlalchemy import (
-    BigInteger,
     Column,
     Connection,
     Integer,
-    LargeBinary,
-    PrimaryKeyConstraint,
-    String,
-    Table,
     bindparam,
     case,
     delete,
@@ -56,29 +51,11 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from crewboard.domain.files import digest_of
-from crewboard.storage.schema import metadata
-from crewboard.storage.types import UTCDateTime
+from crewboard.storage.blob_tables import blob_chunks, blobs
+from crewboard.storage.tables import metadata
 
 CHUNK = 256 * 1024  # bytes of one stored chunk
 IN_FOLDER = 0  # the chunk size of a blob whose bytes are a file in the blob folder
-
-blobs = Table(
-    "blobs",
-    metadata,
-    Column("digest", String(64), primary_key=True),
-    Column("size", BigInteger, nullable=False),
-    Column("chunk_size", Integer, nullable=False),
-    Column("created_at", UTCDateTime, nullable=False),
-)
-
-blob_chunks = Table(
-    "blob_chunks",
-    metadata,
-    Column("digest", String(64), nullable=False),
-    Column("seq", Integer, nullable=False),
-    Column("data", LargeBinary, nullable=False),
-    PrimaryKeyConstraint("digest", "seq"),
-)
 
 _SIZE = select(blobs.c.size, blobs.c.chunk_size).where(blobs.c.digest == bindparam("digest"))
 _LOCK_SHARED = _SIZE.with_for_update(read=True)  # FOR SHARE; SQLite has no row locks
@@ -151,9 +128,8 @@ def _insert_blob_row(conn: Connection, digest: str, size: int, chunk_size: int, 
 
 def referencing_columns() -> list[Column[Any]]:
     """Every column that names a blob by digest (marked `info={"blob_ref": True}`), of the
-    whole schema: a table left out would have its blobs collected under it."""
-    from crewboard.storage import tables  # noqa: F401, PLC0415 - every area's tables on metadata
-
+    whole schema (hence `metadata` from `tables`, which gathers every area's): a table left out
+    would have its blobs collected under it."""
     return [
         column
         for table in metadata.tables.values()

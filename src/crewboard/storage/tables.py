@@ -6,7 +6,7 @@ area owns its tables (`storage/<area>/tables.py`); the shared ones are in `stora
 
 from __future__ import annotations
 
-from crewboard.storage import blobs
+from crewboard.storage import blob_tables
 from crewboard.storage.artifacts import tables as artifacts
 from crewboard.storage.board import tables as board
 from crewboard.storage.handoffs import tables as handoffs
@@ -34,4 +34,4 @@ AREAS = (
     sessions,
 )
 
-__all__ = ["AREAS", "blobs", "metadata"]
+__all__ = ["AREAS", "blob_tables", "metadata"]

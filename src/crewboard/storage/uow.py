@@ -176,7 +176,7 @@ class UnitOfWork:
         into the text by hand). The driver then finds the connection idle, so the commit that
         follows (SQLAlchemy's) does nothing."""
         import psycopg  # noqa: PLC0415 - only with PostgreSQL
-        from psycopg.types.json import Json  # noqa: PLC0415
+        from psycopg.types.json import Json  # noqa: PLC0415 - only with PostgreSQL
 
         pending = self._pending_events
         statements = ["SELECT pg_advisory_xact_lock(%s)"]

@@ -24,6 +24,7 @@ from starlette.routing import Route
 from crewboard.config import Settings
 from crewboard.domain.models import Actor
 from crewboard.errors import BodyTooLarge, CrewboardError
+from crewboard.http.cookies import SESSION_COOKIE
 from crewboard.jsonbody import MAX_BODY, read_request_body
 from crewboard.services.identity.web_sessions import SignedIn, session_of
 from crewboard.services.notifications import inbox as notification_inbox
@@ -34,7 +35,6 @@ from crewboard.web.render import render
 from crewboard.web.security import cross_site, same_token
 from crewboard.web.wording import human_message
 
-SESSION_COOKIE = "crewboard_session"
 PROJECT_COOKIE = "crewboard_project"
 FLASH_COOKIE = "crewboard_flash"
 

@@ -2,7 +2,7 @@
 
 Each event goes out as `id: N` and a small JSON line (type, project, task, time; never a
 payload's text): pages use it only to know when to refresh. A browser that reconnects sends
-Last-Event-ID and gets what it missed, in order, from the log (`crewboard.web.sse`). The
+Last-Event-ID and gets what it missed, in order, from the log (`crewboard.http.sse`). The
 broker is woken by commits on every node, so a page shows changes made through any node. The
 stream ends (`event: end`) when its session does: sign-out, a password change elsewhere,
 expiry; and when the person's role on one of its projects is removed.
@@ -18,12 +18,12 @@ from anyio import to_thread
 from starlette.requests import Request
 from starlette.responses import Response
 
+from crewboard.http.cookies import SESSION_COOKIE
+from crewboard.http.sse import BACKFILL, Stream, open_stream
 from crewboard.services.live import Subscription
 from crewboard.services.stream_access import web_stream_access
 from crewboard.services.views import iso
 from crewboard.storage.database import Database
-from crewboard.web.context import SESSION_COOKIE
-from crewboard.web.sse import BACKFILL, Stream, open_stream
 
 TABS = 20  # streams one browser session may hold on one node (one per open tab)
 

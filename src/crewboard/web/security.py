@@ -1,12 +1,10 @@
-"""What keeps the web app safe in a browser: strict headers, CSRF checks, a login throttle."""
+"""What keeps the web app safe in a browser: strict headers and CSRF checks (the sign-in
+throttle is `crewboard.http.throttle`, which the OAuth registration shares)."""
 
 from __future__ import annotations
 
 import re
 import secrets
-import threading
-import time
-from collections import deque
 from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers, MutableHeaders
@@ -98,45 +96,3 @@ def cross_site(request: Request) -> bool:
 
 def same_token(expected: str, given: str | None) -> bool:
     return given is not None and secrets.compare_digest(expected.encode(), given.encode())
-
-
-class LoginThrottle:
-    """At most LIMIT failed sign-ins per email and per client address in WINDOW seconds.
-
-    In memory, per node: behind several nodes each counts its own attempts, which still bounds
-    guessing to LIMIT × nodes per window.
-    """
-
-    LIMIT = 10
-    WINDOW = 15 * 60.0
-
-    def __init__(self) -> None:
-        self._failures: dict[str, deque[float]] = {}
-        self._lock = threading.Lock()
-
-    def _recent(self, key: str, now: float) -> deque[float]:
-        stamps = self._failures.setdefault(key, deque())
-        while stamps and stamps[0] <= now - self.WINDOW:
-            stamps.popleft()
-        return stamps
-
-    def retry_after(self, *keys: str) -> int:
-        """Seconds until another attempt is allowed for these keys (0: allowed now)."""
-        now = time.monotonic()
-        with self._lock:
-            waits = [
-                int(stamps[0] + self.WINDOW - now) + 1
-                for key in keys
-                if len(stamps := self._recent(key, now)) >= self.LIMIT
-            ]
-        return max(waits, default=0)
-
-    def failed(self, *keys: str) -> None:
-        now = time.monotonic()
-        with self._lock:
-            for key in keys:
-                self._recent(key, now).append(now)
-
-    def succeeded(self, email_key: str) -> None:
-        with self._lock:
-            self._failures.pop(email_key, None)

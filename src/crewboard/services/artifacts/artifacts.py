@@ -49,6 +49,7 @@ from crewboard.errors import (
     StaleBaseRevision,
     ValidationFailed,
 )
+from crewboard.services.artifacts.views import artifact_view, file_view, revision_view
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
 from crewboard.services.paging import check_page, next_offset
@@ -72,49 +73,6 @@ class FileInput:
 
 def artifacts_of(uow: UnitOfWork) -> ArtifactRepository:
     return ArtifactRepository(uow.conn)
-
-
-def checksum(digest: str) -> str:
-    return f"sha256:{digest}"
-
-
-def artifact_view(item: Artifact) -> dict[str, Any]:
-    return {
-        "id": item.id,
-        "projectId": item.project_id,
-        "slug": item.slug,
-        "title": item.title,
-        "description": item.description,
-        "revisionCount": item.revision_count,
-        "oldestKeptRevision": oldest_kept(item.revision_count),
-        "createdBy": item.created_by,
-        "createdAt": iso(item.created_at),
-        "updatedBy": item.updated_by,
-        "updatedAt": iso(item.updated_at),
-    }
-
-
-def revision_view(revision: ArtifactRevision) -> dict[str, Any]:
-    return {
-        "revision": revision.revision,
-        "kind": revision.kind.value,
-        "baseRevision": revision.base_revision,
-        "fileCount": revision.file_count,
-        "size": revision.total_size,
-        "savedBy": revision.author,
-        "savedAt": iso(revision.created_at),
-    }
-
-
-def file_view(item: ArtifactFile) -> dict[str, Any]:
-    return {
-        "path": item.path,
-        "type": item.media_type,
-        "kind": item.kind.value,
-        "size": item.size,
-        "checksum": checksum(item.digest),
-        "totalLines": item.lines.total_lines if item.kind is FileKind.TEXT else None,
-    }
 
 
 def not_found(ref: str) -> NotFound:

@@ -59,9 +59,9 @@ from crewboard.services.sessions.providers import (
     ModelRequest,
     ProviderConfig,
     ProviderError,
-    provider_for,
     redactor_for,
 )
+from crewboard.services.sessions.providers.adapters import provider_for
 from crewboard.services.sessions.sessions import TURN_QUEUED, sessions_of
 from crewboard.services.specs.files import files_of
 from crewboard.services.supervisor import LoopHealth

@@ -17,14 +17,9 @@ from __future__ import annotations
 import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Protocol
-
-import anyio
+from typing import Literal, Protocol
 
 from crewboard.domain.redaction import Redactor, url_secrets
-
-if TYPE_CHECKING:
-    import httpx2
 
 ProviderErrorCode = Literal[
     "timeout",  # the provider went silent for longer than allowed, or the deadline passed
@@ -119,23 +114,3 @@ class ModelProvider(Protocol):
             ProviderError: the provider could not be reached, refused, failed or timed out.
         """
         ...
-
-
-def provider_for(
-    config: ProviderConfig,
-    *,
-    transport: httpx2.AsyncBaseTransport | None = None,
-    backoff_base: float = BACKOFF_BASE,
-    sleep: Sleep = anyio.sleep,
-) -> ModelProvider:
-    """The HTTP adapter for `config.kind` (close it with its `aclose()` when done).
-
-    `transport`, `backoff_base` and `sleep` are for tests: an in-process transport, and
-    back-off that does not make a test wait for seconds.
-    """
-    # The adapters build on this module's types, so they are imported when first asked for.
-    from crewboard.services.sessions.providers.anthropic import AnthropicProvider  # noqa: PLC0415
-    from crewboard.services.sessions.providers.openai import OpenAIProvider  # noqa: PLC0415
-
-    adapter = OpenAIProvider if config.kind == "openai" else AnthropicProvider
-    return adapter(config, transport=transport, backoff_base=backoff_base, sleep=sleep)

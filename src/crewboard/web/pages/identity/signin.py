@@ -10,10 +10,11 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from crewboard.errors import BodyTooLarge, CrewboardError, Unauthenticated
+from crewboard.http.cookies import SESSION_COOKIE
+from crewboard.http.throttle import LoginThrottle
 from crewboard.jsonbody import read_request_body
 from crewboard.services.identity import web_sessions
 from crewboard.web.context import (
-    SESSION_COOKIE,
     Page,
     action,
     local,
@@ -22,7 +23,7 @@ from crewboard.web.context import (
     secure,
 )
 from crewboard.web.render import render
-from crewboard.web.security import LoginThrottle, cross_site, same_token
+from crewboard.web.security import cross_site, same_token
 
 LOGIN_COOKIE = "crewboard_login"  # double-submit token of the sign-in form (no session yet)
 

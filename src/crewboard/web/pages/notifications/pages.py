@@ -18,10 +18,11 @@ from starlette.routing import BaseRoute, Route
 
 from crewboard.domain.notifications import is_app_link
 from crewboard.errors import CrewboardError, ValidationFailed
+from crewboard.http.cookies import SESSION_COOKIE
 from crewboard.services.identity.web_sessions import session_of
 from crewboard.services.notifications import inbox
 from crewboard.storage.database import Database
-from crewboard.web.context import SESSION_COOKIE, Page, action, page
+from crewboard.web.context import Page, action, page
 
 LIST = "/notifications"
 SETTINGS = "/settings/notifications"

@@ -20,11 +20,11 @@ from starlette.routing import BaseRoute, Route
 
 from crewboard.domain.models import Actor
 from crewboard.errors import CrewboardError
+from crewboard.http.cookies import SESSION_COOKIE
 from crewboard.services.identity.web_sessions import session_of
 from crewboard.services.sessions import conversation
 from crewboard.services.sessions.waiting import ENDED, follow_turn
 from crewboard.storage.database import Database
-from crewboard.web.context import SESSION_COOKIE
 
 STREAM_SECONDS = 120.0  # one stream's life; the browser reconnects after it
 POLL = 0.25  # seconds between reads of the turn when no commit of this process wakes it
