@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import io
 import re
 import sys
 import time
+import tokenize
 import tomllib
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -417,22 +419,27 @@ def _reach(graph: dict[str, list[str]], start: str, taken: set[str]) -> list[str
     return reached
 
 
-# A noqa for PLC0415 followed by its reason ("- only with PostgreSQL"), on the same line.
+# A noqa comment, its codes, and what follows them: a reason starts with a dash or a colon.
 _NOQA = re.compile(r"#\s*noqa:\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*)(?P<rest>.*)")
+_REASON = re.compile(r"\s*[-–:]\s*\w")
 
 
 def check_noqa(root: Path, folders: Iterable[str]) -> Iterator[Violation]:
-    """Every import inside a function (`# noqa: PLC0415`) gives its reason."""
+    """Every import inside a function (`# noqa: PLC0415`) gives its reason, after the codes or
+    in a comment line just above. Only comments count (tokenize), not text in strings."""
     for folder in folders:
         for path in sorted((root / folder).rglob("*.py")):
-            lines = path.read_text(encoding="utf-8").splitlines()
-            for number, text in enumerate(lines, start=1):
-                match = _NOQA.search(text)
+            text = path.read_text(encoding="utf-8")
+            if "PLC0415" not in text:
+                continue
+            lines = text.splitlines()
+            for token in tokenize.generate_tokens(io.StringIO(text).readline):
+                match = _NOQA.search(token.string) if token.type == tokenize.COMMENT else None
                 if match is None or "PLC0415" not in match["codes"]:
                     continue
-                reason = match["rest"].strip(" -–:")
+                number = token.start[0]
                 above = lines[number - 2].strip() if number > 1 else ""
-                if reason or above.startswith("#"):
+                if _REASON.match(match["rest"]) or above.startswith("#"):
                     continue
                 yield Violation(
                     "noqa",

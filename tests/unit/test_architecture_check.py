@@ -290,21 +290,28 @@ def _shown(tmp_path: Path, package: str, relative: str) -> str:
 
 
 def test_an_import_inside_a_function_gives_its_reason(tmp_path: Path) -> None:
+    noqa = "# noqa: " + "PLC0415"  # split, so that this file holds no such comment itself
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "a.py").write_text(
         "def f():\n"
-        "    import json  # noqa: PLC0415\n"
-        "    import csv  # noqa: F401, PLC0415 - only to say whether it is there\n"
+        f"    import json  {noqa}\n"
+        f"    import csv  # noqa: F401, {noqa[8:]} - only to say whether it is there\n"
         "    # Loaded only when asked for, to keep the start fast.\n"
-        "    import zlib  # noqa: PLC0415\n"
-        "    import gzip  # noqa: F401\n"
+        f"    import zlib  {noqa}\n"
+        f"    import gzip  {noqa}\n"
+        f"    text = '{noqa} in a string is no comment'\n"
+        f"    import bz2  {noqa} (trailing words are no reason)\n"
     )
     found = [str(v) for v in arch.check_noqa(tmp_path, ["src"])]
-    assert found == [
-        "src/a.py:2: [noqa] an import inside a function without its reason. Fix: say why "
-        "after the code (`# noqa: PLC0415 - only with PostgreSQL`) or move the import to the "
-        "top of the module."
+    assert [f.split(" Fix: ")[0] for f in found] == [
+        "src/a.py:2: [noqa] an import inside a function without its reason.",
+        "src/a.py:6: [noqa] an import inside a function without its reason.",
+        "src/a.py:8: [noqa] an import inside a function without its reason.",
     ]
+    assert found[0].endswith(
+        "Fix: say why after the code (`# noqa: PLC0415 - only with PostgreSQL`) or move the "
+        "import to the top of the module."
+    )
 
 
 def test_the_real_tree_keeps_every_rule() -> None:
