@@ -10,7 +10,8 @@ this script rewrites what lies between them and leaves the prose around alone:
   pyproject.toml and the source tree.
 
 `python scripts/docs_tables.py` rewrites the files; `--check` only says which differ (make
-check runs it, and tests/unit/test_docs_tables.py fails the same way).
+check runs it, and tests/unit/test_docs_tables.py fails the same way); `--show map` prints
+the map (or another table) and writes nothing.
 """
 
 from __future__ import annotations
@@ -134,7 +135,11 @@ def main(argv: list[str] | None = None) -> int:
             sys.path.insert(0, str(folder))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only say which files differ")
+    parser.add_argument("--show", choices=sorted(BLOCKS), help="print one table, write nothing")
     options = parser.parse_args(argv)
+    if options.show:
+        print(BLOCKS[options.show](), end="")
+        return 0
     tables = {name: make() for name, make in BLOCKS.items()}
     stale = []
     for name in FILES:
