@@ -63,7 +63,7 @@ def _attachment_args(request: Request, model: type[M], query: type[a.Args]) -> M
 
 
 async def list_attachments(request: Request) -> dict[str, Any]:
-    query = query_params(request, AttachmentsQuery)
+    query = query_params(request, ListAttachments)
     args = parse_args(
         ListAttachments, {**query, "projectId": request.path_params["project"]}, strict=False
     )
@@ -161,7 +161,6 @@ async def upload_attachment(request: Request) -> Created:
 
 
 NoQuery = model_without("NoQuery", a.Args, drop=())
-AttachmentsQuery = model_without("AttachmentsQuery", ListAttachments, drop=("project_id",))
 AttachmentLinesQuery = model_without(
     "AttachmentLinesQuery", ReadAttachment, drop=("project_id", "attachment_id")
 )
@@ -185,7 +184,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "list_attachments",
         list_attachments,
         "The project's attachments by name, paged",
-        query=AttachmentsQuery,
+        query=ListAttachments,
     ),
     endpoint_for(
         "upload_attachment",

@@ -62,7 +62,7 @@ from crewboard.services.specs import files
 
 
 async def list_spec_files(request: Request) -> dict[str, Any]:
-    query = query_params(request, ListQuery)
+    query = query_params(request, ListSpecFiles)
     args = parse_args(
         ListSpecFiles, {**query, "projectId": request.path_params["project"]}, strict=False
     )
@@ -217,7 +217,6 @@ def _trash(trash: bool) -> Handler:
 # --- what OpenAPI shows of the queries and bodies ----------------------------------------------
 
 _NAMED = ("project_id", "file_id", "path")
-ListQuery = model_without("SpecFilesQuery", ListSpecFiles, drop=("project_id",))
 DetailsQuery = model_without("SpecFileQuery", GetSpecFile, drop=_NAMED)
 LinesQuery = model_without("SpecFileLinesQuery", ReadSpecFile, drop=_NAMED)
 ContentQuery = model_without(
@@ -272,7 +271,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "list_spec_files",
         list_spec_files,
         "Spec files in path order (path: a folder; trashed: the trash bin), paged",
-        query=ListQuery,
+        query=ListSpecFiles,
     ),
     endpoint_for(
         "upload_spec_file",
