@@ -3,9 +3,10 @@
 An operation's `Rest(method, path)` is the one place its route is written. Where a hand-written
 endpoint serves the operation (it answers in a REST shape of its own: 201 with `replayed`, a
 file's bytes), `endpoint_for` builds that endpoint from the declaration. Every other operation
-gets `operation_endpoint`: one generic handler that reads the arguments from the path, the
-query string or the JSON body through the operation's own argument model, applies the scope
-check the MCP door applies, runs the operation and answers its reply's body.
+gets `operation_endpoint`: a generic handler that applies the scope check the MCP door
+applies, reads the arguments from the path and the query string (GET, DELETE) or the JSON body
+(the key from `Idempotency-Key`, the revision from `If-Match`) through the operation's own
+argument model, runs the operation and answers its reply's body.
 """
 
 from __future__ import annotations
