@@ -20,9 +20,11 @@ from crewboard.api.common import (
     created,
     keyed_body,
     parse_args,
+    query_params,
     reads_headers,
     run_service,
 )
+from crewboard.api.operations import endpoint_for
 from crewboard.contract.args import Args, Offset
 from crewboard.contract.review import activity as activity_tools
 from crewboard.contract.review import proposals as proposal_tools
@@ -34,6 +36,14 @@ class ActivityQuery(Args):
     since: str | None = Field(default=None, min_length=1, max_length=activity.MAX_CURSOR)
     mine: bool = False
     task_id: str | None = Field(default=None, max_length=200)
+
+
+class MessagesQuery(Args):
+    participant_id: str = Field(
+        min_length=1, max_length=200, description="Whose inbox thread: a user or role id."
+    )
+    limit: int = Field(default=50, ge=1, le=messages.MAX_PAGE)
+    offset: Offset = 0
 
 
 class ProposalsQuery(Args):
@@ -82,10 +92,21 @@ async def post_message(request: Request) -> Created:
     return created(result)
 
 
+async def list_messages(request: Request) -> dict[str, Any]:
+    query = parse_args(MessagesQuery, query_params(request, MessagesQuery), strict=False)
+    project = request.path_params["project"]
+    return await run_service(
+        request,
+        lambda db, actor: messages.list_thread(
+            db, actor, project, query.participant_id, limit=query.limit, offset=query.offset
+        ),
+    )
+
+
 async def list_proposals(request: Request) -> dict[str, Any]:
     query = parse_args(ProposalsQuery, dict(request.query_params), strict=False)
     project = request.path_params["project"]
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request,
         lambda db, actor: proposals.list_proposals(
             db, actor, project=project, status=query.status, limit=query.limit, offset=query.offset
@@ -184,21 +205,25 @@ def _project_card(kind: str, data: dict[str, Any]) -> Any:
 
 P = "/api/v1/projects/{project}"
 ENDPOINTS: tuple[Endpoint, ...] = (
-    Endpoint(
-        f"{P}/activity",
-        "GET",
+    endpoint_for(
+        "list_activity",
         list_activity,
         "The project's activity, newest first; ?since=cursor gives what came after, oldest "
         "first (limit, mine, taskId)",
         query=ActivityQuery,
     ),
-    Endpoint(
-        f"{P}/messages",
-        "POST",
+    endpoint_for(
+        "post_message",
         post_message,
         "Post into a participant's inbox thread (Idempotency-Key header; required when shared)",
         activity_tools.PostMessage,
-        201,
+    ),
+    Endpoint(
+        f"{P}/messages",
+        "GET",
+        list_messages,
+        "A participant's inbox thread, newest first (participantId; limit, offset)",
+        query=MessagesQuery,
     ),
     Endpoint(
         f"{P}/proposals",
