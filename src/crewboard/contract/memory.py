@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from crewboard.contract.args import Args, Offset
-from crewboard.contract.operation import Call, Operation
+from crewboard.contract.operation import Call, Cli, Operation
 from crewboard.contract.reply import Reply, page_note
 from crewboard.domain.identity.access import Toolset
 from crewboard.services.memory import records as memory
@@ -99,6 +99,6 @@ OPERATIONS = (
         run=get_project_memory,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("memory", "read")),
     ),
 )

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from crewboard.contract.args import Args
-from crewboard.contract.operation import Call, Operation
+from crewboard.contract.operation import Call, Cli, Operation
 from crewboard.contract.reply import Reply
 from crewboard.domain.identity.access import Role, Toolset
 from crewboard.services.identity import stream_tokens
@@ -77,7 +77,7 @@ OPERATIONS = (
         write_role=Role.READ,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("stream-token", "create")),
     ),
     Operation(
         name="list_stream_tokens",
@@ -89,7 +89,7 @@ OPERATIONS = (
         needs_project=False,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("stream-token", "list")),
     ),
     Operation(
         name="revoke_stream_token",
@@ -103,6 +103,6 @@ OPERATIONS = (
         write_role=Role.READ,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("stream-token", "revoke")),
     ),
 )

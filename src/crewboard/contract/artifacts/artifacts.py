@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.contract.operation import Call, Operation, keyed_write
+from crewboard.contract.operation import Call, Cli, Operation, keyed_write
 from crewboard.contract.reply import (
     RESPONSE_BUDGET,
     WINDOW_ROOM,
@@ -232,7 +232,7 @@ OPERATIONS = (
         run=list_artifacts,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("artifact", "list")),
     ),
     Operation(
         name="get_artifact",
@@ -247,7 +247,7 @@ OPERATIONS = (
         run=get_artifact,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("artifact", "show")),
     ),
     Operation(
         name="read_artifact_file",
@@ -261,7 +261,7 @@ OPERATIONS = (
         run=read_artifact_file,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("artifact", "read")),
     ),
     keyed_write(
         "create_artifact",
@@ -275,7 +275,7 @@ OPERATIONS = (
         scopes=(Scope.SPECS_WRITE,),
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("artifact", "create")),
     ),
     keyed_write(
         "write_artifact_revision",
@@ -290,7 +290,7 @@ OPERATIONS = (
         scopes=(Scope.SPECS_WRITE,),
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("artifact", "write")),
     ),
     keyed_write(
         "rollback_artifact",
@@ -304,6 +304,6 @@ OPERATIONS = (
         scopes=(Scope.SPECS_WRITE,),
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("artifact", "rollback")),
     ),
 )

@@ -8,7 +8,7 @@ from pydantic import Field, WithJsonSchema
 
 from crewboard.contract.args import Args, Day, ProjectRef, WorkspaceId
 from crewboard.contract.board.tasks import AssigneeType, Priority, Status, Tag, TaskRef
-from crewboard.contract.operation import Call, keyed_write
+from crewboard.contract.operation import Call, Cli, keyed_write
 from crewboard.contract.reply import Reply
 from crewboard.domain.identity.access import Toolset
 from crewboard.domain.validation import INT32_MAX
@@ -156,7 +156,7 @@ OPERATIONS = (
         toolset=Toolset.PLANNING,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("task", "plan")),
     ),
     keyed_write(
         "set_task_status",
@@ -170,6 +170,6 @@ OPERATIONS = (
         toolset=Toolset.BOARD,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("task", "move")),
     ),
 )

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from crewboard.contract.args import Args, WorkspaceId
 from crewboard.contract.board.tasks import TaskRef
-from crewboard.contract.operation import Call, Operation, keyed_write
+from crewboard.contract.operation import Call, Cli, NoDoor, Operation, keyed_write
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, fit_rows
 from crewboard.domain.identity.access import Toolset
 from crewboard.services.board import note_reads, questions
@@ -156,7 +156,7 @@ OPERATIONS = (
         toolset=Toolset.BOARD,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("task", "comment")),
     ),
     keyed_write(
         "agent_update",
@@ -167,7 +167,7 @@ OPERATIONS = (
         toolset=Toolset.BOARD,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=NoDoor("Agent protocol: an agent's progress note; people comment (task comment)."),
     ),
     keyed_write(
         "save_output",
@@ -181,7 +181,7 @@ OPERATIONS = (
         toolset=Toolset.BOARD,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("task", "save-output")),
     ),
     keyed_write(
         "ask_question",
@@ -195,7 +195,7 @@ OPERATIONS = (
         toolset=Toolset.BOARD,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=NoDoor("Agent protocol: an agent asks people, who answer with `question answer`."),
     ),
     Operation(
         name="list_task_notes",
@@ -209,6 +209,6 @@ OPERATIONS = (
         run=list_task_notes,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("task", "notes")),
     ),
 )

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from crewboard.contract.args import Args
 from crewboard.contract.board.notes import TaskWrite, keyed_reply
-from crewboard.contract.operation import Call, Operation, keyed_write
+from crewboard.contract.operation import Call, Cli, Operation, keyed_write
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, compact, fit_rows
 from crewboard.domain.identity.access import Toolset
 from crewboard.services.board import repos
@@ -136,7 +136,7 @@ OPERATIONS = (
         run=list_task_repos,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("task", "branches")),
     ),
     keyed_write(
         "propose_repo_change",
@@ -150,7 +150,7 @@ OPERATIONS = (
         toolset=Toolset.BOARD,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("task", "link-branch")),
     ),
     keyed_write(
         "report_repo_status",
@@ -164,6 +164,6 @@ OPERATIONS = (
         toolset=Toolset.BOARD,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("task", "report-status")),
     ),
 )

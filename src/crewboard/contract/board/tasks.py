@@ -15,7 +15,7 @@ from crewboard.contract.args import (
     TaskNumber,
     WorkspaceId,
 )
-from crewboard.contract.operation import Call, Operation, keyed_write
+from crewboard.contract.operation import Call, Cli, Operation, keyed_write
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, fitted_answer
 from crewboard.domain.identity.access import Toolset
 from crewboard.domain.validation import INT32_MAX
@@ -413,7 +413,7 @@ OPERATIONS = (
         run=list_tasks,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("task", "list")),
     ),
     Operation(
         name="list_assignee_tasks",
@@ -427,7 +427,7 @@ OPERATIONS = (
         run=list_assignee_tasks,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("task", "list-assigned")),
     ),
     Operation(
         name="get_task",
@@ -445,7 +445,7 @@ OPERATIONS = (
         run=get_task,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("task", "show")),
     ),
     keyed_write(
         "create_task",
@@ -459,7 +459,7 @@ OPERATIONS = (
         toolset=Toolset.PLANNING,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("task", "create")),
     ),
     keyed_write(
         "update_task",
@@ -473,7 +473,7 @@ OPERATIONS = (
         toolset=Toolset.PLANNING,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("task", "update")),
     ),
     keyed_write(
         "assign_task",
@@ -487,6 +487,6 @@ OPERATIONS = (
         toolset=Toolset.PLANNING,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("task", "assign")),
     ),
 )

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from crewboard.contract.args import Args, Day, Moment
-from crewboard.contract.operation import Call, Operation
+from crewboard.contract.operation import Call, Cli, Operation
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, compact, fit_rows
 from crewboard.domain.identity.access import Toolset
 from crewboard.services.board import week
@@ -151,7 +151,7 @@ OPERATIONS = (
         run=list_task_events,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("task", "events")),
     ),
     Operation(
         name="get_week",
@@ -165,6 +165,6 @@ OPERATIONS = (
         run=get_week,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("week", "show")),
     ),
 )

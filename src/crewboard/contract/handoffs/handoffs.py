@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.contract.operation import Call, Operation, keyed_write
+from crewboard.contract.operation import Call, Cli, NoDoor, Operation, keyed_write
 from crewboard.contract.reply import ROWS_BUDGET, Reply, paged_reply
 from crewboard.domain.handoffs import (
     MAX_BODY,
@@ -242,7 +242,9 @@ def update_handoff_action_item(call: Call, args: UpdateActionItem) -> Reply:
     )
 
 
-def _edit(name: str, title: str, description: str, args: type[Args], run: Any) -> Operation:
+def _edit(
+    name: str, title: str, description: str, args: type[Args], run: Any, *, cli: Cli | NoDoor
+) -> Operation:
     """A write that names the updatedAt it read: a retry after it landed is refused as stale,
     so it is not idempotent."""
     return Operation(
@@ -251,17 +253,19 @@ def _edit(name: str, title: str, description: str, args: type[Args], run: Any) -
         idempotent=False,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=cli,
     )  # fmt: skip
 
 
-def _read(name: str, title: str, description: str, args: type[Args], run: Any) -> Operation:
+def _read(
+    name: str, title: str, description: str, args: type[Args], run: Any, *, cli: Cli | NoDoor
+) -> Operation:
     return Operation(
         name=name, title=title, description=description + PERSON_ONLY, args=args,
         toolset=Toolset.HANDOFFS, run=run,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=cli,
     )  # fmt: skip
 
 
@@ -280,7 +284,7 @@ OPERATIONS = (
         toolset=Toolset.HANDOFFS,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("handoff", "create")),
     ),
     _edit(
         "update_handoff",
@@ -291,6 +295,7 @@ OPERATIONS = (
         "nothing is written.",
         UpdateHandoff,
         update_handoff,
+        cli=Cli(("handoff", "update")),
     ),
     _read(
         "list_handoffs",
@@ -299,6 +304,7 @@ OPERATIONS = (
         "recipient and inclusive since/until dates.",
         ListHandoffs,
         list_handoffs,
+        cli=Cli(("handoff", "list")),
     ),
     _read(
         "get_handoff",
@@ -307,6 +313,7 @@ OPERATIONS = (
         "(actionItemsCursor continues).",
         GetHandoff,
         get_handoff,
+        cli=Cli(("handoff", "show")),
     ),
     _read(
         "list_handoff_action_items",
@@ -315,6 +322,7 @@ OPERATIONS = (
         "handoffs on one date (projectId and date). nextCursor continues.",
         ListActionItems,
         list_handoff_action_items,
+        cli=Cli(("action-item", "list")),
     ),
     _read(
         "get_handoff_action_item",
@@ -322,6 +330,7 @@ OPERATIONS = (
         "One handoff action item: text, assignee, status, due date.",
         GetActionItem,
         get_handoff_action_item,
+        cli=Cli(("action-item", "show")),
     ),
     keyed_write(
         "create_handoff_action_item",
@@ -333,7 +342,7 @@ OPERATIONS = (
         toolset=Toolset.HANDOFFS,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("handoff", "add-item")),
     ),
     _edit(
         "update_handoff_action_item",
@@ -342,5 +351,6 @@ OPERATIONS = (
         "or the due date). expectedUpdatedAt is the updatedAt you read.",
         UpdateActionItem,
         update_handoff_action_item,
+        cli=Cli(("action-item", "update")),
     ),
 )

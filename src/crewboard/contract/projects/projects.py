@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from crewboard.contract import args as a
-from crewboard.contract.operation import Call, Operation
+from crewboard.contract.operation import Call, Cli, Operation
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, fit_rows, page_note
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.services.projects import projects
@@ -107,7 +107,7 @@ OPERATIONS = (
         needs_project=False,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("project", "list")),
     ),
     Operation(
         name="get_project",
@@ -121,7 +121,7 @@ OPERATIONS = (
         run=get_project,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("project", "show")),
     ),
     Operation(
         name="create_project",
@@ -136,7 +136,7 @@ OPERATIONS = (
         needs_project=False,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("project", "create")),
     ),
     Operation(
         name="update_project",
@@ -150,7 +150,7 @@ OPERATIONS = (
         idempotent=True,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("project", "update")),
     ),
     Operation(
         name="archive_project",
@@ -164,7 +164,7 @@ OPERATIONS = (
         idempotent=True,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("project", "archive")),
     ),
     Operation(
         name="unarchive_project",
@@ -178,7 +178,7 @@ OPERATIONS = (
         idempotent=True,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("project", "unarchive")),
     ),
     Operation(
         name="delete_project",
@@ -193,6 +193,6 @@ OPERATIONS = (
         idempotent=False,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("project", "delete")),
     ),
 )

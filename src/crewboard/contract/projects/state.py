@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from crewboard.contract import args as a
-from crewboard.contract.operation import Call, Operation
+from crewboard.contract.operation import Call, Cli, Operation
 from crewboard.contract.reply import Reply
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.services.projects import state
@@ -44,7 +44,7 @@ OPERATIONS = (
         run=get_project_state,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("state", "show")),
     ),
     Operation(
         name="update_project_state",
@@ -61,6 +61,6 @@ OPERATIONS = (
         idempotent=True,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("state", "write")),
     ),
 )

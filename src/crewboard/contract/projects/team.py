@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from crewboard.contract import args as a
-from crewboard.contract.operation import Call, Operation
+from crewboard.contract.operation import Call, Cli, Operation
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, compact
 from crewboard.domain.identity.access import Toolset
 from crewboard.services.projects import team
@@ -65,6 +65,6 @@ OPERATIONS = (
         run=list_team,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("team", "list")),
     ),
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, ProjectRef, WorkspaceId
-from crewboard.contract.operation import Call, Operation
+from crewboard.contract.operation import Call, Cli, Operation
 from crewboard.contract.reply import Reply, fit_rows
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.services.review import activity, messages
@@ -94,7 +94,7 @@ OPERATIONS = (
         run=list_activity,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("activity", "list")),
     ),
     Operation(
         name="post_message",
@@ -111,6 +111,6 @@ OPERATIONS = (
         idempotent=True,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("message", "send")),
     ),
 )

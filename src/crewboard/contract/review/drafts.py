@@ -8,7 +8,7 @@ from pydantic import Field
 
 from crewboard.contract.args import Args, Revision, WorkspaceId
 from crewboard.contract.board.tasks import TaskRef
-from crewboard.contract.operation import Call, Operation
+from crewboard.contract.operation import Call, NoDoor, Operation
 from crewboard.contract.reply import Reply
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.services.idempotency import KeyedResult
@@ -174,7 +174,7 @@ OPERATIONS = (
         idempotent=True,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=NoDoor("Agent protocol: an agent hands in work; people decide (review approve)."),
     ),
     Operation(
         name="create_draft",
@@ -191,6 +191,6 @@ OPERATIONS = (
         idempotent=False,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=NoDoor("Agent protocol: an agent hands in a draft; people decide (review approve)."),
     ),
 )

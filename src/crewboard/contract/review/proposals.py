@@ -9,7 +9,7 @@ from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, ProjectRef, WorkspaceId
 from crewboard.contract.board.tasks import Priority, Status, TaskRef, TaskType
-from crewboard.contract.operation import Call, Operation, keyed_write
+from crewboard.contract.operation import Call, Cli, NoDoor, Operation, keyed_write
 from crewboard.contract.reply import Reply
 from crewboard.domain.board.tasks import MAX_LONG_TEXT, MAX_TITLE
 from crewboard.domain.identity.access import Scope, Toolset
@@ -183,6 +183,7 @@ def _card_tool(
     args: type[Args],
     run: Callable[[Call, Any], Reply],
     *,
+    cli: Cli | NoDoor,
     team: bool = False,
 ) -> Operation:
     """A proposal: a write (it adds a card) that is safe to retry with its idempotencyKey."""
@@ -196,7 +197,7 @@ def _card_tool(
         scopes=(Scope.TEAM_MANAGE if team else Scope.TASKS_MANAGE,),
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=cli,
     )
 
 
@@ -207,6 +208,7 @@ OPERATIONS = (
         "Suggest a new task as an inbox card; created in backlog if a person accepts.",
         ProposeTask,
         propose_task,
+        cli=NoDoor("Agent protocol: an inbox card for people; a person runs `task create`."),
     ),
     _card_tool(
         "propose_task_update",
@@ -217,6 +219,7 @@ OPERATIONS = (
         ),
         ProposeTaskUpdate,
         propose_task_update,
+        cli=NoDoor("Agent protocol: an inbox card for people; a person runs `task update`."),
     ),
     _card_tool(
         "propose_task_delete",
@@ -224,6 +227,7 @@ OPERATIONS = (
         "Ask the people to delete a task; it goes only if a person accepts.",
         ProposeTaskDelete,
         propose_task_delete,
+        cli=NoDoor("Agent protocol: an inbox card for people (proposal accept/dismiss)."),
     ),
     _card_tool(
         "propose_role",
@@ -231,6 +235,7 @@ OPERATIONS = (
         "Suggest a new team seat; an admin accepts it in the inbox (no AI is connected).",
         ProposeRole,
         propose_role,
+        cli=NoDoor("Agent protocol: an inbox card for admins; an admin runs `team add-role`."),
         team=True,
     ),
     _card_tool(
@@ -239,6 +244,7 @@ OPERATIONS = (
         "Suggest the seats a project needs (1-12) as one inbox card; one accept adds them all.",
         ProposeComposition,
         propose_composition,
+        cli=NoDoor("Agent protocol: a team proposal for admins; an admin runs `team add-role`."),
         team=True,
     ),
 )

@@ -9,7 +9,7 @@ from anyio import to_thread
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.contract.operation import Call, Operation, keyed_write
+from crewboard.contract.operation import Call, Cli, Operation, keyed_write
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, paged_reply
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.domain.sessions import (
@@ -225,7 +225,7 @@ OPERATIONS = (
         run=list_spec_sessions,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec-session", "list")),
     ),
     Operation(
         name="get_spec_session",
@@ -241,7 +241,7 @@ OPERATIONS = (
         run=get_spec_session,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec-session", "show")),
     ),
     keyed_write(
         "start_spec_session",
@@ -259,7 +259,7 @@ OPERATIONS = (
         scopes=_WRITE,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec-session", "start")),
     ),
     Operation(
         name="rename_spec_session",
@@ -272,7 +272,7 @@ OPERATIONS = (
         read_only=False,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec-session", "rename")),
     ),
     Operation(
         name="archive_spec_session",
@@ -286,7 +286,7 @@ OPERATIONS = (
         read_only=False,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec-session", "archive")),
     ),
     Operation(
         name="unarchive_spec_session",
@@ -299,7 +299,7 @@ OPERATIONS = (
         read_only=False,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec-session", "unarchive")),
     ),
     Operation(
         name="delete_spec_session",
@@ -315,6 +315,6 @@ OPERATIONS = (
         idempotent=False,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec-session", "delete")),
     ),
 )

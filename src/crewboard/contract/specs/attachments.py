@@ -9,7 +9,7 @@ import binascii
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.contract.operation import Call, Operation, keyed_write
+from crewboard.contract.operation import Call, Cli, Operation, keyed_write
 from crewboard.contract.reply import WINDOW_ROOM, Reply, paged_reply, window_note
 from crewboard.contract.specs import local
 from crewboard.domain.files import MAX_WINDOW_LINES
@@ -138,7 +138,7 @@ OPERATIONS = (
         run=list_attachments,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("attachment", "list")),
     ),
     Operation(
         name="get_attachment",
@@ -149,7 +149,7 @@ OPERATIONS = (
         run=get_attachment,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("attachment", "show")),
     ),
     Operation(
         name="read_attachment",
@@ -164,7 +164,7 @@ OPERATIONS = (
         run=read_attachment,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("attachment", "read")),
     ),
     keyed_write(
         "upload_attachment",
@@ -178,6 +178,6 @@ OPERATIONS = (
         scopes=(Scope.SPECS_WRITE,),
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("attachment", "upload")),
     ),
 )

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.contract.operation import Call, Operation, keyed_write
+from crewboard.contract.operation import Call, Cli, Operation, keyed_write
 from crewboard.contract.reply import ROWS_BUDGET, Reply, compact, fitted_answer, page_note
 from crewboard.domain.files import MAX_PATH
 from crewboard.domain.identity.access import Scope, Toolset
@@ -210,7 +210,7 @@ OPERATIONS = (
         run=list_spec_file_comments,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec-comment", "list")),
     ),
     keyed_write(
         "create_spec_file_comment_thread",
@@ -224,7 +224,7 @@ OPERATIONS = (
         scopes=_WRITE,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec-comment", "start")),
     ),
     keyed_write(
         "reply_spec_file_comment_thread",
@@ -236,7 +236,7 @@ OPERATIONS = (
         scopes=_WRITE,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec-comment", "reply")),
     ),
     Operation(
         name="update_spec_file_comment",
@@ -253,7 +253,7 @@ OPERATIONS = (
         idempotent=False,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec-comment", "edit")),
     ),
     Operation(
         name="delete_spec_file_comment",
@@ -270,6 +270,6 @@ OPERATIONS = (
         destructive=True,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec-comment", "delete")),
     ),
 )

@@ -9,7 +9,7 @@ import binascii
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.contract.operation import Call, Operation, keyed_write
+from crewboard.contract.operation import Call, Cli, Operation, keyed_write
 from crewboard.contract.reply import WINDOW_ROOM, Reply, paged_reply, window_note
 from crewboard.contract.specs import local
 from crewboard.domain.files import MAX_PATH, MAX_WINDOW_LINES
@@ -254,7 +254,7 @@ OPERATIONS = (
         run=list_spec_files,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec", "list")),
     ),
     Operation(
         name="get_spec_file",
@@ -268,7 +268,7 @@ OPERATIONS = (
         run=get_spec_file,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec", "show")),
     ),
     Operation(
         name="read_spec_file",
@@ -283,7 +283,7 @@ OPERATIONS = (
         run=read_spec_file,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec", "read")),
     ),
     keyed_write(
         "upload_spec_file",
@@ -296,7 +296,7 @@ OPERATIONS = (
         scopes=_WRITE,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec", "upload")),
     ),
     keyed_write(
         "update_spec_file",
@@ -310,7 +310,7 @@ OPERATIONS = (
         scopes=_WRITE,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec", "save")),
     ),
     Operation(
         name="move_spec_file_to_trash",
@@ -326,7 +326,7 @@ OPERATIONS = (
         read_only=False,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec", "trash")),
     ),
     Operation(
         name="restore_spec_file_from_trash",
@@ -339,7 +339,7 @@ OPERATIONS = (
         read_only=False,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec", "restore")),
     ),
     Operation(
         name="download_spec_file",
@@ -358,6 +358,6 @@ OPERATIONS = (
         destructive=True,
         rest=None,
         # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec", "download")),
     ),
 )
