@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,6 @@ from crewboard.cli.common import (
     State,
     acting_person,
     as_option,
-    echo_error,
     json_option,
     open_database,
     pass_state,
@@ -93,6 +92,25 @@ def register(cli: click.Group, catalogue: Catalogue) -> list[Operation]:
     return made
 
 
+class OperationCommand(click.Command):
+    """A command built from an operation (a command written by hand is a plain one)."""
+
+    def __init__(self, operation: Operation, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.operation = operation
+
+
+def built_commands(
+    group: click.Group, words: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], Operation]]:
+    """The commands under `group` built from operations, with their words, in name order."""
+    for name, command in sorted(group.commands.items()):
+        if isinstance(command, click.Group):
+            yield from built_commands(command, (*words, name))
+        elif isinstance(command, OperationCommand):
+            yield (*words, name), command.operation
+
+
 def build_command(op: Operation) -> click.Command:
     """The click command running `op`: its options from the argument model, `--as`, `--json`."""
     assert isinstance(op.cli, Cli)  # noqa: S101 - register only passes these
@@ -111,7 +129,9 @@ def build_command(op: Operation) -> click.Command:
         help_text += (
             "\n\nWithout --idempotency-key each run is a new request; pass one to retry safely."
         )
-    return click.command(op.cli.words[-1], help=help_text, short_help=op.title)(command)
+    return click.command(
+        op.cli.words[-1], cls=OperationCommand, operation=op, help=help_text, short_help=op.title
+    )(command)
 
 
 def operation_params(op: Operation) -> list[Param]:
@@ -137,8 +157,9 @@ def _param(
         key=key,
         option="--" + name.replace("_", "-"),
         kind="json",
-        # A required argument that may be null is optional here: left out, it is sent as null.
-        required=required and not nullable,
+        # A required argument that may be null is optional here: left out, it is sent as null;
+        # a key left out is made per run (see `arguments`).
+        required=required and not nullable and name != IDEMPOTENCY_KEY,
         nullable=required and nullable,
         help=_joined(description, "JSON text."),
     )
@@ -249,7 +270,6 @@ def _option(param: Param) -> Callable[[Any], Any]:
         type=kind,
         multiple=param.multiple,
         required=param.required,
-        default=None,
         metavar="JSON" if param.kind == "json" else None,
         help=help_text,
     )
@@ -407,6 +427,3 @@ def _scalar(value: Any) -> str:
     if isinstance(value, (dict, list)):
         return compact(value)
     return str(value)
-
-
-__all__ = ["build_command", "echo_error", "operation_params", "register", "render"]
