@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,6 @@ from crewboard.cli.common import (
     as_option,
     json_option,
     open_database,
-    pass_state,
     run_guarded,
 )
 from crewboard.contract.args import argument_error, input_schema, validate_arguments
@@ -87,17 +86,64 @@ def register(cli: click.Group, catalogue: Catalogue) -> list[Operation]:
             group = found
         if op.cli.words[-1] in group.commands:
             continue  # written by hand
-        group.add_command(build_command(op))
+        group.add_command(OperationCommand(op))
         made.append(op)
     return made
 
 
 class OperationCommand(click.Command):
-    """A command built from an operation (a command written by hand is a plain one)."""
+    """A command built from an operation (a command written by hand is a plain one).
 
-    def __init__(self, operation: Operation, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    Its options are made from the argument model when click first asks for them: making
+    every command's up front costs each `crewboard` start about 0.15 s of schema building."""
+
+    def __init__(self, operation: Operation) -> None:
+        assert isinstance(operation.cli, Cli)  # noqa: S101 - register only passes these
+        help_text = f"{operation.title}.\n\n{operation.description}"
+        if IDEMPOTENCY_KEY in operation.args.model_fields:
+            help_text += (
+                "\n\nWithout --idempotency-key each run is a new request; pass one to retry safely."
+            )
+        self._fields: list[Param] | None = None
+        self._options: list[click.Parameter] | None = None
+        super().__init__(
+            operation.cli.words[-1],
+            callback=self._invoke,
+            help=help_text,
+            short_help=operation.title,
+        )
         self.operation = operation
+
+    def fields(self) -> list[Param]:
+        """The operation's arguments as options."""
+        if self._fields is None:
+            self._fields = operation_params(self.operation)
+        return self._fields
+
+    @property
+    def params(self) -> list[click.Parameter]:
+        if self._options is None:
+            self._options = [*map(_option, self.fields()), *_common()]
+        return self._options
+
+    @params.setter
+    def params(self, value: list[click.Parameter]) -> None:
+        self._options = value or None  # click's own __init__ sets none
+
+    def _invoke(self, as_email: str | None, as_json: bool, **given: Any) -> None:
+        state = click.get_current_context().find_object(State)
+        assert state is not None  # noqa: S101 - the root group sets it
+        fields = self.fields()
+        run_guarded(lambda: _run(self.operation, fields, state, as_email, as_json, given), as_json)
+
+
+def _common() -> list[click.Parameter]:
+    """`--as` and `--json`, as every operator command takes them."""
+
+    def holder() -> None: ...
+
+    as_option(json_option(holder))
+    return list(reversed(holder.__click_params__))  # type: ignore[attr-defined]
 
 
 def built_commands(
@@ -109,29 +155,6 @@ def built_commands(
             yield from built_commands(command, (*words, name))
         elif isinstance(command, OperationCommand):
             yield (*words, name), command.operation
-
-
-def build_command(op: Operation) -> click.Command:
-    """The click command running `op`: its options from the argument model, `--as`, `--json`."""
-    assert isinstance(op.cli, Cli)  # noqa: S101 - register only passes these
-    params = operation_params(op)
-
-    @as_option
-    @json_option
-    @pass_state
-    def command(state: State, /, as_email: str | None, as_json: bool, **given: Any) -> None:
-        run_guarded(lambda: _run(op, params, state, as_email, as_json, given), as_json)
-
-    for param in reversed(params):
-        command = _option(param)(command)
-    help_text = f"{op.title}.\n\n{op.description}"
-    if any(p.field == IDEMPOTENCY_KEY for p in params):
-        help_text += (
-            "\n\nWithout --idempotency-key each run is a new request; pass one to retry safely."
-        )
-    return click.command(
-        op.cli.words[-1], cls=OperationCommand, operation=op, help=help_text, short_help=op.title
-    )(command)
 
 
 def operation_params(op: Operation) -> list[Param]:
@@ -242,15 +265,14 @@ class _Number(click.FloatRange):
         return click.FLOAT.convert(value, param, ctx)
 
 
-def _option(param: Param) -> Callable[[Any], Any]:
+def _option(param: Param) -> click.Option:
     help_text = param.help
     if param.multiple:
         help_text = _joined(help_text, "Repeat for more.")
     if param.kind == "bool":
         flag = param.option.removeprefix("--")
-        return click.option(
-            f"{param.option}/--no-{flag}",
-            param.field,
+        return click.Option(
+            [f"{param.option}/--no-{flag}", param.field],
             default=None,
             required=param.required,
             help=help_text,
@@ -262,11 +284,8 @@ def _option(param: Param) -> Callable[[Any], Any]:
         kind = _Whole(_bound(param.low), _bound(param.high))
     elif param.kind == "float":
         kind = _Number(param.low, param.high)
-    elif param.kind == "json":
-        kind = click.STRING
-    return click.option(
-        param.option,
-        param.field,
+    return click.Option(
+        [param.option, param.field],
         type=kind,
         multiple=param.multiple,
         required=param.required,
@@ -378,12 +397,14 @@ def render(reply: Reply) -> str:
 _ROW_FIELDS = (
     "key",
     "id",
+    "date",
     "number",
     "slug",
     "path",
     "name",
     "title",
     "displayName",
+    "email",
     "status",
     "kind",
     "type",
