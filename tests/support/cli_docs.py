@@ -24,7 +24,8 @@ def generated_section() -> str:
         "as the tool named in its section; REST serves the same operation. Its options are the "
         "tool's arguments in kebab-case (`projectId` → `--project-id`): a repeatable option for "
         "a list of plain values, JSON text for objects and lists of objects, `--x/--no-x` for a "
-        "yes or no. An argument a tool needs but lets be null (`workspaceId`) may be left out. "
+        "yes or no. An argument a tool needs but lets be null (`workspaceId`) may be left out; "
+        "on a write, `--clear NAME` sends an argument as null, which clears it. "
         "A keyed write left without `--idempotency-key` gets a new key on each run; a script "
         "that retries passes its own. Values are checked as the tool checks them: a refusal "
         "names the option in `details.option` besides the tool's `details.field`.",

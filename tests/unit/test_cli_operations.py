@@ -4,12 +4,20 @@ tree, and a built command's options follow its argument model."""
 from __future__ import annotations
 
 import click
+import pytest
 from click.testing import CliRunner
 
 from crewboard.cli.main import cli
-from crewboard.cli.operations import OperationCommand, built_commands, operation_params
+from crewboard.cli.operations import (
+    CLEAR,
+    OperationCommand,
+    arguments,
+    built_commands,
+    operation_params,
+)
 from crewboard.contract.catalogue import default_catalogue
 from crewboard.contract.operation import Cli, NoDoor, Operation
+from crewboard.errors import ValidationFailed
 
 
 def _command(words: tuple[str, ...]) -> click.Command | None:
@@ -86,3 +94,20 @@ def test_options_take_their_kind_from_the_field() -> None:
     handoff = {p.field: p for p in operation_params(_op("create_handoff"))}
     assert handoff["send_email"].kind == "bool"
     assert (handoff["recipients"].kind, handoff["recipients"].multiple) == ("str", True)
+
+
+def test_a_write_clears_an_argument_with_clear_and_makes_a_key_per_run() -> None:
+    op = _op("assign_task")
+    fields = operation_params(op)
+    given = {"task_id": "CRW-1", "expected_revision": 2, CLEAR: ("assignee-id",)}
+    sent = arguments(op, fields, given)
+    assert sent["assigneeId"] is None
+    assert "humanOwnerId" not in sent  # left out: stays as it is
+    assert sent["workspaceId"] is None  # required, may be null: sent as null when left out
+    assert sent["idempotencyKey"] != arguments(op, fields, given)["idempotencyKey"]
+    with pytest.raises(ValidationFailed) as refused:
+        arguments(op, fields, {**given, "assignee_id": "rol_1"})
+    assert refused.value.details == {"field": "assigneeId", "option": "--assignee-id"}
+    shown = CliRunner().invoke(cli, ["task", "assign", "--help"]).output
+    assert "--clear [assignee-id|assignee-type|human-owner-id]" in shown
+    assert "--clear" not in CliRunner().invoke(cli, ["task", "list", "--help"]).output

@@ -48,6 +48,7 @@ GROUP_HELP = {
     "week": "A project's week: what is due and who spent time on what.",
 }
 IDEMPOTENCY_KEY = "idempotency_key"
+CLEAR = "clear_"  # the `--clear` option's parameter (no argument model has a field of that name)
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class Param:
     scalar: bool = True
     required: bool = False
     nullable: bool = False  # a required argument that may be null: sent as null when left out
+    clearable: bool = False  # an optional argument that may be null (a write's "null clears")
     choices: tuple[str, ...] = ()
     low: float | None = None
     high: float | None = None
@@ -123,12 +125,26 @@ class OperationCommand(click.Command):
     @property
     def params(self) -> list[click.Parameter]:
         if self._options is None:
-            self._options = [*map(_option, self.fields()), *_common()]
+            self._options = [*map(_option, self.fields()), *self._clear(), *_common()]
         return self._options
 
     @params.setter
     def params(self, value: list[click.Parameter]) -> None:
         self._options = value or None  # click's own __init__ sets none
+
+    def _clear(self) -> list[click.Parameter]:
+        """`--clear NAME` on a write with arguments that null clears: an option cannot say null."""
+        names = [p.option.removeprefix("--") for p in self.fields() if p.clearable]
+        if self.operation.read_only or not names:
+            return []
+        return [
+            click.Option(
+                ["--clear", CLEAR],
+                multiple=True,
+                type=click.Choice(names),
+                help="Send this argument as null, which clears it. Repeat for more.",
+            )
+        ]
 
     def _invoke(self, as_email: str | None, as_json: bool, **given: Any) -> None:
         state = click.get_current_context().find_object(State)
@@ -184,6 +200,7 @@ def _param(
         # a key left out is made per run (see `arguments`).
         required=required and not nullable and name != IDEMPOTENCY_KEY,
         nullable=required and nullable,
+        clearable=nullable and not required,
         help=_joined(description, "JSON text."),
     )
     scalars = [m for m in members if _scalar_kind(m) is not None]
@@ -306,6 +323,7 @@ def arguments(op: Operation, params: list[Param], given: dict[str, Any]) -> dict
         ValidationFailed: an option's JSON text is not JSON.
     """
     found: dict[str, Any] = {}
+    cleared = set(given.get(CLEAR) or ())
     for param in params:
         value = given.get(param.field)
         if param.multiple:
@@ -321,6 +339,13 @@ def arguments(op: Operation, params: list[Param], given: dict[str, Any]) -> dict
         if value is not None:
             found[param.key] = value
         elif param.nullable:
+            found[param.key] = None
+        if param.option.removeprefix("--") in cleared:
+            if value is not None:
+                raise ValidationFailed(
+                    f"{param.option}: given a value and cleared; pick one.",
+                    {"field": param.key, "option": param.option},
+                )
             found[param.key] = None
     if IDEMPOTENCY_KEY in op.args.model_fields and "idempotencyKey" not in found:
         # One key per run: a script that retries names its own with --idempotency-key.
