@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from crewboard.cli.main import cli
+from tests.support.cli_docs import generated_section, page_section
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "cli-json.md"
 MARKER = re.compile(r"<!-- json: (crewboard(?: [a-z][a-z-]*)*) -->")
@@ -65,3 +66,10 @@ def test_every_written_section_says_what_it_prints() -> None:
         name for name, body in _sections().items() if TODO not in body and "**Prints:**" not in body
     ]
     assert not silent, f"these sections of {DOC.name} have no **Prints:** line: {silent}"
+
+
+def test_the_built_commands_section_is_the_one_the_catalogue_makes() -> None:
+    page = page_section(DOC.read_text(encoding="utf-8"))
+    assert page == generated_section(), (
+        f"{DOC.name} does not match the catalogue's commands: run python -m tests.support.cli_docs"
+    )

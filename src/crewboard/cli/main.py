@@ -12,13 +12,14 @@ from crewboard import __version__
 from crewboard.cli import backup as backup_cli
 from crewboard.cli import board as repos
 from crewboard.cli import handoffs as handoff_cli
-from crewboard.cli import identity, memory, projects, transfer
+from crewboard.cli import identity, memory, operations, projects, transfer
 from crewboard.cli import sessions as session_cli
 from crewboard.cli.common import State, echo_error, emit, open_database, pass_state
 from crewboard.cli.firststart import print_first_start, print_reuse
 from crewboard.cli.review import drafts as review
 from crewboard.cli.review import inbox, proposals
 from crewboard.config import Settings
+from crewboard.contract.catalogue import default_catalogue
 from crewboard.domain.identity.access import parse_toolsets
 from crewboard.errors import CrewboardError
 from crewboard.services.identity.tokens import authenticate_token
@@ -157,6 +158,8 @@ memory.register(cli)
 inbox.register(cli)
 session_cli.register(cli)
 transfer.register(cli)
+# Last: a command written by hand at an operation's words is kept in place of the built one.
+operations.register(cli, default_catalogue())
 
 
 def main() -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from crewboard.contract.args import Args
-from crewboard.contract.operation import Call, Operation, Rest
+from crewboard.contract.operation import Call, Cli, Operation, Rest
 from crewboard.contract.reply import Reply
 from crewboard.domain.identity.access import Role, Toolset
 from crewboard.services.identity import stream_tokens
@@ -76,8 +76,7 @@ OPERATIONS = (
         idempotent=False,
         write_role=Role.READ,
         rest=Rest("POST", "/api/v1/stream-tokens", status=201),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("stream-token", "create")),
     ),
     Operation(
         name="list_stream_tokens",
@@ -88,8 +87,7 @@ OPERATIONS = (
         run=list_stream_tokens,
         needs_project=False,
         rest=Rest("GET", "/api/v1/stream-tokens"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("stream-token", "list")),
     ),
     Operation(
         name="revoke_stream_token",
@@ -102,7 +100,6 @@ OPERATIONS = (
         idempotent=True,
         write_role=Role.READ,
         rest=Rest("DELETE", "/api/v1/stream-tokens/{streamToken}"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("stream-token", "revoke")),
     ),
 )

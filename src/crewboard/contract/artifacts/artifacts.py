@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.contract.operation import Call, Operation, Rest, keyed_write
+from crewboard.contract.operation import Call, Cli, Operation, Rest, keyed_write
 from crewboard.contract.reply import (
     RESPONSE_BUDGET,
     WINDOW_ROOM,
@@ -231,8 +231,7 @@ OPERATIONS = (
         toolset=Toolset.ARTIFACTS,
         run=list_artifacts,
         rest=Rest("GET", "/api/v1/projects/{project}/artifacts"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("artifact", "list")),
     ),
     Operation(
         name="get_artifact",
@@ -246,8 +245,7 @@ OPERATIONS = (
         toolset=Toolset.ARTIFACTS,
         run=get_artifact,
         rest=Rest("GET", "/api/v1/projects/{project}/artifacts/{artifact}"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("artifact", "show")),
     ),
     Operation(
         name="read_artifact_file",
@@ -260,8 +258,7 @@ OPERATIONS = (
         toolset=Toolset.ARTIFACTS,
         run=read_artifact_file,
         rest=Rest("GET", "/api/v1/projects/{project}/artifacts/{artifact}/lines"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("artifact", "read")),
     ),
     keyed_write(
         "create_artifact",
@@ -274,8 +271,7 @@ OPERATIONS = (
         toolset=Toolset.ARTIFACTS,
         scopes=(Scope.SPECS_WRITE,),
         rest=Rest("POST", "/api/v1/projects/{project}/artifacts", status=201),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("artifact", "create")),
     ),
     keyed_write(
         "write_artifact_revision",
@@ -289,8 +285,7 @@ OPERATIONS = (
         toolset=Toolset.ARTIFACTS,
         scopes=(Scope.SPECS_WRITE,),
         rest=Rest("POST", "/api/v1/projects/{project}/artifacts/{artifact}/revisions", status=201),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("artifact", "write")),
     ),
     keyed_write(
         "rollback_artifact",
@@ -303,7 +298,6 @@ OPERATIONS = (
         toolset=Toolset.ARTIFACTS,
         scopes=(Scope.SPECS_WRITE,),
         rest=Rest("POST", "/api/v1/projects/{project}/artifacts/{artifact}/rollback", status=201),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("artifact", "rollback")),
     ),
 )

@@ -8,7 +8,7 @@ from pydantic import Field, WithJsonSchema
 
 from crewboard.contract.args import Args, Day, ProjectRef, WorkspaceId
 from crewboard.contract.board.tasks import AssigneeType, Priority, Status, Tag, TaskRef
-from crewboard.contract.operation import Call, Rest, keyed_write
+from crewboard.contract.operation import Call, Cli, Rest, keyed_write
 from crewboard.contract.reply import Reply
 from crewboard.domain.identity.access import Toolset
 from crewboard.domain.validation import INT32_MAX
@@ -155,8 +155,7 @@ OPERATIONS = (
         update_tasks,
         toolset=Toolset.PLANNING,
         rest=Rest("POST", "/api/v1/projects/{project}/tasks/bulk-update"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("task", "plan")),
     ),
     keyed_write(
         "set_task_status",
@@ -169,7 +168,6 @@ OPERATIONS = (
         set_task_status,
         toolset=Toolset.BOARD,
         rest=Rest("POST", "/api/v1/projects/{project}/tasks/bulk-status"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("task", "move")),
     ),
 )

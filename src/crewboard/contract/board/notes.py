@@ -8,7 +8,7 @@ from pydantic import Field
 
 from crewboard.contract.args import Args, WorkspaceId
 from crewboard.contract.board.tasks import TaskRef
-from crewboard.contract.operation import Call, Operation, Rest, keyed_write
+from crewboard.contract.operation import Call, Cli, NoDoor, Operation, Rest, keyed_write
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, fit_rows
 from crewboard.domain.identity.access import Toolset
 from crewboard.services.board import note_reads, questions
@@ -155,8 +155,7 @@ OPERATIONS = (
         post_comment,
         toolset=Toolset.BOARD,
         rest=Rest("POST", "/api/v1/tasks/{task}/comments", status=201),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("task", "comment")),
     ),
     keyed_write(
         "agent_update",
@@ -166,8 +165,7 @@ OPERATIONS = (
         agent_update,
         toolset=Toolset.BOARD,
         rest=Rest("POST", "/api/v1/tasks/{task}/updates", status=201),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=NoDoor("Agent protocol: an agent's progress note; people comment (task comment)."),
     ),
     keyed_write(
         "save_output",
@@ -180,8 +178,7 @@ OPERATIONS = (
         save_output,
         toolset=Toolset.BOARD,
         rest=Rest("POST", "/api/v1/tasks/{task}/outputs", status=201),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("task", "save-output")),
     ),
     keyed_write(
         "ask_question",
@@ -194,8 +191,7 @@ OPERATIONS = (
         ask_question,
         toolset=Toolset.BOARD,
         rest=Rest("POST", "/api/v1/tasks/{task}/questions", status=201),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=NoDoor("Agent protocol: an agent asks people, who answer with `question answer`."),
     ),
     Operation(
         name="list_task_notes",
@@ -208,7 +204,6 @@ OPERATIONS = (
         toolset=Toolset.BOARD,
         run=list_task_notes,
         rest=Rest("GET", "/api/v1/tasks/{task}/notes"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("task", "notes")),
     ),
 )

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from crewboard.contract.args import Args
 from crewboard.contract.board.notes import TaskWrite, keyed_reply
-from crewboard.contract.operation import Call, Operation, Rest, keyed_write
+from crewboard.contract.operation import Call, Cli, Operation, Rest, keyed_write
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, compact, fit_rows
 from crewboard.domain.identity.access import Toolset
 from crewboard.services.board import repos
@@ -135,8 +135,7 @@ OPERATIONS = (
         toolset=Toolset.BOARD,
         run=list_task_repos,
         rest=Rest("GET", "/api/v1/projects/{project}/repos"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("task", "branches")),
     ),
     keyed_write(
         "propose_repo_change",
@@ -149,8 +148,7 @@ OPERATIONS = (
         propose_repo_change,
         toolset=Toolset.BOARD,
         rest=Rest("POST", "/api/v1/tasks/{task}/repos/{repo}/changes", status=201),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("task", "link-branch")),
     ),
     keyed_write(
         "report_repo_status",
@@ -163,7 +161,6 @@ OPERATIONS = (
         report_repo_status,
         toolset=Toolset.BOARD,
         rest=Rest("POST", "/api/v1/tasks/{task}/repos/{repo}/status", status=201),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("task", "report-status")),
     ),
 )

@@ -15,7 +15,7 @@ from crewboard.contract.args import (
     TaskNumber,
     WorkspaceId,
 )
-from crewboard.contract.operation import Call, Operation, Rest, keyed_write
+from crewboard.contract.operation import Call, Cli, Operation, Rest, keyed_write
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, fitted_answer
 from crewboard.domain.identity.access import Toolset
 from crewboard.domain.validation import INT32_MAX
@@ -412,8 +412,7 @@ OPERATIONS = (
         toolset=Toolset.BOARD,
         run=list_tasks,
         rest=Rest("GET", "/api/v1/projects/{project}/tasks"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("task", "list")),
     ),
     Operation(
         name="list_assignee_tasks",
@@ -426,8 +425,7 @@ OPERATIONS = (
         toolset=Toolset.PLANNING,
         run=list_assignee_tasks,
         rest=Rest("GET", "/api/v1/assignees/{assignee}/tasks"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("task", "list-assigned")),
     ),
     Operation(
         name="get_task",
@@ -444,8 +442,7 @@ OPERATIONS = (
         toolset=Toolset.BOARD,
         run=get_task,
         rest=Rest("GET", "/api/v1/tasks/{task}"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("task", "show")),
     ),
     keyed_write(
         "create_task",
@@ -458,8 +455,7 @@ OPERATIONS = (
         create_task,
         toolset=Toolset.PLANNING,
         rest=Rest("POST", "/api/v1/projects/{project}/tasks", status=201),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("task", "create")),
     ),
     keyed_write(
         "update_task",
@@ -472,8 +468,7 @@ OPERATIONS = (
         update_task,
         toolset=Toolset.PLANNING,
         rest=Rest("PATCH", "/api/v1/tasks/{task}"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("task", "update")),
     ),
     keyed_write(
         "assign_task",
@@ -486,7 +481,6 @@ OPERATIONS = (
         assign_task,
         toolset=Toolset.PLANNING,
         rest=Rest("POST", "/api/v1/tasks/{task}/assignment"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("task", "assign")),
     ),
 )

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from crewboard.contract.args import Args, Day, Moment
-from crewboard.contract.operation import Call, Operation, Rest
+from crewboard.contract.operation import Call, Cli, Operation, Rest
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, compact, fit_rows
 from crewboard.domain.identity.access import Toolset
 from crewboard.services.board import week
@@ -150,8 +150,7 @@ OPERATIONS = (
         toolset=Toolset.PLANNING,
         run=list_task_events,
         rest=Rest("GET", "/api/v1/tasks/{task}/events"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("task", "events")),
     ),
     Operation(
         name="get_week",
@@ -164,7 +163,6 @@ OPERATIONS = (
         toolset=Toolset.PLANNING,
         run=get_week,
         rest=Rest("GET", "/api/v1/projects/{project}/week"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("week", "show")),
     ),
 )

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.contract.operation import Call, NoDoor, Operation, Rest, keyed_write
+from crewboard.contract.operation import Call, Cli, NoDoor, Operation, Rest, keyed_write
 from crewboard.contract.reply import ROWS_BUDGET, Reply, paged_reply
 from crewboard.domain.handoffs import (
     MAX_BODY,
@@ -243,7 +243,14 @@ def update_handoff_action_item(call: Call, args: UpdateActionItem) -> Reply:
 
 
 def _edit(
-    name: str, title: str, description: str, args: type[Args], run: Any, *, rest: Rest | NoDoor
+    name: str,
+    title: str,
+    description: str,
+    args: type[Args],
+    run: Any,
+    *,
+    cli: Cli | NoDoor,
+    rest: Rest | NoDoor,
 ) -> Operation:
     """A write that names the updatedAt it read: a retry after it landed is refused as stale,
     so it is not idempotent."""
@@ -252,20 +259,25 @@ def _edit(
         toolset=Toolset.HANDOFFS, run=run, scopes=(Scope.TASKS_MANAGE,), read_only=False,
         idempotent=False,
         rest=rest,
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=cli,
     )  # fmt: skip
 
 
 def _read(
-    name: str, title: str, description: str, args: type[Args], run: Any, *, rest: Rest | NoDoor
+    name: str,
+    title: str,
+    description: str,
+    args: type[Args],
+    run: Any,
+    *,
+    cli: Cli | NoDoor,
+    rest: Rest | NoDoor,
 ) -> Operation:
     return Operation(
         name=name, title=title, description=description + PERSON_ONLY, args=args,
         toolset=Toolset.HANDOFFS, run=run,
         rest=rest,
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=cli,
     )  # fmt: skip
 
 
@@ -283,8 +295,7 @@ OPERATIONS = (
         create_handoff,
         toolset=Toolset.HANDOFFS,
         rest=Rest("POST", "/api/v1/projects/{project}/handoffs", status=201),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("handoff", "create")),
     ),
     _edit(
         "update_handoff",
@@ -296,6 +307,7 @@ OPERATIONS = (
         UpdateHandoff,
         update_handoff,
         rest=Rest("PATCH", "/api/v1/handoffs/{handoff}"),
+        cli=Cli(("handoff", "update")),
     ),
     _read(
         "list_handoffs",
@@ -305,6 +317,7 @@ OPERATIONS = (
         ListHandoffs,
         list_handoffs,
         rest=Rest("GET", "/api/v1/projects/{project}/handoffs"),
+        cli=Cli(("handoff", "list")),
     ),
     _read(
         "get_handoff",
@@ -314,6 +327,7 @@ OPERATIONS = (
         GetHandoff,
         get_handoff,
         rest=Rest("GET", "/api/v1/handoffs/{handoff}"),
+        cli=Cli(("handoff", "show")),
     ),
     _read(
         "list_handoff_action_items",
@@ -323,6 +337,7 @@ OPERATIONS = (
         ListActionItems,
         list_handoff_action_items,
         rest=Rest("GET", "/api/v1/handoffs/{handoff}/action-items"),
+        cli=Cli(("action-item", "list")),
     ),
     _read(
         "get_handoff_action_item",
@@ -331,6 +346,7 @@ OPERATIONS = (
         GetActionItem,
         get_handoff_action_item,
         rest=Rest("GET", "/api/v1/handoff-action-items/{item}"),
+        cli=Cli(("action-item", "show")),
     ),
     keyed_write(
         "create_handoff_action_item",
@@ -341,8 +357,7 @@ OPERATIONS = (
         create_handoff_action_item,
         toolset=Toolset.HANDOFFS,
         rest=Rest("POST", "/api/v1/handoffs/{handoff}/action-items", status=201),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("handoff", "add-item")),
     ),
     _edit(
         "update_handoff_action_item",
@@ -352,5 +367,6 @@ OPERATIONS = (
         UpdateActionItem,
         update_handoff_action_item,
         rest=Rest("PATCH", "/api/v1/handoff-action-items/{item}"),
+        cli=Cli(("action-item", "update")),
     ),
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from crewboard.contract import args as a
-from crewboard.contract.operation import Call, Operation, Rest
+from crewboard.contract.operation import Call, Cli, Operation, Rest
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, fit_rows, page_note
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.services.projects import projects
@@ -106,8 +106,7 @@ OPERATIONS = (
         run=list_projects,
         needs_project=False,
         rest=Rest("GET", "/api/v1/projects"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("project", "list")),
     ),
     Operation(
         name="get_project",
@@ -120,8 +119,7 @@ OPERATIONS = (
         toolset=Toolset.BOARD,
         run=get_project,
         rest=Rest("GET", "/api/v1/projects/{project}"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("project", "show")),
     ),
     Operation(
         name="create_project",
@@ -135,8 +133,7 @@ OPERATIONS = (
         idempotent=True,
         needs_project=False,
         rest=Rest("POST", "/api/v1/projects", status=201),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("project", "create")),
     ),
     Operation(
         name="update_project",
@@ -149,8 +146,7 @@ OPERATIONS = (
         read_only=False,
         idempotent=True,
         rest=Rest("PATCH", "/api/v1/projects/{project}"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("project", "update")),
     ),
     Operation(
         name="archive_project",
@@ -163,8 +159,7 @@ OPERATIONS = (
         read_only=False,
         idempotent=True,
         rest=Rest("POST", "/api/v1/projects/{project}/archive"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("project", "archive")),
     ),
     Operation(
         name="unarchive_project",
@@ -177,8 +172,7 @@ OPERATIONS = (
         read_only=False,
         idempotent=True,
         rest=Rest("POST", "/api/v1/projects/{project}/unarchive"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("project", "unarchive")),
     ),
     Operation(
         name="delete_project",
@@ -192,7 +186,6 @@ OPERATIONS = (
         destructive=True,
         idempotent=False,
         rest=Rest("DELETE", "/api/v1/projects/{project}"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("project", "delete")),
     ),
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from crewboard.contract import args as a
-from crewboard.contract.operation import Call, Operation, Rest
+from crewboard.contract.operation import Call, Cli, Operation, Rest
 from crewboard.contract.reply import Reply
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.services.projects import state
@@ -43,8 +43,7 @@ OPERATIONS = (
         toolset=Toolset.BOARD,
         run=get_project_state,
         rest=Rest("GET", "/api/v1/projects/{project}/state"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("state", "show")),
     ),
     Operation(
         name="update_project_state",
@@ -60,7 +59,6 @@ OPERATIONS = (
         read_only=False,
         idempotent=True,
         rest=Rest("PUT", "/api/v1/projects/{project}/state"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("state", "write")),
     ),
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, ProjectRef, WorkspaceId
-from crewboard.contract.operation import Call, Operation, Rest
+from crewboard.contract.operation import Call, Cli, Operation, Rest
 from crewboard.contract.reply import Reply, fit_rows
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.services.review import activity, messages
@@ -93,8 +93,7 @@ OPERATIONS = (
         toolset=Toolset.REVIEW,
         run=list_activity,
         rest=Rest("GET", "/api/v1/projects/{project}/activity"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("activity", "list")),
     ),
     Operation(
         name="post_message",
@@ -110,7 +109,6 @@ OPERATIONS = (
         read_only=False,
         idempotent=True,
         rest=Rest("POST", "/api/v1/projects/{project}/messages", status=201),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("message", "send")),
     ),
 )

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from crewboard.contract.args import Args, Revision, WorkspaceId
 from crewboard.contract.board.tasks import TaskRef
-from crewboard.contract.operation import Call, Operation, Rest
+from crewboard.contract.operation import Call, NoDoor, Operation, Rest
 from crewboard.contract.reply import Reply
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.services.idempotency import KeyedResult
@@ -173,8 +173,7 @@ OPERATIONS = (
         read_only=False,
         idempotent=True,
         rest=Rest("POST", "/api/v1/tasks/{task}/results", status=201),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=NoDoor("Agent protocol: an agent hands in work; people decide (review approve)."),
     ),
     Operation(
         name="create_draft",
@@ -190,7 +189,6 @@ OPERATIONS = (
         read_only=False,
         idempotent=False,
         rest=Rest("POST", "/api/v1/tasks/{task}/drafts", status=201),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=NoDoor("Agent protocol: an agent hands in a draft; people decide (review approve)."),
     ),
 )

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, ProjectRef, WorkspaceId
 from crewboard.contract.board.tasks import Priority, Status, TaskRef, TaskType
-from crewboard.contract.operation import Call, NoDoor, Operation, Rest, keyed_write
+from crewboard.contract.operation import Call, Cli, NoDoor, Operation, Rest, keyed_write
 from crewboard.contract.reply import Reply
 from crewboard.domain.board.tasks import MAX_LONG_TEXT, MAX_TITLE
 from crewboard.domain.identity.access import Scope, Toolset
@@ -183,6 +183,7 @@ def _card_tool(
     args: type[Args],
     run: Callable[[Call, Any], Reply],
     *,
+    cli: Cli | NoDoor,
     team: bool = False,
     rest: Rest | NoDoor,
 ) -> Operation:
@@ -196,8 +197,7 @@ def _card_tool(
         toolset=Toolset.TEAM if team else Toolset.PLANNING,
         scopes=(Scope.TEAM_MANAGE if team else Scope.TASKS_MANAGE,),
         rest=rest,
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=cli,
     )
 
 
@@ -209,6 +209,7 @@ OPERATIONS = (
         ProposeTask,
         propose_task,
         rest=Rest("POST", "/api/v1/projects/{project}/proposals/task", status=201),
+        cli=NoDoor("Agent protocol: an inbox card for people; a person runs `task create`."),
     ),
     _card_tool(
         "propose_task_update",
@@ -220,6 +221,7 @@ OPERATIONS = (
         ProposeTaskUpdate,
         propose_task_update,
         rest=Rest("POST", "/api/v1/tasks/{task}/proposals/update", status=201),
+        cli=NoDoor("Agent protocol: an inbox card for people; a person runs `task update`."),
     ),
     _card_tool(
         "propose_task_delete",
@@ -228,6 +230,7 @@ OPERATIONS = (
         ProposeTaskDelete,
         propose_task_delete,
         rest=Rest("POST", "/api/v1/tasks/{task}/proposals/delete", status=201),
+        cli=NoDoor("Agent protocol: an inbox card for people (proposal accept/dismiss)."),
     ),
     _card_tool(
         "propose_role",
@@ -235,6 +238,7 @@ OPERATIONS = (
         "Suggest a new team seat; an admin accepts it in the inbox (no AI is connected).",
         ProposeRole,
         propose_role,
+        cli=NoDoor("Agent protocol: an inbox card for admins; an admin runs `team add-role`."),
         team=True,
         rest=Rest("POST", "/api/v1/projects/{project}/proposals/role", status=201),
     ),
@@ -244,6 +248,7 @@ OPERATIONS = (
         "Suggest the seats a project needs (1-12) as one inbox card; one accept adds them all.",
         ProposeComposition,
         propose_composition,
+        cli=NoDoor("Agent protocol: a team proposal for admins; an admin runs `team add-role`."),
         team=True,
         rest=Rest("POST", "/api/v1/projects/{project}/proposals/composition", status=201),
     ),

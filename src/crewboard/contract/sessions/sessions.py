@@ -9,7 +9,7 @@ from anyio import to_thread
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.contract.operation import Call, Operation, Rest, keyed_write
+from crewboard.contract.operation import Call, Cli, Operation, Rest, keyed_write
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, paged_reply
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.domain.sessions import (
@@ -224,8 +224,7 @@ OPERATIONS = (
         toolset=Toolset.SPECS,
         run=list_spec_sessions,
         rest=Rest("GET", "/api/v1/projects/{project}/sessions"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec-session", "list")),
     ),
     Operation(
         name="get_spec_session",
@@ -240,8 +239,7 @@ OPERATIONS = (
         toolset=Toolset.SPECS,
         run=get_spec_session,
         rest=Rest("GET", "/api/v1/projects/{project}/sessions/{session}"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec-session", "show")),
     ),
     keyed_write(
         "start_spec_session",
@@ -258,8 +256,7 @@ OPERATIONS = (
         toolset=Toolset.SPECS,
         scopes=_WRITE,
         rest=Rest("POST", "/api/v1/projects/{project}/sessions", status=201),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec-session", "start")),
     ),
     Operation(
         name="rename_spec_session",
@@ -271,8 +268,7 @@ OPERATIONS = (
         scopes=_WRITE,
         read_only=False,
         rest=Rest("PATCH", "/api/v1/projects/{project}/sessions/{session}"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec-session", "rename")),
     ),
     Operation(
         name="archive_spec_session",
@@ -285,8 +281,7 @@ OPERATIONS = (
         scopes=_WRITE,
         read_only=False,
         rest=Rest("POST", "/api/v1/projects/{project}/sessions/{session}/archive"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec-session", "archive")),
     ),
     Operation(
         name="unarchive_spec_session",
@@ -298,8 +293,7 @@ OPERATIONS = (
         scopes=_WRITE,
         read_only=False,
         rest=Rest("POST", "/api/v1/projects/{project}/sessions/{session}/unarchive"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec-session", "unarchive")),
     ),
     Operation(
         name="delete_spec_session",
@@ -314,7 +308,6 @@ OPERATIONS = (
         destructive=True,
         idempotent=False,
         rest=Rest("DELETE", "/api/v1/projects/{project}/sessions/{session}"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec-session", "delete")),
     ),
 )

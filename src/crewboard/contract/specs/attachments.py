@@ -9,7 +9,7 @@ import binascii
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.contract.operation import Call, Operation, Rest, keyed_write
+from crewboard.contract.operation import Call, Cli, Operation, Rest, keyed_write
 from crewboard.contract.reply import WINDOW_ROOM, Reply, paged_reply, window_note
 from crewboard.contract.specs import local
 from crewboard.domain.files import MAX_WINDOW_LINES
@@ -137,8 +137,7 @@ OPERATIONS = (
         toolset=Toolset.SPECS,
         run=list_attachments,
         rest=Rest("GET", "/api/v1/projects/{project}/attachments"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("attachment", "list")),
     ),
     Operation(
         name="get_attachment",
@@ -148,8 +147,7 @@ OPERATIONS = (
         toolset=Toolset.SPECS,
         run=get_attachment,
         rest=Rest("GET", "/api/v1/projects/{project}/attachments/{attachment}"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("attachment", "show")),
     ),
     Operation(
         name="read_attachment",
@@ -163,8 +161,7 @@ OPERATIONS = (
         toolset=Toolset.SPECS,
         run=read_attachment,
         rest=Rest("GET", "/api/v1/projects/{project}/attachments/{attachment}/lines"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("attachment", "read")),
     ),
     keyed_write(
         "upload_attachment",
@@ -177,7 +174,6 @@ OPERATIONS = (
         toolset=Toolset.SPECS,
         scopes=(Scope.SPECS_WRITE,),
         rest=Rest("POST", "/api/v1/projects/{project}/attachments", status=201),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("attachment", "upload")),
     ),
 )

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.contract.operation import Call, Operation, Rest, keyed_write
+from crewboard.contract.operation import Call, Cli, Operation, Rest, keyed_write
 from crewboard.contract.reply import ROWS_BUDGET, Reply, compact, fitted_answer, page_note
 from crewboard.domain.files import MAX_PATH
 from crewboard.domain.identity.access import Scope, Toolset
@@ -209,8 +209,7 @@ OPERATIONS = (
         toolset=Toolset.SPECS,
         run=list_spec_file_comments,
         rest=Rest("GET", "/api/v1/projects/{project}/specs/{file}/threads"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec-comment", "list")),
     ),
     keyed_write(
         "create_spec_file_comment_thread",
@@ -223,8 +222,7 @@ OPERATIONS = (
         toolset=Toolset.SPECS,
         scopes=_WRITE,
         rest=Rest("POST", "/api/v1/projects/{project}/specs/{file}/threads", status=201),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec-comment", "start")),
     ),
     keyed_write(
         "reply_spec_file_comment_thread",
@@ -235,8 +233,7 @@ OPERATIONS = (
         toolset=Toolset.SPECS,
         scopes=_WRITE,
         rest=Rest("POST", "/api/v1/projects/{project}/threads/{thread}/replies", status=201),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec-comment", "reply")),
     ),
     Operation(
         name="update_spec_file_comment",
@@ -252,8 +249,7 @@ OPERATIONS = (
         read_only=False,
         idempotent=False,
         rest=Rest("PATCH", "/api/v1/projects/{project}/comments/{comment}"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec-comment", "edit")),
     ),
     Operation(
         name="delete_spec_file_comment",
@@ -269,7 +265,6 @@ OPERATIONS = (
         read_only=False,
         destructive=True,
         rest=Rest("DELETE", "/api/v1/projects/{project}/comments/{comment}"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec-comment", "delete")),
     ),
 )

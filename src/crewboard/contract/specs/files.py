@@ -9,7 +9,7 @@ import binascii
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.contract.operation import Call, NoDoor, Operation, Rest, keyed_write
+from crewboard.contract.operation import Call, Cli, NoDoor, Operation, Rest, keyed_write
 from crewboard.contract.reply import WINDOW_ROOM, Reply, paged_reply, window_note
 from crewboard.contract.specs import local
 from crewboard.domain.files import MAX_PATH, MAX_WINDOW_LINES
@@ -253,8 +253,7 @@ OPERATIONS = (
         toolset=Toolset.SPECS,
         run=list_spec_files,
         rest=Rest("GET", "/api/v1/projects/{project}/specs"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec", "list")),
     ),
     Operation(
         name="get_spec_file",
@@ -267,8 +266,7 @@ OPERATIONS = (
         toolset=Toolset.SPECS,
         run=get_spec_file,
         rest=Rest("GET", "/api/v1/projects/{project}/specs/{file}"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec", "show")),
     ),
     Operation(
         name="read_spec_file",
@@ -282,8 +280,7 @@ OPERATIONS = (
         toolset=Toolset.SPECS,
         run=read_spec_file,
         rest=Rest("GET", "/api/v1/projects/{project}/specs/{file}/lines"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec", "read")),
     ),
     keyed_write(
         "upload_spec_file",
@@ -295,8 +292,7 @@ OPERATIONS = (
         toolset=Toolset.SPECS,
         scopes=_WRITE,
         rest=Rest("POST", "/api/v1/projects/{project}/specs", status=201),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec", "upload")),
     ),
     keyed_write(
         "update_spec_file",
@@ -309,8 +305,7 @@ OPERATIONS = (
         toolset=Toolset.SPECS,
         scopes=_WRITE,
         rest=Rest("PUT", "/api/v1/projects/{project}/specs/{file}"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec", "save")),
     ),
     Operation(
         name="move_spec_file_to_trash",
@@ -325,8 +320,7 @@ OPERATIONS = (
         scopes=_WRITE,
         read_only=False,
         rest=Rest("POST", "/api/v1/projects/{project}/specs/{file}/trash"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec", "trash")),
     ),
     Operation(
         name="restore_spec_file_from_trash",
@@ -338,8 +332,7 @@ OPERATIONS = (
         scopes=_WRITE,
         read_only=False,
         rest=Rest("POST", "/api/v1/projects/{project}/specs/{file}/restore"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec", "restore")),
     ),
     Operation(
         name="download_spec_file",
@@ -357,7 +350,6 @@ OPERATIONS = (
         writes_locally=True,
         destructive=True,
         rest=NoDoor("it writes the file on the caller's disk; over HTTP, GET the content route"),
-        # (REST above, CLI below: the other doors of this operation)
-        cli=None,
+        cli=Cli(("spec", "download")),
     ),
 )
