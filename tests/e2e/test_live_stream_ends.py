@@ -15,7 +15,7 @@ from sqlalchemy.engine import URL
 
 from crewboard.config import Settings
 from crewboard.domain.clock import ManualClock
-from crewboard.domain.models import Actor, User
+from crewboard.domain.identity.records import Actor, User
 from crewboard.services.identity import stream_tokens, tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.oauth import grants

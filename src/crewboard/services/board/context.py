@@ -28,9 +28,10 @@ from typing import Any
 
 from crewboard.domain.board.tasks import Task
 from crewboard.domain.identity.access import Role, Scope, missing_permission
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
 from crewboard.domain.memory import ProjectDocument
-from crewboard.domain.models import Actor, Project
+from crewboard.domain.projects import Project
 from crewboard.errors import ValidationFailed
 from crewboard.services.identity.access import access_project
 from crewboard.services.text_windows import (

@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from crewboard.domain.board.tasks import Task
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.errors import ValidationFailed
 from crewboard.services.board.notes import AGENT_UPDATE, COMMENT, notes_of, task_ref_view
 from crewboard.services.board.tasks import access_task

@@ -8,8 +8,9 @@ from typing import Any
 
 from crewboard.domain.board.tasks import Task
 from crewboard.domain.identity.access import Role, Scope
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, Project
+from crewboard.domain.projects import Project
 from crewboard.errors import AlreadyExists, NotFound
 from crewboard.services.board.mentions import tell_asker
 from crewboard.services.board.notes import (

@@ -16,8 +16,9 @@ from urllib.parse import urlsplit
 
 from crewboard.domain.board.tasks import Task
 from crewboard.domain.identity.access import Role, Scope, parse_enum
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, Project
+from crewboard.domain.projects import Project
 from crewboard.domain.validation import check_text
 from crewboard.errors import AlreadyExists, NotFound, ValidationFailed
 from crewboard.services.board.notes import (

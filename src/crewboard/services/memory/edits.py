@@ -11,7 +11,8 @@ from dataclasses import replace
 from typing import Any
 
 from crewboard.domain.identity.access import Role
-from crewboard.domain.models import Actor, Project
+from crewboard.domain.identity.records import Actor
+from crewboard.domain.projects import Project
 from crewboard.errors import RevisionConflict
 from crewboard.services.identity.access import access_project, require_signed_in_person
 from crewboard.services.memory.records import (

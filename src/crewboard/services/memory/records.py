@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from crewboard.domain.identity.access import Role, parse_enum
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
 from crewboard.domain.memory import MemoryStatus, ProjectDocument
-from crewboard.domain.models import Actor, Project
+from crewboard.domain.projects import Project
 from crewboard.domain.validation import check_text
 from crewboard.errors import LimitExceeded, NotFound, ValidationFailed
 from crewboard.services.identity.access import (

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.errors import ValidationFailed
 from crewboard.services.board.tasks import access_task
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, open_projects

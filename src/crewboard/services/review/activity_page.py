@@ -12,7 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from crewboard.domain.models import Actor, SeatKind, TeamRole, User
+from crewboard.domain.identity.records import Actor, User
+from crewboard.domain.projects import SeatKind, TeamRole
 from crewboard.errors import ValidationFailed
 from crewboard.services.identity.access import ANY_WORKSPACE, open_projects
 from crewboard.services.paging import check_limit

@@ -14,8 +14,9 @@ from typing import Any
 
 from crewboard.domain.board.tasks import MAX_TITLE, AssigneeType, Task, TaskStatus
 from crewboard.domain.identity.access import Role
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, Project
+from crewboard.domain.projects import Project
 from crewboard.domain.review import (
     ACCEPTED,
     SUPERSEDABLE,

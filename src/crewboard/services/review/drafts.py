@@ -16,7 +16,8 @@ from typing import Any
 
 from crewboard.domain.board.tasks import MAX_LONG_TEXT, MAX_TITLE, AssigneeType, Task, TaskStatus
 from crewboard.domain.identity.access import Role, Scope, parse_enum, parse_enum_list
-from crewboard.domain.models import Actor, Project
+from crewboard.domain.identity.records import Actor
+from crewboard.domain.projects import Project
 from crewboard.domain.review import WAITING, DraftStatus, ReferenceKind
 from crewboard.domain.validation import check_no_nul, check_text
 from crewboard.errors import LimitExceeded, ValidationFailed

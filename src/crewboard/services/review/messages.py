@@ -7,8 +7,9 @@ from dataclasses import replace
 from typing import Any
 
 from crewboard.domain.identity.access import Role, Scope
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, Project
+from crewboard.domain.projects import Project
 from crewboard.domain.validation import check_no_nul, check_text
 from crewboard.errors import NotFound, ValidationFailed
 from crewboard.services.board.notes import after

@@ -17,8 +17,9 @@ from crewboard.domain.board.tasks import (
     TaskType,
 )
 from crewboard.domain.identity.access import parse_enum
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, Project, SeatKind, TeamRole
+from crewboard.domain.projects import Project, SeatKind, TeamRole
 from crewboard.domain.review import ProposalKind
 from crewboard.domain.validation import check_text
 from crewboard.errors import LimitExceeded, NotFound, ValidationFailed

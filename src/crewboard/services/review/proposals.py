@@ -13,8 +13,9 @@ from typing import Any
 
 from crewboard.domain.board.tasks import MAX_LONG_TEXT, MAX_TITLE, Task, TaskType
 from crewboard.domain.identity.access import Role, Scope, parse_enum
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, Project
+from crewboard.domain.projects import Project
 from crewboard.domain.review import ProposalKind, ProposalStatus
 from crewboard.domain.validation import check_text
 from crewboard.errors import NotFound, ValidationFailed

@@ -10,8 +10,9 @@ from typing import Any
 
 from crewboard.domain.board.tasks import AssigneeType, Task, TaskType
 from crewboard.domain.identity.access import Role, parse_enum
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, SeatKind
+from crewboard.domain.projects import SeatKind
 from crewboard.domain.review import RuleMatch
 from crewboard.errors import AlreadyExists, NotFound, ValidationFailed
 from crewboard.services.identity.access import access_project, require_signed_in_person

@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.services.board.tasks import access_task
 from crewboard.services.views import iso
 from crewboard.storage.database import Database

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.sessions import MAX_CONTEXT, ProposalKind, ProposalStatus, Session
 from crewboard.domain.specs import AttachmentKind, SpecFile
 from crewboard.services.sessions.providers import ChatMessage

@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from crewboard.domain.identity.access import Role, Scope
-from crewboard.domain.models import Actor, ProjectAccess
+from crewboard.domain.identity.records import Actor
+from crewboard.domain.projects import ProjectAccess
 from crewboard.domain.sessions import (
     MAX_FEEDBACK,
     Proposal,

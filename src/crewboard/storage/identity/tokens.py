@@ -8,9 +8,7 @@ from typing import Any
 from sqlalchemy import Connection, Row, bindparam, or_, select
 
 from crewboard.domain.identity.access import Role, Scope, TokenKind, Toolset
-from crewboard.domain.models import (
-    ApiToken,
-)
+from crewboard.domain.identity.records import ApiToken
 from crewboard.storage.identity import tables as t
 
 # Built once: constructing a statement costs about as much as running it on SQLite.

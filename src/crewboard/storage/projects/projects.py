@@ -10,13 +10,8 @@ from typing import Any
 from sqlalchemy import Connection, Row, and_, bindparam, func, select
 
 from crewboard.domain.identity.access import Role
-from crewboard.domain.models import (
-    Project,
-    ProjectStatus,
-    ProjectType,
-    User,
-)
-from crewboard.domain.projects import HandoffSettings
+from crewboard.domain.identity.records import User
+from crewboard.domain.projects import HandoffSettings, Project, ProjectStatus, ProjectType
 from crewboard.storage.identity import tables as identity_tables
 from crewboard.storage.identity.users import user_from_row
 from crewboard.storage.projects import tables as t
