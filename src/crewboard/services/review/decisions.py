@@ -22,6 +22,7 @@ from crewboard.domain.review import (
     SUPERSEDABLE,
     WAITING,
     XP_PER_ACCEPTED_TASK,
+    Draft,
     DraftStatus,
 )
 from crewboard.domain.validation import check_text
@@ -33,7 +34,7 @@ from crewboard.services.memory import records as memory
 from crewboard.services.notifications.notify import notify
 from crewboard.services.views import actor_stamp, iso
 from crewboard.storage.database import Database
-from crewboard.storage.review.drafts import Draft, DraftRepository
+from crewboard.storage.review.drafts import DraftRepository
 from crewboard.storage.uow import UnitOfWork
 
 MAX_COMMENT = 20_000
@@ -130,7 +131,7 @@ def access_draft(
 
 def check_state(draft: Draft, accepted: frozenset[DraftStatus], action: str) -> None:
     """Raises: ValidationFailed naming the draft's status and the states `action` takes."""
-    if DraftStatus(draft.status) not in accepted:
+    if draft.status not in accepted:
         states = sorted(str(s) for s in accepted)
         raise ValidationFailed(
             f"Draft {draft.id} is {draft.status}; {action} takes a draft that is "
@@ -306,7 +307,7 @@ def _supersede(uow: UnitOfWork, actor: Actor, accepted: Draft, project: Project)
             accepted.id,
         ):
             continue
-        if DraftStatus(older.status) not in SUPERSEDABLE:
+        if older.status not in SUPERSEDABLE:
             continue
         done = _decide(uow, older, DraftStatus.SUPERSEDED, accepted.decided_by or {})
         record_decision(uow, actor, done, project, supersededBy=accepted.id)
