@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from crewboard.domain.board.repos import Repo, RepoLink, RepoReport
 from crewboard.domain.board.tasks import Task
 from crewboard.domain.identity.access import Role, Scope, parse_enum
 from crewboard.domain.identity.records import Actor
@@ -31,7 +32,7 @@ from crewboard.services.board.tasks import access_task
 from crewboard.services.idempotency import Ack, KeyedResult
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
 from crewboard.services.views import actor_stamp, iso
-from crewboard.storage.board.notes import Repo, RepoLink, RepoLinkRepository, RepoReport
+from crewboard.storage.board.notes import RepoLinkRepository
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 
