@@ -18,7 +18,6 @@ from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
 from crewboard.domain.projects import Project
 from crewboard.domain.review import (
-    ACCEPTED,
     SUPERSEDABLE,
     WAITING,
     XP_PER_ACCEPTED_TASK,
@@ -523,10 +522,6 @@ def _comment(comment: str | None) -> str | None:
     if comment is None:
         return None
     return check_text("comment", comment, max_length=MAX_COMMENT) or None
-
-
-def is_accepted(status: str) -> bool:
-    return DraftStatus(status) in ACCEPTED
 
 
 def rule_decider(rule_id: str) -> dict[str, Any]:
