@@ -128,6 +128,14 @@ class ProjectAccess:
     member_role: Role = field(default=Role.READ)
 
 
+@dataclass(frozen=True)
+class ProjectPage:
+    """One page of the projects a person has a role on, with that role, and how many there are."""
+
+    rows: list[tuple[Project, Role]]
+    total: int
+
+
 class SeatKind(StrEnum):
     AI = "ai"
     HUMAN = "human"

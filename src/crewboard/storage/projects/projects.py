@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -11,7 +10,13 @@ from sqlalchemy import Connection, Row, and_, bindparam, func, select
 
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import User
-from crewboard.domain.projects import HandoffSettings, Project, ProjectStatus, ProjectType
+from crewboard.domain.projects import (
+    HandoffSettings,
+    Project,
+    ProjectPage,
+    ProjectStatus,
+    ProjectType,
+)
 from crewboard.storage.identity import tables as identity_tables
 from crewboard.storage.identity.users import user_from_row
 from crewboard.storage.projects import tables as t
@@ -70,12 +75,6 @@ def _project(row: Row[Any]) -> Project:
         created_at=row.created_at,
         updated_at=row.updated_at,
     )
-
-
-@dataclass(frozen=True)
-class ProjectPage:
-    rows: list[tuple[Project, Role]]
-    total: int
 
 
 class ProjectRepository:
