@@ -8,6 +8,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from crewboard.domain.board.tasks import TaskStatus
 from crewboard.domain.identity.access import TokenKind
 
 
@@ -74,9 +75,6 @@ def level_for(xp: int) -> int:
     return 1 + max(xp, 0) // XP_PER_LEVEL
 
 
-# --- records ----------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class Draft:
     """A hand-in; `content` is None when a list left it out."""
@@ -99,7 +97,7 @@ class Draft:
     role_id: str | None
     idempotency_key: str | None
     task_moved: bool
-    task_status_before: str | None
+    task_status_before: TaskStatus | None  # where the hand-in moved the task from
     follow_up_task_id: str | None
     review_comment: str | None
     memory_record_id: str | None
@@ -124,6 +122,9 @@ class AcceptanceRule:
 
 @dataclass(frozen=True)
 class Proposal:
+    """A card an agent puts in the inbox proposing a change to the board or the team (a task, an
+    update, a deletion, a role, a composition) for a person to accept or dismiss."""
+
     id: str
     project_id: str
     kind: ProposalKind

@@ -222,7 +222,7 @@ def _restore_task(uow: UnitOfWork, actor: Actor, project: Project, draft: Draft)
     if task is None:
         return None
     if draft.task_moved and draft.task_status_before and task.status is TaskStatus.REVIEW:
-        return set_status(uow, actor, project, task, TaskStatus(draft.task_status_before))
+        return set_status(uow, actor, project, task, draft.task_status_before)
     return task
 
 

@@ -173,7 +173,7 @@ def _land(
         else None,
         idempotency_key=key,
         task_moved=moved_from is not None,
-        task_status_before=str(moved_from) if moved_from is not None else None,
+        task_status_before=moved_from,
         follow_up_task_id=None,
         review_comment=None,
         memory_record_id=None,

@@ -9,6 +9,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, func, select
 
+from crewboard.domain.board.tasks import TaskStatus
 from crewboard.domain.review import AcceptanceRule, Draft, DraftStatus, RuleMatch, level_for
 from crewboard.storage.projects import tables as projects_tables
 from crewboard.storage.review import tables as t
@@ -21,7 +22,15 @@ def _draft(row: Row[Any]) -> Draft:
     values.setdefault("content", None)
     values["references"] = list(values["references"] or [])
     values["status"] = DraftStatus(values["status"])
+    before = values["task_status_before"]
+    values["task_status_before"] = TaskStatus(before) if before is not None else None
     return Draft(**values)
+
+
+def _stored_states(draft: Draft) -> dict[str, str | None]:
+    """The draft's states as the text columns hold them."""
+    before = draft.task_status_before
+    return {"status": draft.status.value, "task_status_before": before.value if before else None}
 
 
 def _rule(row: Row[Any]) -> AcceptanceRule:
@@ -39,9 +48,7 @@ class DraftRepository:
     # --- drafts ---------------------------------------------------------------------------
 
     def add(self, draft: Draft) -> None:
-        self.conn.execute(
-            t.drafts.insert().values(**asdict(draft) | {"status": draft.status.value})
-        )
+        self.conn.execute(t.drafts.insert().values(**asdict(draft) | _stored_states(draft)))
 
     def get(self, draft_id: str) -> Draft | None:
         row = self.conn.execute(select(t.drafts).where(t.drafts.c.id == draft_id)).first()
