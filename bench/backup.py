@@ -37,7 +37,7 @@ from bench.process import RESULTS, throwaway_postgres
 from bench.runner import add_database_options, progress
 from bench.seed import ADJECTIVES, NOUNS, SENTENCES, _batches, seed_board
 from crewboard.domain.identity.passwords import hash_password
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.services.identity.users import do_create_user, person_actor
 from crewboard.services.projects import projects
 from crewboard.storage import backup, migrate, schema

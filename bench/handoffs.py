@@ -28,8 +28,8 @@ from bench.specs import database
 from crewboard.cli.progress import bars, wanted
 from crewboard.domain.handoffs import ActionItem, Handoff, ItemStatus
 from crewboard.domain.identity.access import Role
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor
 from crewboard.services.handoffs import handoffs
 from crewboard.services.handoffs.handoffs import Bodies
 from crewboard.services.identity.users import do_create_user, person_actor

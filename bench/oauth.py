@@ -29,7 +29,7 @@ from bench.noop import NOOP_NAME
 from bench.process import ServerProcess, throwaway_postgres
 from bench.runner import add_database_options, progress
 from crewboard.domain.identity.access import Scope
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.services.identity.tokens import authenticate_token
 from crewboard.services.oauth import grants
 from crewboard.services.oauth.clients import ClientPolicy, register_client

@@ -27,8 +27,8 @@ from typing import Any
 from sqlalchemy import insert, text  # noqa: TID251 - the benchmark seeds tables directly
 
 from crewboard.cli.progress import Advance, bars, wanted
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor
 from crewboard.services.projects import projects
 from crewboard.storage import migrate, schema
 from crewboard.storage.board import tables as t

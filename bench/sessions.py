@@ -34,7 +34,7 @@ from bench.noop import NOOP_NAME
 from bench.process import ServerProcess, throwaway_postgres
 from bench.runner import add_database_options, progress
 from crewboard.config import Settings
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.sessions import Mode
 from crewboard.services.identity.users import person_actor
 from crewboard.services.sessions import sessions

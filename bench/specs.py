@@ -48,8 +48,8 @@ from bench.measure import Target, answer_of, connect
 from bench.process import ServerProcess, throwaway_postgres
 from bench.runner import add_database_options, progress
 from crewboard.domain.files import MAX_WINDOW_LINES
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor
 from crewboard.domain.spec_comments import place, reanchor
 from crewboard.domain.specs import MAX_READ_BYTES
 from crewboard.services.identity.users import do_create_user, person_actor

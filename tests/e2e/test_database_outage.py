@@ -22,7 +22,7 @@ from sqlalchemy import text
 
 from crewboard.config import Settings
 from crewboard.domain.identity.access import Scope
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.services.identity import stream_tokens, tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.notifications import inbox

@@ -23,7 +23,7 @@ import pytest
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import DBAPIError
 
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.services.board import tasks
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database

@@ -46,7 +46,7 @@ from schemathesis.core.failures import FailureGroup
 from crewboard.api.openapi import LIVE_PATH
 from crewboard.config import Settings
 from crewboard.domain.identity.access import Scope
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.sessions import Mode
 from crewboard.errors import ERROR_TYPES
 from crewboard.services.artifacts import artifacts

@@ -19,7 +19,7 @@ import pytest
 
 from crewboard.config import Settings
 from crewboard.domain.identity.access import ALL_SCOPES
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.jsonbody import MAX_DEPTH
 from crewboard.services.board import tasks
 from crewboard.services.identity import tokens

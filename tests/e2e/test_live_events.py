@@ -16,7 +16,7 @@ import httpx2
 import pytest
 
 from crewboard.config import Settings
-from crewboard.domain.models import Actor, User
+from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import LimitExceeded
 from crewboard.http.cookies import SESSION_COOKIE
 from crewboard.services.identity import stream_tokens, tokens

@@ -15,7 +15,7 @@ from sqlalchemy.engine import URL
 
 from crewboard.config import Settings
 from crewboard.domain.clock import ManualClock
-from crewboard.domain.models import Actor, User
+from crewboard.domain.identity.records import Actor, User
 from crewboard.http.cookies import SESSION_COOKIE
 from crewboard.http.sse import CHECK
 from crewboard.services.identity import stream_tokens, tokens

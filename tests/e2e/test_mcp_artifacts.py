@@ -9,7 +9,7 @@ import base64
 
 import pytest
 
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database

@@ -9,7 +9,7 @@ import base64
 import mcp_types as types
 import pytest
 
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.domain.specs import MAX_ATTACHMENT_BYTES
 from crewboard.services.identity import tokens, users
 from crewboard.services.identity.users import person_actor

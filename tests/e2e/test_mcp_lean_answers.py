@@ -11,7 +11,7 @@ import json
 import httpx2
 import pytest
 
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.services.board import tasks
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database

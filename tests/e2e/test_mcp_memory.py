@@ -8,7 +8,7 @@ import httpx2
 import pytest
 from mcp_types import TextContent
 
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.memory import edits as memory_edits

@@ -10,7 +10,7 @@ import mcp_types as types
 import pytest
 from mcp import Client, MCPError
 
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.services.board import tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor

@@ -13,7 +13,7 @@ from mcp import Client, MCPError, StdioServerParameters
 from sqlalchemy.engine import URL
 
 from crewboard.domain.identity.access import Role
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.services.board import tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor

@@ -11,7 +11,7 @@ import pytest
 from mcp import Client
 
 from crewboard.contract.catalogue import default_catalogue
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.specs import files

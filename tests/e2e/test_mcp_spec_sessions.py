@@ -15,7 +15,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from sqlalchemy.engine import URL
 
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.specs import attachments, files

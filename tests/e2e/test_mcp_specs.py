@@ -21,7 +21,7 @@ from sqlalchemy.engine import URL
 
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.specs import files

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database

@@ -10,7 +10,7 @@ import httpx2
 import pytest
 from mcp import Client
 
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.services.board import tasks
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import team

@@ -12,7 +12,7 @@ import pytest
 from mcp import Client
 from mcp_types import TextContent
 
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.services.board import notes as task_notes
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from crewboard.domain.clock import ManualClock
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.services.board import tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor

@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy.engine import URL
 
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.services.identity.users import person_actor
 from crewboard.services.notifications import inbox
 from crewboard.services.notifications.notify import enable_email, notify

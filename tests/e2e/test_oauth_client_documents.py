@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.storage.database import Database
 from tests.support.https_server import DocumentServer, TlsFiles, make_tls
 from tests.support.oauth import (

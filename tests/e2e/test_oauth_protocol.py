@@ -22,8 +22,8 @@ from crewboard.contract.catalogue import Catalogue, default_catalogue
 from crewboard.contract.operation import Call, Operation
 from crewboard.contract.reply import Reply
 from crewboard.domain.identity.access import ALL_SCOPES, Toolset
+from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.identity.tokens import hash_token_secret
-from crewboard.domain.models import Actor, User
 from crewboard.domain.oauth import (
     ACCESS_TTL,
     CODE_TTL,

@@ -9,7 +9,7 @@ import httpx2
 import pytest
 
 from crewboard.config import Settings
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.services.board import tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor

@@ -13,7 +13,7 @@ import pytest
 
 from crewboard.config import Settings
 from crewboard.domain.clock import ManualClock
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.notifications.notify import notify

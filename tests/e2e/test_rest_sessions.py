@@ -14,7 +14,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.specs import attachments, files

@@ -11,7 +11,7 @@ import pytest
 
 from crewboard.api.board.tasks import ENDPOINTS
 from crewboard.config import Settings
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database

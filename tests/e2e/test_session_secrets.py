@@ -24,7 +24,7 @@ from urllib.parse import quote, quote_plus
 import httpx2
 import pytest
 
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.sessions import models

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from sqlalchemy.engine import URL
 
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.sessions import Mode
 from crewboard.services.identity.users import person_actor
 from crewboard.services.sessions import conversation, sessions

@@ -21,7 +21,7 @@ import pytest
 from mcp import Client
 
 from crewboard.config import Settings
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.services.board import tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor

@@ -38,8 +38,8 @@ from crewboard.api.routes import all_endpoints
 from crewboard.config import Settings
 from crewboard.contract.catalogue import default_catalogue
 from crewboard.domain.identity.access import Role, TokenKind
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor
 from crewboard.services.specs import comments, files
 from crewboard.storage.database import Database
 from tests.conftest import ONLY_SQLITE, POSTGRESQL_IN_THE_SLOW_RUN

@@ -9,7 +9,7 @@ import httpx2
 import pytest
 
 from crewboard.config import Settings
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.http.throttle import LoginThrottle
 from crewboard.services.identity.web_sessions import session_id_of
 from crewboard.storage.database import Database

@@ -11,7 +11,7 @@ import httpx2
 import pytest
 
 from crewboard.domain.identity.access import Role
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.services.board import notes as task_notes
 from crewboard.services.board import queries as task_queries
 from crewboard.services.board import tasks

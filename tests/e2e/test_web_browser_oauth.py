@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from crewboard.domain.identity.access import Role, Scope
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.services.identity.users import person_actor
 from crewboard.services.oauth import grants
 from crewboard.services.oauth.clients import ClientPolicy, register_client

@@ -8,7 +8,7 @@ import httpx2
 import pytest
 
 from crewboard.config import Settings
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.services.screens import board as board_pages
 from crewboard.storage.database import Database
 from tests.support.factories import make_project, make_user

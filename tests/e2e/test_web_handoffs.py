@@ -12,7 +12,7 @@ import httpx2
 import pytest
 
 from crewboard.domain.identity.access import Role
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.services.handoffs import handoffs
 from crewboard.services.handoffs.handoffs import Bodies
 from crewboard.services.identity.users import person_actor

@@ -10,7 +10,7 @@ import httpx2
 import pytest
 
 from crewboard.domain.identity.access import Role
-from crewboard.domain.models import Actor, User
+from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import NotFound, PermissionDenied
 from crewboard.services.board import queries as task_queries
 from crewboard.services.board import questions, tasks

@@ -16,7 +16,7 @@ import pytest
 
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
-from crewboard.domain.models import Actor, User
+from crewboard.domain.identity.records import Actor, User
 from crewboard.services.board import questions, tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor

@@ -11,7 +11,8 @@ import httpx2
 import pytest
 
 from crewboard.domain.identity.access import Role
-from crewboard.domain.models import Project, User
+from crewboard.domain.identity.records import User
+from crewboard.domain.projects import Project
 from crewboard.services.identity.users import person_actor
 from crewboard.services.memory import records as memory
 from crewboard.storage.database import Database

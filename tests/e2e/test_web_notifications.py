@@ -13,7 +13,7 @@ from datetime import timedelta
 import httpx2
 
 from crewboard.domain.clock import ManualClock
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.services.identity.users import person_actor
 from crewboard.services.notifications import inbox
 from crewboard.services.notifications.notify import notify

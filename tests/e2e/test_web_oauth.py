@@ -14,7 +14,7 @@ import httpx2
 import pytest
 
 from crewboard.domain.identity.access import Role, Scope
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.domain.oauth import OAuthClient
 from crewboard.services.identity.users import person_actor
 from crewboard.services.oauth import grants

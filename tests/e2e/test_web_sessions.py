@@ -17,7 +17,7 @@ import httpx2
 import pytest
 
 from crewboard.domain.identity.access import Role
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.domain.sessions import Mode
 from crewboard.errors import PermissionDenied
 from crewboard.services.identity.users import person_actor

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import httpx2
 import pytest
 
-from crewboard.domain.models import Actor, User
+from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.specs import MAX_ATTACHMENT_BYTES
 from crewboard.services.identity.users import person_actor
 from crewboard.services.specs import attachments, files

@@ -13,7 +13,7 @@ import httpx2
 import pytest
 
 from crewboard.domain.clock import ManualClock
-from crewboard.domain.models import Actor, User
+from crewboard.domain.identity.records import Actor, User
 from crewboard.services.board import batch, tasks
 from crewboard.services.board import queries as task_queries
 from crewboard.services.identity.users import person_actor

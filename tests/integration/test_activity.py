@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from crewboard.domain.models import Actor, User
+from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import ErrorCode
 from crewboard.services.board import tasks
 from crewboard.services.identity import tokens, users

@@ -15,7 +15,7 @@ import pytest
 from crewboard.domain.artifacts import KEPT_REVISIONS, MAX_FILE_BYTES, MAX_FILES
 from crewboard.domain.files import digest_of
 from crewboard.domain.identity.access import Role
-from crewboard.domain.models import Actor, User
+from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import (
     AlreadyExists,
     ErrorCode,

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from crewboard.domain.identity.access import Role
-from crewboard.domain.models import Actor, User
+from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.packages import MAX_PACKAGE_MEMBERS, MAX_PACKAGE_UNPACKED_BYTES
 from crewboard.domain.specs import MAX_ATTACHMENT_BYTES
 from crewboard.errors import (

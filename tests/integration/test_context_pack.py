@@ -10,7 +10,7 @@ import pytest
 
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
-from crewboard.domain.models import Actor, User
+from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import CrewboardError, ErrorCode
 from crewboard.services.board import queries as task_queries
 from crewboard.services.board import tasks

@@ -22,7 +22,7 @@ from crewboard.domain.handoffs import (
     MAX_RECIPIENTS,
 )
 from crewboard.domain.identity.access import Role
-from crewboard.domain.models import Actor, User
+from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import ErrorCode
 from crewboard.services.handoffs import handoffs
 from crewboard.services.handoffs.handoffs import Bodies

@@ -17,7 +17,7 @@ from sqlalchemy import text
 from crewboard.domain.board.imports import BacklogFile, SourceFiles
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
-from crewboard.domain.models import Actor, User
+from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import NotFound, ValidationFailed
 from crewboard.services.board import imports, queries, week
 from crewboard.services.board.imports import ImportReport

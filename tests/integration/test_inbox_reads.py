@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from crewboard.domain.identity.access import Role
-from crewboard.domain.models import Actor, User
+from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import ErrorCode
 from crewboard.services.board import questions
 from crewboard.services.identity import tokens

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from crewboard.domain.models import Actor, User
+from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import CrewboardError, ErrorCode
 from crewboard.services.board import queries, tasks
 from crewboard.services.board.context import PACK_BUDGET

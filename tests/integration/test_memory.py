@@ -10,7 +10,8 @@ import pytest
 
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role, Scope
-from crewboard.domain.models import Actor, Project, User
+from crewboard.domain.identity.records import Actor, User
+from crewboard.domain.projects import Project
 from crewboard.errors import ErrorCode
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.services.board import queries as task_queries
 from crewboard.services.board import tasks
 from crewboard.services.identity.users import person_actor

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from crewboard.domain.identity.access import Role
-from crewboard.domain.models import Actor, User
+from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.notifications import mentions
 from crewboard.services.board import notes, questions
 from crewboard.services.identity import tokens

@@ -16,7 +16,7 @@ import pytest
 from anyio import to_thread
 
 from crewboard.domain.clock import ManualClock
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.domain.notifications import MAX_ATTEMPTS, message_id
 from crewboard.errors import ErrorCode, HumanIdentityRequired, ValidationFailed
 from crewboard.services.identity import tokens

@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
-from crewboard.domain.models import Actor, User
+from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import ErrorCode
 from crewboard.services.board import notes as task_notes
 from crewboard.services.board import tasks

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from crewboard.domain.models import Actor, User
+from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import ValidationFailed
 from crewboard.services.board.readables import Position, Readable, list_readables
 from crewboard.services.identity.users import person_actor

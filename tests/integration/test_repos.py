@@ -11,7 +11,7 @@ import pytest
 
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
-from crewboard.domain.models import Actor, User
+from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import ErrorCode
 from crewboard.services.board import repos, tasks
 from crewboard.services.idempotency import KeyedResult

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from crewboard.domain.identity.access import Role
-from crewboard.domain.models import Actor, User
+from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.review import XP_PER_ACCEPTED_TASK, XP_PER_LEVEL
 from crewboard.errors import ErrorCode
 from crewboard.services.identity import tokens

@@ -12,8 +12,8 @@ import pytest
 from sqlalchemy import select, text
 
 from crewboard.domain.identity.access import Role
+from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, User
 from crewboard.errors import ErrorCode
 from crewboard.services.board import notes
 from crewboard.services.board import tasks as task_service

@@ -13,7 +13,7 @@ from urllib.parse import quote
 import pytest
 
 from crewboard.config import Settings
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.domain.sessions import Mode
 from crewboard.services.identity.users import person_actor
 from crewboard.services.sessions import conversation, models, sessions

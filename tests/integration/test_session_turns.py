@@ -14,7 +14,7 @@ import pytest
 
 from crewboard.config import Settings
 from crewboard.domain.clock import ManualClock
-from crewboard.domain.models import Actor, User
+from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.sessions import Mode
 from crewboard.errors import PermissionDenied, RevisionConflict, ValidationFailed
 from crewboard.services.board import queries

@@ -12,7 +12,7 @@ import pytest
 
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
-from crewboard.domain.models import Actor, User
+from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.spec_comments import MAX_COMMENT, MAX_THREADS_SHOWN
 from crewboard.errors import ErrorCode
 from crewboard.services.identity import tokens

@@ -20,7 +20,7 @@ from sqlalchemy.engine import URL
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.files import MAX_WINDOW_LINES, digest_of
 from crewboard.domain.identity.access import Role
-from crewboard.domain.models import Actor, User
+from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.specs import MAX_READ_BYTES
 from crewboard.errors import CrewboardError, ErrorCode, RevisionConflict
 from crewboard.services.identity.users import person_actor

@@ -15,7 +15,7 @@ from sqlalchemy import text
 
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
-from crewboard.domain.models import Actor, User
+from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import (
     CrewboardError,
     IdempotencyConflict,

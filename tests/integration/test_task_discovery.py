@@ -13,7 +13,7 @@ from sqlalchemy import text
 
 from crewboard.contract.reply import RESPONSE_BUDGET, compact, fit_rows
 from crewboard.domain.identity.access import Role
-from crewboard.domain.models import Actor, User
+from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import IdempotencyConflict, RevisionConflict, ValidationFailed
 from crewboard.services.board import queries, tasks, week
 from crewboard.services.board.views import LIST_FIELDS

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from crewboard.domain.clock import ManualClock
-from crewboard.domain.models import Actor, User
+from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import ErrorCode
 from crewboard.services.board import note_reads, queries, questions, tasks
 from crewboard.services.board import notes as task_notes

@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import text
 
 from crewboard.domain.clock import ManualClock
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.errors import (
     IdempotencyConflict,
     LimitExceeded,

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from crewboard.domain.board.tasks import Task, TaskStatus
-from crewboard.domain.models import Actor, User
+from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.tasks_md import BOX_OF, Box
 from crewboard.errors import ErrorCode
 from crewboard.services.board import batch, queries, tasks

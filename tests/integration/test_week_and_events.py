@@ -16,7 +16,7 @@ from sqlalchemy import text
 
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
-from crewboard.domain.models import Actor, User
+from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import LimitExceeded, NotFound, ValidationFailed
 from crewboard.services.board import tasks, week
 from crewboard.services.identity.users import person_actor

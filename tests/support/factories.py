@@ -7,7 +7,7 @@ import itertools
 
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.passwords import hash_password
-from crewboard.domain.models import Actor, User
+from crewboard.domain.identity.records import Actor, User
 from crewboard.services.board import tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import do_create_user, person_actor

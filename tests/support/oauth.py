@@ -30,7 +30,7 @@ from sqlalchemy.engine import URL
 from crewboard.config import Settings
 from crewboard.contract.catalogue import Catalogue
 from crewboard.domain.clock import ManualClock
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.services.identity.users import person_actor
 from crewboard.services.oauth import grants
 from crewboard.storage.database import Database

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.storage.database import Database
 from tests.conftest import BACKENDS
 from tests.support.factories import make_project, make_user

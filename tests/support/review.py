@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.services.board import tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor

@@ -17,13 +17,13 @@ import httpx2
 from mcp import Client, MCPError
 
 from crewboard.domain.identity.access import ALL_SCOPES, Role, TokenKind
+from crewboard.domain.identity.records import Actor, ApiToken, User
 from crewboard.domain.identity.tokens import (
     display_prefix,
     generate_token_secret,
     hash_token_secret,
 )
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, ApiToken, User
 from crewboard.domain.sessions import Mode
 from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput

@@ -48,7 +48,7 @@ from crewboard.contract.artifacts.artifacts import (
     inputs,
 )
 from crewboard.contract.reply import WINDOW_ROOM
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.errors import NotFound
 from crewboard.jsonbody import MAX_BODY, MAX_UPLOAD_BODY
 from crewboard.services.artifacts import artifacts

@@ -5,7 +5,7 @@ from __future__ import annotations
 from anyio import to_thread
 from starlette.requests import Request
 
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.errors import Unauthenticated
 from crewboard.services.identity.tokens import authenticate_token
 from crewboard.services.oauth.grants import is_access_token

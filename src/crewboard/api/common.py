@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse, Response
 from crewboard.api.auth import authenticate_request
 from crewboard.api.errors import error_response
 from crewboard.contract import args as a
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.validation import INT32_MAX, parse_whole
 from crewboard.errors import CrewboardError, InternalError, RevisionConflict, ValidationFailed
 from crewboard.jsonbody import MAX_BODY, BadJson, parse_json, read_request_body

@@ -39,7 +39,7 @@ from crewboard.contract.handoffs.handoffs import (
     UpdateActionItem,
     UpdateHandoff,
 )
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.services.handoffs import handoffs
 from crewboard.services.handoffs.handoffs import Bodies
 from crewboard.services.identity.access import WorkspaceRef

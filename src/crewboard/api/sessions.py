@@ -43,7 +43,7 @@ from crewboard.contract.sessions.sessions import (
     SessionAction,
     StartSpecSession,
 )
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.errors import ValidationFailed
 from crewboard.services.sessions import models, sessions
 from crewboard.services.sessions.context import session_context

@@ -13,7 +13,7 @@ import click
 from pydantic import ValidationError
 
 from crewboard.config import Settings, load_settings
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.validation import INT32_MAX
 from crewboard.errors import CrewboardError
 from crewboard.services.identity import users

@@ -23,7 +23,7 @@ from crewboard.contract.specs import attachments
 from crewboard.contract.specs import comments as spec_comments
 from crewboard.contract.specs import files as spec_files
 from crewboard.domain.identity.access import Role, Toolset
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.services.identity.access import limit_of
 
 

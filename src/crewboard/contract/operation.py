@@ -19,7 +19,7 @@ from crewboard.contract.args import Args, input_schema
 from crewboard.contract.reply import Reply
 from crewboard.contract.schema import lean_schema
 from crewboard.domain.identity.access import Role, Scope, Toolset
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.errors import PermissionDenied
 from crewboard.storage.database import Database
 

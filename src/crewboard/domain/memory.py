@@ -1,9 +1,12 @@
-"""Project memory: the documents every project has and the standing of an accepted record.
-Pure values, no I/O."""
+"""Project memory: accepted records and the five project documents, every version kept, and the
+shapes in which searches and context packs read them. Pure values, no I/O."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 
 class ProjectDocument(StrEnum):
@@ -19,3 +22,111 @@ class ProjectDocument(StrEnum):
 class MemoryStatus(StrEnum):
     APPROVED = "approved"
     CANON = "canon"  # settled: a person marked it as the project's fixed truth
+
+
+@dataclass(frozen=True)
+class MemoryRecord:
+    """An accepted record. Read without its text, `content` is "" and `content_length` is set."""
+
+    id: str
+    project_id: str
+    title: str
+    summary: str
+    content: str
+    collection: str | None
+    document: str | None
+    status: MemoryStatus
+    source_draft_id: str | None
+    version: int
+    created_by: dict[str, Any]
+    updated_by: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+    content_length: int | None = field(default=None, compare=False)
+
+    @property
+    def length(self) -> int:
+        """Characters of the whole content, loaded or not."""
+        return self.content_length if self.content_length is not None else len(self.content)
+
+
+@dataclass(frozen=True)
+class RecordVersion:
+    record_id: str
+    version: int
+    project_id: str
+    title: str
+    summary: str
+    content: str
+    collection: str | None
+    document: str | None
+    status: MemoryStatus
+    author: dict[str, Any]
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class Document:
+    """A project document as saved; a document never written is version 0 with no text."""
+
+    project_id: str
+    name: str
+    content: str
+    version: int
+    updated_by: dict[str, Any] | None
+    updated_at: datetime | None
+
+
+@dataclass(frozen=True)
+class DocumentVersion:
+    project_id: str
+    name: str
+    version: int
+    content: str
+    author: dict[str, Any]
+    source_draft_id: str | None
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class RecordHit:
+    id: str
+    title: str
+    summary: str
+    content: str
+    collection: str | None
+    document: str | None
+    status: MemoryStatus
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class RecordText:
+    """What a context pack hands out of an accepted record: its current text, standing and
+    version, without who wrote it or when (a pack reads only these columns)."""
+
+    id: str
+    title: str
+    summary: str
+    content: str
+    collection: str | None
+    document: str | None
+    status: MemoryStatus
+    version: int
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    """A record listed by id and title only, with the start of its summary (or content)."""
+
+    id: str
+    title: str
+    summary_start: str
+    content_start: str
+
+
+@dataclass(frozen=True)
+class DocumentText:
+    name: str
+    content: str
+    version: int

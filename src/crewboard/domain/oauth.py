@@ -63,11 +63,6 @@ _VSCHAR = re.compile(r"[\x20-\x7e]*")  # RFC 6749 appendix A: what a state may h
 _CHALLENGE = re.compile(r"[A-Za-z0-9._~-]*")  # RFC 7636 §4.2
 
 
-class GrantState:
-    ACTIVE = "active"
-    REVOKED = "revoked"
-
-
 @dataclass(frozen=True)
 class OAuthClient:
     """A client: registered here (RFC 7591) or known by the URL of its metadata document."""
@@ -81,11 +76,6 @@ class OAuthClient:
     metadata: dict[str, object]
     created_at: datetime
     expires_at: datetime | None = None  # a document's cache lifetime
-
-    @property
-    def redirect_host(self) -> str:
-        hosts = sorted({urlsplit(uri).hostname or "" for uri in self.redirect_uris})
-        return ", ".join(hosts)
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,15 @@
-"""Rules for project fields."""
+"""Projects and workspaces: their records (the project, its state page, its team roles) and
+the rules for project fields. Pure values, no I/O."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
 
+from crewboard.domain.identity.access import Role
 from crewboard.domain.validation import check_text
 from crewboard.errors import LimitExceeded, ValidationFailed
 
@@ -66,3 +71,114 @@ def check_collections(values: list[str]) -> tuple[str, ...]:
         seen.add(name.lower())
         names.append(name)
     return tuple(names)
+
+
+class ProjectType(StrEnum):
+    GREENFIELD = "greenfield"
+    BROWNFIELD = "brownfield"
+    AUTO = "auto"
+
+
+class ProjectStatus(StrEnum):
+    PLANNING = "planning"
+    ACTIVE = "active"
+    PAUSED = "paused"
+    DONE = "done"
+
+
+class WorkspaceRole(StrEnum):
+    MEMBER = "member"
+    ADMIN = "admin"
+
+
+@dataclass(frozen=True)
+class Workspace:
+    id: str
+    name: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class Project:
+    id: str
+    workspace_id: str | None
+    key: str
+    name: str
+    goal: str
+    phase: str
+    status: ProjectStatus
+    description: str
+    type: ProjectType
+    collections: tuple[str, ...]
+    archived_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+    @property
+    def archived(self) -> bool:
+        return self.archived_at is not None
+
+
+@dataclass(frozen=True)
+class ProjectAccess:
+    """A project the actor may see, with the role it has there after the token's cap."""
+
+    project: Project
+    role: Role
+    member_role: Role = field(default=Role.READ)
+
+
+@dataclass(frozen=True)
+class ProjectPage:
+    """One page of the projects a person has a role on, with that role, and how many there are."""
+
+    rows: list[tuple[Project, Role]]
+    total: int
+
+
+class SeatKind(StrEnum):
+    AI = "ai"
+    HUMAN = "human"
+
+
+class Effort(StrEnum):
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+
+
+@dataclass(frozen=True)
+class StatePage:
+    """The project's working page; revision 0 while nothing was ever saved."""
+
+    project_id: str
+    content: str
+    revision: int
+    updated_by: dict[str, Any] | None
+    updated_at: datetime | None
+
+
+@dataclass(frozen=True)
+class StateVersion:
+    revision: int
+    content: str
+    author: dict[str, Any]
+    created_at: datetime
+    restored_from: int | None = None
+
+
+@dataclass(frozen=True)
+class TeamRole:
+    id: str
+    project_id: str
+    name: str
+    role: str
+    kind: SeatKind
+    member_user_id: str | None
+    model: str | None
+    effort: Effort | None
+    rank: int
+    level: int
+    xp: int
+    archived_at: datetime | None
+    created_at: datetime

@@ -1,9 +1,15 @@
-"""The review inbox: the states and names shared by drafts, decisions, proposals and
-acceptance rules. Pure values, no I/O."""
+"""The review inbox: hand-ins (drafts), proposal cards, messages to participants and acceptance
+rules, their states and names, and what the activity stream shows of them. Pure values, no I/O."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
+from typing import Any
+
+from crewboard.domain.board.tasks import TaskStatus
+from crewboard.domain.identity.access import TokenKind
 
 
 class DraftStatus(StrEnum):
@@ -67,3 +73,133 @@ XP_PER_LEVEL = 50
 def level_for(xp: int) -> int:
     """A role's level: 1 to start, one more for every XP_PER_LEVEL points."""
     return 1 + max(xp, 0) // XP_PER_LEVEL
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A hand-in; `content` is None when a list left it out."""
+
+    id: str
+    project_id: str
+    task_id: str | None
+    root_task_id: str
+    title: str
+    summary: str
+    content: str | None
+    collection: str | None
+    document: str | None
+    references: list[dict[str, Any]]
+    context_receipt_id: str | None
+    status: DraftStatus
+    via: str
+    author: dict[str, Any]
+    token_id: str | None
+    role_id: str | None
+    idempotency_key: str | None
+    task_moved: bool
+    task_status_before: TaskStatus | None  # where the hand-in moved the task from
+    follow_up_task_id: str | None
+    review_comment: str | None
+    memory_record_id: str | None
+    rule_id: str | None
+    decided_by: dict[str, Any] | None
+    decided_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class AcceptanceRule:
+    id: str
+    project_id: str
+    match: RuleMatch
+    value: str | None
+    collection: str | None
+    document: str | None
+    created_by: dict[str, Any]
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A card an agent puts in the inbox proposing a change to the board or the team (a task, an
+    update, a deletion, a role, a composition) for a person to accept or dismiss."""
+
+    id: str
+    project_id: str
+    kind: ProposalKind
+    task_id: str | None
+    payload: dict[str, Any]
+    reason: str
+    status: ProposalStatus
+    author: dict[str, Any]
+    token_id: str | None
+    result: dict[str, Any] | None
+    decided_by: dict[str, Any] | None
+    decided_at: datetime | None
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class InboxMessage:
+    id: str
+    project_id: str
+    participant_id: str
+    task_id: str | None
+    body: str
+    author: dict[str, Any]
+    created_at: datetime
+    dismissed_at: datetime | None = None
+    dismissed_by: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class DraftHit:
+    id: str
+    task_id: str | None
+    title: str
+    summary: str
+    content: str
+    status: DraftStatus
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class DraftHits:
+    rows: list[DraftHit]
+    total: int  # every hand-in of the project that holds the words
+
+
+@dataclass(frozen=True)
+class EventRow:
+    id: int
+    project_id: str
+    type: str
+    actor: dict[str, Any]
+    payload: dict[str, Any]
+    created_at: datetime
+    task_id: str | None
+    token_id: str | None
+
+
+@dataclass(frozen=True)
+class HandIn:
+    """What activity shows of a draft: never its text."""
+
+    id: str
+    status: DraftStatus
+    token_id: str | None
+    idempotency_key: str | None
+    task_id: str | None
+
+
+@dataclass(frozen=True)
+class TokenName:
+    """What an activity row shows of the token an event came through."""
+
+    id: str
+    name: str
+    kind: TokenKind
+    user_id: str
+    project_id: str | None
+    revoked_at: datetime | None

@@ -101,14 +101,14 @@ class TurnStatus(StrEnum):
     FAILED = "failed"
 
 
-class ProposalKind(StrEnum):
+class SessionProposalKind(StrEnum):
     FILE = "file"
     QUESTIONS = "questions"
     CHOICE = "choice"
     REVIEW = "review"
 
 
-class ProposalStatus(StrEnum):
+class SessionProposalStatus(StrEnum):
     PENDING = "pending"
     ACCEPTED = "accepted"  # a file saved, review feedback taken
     SENT_BACK = "sent_back"  # a file returned with feedback
@@ -117,10 +117,10 @@ class ProposalStatus(StrEnum):
 
 
 PENDING_OF_KIND = {
-    ProposalKind.FILE: PendingAction.SPEC_FILE_PENDING_DECISION,
-    ProposalKind.REVIEW: PendingAction.REVIEW_FEEDBACK_PENDING,
-    ProposalKind.QUESTIONS: PendingAction.MCQ_FORM_PENDING,
-    ProposalKind.CHOICE: PendingAction.USER_CHOICE_PENDING,
+    SessionProposalKind.FILE: PendingAction.SPEC_FILE_PENDING_DECISION,
+    SessionProposalKind.REVIEW: PendingAction.REVIEW_FEEDBACK_PENDING,
+    SessionProposalKind.QUESTIONS: PendingAction.MCQ_FORM_PENDING,
+    SessionProposalKind.CHOICE: PendingAction.USER_CHOICE_PENDING,
 }
 
 
@@ -186,13 +186,17 @@ class Turn:
 
 
 @dataclass(frozen=True)
-class Proposal:
+class SessionProposal:
+    """What a spec session's agent puts to the person in one turn (a spec file, questions, a
+    choice, or review feedback), waiting for their decision. Not the review inbox's card that
+    proposes a task change (`domain.review.Proposal`)."""
+
     id: str
     session_id: str
     project_id: str
     turn_id: str
-    kind: ProposalKind
-    status: ProposalStatus
+    kind: SessionProposalKind
+    status: SessionProposalStatus
     body: dict[str, Any]
     path: str | None
     base_version: str | None  # the file's contentVersion when proposed; None for a new file
@@ -261,7 +265,7 @@ def default_title(prompt: str) -> str:
     return first[:80].rstrip() + ("…" if len(first) > 80 else "")
 
 
-def pending_action_of(kinds: set[ProposalKind], *, running: bool) -> PendingAction:
+def pending_action_of(kinds: set[SessionProposalKind], *, running: bool) -> PendingAction:
     """What the session waits for, given the kinds of its pending proposals."""
     for kind, action in PENDING_OF_KIND.items():
         if kind in kinds:

@@ -6,7 +6,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 from crewboard.domain.identity.access import Toolset
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 
 
 @dataclass(frozen=True)

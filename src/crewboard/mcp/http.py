@@ -14,7 +14,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from crewboard.config import Settings
 from crewboard.domain.identity.access import Scope as TokenScope
 from crewboard.domain.identity.access import Toolset, parse_toolsets
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.errors import BodyTooLarge, CrewboardError, Unauthenticated, ValidationFailed
 from crewboard.jsonbody import MAX_UPLOAD_BODY, BadJson, parse_json, read_request_body
 from crewboard.mcp.caller import CURRENT_CALLER, Caller

@@ -34,7 +34,7 @@ from mcp.types import (
 
 from crewboard.contract.operation import Operation
 from crewboard.contract.reply import RESPONSE_BUDGET, compact
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.errors import CrewboardError
 from crewboard.mcp.caller import Caller
 from crewboard.mcp.render import unexpected

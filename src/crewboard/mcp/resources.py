@@ -46,7 +46,7 @@ from mcp.types import (
 
 from crewboard.contract.catalogue import Catalogue
 from crewboard.contract.reply import RESPONSE_BUDGET, compact, fit_rows
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.validation import INT32_MAX
 from crewboard.errors import CrewboardError
 from crewboard.mcp.caller import Caller

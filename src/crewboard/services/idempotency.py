@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.validation import check_idempotency_key, check_no_nul
 from crewboard.errors import IdempotencyConflict, ValidationFailed
 from crewboard.storage.ledger import LedgerEntry

@@ -7,16 +7,8 @@ from datetime import datetime
 from typing import Any
 
 from crewboard.domain.identity.access import Role
-from crewboard.domain.models import (
-    Actor,
-    ApiToken,
-    Project,
-    SeatKind,
-    TeamRole,
-    User,
-    Workspace,
-    WorkspaceRole,
-)
+from crewboard.domain.identity.records import Actor, ApiToken, User
+from crewboard.domain.projects import Project, SeatKind, TeamRole, Workspace, WorkspaceRole
 from crewboard.storage.uow import UnitOfWork
 
 

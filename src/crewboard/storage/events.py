@@ -31,13 +31,6 @@ class EventRepository:
         """The newest event id of the whole log (0 when it is empty)."""
         return int(self.conn.execute(select(func.max(shared.events.c.id))).scalar() or 0)
 
-    def latest_id(self, project_ids: Sequence[str]) -> int:
-        """The newest event id of these projects (0 when they have none)."""
-        query = select(func.max(shared.events.c.id)).where(
-            shared.events.c.project_id.in_(project_ids)
-        )
-        return int(self.conn.execute(query).scalar() or 0)
-
     def list_after_many(
         self, project_ids: Sequence[str], *, after_id: int, limit: int = 100
     ) -> list[dict[str, Any]]:

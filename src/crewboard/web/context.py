@@ -22,7 +22,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from crewboard.config import Settings
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.errors import BodyTooLarge, CrewboardError
 from crewboard.http.cookies import SESSION_COOKIE
 from crewboard.jsonbody import MAX_BODY, read_request_body

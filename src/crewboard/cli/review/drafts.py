@@ -17,7 +17,7 @@ from crewboard.cli.common import (
     pass_state,
     run_guarded,
 )
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.review import RuleMatch
 from crewboard.services.review import decisions as review
 from crewboard.services.review import drafts, rules

@@ -39,8 +39,9 @@ from crewboard.domain.files import (
     kind_of,
 )
 from crewboard.domain.identity.access import Role, Scope
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, ProjectAccess
+from crewboard.domain.projects import ProjectAccess
 from crewboard.domain.validation import check_text
 from crewboard.errors import (
     AlreadyExists,

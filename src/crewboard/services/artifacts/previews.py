@@ -16,7 +16,7 @@ from datetime import timedelta
 
 from crewboard.domain.artifacts import ArtifactFile
 from crewboard.domain.files import normalise_path
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.errors import NotFound
 from crewboard.services.artifacts.artifacts import artifacts_of, find_artifact, kept_revision
 from crewboard.services.views import stamp_of

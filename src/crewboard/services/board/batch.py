@@ -20,7 +20,8 @@ from crewboard.domain.board.tasks import (
     TaskStatus,
 )
 from crewboard.domain.identity.access import Role, Scope
-from crewboard.domain.models import Actor, Project
+from crewboard.domain.identity.records import Actor
+from crewboard.domain.projects import Project
 from crewboard.errors import (
     CrewboardError,
     LimitExceeded,

@@ -26,11 +26,13 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from crewboard.domain.board.context import Receipt
 from crewboard.domain.board.tasks import Task
 from crewboard.domain.identity.access import Role, Scope, missing_permission
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.memory import ProjectDocument
-from crewboard.domain.models import Actor, Project
+from crewboard.domain.memory import DocumentText, ProjectDocument, RecordText
+from crewboard.domain.projects import Project
 from crewboard.errors import ValidationFailed
 from crewboard.services.identity.access import access_project
 from crewboard.services.text_windows import (
@@ -40,7 +42,7 @@ from crewboard.services.text_windows import (
     leading_rows,
     text_size,
 )
-from crewboard.storage.board.context import ContextRepository, DocumentText, MemoryRecord, Receipt
+from crewboard.storage.board.context import ContextRepository
 from crewboard.storage.uow import UnitOfWork
 
 PACK_BUDGET = 32 * 1024  # bytes of the pack's compact JSON (UTF-8)
@@ -173,14 +175,14 @@ def _named_documents(task: Task) -> list[ProjectDocument]:
     return [ProjectDocument(i) for i in task.context_item_ids if i in set(ProjectDocument)]
 
 
-def named_records(uow: UnitOfWork, project: Project, task: Task) -> list[MemoryRecord]:
+def named_records(uow: UnitOfWork, project: Project, task: Task) -> list[RecordText]:
     """The accepted records of `project` that `task` names, in the order it names them."""
     return _named_records(context_of(uow), project, task)[0]
 
 
 def _named_records(
     repo: ContextRepository, project: Project, task: Task
-) -> tuple[list[MemoryRecord], list[str]]:
+) -> tuple[list[RecordText], list[str]]:
     """Records the task names, in its order; context item ids that are no record of this project.
 
     A ref's refId may name a file or a link: only those that are records count, and the others
@@ -305,7 +307,7 @@ class _PackBuilder:
         self.used += cost
         return True
 
-    def add_records(self, records: list[MemoryRecord]) -> None:
+    def add_records(self, records: list[RecordText]) -> None:
         for record in records:
             full = {
                 "id": record.id,

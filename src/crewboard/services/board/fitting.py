@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from crewboard.domain.board.tasks import Task
-from crewboard.domain.models import Project
+from crewboard.domain.projects import Project
 from crewboard.errors import ValidationFailed
 from crewboard.services.board.views import task_key
 from crewboard.services.text_windows import (

@@ -23,8 +23,9 @@ from crewboard.domain.board.imports import SOURCE_NAMES, ImportedTask, SourceFil
 from crewboard.domain.board.imports.model import assignee_label, person_handle
 from crewboard.domain.board.tasks import AssigneeType, Relation, Task, TaskStatus, TaskType
 from crewboard.domain.identity.access import Role, Scope
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, Project
+from crewboard.domain.projects import Project
 from crewboard.domain.validation import check_email
 from crewboard.errors import ValidationFailed
 from crewboard.services.board.task_checks import CHECKS

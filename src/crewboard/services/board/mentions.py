@@ -5,8 +5,9 @@ inside the write, each once per cause, as each person's own settings allow."""
 from __future__ import annotations
 
 from crewboard.domain.board.tasks import Task
-from crewboard.domain.models import Actor, Project
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.notifications import mentions
+from crewboard.domain.projects import Project
 from crewboard.services.board.views import task_key
 from crewboard.services.notifications.notify import notify
 from crewboard.storage.uow import UnitOfWork

@@ -9,7 +9,7 @@ laid out, not a change of the task).
 
 from __future__ import annotations
 
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.errors import ValidationFailed
 from crewboard.services.board.tasks import access_task
 from crewboard.storage.database import Database

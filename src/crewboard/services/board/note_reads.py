@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from crewboard.domain.board.notes import TaskOutput, TaskQuestion
 from crewboard.domain.board.tasks import Task
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.errors import ValidationFailed
 from crewboard.services.board.notes import AGENT_UPDATE, COMMENT, notes_of, task_ref_view
 from crewboard.services.board.tasks import access_task
@@ -24,12 +25,7 @@ from crewboard.services.cursors import seal, unseal
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef
 from crewboard.services.paging import check_limit
 from crewboard.services.views import iso
-from crewboard.storage.board.notes import (
-    TaskOutput,
-    TaskQuestion,
-    ThreadNote,
-    thread_position,
-)
+from crewboard.storage.board.notes import ThreadNote, thread_position
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 

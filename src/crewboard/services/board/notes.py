@@ -11,10 +11,12 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
+from crewboard.domain.board.notes import NoteKind, TaskComment, TaskOutput, TaskQuestion
 from crewboard.domain.board.tasks import Task
 from crewboard.domain.identity.access import Role, Scope
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, Project
+from crewboard.domain.projects import Project
 from crewboard.domain.validation import check_no_nul, check_text
 from crewboard.errors import LimitExceeded, NotFound, ValidationFailed
 from crewboard.services.board.mentions import tell_mentioned
@@ -24,7 +26,7 @@ from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write, req
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef
 from crewboard.services.paging import check_page, next_offset
 from crewboard.services.views import actor_stamp, iso
-from crewboard.storage.board.notes import NoteRepository, TaskComment, TaskOutput, TaskQuestion
+from crewboard.storage.board.notes import NoteRepository
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 
@@ -32,8 +34,8 @@ MAX_NOTE_CHARS = 20_000  # a comment, an agent update, a question or an answer
 MAX_OUTPUT_NAME = 200
 MAX_OUTPUT_BYTES = 1024 * 1024  # an output's content, UTF-8 encoded
 EXCERPT_CHARS = 280  # how much of a note an event carries
-COMMENT = "comment"
-AGENT_UPDATE = "agent_update"
+COMMENT = NoteKind.COMMENT
+AGENT_UPDATE = NoteKind.AGENT_UPDATE
 NOTE_KINDS = (COMMENT, AGENT_UPDATE)
 TICK = timedelta(microseconds=1)
 
@@ -198,7 +200,7 @@ def _write_note(
     db: Database,
     actor: Actor,
     *,
-    kind: str,
+    kind: NoteKind,
     task: str,
     workspace_id: str | None,
     content: str,

@@ -8,7 +8,8 @@ from typing import Any
 
 from crewboard.domain.board.tasks import Task, TaskStatus, parse_task_key, search_words
 from crewboard.domain.identity.access import parse_enum_list
-from crewboard.domain.models import Actor, Project
+from crewboard.domain.identity.records import Actor
+from crewboard.domain.projects import Project
 from crewboard.errors import ValidationFailed
 from crewboard.services.board.context import (
     PACK_BUDGET,

@@ -6,10 +6,12 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
+from crewboard.domain.board.notes import NoteKind, TaskQuestion
 from crewboard.domain.board.tasks import Task
 from crewboard.domain.identity.access import Role, Scope
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, Project
+from crewboard.domain.projects import Project
 from crewboard.errors import AlreadyExists, NotFound
 from crewboard.services.board.mentions import tell_asker
 from crewboard.services.board.notes import (
@@ -31,7 +33,6 @@ from crewboard.services.identity.access import (
 )
 from crewboard.services.paging import check_page, next_offset
 from crewboard.services.views import actor_stamp, iso, stamp_of
-from crewboard.storage.board.notes import TaskQuestion
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 
@@ -41,8 +42,8 @@ MAX_OUTPUT_BYTES = 1024 * 1024  # an output's content, UTF-8 encoded
 MAX_PAGE = 200
 ACTIVITY_ROWS = 50  # rows per section of task_activity
 EXCERPT_CHARS = 280  # how much of a note an event carries
-COMMENT = "comment"
-AGENT_UPDATE = "agent_update"
+COMMENT = NoteKind.COMMENT
+AGENT_UPDATE = NoteKind.AGENT_UPDATE
 NOTE_KINDS = (COMMENT, AGENT_UPDATE)
 TICK = timedelta(microseconds=1)
 

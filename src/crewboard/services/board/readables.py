@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from crewboard.domain.identity.access import Scope
-from crewboard.domain.models import Actor, Project
+from crewboard.domain.identity.records import Actor
+from crewboard.domain.projects import Project
 from crewboard.services.memory.records import DOCUMENT_TITLES, memory_of
 from crewboard.services.paging import check_limit
 from crewboard.storage.board.tasks import TaskFilter

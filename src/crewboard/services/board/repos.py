@@ -14,10 +14,12 @@ from enum import StrEnum
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from crewboard.domain.board.repos import Repo, RepoLink, RepoReport
 from crewboard.domain.board.tasks import Task
 from crewboard.domain.identity.access import Role, Scope, parse_enum
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, Project
+from crewboard.domain.projects import Project
 from crewboard.domain.validation import check_text
 from crewboard.errors import AlreadyExists, NotFound, ValidationFailed
 from crewboard.services.board.notes import (
@@ -30,7 +32,7 @@ from crewboard.services.board.tasks import access_task
 from crewboard.services.idempotency import Ack, KeyedResult
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
 from crewboard.services.views import actor_stamp, iso
-from crewboard.storage.board.notes import Repo, RepoLink, RepoLinkRepository, RepoReport
+from crewboard.storage.board.notes import RepoLinkRepository
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 

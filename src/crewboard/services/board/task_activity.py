@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.services.board import repos
 from crewboard.services.board.notes import (
     AGENT_UPDATE,

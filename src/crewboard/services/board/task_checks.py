@@ -21,7 +21,8 @@ from crewboard.domain.board.tasks import (
     check_tags,
 )
 from crewboard.domain.identity.access import parse_enum
-from crewboard.domain.models import Actor, Project, SeatKind
+from crewboard.domain.identity.records import Actor
+from crewboard.domain.projects import Project, SeatKind
 from crewboard.domain.validation import check_text
 from crewboard.errors import (
     LimitExceeded,

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 from crewboard.domain.board.tasks import Task
-from crewboard.domain.models import Actor, Project
+from crewboard.domain.identity.records import Actor
+from crewboard.domain.projects import Project
 from crewboard.errors import CrewboardError
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork

@@ -18,8 +18,9 @@ from crewboard.domain.board.tasks import (
     parse_task_key,
 )
 from crewboard.domain.identity.access import Role, Scope
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, Project
+from crewboard.domain.projects import Project
 from crewboard.errors import (
     NotFound,
     RevisionConflict,

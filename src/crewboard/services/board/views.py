@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from crewboard.domain.board.tasks import PREVIEW_CHARS, Link, Relation, Task, TaskStatus
-from crewboard.domain.models import Project
+from crewboard.domain.projects import Project
 from crewboard.services.views import iso
 from crewboard.storage.board.tasks import TaskLine
 

@@ -28,7 +28,8 @@ from crewboard.domain.board.week import (
     week_days,
 )
 from crewboard.domain.identity.access import parse_enum_list
-from crewboard.domain.models import Actor, Project
+from crewboard.domain.identity.records import Actor
+from crewboard.domain.projects import Project
 from crewboard.errors import LimitExceeded, ValidationFailed
 from crewboard.services.board.tasks import access_task
 from crewboard.services.board.views import task_key

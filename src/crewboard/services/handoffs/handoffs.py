@@ -31,9 +31,10 @@ from crewboard.domain.handoffs import (
     unique_ids,
 )
 from crewboard.domain.identity.access import Role, Scope, parse_enum
+from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, ProjectAccess, User
 from crewboard.domain.notifications import MAX_EMAIL_TEXT
+from crewboard.domain.projects import ProjectAccess
 from crewboard.domain.validation import check_text, check_time_zone, zone_of
 from crewboard.errors import (
     HandoffAlreadyExists,

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from crewboard.domain.identity.access import Role, Scope, TokenKind, lower_role, missing_permission
-from crewboard.domain.models import Actor, Project, ProjectAccess
+from crewboard.domain.identity.records import Actor
+from crewboard.domain.projects import Project, ProjectAccess
 from crewboard.errors import HumanIdentityRequired, NotFound, PermissionDenied, ValidationFailed
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork

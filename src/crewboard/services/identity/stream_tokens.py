@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from crewboard.domain.identity.records import Actor, StreamToken
 from crewboard.domain.identity.tokens import (
     STREAM_PREFIX,
     display_prefix,
@@ -27,14 +28,13 @@ from crewboard.domain.identity.tokens import (
     is_well_formed,
 )
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor
 from crewboard.domain.validation import check_text
 from crewboard.errors import LimitExceeded, NotFound, ValidationFailed
 from crewboard.services.identity.access import access_project
 from crewboard.services.identity.users import SYSTEM_ACTOR
 from crewboard.services.views import actor_stamp, iso
 from crewboard.storage.database import Database
-from crewboard.storage.identity.stream_tokens import StreamToken, StreamTokenRepository
+from crewboard.storage.identity.stream_tokens import StreamTokenRepository
 from crewboard.storage.uow import UnitOfWork
 
 MAX_SECONDS = 24 * 3600

@@ -13,6 +13,7 @@ from crewboard.domain.identity.access import (
     parse_enum,
     parse_enum_list,
 )
+from crewboard.domain.identity.records import Actor, ApiToken
 from crewboard.domain.identity.tokens import (
     display_prefix,
     generate_token_secret,
@@ -20,7 +21,6 @@ from crewboard.domain.identity.tokens import (
     is_well_formed,
 )
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, ApiToken
 from crewboard.domain.validation import check_text
 from crewboard.errors import NotFound, PermissionDenied, Unauthenticated, ValidationFailed
 from crewboard.services.identity.access import access_project

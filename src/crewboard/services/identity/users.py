@@ -11,8 +11,8 @@ from crewboard.domain.identity.passwords import (
     hash_password,
     verify_password,
 )
+from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, User
 from crewboard.domain.validation import check_email, check_text
 from crewboard.errors import (
     AlreadyExists,

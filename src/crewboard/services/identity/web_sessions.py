@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from crewboard.domain.identity.passwords import hash_password, verify_password
-from crewboard.domain.models import Actor, User
+from crewboard.domain.identity.records import Actor, User, WebSession
 from crewboard.errors import Unauthenticated
 from crewboard.services.identity.users import authenticate_password, check_password, person_actor
 from crewboard.storage.database import Database
-from crewboard.storage.identity.sessions import SessionRepository, WebSession
+from crewboard.storage.identity.sessions import SessionRepository
 from crewboard.storage.uow import UnitOfWork
 
 SESSION_LIFETIME = timedelta(days=14)

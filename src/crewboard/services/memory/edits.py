@@ -11,7 +11,9 @@ from dataclasses import replace
 from typing import Any
 
 from crewboard.domain.identity.access import Role
-from crewboard.domain.models import Actor, Project
+from crewboard.domain.identity.records import Actor
+from crewboard.domain.memory import Document, MemoryRecord
+from crewboard.domain.projects import Project
 from crewboard.errors import RevisionConflict
 from crewboard.services.identity.access import access_project, require_signed_in_person
 from crewboard.services.memory.records import (
@@ -29,7 +31,6 @@ from crewboard.services.memory.records import (
 )
 from crewboard.services.views import actor_stamp, iso
 from crewboard.storage.database import Database
-from crewboard.storage.memory.records import Document, MemoryRecord
 from crewboard.storage.uow import UnitOfWork
 
 

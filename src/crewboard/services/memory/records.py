@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from crewboard.domain.identity.access import Role, parse_enum
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.memory import MemoryStatus, ProjectDocument
-from crewboard.domain.models import Actor, Project
+from crewboard.domain.memory import Document, MemoryRecord, MemoryStatus, ProjectDocument
+from crewboard.domain.projects import Project
 from crewboard.domain.validation import check_text
 from crewboard.errors import LimitExceeded, NotFound, ValidationFailed
 from crewboard.services.identity.access import (
@@ -32,7 +33,7 @@ from crewboard.services.text_windows import (
 )
 from crewboard.services.views import actor_stamp, iso
 from crewboard.storage.database import Database
-from crewboard.storage.memory.records import Document, MemoryRecord, MemoryRepository, RecordFilter
+from crewboard.storage.memory.records import MemoryRepository, RecordFilter
 from crewboard.storage.uow import UnitOfWork
 
 MAX_TITLE = 300
@@ -92,9 +93,9 @@ def check_document(value: str | None, field: str = "document") -> str | None:
     return parse_enum(value, ProjectDocument, field).value
 
 
-def check_status(value: str, field: str = "status") -> str:
+def check_status(value: str, field: str = "status") -> MemoryStatus:
     """Raises: ValidationFailed naming approved and canon."""
-    return parse_enum(value, MemoryStatus, field).value
+    return parse_enum(value, MemoryStatus, field)
 
 
 def check_title(value: str) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.notifications import Notification, NotificationSettings
 from crewboard.errors import ValidationFailed
 from crewboard.services.identity.access import require_person

@@ -14,13 +14,13 @@ from datetime import datetime, timedelta
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from crewboard.domain.identity.access import Role, Scope, TokenKind, parse_enum
+from crewboard.domain.identity.records import Actor, ApiToken
 from crewboard.domain.identity.tokens import (
     generate_token_secret,
     hash_token_secret,
     is_well_formed,
 )
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, ApiToken
 from crewboard.domain.oauth import (
     ACCESS_PREFIX,
     ACCESS_TTL,

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from crewboard.domain.identity.access import ALL_SCOPES
 from crewboard.domain.identity.passwords import hash_password
-from crewboard.domain.models import Project, User
+from crewboard.domain.identity.records import User
+from crewboard.domain.projects import Project
 from crewboard.domain.validation import check_email
 from crewboard.services.identity.tokens import IssuedToken, do_issue_token
 from crewboard.services.identity.users import do_create_user, person_actor

@@ -6,14 +6,18 @@ from dataclasses import replace
 from typing import Any
 
 from crewboard.domain.identity.access import Role, Scope, lower_role, parse_enum
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, Project, ProjectAccess, ProjectStatus, ProjectType
 from crewboard.domain.projects import (
     DEFAULT_COLLECTIONS,
     MAX_DESCRIPTION,
     MAX_GOAL,
     MAX_NAME,
     MAX_PHASE,
+    Project,
+    ProjectAccess,
+    ProjectStatus,
+    ProjectType,
     check_collections,
     check_project_key,
 )

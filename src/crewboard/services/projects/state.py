@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from crewboard.domain.identity.access import Role, Scope, missing_permission
-from crewboard.domain.models import Actor, StatePage, StateVersion
+from crewboard.domain.identity.records import Actor
+from crewboard.domain.projects import StatePage, StateVersion
 from crewboard.domain.validation import INT32_MAX, check_no_nul
 from crewboard.errors import LimitExceeded, NotFound, RevisionConflict, ValidationFailed
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project

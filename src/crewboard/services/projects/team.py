@@ -6,8 +6,9 @@ from dataclasses import replace
 from typing import Any
 
 from crewboard.domain.identity.access import Role, Scope, missing_permission, parse_enum
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, Effort, SeatKind, TeamRole
+from crewboard.domain.projects import Effort, SeatKind, TeamRole
 from crewboard.domain.validation import check_email, check_text
 from crewboard.errors import NotFound, ValidationFailed
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project

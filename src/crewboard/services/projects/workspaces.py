@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from crewboard.domain.identity.access import parse_enum
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, Workspace, WorkspaceRole
+from crewboard.domain.projects import Workspace, WorkspaceRole
 from crewboard.domain.validation import check_email, check_text
 from crewboard.errors import NotFound, PermissionDenied
 from crewboard.services.views import workspace_view

@@ -10,14 +10,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
+from crewboard.domain.review import EventRow, HandIn
 from crewboard.errors import ValidationFailed
 from crewboard.services.board.tasks import access_task
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, open_projects
 from crewboard.services.paging import check_limit
 from crewboard.services.views import iso
 from crewboard.storage.database import Database
-from crewboard.storage.review.activity import ActivityRepository, EventQuery, EventRow, HandIn
+from crewboard.storage.review.activity import ActivityRepository, EventQuery
 from crewboard.storage.uow import UnitOfWork
 
 MAX_LIMIT = 100

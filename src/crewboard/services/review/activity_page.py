@@ -12,7 +12,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from crewboard.domain.models import Actor, SeatKind, TeamRole, User
+from crewboard.domain.identity.records import Actor, User
+from crewboard.domain.projects import SeatKind, TeamRole
+from crewboard.domain.review import EventRow, TokenName
 from crewboard.errors import ValidationFailed
 from crewboard.services.identity.access import ANY_WORKSPACE, open_projects
 from crewboard.services.paging import check_limit
@@ -26,7 +28,7 @@ from crewboard.services.review.activity import (
 )
 from crewboard.services.views import iso, seat_named
 from crewboard.storage.database import Database
-from crewboard.storage.review.activity import ActivityRepository, EventQuery, EventRow, TokenName
+from crewboard.storage.review.activity import ActivityRepository, EventQuery
 from crewboard.storage.uow import UnitOfWork
 
 # The kinds a reader filters by, each the event type prefixes it covers.

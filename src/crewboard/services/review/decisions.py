@@ -14,13 +14,14 @@ from typing import Any
 
 from crewboard.domain.board.tasks import MAX_TITLE, AssigneeType, Task, TaskStatus
 from crewboard.domain.identity.access import Role
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, Project
+from crewboard.domain.projects import Project
 from crewboard.domain.review import (
-    ACCEPTED,
     SUPERSEDABLE,
     WAITING,
     XP_PER_ACCEPTED_TASK,
+    Draft,
     DraftStatus,
 )
 from crewboard.domain.validation import check_text
@@ -32,7 +33,7 @@ from crewboard.services.memory import records as memory
 from crewboard.services.notifications.notify import notify
 from crewboard.services.views import actor_stamp, iso
 from crewboard.storage.database import Database
-from crewboard.storage.review.drafts import Draft, DraftRepository
+from crewboard.storage.review.drafts import DraftRepository
 from crewboard.storage.uow import UnitOfWork
 
 MAX_COMMENT = 20_000
@@ -129,7 +130,7 @@ def access_draft(
 
 def check_state(draft: Draft, accepted: frozenset[DraftStatus], action: str) -> None:
     """Raises: ValidationFailed naming the draft's status and the states `action` takes."""
-    if DraftStatus(draft.status) not in accepted:
+    if draft.status not in accepted:
         states = sorted(str(s) for s in accepted)
         raise ValidationFailed(
             f"Draft {draft.id} is {draft.status}; {action} takes a draft that is "
@@ -221,7 +222,7 @@ def _restore_task(uow: UnitOfWork, actor: Actor, project: Project, draft: Draft)
     if task is None:
         return None
     if draft.task_moved and draft.task_status_before and task.status is TaskStatus.REVIEW:
-        return set_status(uow, actor, project, task, TaskStatus(draft.task_status_before))
+        return set_status(uow, actor, project, task, draft.task_status_before)
     return task
 
 
@@ -305,7 +306,7 @@ def _supersede(uow: UnitOfWork, actor: Actor, accepted: Draft, project: Project)
             accepted.id,
         ):
             continue
-        if DraftStatus(older.status) not in SUPERSEDABLE:
+        if older.status not in SUPERSEDABLE:
             continue
         done = _decide(uow, older, DraftStatus.SUPERSEDED, accepted.decided_by or {})
         record_decision(uow, actor, done, project, supersededBy=accepted.id)
@@ -521,10 +522,6 @@ def _comment(comment: str | None) -> str | None:
     if comment is None:
         return None
     return check_text("comment", comment, max_length=MAX_COMMENT) or None
-
-
-def is_accepted(status: str) -> bool:
-    return DraftStatus(status) in ACCEPTED
 
 
 def rule_decider(rule_id: str) -> dict[str, Any]:

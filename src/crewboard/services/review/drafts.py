@@ -16,8 +16,9 @@ from typing import Any
 
 from crewboard.domain.board.tasks import MAX_LONG_TEXT, MAX_TITLE, AssigneeType, Task, TaskStatus
 from crewboard.domain.identity.access import Role, Scope, parse_enum, parse_enum_list
-from crewboard.domain.models import Actor, Project
-from crewboard.domain.review import WAITING, DraftStatus, ReferenceKind
+from crewboard.domain.identity.records import Actor
+from crewboard.domain.projects import Project
+from crewboard.domain.review import WAITING, Draft, DraftStatus, ReferenceKind
 from crewboard.domain.validation import check_no_nul, check_text
 from crewboard.errors import LimitExceeded, ValidationFailed
 from crewboard.services.board import context
@@ -44,7 +45,6 @@ from crewboard.services.review.decisions import (
 from crewboard.services.review.rules import matching_rule
 from crewboard.services.views import iso, stamp_of
 from crewboard.storage.database import Database
-from crewboard.storage.review.drafts import Draft
 from crewboard.storage.uow import UnitOfWork
 
 MAX_SUMMARY = 2000
@@ -164,7 +164,7 @@ def _land(
         document=document,
         references=references,
         context_receipt_id=receipt,
-        status=str(DraftStatus.PENDING),
+        status=DraftStatus.PENDING,
         via=via,
         author=stamp_of(uow, actor),
         token_id=actor.token.id if actor.token else None,
@@ -173,7 +173,7 @@ def _land(
         else None,
         idempotency_key=key,
         task_moved=moved_from is not None,
-        task_status_before=str(moved_from) if moved_from is not None else None,
+        task_status_before=moved_from,
         follow_up_task_id=None,
         review_comment=None,
         memory_record_id=None,

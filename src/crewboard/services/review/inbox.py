@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.services.board.notes import notes_of, question_view, task_ref_view
 from crewboard.services.identity.access import (
     ANY_WORKSPACE,

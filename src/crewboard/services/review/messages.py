@@ -7,8 +7,10 @@ from dataclasses import replace
 from typing import Any
 
 from crewboard.domain.identity.access import Role, Scope
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, Project
+from crewboard.domain.projects import Project
+from crewboard.domain.review import InboxMessage
 from crewboard.domain.validation import check_no_nul, check_text
 from crewboard.errors import NotFound, ValidationFailed
 from crewboard.services.board.notes import after
@@ -24,7 +26,7 @@ from crewboard.services.identity.access import (
 from crewboard.services.paging import check_page
 from crewboard.services.views import actor_stamp, iso, stamp_of
 from crewboard.storage.database import Database
-from crewboard.storage.review.proposals import InboxMessage, MessageRepository
+from crewboard.storage.review.proposals import MessageRepository
 from crewboard.storage.uow import UnitOfWork
 
 MAX_BODY = 20_000

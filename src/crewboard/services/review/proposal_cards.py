@@ -17,9 +17,10 @@ from crewboard.domain.board.tasks import (
     TaskType,
 )
 from crewboard.domain.identity.access import parse_enum
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, Project, SeatKind, TeamRole
-from crewboard.domain.review import ProposalKind
+from crewboard.domain.projects import Project, SeatKind, TeamRole
+from crewboard.domain.review import Proposal, ProposalKind
 from crewboard.domain.validation import check_text
 from crewboard.errors import LimitExceeded, NotFound, ValidationFailed
 from crewboard.services.board.tasks import (
@@ -32,7 +33,7 @@ from crewboard.services.board.tasks import (
 from crewboard.services.board.views import task_key
 from crewboard.services.identity.access import ANY_WORKSPACE
 from crewboard.services.projects.team import MAX_ROLE_NAME, MAX_ROLE_TEXT, team_role_view
-from crewboard.storage.review.proposals import Proposal, ProposalRepository
+from crewboard.storage.review.proposals import ProposalRepository
 from crewboard.storage.uow import UnitOfWork
 
 TEAM_KINDS = frozenset({ProposalKind.ROLE, ProposalKind.COMPOSITION})
@@ -155,7 +156,7 @@ def apply_card(uow: UnitOfWork, actor: Actor, project: Project, card: Proposal) 
         NotFound: the card's task is gone. ValidationFailed, PermissionDenied: as the task and
             team use cases it runs (e.g. a change that no longer fits the task).
     """
-    kind = ProposalKind(card.kind)
+    kind = card.kind
     if kind is ProposalKind.TASK:
         return _apply_task(uow, actor, project, card.payload)
     if kind in TEAM_KINDS:

@@ -13,9 +13,10 @@ from typing import Any
 
 from crewboard.domain.board.tasks import MAX_LONG_TEXT, MAX_TITLE, Task, TaskType
 from crewboard.domain.identity.access import Role, Scope, parse_enum
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, Project
-from crewboard.domain.review import ProposalKind, ProposalStatus
+from crewboard.domain.projects import Project
+from crewboard.domain.review import Proposal, ProposalKind, ProposalStatus
 from crewboard.domain.validation import check_text
 from crewboard.errors import NotFound, ValidationFailed
 from crewboard.services.board.tasks import access_task
@@ -41,7 +42,7 @@ from crewboard.services.review.proposal_cards import (
 )
 from crewboard.services.views import actor_stamp, iso, stamp_of
 from crewboard.storage.database import Database
-from crewboard.storage.review.proposals import Proposal, ProposalRepository
+from crewboard.storage.review.proposals import ProposalRepository
 from crewboard.storage.uow import UnitOfWork
 
 MAX_PAGE = 200
@@ -133,11 +134,11 @@ def _propose(
             proposal = Proposal(
                 id=new_id("prp"),
                 project_id=proj.id,
-                kind=kind.value,
+                kind=kind,
                 task_id=found.id if found else None,
                 payload=payload,
                 reason=reason,
-                status=ProposalStatus.PENDING.value,
+                status=ProposalStatus.PENDING,
                 author=stamp_of(uow, actor),
                 token_id=actor.token.id if actor.token else None,
                 result=None,
@@ -425,7 +426,7 @@ def _decidable(uow: UnitOfWork, actor: Actor, proposal_id: str) -> tuple[Proposa
     found = None if "\x00" in proposal_id else proposals_of(uow).get(proposal_id)
     if found is None:
         raise proposal_not_found(proposal_id)
-    team = ProposalKind(found.kind) in TEAM_KINDS
+    team = found.kind in TEAM_KINDS
     try:
         access = access_project(
             uow,
@@ -436,7 +437,7 @@ def _decidable(uow: UnitOfWork, actor: Actor, proposal_id: str) -> tuple[Proposa
         )
     except NotFound:
         raise proposal_not_found(proposal_id) from None
-    if found.status != ProposalStatus.PENDING.value:
+    if found.status is not ProposalStatus.PENDING:
         raise _already_decided(found)
     return found, access.project
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.review import WAITING
 from crewboard.domain.validation import check_no_nul
 from crewboard.errors import NotFound, ValidationFailed

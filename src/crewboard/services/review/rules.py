@@ -10,16 +10,16 @@ from typing import Any
 
 from crewboard.domain.board.tasks import AssigneeType, Task, TaskType
 from crewboard.domain.identity.access import Role, parse_enum
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, SeatKind
-from crewboard.domain.review import RuleMatch
+from crewboard.domain.projects import SeatKind
+from crewboard.domain.review import AcceptanceRule, RuleMatch
 from crewboard.errors import AlreadyExists, NotFound, ValidationFailed
 from crewboard.services.identity.access import access_project, require_signed_in_person
 from crewboard.services.memory import records as memory
 from crewboard.services.review.decisions import drafts_of
 from crewboard.services.views import actor_stamp, iso
 from crewboard.storage.database import Database
-from crewboard.storage.review.drafts import AcceptanceRule
 from crewboard.storage.uow import UnitOfWork
 
 # A more specific rule wins when several match a hand-in.
@@ -95,7 +95,7 @@ def add_rule(
         rule = AcceptanceRule(
             id=new_id("rul"),
             project_id=proj.id,
-            match=str(kind),
+            match=kind,
             value=checked,
             collection=(
                 memory.resolve_collection(proj, collection, "collection")

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from crewboard.domain.board.tasks import TaskStatus, search_words
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.review import WAITING
 from crewboard.errors import ValidationFailed
 from crewboard.services.board.queries import MAX_Q, assignee_filter, get_task

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.errors import NotFound, ValidationFailed
 from crewboard.services.memory import records as memory
 from crewboard.services.review import drafts, proposals

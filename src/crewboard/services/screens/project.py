@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.services.artifacts.artifacts import artifacts_of
 from crewboard.services.projects.projects import project_description
 from crewboard.services.sessions.sessions import sessions_of

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from crewboard.domain.board.tasks import search_words
-from crewboard.domain.models import Actor, Project
+from crewboard.domain.identity.records import Actor
+from crewboard.domain.projects import Project
 from crewboard.errors import ValidationFailed
 from crewboard.services.board.queries import MAX_Q
 from crewboard.services.identity.access import access_project

@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from crewboard.domain.board.tasks import TaskType
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.memory import ProjectDocument
-from crewboard.domain.models import Actor, SeatKind
+from crewboard.domain.projects import SeatKind
 from crewboard.domain.review import RuleMatch
 from crewboard.services.identity.access import access_project
 from crewboard.services.projects.projects import with_handoffs

@@ -12,11 +12,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
+from crewboard.domain.review import EventRow
 from crewboard.services.board.tasks import access_task
 from crewboard.services.views import iso
 from crewboard.storage.database import Database
-from crewboard.storage.review.activity import ActivityRepository, EventQuery, EventRow
+from crewboard.storage.review.activity import ActivityRepository, EventQuery
 from crewboard.storage.uow import UnitOfWork
 
 HISTORY_CHANGES = 100  # the newest task.updated events read for one task page

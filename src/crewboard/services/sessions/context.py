@@ -6,8 +6,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from crewboard.domain.models import Actor
-from crewboard.domain.sessions import MAX_CONTEXT, ProposalKind, ProposalStatus, Session
+from crewboard.domain.identity.records import Actor
+from crewboard.domain.sessions import (
+    MAX_CONTEXT,
+    Session,
+    SessionProposalKind,
+    SessionProposalStatus,
+)
 from crewboard.domain.specs import AttachmentKind, SpecFile
 from crewboard.services.sessions.providers import ChatMessage
 from crewboard.services.sessions.sessions import find_session, sessions_of
@@ -37,8 +42,8 @@ def working_context(uow: UnitOfWork, session: Session) -> str:
         found = repo.get(ident)
         if found is not None and found.trashed_at is None:
             files[found.id] = found
-    for proposal in sessions_of(uow).proposals(session.id, [ProposalStatus.ACCEPTED]):
-        if proposal.kind is ProposalKind.FILE and proposal.result:
+    for proposal in sessions_of(uow).proposals(session.id, [SessionProposalStatus.ACCEPTED]):
+        if proposal.kind is SessionProposalKind.FILE and proposal.result:
             found = repo.get(str(proposal.result.get("fileId")))
             if found is not None and found.trashed_at is None:
                 files[found.id] = found

@@ -13,13 +13,14 @@ from __future__ import annotations
 from typing import Any
 
 from crewboard.domain.identity.access import Role, Scope
-from crewboard.domain.models import Actor, ProjectAccess
+from crewboard.domain.identity.records import Actor
+from crewboard.domain.projects import ProjectAccess
 from crewboard.domain.sessions import (
     MAX_FEEDBACK,
-    Proposal,
-    ProposalKind,
-    ProposalStatus,
     Session,
+    SessionProposal,
+    SessionProposalKind,
+    SessionProposalStatus,
     TurnStatus,
     answers_message,
     check_message,
@@ -47,7 +48,7 @@ from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 
 
-def proposal_view(proposal: Proposal) -> dict[str, Any]:
+def proposal_view(proposal: SessionProposal) -> dict[str, Any]:
     return {
         "id": proposal.id,
         "kind": proposal.kind.value,
@@ -94,8 +95,8 @@ def session_page(db: Database, actor: Actor, *, project: str, ref: str) -> dict[
             current = {"id": turn.id, "status": turn.status.value, "partial": turn.partial,
                        "error": turn.error, "attempts": turn.attempts}  # fmt: skip
         files = {}
-        for proposal in repo.proposals(session.id, [ProposalStatus.PENDING]):
-            if proposal.kind is ProposalKind.FILE and proposal.path:
+        for proposal in repo.proposals(session.id, [SessionProposalStatus.PENDING]):
+            if proposal.kind is SessionProposalKind.FILE and proposal.path:
                 existing = files_of(uow).get_by_path(session.project_id, proposal.path)
                 files[proposal.id] = (
                     None if existing is None else uow.blobs.read(existing.digest).decode(
@@ -187,14 +188,16 @@ def resend(
     return db.write(work)
 
 
-def _proposal(uow: UnitOfWork, session: Session, proposal_id: str, kind: ProposalKind) -> Proposal:
+def _proposal(
+    uow: UnitOfWork, session: Session, proposal_id: str, kind: SessionProposalKind
+) -> SessionProposal:
     found = sessions_of(uow).proposal(proposal_id)
     if found is None or found.session_id != session.id or found.kind is not kind:
         raise NotFound(
             f"No {kind.value} proposal {proposal_id!r} in this session.",
             {"resource": "sessionProposal", "ref": proposal_id},
         )
-    if found.status is not ProposalStatus.PENDING:
+    if found.status is not SessionProposalStatus.PENDING:
         raise RevisionConflict(
             f"This proposal was already decided ({found.status.value}).",
             {"proposalId": found.id, "status": found.status.value},
@@ -207,9 +210,9 @@ def _decided(
     actor: Actor,
     session: Session,
     access: ProjectAccess,
-    proposal: Proposal,
+    proposal: SessionProposal,
     *,
-    status: ProposalStatus,
+    status: SessionProposalStatus,
     message: str,
     feedback: str | None = None,
     result: dict[str, Any] | None = None,
@@ -226,7 +229,7 @@ def _decided(
         result={**(result or {}), "message": message},
     ):
         raise RevisionConflict("This proposal was decided meanwhile.", {"proposalId": proposal.id})  # fmt: skip
-    still = repo.proposals(session.id, [ProposalStatus.PENDING])
+    still = repo.proposals(session.id, [SessionProposalStatus.PENDING])
     if still:
         kinds = {p.kind for p in still}
         repo.change(session.id, pending_action=pending_action_of(kinds, running=False).value,
@@ -237,8 +240,8 @@ def _decided(
         return {"turnId": None, "waiting": 0}
     decided = [
         str(p.result["message"])
-        for p in repo.proposals(session.id, [ProposalStatus.ACCEPTED, ProposalStatus.SENT_BACK,
-                                             ProposalStatus.ANSWERED])
+        for p in repo.proposals(session.id, [SessionProposalStatus.ACCEPTED, SessionProposalStatus.SENT_BACK,
+                                             SessionProposalStatus.ANSWERED])
         if p.turn_id == proposal.turn_id and p.result and p.result.get("message")
     ]  # fmt: skip
     turn = do_queue_turn(uow, actor, session, access, text="\n\n".join(decided) or message)
@@ -263,9 +266,9 @@ def answer_questions(
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
         session, access = _open(uow, actor, project, ref, "Answering a session's questions")
-        proposal = _proposal(uow, session, proposal_id, ProposalKind.QUESTIONS)
+        proposal = _proposal(uow, session, proposal_id, SessionProposalKind.QUESTIONS)
         text = answers_message(proposal.body["questions"], answers)
-        return _decided(uow, actor, session, access, proposal, status=ProposalStatus.ANSWERED,
+        return _decided(uow, actor, session, access, proposal, status=SessionProposalStatus.ANSWERED,
                         message=text, result={"answers": answers}, turn_limit=turn_limit)  # fmt: skip
 
     return db.write(work)
@@ -289,11 +292,11 @@ def choose(
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
         session, access = _open(uow, actor, project, ref, "Choosing in a session")
-        proposal = _proposal(uow, session, proposal_id, ProposalKind.CHOICE)
+        proposal = _proposal(uow, session, proposal_id, SessionProposalKind.CHOICE)
         options = list(proposal.body["options"])
         if option not in options:
             raise ValidationFailed.field("option", f"{option!r} is not an option.", options)
-        return _decided(uow, actor, session, access, proposal, status=ProposalStatus.ANSWERED,
+        return _decided(uow, actor, session, access, proposal, status=SessionProposalStatus.ANSWERED,
                         message=f"I choose: {option}", result={"option": option},
                         turn_limit=turn_limit)  # fmt: skip
 
@@ -318,7 +321,7 @@ def decide_review(
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
         session, access = _open(uow, actor, project, ref, "Deciding on review findings")
-        proposal = _proposal(uow, session, proposal_id, ProposalKind.REVIEW)
+        proposal = _proposal(uow, session, proposal_id, SessionProposalKind.REVIEW)
         items = {item["id"]: item for item in proposal.body["items"]}
         unknown = [i for i in accepted if i not in items]
         if unknown:
@@ -328,7 +331,7 @@ def decide_review(
         dismissed = [items[i]["text"] for i in items if i not in accepted]
         lines = ["Review findings:"]
         lines += [f"- apply: {t}" for t in taken] + [f"- dismiss: {t}" for t in dismissed]
-        return _decided(uow, actor, session, access, proposal, status=ProposalStatus.ACCEPTED,
+        return _decided(uow, actor, session, access, proposal, status=SessionProposalStatus.ACCEPTED,
                         message="\n".join(lines), result={"accepted": accepted},
                         turn_limit=turn_limit)  # fmt: skip
 
@@ -349,7 +352,7 @@ def accept_file(
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
         session, access = _open(uow, actor, project, ref, "Accepting a proposed spec file")
-        proposal = _proposal(uow, session, proposal_id, ProposalKind.FILE)
+        proposal = _proposal(uow, session, proposal_id, SessionProposalKind.FILE)
         assert proposal.path is not None  # noqa: S101 - every file proposal has its path
         content = str(proposal.body["content"]).encode("utf-8")
         via = {"sessionId": session.id, "sessionTitle": session.title, "proposalId": proposal.id}
@@ -369,7 +372,7 @@ def accept_file(
                                          via=via)  # fmt: skip
             revision, version = saved.revision, saved.content_version
         return _decided(
-            uow, actor, session, access, proposal, status=ProposalStatus.ACCEPTED,
+            uow, actor, session, access, proposal, status=SessionProposalStatus.ACCEPTED,
             message=f"I accepted {proposal.path}; it is saved (revision {revision}).",
             result={"fileId": file.id, "revision": revision, "contentVersion": version},
             turn_limit=turn_limit,
@@ -404,9 +407,9 @@ def send_back_file(
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
         session, access = _open(uow, actor, project, ref, "Sending a proposed file back")
-        proposal = _proposal(uow, session, proposal_id, ProposalKind.FILE)
+        proposal = _proposal(uow, session, proposal_id, SessionProposalKind.FILE)
         return _decided(
-            uow, actor, session, access, proposal, status=ProposalStatus.SENT_BACK,
+            uow, actor, session, access, proposal, status=SessionProposalStatus.SENT_BACK,
             message=f"Please change {proposal.path} and propose it again:\n{said}",
             feedback=said, turn_limit=turn_limit,
         )  # fmt: skip

@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from crewboard.domain.identity.access import Role, Scope
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.redaction import display_url
 from crewboard.errors import NotFound, PermissionDenied, ValidationFailed
 from crewboard.services.identity.access import access_project

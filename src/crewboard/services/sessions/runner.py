@@ -39,10 +39,10 @@ from crewboard.domain.redaction import Redactor
 from crewboard.domain.sessions import (
     Message,
     PendingAction,
-    Proposal,
-    ProposalKind,
-    ProposalStatus,
     Session,
+    SessionProposal,
+    SessionProposalKind,
+    SessionProposalStatus,
     Status,
     Turn,
     TurnStatus,
@@ -357,20 +357,22 @@ class SessionRunner:
 
 
 def _pending(uow: UnitOfWork, session_id: str) -> PendingAction:
-    kinds = {p.kind for p in sessions_of(uow).proposals(session_id, [ProposalStatus.PENDING])}
+    kinds = {
+        p.kind for p in sessions_of(uow).proposals(session_id, [SessionProposalStatus.PENDING])
+    }
     return pending_action_of(kinds, running=False)
 
 
-def _proposals(uow: UnitOfWork, session: Session, turn: Turn, reply: Any) -> list[Proposal]:
+def _proposals(uow: UnitOfWork, session: Session, turn: Turn, reply: Any) -> list[SessionProposal]:
     """What the reply asks of the person, as proposals. A file proposal records the version of
     the file it replaces, so accepting it later cannot overwrite a newer save."""
-    made: list[Proposal] = []
+    made: list[SessionProposal] = []
 
-    def add(kind: ProposalKind, body: dict[str, Any], path: str | None = None,
+    def add(kind: SessionProposalKind, body: dict[str, Any], path: str | None = None,
             base: str | None = None) -> None:  # fmt: skip
-        made.append(Proposal(
+        made.append(SessionProposal(
             id=new_id("spr"), session_id=session.id, project_id=session.project_id,
-            turn_id=turn.id, kind=kind, status=ProposalStatus.PENDING, body=body, path=path,
+            turn_id=turn.id, kind=kind, status=SessionProposalStatus.PENDING, body=body, path=path,
             base_version=base, created_at=uow.now,
         ))  # fmt: skip
 
@@ -382,13 +384,18 @@ def _proposals(uow: UnitOfWork, session: Session, turn: Turn, reply: Any) -> lis
             continue
         existing = files_of(uow).get_by_path(session.project_id, path)
         base = existing.content_version if existing is not None else None
-        add(ProposalKind.FILE, {"content": content, "exists": existing is not None}, path, base)
+        add(
+            SessionProposalKind.FILE,
+            {"content": content, "exists": existing is not None},
+            path,
+            base,
+        )
     if reply.questions:
-        add(ProposalKind.QUESTIONS, {"questions": [q.view() for q in reply.questions]})
+        add(SessionProposalKind.QUESTIONS, {"questions": [q.view() for q in reply.questions]})
     if reply.choice:
-        add(ProposalKind.CHOICE, reply.choice)
+        add(SessionProposalKind.CHOICE, reply.choice)
     if reply.review:
-        add(ProposalKind.REVIEW, {"items": reply.review})
+        add(SessionProposalKind.REVIEW, {"items": reply.review})
     return made
 
 

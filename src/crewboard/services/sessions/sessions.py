@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from crewboard.domain.identity.access import Role, Scope
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, ProjectAccess
+from crewboard.domain.projects import ProjectAccess
 from crewboard.domain.sessions import (
     PAGE_MAX,
     ArchiveFilter,

@@ -19,8 +19,8 @@ from crewboard.domain.files import (
     index_lines,
 )
 from crewboard.domain.identity.access import Role, Scope
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor
 from crewboard.domain.packages import UnreadablePackage
 from crewboard.domain.specs import (
     ATTACHMENT_TYPES,

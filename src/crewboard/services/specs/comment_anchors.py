@@ -11,7 +11,7 @@ from collections import defaultdict
 from typing import Any
 
 from crewboard.domain.files import FileKind
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.spec_comments import Anchor, CommentThread, reanchor
 from crewboard.domain.specs import SpecFile, SpecRevision
 from crewboard.storage.specs.comments import SpecCommentRepository

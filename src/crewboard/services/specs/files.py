@@ -23,8 +23,9 @@ from crewboard.domain.files import (
     normalise_path,
 )
 from crewboard.domain.identity.access import Role, Scope
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, ProjectAccess
+from crewboard.domain.projects import ProjectAccess
 from crewboard.domain.specs import MAX_FILE_BYTES, MAX_READ_BYTES, SpecFile, SpecRevision
 from crewboard.domain.tasks_md import is_tasks_file
 from crewboard.domain.validation import INT32_MAX

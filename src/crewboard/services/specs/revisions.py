@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from crewboard.domain.files import FileKind, index_lines, kind_of
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.specs import SpecFile, SpecRevision, content_version
 from crewboard.services.views import stamp_of
 from crewboard.storage.uow import UnitOfWork

@@ -26,7 +26,8 @@ from dataclasses import replace
 
 from crewboard.domain.board.tasks import MAX_LONG_TEXT, MAX_TITLE, Task, TaskStatus
 from crewboard.domain.files import FileKind, kind_of
-from crewboard.domain.models import Actor, Project
+from crewboard.domain.identity.records import Actor
+from crewboard.domain.projects import Project
 from crewboard.domain.specs import SpecFile
 from crewboard.domain.tasks_md import (
     BOX_OF,

@@ -48,8 +48,8 @@ from pydantic import ValidationError as ModelError
 from crewboard import __version__
 from crewboard.domain.files import digest_of
 from crewboard.domain.identity.passwords import hash_password
+from crewboard.domain.identity.records import User
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import User
 from crewboard.domain.projects import check_project_key
 from crewboard.domain.validation import check_email, check_text
 from crewboard.errors import (

@@ -33,12 +33,14 @@ from crewboard.domain.board.tasks import (
 from crewboard.domain.handoffs import MAX_BODY as MAX_HANDOFF_BODY
 from crewboard.domain.handoffs import MAX_ITEM_TEXT
 from crewboard.domain.identity.access import Role, parse_enum
-from crewboard.domain.models import ProjectStatus, ProjectType, SeatKind
 from crewboard.domain.projects import (
     MAX_DESCRIPTION,
     MAX_GOAL,
     MAX_NAME,
     MAX_PHASE,
+    ProjectStatus,
+    ProjectType,
+    SeatKind,
     check_collections,
     check_project_key,
 )

@@ -4,12 +4,13 @@ project documents, written elsewhere) and the receipts that record what one read
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, Integer, bindparam, func, insert, select, text
 
+from crewboard.domain.board.context import Receipt
+from crewboard.domain.memory import DocumentText, IndexEntry, MemoryStatus, RecordText
 from crewboard.storage.board import tables as t
 from crewboard.storage.memory import tables as memory_tables
 from crewboard.storage.projects import tables as projects_tables
@@ -104,47 +105,6 @@ _STALE_RECEIPTS = (
 _DELETE_RECEIPTS = _RECEIPTS.delete().where(_RECEIPTS.c.id.in_(bindparam("ids", expanding=True)))
 
 
-@dataclass(frozen=True)
-class MemoryRecord:
-    """An accepted record as a context pack hands it out: current text and version."""
-
-    id: str
-    title: str
-    summary: str
-    content: str
-    collection: str | None
-    document: str | None
-    status: str
-    version: int
-
-
-@dataclass(frozen=True)
-class IndexEntry:
-    """A record listed by id and title only, with the start of its summary (or content)."""
-
-    id: str
-    title: str
-    summary_start: str
-    content_start: str
-
-
-@dataclass(frozen=True)
-class DocumentText:
-    name: str
-    content: str
-    version: int
-
-
-@dataclass(frozen=True)
-class Receipt:
-    id: str
-    project_id: str
-    task_id: str
-    token_id: str
-    items: list[dict[str, Any]]
-    created_at: datetime
-
-
 class ContextRepository:
     """Reads of memory for packs, and the context_receipts table."""
 
@@ -153,7 +113,7 @@ class ContextRepository:
 
     # --- memory, read only -----------------------------------------------------------------
 
-    def records(self, project_id: str, ids: Iterable[str]) -> dict[str, MemoryRecord]:
+    def records(self, project_id: str, ids: Iterable[str]) -> dict[str, RecordText]:
         """The project's records among `ids` (ids of other projects are simply absent)."""
         wanted = list(dict.fromkeys(ids))
         if not wanted:
@@ -161,7 +121,7 @@ class ContextRepository:
         rows = self.conn.execute(_RECORDS_BY_ID, {"project_id": project_id, "ids": wanted})
         return {row.id: _record(row) for row in rows}
 
-    def matching(self, project_id: str, words: list[str], limit: int) -> list[MemoryRecord]:
+    def matching(self, project_id: str, words: list[str], limit: int) -> list[RecordText]:
         """Records sharing any of `words` (letters and digits only), best match first."""
         if not words or limit <= 0:
             return []
@@ -286,14 +246,14 @@ class ContextRepository:
         return int(self.conn.execute(_DELETE_RECEIPTS, {"ids": ids}).rowcount or 0)
 
 
-def _record(row: Any) -> MemoryRecord:
-    return MemoryRecord(
+def _record(row: Any) -> RecordText:
+    return RecordText(
         id=row.id,
         title=row.title,
         summary=row.summary,
         content=row.content,
         collection=row.collection,
         document=row.document,
-        status=row.status,
+        status=MemoryStatus(row.status),
         version=row.version,
     )

@@ -4,7 +4,7 @@ code repositories, task × branch links and repository status reports."""
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
@@ -20,6 +20,8 @@ from sqlalchemy import (
     select,
 )
 
+from crewboard.domain.board.notes import NoteKind, TaskComment, TaskOutput, TaskQuestion
+from crewboard.domain.board.repos import Repo, RepoLink, RepoReport
 from crewboard.storage.board import tables as t
 
 PREVIEW_CHARS = 500
@@ -198,84 +200,8 @@ _TASK_REPORTS = (
 )
 
 
-@dataclass(frozen=True)
-class TaskComment:
-    id: str
-    project_id: str
-    task_id: str
-    kind: str  # comment | agent_update
-    content: str
-    author: dict[str, Any]
-    created_at: datetime
-
-
-@dataclass(frozen=True)
-class TaskOutput:
-    """One saved version of a named deliverable; `content` is whole or a preview."""
-
-    id: str
-    project_id: str
-    task_id: str
-    name: str
-    content: str
-    length: int  # characters of the whole content
-    author: dict[str, Any]
-    created_at: datetime
-    version: int
-    versions: int
-
-
-@dataclass(frozen=True)
-class TaskQuestion:
-    id: str
-    project_id: str
-    task_id: str
-    question: str
-    asked_by: dict[str, Any]
-    asked_at: datetime
-    answer: str | None = None
-    answered_by: dict[str, Any] | None = None
-    answered_at: datetime | None = None
-
-
-@dataclass(frozen=True)
-class Repo:
-    id: str
-    project_id: str
-    name: str
-    url: str
-    default_branch: str
-    created_at: datetime
-
-
-@dataclass(frozen=True)
-class RepoLink:
-    id: str
-    project_id: str
-    task_id: str
-    repo_id: str
-    agent: str
-    branch: str
-    target_branch: str | None
-    title: str | None
-    summary: str | None
-    pr_url: str | None
-    created_at: datetime
-    updated_at: datetime
-
-
-@dataclass(frozen=True)
-class RepoReport:
-    id: str
-    project_id: str
-    task_id: str
-    repo_id: str | None
-    branch: str | None
-    commit_sha: str | None
-    tests: str | None
-    summary: str | None
-    reported_by: dict[str, Any]
-    created_at: datetime
+def _comment(row: Any) -> TaskComment:
+    return TaskComment(**row._asdict() | {"kind": NoteKind(row.kind)})
 
 
 class NoteRepository:
@@ -294,7 +220,7 @@ class NoteRepository:
         return value
 
     def add_comment(self, comment: TaskComment) -> None:
-        self.conn.execute(_INSERT_COMMENT, asdict(comment))
+        self.conn.execute(_INSERT_COMMENT, asdict(comment) | {"kind": comment.kind.value})
 
     def comments(
         self, task_id: str, *, kinds: tuple[str, ...], limit: int, offset: int
@@ -303,7 +229,7 @@ class NoteRepository:
         where = {"task_id": task_id, "kinds": list(kinds)}
         total = self.conn.execute(_COUNT_COMMENTS, where).scalar_one()
         rows = self.conn.execute(_COMMENTS_PAGE, {**where, "limit": limit, "offset": offset})
-        return [TaskComment(**row._asdict()) for row in rows], int(total)
+        return [_comment(row) for row in rows], int(total)
 
     # --- outputs --------------------------------------------------------------------------
 
@@ -425,7 +351,7 @@ class NoteRepository:
             .order_by(c.created_at.desc(), c.id.desc())
             .limit(limit)
         )
-        return [TaskComment(**row._asdict()) for row in rows]
+        return [_comment(row) for row in rows]
 
     def _thread_outputs(
         self, task_id: str, before: tuple[datetime, str] | None, limit: int

@@ -9,31 +9,12 @@ numbers and titles."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
 
 from sqlalchemy import Connection, text
 
+from crewboard.domain.board.notes import CommentHit, CommentHits, NoteKind
 from crewboard.storage.search_index import Match, fts_match, postgres_match
 from crewboard.storage.types import UTCDateTime
-
-
-@dataclass(frozen=True)
-class CommentHit:
-    id: str
-    task_id: str
-    task_number: int
-    task_title: str
-    kind: str  # comment | agent_update
-    content: str
-    created_at: datetime
-
-
-@dataclass(frozen=True)
-class CommentHits:
-    rows: list[CommentHit]
-    total: int  # every comment and agent update of the project that holds the words
-
 
 _COLUMNS = (
     "c.id, c.task_id, t.number AS task_number, t.title AS task_title, c.kind, c.content, "
@@ -73,4 +54,6 @@ def search_comments(
     total = conn.execute(
         text(f"SELECT count(*) FROM task_comments AS c WHERE {condition}"), values
     ).scalar_one()
-    return CommentHits([CommentHit(**row._asdict()) for row in rows], int(total))
+    return CommentHits(
+        [CommentHit(**row._asdict() | {"kind": NoteKind(row.kind)}) for row in rows], int(total)
+    )

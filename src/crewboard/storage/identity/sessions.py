@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import Connection, delete, select, update
 
+from crewboard.domain.identity.records import WebSession
 from crewboard.storage.identity import tables as t
-
-
-@dataclass(frozen=True)
-class WebSession:
-    id: str
-    user_id: str
-    csrf_token: str
-    created_at: datetime
-    last_seen_at: datetime
-    expires_at: datetime
 
 
 class SessionRepository:

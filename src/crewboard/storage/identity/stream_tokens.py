@@ -2,40 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, Row, bindparam, func, select, update
 
+from crewboard.domain.identity.records import StreamToken
 from crewboard.storage.identity.tables import stream_tokens
 
 _s = stream_tokens.c
 _BY_HASH = select(stream_tokens).where(_s.secret_hash == bindparam("secret_hash"))
 _BY_ID = select(stream_tokens).where(_s.id == bindparam("id"))
-
-
-@dataclass(frozen=True)
-class StreamToken:
-    id: str
-    user_id: str
-    name: str
-    display_prefix: str
-    project_ids: tuple[str, ...]
-    created_by: dict[str, Any]
-    created_at: datetime
-    expires_at: datetime
-    revoked_at: datetime | None
-
-    def valid(self, now: datetime) -> bool:
-        return self.revoked_at is None and now < self.expires_at
-
-    @property
-    def made_by(self) -> str | None:
-        """The token or OAuth approval (`grt_…`) it was made through; None when its person
-        made it directly (web app, operator CLI). It lives no longer than that credential."""
-        maker = self.created_by.get("tokenId")
-        return str(maker) if maker else None
 
 
 def _token(row: Row[Any]) -> StreamToken:

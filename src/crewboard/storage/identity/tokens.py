@@ -8,13 +8,10 @@ from typing import Any
 from sqlalchemy import Connection, Row, bindparam, or_, select
 
 from crewboard.domain.identity.access import Role, Scope, TokenKind, Toolset
-from crewboard.domain.models import (
-    ApiToken,
-)
+from crewboard.domain.identity.records import ApiToken
 from crewboard.storage.identity import tables as t
 
 # Built once: constructing a statement costs about as much as running it on SQLite.
-_TOKEN_BY_HASH = select(t.api_tokens).where(t.api_tokens.c.secret_hash == bindparam("secret_hash"))
 # Every message checks its token: the token and its person's name in one statement.
 _TOKEN_AND_PERSON = (
     select(t.api_tokens, t.users.c.display_name.label("person_display_name"))
@@ -69,10 +66,6 @@ class TokenRepository:
         """The token with this hash and its person's display name; None when either is gone."""
         row = self.conn.execute(_TOKEN_AND_PERSON, {"secret_hash": secret_hash}).first()
         return (_token(row), row.person_display_name) if row else None
-
-    def get_by_hash(self, secret_hash: str) -> ApiToken | None:
-        row = self.conn.execute(_TOKEN_BY_HASH, {"secret_hash": secret_hash}).first()
-        return _token(row) if row else None
 
     def list(self, user_id: str | None = None, *, include_revoked: bool = False) -> list[ApiToken]:
         query = select(t.api_tokens).order_by(t.api_tokens.c.created_at, t.api_tokens.c.id)

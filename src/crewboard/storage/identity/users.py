@@ -8,9 +8,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, bindparam, func, select
 
-from crewboard.domain.models import (
-    User,
-)
+from crewboard.domain.identity.records import User
 from crewboard.storage.identity import tables as t
 
 # Built once: constructing a statement costs about as much as running it on SQLite.

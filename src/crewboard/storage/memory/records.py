@@ -2,78 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, and_, false, func, literal, or_, select
 
+from crewboard.domain.memory import (
+    Document,
+    DocumentVersion,
+    MemoryRecord,
+    MemoryStatus,
+    RecordVersion,
+)
 from crewboard.domain.validation import INT32_MAX
 from crewboard.storage.memory import tables as t
-
-
-@dataclass(frozen=True)
-class MemoryRecord:
-    """An accepted record. Read without its text, `content` is "" and `content_length` is set."""
-
-    id: str
-    project_id: str
-    title: str
-    summary: str
-    content: str
-    collection: str | None
-    document: str | None
-    status: str  # approved | canon
-    source_draft_id: str | None
-    version: int
-    created_by: dict[str, Any]
-    updated_by: dict[str, Any]
-    created_at: datetime
-    updated_at: datetime
-    content_length: int | None = field(default=None, compare=False)
-
-    @property
-    def length(self) -> int:
-        """Characters of the whole content, loaded or not."""
-        return self.content_length if self.content_length is not None else len(self.content)
-
-
-@dataclass(frozen=True)
-class RecordVersion:
-    record_id: str
-    version: int
-    project_id: str
-    title: str
-    summary: str
-    content: str
-    collection: str | None
-    document: str | None
-    status: str
-    author: dict[str, Any]
-    created_at: datetime
-
-
-@dataclass(frozen=True)
-class Document:
-    """A project document as saved; a document never written is version 0 with no text."""
-
-    project_id: str
-    name: str
-    content: str
-    version: int
-    updated_by: dict[str, Any] | None
-    updated_at: datetime | None
-
-
-@dataclass(frozen=True)
-class DocumentVersion:
-    project_id: str
-    name: str
-    version: int
-    content: str
-    author: dict[str, Any]
-    source_draft_id: str | None
-    created_at: datetime
 
 
 @dataclass(frozen=True)
@@ -89,6 +32,16 @@ class RecordFilter:
 _RECORD_FIELDS = tuple(c.name for c in t.memory_records.columns)
 
 
+def _memory_record(row: Any) -> MemoryRecord:
+    return MemoryRecord(**row._asdict() | {"status": MemoryStatus(row.status)})
+
+
+def _record_values(record: MemoryRecord) -> dict[str, Any]:
+    """The record's columns, its standing as the stored text."""
+    values = {k: v for k, v in asdict(record).items() if k in _RECORD_FIELDS}
+    return values | {"status": record.status.value}
+
+
 class MemoryRepository:
     """Memory records and project documents of one transaction."""
 
@@ -99,7 +52,7 @@ class MemoryRepository:
 
     def add_record(self, record: MemoryRecord) -> None:
         """Insert the record and its first version."""
-        values = {k: v for k, v in asdict(record).items() if k in _RECORD_FIELDS}
+        values = _record_values(record)
         self.conn.execute(t.memory_records.insert().values(**values))
         self._add_version(record, author=record.created_by)
 
@@ -107,15 +60,15 @@ class MemoryRepository:
         row = self.conn.execute(
             select(t.memory_records).where(t.memory_records.c.id == record_id)
         ).first()
-        return MemoryRecord(**row._asdict()) if row else None
+        return _memory_record(row) if row else None
 
     def replace_record(self, record: MemoryRecord, *, expected_version: int) -> bool:
         """Save `record` (its version already raised) unless another change came first."""
         c = t.memory_records.c
         values = {
             k: v
-            for k, v in asdict(record).items()
-            if k in _RECORD_FIELDS and k not in ("id", "project_id", "created_by", "created_at")
+            for k, v in _record_values(record).items()
+            if k not in ("id", "project_id", "created_by", "created_at")
         }
         result = self.conn.execute(
             t.memory_records.update()
@@ -150,7 +103,7 @@ class MemoryRepository:
                 content=record.content,
                 collection=record.collection,
                 document=record.document,
-                status=record.status,
+                status=record.status.value,
                 author=author,
                 created_at=record.updated_at,
             )
@@ -164,7 +117,9 @@ class MemoryRepository:
             .where(c.record_id == record_id)
             .order_by(c.version.desc())
         )
-        return [RecordVersion(**row._asdict()) for row in rows]
+        return [
+            RecordVersion(**row._asdict() | {"status": MemoryStatus(row.status)}) for row in rows
+        ]
 
     def search(
         self, filters: RecordFilter, *, include_content: bool, limit: int, offset: int
@@ -188,7 +143,7 @@ class MemoryRepository:
             .limit(limit)
             .offset(offset)
         )
-        return [MemoryRecord(**row._asdict()) for row in rows], int(total)
+        return [_memory_record(row) for row in rows], int(total)
 
     # --- documents ------------------------------------------------------------------------
 

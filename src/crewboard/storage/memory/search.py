@@ -4,11 +4,10 @@ the title, summary or content, within one project, the most recently changed fir
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
 
 from sqlalchemy import Connection, text
 
+from crewboard.domain.memory import MemoryStatus, RecordHit
 from crewboard.storage.types import UTCDateTime
 
 _COLUMNS = "r.id, r.title, r.summary, r.content, r.collection, r.document, r.status, r.updated_at"
@@ -24,18 +23,6 @@ _POSTGRES_MATCH = (
     "to_tsvector('simple', r.title || ' ' || r.summary || ' ' || r.content)"
     " @@ plainto_tsquery('simple', :query)"
 )
-
-
-@dataclass(frozen=True)
-class RecordHit:
-    id: str
-    title: str
-    summary: str
-    content: str
-    collection: str | None
-    document: str | None
-    status: str
-    updated_at: datetime
 
 
 def _query(dialect: str, project_id: str, words: Sequence[str]) -> tuple[str, str]:
@@ -70,4 +57,6 @@ def search_records(
         text(f"SELECT count(*) FROM memory_records AS r WHERE {condition}"),
         values,
     ).scalar_one()
-    return [RecordHit(**row._asdict()) for row in rows], int(total)
+    return [RecordHit(**row._asdict() | {"status": MemoryStatus(row.status)}) for row in rows], int(
+        total
+    )

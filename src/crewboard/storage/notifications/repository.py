@@ -231,9 +231,3 @@ class OutboxRepository:
         """The outbox row of a notification, as stored (for the operator and the tests)."""
         row = self.conn.execute(_MAIL_OF, {"notification_id": notification_id}).first()
         return None if row is None else dict(row._mapping)
-
-    def next_due(self) -> datetime | None:
-        """When the earliest pending email is due (None: nothing pending)."""
-        query = select(func.min(_o.next_attempt_at)).where(_o.status == MailStatus.PENDING.value)
-        value: datetime | None = self.conn.execute(query).scalar()
-        return value

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -10,13 +9,14 @@ from typing import Any
 from sqlalchemy import Connection, Row, and_, bindparam, func, select
 
 from crewboard.domain.identity.access import Role
-from crewboard.domain.models import (
+from crewboard.domain.identity.records import User
+from crewboard.domain.projects import (
+    HandoffSettings,
     Project,
+    ProjectPage,
     ProjectStatus,
     ProjectType,
-    User,
 )
-from crewboard.domain.projects import HandoffSettings
 from crewboard.storage.identity import tables as identity_tables
 from crewboard.storage.identity.users import user_from_row
 from crewboard.storage.projects import tables as t
@@ -75,12 +75,6 @@ def _project(row: Row[Any]) -> Project:
         created_at=row.created_at,
         updated_at=row.updated_at,
     )
-
-
-@dataclass(frozen=True)
-class ProjectPage:
-    rows: list[tuple[Project, Role]]
-    total: int
 
 
 class ProjectRepository:

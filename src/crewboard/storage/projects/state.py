@@ -7,10 +7,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Integer, Row, bindparam, func, select
 
-from crewboard.domain.models import (
-    StatePage,
-    StateVersion,
-)
+from crewboard.domain.projects import StatePage, StateVersion
 from crewboard.domain.validation import INT32_MAX
 from crewboard.storage.projects import tables as t
 

@@ -7,11 +7,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, bindparam, select
 
-from crewboard.domain.models import (
-    Effort,
-    SeatKind,
-    TeamRole,
-)
+from crewboard.domain.projects import Effort, SeatKind, TeamRole
 from crewboard.storage.projects import tables as t
 
 # Built once, values passed as parameters: building one costs more than running it on SQLite.

@@ -7,11 +7,8 @@ from datetime import datetime
 
 from sqlalchemy import Connection, select
 
-from crewboard.domain.models import (
-    User,
-    Workspace,
-    WorkspaceRole,
-)
+from crewboard.domain.identity.records import User
+from crewboard.domain.projects import Workspace, WorkspaceRole
 from crewboard.storage.identity import tables as identity_tables
 from crewboard.storage.identity.users import user_from_row
 from crewboard.storage.projects import tables as t

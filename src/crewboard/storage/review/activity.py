@@ -4,49 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, false, not_, or_, select
 
+from crewboard.domain.identity.access import TokenKind
+from crewboard.domain.review import DraftStatus, EventRow, HandIn, TokenName
 from crewboard.storage import schema as shared
 from crewboard.storage.identity import tables as identity
 from crewboard.storage.review import tables as t
-
-
-@dataclass(frozen=True)
-class EventRow:
-    id: int
-    project_id: str
-    type: str
-    actor: dict[str, Any]
-    payload: dict[str, Any]
-    created_at: datetime
-    task_id: str | None
-    token_id: str | None
-
-
-@dataclass(frozen=True)
-class HandIn:
-    """What activity shows of a draft: never its text."""
-
-    id: str
-    status: str
-    token_id: str | None
-    idempotency_key: str | None
-    task_id: str | None
-
-
-@dataclass(frozen=True)
-class TokenName:
-    """What an activity row shows of the token an event came through."""
-
-    id: str
-    name: str
-    kind: str
-    user_id: str
-    project_id: str | None
-    revoked_at: datetime | None
 
 
 @dataclass(frozen=True)
@@ -122,7 +87,7 @@ class ActivityRepository:
                 )
             )
         )
-        return [TokenName(**row._mapping) for row in rows]
+        return [TokenName(**dict(row._mapping) | {"kind": TokenKind(row.kind)}) for row in rows]
 
     def hand_ins(self, draft_ids: Iterable[str]) -> dict[str, HandIn]:
         ids = sorted(set(draft_ids))
@@ -133,6 +98,8 @@ class ActivityRepository:
             select(d.id, d.status, d.token_id, d.idempotency_key, d.task_id).where(d.id.in_(ids))
         )
         return {
-            row.id: HandIn(row.id, row.status, row.token_id, row.idempotency_key, row.task_id)
+            row.id: HandIn(
+                row.id, DraftStatus(row.status), row.token_id, row.idempotency_key, row.task_id
+            )
             for row in rows
         }

@@ -3,61 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, Row, func, select
 
-from crewboard.domain.review import level_for
+from crewboard.domain.board.tasks import TaskStatus
+from crewboard.domain.review import AcceptanceRule, Draft, DraftStatus, RuleMatch, level_for
 from crewboard.storage.projects import tables as projects_tables
 from crewboard.storage.review import tables as t
-
-
-@dataclass(frozen=True)
-class Draft:
-    """A hand-in; `content` is None when a list left it out."""
-
-    id: str
-    project_id: str
-    task_id: str | None
-    root_task_id: str
-    title: str
-    summary: str
-    content: str | None
-    collection: str | None
-    document: str | None
-    references: list[dict[str, Any]]
-    context_receipt_id: str | None
-    status: str
-    via: str
-    author: dict[str, Any]
-    token_id: str | None
-    role_id: str | None
-    idempotency_key: str | None
-    task_moved: bool
-    task_status_before: str | None
-    follow_up_task_id: str | None
-    review_comment: str | None
-    memory_record_id: str | None
-    rule_id: str | None
-    decided_by: dict[str, Any] | None
-    decided_at: datetime | None
-    created_at: datetime
-    updated_at: datetime
-
-
-@dataclass(frozen=True)
-class AcceptanceRule:
-    id: str
-    project_id: str
-    match: str
-    value: str | None
-    collection: str | None
-    document: str | None
-    created_by: dict[str, Any]
-    created_at: datetime
-
 
 _LIST_COLUMNS = [c for c in t.drafts.c if c.name != "content"]
 
@@ -66,11 +21,22 @@ def _draft(row: Row[Any]) -> Draft:
     values = dict(row._mapping)
     values.setdefault("content", None)
     values["references"] = list(values["references"] or [])
+    values["status"] = DraftStatus(values["status"])
+    before = values["task_status_before"]
+    values["task_status_before"] = TaskStatus(before) if before is not None else None
     return Draft(**values)
 
 
+def _stored_states(draft: Draft) -> dict[str, str | None]:
+    """The draft's states as the text columns hold them."""
+    before = draft.task_status_before
+    return {"status": draft.status.value, "task_status_before": before.value if before else None}
+
+
 def _rule(row: Row[Any]) -> AcceptanceRule:
-    return AcceptanceRule(**dict(row._mapping))
+    values = dict(row._mapping)
+    values["match"] = RuleMatch(values["match"])
+    return AcceptanceRule(**values)
 
 
 class DraftRepository:
@@ -82,7 +48,7 @@ class DraftRepository:
     # --- drafts ---------------------------------------------------------------------------
 
     def add(self, draft: Draft) -> None:
-        self.conn.execute(t.drafts.insert().values(**asdict(draft)))
+        self.conn.execute(t.drafts.insert().values(**asdict(draft) | _stored_states(draft)))
 
     def get(self, draft_id: str) -> Draft | None:
         row = self.conn.execute(select(t.drafts).where(t.drafts.c.id == draft_id)).first()
@@ -139,7 +105,9 @@ class DraftRepository:
     # --- acceptance rules -------------------------------------------------------------------
 
     def add_rule(self, rule: AcceptanceRule) -> None:
-        self.conn.execute(t.acceptance_rules.insert().values(**asdict(rule)))
+        self.conn.execute(
+            t.acceptance_rules.insert().values(**asdict(rule) | {"match": rule.match.value})
+        )
 
     def rules(self, project_id: str) -> list[AcceptanceRule]:
         c = t.acceptance_rules.c

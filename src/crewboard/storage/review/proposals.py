@@ -4,48 +4,22 @@ and the one task deletion a person's accept of a card performs."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, delete, func, select, update
 
+from crewboard.domain.review import InboxMessage, Proposal, ProposalKind, ProposalStatus
 from crewboard.storage.board import tables as board_tables
 from crewboard.storage.review import tables as t
 
 
-@dataclass(frozen=True)
-class Proposal:
-    id: str
-    project_id: str
-    kind: str
-    task_id: str | None
-    payload: dict[str, Any]
-    reason: str
-    status: str
-    author: dict[str, Any]
-    token_id: str | None
-    result: dict[str, Any] | None
-    decided_by: dict[str, Any] | None
-    decided_at: datetime | None
-    created_at: datetime
-
-
-@dataclass(frozen=True)
-class InboxMessage:
-    id: str
-    project_id: str
-    participant_id: str
-    task_id: str | None
-    body: str
-    author: dict[str, Any]
-    created_at: datetime
-    dismissed_at: datetime | None = None
-    dismissed_by: dict[str, Any] | None = None
-
-
 def _proposal(row: Any) -> Proposal:
-    return Proposal(**{name: getattr(row, name) for name in Proposal.__dataclass_fields__})
+    values = {name: getattr(row, name) for name in Proposal.__dataclass_fields__}
+    return Proposal(
+        **values | {"kind": ProposalKind(row.kind), "status": ProposalStatus(row.status)}
+    )
 
 
 def _message(row: Any) -> InboxMessage:
@@ -59,7 +33,11 @@ class ProposalRepository:
         self.conn = conn
 
     def add(self, proposal: Proposal) -> None:
-        self.conn.execute(t.proposals.insert().values(**asdict(proposal)))
+        self.conn.execute(
+            t.proposals.insert().values(
+                **asdict(proposal) | {"kind": proposal.kind.value, "status": proposal.status.value}
+            )
+        )
 
     def get(self, proposal_id: str) -> Proposal | None:
         row = self.conn.execute(select(t.proposals).where(t.proposals.c.id == proposal_id)).first()

@@ -4,31 +4,12 @@ the title, summary or content, within one project, newest first."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
 
 from sqlalchemy import Connection, text
 
+from crewboard.domain.review import DraftHit, DraftHits, DraftStatus
 from crewboard.storage.search_index import Match, fts_match, postgres_match
 from crewboard.storage.types import UTCDateTime
-
-
-@dataclass(frozen=True)
-class DraftHit:
-    id: str
-    task_id: str | None
-    title: str
-    summary: str
-    content: str
-    status: str
-    created_at: datetime
-
-
-@dataclass(frozen=True)
-class DraftHits:
-    rows: list[DraftHit]
-    total: int  # every hand-in of the project that holds the words
-
 
 _COLUMNS = "d.id, d.task_id, d.title, d.summary, d.content, d.status, d.created_at"
 # SQLite: drafts_fts names the project in its `scope` column (migration 0012).
@@ -65,4 +46,7 @@ def search_drafts(
     total = conn.execute(
         text(f"SELECT count(*) FROM drafts AS d WHERE {condition}"), values
     ).scalar_one()
-    return DraftHits([DraftHit(**row._asdict()) for row in rows], int(total))
+    return DraftHits(
+        [DraftHit(**row._asdict() | {"status": DraftStatus(row.status)}) for row in rows],
+        int(total),
+    )

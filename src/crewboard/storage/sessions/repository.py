@@ -15,10 +15,10 @@ from crewboard.domain.sessions import (
     Message,
     Mode,
     PendingAction,
-    Proposal,
-    ProposalKind,
-    ProposalStatus,
     Session,
+    SessionProposal,
+    SessionProposalKind,
+    SessionProposalStatus,
     Status,
     Turn,
     TurnStatus,
@@ -89,14 +89,14 @@ def _turn(row: Row[Any]) -> Turn:
     )
 
 
-def _proposal(row: Row[Any]) -> Proposal:
-    return Proposal(
+def _proposal(row: Row[Any]) -> SessionProposal:
+    return SessionProposal(
         id=row.id,
         session_id=row.session_id,
         project_id=row.project_id,
         turn_id=row.turn_id,
-        kind=ProposalKind(row.kind),
-        status=ProposalStatus(row.status),
+        kind=SessionProposalKind(row.kind),
+        status=SessionProposalStatus(row.status),
         body=dict(row.body),
         path=row.path,
         base_version=row.base_version,
@@ -448,7 +448,7 @@ class SessionRepository:
 
     # --- proposals --------------------------------------------------------------------------
 
-    def add_proposal(self, proposal: Proposal) -> None:
+    def add_proposal(self, proposal: SessionProposal) -> None:
         self.conn.execute(
             insert(spec_session_proposals).values(
                 id=proposal.id,
@@ -465,8 +465,8 @@ class SessionRepository:
         )
 
     def proposals(
-        self, session_id: str, statuses: Sequence[ProposalStatus] | None = None
-    ) -> list[Proposal]:
+        self, session_id: str, statuses: Sequence[SessionProposalStatus] | None = None
+    ) -> list[SessionProposal]:
         where = [_p.session_id == session_id]
         if statuses is not None:
             where.append(_p.status.in_([s.value for s in statuses]))
@@ -475,15 +475,15 @@ class SessionRepository:
         )
         return [_proposal(row) for row in rows]
 
-    def proposal(self, proposal_id: str) -> Proposal | None:
+    def proposal(self, proposal_id: str) -> SessionProposal | None:
         row = self.conn.execute(select(spec_session_proposals).where(_p.id == proposal_id)).first()
         return _proposal(row) if row else None
 
-    def decide(self, proposal_id: str, status: ProposalStatus, **values: Any) -> bool:
+    def decide(self, proposal_id: str, status: SessionProposalStatus, **values: Any) -> bool:
         """Close a pending proposal; False when someone decided it first."""
         done = self.conn.execute(
             update(spec_session_proposals)
-            .where(_p.id == proposal_id, _p.status == ProposalStatus.PENDING.value)
+            .where(_p.id == proposal_id, _p.status == SessionProposalStatus.PENDING.value)
             .values(status=status.value, **values)
         )
         return done.rowcount > 0
@@ -494,9 +494,9 @@ class SessionRepository:
             update(spec_session_proposals)
             .where(
                 _p.session_id == session_id,
-                _p.status == ProposalStatus.PENDING.value,
-                _p.kind != ProposalKind.FILE.value,  # a proposed file stays until decided
+                _p.status == SessionProposalStatus.PENDING.value,
+                _p.kind != SessionProposalKind.FILE.value,  # a proposed file stays until decided
             )
-            .values(status=ProposalStatus.SUPERSEDED.value, decided_at=now)
+            .values(status=SessionProposalStatus.SUPERSEDED.value, decided_at=now)
         )
         return done.rowcount

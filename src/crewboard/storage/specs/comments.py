@@ -239,20 +239,6 @@ class SpecCommentRepository:
             found[row.thread_id].append(_comment(row))
         return found
 
-    def first_seq(self, thread_id: str) -> int | None:
-        """The `seq` of the thread's first comment (the one that opened it)."""
-        value = self.conn.execute(
-            select(func.min(_c.seq)).where(_c.thread_id == thread_id)
-        ).scalar_one()
-        return None if value is None else int(value)
-
-    def count_comments(self, thread_id: str) -> int:
-        return int(
-            self.conn.execute(
-                select(func.count()).select_from(spec_comments).where(_c.thread_id == thread_id)
-            ).scalar_one()
-        )
-
     def rewrite(
         self, comment_id: str, *, body: str, version: str, expected: str, at: datetime
     ) -> bool:

@@ -15,7 +15,7 @@ from starlette.routing import BaseRoute, Route
 
 from crewboard.clientconfig import client_configs, mcp_url
 from crewboard.domain.identity.access import Role, Scope, TokenKind, Toolset
-from crewboard.domain.models import ApiToken
+from crewboard.domain.identity.records import ApiToken
 from crewboard.services.identity import tokens as token_service
 from crewboard.web.context import Page, action, page
 from crewboard.web.wording import SCOPE_HINTS

@@ -10,7 +10,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from crewboard.domain.identity.access import Role
-from crewboard.domain.models import ProjectStatus, ProjectType, WorkspaceRole
+from crewboard.domain.projects import ProjectStatus, ProjectType, WorkspaceRole
 from crewboard.services.projects import projects as project_service
 from crewboard.services.projects import workspaces as workspace_service
 from crewboard.services.screens.settings import project_settings

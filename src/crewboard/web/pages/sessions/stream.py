@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from crewboard.domain.models import Actor
+from crewboard.domain.identity.records import Actor
 from crewboard.errors import CrewboardError
 from crewboard.http.cookies import SESSION_COOKIE
 from crewboard.services.identity.web_sessions import session_of

@@ -1,31 +1,13 @@
-"""Records of identity and access, as services and doors see them."""
+"""Who people are and how they reach Crewboard: people, their API tokens, the caller of one
+request, browser sessions and stream tokens. Pure values, no I/O."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 from typing import Any
 
 from crewboard.domain.identity.access import Role, Scope, TokenKind, Toolset
-
-
-class ProjectType(StrEnum):
-    GREENFIELD = "greenfield"
-    BROWNFIELD = "brownfield"
-    AUTO = "auto"
-
-
-class ProjectStatus(StrEnum):
-    PLANNING = "planning"
-    ACTIVE = "active"
-    PAUSED = "paused"
-    DONE = "done"
-
-
-class WorkspaceRole(StrEnum):
-    MEMBER = "member"
-    ADMIN = "admin"
 
 
 @dataclass(frozen=True)
@@ -35,34 +17,6 @@ class User:
     display_name: str
     created_at: datetime
     is_owner: bool = False
-
-
-@dataclass(frozen=True)
-class Workspace:
-    id: str
-    name: str
-    created_at: datetime
-
-
-@dataclass(frozen=True)
-class Project:
-    id: str
-    workspace_id: str | None
-    key: str
-    name: str
-    goal: str
-    phase: str
-    status: ProjectStatus
-    description: str
-    type: ProjectType
-    collections: tuple[str, ...]
-    archived_at: datetime | None
-    created_at: datetime
-    updated_at: datetime
-
-    @property
-    def archived(self) -> bool:
-        return self.archived_at is not None
 
 
 @dataclass(frozen=True)
@@ -122,57 +76,33 @@ class Actor:
 
 
 @dataclass(frozen=True)
-class ProjectAccess:
-    """A project the actor may see, with the role it has there after the token's cap."""
-
-    project: Project
-    role: Role
-    member_role: Role = field(default=Role.READ)
-
-
-class SeatKind(StrEnum):
-    AI = "ai"
-    HUMAN = "human"
-
-
-class Effort(StrEnum):
-    LOW = "low"
-    MEDIUM = "medium"
-    HIGH = "high"
-
-
-@dataclass(frozen=True)
-class StatePage:
-    """The project's working page; revision 0 while nothing was ever saved."""
-
-    project_id: str
-    content: str
-    revision: int
-    updated_by: dict[str, Any] | None
-    updated_at: datetime | None
-
-
-@dataclass(frozen=True)
-class StateVersion:
-    revision: int
-    content: str
-    author: dict[str, Any]
-    created_at: datetime
-    restored_from: int | None = None
-
-
-@dataclass(frozen=True)
-class TeamRole:
+class WebSession:
     id: str
-    project_id: str
-    name: str
-    role: str
-    kind: SeatKind
-    member_user_id: str | None
-    model: str | None
-    effort: Effort | None
-    rank: int
-    level: int
-    xp: int
-    archived_at: datetime | None
+    user_id: str
+    csrf_token: str
     created_at: datetime
+    last_seen_at: datetime
+    expires_at: datetime
+
+
+@dataclass(frozen=True)
+class StreamToken:
+    id: str
+    user_id: str
+    name: str
+    display_prefix: str
+    project_ids: tuple[str, ...]
+    created_by: dict[str, Any]
+    created_at: datetime
+    expires_at: datetime
+    revoked_at: datetime | None
+
+    def valid(self, now: datetime) -> bool:
+        return self.revoked_at is None and now < self.expires_at
+
+    @property
+    def made_by(self) -> str | None:
+        """The token or OAuth approval (`grt_…`) it was made through; None when its person
+        made it directly (web app, operator CLI). It lives no longer than that credential."""
+        maker = self.created_by.get("tokenId")
+        return str(maker) if maker else None

@@ -1,0 +1,20 @@
+"""Context receipts: every input one context pack handed out in full, with its version, so the
+review of a draft built from it can name what changed since. Pure values, no I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """`items` holds one entry per input handed out: its kind, id and version."""
+
+    id: str
+    project_id: str
+    task_id: str
+    token_id: str
+    items: list[dict[str, Any]]
+    created_at: datetime
