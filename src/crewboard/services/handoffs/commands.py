@@ -16,7 +16,8 @@ back what it made of it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from datetime import date
 from typing import Any
 
 from crewboard.domain.handoffs import (
@@ -37,7 +38,7 @@ from crewboard.domain.handoffs import (
 )
 from crewboard.domain.identity.access import Role, Scope, parse_enum
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor
+from crewboard.domain.models import Actor, ProjectAccess
 from crewboard.domain.validation import check_text, check_time_zone, zone_of
 from crewboard.errors import (
     HandoffAlreadyExists,
@@ -109,66 +110,117 @@ def create_handoff(
         "sendNotification": send_notification, "sendEmail": send_email,
     }  # fmt: skip
 
-    def work(uow: UnitOfWork) -> KeyedResult:
-        def perform() -> Ack:
-            access = access_project(
-                uow, actor, project, scope=Scope.TASKS_MANAGE, role=Role.WRITE,
-                workspace_id=workspace_id,
-            )  # fmt: skip
-            found = access.project
-            shifts = uow.projects.handoff_settings(found.id)
-            source = check_time_zone("sourceTimeZone", source_time_zone or shifts.zone_a)
-            destination = check_time_zone(
-                "destinationTimeZone", destination_time_zone or shifts.zone_b
-            )
-            when = parse_day("date", day) if day else local_day(uow.now, zone_of("tz", source))
-            repo = handoffs_of(uow)
-            existing = repo.in_slot(found.id, actor.user_id, when)
-            if existing is not None:
-                raise HandoffAlreadyExists(
-                    f"You already wrote the {found.key} handoff for {when.isoformat()} "
-                    f"({existing.id}); change it with update_handoff.",
-                    {"handoffId": existing.id, "date": when.isoformat(),
-                     "updatedAt": iso(existing.updated_at)},
-                )  # fmt: skip
-            stamp = actor.as_payload()
-            item = Handoff(
-                id=new_id("hof"),
-                project_id=found.id,
-                author_user_id=actor.user_id,
-                author=stamp,
-                day=when,
-                source_zone=source,
-                destination_zone=destination,
-                completed=bodies.completed,
-                in_progress=bodies.in_progress,
-                blockers=bodies.blockers,
-                next_steps=bodies.next_steps,
-                linked_task_ids=linked_tasks(uow, actor, linked_task_ids),
-                recipient_user_ids=people(uow, found.id, "recipients", recipients),
-                created_at=uow.now,
-                updated_at=uow.now,
-                updated_by=stamp,
-            )
-            repo.add(item)
-            read = read_of(uow, actor, item, access)
-            told = tell_recipients(
-                uow, actor, item, access, in_app=send_notification, email=send_email
-            )
-            uow.record_event(
-                "handoff.created",
-                actor=stamp,
-                payload={"handoffId": item.id, "date": when.isoformat()},
-                project_id=found.id,
-            )
-            return Ack(answer(HandoffMade(read, told)), "handoff", item.id, found.id)
+    def perform(uow: UnitOfWork) -> Ack:
+        slot = _free_slot(
+            uow, actor, project=project, workspace_id=workspace_id, day=day,
+            source_time_zone=source_time_zone, destination_time_zone=destination_time_zone,
+        )  # fmt: skip
+        item = _new_handoff(
+            uow, actor, slot=slot, bodies=bodies, linked_task_ids=linked_task_ids,
+            recipients=recipients,
+        )  # fmt: skip
+        handoffs_of(uow).add(item)
+        read = read_of(uow, actor, item, slot.access)
+        told = tell_recipients(
+            uow, actor, item, slot.access, in_app=send_notification, email=send_email
+        )
+        uow.record_event(
+            "handoff.created",
+            actor=item.author,
+            payload={"handoffId": item.id, "date": item.day.isoformat()},
+            project_id=item.project_id,
+        )
+        return Ack(answer(HandoffMade(read, told)), "handoff", item.id, item.project_id)
 
+    def work(uow: UnitOfWork) -> KeyedResult:
         return do_keyed_write(
-            uow, actor, key=idempotency_key, operation="create_handoff", arguments=arguments,
-            perform=perform,
+            uow,
+            actor,
+            key=idempotency_key,
+            operation="create_handoff",
+            arguments=arguments,
+            perform=lambda: perform(uow),
         )  # fmt: skip
 
     return db.write(work)
+
+
+@dataclass(frozen=True)
+class _Slot:
+    """Where a new handoff goes: its project (with the caller's access), day and zones."""
+
+    access: ProjectAccess
+    day: date
+    source: str
+    destination: str
+
+
+def _free_slot(
+    uow: UnitOfWork,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: WorkspaceRef,
+    day: str | None,
+    source_time_zone: str | None,
+    destination_time_zone: str | None,
+) -> _Slot:
+    """The caller's slot for a new handoff: the zones default to the project's shifts, the
+    day to today in the source zone.
+
+    Raises:
+        HandoffAlreadyExists: the caller wrote that project's handoff for that day already.
+        NotFound, PermissionDenied, ValidationFailed.
+    """
+    access = access_project(
+        uow, actor, project, scope=Scope.TASKS_MANAGE, role=Role.WRITE, workspace_id=workspace_id
+    )
+    found = access.project
+    shifts = uow.projects.handoff_settings(found.id)
+    source = check_time_zone("sourceTimeZone", source_time_zone or shifts.zone_a)
+    destination = check_time_zone("destinationTimeZone", destination_time_zone or shifts.zone_b)
+    when = parse_day("date", day) if day else local_day(uow.now, zone_of("tz", source))
+    existing = handoffs_of(uow).in_slot(found.id, actor.user_id, when)
+    if existing is not None:
+        raise HandoffAlreadyExists(
+            f"You already wrote the {found.key} handoff for {when.isoformat()} "
+            f"({existing.id}); change it with update_handoff.",
+            {"handoffId": existing.id, "date": when.isoformat(),
+             "updatedAt": iso(existing.updated_at)},
+        )  # fmt: skip
+    return _Slot(access, when, source, destination)
+
+
+def _new_handoff(
+    uow: UnitOfWork,
+    actor: Actor,
+    *,
+    slot: _Slot,
+    bodies: Bodies,
+    linked_task_ids: Sequence[str],
+    recipients: Sequence[str],
+) -> Handoff:
+    """The handoff to add, its linked tasks and recipients checked."""
+    stamp = actor.as_payload()
+    project_id = slot.access.project.id
+    return Handoff(
+        id=new_id("hof"),
+        project_id=project_id,
+        author_user_id=actor.user_id,
+        author=stamp,
+        day=slot.day,
+        source_zone=slot.source,
+        destination_zone=slot.destination,
+        completed=bodies.completed,
+        in_progress=bodies.in_progress,
+        blockers=bodies.blockers,
+        next_steps=bodies.next_steps,
+        linked_task_ids=linked_tasks(uow, actor, linked_task_ids),
+        recipient_user_ids=people(uow, project_id, "recipients", recipients),
+        created_at=uow.now,
+        updated_at=uow.now,
+        updated_by=stamp,
+    )
 
 
 def update_handoff(
@@ -189,17 +241,7 @@ def update_handoff(
     """
     require_person(actor, "update_handoff")
     expected = expected_at("expectedUpdatedAt", expected_updated_at)
-    allowed = {*BODIES, "linked_task_ids", "recipients"}
-    unknown = set(changes) - allowed
-    if unknown or not changes:
-        raise ValidationFailed.field(
-            "fields",
-            "name at least one field to change.",
-            ["completed", "inProgress", "blockers", "nextSteps", "linkedTaskIds", "recipients"],
-        )
-    for name in BODIES:
-        if changes.get(name) is not None:
-            check_body(WIRE_BODIES[name], changes[name])
+    _check_handoff_changes(changes)
 
     def work(uow: UnitOfWork) -> HandoffRead:
         item, access = open_handoff(
@@ -208,30 +250,7 @@ def update_handoff(
         )  # fmt: skip
         if item.updated_at != expected:
             raise stale("Handoff", item.id, item.updated_at, item.updated_by, expected_updated_at)
-        touched = [name for name in BODIES if name in changes]
-        if touched and item.author_user_id != actor.user_id:
-            raise PermissionDenied(
-                "Only the handoff's author changes its bodies "
-                f"({', '.join(WIRE_BODIES[n] for n in touched)}); you may change its linked "
-                "tasks, recipients and action items.",
-                {"authorUserId": item.author_user_id, "fields": [WIRE_BODIES[n] for n in touched]},
-            )
-        edited: dict[str, Any] = {name: changes[name] or "" for name in touched}
-        new = replace(
-            item, **edited, updated_at=later(uow.now, item.updated_at),
-            updated_by=actor.as_payload(),
-        )  # fmt: skip
-        if "linked_task_ids" in changes:
-            new = replace(
-                new, linked_task_ids=linked_tasks(uow, actor, changes["linked_task_ids"] or [])
-            )
-        if "recipients" in changes:
-            new = replace(
-                new,
-                recipient_user_ids=people(
-                    uow, item.project_id, "recipients", changes["recipients"] or []
-                ),
-            )
+        new = _edited_handoff(uow, actor, item, changes)
         if not handoffs_of(uow).replace(new, expected=item.updated_at):
             raise LostRace(
                 stale("Handoff", item.id, item.updated_at, item.updated_by, expected_updated_at)
@@ -245,6 +264,56 @@ def update_handoff(
         return read_of(uow, actor, new, access)
 
     return db.write(work)
+
+
+def _check_handoff_changes(changes: Mapping[str, Any]) -> None:
+    """Raises: ValidationFailed: no change, an unknown one, or a body too long."""
+    allowed = {*BODIES, "linked_task_ids", "recipients"}
+    unknown = set(changes) - allowed
+    if unknown or not changes:
+        raise ValidationFailed.field(
+            "fields",
+            "name at least one field to change.",
+            ["completed", "inProgress", "blockers", "nextSteps", "linkedTaskIds", "recipients"],
+        )
+    for name in BODIES:
+        if changes.get(name) is not None:
+            check_body(WIRE_BODIES[name], changes[name])
+
+
+def _edited_handoff(
+    uow: UnitOfWork, actor: Actor, item: Handoff, changes: Mapping[str, Any]
+) -> Handoff:
+    """The handoff with `changes` made, as the caller may make them.
+
+    Raises:
+        PermissionDenied: a body changed by someone other than the author.
+        ValidationFailed: a linked task or recipient the caller cannot name.
+    """
+    touched = [name for name in BODIES if name in changes]
+    if touched and item.author_user_id != actor.user_id:
+        raise PermissionDenied(
+            "Only the handoff's author changes its bodies "
+            f"({', '.join(WIRE_BODIES[n] for n in touched)}); you may change its linked "
+            "tasks, recipients and action items.",
+            {"authorUserId": item.author_user_id, "fields": [WIRE_BODIES[n] for n in touched]},
+        )
+    edited: dict[str, Any] = {name: changes[name] or "" for name in touched}
+    new = replace(
+        item, **edited, updated_at=later(uow.now, item.updated_at), updated_by=actor.as_payload()
+    )
+    if "linked_task_ids" in changes:
+        new = replace(
+            new, linked_task_ids=linked_tasks(uow, actor, changes["linked_task_ids"] or [])
+        )
+    if "recipients" in changes:
+        new = replace(
+            new,
+            recipient_user_ids=people(
+                uow, item.project_id, "recipients", changes["recipients"] or []
+            ),
+        )
+    return new
 
 
 def _check_item_text(text: str) -> str:
@@ -277,54 +346,74 @@ def create_handoff_action_item(
     arguments = {"handoffId": handoff_id, "text": text, "assignee": assignee,
                  "status": state.value, "dueDate": due_date}  # fmt: skip
 
-    def work(uow: UnitOfWork) -> KeyedResult:
-        def perform() -> Ack:
-            handoff, _ = open_handoff(
-                uow, actor, handoff_id, scope=Scope.TASKS_MANAGE, role=Role.WRITE,
-                workspace_id=workspace_id, for_update=True,
-            )  # fmt: skip
-            repo = handoffs_of(uow)
-            if repo.item_counts([handoff.id]).get(handoff.id, 0) >= MAX_ITEMS:
-                raise LimitExceeded(
-                    f"Handoff {handoff.id} has {MAX_ITEMS} action items, the most one may "
-                    "have; close some or write them in nextSteps.",
-                    {"limit": MAX_ITEMS},
-                )
-            stamp = actor.as_payload()
-            item = ActionItem(
-                id=new_id("hai"),
-                handoff_id=handoff.id,
-                project_id=handoff.project_id,
-                day=handoff.day,
-                text=text,
-                assignee_user_id=person_of(uow, handoff.project_id, "assignee", assignee)
-                if assignee
-                else None,
-                status=state,
-                due_date=due,
-                created_by=stamp,
-                created_at=uow.now,
-                updated_at=uow.now,
-                updated_by=stamp,
+    def perform(uow: UnitOfWork) -> Ack:
+        handoff, _ = open_handoff(
+            uow, actor, handoff_id, scope=Scope.TASKS_MANAGE, role=Role.WRITE,
+            workspace_id=workspace_id, for_update=True,
+        )  # fmt: skip
+        repo = handoffs_of(uow)
+        if repo.item_counts([handoff.id]).get(handoff.id, 0) >= MAX_ITEMS:
+            raise LimitExceeded(
+                f"Handoff {handoff.id} has {MAX_ITEMS} action items, the most one may "
+                "have; close some or write them in nextSteps.",
+                {"limit": MAX_ITEMS},
             )
-            repo.add_item(item)
-            tell_assignee(uow, actor, item)
-            uow.record_event(
-                "handoff_action_item.created",
-                actor=stamp,
-                payload={"handoffId": handoff.id, "actionItemId": item.id,
-                         "assigneeUserId": item.assignee_user_id},
-                project_id=handoff.project_id,
-            )  # fmt: skip
-            read = ItemRead(item, users_of(uow, [item.assignee_user_id]))
-            return Ack(answer(read), "handoff_action_item", item.id, handoff.project_id)
+        item = _new_item(
+            uow, actor, handoff=handoff, text=text, assignee=assignee, status=state, due=due
+        )
+        repo.add_item(item)
+        tell_assignee(uow, actor, item)
+        uow.record_event(
+            "handoff_action_item.created",
+            actor=item.created_by,
+            payload={"handoffId": handoff.id, "actionItemId": item.id,
+                     "assigneeUserId": item.assignee_user_id},
+            project_id=handoff.project_id,
+        )  # fmt: skip
+        read = ItemRead(item, users_of(uow, [item.assignee_user_id]))
+        return Ack(answer(read), "handoff_action_item", item.id, handoff.project_id)
 
+    def work(uow: UnitOfWork) -> KeyedResult:
         return do_keyed_write(
-            uow, actor, key=idempotency_key, operation="create_handoff_action_item",
-            arguments=arguments, perform=perform,
+            uow,
+            actor,
+            key=idempotency_key,
+            operation="create_handoff_action_item",
+            arguments=arguments,
+            perform=lambda: perform(uow),
         )  # fmt: skip
 
     return db.write(work)
+
+
+def _new_item(
+    uow: UnitOfWork,
+    actor: Actor,
+    *,
+    handoff: Handoff,
+    text: str,
+    assignee: str | None,
+    status: ItemStatus,
+    due: date | None,
+) -> ActionItem:
+    """The action item to add, its assignee checked."""
+    stamp = actor.as_payload()
+    return ActionItem(
+        id=new_id("hai"),
+        handoff_id=handoff.id,
+        project_id=handoff.project_id,
+        day=handoff.day,
+        text=text,
+        assignee_user_id=person_of(uow, handoff.project_id, "assignee", assignee)
+        if assignee
+        else None,
+        status=status,
+        due_date=due,
+        created_by=stamp,
+        created_at=uow.now,
+        updated_at=uow.now,
+        updated_by=stamp,
+    )
 
 
 def update_handoff_action_item(
@@ -345,26 +434,7 @@ def update_handoff_action_item(
     """
     require_person(actor, "update_handoff_action_item")
     expected = expected_at("expectedUpdatedAt", expected_updated_at)
-    names = {"text", "assignee", "status", "due_date"}
-    if not changes or set(changes) - names:
-        raise ValidationFailed.field(
-            "fields",
-            "name at least one field to change.",
-            ["text", "assignee", "status", "dueDate"],
-        )
-    fields: dict[str, Any] = {}
-    if "text" in changes:
-        fields["text"] = _check_item_text(changes["text"] or "")
-    if "status" in changes:
-        if changes["status"] is None:
-            raise ValidationFailed.field(
-                "status", "cannot be cleared.", [s.value for s in ItemStatus]
-            )
-        fields["status"] = parse_enum(changes["status"], ItemStatus, "status")
-    if "due_date" in changes:
-        fields["due_date"] = (
-            parse_day("dueDate", changes["due_date"]) if changes["due_date"] else None
-        )
+    fields = _item_fields(changes)
 
     def work(uow: UnitOfWork) -> ItemRead:
         item, _ = open_item(
@@ -400,3 +470,33 @@ def update_handoff_action_item(
         return ItemRead(new, users_of(uow, [new.assignee_user_id]))
 
     return db.write(work)
+
+
+def _item_fields(changes: Mapping[str, Any]) -> dict[str, Any]:
+    """The checked new values of an action item's text, status and due date (the assignee,
+    a person of the project, is looked up in the transaction).
+
+    Raises:
+        ValidationFailed: no change, an unknown one, or a value out of bounds.
+    """
+    names = {"text", "assignee", "status", "due_date"}
+    if not changes or set(changes) - names:
+        raise ValidationFailed.field(
+            "fields",
+            "name at least one field to change.",
+            ["text", "assignee", "status", "dueDate"],
+        )
+    fields: dict[str, Any] = {}
+    if "text" in changes:
+        fields["text"] = _check_item_text(changes["text"] or "")
+    if "status" in changes:
+        if changes["status"] is None:
+            raise ValidationFailed.field(
+                "status", "cannot be cleared.", [s.value for s in ItemStatus]
+            )
+        fields["status"] = parse_enum(changes["status"], ItemStatus, "status")
+    if "due_date" in changes:
+        fields["due_date"] = (
+            parse_day("dueDate", changes["due_date"]) if changes["due_date"] else None
+        )
+    return fields
