@@ -10,8 +10,6 @@ from typing import Any
 
 FORMAT = "crewboard-export"
 VERSION = 1
-MAX_LINE = 64 * 1024 * 1024  # one row's document: far above any row the limits allow
-MAX_BLOB = 1024 * 1024 * 1024
 DIGEST = re.compile(r"^[0-9a-f]{64}$")
 ANY_ID = re.compile(r"\b[a-z]{2,8}_[0-9a-km-z]{22}\b")  # crewboard.domain.ids: prefix_22 chars
 AN_ID = r"^[a-z]{2,8}_[0-9a-km-z]{22}$"  # one id, whole

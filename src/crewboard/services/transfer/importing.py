@@ -107,9 +107,6 @@ def import_archive(
     return report
 
 
-# What zipfile raises for an entry it cannot read: a checksum that differs, a compression or
-
-
 def _import(
     uow: UnitOfWork, archive: zipfile.ZipFile, plan: _Plan, dry_run: bool, advance: Advance
 ) -> dict[str, Any]:

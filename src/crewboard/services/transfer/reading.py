@@ -28,14 +28,17 @@ from crewboard.services.transfer import checks
 from crewboard.services.transfer.format import (
     AN_ID,
     FORMAT,
-    MAX_BLOB,
-    MAX_LINE,
     VERSION,
 )
 from crewboard.storage import migrate
 from crewboard.storage import transfer as rows
 
+# What zipfile raises for an entry it cannot read: a checksum that differs, a compression or
+# encryption it does not know, a stream cut short.
 _UNREADABLE = (zipfile.BadZipFile, zlib.error, NotImplementedError, EOFError, RuntimeError)
+
+MAX_LINE = 64 * 1024 * 1024  # one row's document: far above any row the limits allow
+MAX_BLOB = 1024 * 1024 * 1024
 
 
 @contextmanager
