@@ -26,14 +26,14 @@ from crewboard.domain.handoffs import (
 )
 from crewboard.domain.models import Actor, User
 from crewboard.services.handoffs import commands, queries
-from crewboard.services.handoffs.queries import DEFAULT_PAGE, FIRST_ITEMS, MAX_PAGE
+from crewboard.services.handoffs.queries import DEFAULT_PAGE as DEFAULT_PAGE  # noqa: PLC0414 - the doors' page sizes
+from crewboard.services.handoffs.queries import FIRST_ITEMS
+from crewboard.services.handoffs.queries import MAX_PAGE as MAX_PAGE  # noqa: PLC0414 - as DEFAULT_PAGE
 from crewboard.services.idempotency import KeyedResult
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef
 from crewboard.services.paging import fit_rows, json_size, next_offset
 from crewboard.services.views import iso
 from crewboard.storage.database import Database
-
-__all__ = ["DEFAULT_PAGE", "MAX_PAGE"]
 
 ITEMS_ROOM = 8 * 1024  # bytes of an answer kept for the first action items
 
