@@ -40,7 +40,7 @@ from crewboard.domain.identity.passwords import hash_password
 from crewboard.domain.identity.records import Actor
 from crewboard.services.identity.users import do_create_user, person_actor
 from crewboard.services.projects import projects
-from crewboard.storage import backup, migrate, schema
+from crewboard.storage import backup, migrate, restore, schema
 from crewboard.storage.blob_tables import blob_chunks, blobs
 from crewboard.storage.blobs import CHUNK
 from crewboard.storage.board import tables as t
@@ -114,7 +114,7 @@ def run(source_url: str, target_url: str, work: Path, size_mb: int, content: str
     target = Database(target_url)
     try:
         started = time.monotonic()
-        backup.restore_backup(target, made.path)
+        restore.restore_backup(target, made.path)
         restore_s = time.monotonic() - started
         restored_size = _size(target)
     finally:

@@ -26,12 +26,11 @@ from functools import partial
 from bench.runner import add_database_options, progress
 from bench.specs import database
 from crewboard.cli.progress import bars, wanted
-from crewboard.domain.handoffs import ActionItem, Handoff, ItemStatus
+from crewboard.contract.handoffs import present as handoffs
+from crewboard.domain.handoffs import ActionItem, Bodies, Handoff, ItemStatus
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.services.handoffs import handoffs
-from crewboard.services.handoffs.handoffs import Bodies
 from crewboard.services.identity.users import do_create_user, person_actor
 from crewboard.services.notifications import inbox
 from crewboard.services.notifications.notify import enable_email

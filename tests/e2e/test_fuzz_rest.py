@@ -45,6 +45,8 @@ from schemathesis.core.failures import FailureGroup
 
 from crewboard.api.openapi import LIVE_PATH
 from crewboard.config import Settings
+from crewboard.contract.handoffs import present as handoffs
+from crewboard.domain.handoffs import Bodies
 from crewboard.domain.identity.access import Scope
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.sessions import Mode
@@ -53,8 +55,6 @@ from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.board import notes as task_notes
 from crewboard.services.board import repos, tasks
-from crewboard.services.handoffs import handoffs
-from crewboard.services.handoffs.handoffs import Bodies
 from crewboard.services.identity import stream_tokens, tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import projects, state

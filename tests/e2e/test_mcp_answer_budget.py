@@ -25,16 +25,15 @@ from sqlalchemy.engine import URL
 
 from crewboard.config import Settings
 from crewboard.contract.catalogue import default_catalogue
+from crewboard.contract.handoffs import present as handoffs
 from crewboard.domain.clock import ManualClock
-from crewboard.domain.handoffs import MAX_BODY, MAX_ITEM_TEXT
+from crewboard.domain.handoffs import MAX_BODY, MAX_ITEM_TEXT, Bodies
 from crewboard.domain.identity.access import Toolset
 from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.sessions import MAX_PROMPT, MAX_TITLE, Mode
 from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.board import notes, queries, questions, repos, tasks
-from crewboard.services.handoffs import handoffs
-from crewboard.services.handoffs.handoffs import Bodies
 from crewboard.services.identity import stream_tokens, tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.memory import edits as memory_edits

@@ -16,7 +16,7 @@ from crewboard.api.openapi import openapi_document
 from crewboard.api.routes import all_endpoints, routes
 from crewboard.contract.catalogue import default_catalogue
 from crewboard.contract.operation import NoDoor, Rest
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.services.board import repos
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from crewboard.contract.handoffs import present as handoffs
+from crewboard.domain.handoffs import Bodies
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import User
-from crewboard.services.handoffs import handoffs
-from crewboard.services.handoffs.handoffs import Bodies
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
 from tests.support import axe

@@ -20,7 +20,7 @@ from sqlalchemy.engine import URL
 
 from crewboard.services.board import tasks
 from crewboard.services.identity.users import person_actor
-from crewboard.storage import backup, migrate
+from crewboard.storage import backup, migrate, restore
 from crewboard.storage.database import Database
 from tests.conftest import ONLY_POSTGRESQL
 from tests.support.databases import PostgresDatabases, SqliteDatabases
@@ -126,7 +126,7 @@ def test_backup_under_four_writers_restores_every_write_acknowledged_before_it(
     assert during, "the backup reported no progress"
     assert len(after) > len(before) + 10  # the writers kept writing while it was taken
 
-    restored = backup.restore_backup(target, made.path)
+    restored = restore.restore_backup(target, made.path)
 
     assert restored.migrated_to == migrate.head_revision()
     assert restored.blob_files_copied == len(blobs)
@@ -184,7 +184,7 @@ def _orphan_count(child: str, parent: str, columns: list[str], keys: list[str]) 
 
 def _refusal(db: Database, source_set: Path, reason: str, **options: Any) -> None:
     with pytest.raises(backup.BackupError) as refused:
-        backup.restore_backup(db, source_set, **options)
+        restore.restore_backup(db, source_set, **options)
     assert refused.value.reason == reason
     assert refused.value.message
 
@@ -219,7 +219,7 @@ def test_restore_refuses_a_database_holding_projects_unless_forced(
     _refusal(source, made.path, "not_empty")
     assert count_rows(source, "projects") == 2
 
-    restored = backup.restore_backup(source, made.path, force=True)
+    restored = restore.restore_backup(source, made.path, force=True)
     assert restored.replaced is True
     assert count_rows(source, "projects") == 1
 
@@ -316,7 +316,7 @@ def test_restore_over_another_schema_revision_clears_the_database_first(
             conn.exec_driver_sql("CREATE TABLE left_behind (id integer)")
             conn.exec_driver_sql("UPDATE alembic_version SET version_num = '0021_oauth'")
 
-        backup.restore_backup(other, made.path)
+        restore.restore_backup(other, made.path)
 
         assert count_rows(other, "projects") == 1
         assert migrate.current_revision(other) == migrate.head_revision()

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from crewboard.contract.handoffs import present as handoffs
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.handoffs import (
     MAX_BODY,
@@ -20,12 +21,11 @@ from crewboard.domain.handoffs import (
     MAX_ITEMS,
     MAX_LINKED_TASKS,
     MAX_RECIPIENTS,
+    Bodies,
 )
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import ErrorCode
-from crewboard.services.handoffs import handoffs
-from crewboard.services.handoffs.handoffs import Bodies
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.notifications import inbox as notifications_inbox

@@ -17,7 +17,7 @@ from crewboard.services.board import queries
 from crewboard.services.identity import users
 from crewboard.services.specs import files as spec_files
 from crewboard.services.specs.files import FileRef
-from crewboard.services.transfer import archive
+from crewboard.services.transfer import archive, reading
 from crewboard.storage import transfer
 from crewboard.storage.database import Database
 from tests.conftest import BACKENDS
@@ -345,11 +345,11 @@ def test_oversized_entries_are_refused_before_they_are_read_whole(
     long_row = {**json.loads(first), "description": "x" * 200_000}
     long_doc = (json.dumps(long_row) + "\n").encode() + b"".join(rest)
     padded = _rewrite(path, tmp_path / "long.zip", {tasks_name: long_doc})
-    monkeypatch.setattr(archive, "MAX_LINE", 100_000)
+    monkeypatch.setattr(reading, "MAX_LINE", 100_000)
     with pytest.raises(ValidationFailed, match=f"{tasks_name} line 1: is too long"):
         archive.import_archive(db, padded)
-    monkeypatch.setattr(archive, "MAX_LINE", 64 * 1024 * 1024)
-    monkeypatch.setattr(archive, "MAX_BLOB", 16)
+    monkeypatch.setattr(reading, "MAX_LINE", 64 * 1024 * 1024)
+    monkeypatch.setattr(reading, "MAX_BLOB", 16)
     with pytest.raises(ValidationFailed, match=r"blobs/[0-9a-f]{64}: is larger than any file"):
         archive.import_archive(db, path)
     assert count_rows(db, "projects") == 0

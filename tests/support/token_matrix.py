@@ -16,6 +16,8 @@ from typing import Any
 import httpx2
 from mcp import Client, MCPError
 
+from crewboard.contract.handoffs import present as handoffs
+from crewboard.domain.handoffs import Bodies
 from crewboard.domain.identity.access import ALL_SCOPES, Role, TokenKind
 from crewboard.domain.identity.records import Actor, ApiToken, User
 from crewboard.domain.identity.tokens import (
@@ -28,8 +30,6 @@ from crewboard.domain.sessions import Mode
 from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.board import repos, tasks
-from crewboard.services.handoffs import handoffs
-from crewboard.services.handoffs.handoffs import Bodies
 from crewboard.services.identity import stream_tokens, tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import projects, state, team

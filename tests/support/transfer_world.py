@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from crewboard.contract.handoffs import present as handoffs
+from crewboard.domain.handoffs import Bodies
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.sessions import Mode
 from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.board import notes, queries, questions, repos, tasks
-from crewboard.services.handoffs import handoffs
-from crewboard.services.handoffs.handoffs import Bodies
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.memory import edits as memory_edits

@@ -31,6 +31,7 @@ from crewboard.api.common import (
 )
 from crewboard.api.operations import endpoint_for
 from crewboard.contract.args import Args
+from crewboard.contract.handoffs import present
 from crewboard.contract.handoffs.handoffs import (
     CreateActionItem,
     CreateHandoff,
@@ -39,9 +40,8 @@ from crewboard.contract.handoffs.handoffs import (
     UpdateActionItem,
     UpdateHandoff,
 )
+from crewboard.domain.handoffs import Bodies
 from crewboard.domain.identity.records import Actor
-from crewboard.services.handoffs import handoffs
-from crewboard.services.handoffs.handoffs import Bodies
 from crewboard.services.identity.access import WorkspaceRef
 from crewboard.storage.database import Database
 
@@ -61,7 +61,7 @@ async def list_handoffs(request: Request) -> dict[str, Any]:
     )
     return await run_service(
         request,
-        lambda db, actor: handoffs.list_handoffs(
+        lambda db, actor: present.list_handoffs(
             db,
             actor,
             project=args.project_id,
@@ -84,7 +84,7 @@ async def create_handoff(request: Request) -> Created:
     )
     result = await run_service(
         request,
-        lambda db, actor: handoffs.create_handoff(
+        lambda db, actor: present.create_handoff(
             db,
             actor,
             project=args.project_id,
@@ -107,7 +107,7 @@ async def get_handoff(request: Request) -> dict[str, Any]:
     query_params(request, NoQuery)
     ref = request.path_params["handoff"]
     return await run_service(
-        request, lambda db, actor: handoffs.get_handoff(db, actor, handoff_id=ref)
+        request, lambda db, actor: present.get_handoff(db, actor, handoff_id=ref)
     )
 
 
@@ -124,7 +124,7 @@ async def _change(
 
 async def update_handoff(request: Request) -> dict[str, Any]:
     def write(db: Database, actor: Actor, args: Any, workspace: WorkspaceRef) -> Any:
-        return handoffs.update_handoff(
+        return present.update_handoff(
             db, actor, handoff_id=args.handoff_id, workspace_id=workspace,
             expected_updated_at=args.expected_updated_at, changes=args.changes(),
         )  # fmt: skip
@@ -136,7 +136,7 @@ async def _items(request: Request, filters: dict[str, Any]) -> dict[str, Any]:
     args = parse_args(ListActionItems, filters, strict=False)
     return await run_service(
         request,
-        lambda db, actor: handoffs.list_handoff_action_items(
+        lambda db, actor: present.list_handoff_action_items(
             db,
             actor,
             handoff_id=args.handoff_id,
@@ -168,7 +168,7 @@ async def create_item(request: Request) -> Created:
     )
     result = await run_service(
         request,
-        lambda db, actor: handoffs.create_handoff_action_item(
+        lambda db, actor: present.create_handoff_action_item(
             db,
             actor,
             handoff_id=args.handoff_id,
@@ -187,13 +187,13 @@ async def get_item(request: Request) -> dict[str, Any]:
     query_params(request, NoQuery)
     ref = request.path_params["item"]
     return await run_service(
-        request, lambda db, actor: handoffs.get_handoff_action_item(db, actor, item_id=ref)
+        request, lambda db, actor: present.get_handoff_action_item(db, actor, item_id=ref)
     )
 
 
 async def update_item(request: Request) -> dict[str, Any]:
     def write(db: Database, actor: Actor, args: Any, workspace: WorkspaceRef) -> Any:
-        return handoffs.update_handoff_action_item(
+        return present.update_handoff_action_item(
             db, actor, item_id=args.action_item_id, workspace_id=workspace,
             expected_updated_at=args.expected_updated_at, changes=args.changes(),
         )  # fmt: skip

@@ -1,5 +1,6 @@
 """`crewboard backup`, `crewboard restore`: a consistent copy of a live server's database (and
-blob files), and putting one back on a stopped server. The work is `storage/backup.py`."""
+blob files), and putting one back on a stopped server. The work is `storage/backup.py` and
+`storage/restore.py`."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import click
 from crewboard.cli.common import State, echo_error, emit, json_option, open_database, pass_state
 from crewboard.cli.progress import bars, wanted
 from crewboard.storage import backup as engine
+from crewboard.storage import restore as restoring
 
 
 @click.command("backup")
@@ -72,10 +74,10 @@ def restore_command(state: State, source: Path, force: bool, as_json: bool) -> N
     """
     settings = state.settings()
     with open_database(settings, require_current=False) as db:
-        totals = engine.restore_totals(source)
+        totals = restoring.restore_totals(source)
         try:
             with bars(wanted(as_json), totals) as advance:
-                done = engine.restore_backup(db, source.resolve(), force=force, advance=advance)
+                done = restoring.restore_backup(db, source.resolve(), force=force, advance=advance)
         except engine.BackupError as error:
             _fail(error, as_json)
     summary = _restore_summary(done)
@@ -111,7 +113,7 @@ def _backup_summary(made: engine.BackupSet) -> dict[str, Any]:
     }
 
 
-def _restore_summary(done: engine.Restored) -> dict[str, Any]:
+def _restore_summary(done: restoring.Restored) -> dict[str, Any]:
     files = done.manifest["files"]
     return {
         "from": str(done.source),

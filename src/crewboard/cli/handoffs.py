@@ -17,9 +17,8 @@ from crewboard.cli.common import (
     pass_state,
     run_guarded,
 )
-from crewboard.domain.handoffs import WIRE_BODIES
-from crewboard.services.handoffs import handoffs
-from crewboard.services.handoffs.handoffs import BODY_LABELS, Bodies
+from crewboard.contract.handoffs import present
+from crewboard.domain.handoffs import BODY_LABELS, WIRE_BODIES, Bodies
 
 
 @click.group("handoff")
@@ -41,7 +40,7 @@ def _line(h: dict[str, Any]) -> str:
 @click.option("--recipient", default=None, help="A person (id or email).")
 @click.option("--since", default=None, help="YYYY-MM-DD, inclusive.")
 @click.option("--until", default=None, help="YYYY-MM-DD, inclusive.")
-@click.option("--limit", type=click.IntRange(1, handoffs.MAX_PAGE), default=handoffs.DEFAULT_PAGE)
+@click.option("--limit", type=click.IntRange(1, present.MAX_PAGE), default=present.DEFAULT_PAGE)
 @click.option("--offset", type=click.IntRange(0), default=0)
 @as_option
 @json_option
@@ -62,7 +61,7 @@ def handoff_list(
     with open_database(state_.settings()) as db:
 
         def act() -> None:
-            found = handoffs.list_handoffs(
+            found = present.list_handoffs(
                 db, acting_person(db, as_email), project=project, author=author,
                 recipient=recipient, since=since, until=until, limit=limit, offset=offset,
             )  # fmt: skip
@@ -81,7 +80,7 @@ def handoff_show(state_: State, handoff_id: str, as_email: str | None, as_json: 
     with open_database(state_.settings()) as db:
 
         def act() -> None:
-            h = handoffs.get_handoff(db, acting_person(db, as_email), handoff_id=handoff_id)
+            h = present.get_handoff(db, acting_person(db, as_email), handoff_id=handoff_id)
             h = h["handoff"]
 
             def text() -> str:
@@ -120,9 +119,9 @@ def handoff_write(state_: State, project: str, completed: str, in_progress: str,
     with open_database(state_.settings()) as db:
 
         def act() -> None:
-            zones = handoffs.day_sheet(db, acting_person(db, as_email), project=project, day=None)
+            zones = present.day_sheet(db, acting_person(db, as_email), project=project, day=None)
             a, b = zones["zones"]["a"], zones["zones"]["b"]
-            made = handoffs.create_handoff(
+            made = present.create_handoff(
                 db, acting_person(db, as_email), project=project, workspace_id=None,
                 bodies=Bodies(completed, in_progress, blockers, next_steps), day=day,
                 source_time_zone=b if reverse else a, destination_time_zone=a if reverse else b,
@@ -153,7 +152,7 @@ def handoff_add_item(state_: State, handoff_id: str, text: str, assignee: str | 
     with open_database(state_.settings()) as db:
 
         def act() -> None:
-            made = handoffs.create_handoff_action_item(
+            made = present.create_handoff_action_item(
                 db, acting_person(db, as_email), handoff_id=handoff_id, text=text,
                 assignee=assignee, due_date=due,
             ).body["actionItem"]  # fmt: skip
@@ -176,13 +175,13 @@ def handoff_set_item(state_: State, item_id: str, status: str | None, assignee: 
 
         def act() -> None:
             person = acting_person(db, as_email)
-            now = handoffs.get_handoff_action_item(db, person, item_id=item_id)["actionItem"]
+            now = present.get_handoff_action_item(db, person, item_id=item_id)["actionItem"]
             changes: dict[str, Any] = {}
             if status is not None:
                 changes["status"] = status
             if assignee is not None:
                 changes["assignee"] = None if assignee == "none" else assignee
-            made = handoffs.update_handoff_action_item(
+            made = present.update_handoff_action_item(
                 db, person, item_id=item_id, expected_updated_at=now["updatedAt"],
                 changes=changes,
             )["actionItem"]  # fmt: skip

@@ -11,12 +11,14 @@ id, text, assignee, status and due date.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from enum import StrEnum
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from crewboard.domain.identity.records import User
 from crewboard.errors import ValidationFailed
 
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -28,6 +30,8 @@ MAX_LINKED_TASKS = 50
 MAX_RECIPIENTS = 50
 MAX_ITEM_TEXT = 2000
 MAX_ITEMS = 200  # action items of one handoff
+BODY_LABELS = (("completed", "Completed"), ("in_progress", "In progress"),
+               ("blockers", "Blockers"), ("next_steps", "Next steps"))  # fmt: skip
 
 
 class ItemStatus(StrEnum):
@@ -71,6 +75,101 @@ class ActionItem:
     created_at: datetime
     updated_at: datetime
     updated_by: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Bodies:
+    """The four bodies a handoff is written with."""
+
+    completed: str = ""
+    in_progress: str = ""
+    blockers: str = ""
+    next_steps: str = ""
+
+
+@dataclass(frozen=True)
+class LinkedTask:
+    """A linked task as a reader who may open it sees it."""
+
+    id: str
+    key: str
+    title: str
+
+
+@dataclass(frozen=True)
+class HandoffRead:
+    """A handoff as one reader sees it: the linked tasks they may open, the people it names
+    (`users`, by id), its first action items (one more than are shown, so a reader can tell
+    whether more follow) and how many it has in all."""
+
+    handoff: Handoff
+    project_key: str
+    users: Mapping[str, User]
+    linked_tasks: tuple[LinkedTask, ...]
+    first_items: tuple[ActionItem, ...]
+    item_count: int
+
+
+@dataclass(frozen=True)
+class HandoffPage:
+    """One page of a project's handoffs (metadata), with their action item counts."""
+
+    rows: tuple[Handoff, ...]
+    item_counts: Mapping[str, int]
+    users: Mapping[str, User]
+    total: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class ItemRead:
+    """An action item with the people it names."""
+
+    item: ActionItem
+    users: Mapping[str, User]
+
+
+@dataclass(frozen=True)
+class ItemPage:
+    """Action items oldest first: up to `limit` of them plus one, which tells whether more
+    follow; `binding` is what a cursor to the next page is bound to."""
+
+    rows: tuple[ActionItem, ...]
+    users: Mapping[str, User]
+    limit: int
+    binding: Mapping[str, str | None]
+
+
+@dataclass(frozen=True)
+class Told:
+    """Whom a new handoff's notification reached: counts, and why no email went out, or
+    (`note`) why nobody was told at all."""
+
+    in_app: int
+    emails_queued: int
+    email_not_sent: str | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class HandoffMade:
+    """A new handoff and whom it told."""
+
+    read: HandoffRead
+    told: Told
+
+
+@dataclass(frozen=True)
+class DaySheet:
+    """One day of a project's handoffs as the web app shows it: the two shift zones, the
+    reader's role, every handoff of the day (newest first) and the people of the project."""
+
+    day: date
+    zone_a: str
+    zone_b: str
+    role: str
+    handoffs: tuple[HandoffRead, ...]
+    people: tuple[User, ...]
 
 
 def local_day(now: datetime, zone: ZoneInfo) -> date:

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
+from crewboard.contract.handoffs import present
 from crewboard.contract.operation import Call, Cli, NoDoor, Operation, Rest, keyed_write
 from crewboard.contract.reply import ROWS_BUDGET, Reply, paged_reply
 from crewboard.domain.handoffs import (
@@ -15,11 +16,10 @@ from crewboard.domain.handoffs import (
     MAX_ITEM_TEXT,
     MAX_LINKED_TASKS,
     MAX_RECIPIENTS,
+    Bodies,
     ItemStatus,
 )
 from crewboard.domain.identity.access import Scope, Toolset
-from crewboard.services.handoffs import handoffs
-from crewboard.services.handoffs.handoffs import Bodies
 
 HandoffRef = Field(min_length=1, max_length=64, description="The handoff's id (hof_…).")
 ItemRef = Field(min_length=1, max_length=64, description="The action item's id (hai_…).")
@@ -105,7 +105,7 @@ class ListHandoffs(Args):
     until: str | None = Field(
         default=None, min_length=10, max_length=10, description="YYYY-MM-DD, inclusive."
     )
-    limit: int = Field(default=handoffs.DEFAULT_PAGE, ge=1, le=handoffs.MAX_PAGE)
+    limit: int = Field(default=present.DEFAULT_PAGE, ge=1, le=present.MAX_PAGE)
     offset: Offset = 0
 
 
@@ -118,7 +118,7 @@ class ListActionItems(Args):
     project_id: str | None = Field(default=None, min_length=1, max_length=200)
     date: str | None = Day
     cursor: str | None = Field(default=None, min_length=1, max_length=500)
-    limit: int = Field(default=handoffs.DEFAULT_PAGE, ge=1, le=handoffs.MAX_PAGE)
+    limit: int = Field(default=present.DEFAULT_PAGE, ge=1, le=present.MAX_PAGE)
 
 
 class GetActionItem(Args):
@@ -158,7 +158,7 @@ def _replayed(made: Any) -> str | None:
 
 
 def create_handoff(call: Call, args: CreateHandoff) -> Reply:
-    made = handoffs.create_handoff(
+    made = present.create_handoff(
         call.db, call.actor, project=args.project_id, workspace_id=args.workspace_id,
         bodies=Bodies(args.completed, args.in_progress, args.blockers, args.next_steps),
         day=args.date, source_time_zone=args.source_time_zone,
@@ -171,7 +171,7 @@ def create_handoff(call: Call, args: CreateHandoff) -> Reply:
 
 def update_handoff(call: Call, args: UpdateHandoff) -> Reply:
     return Reply(
-        handoffs.update_handoff(
+        present.update_handoff(
             call.db,
             call.actor,
             handoff_id=args.handoff_id,
@@ -183,7 +183,7 @@ def update_handoff(call: Call, args: UpdateHandoff) -> Reply:
 
 
 def list_handoffs(call: Call, args: ListHandoffs) -> Reply:
-    found = handoffs.list_handoffs(
+    found = present.list_handoffs(
         call.db, call.actor, project=args.project_id, author=args.author,
         recipient=args.recipient, since=args.since, until=args.until, limit=args.limit,
         offset=args.offset,
@@ -198,7 +198,7 @@ def _more_items(cursor: str | None) -> str | None:
 
 
 def get_handoff(call: Call, args: GetHandoff) -> Reply:
-    body = handoffs.get_handoff(call.db, call.actor, handoff_id=args.handoff_id, room=ROWS_BUDGET)
+    body = present.get_handoff(call.db, call.actor, handoff_id=args.handoff_id, room=ROWS_BUDGET)
     notes = [_more_items(body["handoff"]["actionItemsCursor"])]
     if body["handoff"].get("truncated"):
         notes.append(
@@ -209,7 +209,7 @@ def get_handoff(call: Call, args: GetHandoff) -> Reply:
 
 
 def list_handoff_action_items(call: Call, args: ListActionItems) -> Reply:
-    body = handoffs.list_handoff_action_items(
+    body = present.list_handoff_action_items(
         call.db, call.actor, handoff_id=args.handoff_id, project=args.project_id, day=args.date,
         cursor=args.cursor, limit=args.limit, room=ROWS_BUDGET,
     )  # fmt: skip
@@ -217,11 +217,11 @@ def list_handoff_action_items(call: Call, args: ListActionItems) -> Reply:
 
 
 def get_handoff_action_item(call: Call, args: GetActionItem) -> Reply:
-    return Reply(handoffs.get_handoff_action_item(call.db, call.actor, item_id=args.action_item_id))
+    return Reply(present.get_handoff_action_item(call.db, call.actor, item_id=args.action_item_id))
 
 
 def create_handoff_action_item(call: Call, args: CreateActionItem) -> Reply:
-    made = handoffs.create_handoff_action_item(
+    made = present.create_handoff_action_item(
         call.db, call.actor, handoff_id=args.handoff_id, workspace_id=args.workspace_id,
         text=args.text, assignee=args.assignee, status=args.status.value, due_date=args.due_date,
         idempotency_key=args.idempotency_key,
@@ -231,7 +231,7 @@ def create_handoff_action_item(call: Call, args: CreateActionItem) -> Reply:
 
 def update_handoff_action_item(call: Call, args: UpdateActionItem) -> Reply:
     return Reply(
-        handoffs.update_handoff_action_item(
+        present.update_handoff_action_item(
             call.db,
             call.actor,
             item_id=args.action_item_id,

@@ -83,83 +83,104 @@ def get_task(
             "taskId", "pass taskId (or a key such as CRW-12), or number with projectId."
         )
 
-    def work(uow: UnitOfWork) -> dict[str, Any] | str:
+    def find(uow: UnitOfWork) -> tuple[Task, Project]:
         ref = task if task is not None else str(number)
-        found, project_ = access_task(
-            uow,
-            actor,
-            ref,
-            project=project or _only_project(uow, actor, number),
-            workspace_id=workspace_id,
-        )
-        if text_field is not None:
+        where = project or _only_project(uow, actor, number)
+        return access_task(uow, actor, ref, project=where, workspace_id=workspace_id)
+
+    if text_field is not None:
+
+        def window(uow: UnitOfWork) -> dict[str, Any]:
+            found, project_ = find(uow)
             return task_window(
-                project_,
-                found,
-                field=text_field,
-                offset=offset,
-                limit=limit,
+                project_, found, field=text_field, offset=offset, limit=limit,
                 budget=budget or ANSWER_BUDGET,
-            )
-        view = render_task(uow, found, project_)
-        show_sources(uow, [view], [found.id])  # a task from a tasks.md: its file and line
-        blockers = list(uow.tasks.get_many(view["blockedByTaskIds"]).values())
-        parent = uow.tasks.get(found.parent_task_id) if found.parent_task_id else None
-        role = _assignee_role(uow, project_, found)
-        if format == "agent_brief":
-            named = [(r.title, r.summary or r.content) for r in named_records(uow, project_, found)]
-            state = uow.state.get(project_.id).content
-            asked = question_counts(uow, found)
-            return agent_brief(
-                project_, found, parent, blockers, state, named=named, role=role, questions=asked
-            )
-        subtasks, subtasks_total = uow.tasks.search(
-            TaskFilter(project_ids=[project_.id], parent_task_id=found.id), limit=MAX_LIST
+            )  # fmt: skip
+
+        return db.read(window)
+    if format == "agent_brief":
+        return db.read(lambda uow: _agent_brief(uow, *find(uow)))
+
+    def full(uow: UnitOfWork) -> dict[str, Any]:
+        found, project_ = find(uow)
+        return _whole_task(
+            uow, actor, found, project_, include_context_pack=include_context_pack, budget=budget
         )
-        items = checklist(found)
-        events, latest = uow.tasks.lifecycle_summary(found.id)
-        answer: dict[str, Any] = {
-            "task": view,
-            "lifecycle": {
-                "coverage": found.coverage,
-                "createdAt": iso(found.created_at),
-                "latestEventAt": iso(latest),
-                "eventCount": events,
-                "status": str(found.status),
-                "assigneeId": found.assignee_id,
-                "assigneeType": found.assignee_type and str(found.assignee_type),
-                "humanOwnerId": found.human_owner_id,
-            },
-            "assigneeRole": role,
-            "checklist": items,
-            "relationships": view["relationships"],
-            "subtasks": [
-                {"id": s.id, "number": s.number, "title": s.title, "status": str(s.status)}
-                for s in subtasks
-            ],
-            "readiness": readiness(
-                found, blockers, sum(1 for s in subtasks if s.status not in FINISHED), items
-            ),
-            "notes": task_notes_section(uow, found),
-        }
-
-        def pack(room: int = PACK_BUDGET) -> dict[str, Any]:
-            return context_for_task(
-                uow, actor, project_, found, parent=parent, blockers=blockers, budget=room
-            )
-
-        if budget is not None:  # the pack gets the room the rest leaves
-            chosen = pack if include_context_pack else None
-            return fit_task_answer(answer, budget, subtasks_total=subtasks_total, pack=chosen)
-        if include_context_pack:
-            answer.update(pack())
-        return answer
 
     # A full read by a token that can hand in writes its context receipt.
-    full_read = format is None and text_field is None
-    if include_context_pack and full_read and needs_receipt(actor):
-        return db.write(work)
-    return db.read(work)
+    if include_context_pack and needs_receipt(actor):
+        return db.write(full)
+    return db.read(full)
+
+
+def _agent_brief(uow: UnitOfWork, found: Task, project: Project) -> str:
+    """get_task's plain text for a subagent (services/board/views.py agent_brief)."""
+    view = render_task(uow, found, project)
+    blockers = list(uow.tasks.get_many(view["blockedByTaskIds"]).values())
+    parent = uow.tasks.get(found.parent_task_id) if found.parent_task_id else None
+    named = [(r.title, r.summary or r.content) for r in named_records(uow, project, found)]
+    return agent_brief(
+        project, found, parent, blockers, uow.state.get(project.id).content, named=named,
+        role=_assignee_role(uow, project, found), questions=question_counts(uow, found),
+    )  # fmt: skip
+
+
+def _whole_task(
+    uow: UnitOfWork,
+    actor: Actor,
+    found: Task,
+    project: Project,
+    *,
+    include_context_pack: bool,
+    budget: int | None,
+) -> dict[str, Any]:
+    """get_task's full answer: the task, its lifecycle, checklist, subtasks, readiness and
+    notes, and the context pack in the room the rest leaves (all of it with no budget)."""
+    view = render_task(uow, found, project)
+    show_sources(uow, [view], [found.id])  # a task from a tasks.md: its file and line
+    blockers = list(uow.tasks.get_many(view["blockedByTaskIds"]).values())
+    parent = uow.tasks.get(found.parent_task_id) if found.parent_task_id else None
+    subtasks, subtasks_total = uow.tasks.search(
+        TaskFilter(project_ids=[project.id], parent_task_id=found.id), limit=MAX_LIST
+    )
+    items = checklist(found)
+    events, latest = uow.tasks.lifecycle_summary(found.id)
+    answer: dict[str, Any] = {
+        "task": view,
+        "lifecycle": {
+            "coverage": found.coverage,
+            "createdAt": iso(found.created_at),
+            "latestEventAt": iso(latest),
+            "eventCount": events,
+            "status": str(found.status),
+            "assigneeId": found.assignee_id,
+            "assigneeType": found.assignee_type and str(found.assignee_type),
+            "humanOwnerId": found.human_owner_id,
+        },
+        "assigneeRole": _assignee_role(uow, project, found),
+        "checklist": items,
+        "relationships": view["relationships"],
+        "subtasks": [
+            {"id": s.id, "number": s.number, "title": s.title, "status": str(s.status)}
+            for s in subtasks
+        ],
+        "readiness": readiness(
+            found, blockers, sum(1 for s in subtasks if s.status not in FINISHED), items
+        ),
+        "notes": task_notes_section(uow, found),
+    }
+
+    def pack(room: int = PACK_BUDGET) -> dict[str, Any]:
+        return context_for_task(
+            uow, actor, project, found, parent=parent, blockers=blockers, budget=room
+        )
+
+    if budget is not None:  # the pack gets the room the rest leaves
+        chosen = pack if include_context_pack else None
+        return fit_task_answer(answer, budget, subtasks_total=subtasks_total, pack=chosen)
+    if include_context_pack:
+        answer.update(pack())
+    return answer
 
 
 ROLE_FIELDS = ("id", "name", "kind", "model", "effort", "rank")

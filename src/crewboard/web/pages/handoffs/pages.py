@@ -13,9 +13,8 @@ from typing import Any
 
 from starlette.responses import Response
 
-from crewboard.domain.handoffs import WIRE_BODIES
-from crewboard.services.handoffs import handoffs
-from crewboard.services.handoffs.handoffs import BODY_LABELS, Bodies
+from crewboard.contract.handoffs import present
+from crewboard.domain.handoffs import BODY_LABELS, WIRE_BODIES, Bodies
 from crewboard.web.context import Page, project_routes
 
 STATUSES = ("open", "in_progress", "done", "cancelled")
@@ -27,7 +26,7 @@ def _workspace(page: Page) -> Any:
 
 
 def day_page(page: Page) -> Response:
-    sheet = handoffs.day_sheet(
+    sheet = present.day_sheet(
         page.db, page.actor, project=page.project_key, day=page.param("date").strip() or None
     )
     day = date.fromisoformat(sheet["date"])
@@ -65,10 +64,10 @@ def _back(page: Page, day: str) -> str:
 
 def write_handoff(page: Page) -> Response:
     """Your handoff of the day: the shift chosen says which zone is handing over."""
-    zones = handoffs.day_sheet(page.db, page.actor, project=page.project_key, day=None)["zones"]
+    zones = present.day_sheet(page.db, page.actor, project=page.project_key, day=None)["zones"]
     reverse = page.field("shift") == "b"
     source, destination = (zones["b"], zones["a"]) if reverse else (zones["a"], zones["b"])
-    made = handoffs.create_handoff(
+    made = present.create_handoff(
         page.db,
         page.actor,
         project=page.project_key,
@@ -110,7 +109,7 @@ def change_handoff(page: Page) -> Response:
         changes["linked_task_ids"] = _refs(page.field("linked_tasks"))
     if page.has_field("recipients_sent"):
         changes["recipients"] = page.fields("recipients")
-    changed = handoffs.update_handoff(
+    changed = present.update_handoff(
         page.db,
         page.actor,
         handoff_id=ref,
@@ -123,7 +122,7 @@ def change_handoff(page: Page) -> Response:
 
 def add_item(page: Page) -> Response:
     ref = str(page.request.path_params["handoff"])
-    made = handoffs.create_handoff_action_item(
+    made = present.create_handoff_action_item(
         page.db,
         page.actor,
         handoff_id=ref,
@@ -137,7 +136,7 @@ def add_item(page: Page) -> Response:
 
 def change_item(page: Page) -> Response:
     ref = str(page.request.path_params["item"])
-    changed = handoffs.update_handoff_action_item(
+    changed = present.update_handoff_action_item(
         page.db,
         page.actor,
         item_id=ref,
