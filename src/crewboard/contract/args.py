@@ -24,6 +24,10 @@ ProjectRef = Annotated[
         max_length=200,
     ),
 ]
+# Every argument model naming a project (or a task, file, thread... inside one) takes an
+# optional `workspaceId`, declared `workspace_id: WorkspaceId = None` and passed on as
+# `args.workspace_ref()`: left out, the project's own workspace is taken; null names the
+# private space and a value another workspace, and either is checked against the project.
 WorkspaceId = Annotated[
     str | None,
     Field(
@@ -315,9 +319,11 @@ class ListProjects(Paging):
 
 class GetProject(Args):
     project_id: ProjectRef
+    workspace_id: WorkspaceId = None
 
 
 class CreateProject(Args):
+    # A new project has no workspace to take it from: where it goes is said out loud.
     workspace_id: WorkspaceId
     key: str = Field(
         min_length=2,
@@ -340,7 +346,7 @@ class CreateProject(Args):
 
 class UpdateProject(Args):
     project_id: ProjectRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     name: str | None = Field(default=None, min_length=1, max_length=120)
     goal: str | None = Field(default=None, max_length=2000)
     phase: str | None = Field(default=None, max_length=100)
@@ -370,17 +376,17 @@ class UpdateProject(Args):
 
 class ProjectAction(Args):
     project_id: ProjectRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
 
 
 class GetProjectState(Args):
     project_id: ProjectRef
-    workspace_id: str | None = Field(default=None, max_length=200)
+    workspace_id: WorkspaceId = None
 
 
 class UpdateProjectState(Args):
     project_id: ProjectRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     content: str = Field(
         max_length=5000,
     )
@@ -389,4 +395,4 @@ class UpdateProjectState(Args):
 
 class ListTeam(Args):
     project_id: str | None = Field(default=None, max_length=200)
-    workspace_id: str | None = Field(default=None, max_length=200)
+    workspace_id: WorkspaceId = None

@@ -34,7 +34,7 @@ class RelationshipChange(Args):
 
 class UpdateTasks(Args):
     project_id: ProjectRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     idempotency_key: Key
     task_ids: list[TaskRef] = Field(min_length=1, max_length=200)
     assignee_id: str | None = Field(
@@ -83,7 +83,7 @@ class StatusChange(Args):
 
 class SetTaskStatus(Args):
     project_id: ProjectRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     idempotency_key: Key
     changes: list[StatusChange] = Field(min_length=1, max_length=200)
     expected_versions: (
@@ -109,7 +109,7 @@ def update_tasks(call: Call, args: UpdateTasks) -> Reply:
         call.db,
         call.actor,
         project=args.project_id,
-        workspace_id=args.workspace_id,
+        workspace_id=args.workspace_ref(),
         idempotency_key=args.idempotency_key,
         task_ids=list(args.task_ids),
         fields=fields,
@@ -128,7 +128,7 @@ def set_task_status(call: Call, args: SetTaskStatus) -> Reply:
         call.db,
         call.actor,
         project=args.project_id,
-        workspace_id=args.workspace_id,
+        workspace_id=args.workspace_ref(),
         idempotency_key=args.idempotency_key,
         changes=[item.model_dump(mode="json", by_alias=True) for item in args.changes],
         expected_versions=args.expected_versions,

@@ -104,7 +104,7 @@ class TaskPageArgs(Args):
 
 class ListTasks(TaskPageArgs):
     project_id: str | None = Field(default=None, max_length=200)
-    workspace_id: str | None = Field(default=None, max_length=200)
+    workspace_id: WorkspaceId = None
     status: Status | list[Status] | None = Field(default=None)
     number: TaskNumber | Annotated[list[TaskNumber], Field(max_length=200)] | None = Field(
         default=None
@@ -133,7 +133,7 @@ class ListAssigneeTasks(TaskPageArgs):
         min_length=1, max_length=200, description="A role id (rol_…), a user id (usr_…) or 'me'."
     )
     project_id: str | None = Field(default=None, max_length=200)
-    workspace_id: str | None = Field(default=None, max_length=200)
+    workspace_id: WorkspaceId = None
     status: Status | list[Status] | None = None
 
 
@@ -141,7 +141,7 @@ class GetTask(Args):
     task_id: str | None = Field(default=None, max_length=200)
     number: TaskNumber | None = Field(default=None, description="With projectId.")
     project_id: str | None = Field(default=None, max_length=200)
-    workspace_id: str | None = Field(default=None, max_length=200)
+    workspace_id: WorkspaceId = None
     include_context_pack: bool = Field(default=True, description="false: the task alone.")
     format: Literal["agent_brief"] | None = Field(
         default=None,
@@ -183,7 +183,7 @@ class TaskFields(Args):
 
 class CreateTask(TaskFields):
     project_id: Id
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     idempotency_key: Annotated[str, Field(min_length=1, max_length=128)]
     title: str = Field(min_length=1, max_length=300)
 
@@ -197,7 +197,7 @@ class TaskPatch(TaskFields):
 
 class UpdateTask(Args):
     project_id: Id
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     idempotency_key: Annotated[str, Field(min_length=1, max_length=128)]
     task_id: TaskRef
     expected_revision: int = Field(ge=1, le=INT32_MAX)
@@ -206,7 +206,7 @@ class UpdateTask(Args):
 
 class AssignTask(Args):
     task_id: TaskRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     idempotency_key: Annotated[str, Field(min_length=1, max_length=128)]
     expected_revision: int = Field(ge=1, le=INT32_MAX)
     assignee_id: str | None = Field(
@@ -352,7 +352,7 @@ def create_task(call: Call, args: CreateTask) -> Reply:
         call.db,
         call.actor,
         project=args.project_id,
-        workspace_id=args.workspace_id,
+        workspace_id=args.workspace_ref(),
         idempotency_key=args.idempotency_key,
         **fields,
     )
@@ -367,7 +367,7 @@ def update_task(call: Call, args: UpdateTask) -> Reply:
         call.db,
         call.actor,
         project=args.project_id,
-        workspace_id=args.workspace_id,
+        workspace_id=args.workspace_ref(),
         idempotency_key=args.idempotency_key,
         task_id=args.task_id,
         expected_revision=args.expected_revision,
@@ -385,7 +385,7 @@ def assign_task(call: Call, args: AssignTask) -> Reply:
     result = tasks.assign_task(
         call.db,
         call.actor,
-        workspace_id=args.workspace_id,
+        workspace_id=args.workspace_ref(),
         idempotency_key=args.idempotency_key,
         task_id=args.task_id,
         expected_revision=args.expected_revision,

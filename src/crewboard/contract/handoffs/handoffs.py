@@ -41,7 +41,7 @@ PERSON_ONLY = (
 
 class CreateHandoff(Args):
     project_id: ProjectRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     completed: str = Field(default="", max_length=MAX_BODY, description="What got done.")
     in_progress: str = Field(default="", max_length=MAX_BODY, description="What is under way.")
     blockers: str = Field(default="", max_length=MAX_BODY, description="What stands in the way.")
@@ -79,7 +79,7 @@ class CreateHandoff(Args):
 
 class UpdateHandoff(Args):
     handoff_id: str = HandoffRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     expected_updated_at: str = Expected
     completed: str | None = Body
     in_progress: str | None = Body
@@ -127,7 +127,7 @@ class GetActionItem(Args):
 
 class CreateActionItem(Args):
     handoff_id: str = HandoffRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     text: str = Field(min_length=1, max_length=MAX_ITEM_TEXT)
     assignee: str | None = Person
     status: ItemStatus = ItemStatus.OPEN
@@ -137,7 +137,7 @@ class CreateActionItem(Args):
 
 class UpdateActionItem(Args):
     action_item_id: str = ItemRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     expected_updated_at: str = Expected
     text: str | None = Field(default=None, min_length=1, max_length=MAX_ITEM_TEXT)
     assignee: str | None = Person
@@ -159,7 +159,7 @@ def _replayed(made: Any) -> str | None:
 
 def create_handoff(call: Call, args: CreateHandoff) -> Reply:
     made = handoffs.create_handoff(
-        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_id,
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
         bodies=Bodies(args.completed, args.in_progress, args.blockers, args.next_steps),
         day=args.date, source_time_zone=args.source_time_zone,
         destination_time_zone=args.destination_time_zone, linked_task_ids=args.linked_task_ids,
@@ -175,7 +175,7 @@ def update_handoff(call: Call, args: UpdateHandoff) -> Reply:
             call.db,
             call.actor,
             handoff_id=args.handoff_id,
-            workspace_id=args.workspace_id,
+            workspace_id=args.workspace_ref(),
             expected_updated_at=args.expected_updated_at,
             changes=args.changes(),
         )
@@ -222,7 +222,7 @@ def get_handoff_action_item(call: Call, args: GetActionItem) -> Reply:
 
 def create_handoff_action_item(call: Call, args: CreateActionItem) -> Reply:
     made = handoffs.create_handoff_action_item(
-        call.db, call.actor, handoff_id=args.handoff_id, workspace_id=args.workspace_id,
+        call.db, call.actor, handoff_id=args.handoff_id, workspace_id=args.workspace_ref(),
         text=args.text, assignee=args.assignee, status=args.status.value, due_date=args.due_date,
         idempotency_key=args.idempotency_key,
     )  # fmt: skip
@@ -235,7 +235,7 @@ def update_handoff_action_item(call: Call, args: UpdateActionItem) -> Reply:
             call.db,
             call.actor,
             item_id=args.action_item_id,
-            workspace_id=args.workspace_id,
+            workspace_id=args.workspace_ref(),
             expected_updated_at=args.expected_updated_at,
             changes=args.changes(),
         )

@@ -53,7 +53,7 @@ from crewboard.services.board.tasks import (
 )
 from crewboard.services.board.views import task_key
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
-from crewboard.services.identity.access import access_project
+from crewboard.services.identity.access import WorkspaceRef, access_project
 from crewboard.storage.database import Database, LostRace
 from crewboard.storage.uow import UnitOfWork
 
@@ -197,7 +197,7 @@ def do_update_tasks(
     actor: Actor,
     *,
     project: str,
-    workspace_id: str | None,
+    workspace_id: WorkspaceRef,
     task_refs: list[str],
     change: PlanningChange,
 ) -> Ack:
@@ -255,7 +255,7 @@ def update_tasks(
     actor: Actor,
     *,
     project: str,
-    workspace_id: str | None,
+    workspace_id: WorkspaceRef,
     idempotency_key: str,
     task_ids: list[str],
     fields: Mapping[str, Any] | None = None,
@@ -376,7 +376,7 @@ def do_set_task_status(
     actor: Actor,
     *,
     project: str,
-    workspace_id: str | None,
+    workspace_id: WorkspaceRef,
     changes: list[tuple[str, TaskStatus]],
     expected_versions: dict[str, int],
     file_versions: dict[str, str] | None = None,
@@ -442,7 +442,7 @@ def set_task_status(
     actor: Actor,
     *,
     project: str,
-    workspace_id: str | None,
+    workspace_id: WorkspaceRef,
     idempotency_key: str,
     changes: list[Mapping[str, Any]],
     expected_versions: Mapping[str, Any] | None = None,

@@ -25,6 +25,7 @@ from crewboard.services.board.notes import (
 from crewboard.services.board.tasks import access_task
 from crewboard.services.idempotency import Ack, KeyedResult
 from crewboard.services.identity.access import (
+    WorkspaceRef,
     access_project,
     require_person,
     require_signed_in_person,
@@ -57,7 +58,7 @@ def ask_question(
     actor: Actor,
     *,
     task: str,
-    workspace_id: str | None,
+    workspace_id: WorkspaceRef,
     question: str,
     idempotency_key: str | None,
 ) -> KeyedResult:

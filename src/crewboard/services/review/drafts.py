@@ -244,7 +244,7 @@ def submit_result(
     actor: Actor,
     *,
     project: str | None,
-    workspace_id: str | None,
+    workspace_id: WorkspaceRef,
     task: str,
     idempotency_key: str | None,
     expected_revision: int,

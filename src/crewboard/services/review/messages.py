@@ -80,7 +80,7 @@ def post_message(
     actor: Actor,
     *,
     project: str,
-    workspace_id: str | None,
+    workspace_id: WorkspaceRef,
     participant_id: str,
     body: str,
     task: str | None = None,

@@ -254,6 +254,7 @@ def list_sessions(
     actor: Actor,
     *,
     project: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
     archive: ArchiveFilter = ArchiveFilter.ACTIVE,
     status: Status | None = None,
     query: str | None = None,
@@ -269,7 +270,7 @@ def list_sessions(
     wanted = (query or "").strip()[:200] or None
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
-        access = access_project(uow, actor, project)
+        access = access_project(uow, actor, project, workspace_id=workspace_id)
         items, total = sessions_of(uow).page(
             access.project.id, archive=archive, status=status, query=wanted, limit=limit,
             offset=offset,
@@ -283,7 +284,7 @@ def list_sessions(
     return db.read(work)
 
 
-def get_session(db: Database, actor: Actor, *, project: str, ref: str) -> dict[str, Any]:
+def get_session(db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef = ANY_WORKSPACE, ref: str) -> dict[str, Any]:
     """One session's facts and what it waits for.
 
     Raises:
@@ -291,7 +292,9 @@ def get_session(db: Database, actor: Actor, *, project: str, ref: str) -> dict[s
     """
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
-        session, access = find_session(uow, actor, project=project, ref=ref)
+        session, access = find_session(
+            uow, actor, project=project, ref=ref, workspace_id=workspace_id
+        )
         return {"session": session_view(session), "projectKey": access.project.key}
 
     return db.read(work)

@@ -42,6 +42,7 @@ from crewboard.errors import (
 )
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.identity.access import (
+    ANY_WORKSPACE,
     WorkspaceRef,
     access_project,
     require_signed_in_person,
@@ -270,6 +271,7 @@ def list_spec_file_comments(
     actor: Actor,
     *,
     project: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
     ref: FileRef,
     status: str | None = None,
     limit: int = MAX_THREADS_SHOWN,
@@ -288,7 +290,9 @@ def list_spec_file_comments(
     check_page(limit, offset, MAX_THREADS_SHOWN)
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
-        file, _access = find_file(uow, actor, project=project, ref=ref, include_trashed=True)
+        file, _access = find_file(
+            uow, actor, project=project, ref=ref, include_trashed=True, workspace_id=workspace_id
+        )
         repo = comments_of(uow)
         threads, total = repo.threads_of_file(file.id, status=status, limit=limit, offset=offset)
         comments = repo.comments_of([t.id for t in threads])

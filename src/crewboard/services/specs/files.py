@@ -167,6 +167,7 @@ def list_spec_files(
     actor: Actor,
     *,
     project: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
     path: str | None = None,
     trashed: bool = False,
     limit: int = DEFAULT_PAGE,
@@ -182,7 +183,7 @@ def list_spec_files(
     prefix = folder_prefix(path) if path is not None else None
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
-        access = access_project(uow, actor, project)
+        access = access_project(uow, actor, project, workspace_id=workspace_id)
         files, total = files_of(uow).page(
             access.project.id, prefix=prefix, trashed=trashed, limit=limit, offset=offset
         )
@@ -200,6 +201,7 @@ def get_spec_file(
     actor: Actor,
     *,
     project: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
     ref: FileRef,
     include_trashed: bool = False,
     revisions_limit: int = 0,
@@ -220,7 +222,8 @@ def get_spec_file(
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
         file, access = find_file(
-            uow, actor, project=project, ref=ref, include_trashed=include_trashed
+            uow, actor, project=project, ref=ref, include_trashed=include_trashed,
+            workspace_id=workspace_id,
         )
         answer: dict[str, Any] = {"file": file_view(file)}
         if include_tasks and is_tasks_file(file.path):
@@ -250,6 +253,7 @@ def read_spec_file(
     actor: Actor,
     *,
     project: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
     ref: FileRef,
     offset: int = 1,
     limit: int = MAX_WINDOW_LINES,
@@ -272,7 +276,8 @@ def read_spec_file(
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
         file, _access = find_file(
-            uow, actor, project=project, ref=ref, include_trashed=include_trashed
+            uow, actor, project=project, ref=ref, include_trashed=include_trashed,
+            workspace_id=workspace_id,
         )
         wanted = revision or file.revision_count
         saved = files_of(uow).revision(file.id, wanted)
@@ -325,6 +330,7 @@ def read_file_bytes(
     actor: Actor,
     *,
     project: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
     ref: FileRef,
     revision: int | None = None,
     include_trashed: bool = False,
@@ -338,7 +344,8 @@ def read_file_bytes(
 
     def work(uow: UnitOfWork) -> tuple[dict[str, Any], bytes]:
         file, _access = find_file(
-            uow, actor, project=project, ref=ref, include_trashed=include_trashed
+            uow, actor, project=project, ref=ref, include_trashed=include_trashed,
+            workspace_id=workspace_id,
         )
         wanted = revision or file.revision_count
         saved = files_of(uow).revision(file.id, wanted)
