@@ -176,7 +176,7 @@ async def test_bad_arguments_are_error_results_naming_the_field(
     url: str, db: Database, owner: User, repo_id: str, mode: str
 ) -> None:
     cases: list[tuple[str, dict[str, Any], str, str]] = [
-        ("post_comment", {"taskId": "CRW-1", "idempotencyKey": "k", "content": "x"}, "VALIDATION", "workspaceId"),
+        ("post_comment", {"taskId": "CRW-1", "workspaceId": "ws_other", "idempotencyKey": "k", "content": "x"}, "VALIDATION", "workspaceId"),
         ("post_comment", {**TASK, "content": "x"}, "VALIDATION", "idempotencyKey"),
         ("agent_update", {**TASK, "idempotencyKey": "k", "content": "x" * 20_001}, "LIMIT_EXCEEDED", "content"),
         ("agent_update", {**TASK, "idempotencyKey": "k", "content": ""}, "VALIDATION", "content"),

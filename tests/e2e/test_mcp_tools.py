@@ -358,7 +358,7 @@ async def test_bad_arguments_are_error_results_naming_the_field(
     async with mcp_client(url, secret_for(db, owner, ALL), mode) as client:
         cases = {
             "status": {"projectId": "CRW", "workspaceId": None, "status": "gone"},
-            "workspaceId": {"projectId": "CRW", "name": "No workspace named"},
+            "workspaceId": {"projectId": "CRW", "workspaceId": "ws_other", "name": "Elsewhere"},
             "colour": {"projectId": "CRW", "workspaceId": None, "colour": "red"},
         }
         for field, arguments in cases.items():

@@ -86,10 +86,12 @@ def test_comment_refusals_have_the_mcp_codes_and_http_statuses(
     no_key = api.post("/tasks/CRW-1/comments", json={"workspaceId": None, "content": "x"})
     assert no_key.status_code == 422
     assert no_key.json()["error"]["details"]["field"] == "Idempotency-Key"  # OpenAPI: required
-    no_space = api.post(
-        "/tasks/CRW-1/comments", json={"content": "x"}, headers={"Idempotency-Key": "k"}
+    other_space = api.post(
+        "/tasks/CRW-1/comments",
+        json={"content": "x", "workspaceId": "ws_other"},
+        headers={"Idempotency-Key": "k"},
     )
-    assert no_space.json()["error"]["details"]["field"] == "workspaceId"
+    assert other_space.json()["error"]["details"]["field"] == "workspaceId"
     too_long = api.post(
         "/tasks/CRW-1/comments",
         json={"workspaceId": None, "content": "x" * 20_001},

@@ -9,8 +9,17 @@ import re
 from datetime import date, datetime
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
-from pydantic.alias_generators import to_camel
+from pydantic import (
+    AliasChoices,
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel, to_snake
 from pydantic_core import PydanticCustomError
 
 from crewboard.domain.validation import INT32_MAX
@@ -85,12 +94,67 @@ ProjectStatus = Literal["planning", "active", "paused", "done"]
 ProjectType = Literal["greenfield", "brownfield", "auto"]
 
 
+def also_named(wire: str, *others: str) -> AliasChoices:
+    """A field's wire name and the other names it is accepted under: the names the reference
+    products give the same argument (`humanAssigneeId` for `humanOwnerId`). The schema shows
+    only `wire`; README's tool section lists the others."""
+    return AliasChoices(wire, *others)
+
+
+@functools.cache
+def other_names(model: type[Args]) -> dict[str, str]:
+    """Every name besides its camelCase one that a field of `model` is accepted under, mapped
+    to that camelCase name: the snake_case spelling (the reference pages write `project_id`)
+    and the names given with `also_named`, in either spelling."""
+    table: dict[str, str] = {}
+    for name, field in model.model_fields.items():
+        wire = field.alias or name
+        names = [name]
+        if isinstance(field.validation_alias, AliasChoices):
+            names += [c for c in field.validation_alias.choices if isinstance(c, str)]
+        for other in names:
+            for spelling in (other, to_snake(other)):
+                if spelling != wire:
+                    table[spelling] = wire
+    return table
+
+
 class Args(BaseModel):
-    """Base of every argument model: camelCase on the wire, unknown fields refused."""
+    """Base of every argument model: camelCase on the wire, unknown fields refused.
+
+    A field is also accepted under its snake_case name and under the names `also_named` gives
+    it, so a call written the way a reference product documents it works on the first try;
+    the published schema shows only the camelCase name, so the listing does not grow.
+    """
 
     model_config = ConfigDict(
         alias_generator=to_camel, extra="forbid", frozen=True, allow_inf_nan=False
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_name_each(cls, data: Any) -> Any:
+        """Rename other names to the wire name before validation.
+
+        Raises:
+            ValidationFailed: one argument sent under two names with different values.
+        """
+        if not isinstance(data, dict):
+            return data
+        table = other_names(cls)
+        if not any(key in table for key in data):
+            return data
+        found = {key: value for key, value in data.items() if key not in table}
+        for key, value in data.items():
+            wire = table.get(key)
+            if wire is None:
+                continue
+            if wire in found and found[wire] != value:
+                raise ValidationFailed.field(
+                    wire, f"was sent twice, also as {key}, with another value; send it once."
+                )
+            found[wire] = value
+        return found
 
     def given(self, name: str) -> bool:
         """Whether the caller sent this field (null counts as sent)."""

@@ -178,7 +178,7 @@ async def create_task(request: Request) -> Created:
             db,
             actor,
             project=args.project_id,
-            workspace_id=args.workspace_id,
+            workspace_id=args.workspace_ref(),
             idempotency_key=args.idempotency_key,
             **fields,
         ),

@@ -7,7 +7,7 @@ from typing import Annotated, Literal, get_args
 from pydantic import Field, WithJsonSchema
 
 from crewboard.contract.args import Args, Day, ProjectRef, WorkspaceId
-from crewboard.contract.board.tasks import AssigneeType, Priority, Status, Tag, TaskRef
+from crewboard.contract.board.tasks import HUMAN_OWNER, AssigneeType, Priority, Status, Tag, TaskRef
 from crewboard.contract.operation import Call, keyed_write
 from crewboard.contract.reply import Reply
 from crewboard.domain.identity.access import Toolset
@@ -50,6 +50,7 @@ class UpdateTasks(Args):
         default=None,
         min_length=1,
         max_length=200,
+        validation_alias=HUMAN_OWNER,
     )
     # A task always has a priority: the schema offers no null (the service refuses one).
     priority: Annotated[

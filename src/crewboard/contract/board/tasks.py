@@ -14,6 +14,7 @@ from crewboard.contract.args import (
     Offset,
     TaskNumber,
     WorkspaceId,
+    also_named,
 )
 from crewboard.contract.operation import Call, Operation, keyed_write
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, fitted_answer
@@ -68,6 +69,10 @@ TaskRef = Annotated[
     str,
     Field(min_length=1, max_length=200),
 ]
+
+
+# Pencil names the person who owns a task (apart from its agent) humanAssigneeId.
+HUMAN_OWNER = also_named("humanOwnerId", "humanAssigneeId")
 
 
 class ContextRef(Args):
@@ -166,7 +171,7 @@ class TaskFields(Args):
         default=None, max_length=200, description="A role or user id from list_team."
     )
     assignee_type: AssigneeType | None = None
-    human_owner_id: str | None = Field(default=None, max_length=200)
+    human_owner_id: str | None = Field(default=None, max_length=200, validation_alias=HUMAN_OWNER)
     tags: list[Tag] | None = Field(default=None, max_length=20)
     labels: list[Tag] | None = Field(default=None, max_length=20)
     due_date: Day | None = Field(default=None)
@@ -213,7 +218,7 @@ class AssignTask(Args):
         default=None, max_length=200, description="A role id from list_team or a user id."
     )
     assignee_type: AssigneeType | None = None
-    human_owner_id: str | None = Field(default=None, max_length=200)
+    human_owner_id: str | None = Field(default=None, max_length=200, validation_alias=HUMAN_OWNER)
 
 
 def fields_of(model: TaskFields) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from crewboard.contract.args import Args, Day, Moment, WorkspaceId
+from crewboard.contract.args import Args, Day, Moment, WorkspaceId, also_named
 from crewboard.contract.operation import Call, Operation
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, compact, fit_rows
 from crewboard.domain.identity.access import Toolset
@@ -20,6 +20,8 @@ class ListTaskEvents(Args):
     human_assignee_id: str | None = Field(
         default=None,
         max_length=200,
+        # The name create_task and assign_task give the same person.
+        validation_alias=also_named("humanAssigneeId", "humanOwnerId"),
         description="Events after which this person owned or held the task.",
     )
     agent_assignee_id: str | None = Field(

@@ -7,7 +7,14 @@ from typing import Any
 
 from pydantic import Field
 
-from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
+from crewboard.contract.args import (
+    Args,
+    IdempotencyKey,
+    Offset,
+    ProjectRef,
+    WorkspaceId,
+    also_named,
+)
 from crewboard.contract.operation import Call, Operation, keyed_write
 from crewboard.contract.reply import ROWS_BUDGET, Reply, paged_reply
 from crewboard.domain.handoffs import (
@@ -39,8 +46,12 @@ PERSON_ONLY = (
 )
 
 
+# Pencil calls the project a handoff belongs to its team (teamId).
+TEAM = also_named("projectId", "teamId")
+
+
 class CreateHandoff(Args):
-    project_id: ProjectRef
+    project_id: ProjectRef = Field(validation_alias=TEAM)
     workspace_id: WorkspaceId = None
     completed: str = Field(default="", max_length=MAX_BODY, description="What got done.")
     in_progress: str = Field(default="", max_length=MAX_BODY, description="What is under way.")
@@ -96,7 +107,7 @@ class UpdateHandoff(Args):
 
 
 class ListHandoffs(Args):
-    project_id: ProjectRef
+    project_id: ProjectRef = Field(validation_alias=TEAM)
     author: str | None = Person
     recipient: str | None = Person
     since: str | None = Field(
@@ -115,7 +126,9 @@ class GetHandoff(Args):
 
 class ListActionItems(Args):
     handoff_id: str | None = Field(default=None, min_length=1, max_length=64)
-    project_id: str | None = Field(default=None, min_length=1, max_length=200)
+    project_id: str | None = Field(
+        default=None, min_length=1, max_length=200, validation_alias=TEAM
+    )
     date: str | None = Day
     cursor: str | None = Field(default=None, min_length=1, max_length=500)
     limit: int = Field(default=handoffs.DEFAULT_PAGE, ge=1, le=handoffs.MAX_PAGE)

@@ -133,7 +133,7 @@ def _check_refs(
             raise ValidationFailed.field(
                 f"specFileIds[{n}]",
                 f"{ident!r} is not a spec file of this project (trashed files do not count); "
-                "list_spec_file shows them.",
+                "list_spec_files shows them.",
             )
 
 
@@ -284,7 +284,14 @@ def list_sessions(
     return db.read(work)
 
 
-def get_session(db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef = ANY_WORKSPACE, ref: str) -> dict[str, Any]:
+def get_session(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+    ref: str,
+) -> dict[str, Any]:
     """One session's facts and what it waits for.
 
     Raises:
