@@ -6,6 +6,7 @@ import copy
 import functools
 import json
 import re
+import typing
 from datetime import date, datetime
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -119,6 +120,48 @@ def other_names(model: type[Args]) -> dict[str, str]:
     return table
 
 
+def wire_names(model: type[Args], data: dict[str, Any]) -> dict[str, Any]:
+    """`data` with every other name of an argument (see `other_names`) replaced by its wire
+    name, in nested argument models too: the call as the published schema spells it.
+
+    Raises:
+        ValidationFailed: one argument sent under two names with different values.
+    """
+    table = other_names(model)
+    fields = {f.alias or n: f for n, f in model.model_fields.items()}
+    found: dict[str, Any] = {}
+    for key, value in sorted(data.items(), key=lambda item: item[0] in table):
+        wire = table.get(key, key)
+        if wire in found:
+            if found[wire] != value:
+                raise ValidationFailed.field(
+                    wire, f"was sent twice, also as {key}, with another value; send it once."
+                )
+            continue
+        field = fields.get(wire)
+        found[wire] = value if field is None else _nested_wire_names(field.annotation, value)
+    return found
+
+
+def _nested_wire_names(annotation: Any, value: Any) -> Any:
+    """A field's value with the other names inside it replaced, when it holds argument models."""
+    if isinstance(value, list):
+        return [_nested_wire_names(annotation, item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    for kind in (annotation, *_inner_types(annotation)):
+        if isinstance(kind, type) and issubclass(kind, Args):
+            return wire_names(kind, value)
+    return value
+
+
+def _inner_types(annotation: Any) -> list[Any]:
+    found: list[Any] = []
+    for inner in typing.get_args(annotation):
+        found += [inner, *_inner_types(inner)]
+    return found
+
+
 class Args(BaseModel):
     """Base of every argument model: camelCase on the wire, unknown fields refused.
 
@@ -139,22 +182,9 @@ class Args(BaseModel):
         Raises:
             ValidationFailed: one argument sent under two names with different values.
         """
-        if not isinstance(data, dict):
+        if not isinstance(data, dict) or not any(key in other_names(cls) for key in data):
             return data
-        table = other_names(cls)
-        if not any(key in table for key in data):
-            return data
-        found = {key: value for key, value in data.items() if key not in table}
-        for key, value in data.items():
-            wire = table.get(key)
-            if wire is None:
-                continue
-            if wire in found and found[wire] != value:
-                raise ValidationFailed.field(
-                    wire, f"was sent twice, also as {key}, with another value; send it once."
-                )
-            found[wire] = value
-        return found
+        return wire_names(cls, data)
 
     def given(self, name: str) -> bool:
         """Whether the caller sent this field (null counts as sent)."""

@@ -151,8 +151,8 @@ RULES: tuple[tuple[str, frozenset[str]], ...] = (
         ),
     ),
     (
-        "Write calls name the workspace explicitly: the workspaceId list_projects shows, or null "
-        "for a private project.",
+        "workspaceId may be left out: the project's own is taken. Sent, it must be the one "
+        "list_projects shows (null: private); create_project always names it.",
         frozenset(
             {
                 "create_project",
