@@ -32,7 +32,7 @@ from crewboard.domain.models import Actor, User
 from crewboard.domain.sessions import MAX_PROMPT, MAX_TITLE, Mode
 from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
-from crewboard.services.board import notes, queries, questions, repos, tasks
+from crewboard.services.board import notes, queries, questions, repos, task_updates, tasks
 from crewboard.services.handoffs import handoffs
 from crewboard.services.handoffs.handoffs import Bodies
 from crewboard.services.identity import stream_tokens, tokens
@@ -184,7 +184,7 @@ def build_world(db: Database) -> World:
         ).body["task"]
         for n in range(SUBTASKS)
     ]  # fmt: skip
-    tasks.update_task(
+    task_updates.update_task(
         db,
         person,
         project="CRW",

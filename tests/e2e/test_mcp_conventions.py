@@ -96,11 +96,15 @@ async def test_writes_and_reads_take_the_projects_workspace_when_left_out(
         )
         assert thread["thread"]["anchor"]["quote"] == "ten minutes"
         read = await call(
-            client, "read_spec_file", {"projectId": "TEAM", "workspaceId": space, "path": "docs/e.md"}
+            client,
+            "read_spec_file",
+            {"projectId": "TEAM", "workspaceId": space, "path": "docs/e.md"},
         )
         assert read["text"] == SPEC
         error = await refusal(
-            client, "read_spec_file", {"projectId": "TEAM", "workspaceId": None, "path": "docs/e.md"}
+            client,
+            "read_spec_file",
+            {"projectId": "TEAM", "workspaceId": None, "path": "docs/e.md"},
         )
         assert error["details"]["field"] == "workspaceId"
 

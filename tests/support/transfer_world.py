@@ -9,7 +9,7 @@ from crewboard.domain.models import Actor
 from crewboard.domain.sessions import Mode
 from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
-from crewboard.services.board import notes, queries, questions, repos, tasks
+from crewboard.services.board import notes, queries, questions, repos, task_updates, tasks
 from crewboard.services.handoffs import handoffs
 from crewboard.services.handoffs.handoffs import Bodies
 from crewboard.services.identity import tokens
@@ -76,7 +76,7 @@ def furnish_everything(db: Database, key: str = "MOVE") -> Everything:
         db, person, project=key, workspace_id=None, idempotency_key="sub", title="Sub",
         parent_task_id=main["id"],
     ).body["task"]  # fmt: skip
-    tasks.update_task(
+    task_updates.update_task(
         db, person, project=key, workspace_id=None, idempotency_key="block", task_id=main["id"],
         expected_revision=main["revision"], patch={"blocked_by_task_ids": [sub["id"]]},
     )  # fmt: skip

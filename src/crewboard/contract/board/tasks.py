@@ -21,7 +21,7 @@ from crewboard.contract.reply import RESPONSE_BUDGET, Reply, fitted_answer
 from crewboard.domain.identity.access import Toolset
 from crewboard.domain.validation import INT32_MAX
 from crewboard.services.board import queries as task_queries
-from crewboard.services.board import tasks
+from crewboard.services.board import task_updates, tasks
 from crewboard.services.board.fitting import cut_fields, fit_task_answer
 from crewboard.services.text_windows import WINDOW_LIMIT
 
@@ -368,7 +368,7 @@ def create_task(call: Call, args: CreateTask) -> Reply:
 
 
 def update_task(call: Call, args: UpdateTask) -> Reply:
-    result = tasks.update_task(
+    result = task_updates.update_task(
         call.db,
         call.actor,
         project=args.project_id,
@@ -387,14 +387,16 @@ def update_task(call: Call, args: UpdateTask) -> Reply:
 
 
 def assign_task(call: Call, args: AssignTask) -> Reply:
-    result = tasks.assign_task(
+    result = task_updates.assign_task(
         call.db,
         call.actor,
         workspace_id=args.workspace_ref(),
         idempotency_key=args.idempotency_key,
         task_id=args.task_id,
         expected_revision=args.expected_revision,
-        assignment=args.model_dump(include=args.model_fields_set & set(tasks.ASSIGNMENT_FIELDS)),
+        assignment=args.model_dump(
+            include=args.model_fields_set & set(task_updates.ASSIGNMENT_FIELDS)
+        ),
     )
     note = (
         "This key was used before: this is the original answer, not the task as it is now."

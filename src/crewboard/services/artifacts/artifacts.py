@@ -175,7 +175,13 @@ def kept_revision(uow: UnitOfWork, artifact: Artifact, number: int, field: str) 
 
 
 def list_artifacts(
-    db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef = ANY_WORKSPACE, limit: int = DEFAULT_PAGE, offset: int = 0
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+    limit: int = DEFAULT_PAGE,
+    offset: int = 0,
 ) -> dict[str, Any]:
     """The project's artifacts, most recently changed first.
 
@@ -197,7 +203,13 @@ def list_artifacts(
 
 
 def get_artifact(
-    db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef = ANY_WORKSPACE, ref: str, revision: int | None = None
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+    ref: str,
+    revision: int | None = None,
 ) -> dict[str, Any]:
     """An artifact, one revision's files (the newest unless `revision`), and the kept
     revisions, newest first.
@@ -291,7 +303,13 @@ def read_artifact_file(
 
 
 def revision_bytes(
-    db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef = ANY_WORKSPACE, ref: str, revision: int | None = None
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+    ref: str,
+    revision: int | None = None,
 ) -> tuple[Artifact, int, list[tuple[ArtifactFile, bytes]]]:
     """A kept revision's files with their bytes (for a download).
 

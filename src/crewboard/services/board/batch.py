@@ -39,18 +39,13 @@ from crewboard.services.board.task_checks import (
     check_assignment,
     check_status_allowed,
 )
+from crewboard.services.board.task_lookup import find_project_tasks, task_not_found
 from crewboard.services.board.task_sources import (
     has_source,
     load_sources,
     source_files,
 )
-from crewboard.services.board.tasks import (
-    camel,
-    find_project_tasks,
-    revision_conflict,
-    save_task,
-    task_not_found,
-)
+from crewboard.services.board.tasks import camel, revision_conflict, save_task
 from crewboard.services.board.views import task_key
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.identity.access import WorkspaceRef, access_project

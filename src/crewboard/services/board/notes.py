@@ -18,7 +18,7 @@ from crewboard.domain.models import Actor, Project
 from crewboard.domain.validation import check_no_nul, check_text
 from crewboard.errors import LimitExceeded, NotFound, ValidationFailed
 from crewboard.services.board.mentions import tell_mentioned
-from crewboard.services.board.tasks import access_task
+from crewboard.services.board.task_lookup import access_task
 from crewboard.services.board.views import task_key
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write, require_key
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef

@@ -22,7 +22,7 @@ from crewboard.services.board.notes import (
     task_ref_view,
     without,
 )
-from crewboard.services.board.tasks import access_task
+from crewboard.services.board.task_lookup import access_task
 from crewboard.services.idempotency import Ack, KeyedResult
 from crewboard.services.identity.access import (
     WorkspaceRef,

@@ -26,7 +26,7 @@ from crewboard.services.board.notes import (
     record_task_event,
     task_ref_view,
 )
-from crewboard.services.board.tasks import access_task
+from crewboard.services.board.task_lookup import access_task
 from crewboard.services.idempotency import Ack, KeyedResult
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
 from crewboard.services.views import actor_stamp, iso

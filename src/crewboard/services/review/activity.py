@@ -12,7 +12,7 @@ from typing import Any
 
 from crewboard.domain.models import Actor
 from crewboard.errors import ValidationFailed
-from crewboard.services.board.tasks import access_task
+from crewboard.services.board.task_lookup import access_task
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, open_projects
 from crewboard.services.paging import check_limit
 from crewboard.services.views import iso

@@ -21,7 +21,8 @@ from crewboard.domain.review import WAITING, DraftStatus, ReferenceKind
 from crewboard.domain.validation import check_no_nul, check_text
 from crewboard.errors import LimitExceeded, ValidationFailed
 from crewboard.services.board import context
-from crewboard.services.board.tasks import access_task, save_task
+from crewboard.services.board.task_lookup import access_task
+from crewboard.services.board.tasks import save_task
 from crewboard.services.board.views import task_key
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write, require_key
 from crewboard.services.identity.access import (

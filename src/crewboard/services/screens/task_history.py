@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from crewboard.domain.models import Actor
-from crewboard.services.board.tasks import access_task
+from crewboard.services.board.task_lookup import access_task
 from crewboard.services.views import iso
 from crewboard.storage.database import Database
 from crewboard.storage.review.activity import ActivityRepository, EventQuery, EventRow

@@ -82,7 +82,13 @@ def _find(
 
 
 def list_attachments(
-    db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef = ANY_WORKSPACE, limit: int = DEFAULT_PAGE, offset: int = 0
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+    limit: int = DEFAULT_PAGE,
+    offset: int = 0,
 ) -> dict[str, Any]:
     """The project's attachments by name.
 
@@ -104,11 +110,18 @@ def list_attachments(
 
 
 def get_attachment(
-    db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef = ANY_WORKSPACE, attachment_id: str
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+    attachment_id: str,
 ) -> dict[str, Any]:
     """One attachment's details. Raises: NotFound."""
     return db.read(
-        lambda uow: {"attachment": attachment_view(_find(uow, actor, project, attachment_id, workspace_id))}
+        lambda uow: {
+            "attachment": attachment_view(_find(uow, actor, project, attachment_id, workspace_id))
+        }
     )
 
 
@@ -164,7 +177,12 @@ def read_attachment(
 
 
 def read_attachment_bytes(
-    db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef = ANY_WORKSPACE, attachment_id: str
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+    attachment_id: str,
 ) -> tuple[dict[str, Any], bytes]:
     """An attachment's details and its whole bytes (for a download). Raises: NotFound."""
 

@@ -222,7 +222,11 @@ def get_spec_file(
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
         file, access = find_file(
-            uow, actor, project=project, ref=ref, include_trashed=include_trashed,
+            uow,
+            actor,
+            project=project,
+            ref=ref,
+            include_trashed=include_trashed,
             workspace_id=workspace_id,
         )
         answer: dict[str, Any] = {"file": file_view(file)}
@@ -276,7 +280,11 @@ def read_spec_file(
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
         file, _access = find_file(
-            uow, actor, project=project, ref=ref, include_trashed=include_trashed,
+            uow,
+            actor,
+            project=project,
+            ref=ref,
+            include_trashed=include_trashed,
             workspace_id=workspace_id,
         )
         wanted = revision or file.revision_count
@@ -344,7 +352,11 @@ def read_file_bytes(
 
     def work(uow: UnitOfWork) -> tuple[dict[str, Any], bytes]:
         file, _access = find_file(
-            uow, actor, project=project, ref=ref, include_trashed=include_trashed,
+            uow,
+            actor,
+            project=project,
+            ref=ref,
+            include_trashed=include_trashed,
             workspace_id=workspace_id,
         )
         wanted = revision or file.revision_count
