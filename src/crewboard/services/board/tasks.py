@@ -33,11 +33,8 @@ from crewboard.services.board.task_checks import (
 )
 
 # access_task lives in task_lookup; the handoffs area still imports it from here.
-from crewboard.services.board.task_lookup import (  # noqa: F401
-    access_task,
-    render_task,
-    task_ids_of,
-)
+from crewboard.services.board.task_lookup import access_task as access_task  # noqa: PLC0414
+from crewboard.services.board.task_lookup import render_task, task_ids_of
 from crewboard.services.board.task_sources import status_moved
 from crewboard.services.board.views import task_view
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
