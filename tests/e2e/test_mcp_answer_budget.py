@@ -46,7 +46,7 @@ from crewboard.services.sessions.context import session_context
 from crewboard.services.specs import attachments as spec_attachments
 from crewboard.services.specs import comments as spec_comments
 from crewboard.services.specs import files as spec_files
-from crewboard.services.specs.files import FileRef
+from crewboard.services.specs.file_lookup import FileRef
 from crewboard.services.text_windows import ANSWER_BUDGET
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork

@@ -21,7 +21,7 @@ from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.review import decisions, drafts
 from crewboard.services.specs import files
-from crewboard.services.specs.files import FileRef
+from crewboard.services.specs.file_lookup import FileRef
 from crewboard.services.specs.tasks_md import install
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork

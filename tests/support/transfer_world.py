@@ -21,7 +21,7 @@ from crewboard.services.sessions import sessions
 from crewboard.services.specs import attachments as spec_attachments
 from crewboard.services.specs import comments as spec_comments
 from crewboard.services.specs import files as spec_files
-from crewboard.services.specs.files import FileRef
+from crewboard.services.specs.file_lookup import FileRef
 from crewboard.storage.database import Database
 from tests.support.factories import make_user
 

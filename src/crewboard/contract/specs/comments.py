@@ -15,7 +15,7 @@ from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.domain.spec_comments import MAX_AFFIX, MAX_COMMENT, MAX_QUOTE, MAX_THREADS_SHOWN
 from crewboard.services.paging import next_offset
 from crewboard.services.specs import comments
-from crewboard.services.specs.files import FileRef
+from crewboard.services.specs.file_lookup import FileRef
 
 Body = Field(min_length=1, max_length=MAX_COMMENT, description="Markdown.")
 Ref = Field(min_length=1, max_length=200)

@@ -17,7 +17,7 @@ from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.errors import ValidationFailed
 from crewboard.jsonbody import MAX_UPLOAD_BODY
 from crewboard.services.specs import files
-from crewboard.services.specs.files import FileRef
+from crewboard.services.specs.file_lookup import FileRef
 
 FilePath = Field(default=None, min_length=1, max_length=MAX_PATH, description="Or the file's path.")
 # Characters of content one call carries: a message (HTTP body or stdio line) holds at most

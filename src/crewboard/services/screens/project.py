@@ -11,7 +11,7 @@ from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef
 from crewboard.services.projects.projects import project_description
 from crewboard.services.sessions.sessions import sessions_of
 from crewboard.services.specs.attachments import attachments_of
-from crewboard.services.specs.files import files_of
+from crewboard.services.specs.file_lookup import files_of
 from crewboard.services.views import iso
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork

@@ -14,7 +14,7 @@ from crewboard.services.sessions.providers import ChatMessage
 from crewboard.services.sessions.sessions import find_session, sessions_of
 from crewboard.services.sessions.workflows import default_workflow, workflows
 from crewboard.services.specs.attachments import attachments_of
-from crewboard.services.specs.files import files_of
+from crewboard.services.specs.file_lookup import files_of
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 

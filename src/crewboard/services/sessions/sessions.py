@@ -38,7 +38,7 @@ from crewboard.services.paging import check_page, next_offset
 from crewboard.services.sessions.models import check_model_choice
 from crewboard.services.sessions.workflows import check_workflow
 from crewboard.services.specs.attachments import attachments_of
-from crewboard.services.specs.files import files_of
+from crewboard.services.specs.file_lookup import files_of
 from crewboard.services.views import iso, stamp_of
 from crewboard.storage.database import Database
 from crewboard.storage.sessions.repository import SessionRepository

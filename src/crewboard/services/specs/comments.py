@@ -48,7 +48,7 @@ from crewboard.services.identity.access import (
     require_signed_in_person,
 )
 from crewboard.services.paging import check_page, next_offset
-from crewboard.services.specs.files import FileRef, files_of, find_file
+from crewboard.services.specs.file_lookup import FileRef, files_of, find_file
 from crewboard.services.views import iso, stamp_of
 from crewboard.storage.database import Database
 from crewboard.storage.specs.comments import SpecCommentRepository
