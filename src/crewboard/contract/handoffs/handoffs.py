@@ -41,9 +41,8 @@ People = Field(
     default=None, max_length=MAX_RECIPIENTS, description="People of the project (ids or emails)."
 )
 Status = Field(default=None, description="open, in_progress, done or cancelled.")
-PERSON_ONLY = (
-    " Needs a person: a personal token or the web app (agent tokens get HUMAN_IDENTITY_REQUIRED)."
-)
+# What a person may use and an agent token may not is said once, in the server instructions.
+PERSON_ONLY = " Needs a person, not an agent token."
 
 
 # Pencil calls the project a handoff belongs to its team (teamId).
