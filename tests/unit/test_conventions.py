@@ -97,6 +97,7 @@ MYSPEC_CALLS: list[tuple[str, dict[str, Any]]] = [
 PENCIL_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("list_tasks", {"status": "in_progress"}),
     ("list_tasks", {"projection": "summary"}),
+    ("list_tasks", {"assigneeId": "me"}),  # as get_week names the filter
     ("list_assignee_tasks", {"assigneeId": "me", "projection": "summary"}),
     ("get_task_context", {"taskId": T}),
     ("post_comment", {"taskId": "task_123", "content": "**Update**", "idempotencyKey": "k"}),

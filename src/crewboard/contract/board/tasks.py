@@ -128,6 +128,8 @@ class ListTasks(TaskPageArgs):
         default=None,
         max_length=200,
         description="'me', 'none', or a role or user id.",
+        # The name list_assignee_tasks and get_week give the same filter.
+        validation_alias=also_named("assignee", "assigneeId"),
     )
     cycle: str | None = Field(default=None, max_length=64)
     updated_since: Moment | None = Field(default=None)
