@@ -20,6 +20,7 @@ from crewboard.cli.common import (
 from crewboard.domain.handoffs import WIRE_BODIES
 from crewboard.services.handoffs import handoffs
 from crewboard.services.handoffs.handoffs import BODY_LABELS, Bodies
+from crewboard.services.identity.access import ANY_WORKSPACE
 
 
 @click.group("handoff")
@@ -123,7 +124,7 @@ def handoff_write(state_: State, project: str, completed: str, in_progress: str,
             zones = handoffs.day_sheet(db, acting_person(db, as_email), project=project, day=None)
             a, b = zones["zones"]["a"], zones["zones"]["b"]
             made = handoffs.create_handoff(
-                db, acting_person(db, as_email), project=project, workspace_id=None,
+                db, acting_person(db, as_email), project=project, workspace_id=ANY_WORKSPACE,
                 bodies=Bodies(completed, in_progress, blockers, next_steps), day=day,
                 source_time_zone=b if reverse else a, destination_time_zone=a if reverse else b,
                 linked_task_ids=list(tasks), recipients=list(recipients),
