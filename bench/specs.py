@@ -54,7 +54,7 @@ from crewboard.domain.spec_comments import place, reanchor
 from crewboard.domain.specs import MAX_READ_BYTES
 from crewboard.services.identity.users import do_create_user, person_actor
 from crewboard.services.projects import projects
-from crewboard.services.specs import comments, files
+from crewboard.services.specs import comments, file_lookup, files
 from crewboard.storage import migrate
 from crewboard.storage.database import Database
 
@@ -140,7 +140,7 @@ def seed(db: Database, first: str, passages: list[str]) -> tuple[Actor, str, str
     plain = upload(db, owner, "docs/plain.md", first.encode())
     for passage in passages:
         comments.create_spec_file_comment_thread(
-            db, owner, project="SPEC", workspace_id=None, ref=files.FileRef(file_id=commented),
+            db, owner, project="SPEC", workspace_id=None, ref=file_lookup.FileRef(file_id=commented),
             anchor_quote=passage, anchor_prefix=None, anchor_suffix=None,
             body="Is this still right?", idempotency_key=new_id("key"),
         )  # fmt: skip
@@ -156,7 +156,7 @@ def timed(run: Callable[[], object]) -> float:
 def saver(db: Database, owner: Actor, file_id: str) -> Callable[[str], float]:
     """Save `text` as the file's next revision; the milliseconds update_spec_file took (the
     read of the version it is made from is not counted)."""
-    ref = files.FileRef(file_id=file_id)
+    ref = file_lookup.FileRef(file_id=file_id)
 
     def save(text: str) -> float:
         version = files.get_spec_file(db, owner, project="SPEC", ref=ref)["file"]["contentVersion"]
@@ -192,7 +192,7 @@ def run_reanchor(args: argparse.Namespace) -> bool:
                 timings["with"].append(pair[0])
                 timings["without"].append(pair[1])
         listed = comments.list_spec_file_comments(
-            db, owner, project="SPEC", ref=files.FileRef(file_id=commented)
+            db, owner, project="SPEC", ref=file_lookup.FileRef(file_id=commented)
         )
     anchored = sum(not t["orphaned"] for t in listed["threads"])
     rows = [
@@ -318,7 +318,7 @@ def run_read(args: argparse.Namespace, database_url: str | None) -> bool:
                             db,
                             owner,
                             project=info.project,
-                            ref=files.FileRef(file_id=window["fileId"]),
+                            ref=file_lookup.FileRef(file_id=window["fileId"]),
                             offset=window["offset"],
                             limit=window["limit"],
                         )
@@ -327,7 +327,7 @@ def run_read(args: argparse.Namespace, database_url: str | None) -> bool:
                 return call
 
             check = files.read_spec_file(
-                db, owner, project=info.project, ref=files.FileRef(file_id=big),
+                db, owner, project=info.project, ref=file_lookup.FileRef(file_id=big),
                 offset=middle, limit=MAX_WINDOW_LINES,
             )  # fmt: skip
             if check["lines"] != MAX_WINDOW_LINES:
@@ -370,7 +370,7 @@ def run_history(args: argparse.Namespace) -> bool:
         owner = owner_of(db)
         long_id = upload(db, owner, "docs/long.md", base.encode())
         short_id = upload(db, owner, "docs/short.md", base.encode())
-        ref = files.FileRef(file_id=long_id)
+        ref = file_lookup.FileRef(file_id=long_id)
         version = files.get_spec_file(db, owner, project="SPEC", ref=ref)["file"]["contentVersion"]
         began = time.perf_counter()
         for n in range(2, args.revisions + 1):

@@ -46,3 +46,13 @@ def test_refusals_exit_1_with_the_code(run: RunCli) -> None:
     assert bad.exit_code == 1
     assert "since" in bad.output
     assert "VALIDATION" in bad.output
+
+
+def test_a_handoff_of_a_shared_project_takes_its_workspace(run: RunCli) -> None:
+    made = run("workspace", "create", "Studio", "--json")
+    assert made.exit_code == 0, made.output
+    space = json.loads(made.output)["id"]
+    project = run("project", "create", "--key", "TEAM", "--name", "Team", "--workspace", space)
+    assert project.exit_code == 0, project.output
+    wrote = run("handoff", "write", "TEAM", "--completed", "Shipped", "--date", "2026-12-03")
+    assert wrote.exit_code == 0, wrote.output

@@ -60,7 +60,7 @@ from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import projects, state
 from crewboard.services.review import drafts
 from crewboard.services.sessions import sessions
-from crewboard.services.specs import attachments
+from crewboard.services.specs import attachments, file_lookup
 from crewboard.services.specs import comments as spec_comments
 from crewboard.services.specs import files as spec_files
 from crewboard.storage.database import Database
@@ -177,7 +177,7 @@ def build_world(db: Database) -> World:
         for path, content in (("docs/spec.md", b"# Spec\nline 2\n"), ("logo.png", PNG))
     ]
     thread = spec_comments.create_spec_file_comment_thread(
-        db, actor, project="CRW", workspace_id=None, ref=spec_files.FileRef(file_id=specs[0]),
+        db, actor, project="CRW", workspace_id=None, ref=file_lookup.FileRef(file_id=specs[0]),
         anchor_quote="line 2", anchor_prefix=None, anchor_suffix=None, body="Why?",
         idempotency_key="thread",
     ).body["thread"]  # fmt: skip

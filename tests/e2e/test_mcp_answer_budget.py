@@ -33,7 +33,7 @@ from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.sessions import MAX_PROMPT, MAX_TITLE, Mode
 from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
-from crewboard.services.board import notes, queries, questions, repos, tasks
+from crewboard.services.board import notes, queries, questions, repos, task_updates, tasks
 from crewboard.services.identity import stream_tokens, tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.memory import edits as memory_edits
@@ -45,7 +45,7 @@ from crewboard.services.sessions.context import session_context
 from crewboard.services.specs import attachments as spec_attachments
 from crewboard.services.specs import comments as spec_comments
 from crewboard.services.specs import files as spec_files
-from crewboard.services.specs.files import FileRef
+from crewboard.services.specs.file_lookup import FileRef
 from crewboard.services.text_windows import ANSWER_BUDGET
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
@@ -183,7 +183,7 @@ def build_world(db: Database) -> World:
         ).body["task"]
         for n in range(SUBTASKS)
     ]  # fmt: skip
-    tasks.update_task(
+    task_updates.update_task(
         db,
         person,
         project="CRW",

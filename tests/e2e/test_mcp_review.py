@@ -70,7 +70,10 @@ async def test_review_tools_are_listed_with_their_scopes_and_annotations(
     assert not submit.annotations.read_only_hint  # the protocol default, not sent
     assert submit.annotations.idempotent_hint is True
     required = set(submit.input_schema["required"])
-    assert {"workspaceId", "taskId", "idempotencyKey", "expectedRevision"} <= required
+    assert {"taskId", "idempotencyKey", "expectedRevision"} <= required
+    # workspaceId is offered, not required: left out, the task's project's own is taken.
+    assert "workspaceId" in submit.input_schema["properties"]
+    assert "workspaceId" not in required
     assert "contextReceiptId" in required
     assert "create_draft" in listed
     async with mcp_client(url, secret(db, owner, ["read", "drafts.create"]), mode) as client:

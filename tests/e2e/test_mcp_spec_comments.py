@@ -14,7 +14,7 @@ from crewboard.contract.catalogue import default_catalogue
 from crewboard.domain.identity.records import User
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.specs import files
+from crewboard.services.specs import file_lookup, files
 from crewboard.storage.database import Database
 from tests.support.factories import make_project, make_user
 from tests.support.mcp_client import MODES, body_of, mcp_client
@@ -264,7 +264,7 @@ async def test_a_thread_longer_than_an_answer_comes_cut_to_fit_and_flagged(
 
     me = person_actor(owner)
     made = comments.create_spec_file_comment_thread(
-        db, me, project="CRW", workspace_id=None, ref=files.FileRef(file_id=file_id),
+        db, me, project="CRW", workspace_id=None, ref=file_lookup.FileRef(file_id=file_id),
         anchor_quote="ten minutes", anchor_prefix=None, anchor_suffix=None,
         body="Why ten?", idempotency_key=None,
     )  # fmt: skip

@@ -24,7 +24,7 @@ from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import User
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.specs import files
+from crewboard.services.specs import file_lookup, files
 from crewboard.services.views import iso
 from crewboard.storage.database import Database
 from tests.support.factories import grant, make_project, make_user
@@ -747,7 +747,10 @@ async def test_stdio_uploads_from_a_local_file_inside_the_working_folder_only(
             assert refused["details"]["field"] == "localFilePath", source
     assert local.paths() == ["docs/diagram.bin", "docs/local.md", "docs/plan.md", "logo.png"]
     stored = files.read_spec_file(
-        local.db, person_actor(local.owner), project="CRW", ref=files.FileRef(path="docs/local.md")
+        local.db,
+        person_actor(local.owner),
+        project="CRW",
+        ref=file_lookup.FileRef(path="docs/local.md"),
     )
     assert stored["text"] == "# Written locally\n"
     assert everything_under(outside) == ["secret.md"]

@@ -69,7 +69,8 @@ async def test_the_tools_are_listed_on_the_board_with_true_annotations(
             assert annotations.idempotent_hint is True
             assert annotations.destructive_hint is False
             required = set(listed[name].input_schema["required"])
-            assert {"taskId", "workspaceId", "idempotencyKey"} <= required, name
+            assert {"taskId", "idempotencyKey"} <= required, name
+            assert "workspaceId" in listed[name].input_schema["properties"], name
     assert listed["save_output"].input_schema["properties"]["name"]["maxLength"] == 200
     assert listed["post_comment"].input_schema["properties"]["content"]["maxLength"] == 20_000
     tests = listed["report_repo_status"].input_schema["properties"]["tests"]
@@ -175,7 +176,7 @@ async def test_bad_arguments_are_error_results_naming_the_field(
     url: str, db: Database, owner: User, repo_id: str, mode: str
 ) -> None:
     cases: list[tuple[str, dict[str, Any], str, str]] = [
-        ("post_comment", {"taskId": "CRW-1", "idempotencyKey": "k", "content": "x"}, "VALIDATION", "workspaceId"),
+        ("post_comment", {"taskId": "CRW-1", "workspaceId": "ws_other", "idempotencyKey": "k", "content": "x"}, "VALIDATION", "workspaceId"),
         ("post_comment", {**TASK, "content": "x"}, "VALIDATION", "idempotencyKey"),
         ("agent_update", {**TASK, "idempotencyKey": "k", "content": "x" * 20_001}, "LIMIT_EXCEEDED", "content"),
         ("agent_update", {**TASK, "idempotencyKey": "k", "content": ""}, "VALIDATION", "content"),

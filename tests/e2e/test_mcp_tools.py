@@ -312,20 +312,22 @@ async def test_annotations_and_schemas_are_true_to_each_tool(
     assert tools["delete_project"].annotations.destructive_hint is True  # type: ignore[union-attr]
     assert tools["update_project"].annotations.destructive_hint is False  # type: ignore[union-attr]
     schema = tools["update_project_state"].input_schema
-    assert set(schema["required"]) == {"projectId", "workspaceId", "content", "expectedRevision"}
+    assert set(schema["required"]) == {"projectId", "content", "expectedRevision"}
+    assert "workspaceId" in schema["properties"]
     assert schema["properties"]["content"]["maxLength"] == 5000
     assert schema["additionalProperties"] is False
     status = tools["create_project"].input_schema["properties"]["status"]
     assert status["enum"] == ["planning", "active", "paused", "done"]
-    # Spec sessions: every write names its project and workspace; only delete destroys, and a
-    # second delete is no repeat of the first.
+    # Spec sessions: every write names its project (its workspace may be named too); only
+    # delete destroys, and a second delete is no repeat of the first.
     for name in SESSION_WRITES:
-        assert {"projectId", "workspaceId"} <= set(tools[name].input_schema["required"]), name
+        assert "projectId" in tools[name].input_schema["required"], name
+        assert "workspaceId" in tools[name].input_schema["properties"], name
         hints = tools[name].annotations
         assert hints is not None
         assert bool(hints.destructive_hint) is (name == "delete_spec_session"), name
         assert bool(hints.idempotent_hint) is (name != "delete_spec_session"), name
-    assert "workspaceId" not in tools["get_spec_session"].input_schema["properties"]
+    assert "workspaceId" not in tools["get_spec_session"].input_schema["required"]
     assert tools["start_spec_session"].input_schema["properties"]["mode"]["enum"] == [
         "generate",
         "edit",
@@ -356,7 +358,7 @@ async def test_bad_arguments_are_error_results_naming_the_field(
     async with mcp_client(url, secret_for(db, owner, ALL), mode) as client:
         cases = {
             "status": {"projectId": "CRW", "workspaceId": None, "status": "gone"},
-            "workspaceId": {"projectId": "CRW", "name": "No workspace named"},
+            "workspaceId": {"projectId": "CRW", "workspaceId": "ws_other", "name": "Elsewhere"},
             "colour": {"projectId": "CRW", "workspaceId": None, "colour": "red"},
         }
         for field, arguments in cases.items():

@@ -8,7 +8,7 @@ import pytest
 
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.records import Actor
-from crewboard.services.board import tasks
+from crewboard.services.board import task_updates, tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import team
@@ -47,7 +47,7 @@ def worked_task(db: Database, owner: Actor, clock: ManualClock) -> str:
         due_date="2026-03-04",
     ).body["task"]
     clock.advance(timedelta(minutes=90))
-    tasks.update_task(
+    task_updates.update_task(
         db,
         owner,
         project="CRW",

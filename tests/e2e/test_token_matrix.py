@@ -40,7 +40,7 @@ from crewboard.contract.catalogue import default_catalogue
 from crewboard.domain.identity.access import Role, TokenKind
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.services.specs import comments, files
+from crewboard.services.specs import comments, file_lookup, files
 from crewboard.storage.database import Database
 from tests.conftest import ONLY_SQLITE, POSTGRESQL_IN_THE_SLOW_RUN
 from tests.support.databases import Reader
@@ -305,7 +305,7 @@ def _file_text(world: World, spot: Spot) -> str:
     """The whole text of the spot's spec file now: a passage found once, whatever was saved."""
     read = files.read_spec_file(
         world.db, world.person, project=spot.project_id,
-        ref=files.FileRef(file_id=spot.file_id), include_trashed=True,
+        ref=file_lookup.FileRef(file_id=spot.file_id), include_trashed=True,
     )  # fmt: skip
     return str(read["text"])
 
@@ -313,7 +313,7 @@ def _file_text(world: World, spot: Spot) -> str:
 def _thread(world: World, spot: Spot, actor: Actor) -> dict[str, Any]:
     made = comments.create_spec_file_comment_thread(
         world.db, actor, project=spot.project_id, workspace_id=None,
-        ref=files.FileRef(file_id=spot.file_id), anchor_quote=_file_text(world, spot),
+        ref=file_lookup.FileRef(file_id=spot.file_id), anchor_quote=_file_text(world, spot),
         anchor_prefix=None, anchor_suffix=None, body="Why?", idempotency_key=None,
     )  # fmt: skip
     return dict(made.body["thread"])

@@ -14,7 +14,7 @@ from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import User
 from crewboard.services.board import notes as task_notes
 from crewboard.services.board import queries as task_queries
-from crewboard.services.board import tasks
+from crewboard.services.board import task_updates, tasks
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, grant, make_project, make_user
@@ -55,7 +55,7 @@ def new_task(db: Database, user: User, title: str, project: str = "CRW", **field
 
 def edit_task(db: Database, user: User, key: str, revision: int, patch: dict[str, Any]) -> None:
     """Another writer's edit, through the service."""
-    tasks.update_task(
+    task_updates.update_task(
         db,
         person_actor(user),
         project="CRW",

@@ -17,7 +17,7 @@ from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.identity.users import person_actor
 from crewboard.services.sessions import sessions
 from crewboard.services.specs import attachments, files
-from crewboard.services.specs.files import FileRef
+from crewboard.services.specs.file_lookup import FileRef
 from crewboard.storage.database import Database
 from tests.conftest import POSTGRESQL_IN_THE_SLOW_RUN
 from tests.support import axe

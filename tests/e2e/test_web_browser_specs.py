@@ -14,7 +14,7 @@ import pytest
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.specs import files
-from crewboard.services.specs.files import FileRef
+from crewboard.services.specs.file_lookup import FileRef
 from crewboard.storage.database import Database
 from tests.support import axe
 from tests.support.browser_pages import (  # the browser fixtures and the agent's helpers

@@ -13,7 +13,7 @@ from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import NotFound, PermissionDenied
 from crewboard.services.board import queries as task_queries
-from crewboard.services.board import questions, tasks
+from crewboard.services.board import questions, task_updates, tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.memory import records as memory
@@ -202,7 +202,7 @@ def test_hand_in_page_shows_the_result_safely_with_its_references(
 def test_an_input_changed_since_the_agent_read_it_is_named_in_words(
     client: httpx2.Client, db: Database, me: Actor
 ) -> None:
-    tasks.update_task(
+    task_updates.update_task(
         db, me, project="CRW", workspace_id=None, idempotency_key="brief-1",
         task_id="CRW-1", expected_revision=1, patch={"brief": "Fix the loop."},
     )  # fmt: skip
@@ -222,7 +222,7 @@ def test_an_input_changed_since_the_agent_read_it_is_named_in_words(
     read = task_queries.get_task(db, seat, task="CRW-1")
     assert isinstance(read, dict)
     draft = hand_in(db, seat, expected_revision=2, context_receipt_id=read["contextReceiptId"])
-    tasks.update_task(
+    task_updates.update_task(
         db, me, project="CRW", workspace_id=None, idempotency_key="brief-2",
         task_id="CRW-1", expected_revision=3, patch={"brief": "Fix the loop, and log it."},
     )  # fmt: skip

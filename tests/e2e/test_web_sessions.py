@@ -24,7 +24,7 @@ from crewboard.services.identity.users import person_actor
 from crewboard.services.sessions import conversation, sessions
 from crewboard.services.sessions.waiting import wait_for_turn
 from crewboard.services.specs import files
-from crewboard.services.specs.files import FileRef
+from crewboard.services.specs.file_lookup import FileRef
 from crewboard.storage.database import Database
 from tests.support.factories import grant, make_project, make_user, personal_secret, token_actor
 from tests.support.model_server import Broken, ModelServer, Reply

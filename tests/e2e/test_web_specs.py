@@ -16,7 +16,7 @@ from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.specs import MAX_ATTACHMENT_BYTES
 from crewboard.services.identity.users import person_actor
 from crewboard.services.specs import attachments, files
-from crewboard.services.specs.files import FileRef
+from crewboard.services.specs.file_lookup import FileRef
 from crewboard.storage.database import Database
 from tests.support.factories import make_project, make_user
 from tests.support.web import csrf_of, sign_in

@@ -14,7 +14,7 @@ import pytest
 
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.records import Actor, User
-from crewboard.services.board import batch, tasks
+from crewboard.services.board import batch, task_updates, tasks
 from crewboard.services.board import queries as task_queries
 from crewboard.services.identity.users import person_actor
 from crewboard.services.memory import edits as memory_edits
@@ -407,7 +407,7 @@ def test_a_task_edit_conflict_keeps_the_typed_fields_and_shows_the_other_change(
 ) -> None:
     key = new_task(db, me, "Shared")
     shown = client.get(PAGE.format(key=key))
-    tasks.update_task(
+    task_updates.update_task(
         db, me, project="CRW", workspace_id=None, idempotency_key=None, task_id=key,
         expected_revision=1, patch={"priority": "high", "assignee_id": coder},
     )  # fmt: skip

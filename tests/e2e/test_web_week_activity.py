@@ -16,7 +16,7 @@ import pytest
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
-from crewboard.services.board import tasks
+from crewboard.services.board import task_updates, tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import state, team
@@ -227,7 +227,7 @@ def test_a_task_change_names_its_fields_in_words_not_api_names(
     db: Database, owner: User, client: httpx2.Client
 ) -> None:
     key = add_task(db, person_actor(owner), "Plan the launch")
-    tasks.update_task(
+    task_updates.update_task(
         db,
         person_actor(owner),
         project="CRW",

@@ -8,7 +8,7 @@ import pytest
 
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import ErrorCode
-from crewboard.services.board import tasks
+from crewboard.services.board import task_lookup, tasks
 from crewboard.services.identity import tokens, users
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import projects, team, workspaces
@@ -163,7 +163,7 @@ def hand_in(db: Database, agent: Actor, task_key: str, *, draft_id: str, key: st
     """A draft row and its draft.submitted event, written as the draft services will."""
 
     def work(uow: Any) -> None:
-        task, project = tasks.access_task(uow, agent, task_key)
+        task, project = task_lookup.access_task(uow, agent, task_key)
         uow.conn.execute(
             t.drafts.insert().values(
                 id=draft_id,

@@ -13,7 +13,7 @@ from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import CrewboardError, ErrorCode
 from crewboard.services.board import queries as task_queries
-from crewboard.services.board import tasks
+from crewboard.services.board import task_updates, tasks
 from crewboard.services.board.context import (
     NO_MEMORY_REASON,
     PACK_BUDGET,
@@ -367,7 +367,7 @@ def test_changed_inputs_names_a_changed_brief_and_batches_many_receipts(
     task = add_task(db, owner, "Quiet", brief="first brief")
     first = read(db, agent, task["id"])["contextReceiptId"]
     second = read(db, agent, task["id"])["contextReceiptId"]
-    tasks.update_task(
+    task_updates.update_task(
         db,
         person_actor(owner),
         project="CRW",

@@ -9,7 +9,7 @@ import pytest
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import ErrorCode
 from crewboard.services.board import queries as task_queries
-from crewboard.services.board import tasks
+from crewboard.services.board import task_updates, tasks
 from crewboard.services.idempotency import KeyedResult
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
@@ -126,7 +126,7 @@ def test_submit_result_lands_a_draft_and_moves_the_task_to_review_in_one_write(
 def test_submit_result_moves_a_task_from_each_open_starting_status(
     db: Database, owner: User, world: dict[str, Any], status: str
 ) -> None:
-    tasks.update_task(
+    task_updates.update_task(
         db, person_actor(owner), project="CRW", workspace_id=None, idempotency_key="u",
         task_id="CRW-1", expected_revision=1, patch={"status": status},
     )  # fmt: skip
@@ -152,7 +152,7 @@ def test_a_stale_revision_keeps_the_task_where_it_is_but_the_draft_lands(
 def test_a_task_in_another_status_stays_and_the_ack_says_status(
     db: Database, owner: User, world: dict[str, Any]
 ) -> None:
-    tasks.update_task(
+    task_updates.update_task(
         db, person_actor(owner), project="CRW", workspace_id=None, idempotency_key="u",
         task_id="CRW-1", expected_revision=1, patch={"status": "blocked"},
     )  # fmt: skip
@@ -311,7 +311,7 @@ def test_waiting_drafts_flags_changed_inputs(
 
     before = db.read(waiting)
     assert [(d["id"], d["inputsChanged"]) for d in before] == [(draft_id, [])]
-    tasks.update_task(
+    task_updates.update_task(
         db, person_actor(owner), project="CRW", workspace_id=None, idempotency_key="u",
         task_id="CRW-1", expected_revision=2, patch={"brief": "A new brief."},
     )  # fmt: skip

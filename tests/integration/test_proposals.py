@@ -13,7 +13,7 @@ from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import ErrorCode
 from crewboard.services.board import notes as task_notes
-from crewboard.services.board import tasks
+from crewboard.services.board import task_updates, tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import team
@@ -153,7 +153,7 @@ def test_a_task_update_card_keeps_the_diff_and_applies_at_the_tasks_current_revi
     }
     assert (made["reason"], made["taskKey"]) == ("It loops.", "CRW-1")
     # Someone changes the task after the card was made: accept applies to what it is now.
-    tasks.update_task(
+    task_updates.update_task(
         db,
         person_actor(owner),
         project=None,
@@ -182,7 +182,7 @@ def test_a_task_update_card_keeps_the_diff_and_applies_at_the_tasks_current_revi
 def test_a_task_update_whose_role_hint_matches_nothing_leaves_the_assignee(
     db: Database, owner: User, agent: Actor
 ) -> None:
-    tasks.update_task(
+    task_updates.update_task(
         db,
         person_actor(owner),
         project=None,
@@ -210,7 +210,7 @@ def test_an_accepted_delete_card_removes_the_task_and_what_hangs_off_it(
     task_notes.post_comment(
         db, person, task="CRW-1", workspace_id=None, content="note", idempotency_key="c-1"
     )
-    tasks.update_task(
+    task_updates.update_task(
         db,
         person,
         project=None,

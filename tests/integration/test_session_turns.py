@@ -22,7 +22,7 @@ from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.sessions import conversation, sessions
 from crewboard.services.sessions.runner import SessionRunner
-from crewboard.services.specs import files
+from crewboard.services.specs import file_lookup, files
 from crewboard.storage.database import Database
 from tests.support.factories import make_project, make_user
 from tests.support.model_server import Broken, ModelServer, Reply
@@ -98,7 +98,7 @@ async def test_accepted_files_are_saved_as_revisions_naming_the_session_and_task
     )  # fmt: skip
     assert accepted["turnId"] is not None  # nothing else waited: the model goes on
     saved = files.get_spec_file(
-        db, person, project="CRW", ref=files.FileRef(path="specs/export/requirements.md")
+        db, person, project="CRW", ref=file_lookup.FileRef(path="specs/export/requirements.md")
     )
     assert saved["file"]["revisionCount"] == 1
     assert saved["file"]["updatedBy"]["via"]["sessionId"] == session_id
@@ -141,7 +141,7 @@ async def test_a_file_sent_back_is_proposed_again_with_the_feedback_and_saved_as
         db, person, project="CRW", ref=session_id, proposal_id=str(second["id"]), turn_limit=LIMIT
     )
     saved = files.get_spec_file(
-        db, person, project="CRW", ref=files.FileRef(path="specs/export/requirements.md")
+        db, person, project="CRW", ref=file_lookup.FileRef(path="specs/export/requirements.md")
     )
     assert saved["file"]["revisionCount"] == 2
 
@@ -157,7 +157,7 @@ async def test_a_proposal_whose_file_was_saved_since_is_refused_and_stays_open(
     session_id = start(db, person)
     await runner(db, tmp_path).drain()
     files.update_spec_file(
-        db, person, project="CRW", workspace_id=None, ref=files.FileRef(file_id=made["id"]),
+        db, person, project="CRW", workspace_id=None, ref=file_lookup.FileRef(file_id=made["id"]),
         content=b"someone else\n", expected_version=made["contentVersion"], idempotency_key=None,
     )  # fmt: skip
     (proposal,) = pending(db, person, session_id)
@@ -167,7 +167,9 @@ async def test_a_proposal_whose_file_was_saved_since_is_refused_and_stays_open(
             turn_limit=LIMIT,
         )  # fmt: skip
     assert len(pending(db, person, session_id)) == 1
-    current = files.get_spec_file(db, person, project="CRW", ref=files.FileRef(path="specs/a.md"))
+    current = files.get_spec_file(
+        db, person, project="CRW", ref=file_lookup.FileRef(path="specs/a.md")
+    )
     assert current["file"]["revisionCount"] == 2
 
 

@@ -18,7 +18,7 @@ from crewboard.errors import ErrorCode
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.specs import comments, files
-from crewboard.services.specs.files import FileRef
+from crewboard.services.specs.file_lookup import FileRef
 from crewboard.storage import migrate
 from crewboard.storage.database import Database
 from tests.support.errors import refused

@@ -25,7 +25,7 @@ from crewboard.domain.specs import MAX_READ_BYTES
 from crewboard.errors import CrewboardError, ErrorCode, RevisionConflict
 from crewboard.services.identity.users import person_actor
 from crewboard.services.specs import files
-from crewboard.services.specs.files import FileRef
+from crewboard.services.specs.file_lookup import FileRef
 from crewboard.services.text_windows import text_size
 from crewboard.storage import migrate
 from crewboard.storage.blobs import CHUNK

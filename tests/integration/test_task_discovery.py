@@ -15,7 +15,7 @@ from crewboard.contract.reply import RESPONSE_BUDGET, compact, fit_rows
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import IdempotencyConflict, RevisionConflict, ValidationFailed
-from crewboard.services.board import queries, tasks, week
+from crewboard.services.board import queries, task_updates, tasks, week
 from crewboard.services.board.views import LIST_FIELDS
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import team
@@ -59,7 +59,7 @@ def new(db: Database, actor: Actor, title: str = "A task", **fields: Any) -> dic
 def assign(
     db: Database, actor: Actor, task: dict[str, Any], revision: int, **assignment: Any
 ) -> dict[str, Any]:
-    result = tasks.assign_task(
+    result = task_updates.assign_task(
         db,
         actor,
         workspace_id=None,
@@ -466,10 +466,10 @@ def test_assign_task_replays_an_exact_retry_and_keys_its_own_calls(
         "task_id": task["id"],
         "expected_revision": 1,
     }
-    first = tasks.assign_task(db, owner, **call, assignment={"assignee_id": coder})
-    again = tasks.assign_task(db, owner, **call, assignment={"assignee_id": coder})
+    first = task_updates.assign_task(db, owner, **call, assignment={"assignee_id": coder})
+    again = task_updates.assign_task(db, owner, **call, assignment={"assignee_id": coder})
     assert (again.replayed, again.body) == (True, first.body)
     with pytest.raises(IdempotencyConflict):
-        tasks.assign_task(db, owner, **call, assignment={"assignee_id": None})
+        task_updates.assign_task(db, owner, **call, assignment={"assignee_id": None})
     with pytest.raises(IdempotencyConflict):  # the same key on update_task is another write
-        tasks.update_task(db, owner, project=None, patch={"assignee_id": coder}, **call)
+        task_updates.update_task(db, owner, project=None, patch={"assignee_id": coder}, **call)

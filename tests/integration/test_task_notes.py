@@ -14,7 +14,7 @@ from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import ErrorCode
 from crewboard.services.board import notes as task_notes
-from crewboard.services.board import questions, tasks
+from crewboard.services.board import questions, task_lookup, tasks
 from crewboard.services.board.task_activity import task_activity
 from crewboard.services.idempotency import KeyedResult
 from crewboard.services.identity import tokens
@@ -153,7 +153,7 @@ def test_who_may_write_notes(db: Database, owner: User) -> None:
 
 def test_agent_update_is_a_note_that_leaves_the_task_as_it_was(db: Database, agent: Actor) -> None:
     def read_task() -> Any:
-        return db.read(lambda uow: tasks.access_task(uow, agent, "CRW-1")[0])
+        return db.read(lambda uow: task_lookup.access_task(uow, agent, "CRW-1")[0])
 
     before = read_task()
     result = task_notes.agent_update(

@@ -18,7 +18,7 @@ from crewboard.errors import (
     ValidationFailed,
 )
 from crewboard.services.board import queries as task_queries
-from crewboard.services.board import tasks
+from crewboard.services.board import task_updates, tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import team
@@ -56,7 +56,7 @@ def listed(db: Database, actor: Actor, **filters: object) -> tuple[list, int]:  
 
 
 def patch(db: Database, actor: Actor, task: dict, revision: int, **changes: object) -> dict:  # type: ignore[type-arg]
-    result = tasks.update_task(
+    result = task_updates.update_task(
         db,
         actor,
         project="CRW",

@@ -15,13 +15,13 @@ from crewboard.domain.board.tasks import Task, TaskStatus
 from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.tasks_md import BOX_OF, Box
 from crewboard.errors import ErrorCode
-from crewboard.services.board import batch, queries, tasks
+from crewboard.services.board import batch, queries, task_updates
 from crewboard.services.board.tasks import save_task
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.review import decisions, drafts
 from crewboard.services.specs import files
-from crewboard.services.specs.files import FileRef
+from crewboard.services.specs.file_lookup import FileRef
 from crewboard.services.specs.tasks_md import install
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
@@ -215,7 +215,7 @@ def test_a_move_within_a_box_group_writes_no_revision(synced: Database, me: Acto
 def test_update_task_status_rewrites_the_box(synced: Database, me: Actor) -> None:
     file_id = upload(synced, me, "tasks.md", PLAN)
     write = board(synced, file_id)[0]
-    tasks.update_task(
+    task_updates.update_task(
         synced, me, project=KEY, workspace_id=None, idempotency_key=None, task_id=write.id,
         expected_revision=write.revision, patch={"status": TaskStatus.DONE},
     )  # fmt: skip

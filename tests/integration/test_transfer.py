@@ -16,7 +16,7 @@ from crewboard.errors import AlreadyExists, NotFound, ValidationFailed
 from crewboard.services.board import queries
 from crewboard.services.identity import users
 from crewboard.services.specs import files as spec_files
-from crewboard.services.specs.files import FileRef
+from crewboard.services.specs.file_lookup import FileRef
 from crewboard.services.transfer import archive, reading
 from crewboard.storage import transfer
 from crewboard.storage.database import Database

@@ -18,7 +18,7 @@ from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import LimitExceeded, NotFound, ValidationFailed
-from crewboard.services.board import tasks, week
+from crewboard.services.board import task_updates, tasks, week
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import team
 from crewboard.storage.database import Database
@@ -73,7 +73,7 @@ def new(db: Database, actor: Actor, title: str = "A task", **fields: Any) -> dic
 
 def change(db: Database, actor: Actor, task: dict[str, Any], **patch: Any) -> dict[str, Any]:
     """Apply `patch` to the task at its latest revision (`task` is updated in place)."""
-    result = tasks.update_task(
+    result = task_updates.update_task(
         db,
         actor,
         project=task["projectId"],

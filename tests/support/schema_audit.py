@@ -6,6 +6,11 @@ the server answers as a success, the arguments must also be valid under the tool
 input schema. A call the server takes but its schema refuses would mean the schema an agent
 reads says less than the server accepts (a client that validates first could not make the
 call). Any such call fails the test that made it, when its server stops.
+
+A call may name an argument by one of its documented other names (snake_case, a reference
+product's name: `other_names`); those are not in the published schema (they would cost every
+agent listing bytes), so the audit spells the call with the wire names first, as the server
+does.
 """
 
 from __future__ import annotations
@@ -17,7 +22,9 @@ from typing import Any
 import jsonschema_rs
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from crewboard.contract.args import wire_names
 from crewboard.contract.catalogue import default_catalogue
+from crewboard.errors import ValidationFailed
 
 FORMATS = {"date": lambda _v: True, "date-time": lambda _v: True}  # the server checks ISO text
 
@@ -72,10 +79,21 @@ class SchemaAudit:
                 continue
             params = call.get("params") or {}
             validator = published_validator(str(params.get("name")))
-            arguments = params.get("arguments") or {}
+            arguments = _wire(str(params.get("name")), params.get("arguments") or {})
             if validator is not None and not validator.is_valid(arguments):
                 error = next(iter(validator.iter_errors(arguments)))
                 self.violations.append(f"{params.get('name')}: {error.message} in {arguments!r}")
+
+
+def _wire(name: str, arguments: Any) -> Any:
+    """The arguments with their wire names (as they were, when the server would refuse them)."""
+    tool = default_catalogue().find(name)
+    if tool is None or not isinstance(arguments, dict):
+        return arguments
+    try:
+        return wire_names(tool.args, arguments)
+    except ValidationFailed:
+        return arguments
 
 
 def _messages(body: Any) -> list[dict[str, Any]]:

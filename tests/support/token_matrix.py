@@ -34,7 +34,7 @@ from crewboard.services.identity import stream_tokens, tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import projects, state, team
 from crewboard.services.sessions import sessions
-from crewboard.services.specs import files
+from crewboard.services.specs import file_lookup, files
 from crewboard.storage import tables
 from crewboard.storage.database import Database
 from tests.support.databases import Reader
@@ -152,7 +152,7 @@ class World:
             self.db,
             self.person,
             project=spot.project_id,
-            ref=files.FileRef(file_id=spot.file_id),
+            ref=file_lookup.FileRef(file_id=spot.file_id),
             include_trashed=True,
         )
         return str(found["file"]["contentVersion"])
@@ -197,7 +197,7 @@ class World:
             self.person,
             project=spot.project_id,
             workspace_id=None,
-            ref=files.FileRef(file_id=spot.file_id),
+            ref=file_lookup.FileRef(file_id=spot.file_id),
         )
 
     def set_session_archived(self, spot: Spot, archived: bool) -> None:

@@ -11,7 +11,7 @@ from crewboard.domain.identity.records import Actor
 from crewboard.domain.sessions import Mode
 from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
-from crewboard.services.board import notes, queries, questions, repos, tasks
+from crewboard.services.board import notes, queries, questions, repos, task_updates, tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.memory import edits as memory_edits
@@ -21,7 +21,7 @@ from crewboard.services.sessions import sessions
 from crewboard.services.specs import attachments as spec_attachments
 from crewboard.services.specs import comments as spec_comments
 from crewboard.services.specs import files as spec_files
-from crewboard.services.specs.files import FileRef
+from crewboard.services.specs.file_lookup import FileRef
 from crewboard.storage.database import Database
 from tests.support.factories import make_user
 
@@ -76,7 +76,7 @@ def furnish_everything(db: Database, key: str = "MOVE") -> Everything:
         db, person, project=key, workspace_id=None, idempotency_key="sub", title="Sub",
         parent_task_id=main["id"],
     ).body["task"]  # fmt: skip
-    tasks.update_task(
+    task_updates.update_task(
         db, person, project=key, workspace_id=None, idempotency_key="block", task_id=main["id"],
         expected_revision=main["revision"], patch={"blocked_by_task_ids": [sub["id"]]},
     )  # fmt: skip

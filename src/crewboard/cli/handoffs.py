@@ -19,6 +19,7 @@ from crewboard.cli.common import (
 )
 from crewboard.contract.handoffs import present
 from crewboard.domain.handoffs import BODY_LABELS, WIRE_BODIES, Bodies
+from crewboard.services.identity.access import ANY_WORKSPACE
 
 
 @click.group("handoff")
@@ -122,7 +123,7 @@ def handoff_write(state_: State, project: str, completed: str, in_progress: str,
             zones = present.day_sheet(db, acting_person(db, as_email), project=project, day=None)
             a, b = zones["zones"]["a"], zones["zones"]["b"]
             made = present.create_handoff(
-                db, acting_person(db, as_email), project=project, workspace_id=None,
+                db, acting_person(db, as_email), project=project, workspace_id=ANY_WORKSPACE,
                 bodies=Bodies(completed, in_progress, blockers, next_steps), day=day,
                 source_time_zone=b if reverse else a, destination_time_zone=a if reverse else b,
                 linked_task_ids=list(tasks), recipients=list(recipients),

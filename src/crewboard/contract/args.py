@@ -6,11 +6,21 @@ import copy
 import functools
 import json
 import re
+import typing
 from datetime import date, datetime
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
-from pydantic.alias_generators import to_camel
+from pydantic import (
+    AliasChoices,
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel, to_snake
 from pydantic_core import PydanticCustomError
 
 from crewboard.domain.validation import INT32_MAX
@@ -24,6 +34,10 @@ ProjectRef = Annotated[
         max_length=200,
     ),
 ]
+# Every argument model naming a project (or a task, file, thread... inside one) takes an
+# optional `workspaceId`, declared `workspace_id: WorkspaceId = None` and passed on as
+# `args.workspace_ref()`: left out, the project's own workspace is taken; null names the
+# private space and a value another workspace, and either is checked against the project.
 WorkspaceId = Annotated[
     str | None,
     Field(
@@ -81,12 +95,96 @@ ProjectStatus = Literal["planning", "active", "paused", "done"]
 ProjectType = Literal["greenfield", "brownfield", "auto"]
 
 
+def also_named(wire: str, *others: str) -> AliasChoices:
+    """A field's wire name and the other names it is accepted under: the names the reference
+    products give the same argument (`humanAssigneeId` for `humanOwnerId`). The schema shows
+    only `wire`; README's tool section lists the others."""
+    return AliasChoices(wire, *others)
+
+
+@functools.cache
+def other_names(model: type[Args]) -> dict[str, str]:
+    """Every name besides its camelCase one that a field of `model` is accepted under, mapped
+    to that camelCase name: the snake_case spelling (the reference pages write `project_id`)
+    and the names given with `also_named`, in either spelling."""
+    table: dict[str, str] = {}
+    for name, field in model.model_fields.items():
+        wire = field.alias or name
+        names = [name]
+        if isinstance(field.validation_alias, AliasChoices):
+            names += [c for c in field.validation_alias.choices if isinstance(c, str)]
+        for other in names:
+            for spelling in (other, to_snake(other)):
+                if spelling != wire:
+                    table[spelling] = wire
+    return table
+
+
+def wire_names(model: type[Args], data: dict[str, Any]) -> dict[str, Any]:
+    """`data` with every other name of an argument (see `other_names`) replaced by its wire
+    name, in nested argument models too: the call as the published schema spells it.
+
+    Raises:
+        ValidationFailed: one argument sent under two names with different values.
+    """
+    table = other_names(model)
+    fields = {f.alias or n: f for n, f in model.model_fields.items()}
+    found: dict[str, Any] = {}
+    for key, value in sorted(data.items(), key=lambda item: item[0] in table):
+        wire = table.get(key, key)
+        if wire in found:
+            if found[wire] != value:
+                raise ValidationFailed.field(
+                    wire, f"was sent twice, also as {key}, with another value; send it once."
+                )
+            continue
+        field = fields.get(wire)
+        found[wire] = value if field is None else _nested_wire_names(field.annotation, value)
+    return found
+
+
+def _nested_wire_names(annotation: Any, value: Any) -> Any:
+    """A field's value with the other names inside it replaced, when it holds argument models."""
+    if isinstance(value, list):
+        return [_nested_wire_names(annotation, item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    for kind in (annotation, *_inner_types(annotation)):
+        if isinstance(kind, type) and issubclass(kind, Args):
+            return wire_names(kind, value)
+    return value
+
+
+def _inner_types(annotation: Any) -> list[Any]:
+    found: list[Any] = []
+    for inner in typing.get_args(annotation):
+        found += [inner, *_inner_types(inner)]
+    return found
+
+
 class Args(BaseModel):
-    """Base of every argument model: camelCase on the wire, unknown fields refused."""
+    """Base of every argument model: camelCase on the wire, unknown fields refused.
+
+    A field is also accepted under its snake_case name and under the names `also_named` gives
+    it, so a call written the way a reference product documents it works on the first try;
+    the published schema shows only the camelCase name, so the listing does not grow.
+    """
 
     model_config = ConfigDict(
         alias_generator=to_camel, extra="forbid", frozen=True, allow_inf_nan=False
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_name_each(cls, data: Any) -> Any:
+        """Rename other names to the wire name before validation.
+
+        Raises:
+            ValidationFailed: one argument sent under two names with different values.
+        """
+        if not isinstance(data, dict) or not any(key in other_names(cls) for key in data):
+            return data
+        return wire_names(cls, data)
 
     def given(self, name: str) -> bool:
         """Whether the caller sent this field (null counts as sent)."""
@@ -315,9 +413,11 @@ class ListProjects(Paging):
 
 class GetProject(Args):
     project_id: ProjectRef
+    workspace_id: WorkspaceId = None
 
 
 class CreateProject(Args):
+    # A new project has no workspace to take it from: where it goes is said out loud.
     workspace_id: WorkspaceId
     key: str = Field(
         min_length=2,
@@ -340,7 +440,7 @@ class CreateProject(Args):
 
 class UpdateProject(Args):
     project_id: ProjectRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     name: str | None = Field(default=None, min_length=1, max_length=120)
     goal: str | None = Field(default=None, max_length=2000)
     phase: str | None = Field(default=None, max_length=100)
@@ -370,17 +470,17 @@ class UpdateProject(Args):
 
 class ProjectAction(Args):
     project_id: ProjectRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
 
 
 class GetProjectState(Args):
     project_id: ProjectRef
-    workspace_id: str | None = Field(default=None, max_length=200)
+    workspace_id: WorkspaceId = None
 
 
 class UpdateProjectState(Args):
     project_id: ProjectRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     content: str = Field(
         max_length=5000,
     )
@@ -389,4 +489,4 @@ class UpdateProjectState(Args):
 
 class ListTeam(Args):
     project_id: str | None = Field(default=None, max_length=200)
-    workspace_id: str | None = Field(default=None, max_length=200)
+    workspace_id: WorkspaceId = None

@@ -26,16 +26,31 @@ from crewboard.domain.identity.access import Role, Toolset
 from crewboard.domain.identity.records import Actor
 from crewboard.services.identity.access import limit_of
 
+# Names the reference products give a tool we serve under another name. A call by one of them
+# runs our tool; `tools/list` shows only our name (README's tool section lists these).
+TOOL_ALIASES: dict[str, str] = {
+    "list_spec_file": "list_spec_files",  # MySpec
+    "list_task_assignees": "list_team",  # MySpec: list_team answers the people and roles
+    "get_task_context": "get_task",  # Pencil: get_task carries the plan and checklist
+}
+
 
 class Catalogue:
     """An ordered set of tools; the order is the order `tools/list` shows."""
 
-    def __init__(self, tools: Iterable[Operation]) -> None:
+    def __init__(self, tools: Iterable[Operation], aliases: dict[str, str] | None = None) -> None:
         self._tools: dict[str, Operation] = {}
         for tool in tools:
             if tool.name in self._tools:
                 raise ValueError(f"tool {tool.name} is in the catalogue twice")
             self._tools[tool.name] = tool
+        # An alias of a tool this catalogue does not hold (a test's smaller catalogue) is left
+        # out; an alias shadowing a real name would hide that tool.
+        self.aliases = {
+            alias: name
+            for alias, name in (TOOL_ALIASES if aliases is None else aliases).items()
+            if name in self._tools and alias not in self._tools
+        }
 
     def __iter__(self) -> Iterator[Operation]:
         return iter(self._tools.values())
@@ -45,7 +60,8 @@ class Catalogue:
         return frozenset(self._tools)
 
     def find(self, name: str) -> Operation | None:
-        return self._tools.get(name)
+        """The tool called `name`, or the tool a reference product's name for it stands for."""
+        return self._tools.get(name) or self._tools.get(self.aliases.get(name, ""))
 
     def visible(
         self,

@@ -120,6 +120,22 @@ RULES: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset({"start_spec_session"}),
     ),
     (
+        "Handoffs need a person: a personal token or the web app. An agent token is refused "
+        "with HUMAN_IDENTITY_REQUIRED.",
+        frozenset(
+            {
+                "create_handoff",
+                "update_handoff",
+                "list_handoffs",
+                "get_handoff",
+                "list_handoff_action_items",
+                "get_handoff_action_item",
+                "create_handoff_action_item",
+                "update_handoff_action_item",
+            }
+        ),
+    ),
+    (
         "Give each keyed write a stable idempotencyKey and retry a lost answer with the same key "
         "and arguments; a key reused for something else is refused naming what it made.",
         frozenset(
@@ -151,8 +167,8 @@ RULES: tuple[tuple[str, frozenset[str]], ...] = (
         ),
     ),
     (
-        "Write calls name the workspace explicitly: the workspaceId list_projects shows, or null "
-        "for a private project.",
+        "workspaceId may be left out: the project's own is taken. Sent, it must be the one "
+        "list_projects shows (null: private); create_project always names it.",
         frozenset(
             {
                 "create_project",

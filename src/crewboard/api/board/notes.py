@@ -1,9 +1,10 @@
 """REST routes for what is said on a task: its comments and its outputs.
 
 Bodies and queries are checked by the same field types as the MCP tools, so a bad value is
-refused with the same code and field. Writes name `workspaceId` (null for a private project)
-and take their idempotency key in the `Idempotency-Key` header (or `idempotencyKey` in the
-body); an exact retry answers 201 again with `replayed: true`.
+refused with the same code and field. Writes may name `workspaceId` (null for a private
+project; left out, the task's own is taken) and take their idempotency key in the
+`Idempotency-Key` header (or `idempotencyKey` in the body); an exact retry answers 201 again
+with `replayed: true`.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from crewboard.services.paging import MAX_PAGE
 
 
 class CommentBody(Args):
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     content: NoteText
     idempotency_key: str | None = Field(
         default=None, description="Or send it in the Idempotency-Key header."
@@ -40,7 +41,7 @@ class CommentBody(Args):
 
 
 class OutputBody(Args):
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     name: OutputName
     content: OutputContent
     idempotency_key: str | None = Field(
@@ -87,7 +88,7 @@ async def post_comment(request: Request) -> Created:
             db,
             actor,
             task=task,
-            workspace_id=body.workspace_id,
+            workspace_id=body.workspace_ref(),
             content=body.content,
             idempotency_key=body.idempotency_key,
         ),
@@ -123,7 +124,7 @@ async def save_output(request: Request) -> Created:
             db,
             actor,
             task=task,
-            workspace_id=body.workspace_id,
+            workspace_id=body.workspace_ref(),
             name=body.name,
             content=body.content,
             idempotency_key=body.idempotency_key,

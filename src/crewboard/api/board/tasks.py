@@ -41,7 +41,7 @@ from crewboard.domain.identity.access import parse_enum_list
 from crewboard.domain.validation import parse_whole
 from crewboard.errors import ValidationFailed
 from crewboard.services.board import queries as task_queries
-from crewboard.services.board import tasks, week
+from crewboard.services.board import task_updates, tasks, week
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef
 
 LIST_QUERY = (
@@ -179,7 +179,7 @@ async def create_task(request: Request) -> Created:
             db,
             actor,
             project=args.project_id,
-            workspace_id=args.workspace_id,
+            workspace_id=args.workspace_ref(),
             idempotency_key=args.idempotency_key,
             **fields,
         ),
@@ -225,7 +225,7 @@ async def update_task(request: Request) -> dict[str, Any]:
     result = await guard_precondition(
         lambda: run_service(
             request,
-            lambda db, actor: tasks.update_task(
+            lambda db, actor: task_updates.update_task(
                 db,
                 actor,
                 # The id or key names the task and so its project; access_task checks it.

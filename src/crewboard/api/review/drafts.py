@@ -55,7 +55,7 @@ async def submit_result(request: Request) -> Created:
             db,
             actor,
             project=body.project_id,
-            workspace_id=body.workspace_id,
+            workspace_id=body.workspace_ref(),
             task=task,
             idempotency_key=body.idempotency_key,
             expected_revision=body.expected_revision,

@@ -44,12 +44,14 @@ Revision = Field(
 
 class ListArtifacts(Args):
     project_id: ProjectRef
+    workspace_id: WorkspaceId = None
     limit: int = Field(default=artifacts.DEFAULT_PAGE, ge=1, le=artifacts.MAX_PAGE)
     offset: Offset = 0
 
 
 class GetArtifact(Args):
     project_id: ProjectRef
+    workspace_id: WorkspaceId = None
     artifact_id: str = ArtifactRef
     revision: int | None = Revision
 
@@ -99,7 +101,7 @@ def inputs(files: list[ArtifactFileIn]) -> list[FileInput]:
 
 class CreateArtifact(Args):
     project_id: ProjectRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     slug: str = Field(
         min_length=1,
         max_length=MAX_SLUG,
@@ -115,7 +117,7 @@ class CreateArtifact(Args):
 
 class WriteArtifactRevision(Args):
     project_id: ProjectRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     artifact_id: str = ArtifactRef
     files: list[ArtifactFileIn] = Field(
         default_factory=list,
@@ -147,7 +149,7 @@ class WriteArtifactRevision(Args):
 
 class RollbackArtifact(Args):
     project_id: ProjectRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     artifact_id: str = ArtifactRef
     revision: int = Field(ge=1, le=2**31 - 1, description="The kept revision to bring back.")
     expected_version: int = Field(
@@ -158,14 +160,24 @@ class RollbackArtifact(Args):
 
 def list_artifacts(call: Call, args: ListArtifacts) -> Reply:
     found = artifacts.list_artifacts(
-        call.db, call.actor, project=args.project_id, limit=args.limit, offset=args.offset
+        call.db,
+        call.actor,
+        project=args.project_id,
+        workspace_id=args.workspace_ref(),
+        limit=args.limit,
+        offset=args.offset,
     )
     return paged_reply(found, "artifacts", args.offset)
 
 
 def get_artifact(call: Call, args: GetArtifact) -> Reply:
     body = artifacts.get_artifact(
-        call.db, call.actor, project=args.project_id, ref=args.artifact_id, revision=args.revision
+        call.db,
+        call.actor,
+        project=args.project_id,
+        workspace_id=args.workspace_ref(),
+        ref=args.artifact_id,
+        revision=args.revision,
     )
     # 50 files at long paths and 50 revisions usually fit; when they do not, the revisions
     # list is cut (the newest kept) and the answer says so.
@@ -184,7 +196,8 @@ def get_artifact(call: Call, args: GetArtifact) -> Reply:
 
 def read_artifact_file(call: Call, args: ReadArtifactFile) -> Reply:
     body = artifacts.read_artifact_file(
-        call.db, call.actor, project=args.project_id, ref=args.artifact_id, path=args.path,
+        call.db, call.actor, project=args.project_id,
+        workspace_id=args.workspace_ref(), ref=args.artifact_id, path=args.path,
         revision=args.revision, offset=args.offset, limit=args.limit, room=WINDOW_ROOM,
     )  # fmt: skip
     return Reply(body, window_note(body))
@@ -196,7 +209,7 @@ def _replayed(made: Any) -> str | None:
 
 def create_artifact(call: Call, args: CreateArtifact) -> Reply:
     made = artifacts.create_artifact(
-        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_id,
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
         slug=args.slug, title=args.title, description=args.description,
         files=inputs(args.files), idempotency_key=args.idempotency_key,
     )  # fmt: skip
@@ -205,7 +218,7 @@ def create_artifact(call: Call, args: CreateArtifact) -> Reply:
 
 def write_artifact_revision(call: Call, args: WriteArtifactRevision) -> Reply:
     made = artifacts.write_artifact_revision(
-        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_id,
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
         ref=args.artifact_id, files=inputs(args.files), remove=args.remove,
         base_revision=args.base_revision, expected_version=args.expected_version,
         idempotency_key=args.idempotency_key, merge_onto_current=args.merge_onto_current,
@@ -215,7 +228,7 @@ def write_artifact_revision(call: Call, args: WriteArtifactRevision) -> Reply:
 
 def rollback_artifact(call: Call, args: RollbackArtifact) -> Reply:
     made = artifacts.rollback_artifact(
-        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_id,
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
         ref=args.artifact_id, revision=args.revision, expected_version=args.expected_version,
         idempotency_key=args.idempotency_key,
     )  # fmt: skip

@@ -7,7 +7,7 @@ from typing import Annotated, Literal, get_args
 from pydantic import Field, WithJsonSchema
 
 from crewboard.contract.args import Args, Day, ProjectRef, WorkspaceId
-from crewboard.contract.board.tasks import AssigneeType, Priority, Status, Tag, TaskRef
+from crewboard.contract.board.tasks import HUMAN_OWNER, AssigneeType, Priority, Status, Tag, TaskRef
 from crewboard.contract.operation import Call, Cli, Rest, keyed_write
 from crewboard.contract.reply import Reply
 from crewboard.domain.identity.access import Toolset
@@ -34,7 +34,7 @@ class RelationshipChange(Args):
 
 class UpdateTasks(Args):
     project_id: ProjectRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     idempotency_key: Key
     task_ids: list[TaskRef] = Field(min_length=1, max_length=200)
     assignee_id: str | None = Field(
@@ -50,6 +50,7 @@ class UpdateTasks(Args):
         default=None,
         min_length=1,
         max_length=200,
+        validation_alias=HUMAN_OWNER,
     )
     # A task always has a priority: the schema offers no null (the service refuses one).
     priority: Annotated[
@@ -83,7 +84,7 @@ class StatusChange(Args):
 
 class SetTaskStatus(Args):
     project_id: ProjectRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     idempotency_key: Key
     changes: list[StatusChange] = Field(min_length=1, max_length=200)
     expected_versions: (
@@ -109,7 +110,7 @@ def update_tasks(call: Call, args: UpdateTasks) -> Reply:
         call.db,
         call.actor,
         project=args.project_id,
-        workspace_id=args.workspace_id,
+        workspace_id=args.workspace_ref(),
         idempotency_key=args.idempotency_key,
         task_ids=list(args.task_ids),
         fields=fields,
@@ -128,7 +129,7 @@ def set_task_status(call: Call, args: SetTaskStatus) -> Reply:
         call.db,
         call.actor,
         project=args.project_id,
-        workspace_id=args.workspace_id,
+        workspace_id=args.workspace_ref(),
         idempotency_key=args.idempotency_key,
         changes=[item.model_dump(mode="json", by_alias=True) for item in args.changes],
         expected_versions=args.expected_versions,

@@ -50,14 +50,14 @@ class TaskWrite(Args):
     """What every keyed write on a task names: the task, its workspace and the key."""
 
     task_id: TaskRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     idempotency_key: Key
 
     def target(self) -> dict[str, Any]:
         """These three as the services take them."""
         return {
             "task": self.task_id,
-            "workspace_id": self.workspace_id,
+            "workspace_id": self.workspace_ref(),
             "idempotency_key": self.idempotency_key,
         }
 
@@ -84,7 +84,7 @@ NoteKind = Literal["comment", "agent_update", "output", "question"]
 
 class ListTaskNotes(Args):
     task_id: TaskRef
-    workspace_id: str | None = Field(default=None, max_length=200)
+    workspace_id: WorkspaceId = None
     kind: NoteKind | Annotated[list[NoteKind], Field(min_length=1, max_length=4)] | None = None
     limit: int = Field(default=20, ge=1, le=note_reads.MAX_NOTES_PAGE)
     cursor: str | None = Field(

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from crewboard.contract.args import Args
+from crewboard.contract.args import Args, WorkspaceId
 from crewboard.contract.board.notes import TaskWrite, keyed_reply
 from crewboard.contract.operation import Call, Cli, Operation, Rest, keyed_write
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, compact, fit_rows
@@ -35,7 +35,7 @@ class ListTaskRepos(Args):
         max_length=200,
         description="Adds the task's links and reports.",
     )
-    workspace_id: str | None = Field(default=None, max_length=200)
+    workspace_id: WorkspaceId = None
 
 
 class ProposeRepoChange(TaskWrite):

@@ -14,13 +14,14 @@ from crewboard.contract.args import (
     Offset,
     TaskNumber,
     WorkspaceId,
+    also_named,
 )
 from crewboard.contract.operation import Call, Cli, Operation, Rest, keyed_write
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, fitted_answer
 from crewboard.domain.identity.access import Toolset
 from crewboard.domain.validation import INT32_MAX
 from crewboard.services.board import queries as task_queries
-from crewboard.services.board import tasks
+from crewboard.services.board import task_updates, tasks
 from crewboard.services.board.fitting import cut_fields, fit_task_answer
 from crewboard.services.text_windows import WINDOW_LIMIT
 
@@ -70,6 +71,10 @@ TaskRef = Annotated[
 ]
 
 
+# Pencil names the person who owns a task (apart from its agent) humanAssigneeId.
+HUMAN_OWNER = also_named("humanOwnerId", "humanAssigneeId")
+
+
 class ContextRef(Args):
     id: Id
     kind: Literal["codex", "file", "external", "board", "context_pack"]
@@ -104,7 +109,7 @@ class TaskPageArgs(Args):
 
 class ListTasks(TaskPageArgs):
     project_id: str | None = Field(default=None, max_length=200)
-    workspace_id: str | None = Field(default=None, max_length=200)
+    workspace_id: WorkspaceId = None
     status: Status | list[Status] | None = Field(default=None)
     number: TaskNumber | Annotated[list[TaskNumber], Field(max_length=200)] | None = Field(
         default=None
@@ -123,6 +128,8 @@ class ListTasks(TaskPageArgs):
         default=None,
         max_length=200,
         description="'me', 'none', or a role or user id.",
+        # The name list_assignee_tasks and get_week give the same filter.
+        validation_alias=also_named("assignee", "assigneeId"),
     )
     cycle: str | None = Field(default=None, max_length=64)
     updated_since: Moment | None = Field(default=None)
@@ -133,7 +140,7 @@ class ListAssigneeTasks(TaskPageArgs):
         min_length=1, max_length=200, description="A role id (rol_…), a user id (usr_…) or 'me'."
     )
     project_id: str | None = Field(default=None, max_length=200)
-    workspace_id: str | None = Field(default=None, max_length=200)
+    workspace_id: WorkspaceId = None
     status: Status | list[Status] | None = None
 
 
@@ -141,7 +148,7 @@ class GetTask(Args):
     task_id: str | None = Field(default=None, max_length=200)
     number: TaskNumber | None = Field(default=None, description="With projectId.")
     project_id: str | None = Field(default=None, max_length=200)
-    workspace_id: str | None = Field(default=None, max_length=200)
+    workspace_id: WorkspaceId = None
     include_context_pack: bool = Field(default=True, description="false: the task alone.")
     format: Literal["agent_brief"] | None = Field(
         default=None,
@@ -166,7 +173,7 @@ class TaskFields(Args):
         default=None, max_length=200, description="A role or user id from list_team."
     )
     assignee_type: AssigneeType | None = None
-    human_owner_id: str | None = Field(default=None, max_length=200)
+    human_owner_id: str | None = Field(default=None, max_length=200, validation_alias=HUMAN_OWNER)
     tags: list[Tag] | None = Field(default=None, max_length=20)
     labels: list[Tag] | None = Field(default=None, max_length=20)
     due_date: Day | None = Field(default=None)
@@ -183,7 +190,7 @@ class TaskFields(Args):
 
 class CreateTask(TaskFields):
     project_id: Id
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     idempotency_key: Annotated[str, Field(min_length=1, max_length=128)]
     title: str = Field(min_length=1, max_length=300)
 
@@ -197,7 +204,7 @@ class TaskPatch(TaskFields):
 
 class UpdateTask(Args):
     project_id: Id
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     idempotency_key: Annotated[str, Field(min_length=1, max_length=128)]
     task_id: TaskRef
     expected_revision: int = Field(ge=1, le=INT32_MAX)
@@ -206,14 +213,14 @@ class UpdateTask(Args):
 
 class AssignTask(Args):
     task_id: TaskRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     idempotency_key: Annotated[str, Field(min_length=1, max_length=128)]
     expected_revision: int = Field(ge=1, le=INT32_MAX)
     assignee_id: str | None = Field(
         default=None, max_length=200, description="A role id from list_team or a user id."
     )
     assignee_type: AssigneeType | None = None
-    human_owner_id: str | None = Field(default=None, max_length=200)
+    human_owner_id: str | None = Field(default=None, max_length=200, validation_alias=HUMAN_OWNER)
 
 
 def fields_of(model: TaskFields) -> dict[str, Any]:
@@ -352,7 +359,7 @@ def create_task(call: Call, args: CreateTask) -> Reply:
         call.db,
         call.actor,
         project=args.project_id,
-        workspace_id=args.workspace_id,
+        workspace_id=args.workspace_ref(),
         idempotency_key=args.idempotency_key,
         **fields,
     )
@@ -363,11 +370,11 @@ def create_task(call: Call, args: CreateTask) -> Reply:
 
 
 def update_task(call: Call, args: UpdateTask) -> Reply:
-    result = tasks.update_task(
+    result = task_updates.update_task(
         call.db,
         call.actor,
         project=args.project_id,
-        workspace_id=args.workspace_id,
+        workspace_id=args.workspace_ref(),
         idempotency_key=args.idempotency_key,
         task_id=args.task_id,
         expected_revision=args.expected_revision,
@@ -382,14 +389,16 @@ def update_task(call: Call, args: UpdateTask) -> Reply:
 
 
 def assign_task(call: Call, args: AssignTask) -> Reply:
-    result = tasks.assign_task(
+    result = task_updates.assign_task(
         call.db,
         call.actor,
-        workspace_id=args.workspace_id,
+        workspace_id=args.workspace_ref(),
         idempotency_key=args.idempotency_key,
         task_id=args.task_id,
         expected_revision=args.expected_revision,
-        assignment=args.model_dump(include=args.model_fields_set & set(tasks.ASSIGNMENT_FIELDS)),
+        assignment=args.model_dump(
+            include=args.model_fields_set & set(task_updates.ASSIGNMENT_FIELDS)
+        ),
     )
     note = (
         "This key was used before: this is the original answer, not the task as it is now."

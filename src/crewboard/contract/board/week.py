@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from crewboard.contract.args import Args, Day, Moment
+from crewboard.contract.args import Args, Day, Moment, WorkspaceId, also_named
 from crewboard.contract.operation import Call, Cli, Operation, Rest
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, compact, fit_rows
 from crewboard.domain.identity.access import Toolset
@@ -20,6 +20,8 @@ class ListTaskEvents(Args):
     human_assignee_id: str | None = Field(
         default=None,
         max_length=200,
+        # The name create_task and assign_task give the same person.
+        validation_alias=also_named("humanAssigneeId", "humanOwnerId"),
         description="Events after which this person owned or held the task.",
     )
     agent_assignee_id: str | None = Field(
@@ -30,7 +32,7 @@ class ListTaskEvents(Args):
     since: Moment | None = Field(default=None, description="Inclusive.")
     until: Moment | None = Field(default=None, description="Exclusive.")
     project_id: str | None = Field(default=None, max_length=200)
-    workspace_id: str | None = Field(default=None, max_length=200)
+    workspace_id: WorkspaceId = None
     event_types: list[EventType] | None = Field(default=None, max_length=3)
     limit: int = Field(default=50, ge=1, le=100)
     cursor: str | None = Field(
@@ -51,7 +53,7 @@ class GetWeek(Args):
         description="IANA zone, e.g. Europe/Berlin (default UTC).",
     )
     project_id: str | None = Field(default=None, max_length=200)
-    workspace_id: str | None = Field(default=None, max_length=200)
+    workspace_id: WorkspaceId = None
     assignee_id: str | None = Field(
         default=None,
         max_length=200,

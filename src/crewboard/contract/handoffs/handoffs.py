@@ -7,7 +7,14 @@ from typing import Any
 
 from pydantic import Field
 
-from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
+from crewboard.contract.args import (
+    Args,
+    IdempotencyKey,
+    Offset,
+    ProjectRef,
+    WorkspaceId,
+    also_named,
+)
 from crewboard.contract.handoffs import present
 from crewboard.contract.operation import Call, Cli, NoDoor, Operation, Rest, keyed_write
 from crewboard.contract.reply import ROWS_BUDGET, Reply, paged_reply
@@ -34,14 +41,17 @@ People = Field(
     default=None, max_length=MAX_RECIPIENTS, description="People of the project (ids or emails)."
 )
 Status = Field(default=None, description="open, in_progress, done or cancelled.")
-PERSON_ONLY = (
-    " Needs a person: a personal token or the web app (agent tokens get HUMAN_IDENTITY_REQUIRED)."
-)
+# What a person may use and an agent token may not is said once, in the server instructions.
+PERSON_ONLY = " Needs a person, not an agent token."
+
+
+# Pencil calls the project a handoff belongs to its team (teamId).
+TEAM = also_named("projectId", "teamId")
 
 
 class CreateHandoff(Args):
-    project_id: ProjectRef
-    workspace_id: WorkspaceId
+    project_id: ProjectRef = Field(validation_alias=TEAM)
+    workspace_id: WorkspaceId = None
     completed: str = Field(default="", max_length=MAX_BODY, description="What got done.")
     in_progress: str = Field(default="", max_length=MAX_BODY, description="What is under way.")
     blockers: str = Field(default="", max_length=MAX_BODY, description="What stands in the way.")
@@ -79,7 +89,7 @@ class CreateHandoff(Args):
 
 class UpdateHandoff(Args):
     handoff_id: str = HandoffRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     expected_updated_at: str = Expected
     completed: str | None = Body
     in_progress: str | None = Body
@@ -96,7 +106,7 @@ class UpdateHandoff(Args):
 
 
 class ListHandoffs(Args):
-    project_id: ProjectRef
+    project_id: ProjectRef = Field(validation_alias=TEAM)
     author: str | None = Person
     recipient: str | None = Person
     since: str | None = Field(
@@ -115,7 +125,9 @@ class GetHandoff(Args):
 
 class ListActionItems(Args):
     handoff_id: str | None = Field(default=None, min_length=1, max_length=64)
-    project_id: str | None = Field(default=None, min_length=1, max_length=200)
+    project_id: str | None = Field(
+        default=None, min_length=1, max_length=200, validation_alias=TEAM
+    )
     date: str | None = Day
     cursor: str | None = Field(default=None, min_length=1, max_length=500)
     limit: int = Field(default=present.DEFAULT_PAGE, ge=1, le=present.MAX_PAGE)
@@ -127,7 +139,7 @@ class GetActionItem(Args):
 
 class CreateActionItem(Args):
     handoff_id: str = HandoffRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     text: str = Field(min_length=1, max_length=MAX_ITEM_TEXT)
     assignee: str | None = Person
     status: ItemStatus = ItemStatus.OPEN
@@ -137,7 +149,7 @@ class CreateActionItem(Args):
 
 class UpdateActionItem(Args):
     action_item_id: str = ItemRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     expected_updated_at: str = Expected
     text: str | None = Field(default=None, min_length=1, max_length=MAX_ITEM_TEXT)
     assignee: str | None = Person
@@ -159,7 +171,7 @@ def _replayed(made: Any) -> str | None:
 
 def create_handoff(call: Call, args: CreateHandoff) -> Reply:
     made = present.create_handoff(
-        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_id,
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
         bodies=Bodies(args.completed, args.in_progress, args.blockers, args.next_steps),
         day=args.date, source_time_zone=args.source_time_zone,
         destination_time_zone=args.destination_time_zone, linked_task_ids=args.linked_task_ids,
@@ -175,7 +187,7 @@ def update_handoff(call: Call, args: UpdateHandoff) -> Reply:
             call.db,
             call.actor,
             handoff_id=args.handoff_id,
-            workspace_id=args.workspace_id,
+            workspace_id=args.workspace_ref(),
             expected_updated_at=args.expected_updated_at,
             changes=args.changes(),
         )
@@ -222,7 +234,7 @@ def get_handoff_action_item(call: Call, args: GetActionItem) -> Reply:
 
 def create_handoff_action_item(call: Call, args: CreateActionItem) -> Reply:
     made = present.create_handoff_action_item(
-        call.db, call.actor, handoff_id=args.handoff_id, workspace_id=args.workspace_id,
+        call.db, call.actor, handoff_id=args.handoff_id, workspace_id=args.workspace_ref(),
         text=args.text, assignee=args.assignee, status=args.status.value, due_date=args.due_date,
         idempotency_key=args.idempotency_key,
     )  # fmt: skip
@@ -235,7 +247,7 @@ def update_handoff_action_item(call: Call, args: UpdateActionItem) -> Reply:
             call.db,
             call.actor,
             item_id=args.action_item_id,
-            workspace_id=args.workspace_id,
+            workspace_id=args.workspace_ref(),
             expected_updated_at=args.expected_updated_at,
             changes=args.changes(),
         )

@@ -47,7 +47,9 @@ def list_projects(call: Call, args: a.ListProjects) -> Reply:
 
 
 def get_project(call: Call, args: a.GetProject) -> Reply:
-    found = project_screen.describe_project(call.db, call.actor, args.project_id)
+    found = project_screen.describe_project(
+        call.db, call.actor, args.project_id, args.workspace_ref()
+    )
     rest = json_size({**found, "project": {}})
     return Reply({**found, "project": fit_project(found["project"], RESPONSE_BUDGET - rest)})
 
@@ -64,7 +66,7 @@ def update_project(call: Call, args: a.UpdateProject) -> Reply:
             call.db,
             call.actor,
             project=args.project_id,
-            workspace_id=args.workspace_id,
+            workspace_id=args.workspace_ref(),
             **args.changes(),
         )
     )
@@ -77,7 +79,7 @@ def _set_archived(archived: bool):  # type: ignore[no-untyped-def]
                 call.db,
                 call.actor,
                 project=args.project_id,
-                workspace_id=args.workspace_id,
+                workspace_id=args.workspace_ref(),
                 archived=archived,
             )
         )
@@ -88,7 +90,7 @@ def _set_archived(archived: bool):  # type: ignore[no-untyped-def]
 def delete_project(call: Call, args: a.ProjectAction) -> Reply:
     return Reply(
         projects.delete_project(
-            call.db, call.actor, project=args.project_id, workspace_id=args.workspace_id
+            call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref()
         )
     )
 

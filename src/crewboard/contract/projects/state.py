@@ -23,7 +23,7 @@ def update_project_state(call: Call, args: a.UpdateProjectState) -> Reply:
         call.db,
         call.actor,
         project=args.project_id,
-        workspace_id=args.workspace_id,
+        workspace_id=args.workspace_ref(),
         content=args.content,
         expected_revision=args.expected_revision,
     )

@@ -13,7 +13,7 @@ from crewboard.services.review import activity, messages
 
 class ListActivity(Args):
     project_id: str | None = Field(default=None, max_length=200)
-    workspace_id: str | None = Field(default=None, max_length=200)
+    workspace_id: WorkspaceId = None
     limit: int = Field(default=20, ge=1, le=activity.MAX_LIMIT)
     since: str | None = Field(
         default=None,
@@ -30,7 +30,7 @@ class ListActivity(Args):
 
 class PostMessage(Args):
     project_id: ProjectRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     participant_id: str = Field(
         min_length=1,
         max_length=200,
@@ -70,7 +70,7 @@ def post_message(call: Call, args: PostMessage) -> Reply:
         call.db,
         call.actor,
         project=args.project_id,
-        workspace_id=args.workspace_id,
+        workspace_id=args.workspace_ref(),
         participant_id=args.participant_id,
         body=args.body,
         task=args.task_id,

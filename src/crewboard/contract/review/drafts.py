@@ -53,7 +53,7 @@ class Reference(Args):
 class ResultFields(Args):
     """A hand-in's fields besides its task (REST names the task in the path)."""
 
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     idempotency_key: str = Field(
         min_length=1,
         max_length=128,
@@ -84,7 +84,7 @@ class DraftFields(Args):
     """A draft's fields besides its task."""
 
     project_id: str | None = Field(default=None, max_length=200)
-    workspace_id: str | None = Field(default=None, max_length=200)
+    workspace_id: WorkspaceId = None
     idempotency_key: str | None = Field(default=None, min_length=1, max_length=128)
     context_receipt_id: str | None = Field(
         default=None,
@@ -123,7 +123,7 @@ def submit_result(call: Call, args: SubmitResult) -> Reply:
             call.db,
             call.actor,
             project=args.project_id,
-            workspace_id=args.workspace_id,
+            workspace_id=args.workspace_ref(),
             task=args.task_id,
             idempotency_key=args.idempotency_key,
             expected_revision=args.expected_revision,

@@ -36,7 +36,7 @@ RoleHint = Annotated[
 
 class ProposeTask(Args):
     project_id: ProjectRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     title: str = Field(min_length=1, max_length=MAX_TITLE)
     description: str | None = Field(default=None, max_length=MAX_LONG_TEXT)
     type_hint: TaskType | None = Field(default=None)
@@ -55,7 +55,7 @@ class TaskChanges(Args):
 
 class ProposeTaskUpdate(Args):
     task_id: TaskRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     changes: TaskChanges = Field()
     reason: Reason = None
     idempotency_key: IdempotencyKey = None
@@ -63,14 +63,14 @@ class ProposeTaskUpdate(Args):
 
 class ProposeTaskDelete(Args):
     task_id: TaskRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     reason: Reason = None
     idempotency_key: IdempotencyKey = None
 
 
 class ProposeRole(Args):
     project_id: ProjectRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     name: str = Field(min_length=1, max_length=MAX_ROLE_NAME)
     role: str = Field(min_length=1, max_length=MAX_ROLE_TEXT)
     description: Reason = None
@@ -85,7 +85,7 @@ class Seat(Args):
 
 class ProposeComposition(Args):
     project_id: ProjectRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     seats: list[Seat] = Field(min_length=1, max_length=proposal_cards.MAX_SEATS)
     rationale: Reason = None
     idempotency_key: IdempotencyKey = None
@@ -110,7 +110,7 @@ def propose_task(call: Call, args: ProposeTask) -> Reply:
             call.db,
             call.actor,
             project=args.project_id,
-            workspace_id=args.workspace_id,
+            workspace_id=args.workspace_ref(),
             title=args.title,
             description=args.description,
             type_hint=args.type_hint,
@@ -126,7 +126,7 @@ def propose_task_update(call: Call, args: ProposeTaskUpdate) -> Reply:
             call.db,
             call.actor,
             task=args.task_id,
-            workspace_id=args.workspace_id,
+            workspace_id=args.workspace_ref(),
             changes=_sent(args.changes),
             reason=args.reason,
             idempotency_key=args.idempotency_key,
@@ -140,7 +140,7 @@ def propose_task_delete(call: Call, args: ProposeTaskDelete) -> Reply:
             call.db,
             call.actor,
             task=args.task_id,
-            workspace_id=args.workspace_id,
+            workspace_id=args.workspace_ref(),
             reason=args.reason,
             idempotency_key=args.idempotency_key,
         )
@@ -153,7 +153,7 @@ def propose_role(call: Call, args: ProposeRole) -> Reply:
             call.db,
             call.actor,
             project=args.project_id,
-            workspace_id=args.workspace_id,
+            workspace_id=args.workspace_ref(),
             name=args.name,
             role=args.role,
             description=args.description,
@@ -168,7 +168,7 @@ def propose_composition(call: Call, args: ProposeComposition) -> Reply:
             call.db,
             call.actor,
             project=args.project_id,
-            workspace_id=args.workspace_id,
+            workspace_id=args.workspace_ref(),
             seats=[_sent(seat) for seat in args.seats],
             rationale=args.rationale,
             idempotency_key=args.idempotency_key,

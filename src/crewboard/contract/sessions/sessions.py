@@ -42,7 +42,7 @@ def _workflow_help() -> str:
 
 class StartSpecSession(Args):
     project_id: ProjectRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     mode: Mode = Field(description="generate writes new spec files; edit changes existing ones.")
     prompt: str = Field(
         min_length=1,
@@ -74,6 +74,7 @@ class StartSpecSession(Args):
 
 class ListSpecSessions(Args):
     project_id: ProjectRef
+    workspace_id: WorkspaceId = None
     archive_filter: ArchiveFilter = ArchiveFilter.ACTIVE
     status: Status | None = None
     query: str | None = Field(default=None, max_length=200, description="Words of the title.")
@@ -83,6 +84,7 @@ class ListSpecSessions(Args):
 
 class GetSpecSession(Args):
     project_id: ProjectRef
+    workspace_id: WorkspaceId = None
     session_id: str = SessionRef
     include_context: bool = Field(
         default=False, description="Also the session's working context (at most 1 MiB)."
@@ -95,20 +97,20 @@ class GetSpecSession(Args):
 
 class RenameSpecSession(Args):
     project_id: ProjectRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     session_id: str = SessionRef
     title: str = Field(min_length=1, max_length=MAX_TITLE)
 
 
 class SessionAction(Args):
     project_id: ProjectRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     session_id: str = SessionRef
 
 
 def start_spec_session(call: Call, args: StartSpecSession) -> Reply:
     made = sessions.start_session(
-        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_id,
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
         mode=args.mode, prompt=args.prompt, workflow_id=args.workflow_id,
         language=args.language, model_id=args.model_id, attachment_ids=args.attachment_ids,
         spec_file_ids=args.spec_file_ids, title=args.session_title,
@@ -128,7 +130,8 @@ def start_spec_session(call: Call, args: StartSpecSession) -> Reply:
 
 def list_spec_sessions(call: Call, args: ListSpecSessions) -> Reply:
     found = sessions.list_sessions(
-        call.db, call.actor, project=args.project_id, archive=args.archive_filter,
+        call.db, call.actor, project=args.project_id,
+        workspace_id=args.workspace_ref(), archive=args.archive_filter,
         status=args.status, query=args.query, limit=args.limit, offset=args.offset,
     )  # fmt: skip
     return paged_reply(found, "sessions", args.offset)
@@ -137,7 +140,13 @@ def list_spec_sessions(call: Call, args: ListSpecSessions) -> Reply:
 def get_spec_session(call: Call, args: GetSpecSession) -> Reply:
     if args.given("context_offset") or args.given("context_limit"):
         return _context_window(call, args)
-    body = sessions.get_session(call.db, call.actor, project=args.project_id, ref=args.session_id)
+    body = sessions.get_session(
+        call.db,
+        call.actor,
+        project=args.project_id,
+        workspace_id=args.workspace_ref(),
+        ref=args.session_id,
+    )
     body["sessionUrl"] = sessions.session_url(
         call.settings.public_url, body.pop("projectKey"), args.session_id
     )
@@ -171,7 +180,13 @@ def _context_window(call: Call, args: GetSpecSession) -> Reply:
         args.context_offset, args.context_limit, offset_field="contextOffset",
         limit_field="contextLimit",
     )  # fmt: skip
-    text = session_context(call.db, call.actor, project=args.project_id, ref=args.session_id)
+    text = session_context(
+        call.db,
+        call.actor,
+        project=args.project_id,
+        ref=args.session_id,
+        workspace_id=args.workspace_ref(),
+    )
     body = window(
         {"sessionId": args.session_id, "field": "context"}, text, offset=args.context_offset,
         limit=args.context_limit, budget=RESPONSE_BUDGET, offset_field="contextOffset",
@@ -185,28 +200,28 @@ def _context_window(call: Call, args: GetSpecSession) -> Reply:
 
 def rename_spec_session(call: Call, args: RenameSpecSession) -> Reply:
     return Reply(sessions.rename_session(
-        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_id,
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
         ref=args.session_id, title=args.title,
     ))  # fmt: skip
 
 
 def archive_spec_session(call: Call, args: SessionAction) -> Reply:
     return Reply(sessions.set_archived(
-        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_id,
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
         ref=args.session_id, archived=True,
     ))  # fmt: skip
 
 
 def unarchive_spec_session(call: Call, args: SessionAction) -> Reply:
     return Reply(sessions.set_archived(
-        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_id,
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
         ref=args.session_id, archived=False,
     ))  # fmt: skip
 
 
 def delete_spec_session(call: Call, args: SessionAction) -> Reply:
     return Reply(sessions.delete_session(
-        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_id,
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
         ref=args.session_id,
     ))  # fmt: skip
 

@@ -25,12 +25,14 @@ AttachmentId = Field(min_length=1, max_length=200)
 
 class ListAttachments(Args):
     project_id: ProjectRef
+    workspace_id: WorkspaceId = None
     limit: int = Field(default=attachments.DEFAULT_PAGE, ge=1, le=attachments.MAX_PAGE)
     offset: Offset = 0
 
 
 class GetAttachment(Args):
     project_id: ProjectRef
+    workspace_id: WorkspaceId = None
     attachment_id: str = AttachmentId
 
 
@@ -41,7 +43,7 @@ class ReadAttachment(GetAttachment):
 
 class UploadAttachment(Args):
     project_id: ProjectRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     name: str = Field(min_length=1, max_length=MAX_ATTACHMENT_NAME)
     content_base64: str | None = Field(
         default=None,
@@ -82,7 +84,12 @@ class UploadAttachment(Args):
 
 def list_attachments(call: Call, args: ListAttachments) -> Reply:
     found = attachments.list_attachments(
-        call.db, call.actor, project=args.project_id, limit=args.limit, offset=args.offset
+        call.db,
+        call.actor,
+        project=args.project_id,
+        workspace_id=args.workspace_ref(),
+        limit=args.limit,
+        offset=args.offset,
     )
     return paged_reply(found, "attachments", args.offset)
 
@@ -90,7 +97,11 @@ def list_attachments(call: Call, args: ListAttachments) -> Reply:
 def get_attachment(call: Call, args: GetAttachment) -> Reply:
     return Reply(
         attachments.get_attachment(
-            call.db, call.actor, project=args.project_id, attachment_id=args.attachment_id
+            call.db,
+            call.actor,
+            project=args.project_id,
+            workspace_id=args.workspace_ref(),
+            attachment_id=args.attachment_id,
         )
     )
 
@@ -100,6 +111,7 @@ def read_attachment(call: Call, args: ReadAttachment) -> Reply:
         call.db,
         call.actor,
         project=args.project_id,
+        workspace_id=args.workspace_ref(),
         attachment_id=args.attachment_id,
         offset=args.offset,
         limit=args.limit,
@@ -116,7 +128,7 @@ def upload_attachment(call: Call, args: UploadAttachment) -> Reply:
         call.db,
         call.actor,
         project=args.project_id,
-        workspace_id=args.workspace_id,
+        workspace_id=args.workspace_ref(),
         name=args.name,
         content=args.data(call),
         content_field="contentBase64" if args.content_base64 is not None else "localFilePath",

@@ -15,7 +15,7 @@ from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.domain.spec_comments import MAX_AFFIX, MAX_COMMENT, MAX_QUOTE, MAX_THREADS_SHOWN
 from crewboard.services.paging import next_offset
 from crewboard.services.specs import comments
-from crewboard.services.specs.files import FileRef
+from crewboard.services.specs.file_lookup import FileRef
 
 Body = Field(min_length=1, max_length=MAX_COMMENT, description="Markdown.")
 Ref = Field(min_length=1, max_length=200)
@@ -23,6 +23,7 @@ Ref = Field(min_length=1, max_length=200)
 
 class _OnFile(Args):
     project_id: ProjectRef
+    workspace_id: WorkspaceId = None
     file_id: str | None = Field(default=None, min_length=1, max_length=200)
     path: str | None = Field(
         default=None, min_length=1, max_length=MAX_PATH, description="Or the file's path."
@@ -41,7 +42,6 @@ class ListSpecFileComments(_OnFile):
 
 
 class CreateSpecFileCommentThread(_OnFile):
-    workspace_id: WorkspaceId
     anchor_quote: str = Field(
         min_length=1,
         max_length=MAX_QUOTE,
@@ -59,7 +59,7 @@ class CreateSpecFileCommentThread(_OnFile):
 
 class ReplySpecFileCommentThread(Args):
     project_id: ProjectRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     thread_id: str = Ref
     body: str = Body
     idempotency_key: IdempotencyKey = None
@@ -67,7 +67,7 @@ class ReplySpecFileCommentThread(Args):
 
 class UpdateSpecFileComment(Args):
     project_id: ProjectRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     comment_id: str = Ref
     expected_version: str = Field(
         min_length=1, max_length=64, description="The comment's own contentVersion."
@@ -77,7 +77,7 @@ class UpdateSpecFileComment(Args):
 
 class DeleteSpecFileComment(Args):
     project_id: ProjectRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     comment_id: str = Ref
 
 
@@ -86,6 +86,7 @@ def list_spec_file_comments(call: Call, args: ListSpecFileComments) -> Reply:
         call.db,
         call.actor,
         project=args.project_id,
+        workspace_id=args.workspace_ref(),
         ref=args.ref(),
         status=args.status,
         limit=args.limit,
@@ -134,7 +135,7 @@ def create_spec_file_comment_thread(call: Call, args: CreateSpecFileCommentThrea
         call.db,
         call.actor,
         project=args.project_id,
-        workspace_id=args.workspace_id,
+        workspace_id=args.workspace_ref(),
         ref=args.ref(),
         anchor_quote=args.anchor_quote,
         anchor_prefix=args.anchor_prefix,
@@ -152,7 +153,7 @@ def reply_spec_file_comment_thread(call: Call, args: ReplySpecFileCommentThread)
         call.db,
         call.actor,
         project=args.project_id,
-        workspace_id=args.workspace_id,
+        workspace_id=args.workspace_ref(),
         thread_id=args.thread_id,
         body=args.body,
         idempotency_key=args.idempotency_key,
@@ -168,7 +169,7 @@ def update_spec_file_comment(call: Call, args: UpdateSpecFileComment) -> Reply:
             call.db,
             call.actor,
             project=args.project_id,
-            workspace_id=args.workspace_id,
+            workspace_id=args.workspace_ref(),
             comment_id=args.comment_id,
             body=args.body,
             expected_version=args.expected_version,
@@ -188,7 +189,7 @@ def delete_spec_file_comment(call: Call, args: DeleteSpecFileComment) -> Reply:
         call.db,
         call.actor,
         project=args.project_id,
-        workspace_id=args.workspace_id,
+        workspace_id=args.workspace_ref(),
         comment_id=args.comment_id,
     )
     return Reply(done, _OUTCOMES[done["outcome"]])

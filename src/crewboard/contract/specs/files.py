@@ -17,7 +17,7 @@ from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.errors import ValidationFailed
 from crewboard.jsonbody import MAX_UPLOAD_BODY
 from crewboard.services.specs import files
-from crewboard.services.specs.files import FileRef
+from crewboard.services.specs.file_lookup import FileRef
 
 FilePath = Field(default=None, min_length=1, max_length=MAX_PATH, description="Or the file's path.")
 # Characters of content one call carries: a message (HTTP body or stdio line) holds at most
@@ -28,6 +28,7 @@ MAX_INLINE = MAX_UPLOAD_BODY * 3 // 4
 
 class _Named(Args):
     project_id: ProjectRef
+    workspace_id: WorkspaceId = None
     file_id: str | None = Field(default=None, min_length=1, max_length=200)
     path: str | None = FilePath
 
@@ -86,6 +87,7 @@ class _Content(Args):
 
 class ListSpecFiles(Args):
     project_id: ProjectRef
+    workspace_id: WorkspaceId = None
     path: str | None = Field(
         default=None, min_length=1, max_length=MAX_PATH, description="Only this folder."
     )
@@ -110,13 +112,12 @@ class ReadSpecFile(_Named):
 
 class UploadSpecFile(_Content):
     project_id: ProjectRef
-    workspace_id: WorkspaceId
+    workspace_id: WorkspaceId = None
     path: str = Field(min_length=1, max_length=MAX_PATH)
     idempotency_key: IdempotencyKey = None
 
 
 class UpdateSpecFile(_Content, _Named):
-    workspace_id: WorkspaceId
     expected_version: str = Field(
         min_length=1, max_length=64, description="The contentVersion you read."
     )
@@ -124,7 +125,7 @@ class UpdateSpecFile(_Content, _Named):
 
 
 class TrashAction(_Named):
-    workspace_id: WorkspaceId
+    pass
 
 
 class DownloadSpecFile(_Named):
@@ -144,6 +145,7 @@ def list_spec_files(call: Call, args: ListSpecFiles) -> Reply:
         call.db,
         call.actor,
         project=args.project_id,
+        workspace_id=args.workspace_ref(),
         path=args.path,
         trashed=args.trashed,
         limit=args.limit,
@@ -158,6 +160,7 @@ def get_spec_file(call: Call, args: GetSpecFile) -> Reply:
             call.db,
             call.actor,
             project=args.project_id,
+            workspace_id=args.workspace_ref(),
             ref=args.ref(),
             include_trashed=args.include_trashed,
             revisions_limit=args.revisions,
@@ -170,6 +173,7 @@ def read_spec_file(call: Call, args: ReadSpecFile) -> Reply:
         call.db,
         call.actor,
         project=args.project_id,
+        workspace_id=args.workspace_ref(),
         ref=args.ref(),
         offset=args.offset,
         limit=args.limit,
@@ -185,7 +189,7 @@ def upload_spec_file(call: Call, args: UploadSpecFile) -> Reply:
         call.db,
         call.actor,
         project=args.project_id,
-        workspace_id=args.workspace_id,
+        workspace_id=args.workspace_ref(),
         path=args.path,
         content=args.data(call),
         idempotency_key=args.idempotency_key,
@@ -200,7 +204,7 @@ def update_spec_file(call: Call, args: UpdateSpecFile) -> Reply:
         call.db,
         call.actor,
         project=args.project_id,
-        workspace_id=args.workspace_id,
+        workspace_id=args.workspace_ref(),
         ref=args.ref(),
         content=args.data(call),
         expected_version=args.expected_version,
@@ -213,14 +217,22 @@ def update_spec_file(call: Call, args: UpdateSpecFile) -> Reply:
 
 def move_spec_file_to_trash(call: Call, args: TrashAction) -> Reply:
     done = files.move_spec_file_to_trash(
-        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_id, ref=args.ref()
+        call.db,
+        call.actor,
+        project=args.project_id,
+        workspace_id=args.workspace_ref(),
+        ref=args.ref(),
     )
     return Reply(done, None if done["changed"] else "It was already in the trash bin.")
 
 
 def restore_spec_file_from_trash(call: Call, args: TrashAction) -> Reply:
     done = files.restore_spec_file_from_trash(
-        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_id, ref=args.ref()
+        call.db,
+        call.actor,
+        project=args.project_id,
+        workspace_id=args.workspace_ref(),
+        ref=args.ref(),
     )
     return Reply(done, None if done["changed"] else "It was not in the trash bin.")
 
@@ -231,6 +243,7 @@ def download_spec_file(call: Call, args: DownloadSpecFile) -> Reply:
         call.db,
         call.actor,
         project=args.project_id,
+        workspace_id=args.workspace_ref(),
         ref=args.ref(),
         revision=args.revision,
         include_trashed=args.include_trashed,

@@ -134,7 +134,13 @@ def kept_revision(uow: UnitOfWork, artifact: Artifact, number: int, field: str) 
 
 
 def list_artifacts(
-    db: Database, actor: Actor, *, project: str, limit: int = DEFAULT_PAGE, offset: int = 0
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+    limit: int = DEFAULT_PAGE,
+    offset: int = 0,
 ) -> dict[str, Any]:
     """The project's artifacts, most recently changed first.
 
@@ -144,7 +150,7 @@ def list_artifacts(
     check_page(limit, offset, MAX_PAGE)
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
-        access = access_project(uow, actor, project)
+        access = access_project(uow, actor, project, workspace_id=workspace_id)
         items, total = artifacts_of(uow).page(access.project.id, limit=limit, offset=offset)
         return {
             "artifacts": [artifact_view(i) for i in items],
@@ -156,7 +162,13 @@ def list_artifacts(
 
 
 def get_artifact(
-    db: Database, actor: Actor, *, project: str, ref: str, revision: int | None = None
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+    ref: str,
+    revision: int | None = None,
 ) -> dict[str, Any]:
     """An artifact, one revision's files (the newest unless `revision`), and the kept
     revisions, newest first.
@@ -166,7 +178,9 @@ def get_artifact(
     """
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
-        artifact, _access = find_artifact(uow, actor, project=project, ref=ref)
+        artifact, _access = find_artifact(
+            uow, actor, project=project, ref=ref, workspace_id=workspace_id
+        )
         number = kept_revision(
             uow, artifact, artifact.revision_count if revision is None else revision, "revision"
         )
@@ -188,6 +202,7 @@ def read_artifact_file(
     actor: Actor,
     *,
     project: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
     ref: str,
     path: str,
     revision: int | None = None,
@@ -205,7 +220,9 @@ def read_artifact_file(
     (wanted,) = check_paths([path], "path") if path else (path,)
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
-        artifact, _access = find_artifact(uow, actor, project=project, ref=ref)
+        artifact, _access = find_artifact(
+            uow, actor, project=project, ref=ref, workspace_id=workspace_id
+        )
         number = kept_revision(
             uow, artifact, artifact.revision_count if revision is None else revision, "revision"
         )
@@ -245,7 +262,13 @@ def read_artifact_file(
 
 
 def revision_bytes(
-    db: Database, actor: Actor, *, project: str, ref: str, revision: int | None = None
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+    ref: str,
+    revision: int | None = None,
 ) -> tuple[Artifact, int, list[tuple[ArtifactFile, bytes]]]:
     """A kept revision's files with their bytes (for a download).
 
@@ -254,7 +277,9 @@ def revision_bytes(
     """
 
     def work(uow: UnitOfWork) -> tuple[Artifact, int, list[tuple[ArtifactFile, bytes]]]:
-        artifact, _access = find_artifact(uow, actor, project=project, ref=ref)
+        artifact, _access = find_artifact(
+            uow, actor, project=project, ref=ref, workspace_id=workspace_id
+        )
         number = kept_revision(
             uow, artifact, artifact.revision_count if revision is None else revision, "revision"
         )

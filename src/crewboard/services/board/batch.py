@@ -40,21 +40,16 @@ from crewboard.services.board.task_checks import (
     check_assignment,
     check_status_allowed,
 )
+from crewboard.services.board.task_lookup import find_project_tasks, task_not_found
 from crewboard.services.board.task_sources import (
     has_source,
     load_sources,
     source_files,
 )
-from crewboard.services.board.tasks import (
-    camel,
-    find_project_tasks,
-    revision_conflict,
-    save_task,
-    task_not_found,
-)
+from crewboard.services.board.tasks import camel, revision_conflict, save_task
 from crewboard.services.board.views import task_key
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
-from crewboard.services.identity.access import access_project
+from crewboard.services.identity.access import WorkspaceRef, access_project
 from crewboard.storage.database import Database, LostRace
 from crewboard.storage.uow import UnitOfWork
 
@@ -198,7 +193,7 @@ def do_update_tasks(
     actor: Actor,
     *,
     project: str,
-    workspace_id: str | None,
+    workspace_id: WorkspaceRef,
     task_refs: list[str],
     change: PlanningChange,
 ) -> Ack:
@@ -256,7 +251,7 @@ def update_tasks(
     actor: Actor,
     *,
     project: str,
-    workspace_id: str | None,
+    workspace_id: WorkspaceRef,
     idempotency_key: str,
     task_ids: list[str],
     fields: Mapping[str, Any] | None = None,
@@ -377,7 +372,7 @@ def do_set_task_status(
     actor: Actor,
     *,
     project: str,
-    workspace_id: str | None,
+    workspace_id: WorkspaceRef,
     changes: list[tuple[str, TaskStatus]],
     expected_versions: dict[str, int],
     file_versions: dict[str, str] | None = None,
@@ -443,7 +438,7 @@ def set_task_status(
     actor: Actor,
     *,
     project: str,
-    workspace_id: str | None,
+    workspace_id: WorkspaceRef,
     idempotency_key: str,
     changes: list[Mapping[str, Any]],
     expected_versions: Mapping[str, Any] | None = None,

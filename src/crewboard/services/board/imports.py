@@ -29,15 +29,9 @@ from crewboard.domain.projects import Project
 from crewboard.domain.validation import check_email
 from crewboard.errors import ValidationFailed
 from crewboard.services.board.task_checks import CHECKS
-from crewboard.services.board.tasks import (
-    _apply_links,
-    camel,
-    check_no_parent_cycle,
-    event_task,
-    render_task,
-    save_task,
-    touch_related,
-)
+from crewboard.services.board.task_lookup import render_task
+from crewboard.services.board.task_updates import check_no_parent_cycle
+from crewboard.services.board.tasks import apply_links, camel, event_task, save_task, touch_related
 from crewboard.services.identity.access import access_project
 from crewboard.services.views import actor_stamp
 from crewboard.storage.board.tasks import TaskFilter
@@ -305,7 +299,7 @@ class _Import:
         blockers = tuple(self._resolve(item, "blockedBy", list(item.blocked_by), ids))
         if not blockers:
             return {}
-        _, others = _apply_links(self.uow, self.project, task, blockers)
+        _, others = apply_links(self.uow, self.project, task, blockers)
         return {other: count for other, count in others.items() if other in before}
 
     def _resolve(
@@ -358,7 +352,7 @@ class _Import:
                 updated,
                 board_order=self.uow.tasks.next_board_order(self.project.id, updated.status.value),
             )
-        counts, others = _apply_links(self.uow, self.project, current, tuple(blockers))
+        counts, others = apply_links(self.uow, self.project, current, tuple(blockers))
         if set(blockers) != had:
             changed.append("blockedByTaskIds")
         saved = save_task(

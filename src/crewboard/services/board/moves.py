@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from crewboard.domain.identity.records import Actor
 from crewboard.errors import ValidationFailed
-from crewboard.services.board.tasks import access_task
+from crewboard.services.board.task_lookup import access_task
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 

@@ -20,7 +20,7 @@ from crewboard.domain.board.tasks import Task
 from crewboard.domain.identity.records import Actor
 from crewboard.errors import ValidationFailed
 from crewboard.services.board.notes import AGENT_UPDATE, COMMENT, notes_of, task_ref_view
-from crewboard.services.board.tasks import access_task
+from crewboard.services.board.task_lookup import access_task
 from crewboard.services.cursors import seal, unseal
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef
 from crewboard.services.paging import check_limit

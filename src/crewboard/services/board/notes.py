@@ -20,7 +20,7 @@ from crewboard.domain.projects import Project
 from crewboard.domain.validation import check_no_nul, check_text
 from crewboard.errors import LimitExceeded, NotFound, ValidationFailed
 from crewboard.services.board.mentions import tell_mentioned
-from crewboard.services.board.tasks import access_task
+from crewboard.services.board.task_lookup import access_task
 from crewboard.services.board.views import task_key
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write, require_key
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef
@@ -122,7 +122,7 @@ def keyed_task_write(
     *,
     operation: str,
     task: str,
-    workspace_id: str | None,
+    workspace_id: WorkspaceRef,
     idempotency_key: str | None,
     arguments: dict[str, Any],
     perform: Perform,
@@ -202,7 +202,7 @@ def _write_note(
     *,
     kind: NoteKind,
     task: str,
-    workspace_id: str | None,
+    workspace_id: WorkspaceRef,
     content: str,
     idempotency_key: str | None,
 ) -> KeyedResult:
@@ -252,7 +252,7 @@ def post_comment(
     actor: Actor,
     *,
     task: str,
-    workspace_id: str | None,
+    workspace_id: WorkspaceRef,
     content: str,
     idempotency_key: str | None,
 ) -> KeyedResult:
@@ -277,7 +277,7 @@ def agent_update(
     actor: Actor,
     *,
     task: str,
-    workspace_id: str | None,
+    workspace_id: WorkspaceRef,
     content: str,
     idempotency_key: str | None,
 ) -> KeyedResult:
@@ -365,7 +365,7 @@ def save_output(
     actor: Actor,
     *,
     task: str,
-    workspace_id: str | None,
+    workspace_id: WorkspaceRef,
     name: str,
     content: str,
     idempotency_key: str | None,

@@ -19,8 +19,8 @@ from crewboard.services.board.context import (
 )
 from crewboard.services.board.fitting import check_text_request, fit_task_answer, task_window
 from crewboard.services.board.note_reads import question_counts, task_notes_section
+from crewboard.services.board.task_lookup import access_task, render_task, task_ids_of
 from crewboard.services.board.task_sources import show_sources
-from crewboard.services.board.tasks import access_task, render_task, task_ids_of
 from crewboard.services.board.views import (
     COMPACT_FIELDS,
     DEFAULT_LIST_FIELDS,

@@ -24,9 +24,10 @@ from crewboard.services.board.notes import (
     task_ref_view,
     without,
 )
-from crewboard.services.board.tasks import access_task
+from crewboard.services.board.task_lookup import access_task
 from crewboard.services.idempotency import Ack, KeyedResult
 from crewboard.services.identity.access import (
+    WorkspaceRef,
     access_project,
     require_person,
     require_signed_in_person,
@@ -58,7 +59,7 @@ def ask_question(
     actor: Actor,
     *,
     task: str,
-    workspace_id: str | None,
+    workspace_id: WorkspaceRef,
     question: str,
     idempotency_key: str | None,
 ) -> KeyedResult:

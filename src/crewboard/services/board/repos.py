@@ -28,7 +28,7 @@ from crewboard.services.board.notes import (
     record_task_event,
     task_ref_view,
 )
-from crewboard.services.board.tasks import access_task
+from crewboard.services.board.task_lookup import access_task
 from crewboard.services.idempotency import Ack, KeyedResult
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
 from crewboard.services.views import actor_stamp, iso
@@ -280,7 +280,7 @@ def propose_repo_change(
     actor: Actor,
     *,
     task: str,
-    workspace_id: str | None,
+    workspace_id: WorkspaceRef,
     idempotency_key: str | None,
     repo_id: str,
     branch: str,
@@ -368,7 +368,7 @@ def report_repo_status(
     actor: Actor,
     *,
     task: str,
-    workspace_id: str | None,
+    workspace_id: WorkspaceRef,
     idempotency_key: str | None,
     repo_id: str | None = None,
     branch: str | None = None,

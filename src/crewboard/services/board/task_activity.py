@@ -19,7 +19,7 @@ from crewboard.services.board.notes import (
     question_view,
     task_ref_view,
 )
-from crewboard.services.board.tasks import access_task
+from crewboard.services.board.task_lookup import access_task
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork

@@ -1,4 +1,6 @@
-"""The task board's core use cases: create, update, read, list."""
+"""Making tasks (create_task, the tasks a tasks.md file adds) and the save every task change
+goes through: its links, its lifecycle facts and what changed. Finding a task is in
+task_lookup, changing one in task_updates."""
 
 from __future__ import annotations
 
@@ -15,16 +17,13 @@ from crewboard.domain.board.tasks import (
     TaskStatus,
     TaskType,
     lifecycle_facts,
-    parse_task_key,
 )
 from crewboard.domain.identity.access import Role, Scope
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
 from crewboard.domain.projects import Project
 from crewboard.errors import (
-    NotFound,
     RevisionConflict,
-    ValidationFailed,
 )
 from crewboard.services.board.task_checks import (
     CHECKS,
@@ -33,12 +32,12 @@ from crewboard.services.board.task_checks import (
     check_related,
     check_status_allowed,
 )
+from crewboard.services.board.task_lookup import render_task, task_ids_of
 from crewboard.services.board.task_sources import status_moved
 from crewboard.services.board.views import task_view
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
-from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
+from crewboard.services.identity.access import WorkspaceRef, access_project
 from crewboard.services.views import actor_stamp, iso
-from crewboard.storage.board.tasks import TaskFilter
 from crewboard.storage.database import Database, LostRace
 from crewboard.storage.sequences import TASK_NUMBERS
 from crewboard.storage.uow import UnitOfWork
@@ -70,106 +69,10 @@ PATCH_FIELDS = (
 )
 
 
-# --- finding tasks -------------------------------------------------------------------------
-
-
-def task_not_found(ref: str) -> NotFound:
-    return NotFound(
-        f"No task {ref!r} is open to you; list_tasks finds tasks by number, text or status.",
-        {"resource": "task", "ref": ref},
-    )
-
-
-def access_task(
-    uow: UnitOfWork,
-    actor: Actor,
-    ref: str,
-    *,
-    project: str | None = None,
-    scope: Scope = Scope.READ,
-    role: Role = Role.READ,
-    workspace_id: WorkspaceRef = ANY_WORKSPACE,
-) -> tuple[Task, Project]:
-    """A task by id (tsk_…), key (CRW-12) or number (with `project`), permission-checked.
-
-    Raises:
-        NotFound: no such task, or it is in a project the actor cannot open.
-        PermissionDenied, ValidationFailed: as `access_project`.
-    """
-    task: Task | None = None
-    if "\x00" in ref:
-        raise task_not_found(ref)
-    if ref.startswith("tsk_"):
-        task = uow.tasks.get(ref)
-    elif (key := parse_task_key(ref)) is not None:
-        found = uow.projects.get_by_key(key[0])
-        task = uow.tasks.get_by_number(found.id, key[1]) if found else None
-    elif ref.isdigit() and project is not None:
-        access = access_project(uow, actor, project)
-        task = uow.tasks.get_by_number(access.project.id, int(ref))
-    if task is None:
-        raise task_not_found(ref)
-    try:
-        access = access_project(
-            uow, actor, task.project_id, scope=scope, role=role, workspace_id=workspace_id
-        )
-    except NotFound:
-        raise task_not_found(ref) from None
-    if project is not None and project not in (access.project.id, access.project.key):
-        raise task_not_found(ref)
-    return task, access.project
-
-
-def find_project_tasks(uow: UnitOfWork, project: Project, refs: Iterable[str]) -> dict[str, Task]:
-    """The tasks of `project` named by id, key (CRW-12) or number, by ref; unknown refs absent."""
-    refs = list(refs)
-    by_id = uow.tasks.get_many(ref for ref in refs if ref.startswith("tsk_"))
-    numbers: dict[str, int] = {}
-    for ref in refs:
-        key = parse_task_key(ref)
-        if key is not None and key[0] == project.key:
-            numbers[ref] = key[1]
-        elif ref.isascii() and ref.isdigit():
-            numbers[ref] = int(ref)
-    by_number: dict[int, Task] = {}
-    if numbers:
-        wanted = sorted(set(numbers.values()))
-        rows, _ = uow.tasks.search(
-            TaskFilter(project_ids=[project.id], numbers=wanted), limit=len(wanted)
-        )
-        by_number = {task.number: task for task in rows}
-    found: dict[str, Task] = {}
-    for ref in refs:
-        task = by_id.get(ref) if ref in by_id else by_number.get(numbers.get(ref, 0))
-        if task is not None and task.project_id == project.id:
-            found[ref] = task
-    return found
-
-
-def task_ids_of(uow: UnitOfWork, project: Project, refs: Iterable[str]) -> tuple[str, ...]:
-    """Each ref (an id, or a key such as CRW-12) as the id of that task of `project`, once.
-
-    A ref that names no task of the project stays as given: the caller's check refuses it,
-    naming its own field.
-    """
-    refs = tuple(refs)
-    # An id needs no look-up here: the caller's check reads it anyway.
-    found = find_project_tasks(uow, project, [ref for ref in refs if not ref.startswith("tsk_")])
-    return tuple(dict.fromkeys(found[ref].id if ref in found else ref for ref in refs))
-
-
-def render_task(uow: UnitOfWork, task: Task, project: Project) -> dict[str, Any]:
-    links = uow.tasks.links_of([task.id])[task.id]
-    related = [link.other_id for link in links] + (
-        [task.parent_task_id] if task.parent_task_id else []
-    )
-    return task_view(task, project, links, uow.tasks.numbers_of(related))
-
-
 # --- writing -------------------------------------------------------------------------------
 
 
-def _apply_links(
+def apply_links(
     uow: UnitOfWork, project: Project, task: Task, blocked_by: tuple[str, ...] | None
 ) -> tuple[tuple[int, int], dict[str, int]]:
     """Make `blocked_by` the task's blockers (None: leave them).
@@ -316,7 +219,7 @@ def do_create_task(
     uow.tasks.add(task)
     blocked_by = task_ids_of(uow, proj, values.get("blocked_by_task_ids") or ())
     if blocked_by:
-        blockers, others = _apply_links(uow, proj, task, blocked_by)
+        blockers, others = apply_links(uow, proj, task, blocked_by)
     else:  # a new task has no relationships yet: nothing to read back
         blockers, others = (0, 0), {}
     record_lifecycle(uow, actor, None, task, (0, blockers[1]))
@@ -428,7 +331,7 @@ def create_task(
             actor,
             key=idempotency_key,
             operation="create_task",
-            arguments=_jsonable(arguments),
+            arguments=jsonable(arguments),
             perform=lambda: do_create_task(
                 uow, actor, project=project, workspace_id=workspace_id, fields=checked
             ),
@@ -436,125 +339,10 @@ def create_task(
     )
 
 
-def _jsonable(values: dict[str, Any]) -> dict[str, Any]:
+def jsonable(values: dict[str, Any]) -> dict[str, Any]:
     return {
         k: (v if not isinstance(v, date | datetime) else v.isoformat()) for k, v in values.items()
     }
-
-
-def do_update_task(
-    uow: UnitOfWork,
-    actor: Actor,
-    *,
-    project: str | None,
-    workspace_id: WorkspaceRef,
-    task_ref: str,
-    expected_revision: int,
-    patch: dict[str, Any],
-) -> Ack:
-    current, proj = access_task(
-        uow,
-        actor,
-        task_ref,
-        project=project,
-        scope=Scope.TASKS_MANAGE,
-        role=Role.WRITE,
-        workspace_id=workspace_id,
-    )
-    if current.revision != expected_revision:
-        raise revision_conflict(current, expected_revision)
-    if "status" in patch:
-        check_status_allowed(actor, patch["status"])
-    blocked_by = patch.pop("blocked_by_task_ids", None)
-    if blocked_by is not None:
-        blocked_by = task_ids_of(uow, proj, blocked_by)
-    blockers_before = blocker_ids(uow, current.id) if blocked_by is not None else ()
-    changes = dict(patch)
-    if changes.get("parent_task_id") is not None:
-        (changes["parent_task_id"],) = task_ids_of(uow, proj, (changes["parent_task_id"],))
-    if "assignee_id" in changes and "assignee_type" not in changes:
-        changes["assignee_type"] = None  # the new assignee decides it (check_assignment)
-    for clearable in (
-        "tags",
-        "labels",
-        "context_item_ids",
-        "external_reference_ids",
-        "context_refs",
-    ):
-        if clearable in changes and changes[clearable] is None:
-            changes[clearable] = ()
-    if "description" in changes and changes["description"] is None:
-        changes["description"] = ""
-    if "brief" in changes and changes["brief"] is None:
-        changes["brief"] = ""
-    updated = replace(
-        current,
-        **changes,
-        revision=current.revision + 1,
-        updated_by=actor_stamp(actor),
-        updated_at=uow.now,
-    )
-    if updated.status is not current.status and "board_order" not in changes:
-        updated = replace(
-            updated, board_order=uow.tasks.next_board_order(proj.id, updated.status.value)
-        )
-    updated = check_assignment(uow, proj, updated)
-    if updated.parent_task_id is not None and updated.parent_task_id != current.parent_task_id:
-        check_related(uow, proj, updated.id, (updated.parent_task_id,), "parentTaskId")
-        check_no_parent_cycle(uow, proj, updated.id, updated.parent_task_id)
-    if not uow.tasks.replace(updated, expected_revision):
-        latest = uow.tasks.get(current.id)
-        raise revision_conflict(latest or current, expected_revision)
-    blockers, others = _apply_links(uow, proj, updated, blocked_by)
-    record_lifecycle(uow, actor, current, updated, blockers)
-    touch_related(uow, actor, proj, others)
-    status_moved(uow, actor, proj, [updated], before=[current])  # its box in tasks.md, if any
-    view = render_task(uow, updated, proj)
-    changed, changes = _what_changed(current, updated, patch, blockers_before, blocked_by)
-    uow.record_event(
-        "task.updated",
-        actor=actor.as_payload(),
-        payload={
-            "task": event_task(view),
-            "changed": changed,
-            "changes": changes,
-            "by": actor_stamp(actor),
-        },
-        project_id=proj.id,
-        workspace_id=proj.workspace_id,
-    )
-    return Ack({"task": view}, resource_type="task", resource_id=updated.id, project_id=proj.id)
-
-
-def _what_changed(
-    current: Task,
-    updated: Task,
-    patch: dict[str, Any],
-    blockers_before: tuple[str, ...],
-    blocked_by: tuple[str, ...] | None,
-) -> tuple[list[str], dict[str, Any]]:
-    """A task.updated event's `changed` (the fields whose value differs) and `changes` (their
-    values from → to, where kept)."""
-    changed = _changed_fields(current, updated, patch)
-    changes = field_changes(current, updated, changed)
-    if blocked_by is not None and set(blocked_by) != set(blockers_before):
-        changed.append("blockedByTaskIds")
-        changes["blockedByTaskIds"] = {"from": list(blockers_before), "to": list(blocked_by)}
-    return changed, changes
-
-
-def _changed_fields(current: Task, updated: Task, patch: dict[str, Any]) -> list[str]:
-    """The patched fields whose value differs: a form or a client that sends every field
-    leaves an activity naming only what changed."""
-
-    def plain(value: Any) -> Any:
-        return tuple(value) if isinstance(value, list | tuple) else value
-
-    return sorted(
-        camel(k)
-        for k in patch
-        if not hasattr(current, k) or plain(getattr(current, k)) != plain(getattr(updated, k))
-    )
 
 
 # The fields whose old and new values a task.updated event keeps, so a task's history reads
@@ -594,239 +382,6 @@ def _plain_value(value: Any) -> Any:
     if isinstance(value, date):
         return value.isoformat()
     return str(value) if isinstance(value, StrEnum) else value
-
-
-def blocker_ids(uow: UnitOfWork, task_id: str) -> tuple[str, ...]:
-    """The ids of the tasks this one is blocked by."""
-    links = uow.tasks.links_of([task_id])[task_id]
-    return tuple(link.other_id for link in links if link.relation is Relation.BLOCKED_BY)
-
-
-MAX_PARENT_DEPTH = 1000  # a chain of parents longer than this is refused as if it looped
-
-
-def check_no_parent_cycle(uow: UnitOfWork, project: Project, task_id: str, parent_id: str) -> None:
-    """Refuse a parent that is the task's own subtask (at any depth).
-
-    Raises:
-        ValidationFailed: naming parentTaskId.
-    """
-    step: str | None = parent_id
-    for _ in range(MAX_PARENT_DEPTH):
-        if step is None:
-            return
-        if step == task_id:
-            parent = uow.tasks.get(parent_id)
-            key = f"{project.key}-{parent.number}" if parent else parent_id
-            raise ValidationFailed.field(
-                "parentTaskId",
-                f"{key} is a subtask of this task (or below one), so it cannot be its parent "
-                "too; that would make a loop.",
-            )
-        found = uow.tasks.get(step)
-        step = found.parent_task_id if found else None
-    raise ValidationFailed.field("parentTaskId", "the chain of parents is too long or loops.")
-
-
-def update_task(
-    db: Database,
-    actor: Actor,
-    *,
-    project: str | None,
-    workspace_id: WorkspaceRef,
-    idempotency_key: str | None,
-    task_id: str,
-    expected_revision: int,
-    patch: dict[str, Any],
-    operation: str = "update_task",
-) -> KeyedResult:
-    """Change a task from the revision the caller read (keyed).
-
-    `operation` names the write in the idempotency ledger (a tool that patches a few fields
-    through here, such as assign_task, keys its own calls).
-
-    Raises:
-        RevisionConflict: the task moved on; details name the revision, who and when.
-        NotFound, PermissionDenied, ValidationFailed, LimitExceeded, IdempotencyConflict.
-    """
-    unknown = sorted(set(patch) - set(PATCH_FIELDS))
-    if unknown:
-        raise ValidationFailed.field(
-            f"patch.{camel(unknown[0])}", "is not a task field.", [camel(f) for f in PATCH_FIELDS]
-        )
-    if not patch:
-        raise ValidationFailed.field(
-            "patch", "name at least one field to change.", [camel(f) for f in PATCH_FIELDS]
-        )
-    for name, value in patch.items():
-        if value is None and name not in _CLEARABLE:
-            raise ValidationFailed.field(
-                camel(name), "cannot be cleared; send a value or leave it out."
-            )
-    checked = {
-        name: (None if value is None else CHECKS[name](value)) for name, value in patch.items()
-    }
-    arguments = {
-        "project": project,
-        "workspaceId": workspace_id,
-        "taskId": task_id,
-        "expectedRevision": expected_revision,
-        "patch": _jsonable(patch),
-    }
-    return db.write(
-        lambda uow: do_keyed_write(
-            uow,
-            actor,
-            key=idempotency_key,
-            operation=operation,
-            arguments=arguments,
-            perform=lambda: do_update_task(
-                uow,
-                actor,
-                project=project,
-                workspace_id=workspace_id,
-                task_ref=task_id,
-                expected_revision=expected_revision,
-                patch=dict(checked),
-            ),
-        )
-    )
-
-
-ASSIGNMENT_FIELDS = ("assignee_id", "assignee_type", "human_owner_id")
-
-
-def assign_task(
-    db: Database,
-    actor: Actor,
-    *,
-    workspace_id: WorkspaceRef,
-    idempotency_key: str | None,
-    task_id: str,
-    expected_revision: int,
-    assignment: dict[str, Any],
-) -> KeyedResult:
-    """Change who does a task (assignee) and who answers for it (human owner), keyed, through
-    update_task: the same checks and the same assignment_changed lifecycle event.
-
-    `assignment` holds only the fields the caller sent (snake_case); None clears one.
-
-    Raises:
-        ValidationFailed: no assignment field sent; as update_task.
-        RevisionConflict, NotFound, PermissionDenied, LimitExceeded, IdempotencyConflict.
-    """
-    if not assignment:
-        raise ValidationFailed.field(
-            "assigneeId",
-            "send assigneeId, assigneeType or humanOwnerId (null clears one).",
-            [camel(name) for name in ASSIGNMENT_FIELDS],
-        )
-    unknown = sorted(set(assignment) - set(ASSIGNMENT_FIELDS))
-    if unknown:
-        raise ValidationFailed.field(
-            camel(unknown[0]), "is not an assignment field.", [camel(f) for f in ASSIGNMENT_FIELDS]
-        )
-    return update_task(
-        db,
-        actor,
-        project=None,
-        workspace_id=workspace_id,
-        idempotency_key=idempotency_key,
-        task_id=task_id,
-        expected_revision=expected_revision,
-        patch=assignment,
-        operation="assign_task",
-    )
-
-
-def set_task_parent(
-    db: Database,
-    actor: Actor,
-    *,
-    project: str,
-    workspace_id: WorkspaceRef,
-    idempotency_key: str | None,
-    task_id: str,
-    parent_id: str | None,
-    from_parent: str | None = None,
-) -> KeyedResult:
-    """Make a task a subtask of `parent_id` (None: of no task), keyed, through update_task's
-    checks and events, at the revision it has now: the parent's page adds and removes subtasks
-    it has not read. With `from_parent`, only while the task is still a subtask of that one.
-
-    Raises:
-        ValidationFailed: the task is no longer a subtask of `from_parent`; as update_task.
-        NotFound, PermissionDenied, LimitExceeded, IdempotencyConflict.
-    """
-    parent = CHECKS["parent_task_id"](parent_id)
-
-    def perform(uow: UnitOfWork) -> Ack:
-        current, proj = access_task(
-            uow,
-            actor,
-            task_id,
-            project=project,
-            scope=Scope.TASKS_MANAGE,
-            role=Role.WRITE,
-            workspace_id=workspace_id,
-        )
-        if from_parent is not None:
-            (was,) = task_ids_of(uow, proj, (from_parent,))
-            if current.parent_task_id != was:
-                raise ValidationFailed.field(
-                    "parentTaskId",
-                    f"{proj.key}-{current.number} is not a subtask of {from_parent} any more.",
-                )
-        return do_update_task(
-            uow,
-            actor,
-            project=project,
-            workspace_id=workspace_id,
-            task_ref=current.id,
-            expected_revision=current.revision,
-            patch={"parent_task_id": parent},
-        )
-
-    arguments = {
-        "project": project,
-        "workspaceId": workspace_id,
-        "taskId": task_id,
-        "parentTaskId": parent_id,
-        "fromParent": from_parent,
-    }
-    return db.write(
-        lambda uow: do_keyed_write(
-            uow,
-            actor,
-            key=idempotency_key,
-            operation="set_task_parent",
-            arguments=arguments,
-            perform=lambda: perform(uow),
-        )
-    )
-
-
-_CLEARABLE = frozenset(
-    {
-        "assignee_id",
-        "assignee_type",
-        "human_owner_id",
-        "due_date",
-        "start_date",
-        "story_points",
-        "cycle",
-        "parent_task_id",
-        "output_destination",
-        "description",
-        "brief",
-        "tags",
-        "labels",
-        "context_refs",
-        "context_item_ids",
-        "external_reference_ids",
-        "blocked_by_task_ids",
-    }
-)
 
 
 def revision_conflict(current: Task, expected: int) -> RevisionConflict:

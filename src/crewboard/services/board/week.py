@@ -31,7 +31,7 @@ from crewboard.domain.identity.access import parse_enum_list
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.projects import Project
 from crewboard.errors import LimitExceeded, ValidationFailed
-from crewboard.services.board.tasks import access_task
+from crewboard.services.board.task_lookup import access_task
 from crewboard.services.board.views import task_key
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, open_projects
 from crewboard.services.paging import check_limit

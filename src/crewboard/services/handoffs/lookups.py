@@ -18,7 +18,7 @@ from crewboard.domain.handoffs import (
 from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.projects import ProjectAccess
 from crewboard.errors import NotFound, PermissionDenied, RevisionConflict, ValidationFailed
-from crewboard.services.board.tasks import access_task
+from crewboard.services.board.task_lookup import access_task
 from crewboard.services.identity.access import access_project
 from crewboard.services.views import iso, who_of
 from crewboard.storage.handoffs.repository import HandoffRepository

@@ -25,6 +25,7 @@ from crewboard.domain.validation import check_email, check_text, check_time_zone
 from crewboard.errors import AlreadyExists, NotFound, ValidationFailed
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.identity.access import (
+    ANY_WORKSPACE,
     WorkspaceRef,
     access_project,
     require_unlimited_person,
@@ -427,23 +428,27 @@ def delete_project(
     return db.write(work)
 
 
-def describe_project(db: Database, actor: Actor, ref: str) -> dict[str, Any]:
+def describe_project(
+    db: Database, actor: Actor, ref: str, workspace_id: WorkspaceRef = ANY_WORKSPACE
+) -> dict[str, Any]:
     """One project with the viewer's role, its people and roles counted, and its state page revision.
 
     Raises:
         NotFound: when the actor cannot open the project.
     """
 
-    return db.read(lambda uow: project_description(uow, actor, ref))
+    return db.read(lambda uow: project_description(uow, actor, ref, workspace_id))
 
 
-def project_description(uow: UnitOfWork, actor: Actor, ref: str) -> dict[str, Any]:
+def project_description(
+    uow: UnitOfWork, actor: Actor, ref: str, workspace_id: WorkspaceRef = ANY_WORKSPACE
+) -> dict[str, Any]:
     """`describe_project` inside a caller's transaction (a screen adds what higher areas hold).
 
     Raises:
         NotFound: when the actor cannot open the project.
     """
-    access = access_project(uow, actor, ref)
+    access = access_project(uow, actor, ref, workspace_id=workspace_id)
     project_id = access.project.id
     return {
         "project": with_handoffs(uow, project_view(access.project, access.role)),

@@ -220,7 +220,8 @@ def restore_state_version(
         old = uow.state.version(project_id, revision)
         if old is None:
             raise NotFound(
-                f"The state page has no revision {revision}; list_state_versions shows the saved ones.",
+                f"The state page has no revision {revision}; its saved versions are listed with "
+                "the page's history.",
                 {"resource": "state_version", "revision": revision},
             )
         author = {**actor.as_payload(), "displayName": actor.display_name}

@@ -13,7 +13,7 @@ from typing import Any
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.review import EventRow, HandIn
 from crewboard.errors import ValidationFailed
-from crewboard.services.board.tasks import access_task
+from crewboard.services.board.task_lookup import access_task
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, open_projects
 from crewboard.services.paging import check_limit
 from crewboard.services.views import iso

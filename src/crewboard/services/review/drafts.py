@@ -22,7 +22,8 @@ from crewboard.domain.review import WAITING, Draft, DraftStatus, ReferenceKind
 from crewboard.domain.validation import check_no_nul, check_text
 from crewboard.errors import LimitExceeded, ValidationFailed
 from crewboard.services.board import context
-from crewboard.services.board.tasks import access_task, save_task
+from crewboard.services.board.task_lookup import access_task
+from crewboard.services.board.tasks import save_task
 from crewboard.services.board.views import task_key
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write, require_key
 from crewboard.services.identity.access import (
@@ -244,7 +245,7 @@ def submit_result(
     actor: Actor,
     *,
     project: str | None,
-    workspace_id: str | None,
+    workspace_id: WorkspaceRef,
     task: str,
     idempotency_key: str | None,
     expected_revision: int,

@@ -14,7 +14,7 @@ from crewboard.domain.review import InboxMessage
 from crewboard.domain.validation import check_no_nul, check_text
 from crewboard.errors import NotFound, ValidationFailed
 from crewboard.services.board.notes import after
-from crewboard.services.board.tasks import access_task
+from crewboard.services.board.task_lookup import access_task
 from crewboard.services.board.views import task_key
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.identity.access import (
@@ -82,7 +82,7 @@ def post_message(
     actor: Actor,
     *,
     project: str,
-    workspace_id: str | None,
+    workspace_id: WorkspaceRef,
     participant_id: str,
     body: str,
     task: str | None = None,

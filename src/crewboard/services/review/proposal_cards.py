@@ -23,13 +23,8 @@ from crewboard.domain.projects import Project, SeatKind, TeamRole
 from crewboard.domain.review import Proposal, ProposalKind
 from crewboard.domain.validation import check_text
 from crewboard.errors import LimitExceeded, NotFound, ValidationFailed
-from crewboard.services.board.tasks import (
-    camel,
-    do_create_task,
-    do_update_task,
-    save_task,
-    touch_related,
-)
+from crewboard.services.board.task_updates import do_update_task
+from crewboard.services.board.tasks import camel, do_create_task, save_task, touch_related
 from crewboard.services.board.views import task_key
 from crewboard.services.identity.access import ANY_WORKSPACE
 from crewboard.services.projects.team import MAX_ROLE_NAME, MAX_ROLE_TEXT, team_role_view

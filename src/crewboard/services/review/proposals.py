@@ -19,7 +19,7 @@ from crewboard.domain.projects import Project
 from crewboard.domain.review import Proposal, ProposalKind, ProposalStatus
 from crewboard.domain.validation import check_text
 from crewboard.errors import NotFound, ValidationFailed
-from crewboard.services.board.tasks import access_task
+from crewboard.services.board.task_lookup import access_task
 from crewboard.services.board.views import task_key
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.identity.access import (

@@ -16,7 +16,8 @@ from crewboard.domain.review import WAITING
 from crewboard.errors import ValidationFailed
 from crewboard.services.board.queries import MAX_Q, assignee_filter, get_task
 from crewboard.services.board.task_activity import task_activity
-from crewboard.services.board.tasks import access_task, update_task
+from crewboard.services.board.task_lookup import access_task
+from crewboard.services.board.task_updates import update_task
 from crewboard.services.board.week import list_task_events
 from crewboard.services.identity.access import access_project
 from crewboard.services.projects.team import list_team

@@ -7,10 +7,11 @@ from typing import Any
 
 from crewboard.domain.identity.records import Actor
 from crewboard.services.artifacts.artifacts import artifacts_of
+from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef
 from crewboard.services.projects.projects import project_description
 from crewboard.services.sessions.sessions import sessions_of
 from crewboard.services.specs.attachments import attachments_of
-from crewboard.services.specs.files import files_of
+from crewboard.services.specs.file_lookup import files_of
 from crewboard.services.views import iso
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
@@ -18,7 +19,9 @@ from crewboard.storage.uow import UnitOfWork
 ACTIVE_SESSIONS = 10  # the most recently active; list_spec_sessions has the rest
 
 
-def describe_project(db: Database, actor: Actor, ref: str) -> dict[str, Any]:
+def describe_project(
+    db: Database, actor: Actor, ref: str, workspace_id: WorkspaceRef = ANY_WORKSPACE
+) -> dict[str, Any]:
     """One project, its counts, and its most recently active spec sessions.
 
     Raises:
@@ -26,7 +29,7 @@ def describe_project(db: Database, actor: Actor, ref: str) -> dict[str, Any]:
     """
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
-        found = project_description(uow, actor, ref)
+        found = project_description(uow, actor, ref, workspace_id)
         project_id = found["project"]["id"]
         _files, spec_files = files_of(uow).page(
             project_id, prefix=None, trashed=False, limit=1, offset=0

@@ -14,7 +14,7 @@ from typing import Any
 
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.review import EventRow
-from crewboard.services.board.tasks import access_task
+from crewboard.services.board.task_lookup import access_task
 from crewboard.services.views import iso
 from crewboard.storage.database import Database
 from crewboard.storage.review.activity import ActivityRepository, EventQuery

@@ -14,11 +14,12 @@ from crewboard.domain.sessions import (
     SessionProposalStatus,
 )
 from crewboard.domain.specs import AttachmentKind, SpecFile
+from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef
 from crewboard.services.sessions.providers import ChatMessage
 from crewboard.services.sessions.sessions import find_session, sessions_of
 from crewboard.services.sessions.workflows import default_workflow, workflows
 from crewboard.services.specs.attachments import attachments_of
-from crewboard.services.specs.files import files_of
+from crewboard.services.specs.file_lookup import files_of
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 
@@ -89,7 +90,14 @@ def prepare(uow: UnitOfWork, session: Session) -> Prepared:
     return Prepared(system=system, messages=messages, context=context)
 
 
-def session_context(db: Database, actor: Actor, *, project: str, ref: str) -> str:
+def session_context(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    ref: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+) -> str:
     """The session's working context as the model sees it now (at most 1 MiB).
 
     Raises:
@@ -97,7 +105,9 @@ def session_context(db: Database, actor: Actor, *, project: str, ref: str) -> st
     """
 
     def work(uow: UnitOfWork) -> str:
-        session, _access = find_session(uow, actor, project=project, ref=ref)
+        session, _access = find_session(
+            uow, actor, project=project, ref=ref, workspace_id=workspace_id
+        )
         return working_context(uow, session)
 
     return db.read(work)

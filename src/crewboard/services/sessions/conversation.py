@@ -42,7 +42,8 @@ from crewboard.services.sessions.sessions import (
     session_view,
     sessions_of,
 )
-from crewboard.services.specs.files import do_create_file, do_update_file, files_of
+from crewboard.services.specs.file_lookup import files_of
+from crewboard.services.specs.file_saves import do_create_file, do_update_file
 from crewboard.services.views import iso, stamp_of
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork

@@ -63,7 +63,7 @@ from crewboard.services.sessions.providers import (
 )
 from crewboard.services.sessions.providers.adapters import provider_for
 from crewboard.services.sessions.sessions import TURN_QUEUED, sessions_of
-from crewboard.services.specs.files import files_of
+from crewboard.services.specs.file_lookup import files_of
 from crewboard.services.supervisor import LoopHealth
 from crewboard.storage.database import Database
 from crewboard.storage.uow import EventRecord, UnitOfWork

@@ -39,7 +39,7 @@ from crewboard.services.paging import check_page, next_offset
 from crewboard.services.sessions.models import check_model_choice
 from crewboard.services.sessions.workflows import check_workflow
 from crewboard.services.specs.attachments import attachments_of
-from crewboard.services.specs.files import files_of
+from crewboard.services.specs.file_lookup import files_of
 from crewboard.services.views import iso, stamp_of
 from crewboard.storage.database import Database
 from crewboard.storage.sessions.repository import SessionRepository
@@ -134,7 +134,7 @@ def _check_refs(
             raise ValidationFailed.field(
                 f"specFileIds[{n}]",
                 f"{ident!r} is not a spec file of this project (trashed files do not count); "
-                "list_spec_file shows them.",
+                "list_spec_files shows them.",
             )
 
 
@@ -255,6 +255,7 @@ def list_sessions(
     actor: Actor,
     *,
     project: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
     archive: ArchiveFilter = ArchiveFilter.ACTIVE,
     status: Status | None = None,
     query: str | None = None,
@@ -270,7 +271,7 @@ def list_sessions(
     wanted = (query or "").strip()[:200] or None
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
-        access = access_project(uow, actor, project)
+        access = access_project(uow, actor, project, workspace_id=workspace_id)
         items, total = sessions_of(uow).page(
             access.project.id, archive=archive, status=status, query=wanted, limit=limit,
             offset=offset,
@@ -284,7 +285,14 @@ def list_sessions(
     return db.read(work)
 
 
-def get_session(db: Database, actor: Actor, *, project: str, ref: str) -> dict[str, Any]:
+def get_session(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+    ref: str,
+) -> dict[str, Any]:
     """One session's facts and what it waits for.
 
     Raises:
@@ -292,7 +300,9 @@ def get_session(db: Database, actor: Actor, *, project: str, ref: str) -> dict[s
     """
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
-        session, access = find_session(uow, actor, project=project, ref=ref)
+        session, access = find_session(
+            uow, actor, project=project, ref=ref, workspace_id=workspace_id
+        )
         return {"session": session_view(session), "projectKey": access.project.key}
 
     return db.read(work)

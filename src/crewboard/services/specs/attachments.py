@@ -32,7 +32,7 @@ from crewboard.domain.specs import (
 )
 from crewboard.errors import AlreadyExists, LimitExceeded, NotFound, ValidationFailed
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
-from crewboard.services.identity.access import WorkspaceRef, access_project
+from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
 from crewboard.services.paging import check_page, next_offset
 from crewboard.services.views import iso, stamp_of
 from crewboard.services.windows import TextBlob, read_window
@@ -64,8 +64,14 @@ def attachment_view(item: Attachment) -> dict[str, Any]:
     }
 
 
-def _find(uow: UnitOfWork, actor: Actor, project: str, attachment_id: str) -> Attachment:
-    access = access_project(uow, actor, project)
+def _find(
+    uow: UnitOfWork,
+    actor: Actor,
+    project: str,
+    attachment_id: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+) -> Attachment:
+    access = access_project(uow, actor, project, workspace_id=workspace_id)
     found = attachments_of(uow).get(attachment_id) if "\x00" not in attachment_id else None
     if found is None or found.project_id != access.project.id:
         raise NotFound(
@@ -76,7 +82,13 @@ def _find(uow: UnitOfWork, actor: Actor, project: str, attachment_id: str) -> At
 
 
 def list_attachments(
-    db: Database, actor: Actor, *, project: str, limit: int = DEFAULT_PAGE, offset: int = 0
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+    limit: int = DEFAULT_PAGE,
+    offset: int = 0,
 ) -> dict[str, Any]:
     """The project's attachments by name.
 
@@ -86,7 +98,7 @@ def list_attachments(
     check_page(limit, offset, MAX_PAGE)
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
-        access = access_project(uow, actor, project)
+        access = access_project(uow, actor, project, workspace_id=workspace_id)
         items, total = attachments_of(uow).page(access.project.id, limit=limit, offset=offset)
         return {
             "attachments": [attachment_view(i) for i in items],
@@ -98,11 +110,18 @@ def list_attachments(
 
 
 def get_attachment(
-    db: Database, actor: Actor, *, project: str, attachment_id: str
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+    attachment_id: str,
 ) -> dict[str, Any]:
     """One attachment's details. Raises: NotFound."""
     return db.read(
-        lambda uow: {"attachment": attachment_view(_find(uow, actor, project, attachment_id))}
+        lambda uow: {
+            "attachment": attachment_view(_find(uow, actor, project, attachment_id, workspace_id))
+        }
     )
 
 
@@ -111,6 +130,7 @@ def read_attachment(
     actor: Actor,
     *,
     project: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
     attachment_id: str,
     offset: int = 1,
     limit: int = MAX_WINDOW_LINES,
@@ -126,7 +146,7 @@ def read_attachment(
     check_window(offset, limit)
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
-        item = _find(uow, actor, project, attachment_id)
+        item = _find(uow, actor, project, attachment_id, workspace_id)
         view = attachment_view(item)
         if item.kind is AttachmentKind.IMAGE:
             return {"attachment": view, "image": uow.blobs.read(item.digest)}
@@ -157,12 +177,17 @@ def read_attachment(
 
 
 def read_attachment_bytes(
-    db: Database, actor: Actor, *, project: str, attachment_id: str
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+    attachment_id: str,
 ) -> tuple[dict[str, Any], bytes]:
     """An attachment's details and its whole bytes (for a download). Raises: NotFound."""
 
     def work(uow: UnitOfWork) -> tuple[dict[str, Any], bytes]:
-        item = _find(uow, actor, project, attachment_id)
+        item = _find(uow, actor, project, attachment_id, workspace_id)
         return attachment_view(item), uow.blobs.read(item.digest)
 
     return db.read(work)

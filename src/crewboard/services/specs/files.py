@@ -6,11 +6,13 @@ save adds an immutable revision with a new opaque `contentVersion`. A save names
 it was made from (`expectedVersion`): when someone saved in between, it is refused with who
 saved and when, and nothing is written. A trashed file leaves lists and reads (unless asked
 for) and keeps its path until it is restored.
+
+These are the use cases the doors call; finding a file is in file_lookup, and the saves they
+make inside a transaction in file_saves.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from crewboard.domain.files import (
@@ -24,140 +26,33 @@ from crewboard.domain.files import (
 )
 from crewboard.domain.identity.access import Role, Scope
 from crewboard.domain.identity.records import Actor
-from crewboard.domain.ids import new_id
-from crewboard.domain.projects import ProjectAccess
-from crewboard.domain.specs import MAX_FILE_BYTES, MAX_READ_BYTES, SpecFile, SpecRevision
+from crewboard.domain.specs import MAX_READ_BYTES, SpecFile, SpecRevision
 from crewboard.domain.tasks_md import is_tasks_file
 from crewboard.domain.validation import INT32_MAX
 from crewboard.errors import (
-    AlreadyExists,
     LimitExceeded,
     NotFound,
-    RevisionConflict,
     ValidationFailed,
 )
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
 from crewboard.services.paging import check_page, next_offset
-from crewboard.services.specs.comment_anchors import do_reanchor_threads
-from crewboard.services.specs.revisions import new_revision, record_save
-from crewboard.services.specs.tasks_md import do_restore_boxes, do_sync_tasks
-from crewboard.services.views import iso, stamp_of, who_of
+from crewboard.services.specs.file_lookup import (
+    FileRef,
+    file_view,
+    files_of,
+    find_file,
+    revision_view,
+)
+from crewboard.services.specs.file_saves import check_content, do_create_file, do_update_file
+from crewboard.services.specs.tasks_md import do_restore_boxes
+from crewboard.services.views import stamp_of
 from crewboard.services.windows import TextBlob, read_window
 from crewboard.storage.database import Database
-from crewboard.storage.specs.files import SpecFileRepository
 from crewboard.storage.uow import UnitOfWork
 
 MAX_PAGE = 200
 DEFAULT_PAGE = 50
-
-
-def files_of(uow: UnitOfWork) -> SpecFileRepository:
-    return SpecFileRepository(uow.conn)
-
-
-def file_view(file: SpecFile) -> dict[str, Any]:
-    return {
-        "id": file.id,
-        "projectId": file.project_id,
-        "path": file.path,
-        "kind": file.kind.value,
-        "size": file.size,
-        "totalLines": file.total_lines if file.kind is FileKind.TEXT else None,
-        "revisionCount": file.revision_count,
-        "contentVersion": file.content_version,
-        "createdBy": file.created_by,
-        "createdAt": iso(file.created_at),
-        "updatedBy": file.updated_by,
-        "updatedAt": iso(file.updated_at),
-        "trashed": file.trashed_at is not None,
-        "trashedAt": iso(file.trashed_at),
-        "trashedBy": file.trashed_by,
-    }
-
-
-def revision_view(revision: SpecRevision) -> dict[str, Any]:
-    return {
-        "revision": revision.revision,
-        "contentVersion": revision.content_version,
-        "kind": revision.kind.value,
-        "size": revision.size,
-        "totalLines": revision.lines.total_lines if revision.kind is FileKind.TEXT else None,
-        "savedBy": revision.author,
-        "savedAt": iso(revision.created_at),
-    }
-
-
-# --- finding a file ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class FileRef:
-    """How a caller names a file: by id, or by path in the project."""
-
-    file_id: str | None = None
-    path: str | None = None
-
-    def check(self) -> FileRef:
-        if (self.file_id is None) == (self.path is None):
-            raise ValidationFailed.field(
-                "fileId", "name the file by fileId or by path (one of the two)."
-            )
-        if self.path is not None:
-            return FileRef(path=normalise_path(self.path))
-        return self
-
-    @property
-    def shown(self) -> str:
-        return self.file_id or self.path or ""
-
-
-def file_not_found(ref: FileRef) -> NotFound:
-    return NotFound(
-        f"No spec file {ref.shown!r} in this project; list_spec_files shows its files.",
-        {"resource": "specFile", "ref": ref.shown},
-    )
-
-
-def _trashed(file: SpecFile) -> NotFound:
-    return NotFound(
-        f"{file.path} is in the trash bin. Restore it with restore_spec_file_from_trash, or pass "
-        "includeTrashed: true to read it there.",
-        {"resource": "specFile", "ref": file.id, "trashed": True},
-    )
-
-
-def find_file(
-    uow: UnitOfWork,
-    actor: Actor,
-    *,
-    project: str,
-    ref: FileRef,
-    scope: Scope = Scope.READ,
-    role: Role = Role.READ,
-    workspace_id: WorkspaceRef = ANY_WORKSPACE,
-    include_trashed: bool = False,
-) -> tuple[SpecFile, ProjectAccess]:
-    """The file of the project the actor may act on this way.
-
-    Raises:
-        NotFound: no such project or file open to the actor, or the file is trashed and
-            `include_trashed` is off. PermissionDenied, ValidationFailed.
-    """
-    access = access_project(uow, actor, project, scope=scope, role=role, workspace_id=workspace_id)
-    repo = files_of(uow)
-    if ref.file_id is not None:
-        found = repo.get(ref.file_id) if "\x00" not in ref.file_id else None
-        if found is not None and found.project_id != access.project.id:
-            found = None
-    else:
-        assert ref.path is not None  # noqa: S101 - FileRef.check leaves exactly one
-        found = repo.get_by_path(access.project.id, ref.path)
-    if found is None:
-        raise file_not_found(ref)
-    if found.trashed_at is not None and not include_trashed:
-        raise _trashed(found)
-    return found, access
 
 
 # --- lists and metadata --------------------------------------------------------------------------
@@ -168,6 +63,7 @@ def list_spec_files(
     actor: Actor,
     *,
     project: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
     path: str | None = None,
     trashed: bool = False,
     limit: int = DEFAULT_PAGE,
@@ -183,7 +79,7 @@ def list_spec_files(
     prefix = folder_prefix(path) if path is not None else None
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
-        access = access_project(uow, actor, project)
+        access = access_project(uow, actor, project, workspace_id=workspace_id)
         files, total = files_of(uow).page(
             access.project.id, prefix=prefix, trashed=trashed, limit=limit, offset=offset
         )
@@ -201,6 +97,7 @@ def get_spec_file(
     actor: Actor,
     *,
     project: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
     ref: FileRef,
     include_trashed: bool = False,
     revisions_limit: int = 0,
@@ -221,7 +118,12 @@ def get_spec_file(
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
         file, access = find_file(
-            uow, actor, project=project, ref=ref, include_trashed=include_trashed
+            uow,
+            actor,
+            project=project,
+            ref=ref,
+            include_trashed=include_trashed,
+            workspace_id=workspace_id,
         )
         answer: dict[str, Any] = {"file": file_view(file)}
         if include_tasks and is_tasks_file(file.path):
@@ -251,6 +153,7 @@ def read_spec_file(
     actor: Actor,
     *,
     project: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
     ref: FileRef,
     offset: int = 1,
     limit: int = MAX_WINDOW_LINES,
@@ -273,7 +176,12 @@ def read_spec_file(
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
         file, _access = find_file(
-            uow, actor, project=project, ref=ref, include_trashed=include_trashed
+            uow,
+            actor,
+            project=project,
+            ref=ref,
+            include_trashed=include_trashed,
+            workspace_id=workspace_id,
         )
         wanted = revision or file.revision_count
         saved = files_of(uow).revision(file.id, wanted)
@@ -326,6 +234,7 @@ def read_file_bytes(
     actor: Actor,
     *,
     project: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
     ref: FileRef,
     revision: int | None = None,
     include_trashed: bool = False,
@@ -339,7 +248,12 @@ def read_file_bytes(
 
     def work(uow: UnitOfWork) -> tuple[dict[str, Any], bytes]:
         file, _access = find_file(
-            uow, actor, project=project, ref=ref, include_trashed=include_trashed
+            uow,
+            actor,
+            project=project,
+            ref=ref,
+            include_trashed=include_trashed,
+            workspace_id=workspace_id,
         )
         wanted = revision or file.revision_count
         saved = files_of(uow).revision(file.id, wanted)
@@ -357,17 +271,6 @@ def read_file_bytes(
 
 
 # --- writing -------------------------------------------------------------------------------------
-
-
-def check_content(content: bytes, field: str = "content") -> bytes:
-    """Raises: LimitExceeded over MAX_FILE_BYTES."""
-    if len(content) > MAX_FILE_BYTES:
-        raise LimitExceeded(
-            f"{field}: {len(content)} bytes is over the limit of {MAX_FILE_BYTES} bytes a spec "
-            "file may hold.",
-            {"field": field, "limit": MAX_FILE_BYTES, "actual": len(content)},
-        )
-    return content
 
 
 def upload_spec_file(
@@ -465,121 +368,6 @@ def update_spec_file(
         )  # fmt: skip
 
     return db.write(work)
-
-
-def do_create_file(
-    uow: UnitOfWork,
-    actor: Actor,
-    *,
-    access: ProjectAccess,
-    path: str,
-    content: bytes,
-    via: dict[str, Any] | None = None,
-) -> SpecFile:
-    """Write a new file at a normalised `path` (and its `tasks.md` tasks); `via` notes what
-    wrote it for the person (a spec session) in the author stamp.
-
-    Raises:
-        AlreadyExists: a file has that path (in the trash too).
-    """
-    repo = files_of(uow)
-    existing = repo.get_by_path(access.project.id, path)
-    if existing is not None:
-        where = " (in the trash bin)" if existing.trashed_at is not None else ""
-        raise AlreadyExists(
-            f"{path} already exists{where}. Change it with update_spec_file "
-            "from its contentVersion, or choose another path.",
-            {"field": "path", "fileId": existing.id, "path": path},
-        )
-    file_id = new_id("spf")
-    saved = new_revision(
-        uow, actor, file_id=file_id, project_id=access.project.id, number=1, content=content,
-        via=via,
-    )  # fmt: skip
-    file = SpecFile(
-        id=file_id,
-        project_id=access.project.id,
-        path=path,
-        kind=saved.kind,
-        size=saved.size,
-        total_lines=saved.lines.total_lines,
-        revision_count=1,
-        content_version=saved.content_version,
-        digest=saved.digest,
-        created_by=saved.author,
-        created_at=uow.now,
-        updated_by=saved.author,
-        updated_at=uow.now,
-    )
-    repo.add(file, saved)
-    record_save(
-        uow, actor, workspace_id=access.project.workspace_id, kind="spec_file.created",
-        file=file, saved=saved,
-    )  # fmt: skip
-    # A tasks.md puts its checkbox lines on the board.
-    do_sync_tasks(uow, actor, project=access.project, file=file, content=content)
-    return file
-
-
-def do_update_file(
-    uow: UnitOfWork,
-    actor: Actor,
-    *,
-    file: SpecFile,
-    access: ProjectAccess,
-    content: bytes,
-    expected: str,
-    via: dict[str, Any] | None = None,
-) -> tuple[SpecFile, SpecRevision]:
-    """Write a file's next revision if it is still at `expected`; the file after, and the
-    revision.
-
-    Raises:
-        RevisionConflict: someone saved meanwhile.
-    """
-    repo = files_of(uow)
-    if file.content_version != expected:
-        raise _conflict(file, expected)
-    saved = new_revision(
-        uow, actor, file_id=file.id, project_id=file.project_id,
-        number=file.revision_count + 1, content=content, via=via,
-    )  # fmt: skip
-    if not repo.advance(saved, expected_version=expected):
-        now = repo.get(file.id)
-        raise _conflict(now or file, expected)
-    repo.add_revision(saved)
-    updated = repo.get(file.id)
-    assert updated is not None  # noqa: S101 - just written in this transaction
-    record_save(
-        uow, actor, workspace_id=access.project.workspace_id, kind="spec_file.updated",
-        file=updated, saved=saved,
-    )  # fmt: skip
-    # Comment threads follow their passages into the new text (or are orphaned).
-    do_reanchor_threads(
-        uow, actor, file=file, saved=saved, content=content,
-        workspace_id=access.project.workspace_id,
-    )  # fmt: skip
-    # A tasks.md's checkbox lines create, update and close their tasks.
-    do_sync_tasks(uow, actor, project=access.project, file=updated, content=content)
-    return updated, saved
-
-
-def _conflict(file: SpecFile, expected: str) -> RevisionConflict:
-    by = file.updated_by
-    who = who_of(by)
-    return RevisionConflict(
-        f"{file.path} changed since you read it: {who} saved revision {file.revision_count} at "
-        f"{iso(file.updated_at)}. Your text was not saved and theirs is kept. Read the file "
-        "again, merge your change into it, and save with the new contentVersion.",
-        {
-            "field": "expectedVersion",
-            "expectedVersion": expected,
-            "currentVersion": file.content_version,
-            "currentRevision": file.revision_count,
-            "updatedBy": by,
-            "updatedAt": iso(file.updated_at),
-        },
-    )
 
 
 def move_spec_file_to_trash(

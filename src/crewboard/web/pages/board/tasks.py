@@ -22,7 +22,7 @@ from crewboard.errors import (
     ValidationFailed,
 )
 from crewboard.services.board import notes as task_notes
-from crewboard.services.board import tasks
+from crewboard.services.board import task_lookup, task_updates
 from crewboard.services.screens import board as board_pages
 from crewboard.services.screens.board import COLUMNS
 from crewboard.web.context import Page, project_routes
@@ -78,7 +78,7 @@ def _tags(text: str) -> list[str]:
 
 def update_from_form(page: Page, patch: dict[str, Any]) -> dict[str, Any]:
     assert page.project is not None  # noqa: S101 - a project route
-    result = tasks.update_task(
+    result = task_updates.update_task(
         page.db,
         page.actor,
         project=page.project_key,
@@ -359,7 +359,7 @@ def subtasks(page: Page) -> Response:
         )
     child = task_ref(page.project_key, adding or removing)
     try:
-        tasks.set_task_parent(
+        task_updates.set_task_parent(
             page.db,
             page.actor,
             project=page.project_key,
@@ -424,7 +424,7 @@ def output(page: Page) -> Response:
     )
     assert page.project is not None  # noqa: S101 - a project route
     if found["task"]["projectId"] != page.project["id"]:
-        raise tasks.task_not_found(ref_of(page))
+        raise task_lookup.task_not_found(ref_of(page))
     return page.render(
         "task_output.html",
         title=f"{found['output']['name']} · {found['task']['key']}",

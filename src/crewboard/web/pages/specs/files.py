@@ -18,7 +18,7 @@ from crewboard.domain.validation import parse_whole
 from crewboard.errors import CrewboardError, RevisionConflict, ValidationFailed
 from crewboard.jsonbody import MAX_UPLOAD_BODY
 from crewboard.services.specs import comments, files
-from crewboard.services.specs.files import FileRef
+from crewboard.services.specs.file_lookup import FileRef
 from crewboard.web.context import Page, project_routes
 from crewboard.web.diffs import diff_rows
 from crewboard.web.downloads import download
