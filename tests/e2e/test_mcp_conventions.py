@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from crewboard.domain.models import User
 from mcp import Client
 
+from crewboard.domain.identity.records import User
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import projects, workspaces

@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from crewboard.domain.models import User
 
 from crewboard.config import Settings
 from crewboard.contract.args import validate_arguments
 from crewboard.contract.catalogue import default_catalogue
 from crewboard.contract.operation import Call
+from crewboard.domain.identity.records import User
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
 from tests.support.factories import make_project, make_task, make_user

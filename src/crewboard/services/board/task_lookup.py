@@ -10,7 +10,8 @@ from crewboard.domain.board.tasks import (
     parse_task_key,
 )
 from crewboard.domain.identity.access import Role, Scope
-from crewboard.domain.models import Actor, Project
+from crewboard.domain.identity.records import Actor
+from crewboard.domain.projects import Project
 from crewboard.errors import (
     NotFound,
 )

@@ -10,7 +10,8 @@ from crewboard.domain.board.tasks import (
     Task,
 )
 from crewboard.domain.identity.access import Role, Scope
-from crewboard.domain.models import Actor, Project
+from crewboard.domain.identity.records import Actor
+from crewboard.domain.projects import Project
 from crewboard.errors import (
     ValidationFailed,
 )

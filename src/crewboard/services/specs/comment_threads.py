@@ -6,8 +6,9 @@ from typing import Any
 
 from crewboard.domain.files import FileKind
 from crewboard.domain.identity.access import Role, Scope
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, ProjectAccess
+from crewboard.domain.projects import ProjectAccess
 from crewboard.domain.spec_comments import (
     MAX_AFFIX,
     MAX_COMMENT,

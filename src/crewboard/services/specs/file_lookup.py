@@ -10,7 +10,8 @@ from crewboard.domain.files import (
     normalise_path,
 )
 from crewboard.domain.identity.access import Role, Scope
-from crewboard.domain.models import Actor, ProjectAccess
+from crewboard.domain.identity.records import Actor
+from crewboard.domain.projects import ProjectAccess
 from crewboard.domain.specs import SpecFile, SpecRevision
 from crewboard.errors import (
     NotFound,

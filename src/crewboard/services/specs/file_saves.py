@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.models import Actor, ProjectAccess
+from crewboard.domain.projects import ProjectAccess
 from crewboard.domain.specs import MAX_FILE_BYTES, SpecFile, SpecRevision
 from crewboard.errors import (
     AlreadyExists,
