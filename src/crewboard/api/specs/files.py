@@ -149,7 +149,7 @@ async def upload_spec_file(request: Request) -> Created:
             db,
             actor,
             project=args.project_id,
-            workspace_id=args.workspace_id,
+            workspace_id=args.workspace_ref(),
             path=args.path,
             content=content,
             idempotency_key=args.idempotency_key,
