@@ -36,6 +36,7 @@ from crewboard.api.common import (
     run_service,
     workspace_of,
 )
+from crewboard.api.operations import endpoint_for
 from crewboard.contract import args as a
 from crewboard.contract.artifacts.artifacts import (
     CreateArtifact,
@@ -85,7 +86,7 @@ async def list_artifacts(request: Request) -> dict[str, Any]:
     args = parse_args(
         ListArtifacts, {**query, "projectId": request.path_params["project"]}, strict=False
     )
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request,
         lambda db, actor: artifacts.list_artifacts(
             db, actor, project=args.project_id, limit=args.limit, offset=args.offset
@@ -95,7 +96,7 @@ async def list_artifacts(request: Request) -> dict[str, Any]:
 
 async def get_artifact(request: Request) -> dict[str, Any]:
     args = parse_args(GetArtifact, _named(request, RevisionQuery), strict=False)
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request,
         lambda db, actor: artifacts.get_artifact(
             db, actor, project=args.project_id, ref=args.artifact_id, revision=args.revision
@@ -105,7 +106,7 @@ async def get_artifact(request: Request) -> dict[str, Any]:
 
 async def read_artifact_file(request: Request) -> dict[str, Any]:
     args = parse_args(ReadArtifactFile, _named(request, LinesQuery), strict=False)
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request,
         lambda db, actor: artifacts.read_artifact_file(
             db,
@@ -288,32 +289,27 @@ RollbackBody = model_without(
 )
 
 ENDPOINTS: tuple[Endpoint, ...] = (
-    Endpoint(
-        A,
-        "GET",
+    endpoint_for(
+        "list_artifacts",
         list_artifacts,
         "The project's artifacts, most recently changed first, paged",
         query=ListQuery,
     ),
-    Endpoint(
-        A,
-        "POST",
+    endpoint_for(
+        "create_artifact",
         create_artifact,
         "Create an artifact from a set of files as revision 1 (at most 50 files, 2 MiB a file, "
         "10 MiB in all; Idempotency-Key header)",
         CreateBody,
-        201,
     ),
-    Endpoint(
-        ONE,
-        "GET",
+    endpoint_for(
+        "get_artifact",
         get_artifact,
         "An artifact (by id or slug), one revision's files and the kept revisions",
         query=RevisionQuery,
     ),
-    Endpoint(
-        f"{ONE}/lines",
-        "GET",
+    endpoint_for(
+        "read_artifact_file",
         read_artifact_file,
         "A text file of a revision in windows of lines (path, offset, limit)",
         query=LinesQuery,
@@ -335,23 +331,19 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         query=RevisionQuery,
         produces=("application/zip",),
     ),
-    Endpoint(
-        f"{ONE}/revisions",
-        "POST",
+    endpoint_for(
+        "write_artifact_revision",
         write_revision,
         "Add a revision: every file, or with baseRevision (the newest, or an older one with "
         "mergeOntoCurrent) only the changes and remove (If-Match or expectedVersion: the "
         "revisionCount you read; Idempotency-Key header)",
         RevisionBody,
-        201,
     ),
-    Endpoint(
-        f"{ONE}/rollback",
-        "POST",
+    endpoint_for(
+        "rollback_artifact",
         rollback,
         "Bring back a kept revision's files as a new revision (If-Match or expectedVersion; "
         "Idempotency-Key header)",
         RollbackBody,
-        201,
     ),
 )

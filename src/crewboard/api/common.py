@@ -34,6 +34,7 @@ INTERNAL_ERROR = InternalError(
     "Internal error; the server has logged it. Retrying a keyed write is safe."
 )
 M = TypeVar("M", bound=a.Args)
+T = TypeVar("T")
 
 
 class Created:
@@ -263,7 +264,8 @@ def if_match(request: Request) -> int | None:
     return parse_whole("If-Match", raw.strip().removeprefix("W/").strip('"'))
 
 
-async def run_service(request: Request, work: Callable[[Database, Actor], Any]) -> Any:
+async def run_service(request: Request, work: Callable[[Database, Actor], T]) -> T:
+    """The service call in a worker thread (it blocks on the database), as the caller."""
     actor = actor_of(request)
     db: Database = request.app.state.db
     return await to_thread.run_sync(work, db, actor)
@@ -296,7 +298,7 @@ def expected_revision(
     return value, False
 
 
-async def guard_precondition(work: Callable[[], Awaitable[Any]], via_header: bool) -> Any:
+async def guard_precondition(work: Callable[[], Awaitable[T]], via_header: bool) -> T:
     try:
         return await work()
     except RevisionConflict as conflict:
@@ -394,6 +396,12 @@ class Endpoint:
     query: type[a.Args] | None = None
     # The media types of a success; a route answering other than JSON returns its Response.
     produces: tuple[str, ...] = ("application/json",)
+    # The operation (contract catalogue) this endpoint serves, whose `Rest` declaration gave
+    # its method and path; None for a route no operation stands behind (a file's bytes).
+    operation: str | None = None
+    # Arguments the path fills in besides `projectId` (an operation's route fills each
+    # `{name}`): like it, not body or query fields here.
+    fills: tuple[str, ...] = ()
 
     @property
     def headers(self) -> tuple[Header, ...]:
@@ -407,6 +415,7 @@ class Endpoint:
         carried = {
             PATH_FIELDS[name] for name in re.findall(r"{(\w+)}", self.path) if name in PATH_FIELDS
         }
+        carried.update(self.fills)
         return frozenset(carried | {h.body_field for h in self.headers if h.body_field})
 
     @property

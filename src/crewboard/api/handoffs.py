@@ -29,6 +29,7 @@ from crewboard.api.common import (
     run_service,
     workspace_of,
 )
+from crewboard.api.operations import endpoint_for
 from crewboard.contract.args import Args
 from crewboard.contract.handoffs.handoffs import (
     CreateActionItem,
@@ -58,7 +59,7 @@ async def list_handoffs(request: Request) -> dict[str, Any]:
     args = parse_args(
         ListHandoffs, {**query, "projectId": request.path_params["project"]}, strict=False
     )
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request,
         lambda db, actor: handoffs.list_handoffs(
             db,
@@ -105,7 +106,7 @@ async def create_handoff(request: Request) -> Created:
 async def get_handoff(request: Request) -> dict[str, Any]:
     query_params(request, NoQuery)
     ref = request.path_params["handoff"]
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request, lambda db, actor: handoffs.get_handoff(db, actor, handoff_id=ref)
     )
 
@@ -118,9 +119,7 @@ async def _change(
     data = _carried(await read_body(request), field)
     workspace = workspace_of(data)
     args = parse_args(model, {"workspaceId": None, **data, field: request.path_params[path]})
-    return await run_service(  # type: ignore[no-any-return]
-        request, lambda db, actor: write(db, actor, args, workspace)
-    )
+    return await run_service(request, lambda db, actor: write(db, actor, args, workspace))
 
 
 async def update_handoff(request: Request) -> dict[str, Any]:
@@ -135,7 +134,7 @@ async def update_handoff(request: Request) -> dict[str, Any]:
 
 async def _items(request: Request, filters: dict[str, Any]) -> dict[str, Any]:
     args = parse_args(ListActionItems, filters, strict=False)
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request,
         lambda db, actor: handoffs.list_handoff_action_items(
             db,
@@ -187,7 +186,7 @@ async def create_item(request: Request) -> Created:
 async def get_item(request: Request) -> dict[str, Any]:
     query_params(request, NoQuery)
     ref = request.path_params["item"]
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request, lambda db, actor: handoffs.get_handoff_action_item(db, actor, item_id=ref)
     )
 
@@ -253,21 +252,18 @@ ItemUpdateBody = model_without(
 )
 
 ENDPOINTS: tuple[Endpoint, ...] = (
-    Endpoint(
-        f"{P}/handoffs",
-        "GET",
+    endpoint_for(
+        "list_handoffs",
         list_handoffs,
         "The project's handoffs, newest day first, without bodies (author, recipient, since/until)",
         query=ListQuery,
     ),
-    Endpoint(
-        f"{P}/handoffs",
-        "POST",
+    endpoint_for(
+        "create_handoff",
         create_handoff,
         "Write your handoff of the project for a day (one per person and day; Idempotency-Key "
         "header; a person only)",
         CreateBody,
-        201,
     ),
     Endpoint(
         f"{P}/handoff-action-items",
@@ -276,33 +272,28 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "The action items of the project's handoffs of one date (date required; cursor)",
         query=DayItemsQuery,
     ),
-    Endpoint(H, "GET", get_handoff, "A handoff with its bodies and first action items"),
-    Endpoint(
-        H,
-        "PATCH",
+    endpoint_for("get_handoff", get_handoff, "A handoff with its bodies and first action items"),
+    endpoint_for(
+        "update_handoff",
         update_handoff,
         "Change a handoff (expectedUpdatedAt; bodies by the author only; null clears)",
         UpdateBody,
     ),
-    Endpoint(
-        f"{H}/action-items",
-        "GET",
+    endpoint_for(
+        "list_handoff_action_items",
         handoff_items,
         "A handoff's action items, oldest first (cursor)",
         query=ItemsQuery,
     ),
-    Endpoint(
-        f"{H}/action-items",
-        "POST",
+    endpoint_for(
+        "create_handoff_action_item",
         create_item,
         "Add an action item to a handoff (Idempotency-Key header)",
         ItemBody,
-        201,
     ),
-    Endpoint(I, "GET", get_item, "One action item"),
-    Endpoint(
-        I,
-        "PATCH",
+    endpoint_for("get_handoff_action_item", get_item, "One action item"),
+    endpoint_for(
+        "update_handoff_action_item",
         update_item,
         "Change an action item's text, assignee, status or due date (expectedUpdatedAt)",
         ItemUpdateBody,

@@ -11,6 +11,7 @@ from typing import Any
 from starlette.requests import Request
 
 from crewboard.api.common import Endpoint, model_without, parse_args, query_list, run_service
+from crewboard.api.operations import endpoint_for
 from crewboard.contract.memory import GetProjectMemory
 from crewboard.services.memory import records as memory
 
@@ -26,7 +27,7 @@ def _memory_query(request: Request) -> dict[str, Any]:
 
 async def project_memory(request: Request) -> dict[str, Any]:
     query = parse_args(GetProjectMemory, _memory_query(request), strict=False)
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request,
         lambda db, actor: memory.get_project_memory(
             db,
@@ -46,18 +47,15 @@ async def project_memory(request: Request) -> dict[str, Any]:
 
 async def memory_record(request: Request) -> dict[str, Any]:
     record_id = request.path_params["record_id"]
-    return await run_service(  # type: ignore[no-any-return]
-        request, lambda db, actor: memory.get_record(db, actor, record_id)
-    )
+    return await run_service(request, lambda db, actor: memory.get_record(db, actor, record_id))
 
 
 # The query string, for OpenAPI: the tool's model without projectId, which the path names.
 MemoryQuery = model_without("MemoryQuery", GetProjectMemory, drop=("project_id",))
 
 ENDPOINTS: tuple[Endpoint, ...] = (
-    Endpoint(
-        "/api/v1/projects/{project}/memory",
-        "GET",
+    endpoint_for(
+        "get_project_memory",
         project_memory,
         "A project's accepted records and documents (document, collection, ids, "
         "includeContent, limit, offset; contentOffset, contentLimit: one text in windows)",

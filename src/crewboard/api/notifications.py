@@ -50,7 +50,7 @@ class SettingsQuery(a.Args):
 
 async def list_notifications(request: Request) -> dict[str, Any]:
     args = parse_args(ListQuery, query_params(request, ListQuery), strict=False)
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request,
         lambda db, actor: inbox.list_notifications(
             db, actor, unread_only=args.unread_only, limit=args.limit, offset=args.offset
@@ -61,19 +61,19 @@ async def list_notifications(request: Request) -> dict[str, Any]:
 async def mark_read(request: Request) -> dict[str, Any]:
     args = parse_args(ReadBody, await read_body(request))
     ids = tuple(dict.fromkeys(args.ids or ()))
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request, lambda db, actor: inbox.mark_read(db, actor, ids=ids, all_unread=args.all)
     )
 
 
 async def get_settings(request: Request) -> dict[str, Any]:
     query_params(request, SettingsQuery)
-    return await run_service(request, inbox.get_settings)  # type: ignore[no-any-return]
+    return await run_service(request, inbox.get_settings)
 
 
 async def put_settings(request: Request) -> dict[str, Any]:
     args = parse_args(SettingsBody, await read_body(request))
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request,
         lambda db, actor: inbox.set_settings(db, actor, in_app=args.in_app, email=args.email),
     )

@@ -142,7 +142,7 @@ def _operation(endpoint: Endpoint, schemas: dict[str, Any]) -> dict[str, Any]:
             }
             for name in re.findall(r"{(\w+)}", endpoint.path)
         ]
-        + _query_parameters(endpoint.query, schemas)
+        + _query_parameters(endpoint.query, schemas, endpoint.carried_fields)
         + [
             {
                 "name": header.name,
@@ -227,13 +227,18 @@ def _rebase(node: Any) -> Any:
     return node
 
 
-def _query_parameters(model: type[Args] | None, schemas: dict[str, Any]) -> list[dict[str, Any]]:
-    """One parameter per field of the query model; a list is the parameter repeated."""
+def _query_parameters(
+    model: type[Args] | None, schemas: dict[str, Any], carried: frozenset[str]
+) -> list[dict[str, Any]]:
+    """One parameter per field of the query model, but those the path carries; a list is the
+    parameter repeated."""
     if model is None:
         return []
     schema = _schema_of(model, schemas)
     parameters = []
     for name, field in schema["properties"].items():
+        if name in carried:
+            continue
         value = _one_value(field)
         parameter: dict[str, Any] = {
             "name": name,

@@ -30,6 +30,7 @@ from crewboard.api.common import (
     run_service,
     workspace_of,
 )
+from crewboard.api.operations import endpoint_for
 from crewboard.contract import args as a
 from crewboard.services.projects import projects, state, team
 from crewboard.services.screens import project as project_screen
@@ -79,7 +80,7 @@ async def create_project(request: Request) -> Created:
 
 async def get_project(request: Request) -> dict[str, Any]:
     ref = request.path_params["project"]
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request, lambda db, actor: project_screen.describe_project(db, actor, ref)
     )
 
@@ -90,7 +91,7 @@ async def update_project(request: Request) -> dict[str, Any]:
         a.UpdateProject, {"workspaceId": None, **data, "projectId": request.path_params["project"]}
     )
     workspace = workspace_of(data)
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request,
         lambda db, actor: projects.update_project(
             db,
@@ -106,7 +107,7 @@ def _archive(archived: bool) -> Handler:
     async def handler(request: Request) -> dict[str, Any]:
         workspace = parse_args(ProjectTarget, await read_body(request)).workspace_ref()
         ref = request.path_params["project"]
-        return await run_service(  # type: ignore[no-any-return]
+        return await run_service(
             request,
             lambda db, actor: projects.set_project_archived(
                 db, actor, project=ref, workspace_id=workspace, archived=archived
@@ -119,7 +120,7 @@ def _archive(archived: bool) -> Handler:
 async def delete_project(request: Request) -> dict[str, Any]:
     workspace = parse_args(ProjectTarget, await read_body(request)).workspace_ref()
     ref = request.path_params["project"]
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request,
         lambda db, actor: projects.delete_project(db, actor, project=ref, workspace_id=workspace),
     )
@@ -127,7 +128,7 @@ async def delete_project(request: Request) -> dict[str, Any]:
 
 async def get_state(request: Request) -> dict[str, Any]:
     ref = request.path_params["project"]
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request, lambda db, actor: state.get_project_state(db, actor, project=ref)
     )
 
@@ -139,7 +140,7 @@ async def put_state(request: Request) -> dict[str, Any]:
     content, workspace = body.content, body.workspace_ref()
     expected, via_header = expected_revision(request, data)
     ref = request.path_params["project"]
-    return await guard_precondition(  # type: ignore[no-any-return]
+    return await guard_precondition(
         lambda: run_service(
             request,
             lambda db, actor: state.update_project_state(
@@ -159,7 +160,7 @@ async def list_state_versions(request: Request) -> dict[str, Any]:
     ref = request.path_params["project"]
     limit = query_int(request, "limit", 20, minimum=1, maximum=state.MAX_VERSIONS_PAGE)
     offset = query_int(request, "offset", 0)
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request,
         lambda db, actor: state.list_state_versions(
             db, actor, project=ref, limit=limit, offset=offset
@@ -174,7 +175,7 @@ async def restore_state_version(request: Request) -> dict[str, Any]:
     expected, via_header = expected_revision(request, data)
     ref = request.path_params["project"]
     revision = request.path_params["revision"]
-    return await guard_precondition(  # type: ignore[no-any-return]
+    return await guard_precondition(
         lambda: run_service(
             request,
             lambda db, actor: state.restore_state_version(
@@ -188,7 +189,7 @@ async def restore_state_version(request: Request) -> dict[str, Any]:
 async def get_team(request: Request) -> dict[str, Any]:
     ref = request.path_params["project"]
     teams = await run_service(request, lambda db, actor: team.list_team(db, actor, project=ref))
-    return teams[0]  # type: ignore[no-any-return]
+    return teams[0]
 
 
 # The query strings, for OpenAPI. list_projects reads ListProjects' fields but projectId; the
@@ -236,28 +237,23 @@ class StateVersionsQuery(a.Args):
 
 P = "/api/v1/projects/{project}"
 ENDPOINTS: tuple[Endpoint, ...] = (
-    Endpoint(
-        "/api/v1/projects", "GET", list_projects, "Projects you can open", query=ListProjectsQuery
-    ),
-    Endpoint(
-        "/api/v1/projects",
-        "POST",
+    endpoint_for("list_projects", list_projects, "Projects you can open", query=ListProjectsQuery),
+    endpoint_for(
+        "create_project",
         create_project,
         "Create a project (Idempotency-Key header)",
         a.CreateProject,
-        201,
     ),
-    Endpoint(P, "GET", get_project, "One project with your role and counts"),
-    Endpoint(P, "PATCH", update_project, "Change a project's fields", UpdateProjectBody),
-    Endpoint(P, "DELETE", delete_project, "Delete an archived project", ProjectTarget),
-    Endpoint(f"{P}/archive", "POST", _archive(True), "Archive a project", ProjectTarget),
-    Endpoint(
-        f"{P}/unarchive", "POST", _archive(False), "Bring an archived project back", ProjectTarget
+    endpoint_for("get_project", get_project, "One project with your role and counts"),
+    endpoint_for("update_project", update_project, "Change a project's fields", UpdateProjectBody),
+    endpoint_for("delete_project", delete_project, "Delete an archived project", ProjectTarget),
+    endpoint_for("archive_project", _archive(True), "Archive a project", ProjectTarget),
+    endpoint_for(
+        "unarchive_project", _archive(False), "Bring an archived project back", ProjectTarget
     ),
-    Endpoint(f"{P}/state", "GET", get_state, "The state page"),
-    Endpoint(
-        f"{P}/state",
-        "PUT",
+    endpoint_for("get_project_state", get_state, "The state page"),
+    endpoint_for(
+        "update_project_state",
         put_state,
         "Replace the state page (If-Match or expectedRevision)",
         StateBody,
@@ -276,5 +272,5 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "Save an old version as the newest (If-Match or expectedRevision)",
         RestoreBody,
     ),
-    Endpoint(f"{P}/team", "GET", get_team, "The project's roles and people"),
+    endpoint_for("list_team", get_team, "The project's roles and people"),
 )

@@ -21,12 +21,20 @@ from crewboard.api import specs as spec_routes
 from crewboard.api.board import notes as note_routes
 from crewboard.api.board import tasks as task_routes
 from crewboard.api.common import Endpoint, by_path
+from crewboard.api.operations import operation_endpoints
 from crewboard.api.review import activity as activity_routes
 from crewboard.api.review import drafts as review_routes
 
 
 def all_endpoints() -> tuple[Endpoint, ...]:
-    """Every REST endpoint, in the order OpenAPI lists them."""
+    """Every REST endpoint, in the order OpenAPI lists them: the hand-written ones, then one
+    per operation whose declared route no hand-written endpoint serves."""
+    written = _written_endpoints()
+    served = frozenset(e.operation for e in written if e.operation is not None)
+    return (*written, *operation_endpoints(served))
+
+
+def _written_endpoints() -> tuple[Endpoint, ...]:
     return (
         *identity_routes.ENDPOINTS,
         *project_routes.ENDPOINTS,

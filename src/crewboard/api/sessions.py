@@ -32,6 +32,7 @@ from crewboard.api.common import (
     run_service,
     workspace_of,
 )
+from crewboard.api.operations import endpoint_for
 from crewboard.config import Settings
 from crewboard.contract import args as a
 from crewboard.contract.reply import RESPONSE_BUDGET
@@ -72,7 +73,7 @@ async def list_spec_sessions(request: Request) -> dict[str, Any]:
     args = parse_args(
         ListSpecSessions, {**query, "projectId": request.path_params["project"]}, strict=False
     )
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request,
         lambda db, actor: sessions.list_sessions(
             db, actor, project=args.project_id, archive=args.archive_filter,
@@ -130,7 +131,7 @@ async def get_spec_session(request: Request) -> dict[str, Any]:
         body["context"] = session_context(db, actor, project=args.project_id, ref=args.session_id)
         return cut_text(body, "context", RESPONSE_BUDGET)
 
-    return await run_service(request, read)  # type: ignore[no-any-return]
+    return await run_service(request, read)
 
 
 async def _context_window(request: Request, args: GetSpecSession) -> dict[str, Any]:
@@ -156,14 +157,14 @@ async def _context_window(request: Request, args: GetSpecSession) -> dict[str, A
             offset_field="contextOffset",
         )  # fmt: skip
 
-    return await run_service(request, read)  # type: ignore[no-any-return]
+    return await run_service(request, read)
 
 
 async def rename_spec_session(request: Request) -> dict[str, Any]:
     data = _carried(await read_body(request))
     workspace = workspace_of(data)
     args = parse_args(RenameSpecSession, _named(request, {"workspaceId": None, **data}))
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request,
         lambda db, actor: sessions.rename_session(
             db, actor, project=args.project_id, workspace_id=workspace, ref=args.session_id,
@@ -182,7 +183,7 @@ async def _target(request: Request) -> tuple[SessionAction, Any]:
 def _archive(archived: bool) -> Handler:
     async def handler(request: Request) -> dict[str, Any]:
         args, workspace = await _target(request)
-        return await run_service(  # type: ignore[no-any-return]
+        return await run_service(
             request,
             lambda db, actor: sessions.set_archived(
                 db, actor, project=args.project_id, workspace_id=workspace,
@@ -195,7 +196,7 @@ def _archive(archived: bool) -> Handler:
 
 async def delete_spec_session(request: Request) -> dict[str, Any]:
     args, workspace = await _target(request)
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request,
         lambda db, actor: sessions.delete_session(
             db, actor, project=args.project_id, workspace_id=workspace, ref=args.session_id
@@ -207,7 +208,7 @@ async def put_session_settings(request: Request) -> dict[str, Any]:
     data = refuse_carried(await read_body(request), ("projectId",), "the path names the project")
     args = parse_args(SettingsBody, data)
     project = request.path_params["project"]
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request,
         lambda db, actor: models.set_project_model(
             db, actor, project=project, model_id=args.model_id
@@ -217,7 +218,7 @@ async def put_session_settings(request: Request) -> dict[str, Any]:
 
 async def get_session_settings(request: Request) -> dict[str, Any]:
     project = request.path_params["project"]
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request, lambda db, actor: models.get_project_model(db, actor, project=project)
     )
 
@@ -251,57 +252,49 @@ class SettingsBody(a.Args):
 
 
 ENDPOINTS: tuple[Endpoint, ...] = (
-    Endpoint(
-        S,
-        "GET",
+    endpoint_for(
+        "list_spec_sessions",
         list_spec_sessions,
         "The project's spec sessions, most recently active first (archiveFilter, status, "
         "query on the title), paged",
         query=ListQuery,
     ),
-    Endpoint(
-        S,
-        "POST",
+    endpoint_for(
+        "start_spec_session",
         start_spec_session,
         "Start a spec session with an opening message and wait for its first reply (up to 75 s "
         "by default): assistantText, pendingAction, sessionUrl for the person who continues "
         "it, firstTurnError when it could not run (Idempotency-Key header)",
         StartBody,
-        201,
     ),
-    Endpoint(
-        ONE,
-        "GET",
+    endpoint_for(
+        "get_spec_session",
         get_spec_session,
         "A spec session's status, what it waits for, counters and link; never the "
         "conversation. includeContext: its working context, cut to one answer (contextTruncated, "
         "contextLength); contextOffset and contextLimit read it in windows",
         query=OneQuery,
     ),
-    Endpoint(
-        ONE,
-        "PATCH",
+    endpoint_for(
+        "rename_spec_session",
         rename_spec_session,
         "Rename a spec session (archived ones too)",
         RenameBody,
     ),
-    Endpoint(
-        ONE,
-        "DELETE",
+    endpoint_for(
+        "delete_spec_session",
         delete_spec_session,
         "Delete an archived spec session and its conversation (spec files it saved stay)",
         TargetBody,
     ),
-    Endpoint(
-        f"{ONE}/archive",
-        "POST",
+    endpoint_for(
+        "archive_spec_session",
         _archive(True),
         "Archive a spec session (a second call changes nothing)",
         TargetBody,
     ),
-    Endpoint(
-        f"{ONE}/unarchive",
-        "POST",
+    endpoint_for(
+        "unarchive_spec_session",
         _archive(False),
         "Bring an archived spec session back to the active list",
         TargetBody,

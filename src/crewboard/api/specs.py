@@ -42,6 +42,7 @@ from crewboard.api.common import (
     run_service,
     workspace_of,
 )
+from crewboard.api.operations import endpoint_for
 from crewboard.contract import args as a
 from crewboard.contract.specs.attachments import (
     MAX_ATTACHMENT_BASE64,
@@ -160,7 +161,7 @@ async def list_spec_files(request: Request) -> dict[str, Any]:
     args = parse_args(
         ListSpecFiles, {**query, "projectId": request.path_params["project"]}, strict=False
     )
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request,
         lambda db, actor: files.list_spec_files(
             db,
@@ -182,7 +183,7 @@ def _named(request: Request, model: type[a.Args]) -> dict[str, Any]:
 
 async def get_spec_file(request: Request) -> dict[str, Any]:
     args = parse_args(GetSpecFile, _named(request, DetailsQuery), strict=False)
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request,
         lambda db, actor: files.get_spec_file(
             db,
@@ -197,7 +198,7 @@ async def get_spec_file(request: Request) -> dict[str, Any]:
 
 async def read_spec_file(request: Request) -> dict[str, Any]:
     args = parse_args(ReadSpecFile, _named(request, LinesQuery), strict=False)
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request,
         lambda db, actor: files.read_spec_file(
             db,
@@ -304,7 +305,7 @@ def _trash(trash: bool) -> Handler:
             {"workspaceId": None, **data, "projectId": path["project"], "fileId": path["file"]},
         )
         workspace = workspace_of(data)
-        return await run_service(  # type: ignore[no-any-return]
+        return await run_service(
             request,
             lambda db, actor: service(
                 db, actor, project=args.project_id, workspace_id=workspace, ref=args.ref()
@@ -328,7 +329,7 @@ async def list_attachments(request: Request) -> dict[str, Any]:
     args = parse_args(
         ListAttachments, {**query, "projectId": request.path_params["project"]}, strict=False
     )
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request,
         lambda db, actor: attachments.list_attachments(
             db, actor, project=args.project_id, limit=args.limit, offset=args.offset
@@ -338,7 +339,7 @@ async def list_attachments(request: Request) -> dict[str, Any]:
 
 async def get_attachment(request: Request) -> dict[str, Any]:
     args = _attachment_args(request, GetAttachment, NoQuery)
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request,
         lambda db, actor: attachments.get_attachment(
             db, actor, project=args.project_id, attachment_id=args.attachment_id
@@ -426,7 +427,7 @@ async def upload_attachment(request: Request) -> Created:
 
 async def list_threads(request: Request) -> dict[str, Any]:
     args = parse_args(ListSpecFileComments, _named(request, ThreadsQuery), strict=False)
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request,
         lambda db, actor: comments.list_spec_file_comments(
             db,
@@ -507,7 +508,7 @@ async def update_comment(request: Request) -> dict[str, Any]:
     if from_header is not None:
         filled["expectedVersion"] = from_header
     args = parse_args(UpdateSpecFileComment, filled)
-    return await guard_precondition(  # type: ignore[no-any-return]
+    return await guard_precondition(
         lambda: run_service(
             request,
             lambda db, actor: comments.update_spec_file_comment(
@@ -530,7 +531,7 @@ async def delete_comment(request: Request) -> dict[str, Any]:
     args = parse_args(
         DeleteSpecFileComment, _on(request, data, commentId=request.path_params["comment"])
     )
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request,
         lambda db, actor: comments.delete_spec_file_comment(
             db, actor, project=args.project_id, workspace_id=workspace, comment_id=args.comment_id
@@ -652,39 +653,33 @@ S = f"{P}/specs"
 AT = f"{P}/attachments"
 F = f"{S}/{{file}}"
 ENDPOINTS: tuple[Endpoint, ...] = (
-    Endpoint(
-        S,
-        "GET",
+    endpoint_for(
+        "list_spec_files",
         list_spec_files,
         "Spec files in path order (path: a folder; trashed: the trash bin), paged",
         query=ListQuery,
     ),
-    Endpoint(
-        S,
-        "POST",
+    endpoint_for(
+        "upload_spec_file",
         upload_spec_file,
         f"Add a spec file at a new path: content or contentBase64 ({CAP}; Idempotency-Key header)",
         UploadBody,
-        201,
     ),
-    Endpoint(
-        F,
-        "GET",
+    endpoint_for(
+        "get_spec_file",
         get_spec_file,
         "One spec file with its contentVersion (revisions: the N newest)",
         query=DetailsQuery,
     ),
-    Endpoint(
-        F,
-        "PUT",
+    endpoint_for(
+        "update_spec_file",
         update_spec_file,
         "Save a new revision from the version you read (If-Match or expectedVersion; "
         f"{CAP}; Idempotency-Key header)",
         UpdateBody,
     ),
-    Endpoint(
-        f"{F}/lines",
-        "GET",
+    endpoint_for(
+        "read_spec_file",
         read_spec_file,
         "A window of a text file's lines (offset from 1, limit, revision; up to 1 MiB of text)",
         query=LinesQuery,
@@ -697,68 +692,64 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         query=ContentQuery,
         produces=(TEXT, BINARY),
     ),
-    Endpoint(f"{F}/trash", "POST", _trash(True), "Move a spec file to the trash bin", TrashBody),
-    Endpoint(f"{F}/restore", "POST", _trash(False), "Take a spec file out of the trash", TrashBody),
-    Endpoint(
-        f"{F}/threads",
-        "GET",
+    endpoint_for(
+        "move_spec_file_to_trash", _trash(True), "Move a spec file to the trash bin", TrashBody
+    ),
+    endpoint_for(
+        "restore_spec_file_from_trash",
+        _trash(False),
+        "Take a spec file out of the trash",
+        TrashBody,
+    ),
+    endpoint_for(
+        "list_spec_file_comments",
         list_threads,
         "A file's comment threads in file order (status: open, resolved or orphaned), paged",
         query=ThreadsQuery,
     ),
-    Endpoint(
-        f"{F}/threads",
-        "POST",
+    endpoint_for(
+        "create_spec_file_comment_thread",
         start_thread,
         "Start a comment thread on a passage (anchorQuote copied exactly; anchorPrefix, "
         "anchorSuffix when it repeats; Idempotency-Key header)",
         ThreadBody,
-        201,
     ),
-    Endpoint(
-        f"{P}/threads/{{thread}}/replies",
-        "POST",
+    endpoint_for(
+        "reply_spec_file_comment_thread",
         reply_to_thread,
         "Reply at the end of a comment thread (Idempotency-Key header)",
         ReplyBody,
-        201,
     ),
-    Endpoint(
-        f"{P}/comments/{{comment}}",
-        "PATCH",
+    endpoint_for(
+        "update_spec_file_comment",
         update_comment,
         "Edit your own comment from its contentVersion (If-Match or expectedVersion)",
         CommentEditBody,
     ),
-    Endpoint(
-        f"{P}/comments/{{comment}}",
-        "DELETE",
+    endpoint_for(
+        "delete_spec_file_comment",
         delete_comment,
         "Delete your own comment (a reply goes; a first comment with replies stays as a "
         "placeholder; a lone first comment takes its thread)",
         CommentDeleteBody,
     ),
-    Endpoint(
-        AT,
-        "GET",
+    endpoint_for(
+        "list_attachments",
         list_attachments,
         "The project's attachments by name, paged",
         query=AttachmentsQuery,
     ),
-    Endpoint(
-        AT,
-        "POST",
+    endpoint_for(
+        "upload_attachment",
         upload_attachment,
         "Add an attachment (PDF, DOCX, XLSX, PNG, JPEG, GIF, WebP or UTF-8 text, the type read "
         "from the bytes): name and contentBase64, up to 10 MiB; override replaces the one of that "
         "name (Idempotency-Key header)",
         AttachmentUploadBody,
-        201,
     ),
-    Endpoint(f"{AT}/{{attachment}}", "GET", get_attachment, "One attachment's details"),
-    Endpoint(
-        f"{AT}/{{attachment}}/lines",
-        "GET",
+    endpoint_for("get_attachment", get_attachment, "One attachment's details"),
+    endpoint_for(
+        "read_attachment",
         read_attachment,
         "A window of a text attachment's lines (offset from 1, limit); images and documents "
         "have none (…/content sends their bytes)",

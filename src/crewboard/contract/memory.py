@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from crewboard.contract.args import Args, Offset
-from crewboard.contract.operation import Call, Operation
+from crewboard.contract.operation import Call, Operation, Rest
 from crewboard.contract.reply import Reply, page_note
 from crewboard.domain.identity.access import Toolset
 from crewboard.services.memory import records as memory
@@ -97,7 +97,7 @@ OPERATIONS = (
         args=GetProjectMemory,
         toolset=Toolset.MEMORY,
         run=get_project_memory,
-        rest=None,
+        rest=Rest("GET", "/api/v1/projects/{project}/memory"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),

@@ -20,6 +20,7 @@ from crewboard.contract.reply import Reply
 from crewboard.contract.schema import lean_schema
 from crewboard.domain.identity.access import Role, Scope, Toolset
 from crewboard.domain.models import Actor
+from crewboard.errors import PermissionDenied
 from crewboard.storage.database import Database
 
 
@@ -103,6 +104,21 @@ class Operation:
         if self.read_only:
             return Role.READ
         return self.write_role or Role.WRITE
+
+    def check_scopes(self, actor: Actor) -> None:
+        """Refuse a caller whose token lacks a scope this operation needs, before its arguments
+        are read: every door refuses with the same code and message.
+
+        Raises:
+            PermissionDenied: naming the missing scopes and the ones the token has.
+        """
+        missing = sorted(self.needs - actor.scopes)
+        if missing:
+            raise PermissionDenied(
+                f"{self.name} needs the {', '.join(missing)} scope; this token has "
+                f"{', '.join(sorted(actor.scopes))}. Use a token with that scope.",
+                {"tool": self.name, "requiredScope": missing[0], "missingScopes": missing},
+            )
 
     def schema(self) -> dict[str, Any]:
         """The input schema `tools/list` shows (lean: see mcp/schema.py); a copy."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from crewboard.contract.args import Args
-from crewboard.contract.operation import Call, Operation
+from crewboard.contract.operation import Call, Operation, Rest
 from crewboard.contract.reply import Reply
 from crewboard.domain.identity.access import Role, Toolset
 from crewboard.services.identity import stream_tokens
@@ -75,7 +75,7 @@ OPERATIONS = (
         read_only=False,
         idempotent=False,
         write_role=Role.READ,
-        rest=None,
+        rest=Rest("POST", "/api/v1/stream-tokens", status=201),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -87,7 +87,7 @@ OPERATIONS = (
         toolset=Toolset.ADMIN,
         run=list_stream_tokens,
         needs_project=False,
-        rest=None,
+        rest=Rest("GET", "/api/v1/stream-tokens"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -101,7 +101,7 @@ OPERATIONS = (
         read_only=False,
         idempotent=True,
         write_role=Role.READ,
-        rest=None,
+        rest=Rest("DELETE", "/api/v1/stream-tokens/{streamToken}"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),

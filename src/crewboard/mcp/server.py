@@ -129,15 +129,10 @@ class RunCall:
         tool = self.tools.find(name)
         if tool is None:
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")
-        missing = sorted(tool.needs - caller.actor.scopes)
-        if missing:
-            return failure(
-                PermissionDenied(
-                    f"{tool.name} needs the {', '.join(missing)} scope; this token has "
-                    f"{', '.join(sorted(caller.actor.scopes))}. Use a token with that scope.",
-                    {"tool": tool.name, "requiredScope": missing[0], "missingScopes": missing},
-                )
-            )
+        try:
+            tool.check_scopes(caller.actor)
+        except PermissionDenied as error:
+            return failure(error)
         try:
             parsed = validate_arguments(tool.args, arguments)
         except ValidationFailed as error:

@@ -23,6 +23,7 @@ from crewboard.api.common import (
     reads_headers,
     run_service,
 )
+from crewboard.api.operations import endpoint_for
 from crewboard.contract.args import Args, Offset, WorkspaceId
 from crewboard.contract.board.notes import NoteText, OutputContent, OutputName
 from crewboard.domain.validation import INT32_MAX
@@ -68,7 +69,7 @@ class OutputsQuery(Page):
 async def list_comments(request: Request) -> dict[str, Any]:
     query = parse_args(CommentsQuery, dict(request.query_params), strict=False)
     task = request.path_params["task"]
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request,
         lambda db, actor: task_notes.list_comments(
             db, actor, task=task, kind=query.kind, limit=query.limit, offset=query.offset
@@ -98,13 +99,13 @@ async def list_outputs(request: Request) -> dict[str, Any]:
     query = parse_args(OutputsQuery, dict(request.query_params), strict=False)
     task = request.path_params["task"]
     if (name := query.name) is not None:
-        return await run_service(  # type: ignore[no-any-return]
+        return await run_service(
             request,
             lambda db, actor: task_notes.get_output(
                 db, actor, task=task, name=name, version=query.version
             ),
         )
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request,
         lambda db, actor: task_notes.list_outputs(
             db, actor, task=task, limit=query.limit, offset=query.offset
@@ -140,13 +141,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "A task's comments, newest first (kind: comment, agent_update or all; limit, offset)",
         query=CommentsQuery,
     ),
-    Endpoint(
-        f"{T}/comments",
-        "POST",
-        post_comment,
-        "Comment on a task (Idempotency-Key header)",
-        CommentBody,
-        201,
+    endpoint_for(
+        "post_comment", post_comment, "Comment on a task (Idempotency-Key header)", CommentBody
     ),
     Endpoint(
         f"{T}/outputs",
@@ -155,12 +151,10 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "A task's outputs, newest version of each name; ?name= (and version=) reads one whole",
         query=OutputsQuery,
     ),
-    Endpoint(
-        f"{T}/outputs",
-        "POST",
+    endpoint_for(
+        "save_output",
         save_output,
         "Save a named output; the same name again adds a version (Idempotency-Key header)",
         OutputBody,
-        201,
     ),
 )

@@ -31,6 +31,7 @@ from crewboard.api.common import (
     refuse_carried,
     run_service,
 )
+from crewboard.api.operations import endpoint_for
 from crewboard.contract.args import Revision
 from crewboard.contract.board.tasks import CreateTask, GetTask, ListTasks, TaskPatch, fields_of
 from crewboard.contract.board.week import ListTaskEvents
@@ -209,7 +210,7 @@ async def get_task(request: Request) -> dict[str, Any]:
     )
     if isinstance(found, str):
         return {"format": "agent_brief", "text": found}
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 @reads_headers(IDEMPOTENCY_KEY_REQUIRED, IF_MATCH_REVISION)
@@ -307,31 +308,20 @@ TaskEventsQuery = model_without(
 P = "/api/v1/projects/{project}"
 T = "/api/v1/tasks/{task}"
 ENDPOINTS: tuple[Endpoint, ...] = (
-    Endpoint(
-        f"{P}/tasks",
-        "GET",
-        list_tasks,
-        "Tasks of a project, filtered and paged",
-        query=ListTasksQuery,
+    endpoint_for(
+        "list_tasks", list_tasks, "Tasks of a project, filtered and paged", query=ListTasksQuery
     ),
-    Endpoint(
-        f"{P}/tasks",
-        "POST",
-        create_task,
-        "Create a task (Idempotency-Key header)",
-        CreateTaskBody,
-        201,
+    endpoint_for(
+        "create_task", create_task, "Create a task (Idempotency-Key header)", CreateTaskBody
     ),
-    Endpoint(
-        T,
-        "GET",
+    endpoint_for(
+        "get_task",
         get_task,
         "One task by id or key (CRW-12), with its context pack; a cut text in windows (textField)",
         query=GetTaskQuery,
     ),
-    Endpoint(
-        T,
-        "PATCH",
+    endpoint_for(
+        "update_task",
         update_task,
         "Change a task's fields (Idempotency-Key; If-Match or expectedRevision)",
         UpdateTaskBody,

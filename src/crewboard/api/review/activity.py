@@ -23,6 +23,7 @@ from crewboard.api.common import (
     reads_headers,
     run_service,
 )
+from crewboard.api.operations import endpoint_for
 from crewboard.contract.args import Args, Offset
 from crewboard.contract.review import activity as activity_tools
 from crewboard.contract.review import proposals as proposal_tools
@@ -85,7 +86,7 @@ async def post_message(request: Request) -> Created:
 async def list_proposals(request: Request) -> dict[str, Any]:
     query = parse_args(ProposalsQuery, dict(request.query_params), strict=False)
     project = request.path_params["project"]
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request,
         lambda db, actor: proposals.list_proposals(
             db, actor, project=project, status=query.status, limit=query.limit, offset=query.offset
@@ -184,21 +185,18 @@ def _project_card(kind: str, data: dict[str, Any]) -> Any:
 
 P = "/api/v1/projects/{project}"
 ENDPOINTS: tuple[Endpoint, ...] = (
-    Endpoint(
-        f"{P}/activity",
-        "GET",
+    endpoint_for(
+        "list_activity",
         list_activity,
         "The project's activity, newest first; ?since=cursor gives what came after, oldest "
         "first (limit, mine, taskId)",
         query=ActivityQuery,
     ),
-    Endpoint(
-        f"{P}/messages",
-        "POST",
+    endpoint_for(
+        "post_message",
         post_message,
         "Post into a participant's inbox thread (Idempotency-Key header; required when shared)",
         activity_tools.PostMessage,
-        201,
     ),
     Endpoint(
         f"{P}/proposals",

@@ -23,6 +23,7 @@ from crewboard.api.common import (
     reads_headers,
     run_service,
 )
+from crewboard.api.operations import endpoint_for
 from crewboard.contract.args import Args, Offset
 from crewboard.contract.review.drafts import DraftFields, ResultFields
 from crewboard.services.identity.access import ANY_WORKSPACE
@@ -100,16 +101,14 @@ async def create_draft(request: Request) -> Created:
 
 async def get_draft(request: Request) -> dict[str, Any]:
     draft_id = request.path_params["draft"]
-    return await run_service(  # type: ignore[no-any-return]
-        request, lambda db, actor: drafts.get_draft(db, actor, draft_id)
-    )
+    return await run_service(request, lambda db, actor: drafts.get_draft(db, actor, draft_id))
 
 
 async def list_drafts(request: Request) -> dict[str, Any]:
     query = parse_args(DraftsQuery, dict(request.query_params), strict=False)
     project = request.path_params["project"]
     statuses = [s.strip() for s in (query.status or "").split(",") if s.strip()] or None
-    return await run_service(  # type: ignore[no-any-return]
+    return await run_service(
         request,
         lambda db, actor: drafts.list_drafts(
             db, actor, project=project, statuses=statuses, limit=query.limit, offset=query.offset
@@ -118,22 +117,18 @@ async def list_drafts(request: Request) -> dict[str, Any]:
 
 
 ENDPOINTS: tuple[Endpoint, ...] = (
-    Endpoint(
-        "/api/v1/tasks/{task}/results",
-        "POST",
+    endpoint_for(
+        "submit_result",
         submit_result,
         "Hand in a finished task: a draft for review, the task to review, git references "
         "(Idempotency-Key header or idempotencyKey)",
         ResultBody,
-        201,
     ),
-    Endpoint(
-        "/api/v1/tasks/{task}/drafts",
-        "POST",
+    endpoint_for(
+        "create_draft",
         create_draft,
         "Propose a draft for a task; the task stays as it is (optional Idempotency-Key)",
         DraftFields,
-        201,
     ),
     Endpoint("/api/v1/drafts/{draft}", "GET", get_draft, "One draft in full, with its chain"),
     Endpoint(

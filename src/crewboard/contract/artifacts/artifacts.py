@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.contract.operation import Call, Operation, keyed_write
+from crewboard.contract.operation import Call, Operation, Rest, keyed_write
 from crewboard.contract.reply import (
     RESPONSE_BUDGET,
     WINDOW_ROOM,
@@ -230,7 +230,7 @@ OPERATIONS = (
         args=ListArtifacts,
         toolset=Toolset.ARTIFACTS,
         run=list_artifacts,
-        rest=None,
+        rest=Rest("GET", "/api/v1/projects/{project}/artifacts"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -245,7 +245,7 @@ OPERATIONS = (
         args=GetArtifact,
         toolset=Toolset.ARTIFACTS,
         run=get_artifact,
-        rest=None,
+        rest=Rest("GET", "/api/v1/projects/{project}/artifacts/{artifact}"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -259,7 +259,7 @@ OPERATIONS = (
         args=ReadArtifactFile,
         toolset=Toolset.ARTIFACTS,
         run=read_artifact_file,
-        rest=None,
+        rest=Rest("GET", "/api/v1/projects/{project}/artifacts/{artifact}/lines"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -273,7 +273,7 @@ OPERATIONS = (
         create_artifact,
         toolset=Toolset.ARTIFACTS,
         scopes=(Scope.SPECS_WRITE,),
-        rest=None,
+        rest=Rest("POST", "/api/v1/projects/{project}/artifacts", status=201),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -288,7 +288,7 @@ OPERATIONS = (
         write_artifact_revision,
         toolset=Toolset.ARTIFACTS,
         scopes=(Scope.SPECS_WRITE,),
-        rest=None,
+        rest=Rest("POST", "/api/v1/projects/{project}/artifacts/{artifact}/revisions", status=201),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -302,7 +302,7 @@ OPERATIONS = (
         rollback_artifact,
         toolset=Toolset.ARTIFACTS,
         scopes=(Scope.SPECS_WRITE,),
-        rest=None,
+        rest=Rest("POST", "/api/v1/projects/{project}/artifacts/{artifact}/rollback", status=201),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),

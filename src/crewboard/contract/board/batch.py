@@ -8,7 +8,7 @@ from pydantic import Field, WithJsonSchema
 
 from crewboard.contract.args import Args, Day, ProjectRef, WorkspaceId
 from crewboard.contract.board.tasks import AssigneeType, Priority, Status, Tag, TaskRef
-from crewboard.contract.operation import Call, keyed_write
+from crewboard.contract.operation import Call, Rest, keyed_write
 from crewboard.contract.reply import Reply
 from crewboard.domain.identity.access import Toolset
 from crewboard.domain.validation import INT32_MAX
@@ -154,7 +154,7 @@ OPERATIONS = (
         UpdateTasks,
         update_tasks,
         toolset=Toolset.PLANNING,
-        rest=None,
+        rest=Rest("POST", "/api/v1/projects/{project}/tasks/bulk-update"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -168,7 +168,7 @@ OPERATIONS = (
         SetTaskStatus,
         set_task_status,
         toolset=Toolset.BOARD,
-        rest=None,
+        rest=Rest("POST", "/api/v1/projects/{project}/tasks/bulk-status"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from crewboard.contract.args import Args, WorkspaceId
 from crewboard.contract.board.tasks import TaskRef
-from crewboard.contract.operation import Call, Operation, keyed_write
+from crewboard.contract.operation import Call, Operation, Rest, keyed_write
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, fit_rows
 from crewboard.domain.identity.access import Toolset
 from crewboard.services.board import note_reads, questions
@@ -154,7 +154,7 @@ OPERATIONS = (
         PostComment,
         post_comment,
         toolset=Toolset.BOARD,
-        rest=None,
+        rest=Rest("POST", "/api/v1/tasks/{task}/comments", status=201),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -165,7 +165,7 @@ OPERATIONS = (
         AgentUpdate,
         agent_update,
         toolset=Toolset.BOARD,
-        rest=None,
+        rest=Rest("POST", "/api/v1/tasks/{task}/updates", status=201),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -179,7 +179,7 @@ OPERATIONS = (
         SaveOutput,
         save_output,
         toolset=Toolset.BOARD,
-        rest=None,
+        rest=Rest("POST", "/api/v1/tasks/{task}/outputs", status=201),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -193,7 +193,7 @@ OPERATIONS = (
         AskQuestion,
         ask_question,
         toolset=Toolset.BOARD,
-        rest=None,
+        rest=Rest("POST", "/api/v1/tasks/{task}/questions", status=201),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -207,7 +207,7 @@ OPERATIONS = (
         args=ListTaskNotes,
         toolset=Toolset.BOARD,
         run=list_task_notes,
-        rest=None,
+        rest=Rest("GET", "/api/v1/tasks/{task}/notes"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from crewboard.contract.args import Args
 from crewboard.contract.board.notes import TaskWrite, keyed_reply
-from crewboard.contract.operation import Call, Operation, keyed_write
+from crewboard.contract.operation import Call, Operation, Rest, keyed_write
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, compact, fit_rows
 from crewboard.domain.identity.access import Toolset
 from crewboard.services.board import repos
@@ -134,7 +134,7 @@ OPERATIONS = (
         args=ListTaskRepos,
         toolset=Toolset.BOARD,
         run=list_task_repos,
-        rest=None,
+        rest=Rest("GET", "/api/v1/projects/{project}/repos"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -148,7 +148,7 @@ OPERATIONS = (
         ProposeRepoChange,
         propose_repo_change,
         toolset=Toolset.BOARD,
-        rest=None,
+        rest=Rest("POST", "/api/v1/tasks/{task}/repos/{repo}/changes", status=201),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -162,7 +162,7 @@ OPERATIONS = (
         ReportRepoStatus,
         report_repo_status,
         toolset=Toolset.BOARD,
-        rest=None,
+        rest=Rest("POST", "/api/v1/tasks/{task}/repos/{repo}/status", status=201),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),

@@ -15,7 +15,7 @@ from crewboard.contract.args import (
     TaskNumber,
     WorkspaceId,
 )
-from crewboard.contract.operation import Call, Operation, keyed_write
+from crewboard.contract.operation import Call, Operation, Rest, keyed_write
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, fitted_answer
 from crewboard.domain.identity.access import Toolset
 from crewboard.domain.validation import INT32_MAX
@@ -411,7 +411,7 @@ OPERATIONS = (
         args=ListTasks,
         toolset=Toolset.BOARD,
         run=list_tasks,
-        rest=None,
+        rest=Rest("GET", "/api/v1/projects/{project}/tasks"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -425,7 +425,7 @@ OPERATIONS = (
         args=ListAssigneeTasks,
         toolset=Toolset.PLANNING,
         run=list_assignee_tasks,
-        rest=None,
+        rest=Rest("GET", "/api/v1/assignees/{assignee}/tasks"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -443,7 +443,7 @@ OPERATIONS = (
         args=GetTask,
         toolset=Toolset.BOARD,
         run=get_task,
-        rest=None,
+        rest=Rest("GET", "/api/v1/tasks/{task}"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -457,7 +457,7 @@ OPERATIONS = (
         CreateTask,
         create_task,
         toolset=Toolset.PLANNING,
-        rest=None,
+        rest=Rest("POST", "/api/v1/projects/{project}/tasks", status=201),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -471,7 +471,7 @@ OPERATIONS = (
         UpdateTask,
         update_task,
         toolset=Toolset.PLANNING,
-        rest=None,
+        rest=Rest("PATCH", "/api/v1/tasks/{task}"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -485,7 +485,7 @@ OPERATIONS = (
         AssignTask,
         assign_task,
         toolset=Toolset.PLANNING,
-        rest=None,
+        rest=Rest("POST", "/api/v1/tasks/{task}/assignment"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from crewboard.contract.args import Args, Day, Moment
-from crewboard.contract.operation import Call, Operation
+from crewboard.contract.operation import Call, Operation, Rest
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, compact, fit_rows
 from crewboard.domain.identity.access import Toolset
 from crewboard.services.board import week
@@ -149,7 +149,7 @@ OPERATIONS = (
         args=ListTaskEvents,
         toolset=Toolset.PLANNING,
         run=list_task_events,
-        rest=None,
+        rest=Rest("GET", "/api/v1/projects/{project}/task-events"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -163,7 +163,7 @@ OPERATIONS = (
         args=GetWeek,
         toolset=Toolset.PLANNING,
         run=get_week,
-        rest=None,
+        rest=Rest("GET", "/api/v1/projects/{project}/week"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.contract.operation import Call, Operation, keyed_write
+from crewboard.contract.operation import Call, NoDoor, Operation, Rest, keyed_write
 from crewboard.contract.reply import ROWS_BUDGET, Reply, paged_reply
 from crewboard.domain.handoffs import (
     MAX_BODY,
@@ -242,24 +242,28 @@ def update_handoff_action_item(call: Call, args: UpdateActionItem) -> Reply:
     )
 
 
-def _edit(name: str, title: str, description: str, args: type[Args], run: Any) -> Operation:
+def _edit(
+    name: str, title: str, description: str, args: type[Args], run: Any, *, rest: Rest | NoDoor
+) -> Operation:
     """A write that names the updatedAt it read: a retry after it landed is refused as stale,
     so it is not idempotent."""
     return Operation(
         name=name, title=title, description=description + PERSON_ONLY, args=args,
         toolset=Toolset.HANDOFFS, run=run, scopes=(Scope.TASKS_MANAGE,), read_only=False,
         idempotent=False,
-        rest=None,
+        rest=rest,
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     )  # fmt: skip
 
 
-def _read(name: str, title: str, description: str, args: type[Args], run: Any) -> Operation:
+def _read(
+    name: str, title: str, description: str, args: type[Args], run: Any, *, rest: Rest | NoDoor
+) -> Operation:
     return Operation(
         name=name, title=title, description=description + PERSON_ONLY, args=args,
         toolset=Toolset.HANDOFFS, run=run,
-        rest=None,
+        rest=rest,
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     )  # fmt: skip
@@ -278,7 +282,7 @@ OPERATIONS = (
         CreateHandoff,
         create_handoff,
         toolset=Toolset.HANDOFFS,
-        rest=None,
+        rest=Rest("POST", "/api/v1/projects/{project}/handoffs", status=201),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -291,6 +295,7 @@ OPERATIONS = (
         "nothing is written.",
         UpdateHandoff,
         update_handoff,
+        rest=Rest("PATCH", "/api/v1/handoffs/{handoff}"),
     ),
     _read(
         "list_handoffs",
@@ -299,6 +304,7 @@ OPERATIONS = (
         "recipient and inclusive since/until dates.",
         ListHandoffs,
         list_handoffs,
+        rest=Rest("GET", "/api/v1/projects/{project}/handoffs"),
     ),
     _read(
         "get_handoff",
@@ -307,6 +313,7 @@ OPERATIONS = (
         "(actionItemsCursor continues).",
         GetHandoff,
         get_handoff,
+        rest=Rest("GET", "/api/v1/handoffs/{handoff}"),
     ),
     _read(
         "list_handoff_action_items",
@@ -315,6 +322,7 @@ OPERATIONS = (
         "handoffs on one date (projectId and date). nextCursor continues.",
         ListActionItems,
         list_handoff_action_items,
+        rest=Rest("GET", "/api/v1/handoffs/{handoff}/action-items"),
     ),
     _read(
         "get_handoff_action_item",
@@ -322,6 +330,7 @@ OPERATIONS = (
         "One handoff action item: text, assignee, status, due date.",
         GetActionItem,
         get_handoff_action_item,
+        rest=Rest("GET", "/api/v1/handoff-action-items/{item}"),
     ),
     keyed_write(
         "create_handoff_action_item",
@@ -331,7 +340,7 @@ OPERATIONS = (
         CreateActionItem,
         create_handoff_action_item,
         toolset=Toolset.HANDOFFS,
-        rest=None,
+        rest=Rest("POST", "/api/v1/handoffs/{handoff}/action-items", status=201),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -342,5 +351,6 @@ OPERATIONS = (
         "or the due date). expectedUpdatedAt is the updatedAt you read.",
         UpdateActionItem,
         update_handoff_action_item,
+        rest=Rest("PATCH", "/api/v1/handoff-action-items/{item}"),
     ),
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from crewboard.contract import args as a
-from crewboard.contract.operation import Call, Operation
+from crewboard.contract.operation import Call, Operation, Rest
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, fit_rows, page_note
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.services.projects import projects
@@ -105,7 +105,7 @@ OPERATIONS = (
         toolset=Toolset.BOARD,
         run=list_projects,
         needs_project=False,
-        rest=None,
+        rest=Rest("GET", "/api/v1/projects"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -119,7 +119,7 @@ OPERATIONS = (
         args=a.GetProject,
         toolset=Toolset.BOARD,
         run=get_project,
-        rest=None,
+        rest=Rest("GET", "/api/v1/projects/{project}"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -134,7 +134,7 @@ OPERATIONS = (
         read_only=False,
         idempotent=True,
         needs_project=False,
-        rest=None,
+        rest=Rest("POST", "/api/v1/projects", status=201),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -148,7 +148,7 @@ OPERATIONS = (
         scopes=(Scope.PROJECTS_ADMIN,),
         read_only=False,
         idempotent=True,
-        rest=None,
+        rest=Rest("PATCH", "/api/v1/projects/{project}"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -162,7 +162,7 @@ OPERATIONS = (
         scopes=(Scope.PROJECTS_ADMIN,),
         read_only=False,
         idempotent=True,
-        rest=None,
+        rest=Rest("POST", "/api/v1/projects/{project}/archive"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -176,7 +176,7 @@ OPERATIONS = (
         scopes=(Scope.PROJECTS_ADMIN,),
         read_only=False,
         idempotent=True,
-        rest=None,
+        rest=Rest("POST", "/api/v1/projects/{project}/unarchive"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -191,7 +191,7 @@ OPERATIONS = (
         read_only=False,
         destructive=True,
         idempotent=False,
-        rest=None,
+        rest=Rest("DELETE", "/api/v1/projects/{project}"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),

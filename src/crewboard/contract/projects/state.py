@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from crewboard.contract import args as a
-from crewboard.contract.operation import Call, Operation
+from crewboard.contract.operation import Call, Operation, Rest
 from crewboard.contract.reply import Reply
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.services.projects import state
@@ -42,7 +42,7 @@ OPERATIONS = (
         args=a.GetProjectState,
         toolset=Toolset.BOARD,
         run=get_project_state,
-        rest=None,
+        rest=Rest("GET", "/api/v1/projects/{project}/state"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -59,7 +59,7 @@ OPERATIONS = (
         scopes=(Scope.TASKS_MANAGE,),
         read_only=False,
         idempotent=True,
-        rest=None,
+        rest=Rest("PUT", "/api/v1/projects/{project}/state"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),

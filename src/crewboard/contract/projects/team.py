@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from crewboard.contract import args as a
-from crewboard.contract.operation import Call, Operation
+from crewboard.contract.operation import Call, Operation, Rest
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, compact
 from crewboard.domain.identity.access import Toolset
 from crewboard.services.projects import team
@@ -63,7 +63,7 @@ OPERATIONS = (
         args=a.ListTeam,
         toolset=Toolset.BOARD,
         run=list_team,
-        rest=None,
+        rest=Rest("GET", "/api/v1/projects/{project}/team"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),

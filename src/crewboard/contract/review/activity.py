@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, ProjectRef, WorkspaceId
-from crewboard.contract.operation import Call, Operation
+from crewboard.contract.operation import Call, Operation, Rest
 from crewboard.contract.reply import Reply, fit_rows
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.services.review import activity, messages
@@ -92,7 +92,7 @@ OPERATIONS = (
         args=ListActivity,
         toolset=Toolset.REVIEW,
         run=list_activity,
-        rest=None,
+        rest=Rest("GET", "/api/v1/projects/{project}/activity"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -109,7 +109,7 @@ OPERATIONS = (
         scopes=(Scope.MESSAGES_WRITE,),
         read_only=False,
         idempotent=True,
-        rest=None,
+        rest=Rest("POST", "/api/v1/projects/{project}/messages", status=201),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from crewboard.contract.args import Args, Revision, WorkspaceId
 from crewboard.contract.board.tasks import TaskRef
-from crewboard.contract.operation import Call, Operation
+from crewboard.contract.operation import Call, Operation, Rest
 from crewboard.contract.reply import Reply
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.services.idempotency import KeyedResult
@@ -172,7 +172,7 @@ OPERATIONS = (
         scopes=(Scope.DRAFTS_CREATE, Scope.TASKS_MANAGE),
         read_only=False,
         idempotent=True,
-        rest=None,
+        rest=Rest("POST", "/api/v1/tasks/{task}/results", status=201),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -189,7 +189,7 @@ OPERATIONS = (
         scopes=(Scope.DRAFTS_CREATE,),
         read_only=False,
         idempotent=False,
-        rest=None,
+        rest=Rest("POST", "/api/v1/tasks/{task}/drafts", status=201),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, ProjectRef, WorkspaceId
 from crewboard.contract.board.tasks import Priority, Status, TaskRef, TaskType
-from crewboard.contract.operation import Call, Operation, keyed_write
+from crewboard.contract.operation import Call, NoDoor, Operation, Rest, keyed_write
 from crewboard.contract.reply import Reply
 from crewboard.domain.board.tasks import MAX_LONG_TEXT, MAX_TITLE
 from crewboard.domain.identity.access import Scope, Toolset
@@ -184,6 +184,7 @@ def _card_tool(
     run: Callable[[Call, Any], Reply],
     *,
     team: bool = False,
+    rest: Rest | NoDoor,
 ) -> Operation:
     """A proposal: a write (it adds a card) that is safe to retry with its idempotencyKey."""
     return keyed_write(
@@ -194,7 +195,7 @@ def _card_tool(
         run,
         toolset=Toolset.TEAM if team else Toolset.PLANNING,
         scopes=(Scope.TEAM_MANAGE if team else Scope.TASKS_MANAGE,),
-        rest=None,
+        rest=rest,
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     )
@@ -207,6 +208,7 @@ OPERATIONS = (
         "Suggest a new task as an inbox card; created in backlog if a person accepts.",
         ProposeTask,
         propose_task,
+        rest=Rest("POST", "/api/v1/projects/{project}/proposals/task", status=201),
     ),
     _card_tool(
         "propose_task_update",
@@ -217,6 +219,7 @@ OPERATIONS = (
         ),
         ProposeTaskUpdate,
         propose_task_update,
+        rest=Rest("POST", "/api/v1/tasks/{task}/proposals/update", status=201),
     ),
     _card_tool(
         "propose_task_delete",
@@ -224,6 +227,7 @@ OPERATIONS = (
         "Ask the people to delete a task; it goes only if a person accepts.",
         ProposeTaskDelete,
         propose_task_delete,
+        rest=Rest("POST", "/api/v1/tasks/{task}/proposals/delete", status=201),
     ),
     _card_tool(
         "propose_role",
@@ -232,6 +236,7 @@ OPERATIONS = (
         ProposeRole,
         propose_role,
         team=True,
+        rest=Rest("POST", "/api/v1/projects/{project}/proposals/role", status=201),
     ),
     _card_tool(
         "propose_composition",
@@ -240,5 +245,6 @@ OPERATIONS = (
         ProposeComposition,
         propose_composition,
         team=True,
+        rest=Rest("POST", "/api/v1/projects/{project}/proposals/composition", status=201),
     ),
 )

@@ -9,7 +9,7 @@ from anyio import to_thread
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.contract.operation import Call, Operation, keyed_write
+from crewboard.contract.operation import Call, Operation, Rest, keyed_write
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, paged_reply
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.domain.sessions import (
@@ -223,7 +223,7 @@ OPERATIONS = (
         args=ListSpecSessions,
         toolset=Toolset.SPECS,
         run=list_spec_sessions,
-        rest=None,
+        rest=Rest("GET", "/api/v1/projects/{project}/sessions"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -239,7 +239,7 @@ OPERATIONS = (
         args=GetSpecSession,
         toolset=Toolset.SPECS,
         run=get_spec_session,
-        rest=None,
+        rest=Rest("GET", "/api/v1/projects/{project}/sessions/{session}"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -257,7 +257,7 @@ OPERATIONS = (
         start_spec_session,
         toolset=Toolset.SPECS,
         scopes=_WRITE,
-        rest=None,
+        rest=Rest("POST", "/api/v1/projects/{project}/sessions", status=201),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -270,7 +270,7 @@ OPERATIONS = (
         run=rename_spec_session,
         scopes=_WRITE,
         read_only=False,
-        rest=None,
+        rest=Rest("PATCH", "/api/v1/projects/{project}/sessions/{session}"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -284,7 +284,7 @@ OPERATIONS = (
         run=archive_spec_session,
         scopes=_WRITE,
         read_only=False,
-        rest=None,
+        rest=Rest("POST", "/api/v1/projects/{project}/sessions/{session}/archive"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -297,7 +297,7 @@ OPERATIONS = (
         run=unarchive_spec_session,
         scopes=_WRITE,
         read_only=False,
-        rest=None,
+        rest=Rest("POST", "/api/v1/projects/{project}/sessions/{session}/unarchive"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -313,7 +313,7 @@ OPERATIONS = (
         read_only=False,
         destructive=True,
         idempotent=False,
-        rest=None,
+        rest=Rest("DELETE", "/api/v1/projects/{project}/sessions/{session}"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),

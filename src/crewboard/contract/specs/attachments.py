@@ -9,7 +9,7 @@ import binascii
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.contract.operation import Call, Operation, keyed_write
+from crewboard.contract.operation import Call, Operation, Rest, keyed_write
 from crewboard.contract.reply import WINDOW_ROOM, Reply, paged_reply, window_note
 from crewboard.contract.specs import local
 from crewboard.domain.files import MAX_WINDOW_LINES
@@ -136,7 +136,7 @@ OPERATIONS = (
         args=ListAttachments,
         toolset=Toolset.SPECS,
         run=list_attachments,
-        rest=None,
+        rest=Rest("GET", "/api/v1/projects/{project}/attachments"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -147,7 +147,7 @@ OPERATIONS = (
         args=GetAttachment,
         toolset=Toolset.SPECS,
         run=get_attachment,
-        rest=None,
+        rest=Rest("GET", "/api/v1/projects/{project}/attachments/{attachment}"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -162,7 +162,7 @@ OPERATIONS = (
         args=ReadAttachment,
         toolset=Toolset.SPECS,
         run=read_attachment,
-        rest=None,
+        rest=Rest("GET", "/api/v1/projects/{project}/attachments/{attachment}/lines"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -176,7 +176,7 @@ OPERATIONS = (
         upload_attachment,
         toolset=Toolset.SPECS,
         scopes=(Scope.SPECS_WRITE,),
-        rest=None,
+        rest=Rest("POST", "/api/v1/projects/{project}/attachments", status=201),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),

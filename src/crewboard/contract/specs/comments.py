@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.contract.operation import Call, Operation, keyed_write
+from crewboard.contract.operation import Call, Operation, Rest, keyed_write
 from crewboard.contract.reply import ROWS_BUDGET, Reply, compact, fitted_answer, page_note
 from crewboard.domain.files import MAX_PATH
 from crewboard.domain.identity.access import Scope, Toolset
@@ -208,7 +208,7 @@ OPERATIONS = (
         args=ListSpecFileComments,
         toolset=Toolset.SPECS,
         run=list_spec_file_comments,
-        rest=None,
+        rest=Rest("GET", "/api/v1/projects/{project}/specs/{file}/threads"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -222,7 +222,7 @@ OPERATIONS = (
         create_spec_file_comment_thread,
         toolset=Toolset.SPECS,
         scopes=_WRITE,
-        rest=None,
+        rest=Rest("POST", "/api/v1/projects/{project}/specs/{file}/threads", status=201),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -234,7 +234,7 @@ OPERATIONS = (
         reply_spec_file_comment_thread,
         toolset=Toolset.SPECS,
         scopes=_WRITE,
-        rest=None,
+        rest=Rest("POST", "/api/v1/projects/{project}/threads/{thread}/replies", status=201),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -251,7 +251,7 @@ OPERATIONS = (
         scopes=_WRITE,
         read_only=False,
         idempotent=False,
-        rest=None,
+        rest=Rest("PATCH", "/api/v1/projects/{project}/comments/{comment}"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -268,7 +268,7 @@ OPERATIONS = (
         scopes=_WRITE,
         read_only=False,
         destructive=True,
-        rest=None,
+        rest=Rest("DELETE", "/api/v1/projects/{project}/comments/{comment}"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),

@@ -9,7 +9,7 @@ import binascii
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.contract.operation import Call, Operation, keyed_write
+from crewboard.contract.operation import Call, NoDoor, Operation, Rest, keyed_write
 from crewboard.contract.reply import WINDOW_ROOM, Reply, paged_reply, window_note
 from crewboard.contract.specs import local
 from crewboard.domain.files import MAX_PATH, MAX_WINDOW_LINES
@@ -252,7 +252,7 @@ OPERATIONS = (
         args=ListSpecFiles,
         toolset=Toolset.SPECS,
         run=list_spec_files,
-        rest=None,
+        rest=Rest("GET", "/api/v1/projects/{project}/specs"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -266,7 +266,7 @@ OPERATIONS = (
         args=GetSpecFile,
         toolset=Toolset.SPECS,
         run=get_spec_file,
-        rest=None,
+        rest=Rest("GET", "/api/v1/projects/{project}/specs/{file}"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -281,7 +281,7 @@ OPERATIONS = (
         args=ReadSpecFile,
         toolset=Toolset.SPECS,
         run=read_spec_file,
-        rest=None,
+        rest=Rest("GET", "/api/v1/projects/{project}/specs/{file}/lines"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -294,7 +294,7 @@ OPERATIONS = (
         upload_spec_file,
         toolset=Toolset.SPECS,
         scopes=_WRITE,
-        rest=None,
+        rest=Rest("POST", "/api/v1/projects/{project}/specs", status=201),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -308,7 +308,7 @@ OPERATIONS = (
         update_spec_file,
         toolset=Toolset.SPECS,
         scopes=_WRITE,
-        rest=None,
+        rest=Rest("PUT", "/api/v1/projects/{project}/specs/{file}"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -324,7 +324,7 @@ OPERATIONS = (
         run=move_spec_file_to_trash,
         scopes=_WRITE,
         read_only=False,
-        rest=None,
+        rest=Rest("POST", "/api/v1/projects/{project}/specs/{file}/trash"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -337,7 +337,7 @@ OPERATIONS = (
         run=restore_spec_file_from_trash,
         scopes=_WRITE,
         read_only=False,
-        rest=None,
+        rest=Rest("POST", "/api/v1/projects/{project}/specs/{file}/restore"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
@@ -356,7 +356,7 @@ OPERATIONS = (
         # It writes the caller's files and, with overwrite, replaces one.
         writes_locally=True,
         destructive=True,
-        rest=None,
+        rest=NoDoor("it writes the file on the caller's disk; over HTTP, GET the content route"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),

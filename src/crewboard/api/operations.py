@@ -1,0 +1,222 @@
+"""REST routes built from the operation declarations (`Operation.rest` in `contract/`).
+
+An operation's `Rest(method, path)` is the one place its route is written. Where a hand-written
+endpoint serves the operation (it answers in a REST shape of its own: 201 with `replayed`, a
+file's bytes), `endpoint_for` builds that endpoint from the declaration. Every other operation
+gets `operation_endpoint`: one generic handler that reads the arguments from the path, the
+query string or the JSON body through the operation's own argument model, applies the scope
+check the MCP door applies, runs the operation and answers its reply's body.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+from anyio import to_thread
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from crewboard.api.common import (
+    IDEMPOTENCY_KEY,
+    IF_MATCH_REVISION,
+    PATH_FIELDS,
+    BodyChoice,
+    Endpoint,
+    Handler,
+    Header,
+    PreconditionFailed,
+    actor_of,
+    if_match,
+    keyed_body,
+    parse_args,
+    query_list,
+    read_body,
+    reads_headers,
+    refuse_carried,
+)
+from crewboard.contract.args import Args, input_schema
+from crewboard.contract.catalogue import Catalogue, default_catalogue
+from crewboard.contract.operation import Call, Operation, Rest
+from crewboard.errors import RevisionConflict, ValidationFailed
+
+_BODY_METHODS = frozenset({"POST", "PATCH", "PUT"})
+
+
+@functools.cache
+def catalogue() -> Catalogue:
+    """The operations REST serves (built once: the declarations do not change at run time)."""
+    return default_catalogue()
+
+
+def declared_route(name: str) -> Rest:
+    """The REST route operation `name` declares.
+
+    Raises:
+        ValueError: no such operation, or it declares no route (a programming error).
+    """
+    operation = catalogue().find(name)
+    if operation is None or not isinstance(operation.rest, Rest):
+        raise ValueError(f"operation {name!r} declares no REST route")
+    return operation.rest
+
+
+def endpoint_for(
+    name: str,
+    handler: Handler,
+    summary: str,
+    body: type[Args] | BodyChoice | None = None,
+    *,
+    query: type[Args] | None = None,
+    produces: tuple[str, ...] = ("application/json",),
+) -> Endpoint:
+    """A hand-written endpoint serving operation `name`, at the method, path and success
+    status the operation declares."""
+    rest = declared_route(name)
+    return Endpoint(
+        rest.path,
+        rest.method,
+        handler,
+        summary,
+        body,
+        rest.status,
+        query=query,
+        produces=produces,
+        operation=name,
+    )
+
+
+def path_arguments(path: str, model: type[Args]) -> dict[str, str]:
+    """Each `{name}` of `path` and the argument it fills: `{project}` → projectId, else the
+    argument of that name, else `<name>Id` (`{task}` → taskId, `{repo}` → repoId).
+
+    Raises:
+        ValueError: a path segment that names no argument (a declaration error).
+    """
+    fields = {field.alias or name for name, field in model.model_fields.items()}
+    filled: dict[str, str] = {}
+    for name in re.findall(r"{(\w+)}", path):
+        for candidate in (PATH_FIELDS.get(name), name, f"{name}Id"):
+            if candidate in fields:
+                filled[name] = candidate
+                break
+        else:
+            raise ValueError(f"{path}: {{{name}}} names no argument of {model.__name__}")
+    return filled
+
+
+def _list_fields(model: type[Args]) -> frozenset[str]:
+    """The arguments that take a list: repeated (or comma-separated) in a query string."""
+    found = set()
+    for name, field in input_schema(model).get("properties", {}).items():
+        members = [field, *field.get("anyOf", ())]
+        if any(m.get("type") == "array" for m in members):
+            found.add(name)
+    return frozenset(found)
+
+
+def _query_arguments(request: Request, model: type[Args], filled: frozenset[str]) -> dict[str, Any]:
+    """The query string as arguments: each parameter one argument the path does not fill,
+    a list argument from its repeated (or comma-separated) values.
+
+    Raises:
+        ValidationFailed: a parameter that is no argument of the operation, or an empty value.
+    """
+    accepted = sorted(
+        alias
+        for name, field in model.model_fields.items()
+        if (alias := field.alias or name) not in filled
+    )
+    lists = _list_fields(model)
+    values: dict[str, Any] = {}
+    for name in request.query_params:
+        if name not in accepted:
+            raise ValidationFailed.field(name, "is not a parameter of this route.", accepted)
+        values[name] = query_list(request, name) if name in lists else request.query_params[name]
+    return values
+
+
+def _revision_from_header(request: Request, data: dict[str, Any]) -> bool:
+    """Put an `If-Match` revision into the body's `expectedRevision`; whether one was sent.
+
+    Raises:
+        ValidationFailed: a revision in both places that differ, or a malformed header.
+    """
+    sent = if_match(request)
+    if sent is None:
+        return False
+    if data.get("expectedRevision") not in (None, sent):
+        raise ValidationFailed.field(
+            "expectedRevision",
+            "differs from the If-Match header; send the revision you read once.",
+        )
+    data["expectedRevision"] = sent
+    return True
+
+
+def operation_endpoint(operation: Operation) -> Endpoint:
+    """The generic endpoint of an operation no hand-written endpoint serves."""
+    rest = operation.rest
+    if not isinstance(rest, Rest):
+        raise TypeError(f"operation {operation.name!r} declares no REST route")
+    model = operation.args
+    filled = path_arguments(rest.path, model)
+    carried = tuple(filled.values())
+    fields = {field.alias or name for name, field in model.model_fields.items()}
+    takes_body = rest.method in _BODY_METHODS
+    keyed = takes_body and "idempotencyKey" in fields
+    guarded = takes_body and "expectedRevision" in fields
+
+    async def answer(request: Request) -> JSONResponse:
+        actor = actor_of(request)
+        operation.check_scopes(actor)  # before any argument is read, as on MCP
+        from_path = {filled[name]: request.path_params[name] for name in filled}
+        via_header = False
+        if takes_body:
+            data = await (keyed_body(request) if keyed else read_body(request))
+            refuse_carried(data, carried, "the path names it")
+            if guarded:
+                via_header = _revision_from_header(request, data)
+            args = parse_args(model, {**data, **from_path})
+        else:
+            query = _query_arguments(request, model, frozenset(carried))
+            args = parse_args(model, {**query, **from_path}, strict=False)
+        call = Call(request.app.state.db, actor, request.app.state.settings)
+        try:
+            reply = await to_thread.run_sync(operation.run, call, args)
+            if reply.follow is not None:  # waits on the event loop, holding no thread
+                reply = await reply.follow()
+        except RevisionConflict as conflict:
+            if via_header:
+                raise PreconditionFailed(conflict.message, conflict.details) from None
+            raise
+        return JSONResponse(reply.body, status_code=rest.status)
+
+    headers: list[Header] = []
+    if keyed:
+        headers.append(IDEMPOTENCY_KEY)
+    if guarded:
+        headers.append(IF_MATCH_REVISION)
+    handler = reads_headers(*headers)(answer)
+    return Endpoint(
+        rest.path,
+        rest.method,
+        handler,
+        operation.title,
+        model if takes_body else None,
+        rest.status,
+        query=None if takes_body else model,
+        operation=operation.name,
+        fills=carried,
+    )
+
+
+def operation_endpoints(served: frozenset[str]) -> tuple[Endpoint, ...]:
+    """The generic endpoints: one per operation with a `Rest` route that no hand-written
+    endpoint (those named in `served`) already serves, in catalogue order."""
+    return tuple(
+        operation_endpoint(operation)
+        for operation in catalogue()
+        if isinstance(operation.rest, Rest) and operation.name not in served
+    )
