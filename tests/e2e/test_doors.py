@@ -260,8 +260,8 @@ SCENARIOS: dict[str, Scenario] = {
         "VALIDATION", "changes.0.status",
     ),
     "list_task_events": Scenario(
-        lambda w, t: {"taskId": w.task}, lambda b, w: len(b["events"]) >= 1,
-        lambda w, t: {"taskId": w.task, "limit": 0}, "VALIDATION", "limit",
+        lambda w, t: {"projectId": "CRW", "taskId": w.task}, lambda b, w: len(b["events"]) >= 1,
+        lambda w, t: {"projectId": "CRW", "taskId": w.task, "limit": 0}, "VALIDATION", "limit",
     ),
     "get_week": Scenario(
         lambda w, t: {"projectId": "CRW", "week": "2026-03-02"}, lambda b, w: b,
@@ -316,11 +316,13 @@ SCENARIOS: dict[str, Scenario] = {
     ),
     "report_repo_status": Scenario(
         lambda w, t: {
-            "taskId": w.task, **W, "idempotencyKey": f"k-{t}", "tests": "passed",
-            "summary": f"Green {t}",
+            "taskId": w.task, **W, "idempotencyKey": f"k-{t}", "repoId": w.repo,
+            "tests": "passed", "summary": f"Green {t}",
         },  # fmt: skip
         lambda b, w: b,
-        lambda w, t: {"taskId": NOWHERE, **W, "idempotencyKey": f"bad-{t}", "summary": "x"},
+        lambda w, t: {
+            "taskId": NOWHERE, **W, "idempotencyKey": f"bad-{t}", "repoId": w.repo, "summary": "x",
+        },  # fmt: skip
         "NOT_FOUND",
     ),
     # --- review ---------------------------------------------------------------------------
@@ -387,9 +389,9 @@ SCENARIOS: dict[str, Scenario] = {
         lambda w, t: {"projectId": "CRW", "fileId": NOWHERE}, "NOT_FOUND",
     ),
     "read_spec_file": Scenario(
-        lambda w, t: {"projectId": "CRW", "path": "docs/spec.md"},
+        lambda w, t: {"projectId": "CRW", "fileId": w.file},
         lambda b, w: "The first line" in str(b),
-        lambda w, t: {"projectId": "CRW", "path": "docs/none.md"}, "NOT_FOUND",
+        lambda w, t: {"projectId": "CRW", "fileId": NOWHERE}, "NOT_FOUND",
     ),
     "upload_spec_file": Scenario(
         lambda w, t: {"projectId": "CRW", **W, "path": f"up/{t}.md", "content": SPEC},
@@ -826,9 +828,23 @@ def test_every_operation_has_a_scenario() -> None:
 
 OPS = sorted(SCENARIOS)
 
+# Where a door departs from the agreed conventions: (operation, door) → how. Their cases are
+# expected to fail, strictly: once the door is fixed, its row must leave this table.
+DIFFERENCES: dict[tuple[str, str], str] = {
+    ("update_task", "rest"): "PATCH /api/v1/tasks/{task} (hand-written) takes the patch's "
+    "fields at the top of the body, not in `patch`, and refuses projectId",
+}
+
+
+def _expect_difference(request: pytest.FixtureRequest, op: str, door: Door) -> None:
+    reason = DIFFERENCES.get((op, door.name))
+    if reason is not None:
+        request.applymarker(pytest.mark.xfail(reason=reason, strict=True))
+
 
 @pytest.mark.parametrize("op", OPS)
-def test_main_path(door: Door, world: World, op: str) -> None:
+def test_main_path(request: pytest.FixtureRequest, door: Door, world: World, op: str) -> None:
+    _expect_difference(request, op, door)
     scenario = SCENARIOS[op]
     arguments = scenario.main(world, world.tag(door.name))
     got = door.call(op, arguments)
@@ -841,7 +857,8 @@ def test_main_path(door: Door, world: World, op: str) -> None:
 
 
 @pytest.mark.parametrize("op", OPS)
-def test_main_refusal(door: Door, world: World, op: str) -> None:
+def test_main_refusal(request: pytest.FixtureRequest, door: Door, world: World, op: str) -> None:
+    _expect_difference(request, op, door)
     scenario = SCENARIOS[op]
     got: Outcome = door.call(op, scenario.refuse(world, world.tag(door.name)))
     assert not got.ok, f"{op} over {door.name} took what it should refuse: {got.body}"

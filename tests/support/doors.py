@@ -161,15 +161,16 @@ def rest_request(
     """The request the route's declaration makes of `arguments`: its path, query, JSON body and
     headers. Each `{name}` fills the argument of that name; `idempotencyKey` goes in its header;
     the rest go in the query string (GET, DELETE) or the body (POST, PATCH, PUT)."""
-    left = {k: v for k, v in arguments.items() if v is not None}
+    left = dict(arguments)
     headers: dict[str, str] = {}
+    fields = [field.alias or name for name, field in op.args.model_fields.items()]
 
     def fill(match: re.Match[str]) -> str:
         name, converter = match.group(1), match.group(2)
-        key = _PATH_ARGUMENTS.get(name, to_camel(name))
-        if key not in left:
+        key = path_argument(name, fields)
+        if key is None or left.get(key) is None:
             raise AssertionError(
-                f"{op.name}: the route {route.path} needs {key}, which the call does not give"
+                f"{op.name}: the route {route.path} needs {{{name}}}, which the call does not give"
             )
         value = str(left.pop(key))
         return quote(value, safe="/" if converter == "path" else "")
@@ -180,9 +181,21 @@ def rest_request(
     if "idempotencyKey" in left:
         headers["Idempotency-Key"] = str(left.pop("idempotencyKey"))
     if route.method in ("GET", "DELETE"):
-        query = {k: _query_value(v) for k, v in left.items()}
+        query = {k: _query_value(v) for k, v in left.items() if v is not None}
         return path, query, None, headers
     return path, {}, left, headers
+
+
+def path_argument(name: str, fields: list[str]) -> str | None:
+    """The argument a `{name}` of a route fills: `{project}` → projectId, `{task}` → taskId,
+    else the argument of that name or `<name>Id`, else the one argument ending in `<Name>Id`
+    (`{item}` → actionItemId)."""
+    for candidate in (_PATH_ARGUMENTS.get(name), to_camel(name), to_camel(name) + "Id"):
+        if candidate in fields:
+            return candidate
+    suffix = name[:1].upper() + to_camel(name)[1:] + "Id"
+    ending = [f for f in fields if f.endswith(suffix)]
+    return ending[0] if len(ending) == 1 else None
 
 
 def _query_value(value: Any) -> Any:
