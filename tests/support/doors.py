@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import json
 import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
 
@@ -68,12 +70,14 @@ class Outcome:
 @dataclass(frozen=True)
 class DoorApp:
     """The served app the doors call: its base URL, a token of the person every door acts as
-    (every scope), that person's email (the CLI's `--as`) and the CLI's environment."""
+    (every scope), that person's email (the CLI's `--as`), and the CLI's environment and working
+    folder."""
 
     url: str
     secret: str
     email: str
     cli_env: dict[str, str | None]  # None: unset
+    cli_folder: Path  # the CLI's working folder: what it writes on the caller's disk lands here
 
 
 class Door(Protocol):
@@ -251,7 +255,9 @@ def cli_command(words: tuple[str, ...]) -> click.Command:
     """The click command `crewboard <words...>`."""
     command: click.Command = crewboard_cli
     for word in words:
-        assert isinstance(command, click.Group), f"crewboard {' '.join(words)}: {word} is not a group"
+        assert isinstance(command, click.Group), (
+            f"crewboard {' '.join(words)}: {word} is not a group"
+        )
         found = command.commands.get(word)
         assert found is not None, f"crewboard {' '.join(words)}: there is no command {word}"
         command = found
@@ -259,18 +265,25 @@ def cli_command(words: tuple[str, ...]) -> click.Command:
 
 
 def cli_arguments(op: Operation, command: click.Command, arguments: dict[str, Any]) -> list[str]:
-    """The options that carry `arguments` to `command`: `--kebab-case` of each field's python
+    """The words that carry `arguments` to `command`: `--kebab-case` of each field's python
     name; a list of plain values as a repeated option; a bool as `--x` or `--no-x`; an object,
-    or a list of objects, as JSON text."""
+    or a list of objects, as JSON text. A command that takes an argument positionally (its
+    python name, or that name without `_id`: PROJECT for project_id) gets it there."""
     fields = {field.alias or name: name for name, field in op.args.model_fields.items()}
     options = {opt: param for param in command.params for opt in param.opts + param.secondary_opts}
+    positional = {p.name: p for p in command.params if isinstance(p, click.Argument)}
     words: list[str] = []
+    given: dict[str, str] = {}
     for key, value in arguments.items():
         if value is None:
             continue
         name = fields.get(key)
         assert name is not None, f"{op.name}: {key} is not one of its arguments"
         option = "--" + name.replace("_", "-")
+        at = next((n for n in (name, name.removesuffix("_id")) if n in positional), None)
+        if at is not None and option not in options:
+            given[at] = json.dumps(value) if isinstance(value, (dict, list)) else str(value)
+            continue
         if isinstance(value, bool):
             flag = option if value else "--no-" + option.removeprefix("--")
             assert flag in options, f"{op.name} over cli: the command has no {flag} for {key}"
@@ -285,7 +298,7 @@ def cli_arguments(op: Operation, command: click.Command, arguments: dict[str, An
             words.extend((option, json.dumps(value)))
         else:
             words.extend((option, str(value)))
-    return words
+    return words + [given[name] for name in positional if name in given]
 
 
 class CliDoor:
@@ -294,6 +307,8 @@ class CliDoor:
     def __init__(self, app: DoorApp) -> None:
         self._email = app.email
         self._env = app.cli_env
+        self._folder = app.cli_folder
+        self._folder.mkdir(parents=True, exist_ok=True)
         self._runner = CliRunner()
 
     def call(self, op_name: str, arguments: dict[str, Any]) -> Outcome:
@@ -303,7 +318,8 @@ class CliDoor:
         command = cli_command(declared.words)
         args = [*declared.words, "--json", "--as", self._email]
         args += cli_arguments(op, command, arguments)
-        result = self._runner.invoke(crewboard_cli, args, env=self._env, catch_exceptions=False)
+        with contextlib.chdir(self._folder):
+            result = self._runner.invoke(crewboard_cli, args, env=self._env, catch_exceptions=False)
         if result.exit_code == 0:
             try:
                 return Outcome(ok=True, body=json.loads(result.stdout))
@@ -312,11 +328,9 @@ class CliDoor:
                     f"crewboard {' '.join(args)}: not JSON: {result.stdout[:300]!r}"
                 ) from None
         error = _cli_error(result.stderr)
-        if error is None:
-            raise AssertionError(
-                f"crewboard {' '.join(args)}: exit {result.exit_code} with no error line: "
-                f"{result.stderr[:500]!r}"
-            )
+        if error is None:  # click's own refusal (a usage error): no code, no field
+            assert result.stderr.strip(), f"crewboard {' '.join(args)}: exit {result.exit_code}"
+            return Outcome(ok=False, code="USAGE", message=result.stderr.strip())
         return Outcome.refusal(error)
 
     def close(self) -> None:
