@@ -295,7 +295,7 @@ SCENARIOS: dict[str, Scenario] = {
     ),
     "delete_project": Scenario(
         _archived_project,
-        lambda b, w: b,
+        lambda b, w: b["deleted"] is True,
         _unknown_project, "NOT_FOUND",
     ),
     "get_project_state": Scenario(
@@ -360,7 +360,7 @@ SCENARIOS: dict[str, Scenario] = {
             "projectId": "CRW", **W, "idempotencyKey": f"k-{t}", "taskIds": [w.task],
             "addLabels": [f"l-{t}"],
         },
-        lambda b, w: b,
+        lambda b, w: b["updated"] == 1,
         lambda w, t: {
             "projectId": "CRW", **W, "idempotencyKey": f"bad-{t}", "taskIds": [w.task],
             "priority": "whenever",
@@ -370,9 +370,9 @@ SCENARIOS: dict[str, Scenario] = {
     "set_task_status": Scenario(
         lambda w, t: {
             "projectId": "CRW", **W, "idempotencyKey": f"k-{t}",
-            "changes": [{"taskId": w.new_task(t)["id"], "status": "in_progress"}],
+            "changes": [{"taskId": w.new_task(t)["id"], "status": "blocked"}],
         },
-        lambda b, w: b,
+        lambda b, w: [o["ok"] for o in b["outcomes"]] == [True],
         lambda w, t: {
             "projectId": "CRW", **W, "idempotencyKey": f"bad-{t}",
             "changes": [{"taskId": w.task, "status": "finished"}],
@@ -384,18 +384,19 @@ SCENARIOS: dict[str, Scenario] = {
         lambda w, t: {"projectId": "CRW", "taskId": w.task, "limit": 0}, "VALIDATION", "limit",
     ),
     "get_week": Scenario(
-        lambda w, t: {"projectId": "CRW", "week": "2026-03-02"}, lambda b, w: b,
+        lambda w, t: {"projectId": "CRW", "week": "2026-03-02"},
+        lambda b, w: "2026-03-02" in str(b),
         lambda w, t: {"projectId": "CRW", "timeZone": "Mars/Olympus"}, "VALIDATION", "timeZone",
     ),
     "post_comment": Scenario(
         lambda w, t: {"taskId": w.task, **W, "idempotencyKey": f"k-{t}", "content": f"Note {t}"},
-        lambda b, w: b,
+        lambda b, w: b["comment"]["kind"] == "comment",
         lambda w, t: {"taskId": NOWHERE, **W, "idempotencyKey": f"bad-{t}", "content": "x"},
         "NOT_FOUND",
     ),
     "agent_update": Scenario(
         lambda w, t: {"taskId": w.task, **W, "idempotencyKey": f"k-{t}", "content": f"Upd {t}"},
-        lambda b, w: b,
+        lambda b, w: b["agentUpdate"]["kind"] == "agent_update",
         lambda w, t: {"taskId": NOWHERE, **W, "idempotencyKey": f"bad-{t}", "content": "x"},
         "NOT_FOUND",
     ),
@@ -404,7 +405,7 @@ SCENARIOS: dict[str, Scenario] = {
             "taskId": w.task, **W, "idempotencyKey": f"k-{t}", "name": f"out-{t}.md",
             "content": "Output.",
         },
-        lambda b, w: b,
+        lambda b, w: b["output"]["name"].startswith("out-"),
         lambda w, t: {
             "taskId": NOWHERE, **W, "idempotencyKey": f"bad-{t}", "name": "o.md", "content": "x",
         },
@@ -412,7 +413,7 @@ SCENARIOS: dict[str, Scenario] = {
     ),
     "ask_question": Scenario(
         lambda w, t: {"taskId": w.task, **W, "idempotencyKey": f"k-{t}", "question": f"Why {t}?"},
-        lambda b, w: b,
+        lambda b, w: b["question"]["status"] == "open",
         lambda w, t: {"taskId": NOWHERE, **W, "idempotencyKey": f"bad-{t}", "question": "x"},
         "NOT_FOUND",
     ),
@@ -428,7 +429,7 @@ SCENARIOS: dict[str, Scenario] = {
         lambda w, t: {
             "taskId": w.task, **W, "idempotencyKey": f"k-{t}", "repoId": w.repo, "branch": f"b-{t}",
         },
-        lambda b, w: b,
+        lambda b, w: b["link"]["repoId"] == w.repo,
         lambda w, t: {
             "taskId": NOWHERE, **W, "idempotencyKey": f"bad-{t}", "repoId": "web", "branch": "b",
         },
@@ -439,7 +440,7 @@ SCENARIOS: dict[str, Scenario] = {
             "taskId": w.task, **W, "idempotencyKey": f"k-{t}", "repoId": w.repo,
             "tests": "passed", "summary": f"Green {t}",
         },
-        lambda b, w: b,
+        lambda b, w: b["report"]["tests"] == "passed",
         lambda w, t: {
             "taskId": NOWHERE, **W, "idempotencyKey": f"bad-{t}", "repoId": w.repo, "summary": "x",
         },
@@ -448,7 +449,7 @@ SCENARIOS: dict[str, Scenario] = {
     # --- review ---------------------------------------------------------------------------
     "submit_result": Scenario(
         _submit_result,
-        lambda b, w: b,
+        lambda b, w: b["draft"]["title"].startswith("Result "),
         lambda w, t: {
             "projectId": "CRW", "taskId": NOWHERE, **W, "idempotencyKey": f"bad-{t}",
             "expectedRevision": 1, "contextReceiptId": None, "title": "x", "content": "x",
@@ -457,35 +458,35 @@ SCENARIOS: dict[str, Scenario] = {
     ),
     "create_draft": Scenario(
         lambda w, t: {"taskId": w.task, "title": f"Draft {t}", "content": "Draft text."},
-        lambda b, w: b,
+        lambda b, w: b["draft"]["taskId"] == w.task,
         lambda w, t: {"taskId": NOWHERE, "title": "x", "content": "x"}, "NOT_FOUND",
     ),
     "propose_task": Scenario(
-        lambda w, t: {"projectId": "CRW", **W, "title": f"Proposed {t}"}, lambda b, w: b,
+        lambda w, t: {"projectId": "CRW", **W, "title": f"Proposed {t}"}, lambda b, w: b["proposal"]["kind"] == "task",
         lambda w, t: {"projectId": "NOPE", **W, "title": "x"}, "NOT_FOUND",
     ),
     "propose_task_update": Scenario(
         lambda w, t: {"taskId": w.task, **W, "changes": {"title": f"Better {t}"}},
-        lambda b, w: b,
+        lambda b, w: b["proposal"]["kind"] == "task_update",
         lambda w, t: {"taskId": NOWHERE, **W, "changes": {"title": "x"}}, "NOT_FOUND",
     ),
     "propose_task_delete": Scenario(
-        lambda w, t: {"taskId": w.other_task, **W, "reason": f"Dup {t}"}, lambda b, w: b,
+        lambda w, t: {"taskId": w.other_task, **W, "reason": f"Dup {t}"}, lambda b, w: b["proposal"]["kind"] == "task_delete",
         lambda w, t: {"taskId": NOWHERE, **W}, "NOT_FOUND",
     ),
     "propose_role": Scenario(
         lambda w, t: {"projectId": "CRW", **W, "name": f"Role {t}", "role": "Reviews things."},
-        lambda b, w: b,
+        lambda b, w: b["proposal"]["kind"] == "role",
         lambda w, t: {"projectId": "NOPE", **W, "name": "x", "role": "x"}, "NOT_FOUND",
     ),
     "propose_composition": Scenario(
         lambda w, t: {"projectId": "CRW", **W, "seats": [{"role": f"Writes {t}", "typeHint": "ai"}]},
-        lambda b, w: b,
+        lambda b, w: b["proposal"]["kind"] == "composition",
         lambda w, t: {"projectId": "CRW", **W, "seats": [{"role": "x", "typeHint": "robot"}]},
         "VALIDATION", "seats.0.typeHint",
     ),
     "get_project_memory": Scenario(
-        _project_only, lambda b, w: b,
+        _project_only, lambda b, w: b["documents"] == [] and b["total"] == 0,
         lambda w, t: {"projectId": "CRW", "limit": 0}, "VALIDATION", "limit",
     ),
     "list_activity": Scenario(
@@ -494,7 +495,7 @@ SCENARIOS: dict[str, Scenario] = {
     ),
     "post_message": Scenario(
         lambda w, t: {"projectId": "CRW", **W, "participantId": w.seat, "body": f"Hi {t}"},
-        lambda b, w: b,
+        lambda b, w: b["message"]["participantId"] == w.seat,
         lambda w, t: {"projectId": "CRW", **W, "participantId": NOWHERE, "body": "x"},
         "NOT_FOUND", "participantId",
     ),
@@ -528,17 +529,17 @@ SCENARIOS: dict[str, Scenario] = {
     ),
     "move_spec_file_to_trash": Scenario(
         lambda w, t: {"projectId": "CRW", **W, "fileId": w.new_file(t)["id"]},
-        lambda b, w: b,
+        lambda b, w: b["file"]["path"].startswith("made/"),
         lambda w, t: {"projectId": "CRW", **W, "fileId": NOWHERE}, "NOT_FOUND",
     ),
     "restore_spec_file_from_trash": Scenario(
         _trashed_file,
-        lambda b, w: b,
+        lambda b, w: b["file"]["path"].startswith("made/"),
         lambda w, t: {"projectId": "CRW", **W, "fileId": NOWHERE}, "NOT_FOUND",
     ),
     "download_spec_file": Scenario(
         lambda w, t: {"projectId": "CRW", "fileId": w.file, "folder": f"downloads/{t}"},
-        lambda b, w: b,
+        lambda b, w: "spec.md" in str(b),
         lambda w, t: {"projectId": "CRW", "fileId": NOWHERE}, "NOT_FOUND",
     ),
     "list_attachments": Scenario(
@@ -583,7 +584,7 @@ SCENARIOS: dict[str, Scenario] = {
     ),
     "reply_spec_file_comment_thread": Scenario(
         lambda w, t: {"projectId": "CRW", **W, "threadId": w.thread, "body": f"Reply {t}"},
-        lambda b, w: b,
+        lambda b, w: w.thread in str(b) and "Reply " in str(b),
         lambda w, t: {"projectId": "CRW", **W, "threadId": NOWHERE, "body": "x"}, "NOT_FOUND",
     ),
     "update_spec_file_comment": Scenario(
@@ -596,7 +597,7 @@ SCENARIOS: dict[str, Scenario] = {
     ),
     "delete_spec_file_comment": Scenario(
         lambda w, t: {"projectId": "CRW", **W, "commentId": _first_comment(w.new_thread(t, own=True))},
-        lambda b, w: b,
+        lambda b, w: b["outcome"] == "threadDeleted",
         lambda w, t: {"projectId": "CRW", **W, "commentId": NOWHERE}, "NOT_FOUND",
     ),
     # --- spec sessions --------------------------------------------------------------------
@@ -621,15 +622,15 @@ SCENARIOS: dict[str, Scenario] = {
         lambda w, t: {"projectId": "CRW", **W, "sessionId": NOWHERE, "title": "x"}, "NOT_FOUND",
     ),
     "archive_spec_session": Scenario(
-        lambda w, t: {"projectId": "CRW", **W, "sessionId": w.new_session(t)}, lambda b, w: b,
+        lambda w, t: {"projectId": "CRW", **W, "sessionId": w.new_session(t)}, lambda b, w: b["session"]["id"],
         lambda w, t: {"projectId": "CRW", **W, "sessionId": NOWHERE}, "NOT_FOUND",
     ),
     "unarchive_spec_session": Scenario(
-        _archived_session, lambda b, w: b,
+        _archived_session, lambda b, w: b["session"]["id"],
         lambda w, t: {"projectId": "CRW", **W, "sessionId": NOWHERE}, "NOT_FOUND",
     ),
     "delete_spec_session": Scenario(
-        _archived_session, lambda b, w: b,
+        _archived_session, lambda b, w: b["deleted"] is True,
         lambda w, t: {"projectId": "CRW", **W, "sessionId": NOWHERE}, "NOT_FOUND",
     ),
     # --- artifacts ------------------------------------------------------------------------
@@ -659,7 +660,7 @@ SCENARIOS: dict[str, Scenario] = {
     ),
     "write_artifact_revision": Scenario(
         _artifact_revision,
-        lambda b, w: b,
+        lambda b, w: b["artifact"]["revisionCount"] == 2,
         lambda w, t: {
             "projectId": "CRW", **W, "artifactId": NOWHERE, "expectedVersion": 1,
             "files": [{"path": "a.html", "content": "x"}],
@@ -668,7 +669,7 @@ SCENARIOS: dict[str, Scenario] = {
     ),
     "rollback_artifact": Scenario(
         _artifact_rollback,
-        lambda b, w: b,
+        lambda b, w: b["artifact"]["revisionCount"] == 3,
         lambda w, t: {
             "projectId": "CRW", **W, "artifactId": NOWHERE, "revision": 1, "expectedVersion": 2,
         },
@@ -739,7 +740,7 @@ SCENARIOS: dict[str, Scenario] = {
         no_refusal={"cli": "the command takes no argument, so no wrong one"},
     ),
     "revoke_stream_token": Scenario(
-        lambda w, t: {"streamTokenId": _new_stream_token(w, t)}, lambda b, w: b,
+        lambda w, t: {"streamTokenId": _new_stream_token(w, t)}, lambda b, w: b["streamToken"]["name"].startswith("Gone "),
         lambda w, t: {"streamTokenId": NOWHERE}, "NOT_FOUND",
     ),
 }
