@@ -52,10 +52,10 @@ from crewboard.errors import ERROR_TYPES
 from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.board import notes as task_notes
-from crewboard.services.board import tasks
+from crewboard.services.board import repos, tasks
 from crewboard.services.handoffs import handoffs
 from crewboard.services.handoffs.handoffs import Bodies
-from crewboard.services.identity import tokens
+from crewboard.services.identity import stream_tokens, tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import projects, state
 from crewboard.services.review import drafts
@@ -211,6 +211,8 @@ def build_world(db: Database) -> World:
         db, actor, handoff_id=handoff["id"], text="Follow up", idempotency_key="item"
     ).body["actionItem"]
     session_ids = [_session(db, actor, n, archived=n > 0) for n in range(4)]
+    repo = repos.add_repo(db, actor, "CRW", "app", "https://github.com/a/app")["id"]
+    stream_token = stream_tokens.create_stream_token(db, actor, projects=["CRW"])
     old = make_project(db, owner, "OLD")
     projects.set_project_archived(db, actor, project=old, workspace_id=None, archived=True)
     arc = make_project(db, owner, "ARC")
@@ -232,6 +234,9 @@ def build_world(db: Database) -> World:
             "handoff": [handoff["id"]],
             "item": [item["id"]],
             "session": session_ids[:2],
+            "assignee": [owner.id],
+            "repo": [repo],
+            "streamToken": [stream_token["streamToken"]["id"]],
         },
         deletable=["OLD", old],
         archivable=["ARC", arc],

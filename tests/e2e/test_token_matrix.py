@@ -27,10 +27,13 @@ from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx2
 import pytest
 
+from crewboard.api.common import Endpoint
+from crewboard.api.operations import path_arguments
 from crewboard.api.routes import all_endpoints
 from crewboard.config import Settings
 from crewboard.contract.catalogue import default_catalogue
@@ -953,6 +956,43 @@ REST: dict[tuple[str, str], tuple[Entry, ...]] = {
         ),
     ),
 }
+
+
+def _over_rest(build: Build, endpoint: Endpoint) -> Build:
+    """An MCP entry's call sent to its operation's generated route: the path names what the
+    arguments name, the key goes in the Idempotency-Key header, the rest is the body."""
+    operation = default_catalogue().find(endpoint.operation or "")
+    assert operation is not None
+    filled = path_arguments(endpoint.path, operation.args)
+
+    def made(at: Aim) -> Request:
+        tool = build(at)
+        assert isinstance(tool, Tool)
+        arguments = dict(tool.arguments)
+        path = endpoint.path
+        for name, argument in filled.items():
+            path = path.replace(f"{{{name}}}", quote(str(arguments.pop(argument)), safe=""))
+        keyed = arguments.pop("idempotencyKey", None) is not None
+        body = arguments if endpoint.method in ("POST", "PUT", "PATCH") else None
+        return Http(endpoint.method, path, body, keyed=keyed, per_item=tool.per_item)
+
+    return made
+
+
+# The routes built from an operation's declaration carry its MCP entry's calls over REST.
+REST.update(
+    {
+        (e.method, e.path): (
+            replace(
+                MCP[e.operation],
+                build=_over_rest(MCP[e.operation].build, e),
+                mixed=tuple(_over_rest(m, e) for m in MCP[e.operation].mixed),
+            ),
+        )
+        for e in all_endpoints()
+        if e.operation in MCP and e.method in WRITE_METHODS and (e.method, e.path) not in REST
+    }
+)
 
 
 def entries() -> Iterator[tuple[str, Entry]]:

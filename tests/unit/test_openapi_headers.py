@@ -19,6 +19,7 @@ READERS = {
     "If-Match": (
         "expected_revision(request",
         "_if_match(request",
+        "if_match_version(request",
         "if_match(request",
         "_expected(",
         "_revise(",

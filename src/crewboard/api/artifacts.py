@@ -82,7 +82,7 @@ def _named(request: Request, model: type[a.Args]) -> dict[str, Any]:
 
 
 async def list_artifacts(request: Request) -> dict[str, Any]:
-    query = query_params(request, ListQuery)
+    query = query_params(request, ListArtifacts)
     args = parse_args(
         ListArtifacts, {**query, "projectId": request.path_params["project"]}, strict=False
     )
@@ -266,7 +266,6 @@ _VERSION = (
     ),
 )
 _NAMED = ("project_id", "artifact_id")
-ListQuery = model_without("ArtifactsQuery", ListArtifacts, drop=("project_id",))
 RevisionQuery = model_without("ArtifactRevisionQuery", GetArtifact, drop=_NAMED)
 LinesQuery = model_without("ArtifactLinesQuery", ReadArtifactFile, drop=_NAMED)
 FileQuery = model_without("ArtifactFileQuery", ReadArtifactFile, drop=(*_NAMED, "offset", "limit"))
@@ -293,7 +292,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "list_artifacts",
         list_artifacts,
         "The project's artifacts, most recently changed first, paged",
-        query=ListQuery,
+        query=ListArtifacts,
     ),
     endpoint_for(
         "create_artifact",

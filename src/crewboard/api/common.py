@@ -446,22 +446,25 @@ class Endpoint:
 
 
 def query_params(request: Request, model: type[a.Args]) -> dict[str, Any]:
-    """The query parameters, each one a field of `model` (the route's OpenAPI query), the
-    ones it requires (and OpenAPI so marks) present.
+    """The query parameters, each one a field of `model` (the route's OpenAPI query) that the
+    path does not carry, the ones it requires (and OpenAPI so marks) present.
 
     Raises:
         ValidationFailed: a parameter this route does not take, or a required one missing.
     """
-    accepted = sorted(f.alias or n for n, f in model.model_fields.items())
+    endpoint = endpoint_of(request)
+    carried = endpoint.carried_fields if endpoint is not None else frozenset()
+    fields = {
+        f.alias or n: f for n, f in model.model_fields.items() if (f.alias or n) not in carried
+    }
+    accepted = sorted(fields)
     params = dict(request.query_params)
     unknown = sorted(set(params) - set(accepted))
     if unknown:
         raise ValidationFailed.field(unknown[0], "is not a parameter of this route.", accepted)
-    for name, field in model.model_fields.items():
-        if field.is_required() and (field.alias or name) not in params:
-            raise ValidationFailed.field(
-                field.alias or name, f"is required: {field.description or 'give it'}"
-            )
+    for name, field in fields.items():
+        if field.is_required() and name not in params:
+            raise ValidationFailed.field(name, f"is required: {field.description or 'give it'}")
     return params
 
 

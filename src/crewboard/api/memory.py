@@ -10,7 +10,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from crewboard.api.common import Endpoint, model_without, parse_args, query_list, run_service
+from crewboard.api.common import Endpoint, parse_args, query_list, run_service
 from crewboard.api.operations import endpoint_for
 from crewboard.contract.memory import GetProjectMemory
 from crewboard.services.memory import records as memory
@@ -50,16 +50,13 @@ async def memory_record(request: Request) -> dict[str, Any]:
     return await run_service(request, lambda db, actor: memory.get_record(db, actor, record_id))
 
 
-# The query string, for OpenAPI: the tool's model without projectId, which the path names.
-MemoryQuery = model_without("MemoryQuery", GetProjectMemory, drop=("project_id",))
-
 ENDPOINTS: tuple[Endpoint, ...] = (
     endpoint_for(
         "get_project_memory",
         project_memory,
         "A project's accepted records and documents (document, collection, ids, "
         "includeContent, limit, offset; contentOffset, contentLimit: one text in windows)",
-        query=MemoryQuery,
+        query=GetProjectMemory,
     ),
     Endpoint(
         "/api/v1/memory/{record_id}",

@@ -3,20 +3,22 @@
 An operation's `Rest(method, path)` is the one place its route is written. Where a hand-written
 endpoint serves the operation (it answers in a REST shape of its own: 201 with `replayed`, a
 file's bytes), `endpoint_for` builds that endpoint from the declaration. Every other operation
-gets `operation_endpoint`: one generic handler that reads the arguments from the path, the
-query string or the JSON body through the operation's own argument model, applies the scope
-check the MCP door applies, runs the operation and answers its reply's body.
+gets `operation_endpoint`: a generic handler that applies the scope check the MCP door
+applies, reads the arguments from the path and the query string (GET, DELETE) or the JSON body
+(the key from `Idempotency-Key`, the revision from `If-Match`) through the operation's own
+argument model, runs the operation and answers its reply's body.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from anyio import to_thread
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 
 from crewboard.api.common import (
     IDEMPOTENCY_KEY,
@@ -25,7 +27,6 @@ from crewboard.api.common import (
     BodyChoice,
     Endpoint,
     Handler,
-    Header,
     PreconditionFailed,
     actor_of,
     if_match,
@@ -137,68 +138,122 @@ def _query_arguments(request: Request, model: type[Args], filled: frozenset[str]
     return values
 
 
-def _revision_from_header(request: Request, data: dict[str, Any]) -> bool:
-    """Put an `If-Match` revision into the body's `expectedRevision`; whether one was sent.
+@dataclass(frozen=True)
+class _Route:
+    """One operation's route: what the generic handlers need to read its arguments."""
 
-    Raises:
-        ValidationFailed: a revision in both places that differ, or a malformed header.
-    """
-    sent = if_match(request)
-    if sent is None:
-        return False
-    if data.get("expectedRevision") not in (None, sent):
-        raise ValidationFailed.field(
-            "expectedRevision",
-            "differs from the If-Match header; send the revision you read once.",
-        )
-    data["expectedRevision"] = sent
-    return True
+    operation: Operation
+    rest: Rest
+    filled: dict[str, str]  # each `{name}` of the path → the argument it fills
 
+    @property
+    def carried(self) -> tuple[str, ...]:
+        return tuple(self.filled.values())
 
-def operation_endpoint(operation: Operation) -> Endpoint:
-    """The generic endpoint of an operation no hand-written endpoint serves."""
-    rest = operation.rest
-    if not isinstance(rest, Rest):
-        raise TypeError(f"operation {operation.name!r} declares no REST route")
-    model = operation.args
-    filled = path_arguments(rest.path, model)
-    carried = tuple(filled.values())
-    fields = {field.alias or name for name, field in model.model_fields.items()}
-    takes_body = rest.method in _BODY_METHODS
-    keyed = takes_body and "idempotencyKey" in fields
-    guarded = takes_body and "expectedRevision" in fields
+    def from_path(self, request: Request) -> dict[str, Any]:
+        return {argument: request.path_params[name] for name, argument in self.filled.items()}
 
-    async def answer(request: Request) -> JSONResponse:
-        actor = actor_of(request)
-        operation.check_scopes(actor)  # before any argument is read, as on MCP
-        from_path = {filled[name]: request.path_params[name] for name in filled}
-        via_header = False
-        if takes_body:
-            data = await (keyed_body(request) if keyed else read_body(request))
-            refuse_carried(data, carried, "the path names it")
-            if guarded:
-                via_header = _revision_from_header(request, data)
-            args = parse_args(model, {**data, **from_path})
-        else:
-            query = _query_arguments(request, model, frozenset(carried))
-            args = parse_args(model, {**query, **from_path}, strict=False)
-        call = Call(request.app.state.db, actor, request.app.state.settings)
+    def body_arguments(self, request: Request, data: dict[str, Any]) -> Args:
+        """The body with the path's arguments, checked as MCP checks a tool's arguments.
+
+        Raises:
+            ValidationFailed: a field the path carries sent in the body, or a bad argument.
+        """
+        refuse_carried(data, self.carried, "the path names it")
+        return parse_args(self.operation.args, {**data, **self.from_path(request)})
+
+    async def answer(self, request: Request, args: Args, *, via_header: bool = False) -> Response:
+        """Run the operation in a worker thread (it blocks on the database) and answer its
+        reply's body; a stale revision that If-Match named is 412, as on the hand routes."""
+        call = Call(request.app.state.db, actor_of(request), request.app.state.settings)
         try:
-            reply = await to_thread.run_sync(operation.run, call, args)
+            reply = await to_thread.run_sync(self.operation.run, call, args)
             if reply.follow is not None:  # waits on the event loop, holding no thread
                 reply = await reply.follow()
         except RevisionConflict as conflict:
             if via_header:
                 raise PreconditionFailed(conflict.message, conflict.details) from None
             raise
-        return JSONResponse(reply.body, status_code=rest.status)
+        return JSONResponse(reply.body, status_code=self.rest.status)
 
-    headers: list[Header] = []
-    if keyed:
-        headers.append(IDEMPOTENCY_KEY)
-    if guarded:
-        headers.append(IF_MATCH_REVISION)
-    handler = reads_headers(*headers)(answer)
+
+# One handler per way of reading arguments, each declaring the headers it reads beside the
+# code that reads them. Each checks the token's scopes first, before any argument is read.
+
+
+def _query_handler(route: _Route) -> Handler:
+    async def answer(request: Request) -> Response:
+        route.operation.check_scopes(actor_of(request))
+        query = _query_arguments(request, route.operation.args, frozenset(route.carried))
+        args = parse_args(route.operation.args, {**query, **route.from_path(request)}, strict=False)
+        return await route.answer(request, args)
+
+    return answer
+
+
+def _body_handler(route: _Route) -> Handler:
+    async def answer(request: Request) -> Response:
+        route.operation.check_scopes(actor_of(request))
+        data = await read_body(request)
+        return await route.answer(request, route.body_arguments(request, data))
+
+    return answer
+
+
+def _keyed_handler(route: _Route) -> Handler:
+    @reads_headers(IDEMPOTENCY_KEY)
+    async def answer(request: Request) -> Response:
+        route.operation.check_scopes(actor_of(request))
+        data = await keyed_body(request)
+        return await route.answer(request, route.body_arguments(request, data))
+
+    return answer
+
+
+def _keyed_revision_handler(route: _Route) -> Handler:
+    @reads_headers(IDEMPOTENCY_KEY, IF_MATCH_REVISION)
+    async def answer(request: Request) -> Response:
+        route.operation.check_scopes(actor_of(request))
+        data = await keyed_body(request)
+        sent = if_match(request)
+        if sent is not None:
+            if data.get("expectedRevision") not in (None, sent):
+                raise ValidationFailed.field(
+                    "expectedRevision",
+                    "differs from the If-Match header; send the revision you read once.",
+                )
+            data["expectedRevision"] = sent
+        args = route.body_arguments(request, data)
+        return await route.answer(request, args, via_header=sent is not None)
+
+    return answer
+
+
+def operation_endpoint(operation: Operation) -> Endpoint:
+    """The generic endpoint of an operation no hand-written endpoint serves.
+
+    Raises:
+        TypeError: the operation declares no route.
+        ValueError: its path names no argument, or it takes a revision but no key (no
+            handler reads arguments that way yet).
+    """
+    rest = operation.rest
+    if not isinstance(rest, Rest):
+        raise TypeError(f"operation {operation.name!r} declares no REST route")
+    model = operation.args
+    route = _Route(operation, rest, path_arguments(rest.path, model))
+    fields = {field.alias or name for name, field in model.model_fields.items()}
+    takes_body = rest.method in _BODY_METHODS
+    if not takes_body:
+        handler = _query_handler(route)
+    elif "expectedRevision" in fields:
+        if "idempotencyKey" not in fields:
+            raise ValueError(f"{operation.name}: a revision without a key has no handler")
+        handler = _keyed_revision_handler(route)
+    elif "idempotencyKey" in fields:
+        handler = _keyed_handler(route)
+    else:
+        handler = _body_handler(route)
     return Endpoint(
         rest.path,
         rest.method,
@@ -208,7 +263,7 @@ def operation_endpoint(operation: Operation) -> Endpoint:
         rest.status,
         query=None if takes_body else model,
         operation=operation.name,
-        fills=carried,
+        fills=route.carried,
     )
 
 

@@ -69,7 +69,7 @@ def _named(request: Request, data: dict[str, Any]) -> dict[str, Any]:
 
 
 async def list_spec_sessions(request: Request) -> dict[str, Any]:
-    query = query_params(request, ListQuery)
+    query = query_params(request, ListSpecSessions)
     args = parse_args(
         ListSpecSessions, {**query, "projectId": request.path_params["project"]}, strict=False
     )
@@ -226,7 +226,6 @@ async def get_session_settings(request: Request) -> dict[str, Any]:
 # --- what OpenAPI shows of the queries and bodies ----------------------------------------------
 
 _NAMED = ("project_id", "session_id")
-ListQuery = model_without("SpecSessionsQuery", ListSpecSessions, drop=("project_id",))
 OneQuery = model_without("SpecSessionQuery", GetSpecSession, drop=_NAMED)
 StartBody = model_without(
     "SpecSessionStartBody",
@@ -257,7 +256,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         list_spec_sessions,
         "The project's spec sessions, most recently active first (archiveFilter, status, "
         "query on the title), paged",
-        query=ListQuery,
+        query=ListSpecSessions,
     ),
     endpoint_for(
         "start_spec_session",

@@ -38,9 +38,9 @@ class Call:
 
 @dataclass(frozen=True)
 class Rest:
-    """An operation's REST route. Each `{name}` in `path` fills the argument of that name
-    (`{project}` → projectId, `{task}` → taskId, `{path}` → path); the other arguments come
-    from the query string (GET, DELETE) or the JSON body (POST, PATCH, PUT)."""
+    """An operation's REST route. Each `{name}` in `path` fills an argument: `{project}` →
+    projectId, else the argument of that name, else `<name>Id` (`{task}` → taskId); the other
+    arguments come from the query string (GET, DELETE) or the JSON body (POST, PATCH, PUT)."""
 
     method: Literal["GET", "POST", "PATCH", "PUT", "DELETE"]
     path: str

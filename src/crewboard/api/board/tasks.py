@@ -326,9 +326,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "Change a task's fields (Idempotency-Key; If-Match or expectedRevision)",
         UpdateTaskBody,
     ),
-    Endpoint(
-        f"{T}/events",
-        "GET",
+    endpoint_for(
+        "list_task_events",
         list_task_events,
         "A task's lifecycle events, oldest first",
         query=TaskEventsQuery,

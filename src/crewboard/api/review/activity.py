@@ -20,6 +20,7 @@ from crewboard.api.common import (
     created,
     keyed_body,
     parse_args,
+    query_params,
     reads_headers,
     run_service,
 )
@@ -35,6 +36,14 @@ class ActivityQuery(Args):
     since: str | None = Field(default=None, min_length=1, max_length=activity.MAX_CURSOR)
     mine: bool = False
     task_id: str | None = Field(default=None, max_length=200)
+
+
+class MessagesQuery(Args):
+    participant_id: str = Field(
+        min_length=1, max_length=200, description="Whose inbox thread: a user or role id."
+    )
+    limit: int = Field(default=50, ge=1, le=messages.MAX_PAGE)
+    offset: Offset = 0
 
 
 class ProposalsQuery(Args):
@@ -81,6 +90,17 @@ async def post_message(request: Request) -> Created:
         ),
     )
     return created(result)
+
+
+async def list_messages(request: Request) -> dict[str, Any]:
+    query = parse_args(MessagesQuery, query_params(request, MessagesQuery), strict=False)
+    project = request.path_params["project"]
+    return await run_service(
+        request,
+        lambda db, actor: messages.list_thread(
+            db, actor, project, query.participant_id, limit=query.limit, offset=query.offset
+        ),
+    )
 
 
 async def list_proposals(request: Request) -> dict[str, Any]:
@@ -197,6 +217,13 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         post_message,
         "Post into a participant's inbox thread (Idempotency-Key header; required when shared)",
         activity_tools.PostMessage,
+    ),
+    Endpoint(
+        f"{P}/messages",
+        "GET",
+        list_messages,
+        "A participant's inbox thread, newest first (participantId; limit, offset)",
+        query=MessagesQuery,
     ),
     Endpoint(
         f"{P}/proposals",

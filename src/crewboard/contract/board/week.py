@@ -149,7 +149,7 @@ OPERATIONS = (
         args=ListTaskEvents,
         toolset=Toolset.PLANNING,
         run=list_task_events,
-        rest=Rest("GET", "/api/v1/projects/{project}/task-events"),
+        rest=Rest("GET", "/api/v1/tasks/{task}/events"),
         # (REST above, CLI below: the other doors of this operation)
         cli=None,
     ),
