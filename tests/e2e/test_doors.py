@@ -380,8 +380,8 @@ SCENARIOS: dict[str, Scenario] = {
         "VALIDATION", "changes.0.status",
     ),
     "list_task_events": Scenario(
-        lambda w, t: {"projectId": "CRW", "taskId": w.task}, lambda b, w: len(b["events"]) >= 1,
-        lambda w, t: {"projectId": "CRW", "taskId": w.task, "limit": 0}, "VALIDATION", "limit",
+        lambda w, t: {"taskId": w.task}, lambda b, w: len(b["events"]) >= 1,
+        lambda w, t: {"taskId": w.task, "limit": 0}, "VALIDATION", "limit",
     ),
     "get_week": Scenario(
         lambda w, t: {"projectId": "CRW", "week": "2026-03-02"},
