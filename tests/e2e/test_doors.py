@@ -24,6 +24,7 @@ import pytest
 
 from crewboard.config import Settings
 from crewboard.contract.catalogue import default_catalogue
+from crewboard.domain.identity.access import Scope
 from crewboard.domain.models import User
 from crewboard.services.board import repos
 from crewboard.services.identity import tokens
@@ -38,10 +39,7 @@ from tests.support.server import free_port, running_server
 __all__ = ["door"]  # the fixture, imported by name
 
 EMAIL = "owner@example.com"
-ALL_SCOPES = [
-    "read", "tasks.manage", "drafts.create", "messages.write", "team.manage", "specs.write",
-    "projects.admin",
-]  # fmt: skip
+ALL_SCOPES = [scope.value for scope in Scope]
 SPEC = "# Spec\n\nThe first line of the spec.\nThe second line.\n"
 NOWHERE = "no-such-id-0000"
 W: dict[str, Any] = {"workspaceId": None}
@@ -58,10 +56,8 @@ class World:
     task: str = ""
     task_key: str = ""
     other_key: str = ""
-    task_revision: int = 0
     other_task: str = ""
     file: str = ""
-    file_version: str = ""
     thread: str = ""
     attachment: str = ""
     artifact: str = ""
@@ -798,6 +794,7 @@ def door_app(
 
 @pytest.fixture(scope="module")
 def world(door_app: DoorApp, module_db: Database, owner: User) -> Iterator[World]:
+    """Project CRW seeded for every scenario, through MCP (a client of its own)."""
     seeder = McpDoor(door_app)
     made = World(seeder, owner_id=owner.id)
     try:
@@ -807,13 +804,11 @@ def world(door_app: DoorApp, module_db: Database, owner: User) -> Iterator[World
 
 
 def _seed(w: World, db: Database, owner: User) -> World:
-    w.repo = str(
-        repos.add_repo(db, person_actor(owner), "CRW", "web", "https://git.example.com/web.git")[
-            "id"
-        ]
-    )
+    # A repository is added by an admin outside any operation of the catalogue.
+    added = repos.add_repo(db, person_actor(owner), "CRW", "web", "https://git.example.com/web")
+    w.repo = str(added["id"])
     first = w.new_task("seed")
-    w.task, w.task_key, w.task_revision = first["id"], first["key"], first["revision"]
+    w.task, w.task_key = first["id"], first["key"]
     other = w.make("create_task", {
         "projectId": "CRW", **W, "idempotencyKey": "seed-2", "title": "Owned task",
         "assigneeId": w.owner_id, "assigneeType": "human",
@@ -822,7 +817,7 @@ def _seed(w: World, db: Database, owner: User) -> World:
     made = w.make(
         "upload_spec_file", {"projectId": "CRW", **W, "path": "docs/spec.md", "content": SPEC}
     )
-    w.file, w.file_version = made["file"]["id"], made["file"]["contentVersion"]
+    w.file = made["file"]["id"]
     w.thread = w.new_thread("seed")["id"]
     w.attachment = w.make("upload_attachment", {
         "projectId": "CRW", **W, "name": "notes.txt",
