@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,10 @@ def _config(connection: Connection | None = None) -> Config:
     return config
 
 
+@functools.cache
 def head_revision() -> str | None:
+    """The newest revision this version's migrations reach. The scripts ship with the code, so
+    they are read once per process: every CLI command asks, and reading them takes 0.25 s."""
     return ScriptDirectory.from_config(_config()).get_current_head()
 
 
