@@ -25,7 +25,7 @@ import pytest
 from crewboard.config import Settings
 from crewboard.contract.catalogue import default_catalogue
 from crewboard.domain.identity.access import Scope
-from crewboard.domain.models import User
+from crewboard.domain.identity.records import User
 from crewboard.services.board import repos
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
