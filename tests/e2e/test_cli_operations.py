@@ -182,6 +182,20 @@ async def test_a_bad_value_is_refused_naming_the_option_and_the_accepted_values(
     assert run("task", "list", "--limit", "many").exit_code == 2
 
 
+async def test_a_refusal_from_the_service_names_the_option_too(
+    run: RunCli, url: str, secret: str
+) -> None:
+    """A rule the argument model cannot state (a time zone that must exist) is checked by the
+    service; a person still reads which option to fix."""
+    bad = refusal(run("week", "show", "--project-id", "DEMO", "--time-zone", "Mars/Base", "--json"))
+    tool = await call(url, secret, "get_week", {"projectId": "DEMO", "timeZone": "Mars/Base"})
+    assert bad["code"] == tool["code"] == "VALIDATION"
+    assert bad["details"] == {**tool["details"], "option": "--time-zone"}
+    assert bad["message"] == "--time-zone: " + tool["message"].removeprefix("timeZone: ")
+    gone = refusal(run("task", "show", "--task-id", "DEMO-999", "--json"))
+    assert gone["code"] == "NOT_FOUND"  # names no option: passed on as the service said it
+
+
 def test_a_person_without_a_role_on_the_project_is_refused(run: RunCli) -> None:
     made = run("user", "create", "ada@example.com", "--password-stdin", stdin="a good password\n")
     assert made.exit_code == 0, made.output

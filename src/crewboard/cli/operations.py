@@ -377,12 +377,18 @@ def checked(op: Operation, params: list[Param], given: dict[str, Any]) -> Any:
         refusal = argument_error(error, op.schema())
     except CrewboardError as error:
         refusal = error
+    raise naming_option(refusal, params)
+
+
+def naming_option(refusal: CrewboardError, params: list[Param]) -> CrewboardError:
+    """`refusal` naming the command's option as well as the argument it names (a person typed
+    `--time-zone`, not `timeZone`); unchanged when it names no argument of this command."""
     field = str(refusal.details.get("field", ""))
     option = next((p.option for p in params if p.key == field.split(".", maxsplit=1)[0]), None)
     if option is None:
-        raise refusal
+        return refusal
     said = refusal.message.removeprefix(f"{field}: ")
-    raise type(refusal)(f"{option}: {said}", {**refusal.details, "option": option})
+    return type(refusal)(f"{option}: {said}", {**refusal.details, "option": option})
 
 
 def _run(
@@ -398,9 +404,12 @@ def _run(
     with open_database(settings) as db:
         # The CLI runs on the machine it works on: a path to a local file is the caller's own.
         call = Call(db, acting_person(db, as_email), settings, local_root=Path.cwd())
-        reply = op.run(call, parsed)
-        if reply.follow is not None:
-            reply = anyio.run(reply.follow)
+        try:
+            reply = op.run(call, parsed)
+            if reply.follow is not None:
+                reply = anyio.run(reply.follow)
+        except CrewboardError as refusal:  # a service's refusal names the argument: add the option
+            raise naming_option(refusal, params) from None
     if as_json:  # the body MCP answers, as compact JSON
         click.echo(reply.text if reply.text is not None else compact(reply.body))
     else:
