@@ -129,7 +129,7 @@ def test_a_keyed_write_answers_as_the_operation_does_and_retries_with_its_key(
     assert made["task"]["tags"] == ["release"]
     # The same person, key and arguments through the operation as MCP runs it (keys are the
     # caller's own, so not through a token): the first acknowledgement again, not a new task.
-    arguments = {"projectId": "DEMO", "workspaceId": None, "title": "Ship", "tags": ["release"]}
+    arguments = {"projectId": "DEMO", "title": "Ship", "tags": ["release"]}
     again = run_operation(
         database_url, tmp_path, "create_task", {**arguments, "idempotencyKey": "ship-1"}
     )
