@@ -7,7 +7,6 @@ when stale). Creates take an Idempotency-Key header.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from pydantic import Field
@@ -23,31 +22,22 @@ from crewboard.api.common import (
     model_without,
     parse_args,
     query_params,
-    read_body,
     reads_headers,
     refuse_carried,
     run_service,
     workspace_of,
 )
 from crewboard.api.operations import endpoint_for
-from crewboard.contract.args import Args
 from crewboard.contract.handoffs import present
 from crewboard.contract.handoffs.handoffs import (
     CreateActionItem,
     CreateHandoff,
     ListActionItems,
     ListHandoffs,
-    UpdateActionItem,
-    UpdateHandoff,
 )
 from crewboard.domain.handoffs import Bodies
-from crewboard.domain.identity.records import Actor
-from crewboard.services.identity.access import WorkspaceRef
-from crewboard.storage.database import Database
 
 P = "/api/v1/projects/{project}"
-H = "/api/v1/handoffs/{handoff}"
-I = "/api/v1/handoff-action-items/{item}"  # noqa: E741 - the item route
 
 
 def _carried(data: dict[str, Any], *names: str) -> dict[str, Any]:
@@ -111,27 +101,6 @@ async def get_handoff(request: Request) -> dict[str, Any]:
     )
 
 
-async def _change(
-    request: Request, model: type[Args], field: str, path: str, write: Callable[..., Any]
-) -> dict[str, Any]:
-    """A change to what the path names (`field` in the model): `write(db, actor, args,
-    workspace)` makes it."""
-    data = _carried(await read_body(request), field)
-    workspace = workspace_of(data)
-    args = parse_args(model, {"workspaceId": None, **data, field: request.path_params[path]})
-    return await run_service(request, lambda db, actor: write(db, actor, args, workspace))
-
-
-async def update_handoff(request: Request) -> dict[str, Any]:
-    def write(db: Database, actor: Actor, args: Any, workspace: WorkspaceRef) -> Any:
-        return present.update_handoff(
-            db, actor, handoff_id=args.handoff_id, workspace_id=workspace,
-            expected_updated_at=args.expected_updated_at, changes=args.changes(),
-        )  # fmt: skip
-
-    return await _change(request, UpdateHandoff, "handoffId", "handoff", write)
-
-
 async def _items(request: Request, filters: dict[str, Any]) -> dict[str, Any]:
     args = parse_args(ListActionItems, filters, strict=False)
     return await run_service(
@@ -183,24 +152,6 @@ async def create_item(request: Request) -> Created:
     return created(result)
 
 
-async def get_item(request: Request) -> dict[str, Any]:
-    query_params(request, NoQuery)
-    ref = request.path_params["item"]
-    return await run_service(
-        request, lambda db, actor: present.get_handoff_action_item(db, actor, item_id=ref)
-    )
-
-
-async def update_item(request: Request) -> dict[str, Any]:
-    def write(db: Database, actor: Actor, args: Any, workspace: WorkspaceRef) -> Any:
-        return present.update_handoff_action_item(
-            db, actor, item_id=args.action_item_id, workspace_id=workspace,
-            expected_updated_at=args.expected_updated_at, changes=args.changes(),
-        )  # fmt: skip
-
-    return await _change(request, UpdateActionItem, "actionItemId", "item", write)
-
-
 # --- what OpenAPI shows of the queries and bodies ----------------------------------------------
 
 NoQuery = model_without("NoQuery", ListActionItems, drop=tuple(ListActionItems.model_fields))
@@ -238,17 +189,8 @@ DayItemsQuery = model_without(
 CreateBody = model_without(
     "HandoffCreateBody", CreateHandoff, drop=("project_id",), workspace_id=OPTIONAL_WORKSPACE
 )
-UpdateBody = model_without(
-    "HandoffUpdateBody", UpdateHandoff, drop=("handoff_id",), workspace_id=OPTIONAL_WORKSPACE
-)
 ItemBody = model_without(
     "ActionItemCreateBody", CreateActionItem, drop=("handoff_id",), workspace_id=OPTIONAL_WORKSPACE
-)
-ItemUpdateBody = model_without(
-    "ActionItemUpdateBody",
-    UpdateActionItem,
-    drop=("action_item_id",),
-    workspace_id=OPTIONAL_WORKSPACE,
 )
 
 ENDPOINTS: tuple[Endpoint, ...] = (
@@ -274,12 +216,6 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     ),
     endpoint_for("get_handoff", get_handoff, "A handoff with its bodies and first action items"),
     endpoint_for(
-        "update_handoff",
-        update_handoff,
-        "Change a handoff (expectedUpdatedAt; bodies by the author only; null clears)",
-        UpdateBody,
-    ),
-    endpoint_for(
         "list_handoff_action_items",
         handoff_items,
         "A handoff's action items, oldest first (cursor)",
@@ -290,12 +226,5 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         create_item,
         "Add an action item to a handoff (Idempotency-Key header)",
         ItemBody,
-    ),
-    endpoint_for("get_handoff_action_item", get_item, "One action item"),
-    endpoint_for(
-        "update_handoff_action_item",
-        update_item,
-        "Change an action item's text, assignee, status or due date (expectedUpdatedAt)",
-        ItemUpdateBody,
     ),
 )
