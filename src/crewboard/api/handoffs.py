@@ -1,8 +1,9 @@
-"""REST for shift handoffs: a project's handoffs (list, create), one handoff (read, change),
-its action items (list, add), a project's action items of a day, one action item (read,
-change). Like the tools, every route needs a person: a personal token or a session; agent
-tokens get 403 HUMAN_IDENTITY_REQUIRED. A change names the `expectedUpdatedAt` it read (409
-when stale). Creates take an Idempotency-Key header.
+"""REST for shift handoffs where the answer has a shape of its own: the creates (201 with
+`replayed`), a handoff whole (MCP's answer is cut to its budget), a handoff's action items and
+a project's of one day. The list, the changes and one action item are served from their
+declarations by api/operations.py. Like the tools, every route needs a person: a personal
+token or a session; agent tokens get 403 HUMAN_IDENTITY_REQUIRED. Creates take an
+Idempotency-Key header.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ from crewboard.contract.handoffs.handoffs import (
     CreateActionItem,
     CreateHandoff,
     ListActionItems,
-    ListHandoffs,
 )
 from crewboard.domain.handoffs import Bodies
 
@@ -42,27 +42,6 @@ P = "/api/v1/projects/{project}"
 
 def _carried(data: dict[str, Any], *names: str) -> dict[str, Any]:
     return refuse_carried(data, names, "the path names it")
-
-
-async def list_handoffs(request: Request) -> dict[str, Any]:
-    query = query_params(request, ListQuery)
-    args = parse_args(
-        ListHandoffs, {**query, "projectId": request.path_params["project"]}, strict=False
-    )
-    return await run_service(
-        request,
-        lambda db, actor: present.list_handoffs(
-            db,
-            actor,
-            project=args.project_id,
-            author=args.author,
-            recipient=args.recipient,
-            since=args.since,
-            until=args.until,
-            limit=args.limit,
-            offset=args.offset,
-        ),
-    )
 
 
 @reads_headers(IDEMPOTENCY_KEY)
@@ -169,13 +148,6 @@ def _day(description: str, *, required: bool = False) -> Any:
     return (str if required else str | None, field)
 
 
-ListQuery = model_without(
-    "HandoffsQuery",
-    ListHandoffs,
-    drop=("project_id",),
-    since=_day("YYYY-MM-DD, inclusive."),
-    until=_day("YYYY-MM-DD, inclusive."),
-)
 ItemsQuery = model_without(
     "HandoffItemsQuery", ListActionItems, drop=("handoff_id", "project_id", "date")
 )
@@ -194,12 +166,6 @@ ItemBody = model_without(
 )
 
 ENDPOINTS: tuple[Endpoint, ...] = (
-    endpoint_for(
-        "list_handoffs",
-        list_handoffs,
-        "The project's handoffs, newest day first, without bodies (author, recipient, since/until)",
-        query=ListQuery,
-    ),
     endpoint_for(
         "create_handoff",
         create_handoff,
