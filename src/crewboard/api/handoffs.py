@@ -8,7 +8,7 @@ Idempotency-Key header.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import Field
 from starlette.requests import Request
@@ -29,7 +29,6 @@ from crewboard.api.common import (
     workspace_of,
 )
 from crewboard.api.operations import endpoint_for
-from crewboard.contract.args import Args
 from crewboard.contract.handoffs import present
 from crewboard.contract.handoffs.handoffs import (
     CreateActionItem,
@@ -37,26 +36,21 @@ from crewboard.contract.handoffs.handoffs import (
     ListActionItems,
 )
 from crewboard.domain.handoffs import Bodies
-from crewboard.services.identity.access import WorkspaceRef
 
 P = "/api/v1/projects/{project}"
-A = TypeVar("A", bound=Args)
 
 
-async def _create_args(
-    request: Request, model: type[A], field: str, path: str
-) -> tuple[A, WorkspaceRef]:
-    """A create's arguments: the body (its key from the header) with `field` from the path,
-    checked by the tool's model; and the workspace as sent (left out: the target's own)."""
-    data = refuse_carried(await keyed_body(request), (field,), "the path names it")
-    workspace = workspace_of(data)
-    args = parse_args(model, {"workspaceId": None, **data, field: request.path_params[path]})
-    return args, workspace
+def _carried(data: dict[str, Any], *names: str) -> dict[str, Any]:
+    return refuse_carried(data, names, "the path names it")
 
 
 @reads_headers(IDEMPOTENCY_KEY)
 async def create_handoff(request: Request) -> Created:
-    args, workspace = await _create_args(request, CreateHandoff, "projectId", "project")
+    data = _carried(await keyed_body(request), "projectId")
+    workspace = workspace_of(data)
+    args = parse_args(
+        CreateHandoff, {"workspaceId": None, **data, "projectId": request.path_params["project"]}
+    )
     result = await run_service(
         request,
         lambda db, actor: present.create_handoff(
@@ -114,7 +108,12 @@ async def project_items(request: Request) -> dict[str, Any]:
 
 @reads_headers(IDEMPOTENCY_KEY)
 async def create_item(request: Request) -> Created:
-    args, workspace = await _create_args(request, CreateActionItem, "handoffId", "handoff")
+    data = _carried(await keyed_body(request), "handoffId")
+    workspace = workspace_of(data)
+    args = parse_args(
+        CreateActionItem,
+        {"workspaceId": None, **data, "handoffId": request.path_params["handoff"]},
+    )
     result = await run_service(
         request,
         lambda db, actor: present.create_handoff_action_item(
