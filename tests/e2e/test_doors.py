@@ -850,18 +850,8 @@ OPS = sorted(SCENARIOS)
 # Where a door departs from the agreed conventions: (operation, door, "main" or "refusal") →
 # how. Those cases are expected to fail, strictly: once the door is fixed, its row must go.
 DIFFERENCES: dict[tuple[str, str, str], str] = {
-    **{
-        ("update_task", "rest", case): "PATCH /api/v1/tasks/{task} (hand-written) takes the "
-        "patch's fields at the top of the body, not in `patch`, and refuses projectId"
-        for case in ("main", "refusal")
-    },
     ("list_projects", "cli", "refusal"): "`project list` has no --limit (nor --offset, "
     "--include-archived, --project-id)",
-    ("create_handoff_action_item", "cli", "refusal"): "`handoff add-item` has no --status",
-    ("list_activity", "cli", "refusal"): "`activity list --limit` is a click range: a usage "
-    "error, not VALIDATION naming limit",
-    ("list_handoffs", "cli", "refusal"): "`handoff list --limit` is a click range: a usage "
-    "error, not VALIDATION naming limit",
 }
 
 # Where a door answers the record bare instead of under its key (hand-written CLI commands):
@@ -923,7 +913,6 @@ SHAPE_DIFFERENCES: dict[tuple[str, str], str] = {
     ("list_team", "rest"): "GET /api/v1/projects/{project}/team answers the one team bare; MCP "
     "answers {teams: [...]}",
     ("list_team", "cli"): "`team list` answers the one team bare; MCP answers {teams: [...]}",
-    ("get_task", "cli"): "`task show` leaves out contextReceiptUnavailable",
     ("list_projects", "cli"): "`project list` answers the rows alone: no total, no nextOffset",
 }
 

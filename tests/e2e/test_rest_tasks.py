@@ -259,6 +259,38 @@ def test_patch_replays_by_key_and_refuses_what_it_cannot_apply(api: httpx2.Clien
     assert api.get(url).json()["task"]["revision"] == 2
 
 
+def test_patch_takes_the_mcp_shape_too_and_refuses_the_two_mixed(api: httpx2.Client) -> None:
+    task = create(api, "k1").json()["task"]
+    url = f"/tasks/{task['id']}"
+    done = api.patch(
+        url,
+        json={"projectId": "CRW", "workspaceId": None, "expectedRevision": 1,
+              "patch": {"title": "Renamed"}},
+        headers={"Idempotency-Key": "m1"},
+    )  # fmt: skip
+    assert done.status_code == 200, done.text
+    assert done.json()["task"]["title"] == "Renamed"
+    mixed = api.patch(
+        url,
+        json={"expectedRevision": 2, "patch": {"title": "x"}, "tags": ["y"]},
+        headers={"Idempotency-Key": "m2"},
+    )
+    assert (mixed.status_code, field_of(mixed)) == (422, "tags")
+    bad = api.patch(
+        url,
+        json={"expectedRevision": 2, "patch": {"priority": "whenever"}},
+        headers={"Idempotency-Key": "m3"},
+    )
+    assert (bad.status_code, field_of(bad)) == (422, "patch.priority")
+    elsewhere = api.patch(
+        url,
+        json={"projectId": "NOPE", "expectedRevision": 2, "patch": {"title": "x"}},
+        headers={"Idempotency-Key": "m4"},
+    )
+    assert (elsewhere.status_code, code_of(elsewhere)) == (404, "NOT_FOUND")
+    assert api.get(url).json()["task"]["revision"] == 2
+
+
 def test_task_events_come_oldest_first_in_pages(api: httpx2.Client) -> None:
     task = create(api, "k1").json()["task"]
     for revision, status in enumerate(("ready_for_ai", "review", "done"), start=1):

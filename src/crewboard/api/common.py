@@ -308,7 +308,7 @@ async def guard_precondition(work: Callable[[], Awaitable[T]], via_header: bool)
 
 
 # A body field a route fills from (or overrides with) its path, so not a body field there.
-PATH_FIELDS = {"project": "projectId"}
+PATH_FIELDS = {"project": "projectId", "item": "actionItemId"}
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,13 @@
-"""REST for shift handoffs: a project's handoffs (list, create), one handoff (read, change),
-its action items (list, add), a project's action items of a day, one action item (read,
-change). Like the tools, every route needs a person: a personal token or a session; agent
-tokens get 403 HUMAN_IDENTITY_REQUIRED. A change names the `expectedUpdatedAt` it read (409
-when stale). Creates take an Idempotency-Key header.
+"""REST for shift handoffs where the answer has a shape of its own: the creates (201 with
+`replayed`), a handoff whole (MCP's answer is cut to its budget), a handoff's action items and
+a project's of one day. The list, the changes and one action item are served from their
+declarations by api/operations.py. Like the tools, every route needs a person: a personal
+token or a session; agent tokens get 403 HUMAN_IDENTITY_REQUIRED. Creates take an
+Idempotency-Key header.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from pydantic import Field
@@ -23,56 +23,25 @@ from crewboard.api.common import (
     model_without,
     parse_args,
     query_params,
-    read_body,
     reads_headers,
     refuse_carried,
     run_service,
     workspace_of,
 )
 from crewboard.api.operations import endpoint_for
-from crewboard.contract.args import Args
 from crewboard.contract.handoffs import present
 from crewboard.contract.handoffs.handoffs import (
     CreateActionItem,
     CreateHandoff,
     ListActionItems,
-    ListHandoffs,
-    UpdateActionItem,
-    UpdateHandoff,
 )
 from crewboard.domain.handoffs import Bodies
-from crewboard.domain.identity.records import Actor
-from crewboard.services.identity.access import WorkspaceRef
-from crewboard.storage.database import Database
 
 P = "/api/v1/projects/{project}"
-H = "/api/v1/handoffs/{handoff}"
-I = "/api/v1/handoff-action-items/{item}"  # noqa: E741 - the item route
 
 
 def _carried(data: dict[str, Any], *names: str) -> dict[str, Any]:
     return refuse_carried(data, names, "the path names it")
-
-
-async def list_handoffs(request: Request) -> dict[str, Any]:
-    query = query_params(request, ListQuery)
-    args = parse_args(
-        ListHandoffs, {**query, "projectId": request.path_params["project"]}, strict=False
-    )
-    return await run_service(
-        request,
-        lambda db, actor: present.list_handoffs(
-            db,
-            actor,
-            project=args.project_id,
-            author=args.author,
-            recipient=args.recipient,
-            since=args.since,
-            until=args.until,
-            limit=args.limit,
-            offset=args.offset,
-        ),
-    )
 
 
 @reads_headers(IDEMPOTENCY_KEY)
@@ -109,27 +78,6 @@ async def get_handoff(request: Request) -> dict[str, Any]:
     return await run_service(
         request, lambda db, actor: present.get_handoff(db, actor, handoff_id=ref)
     )
-
-
-async def _change(
-    request: Request, model: type[Args], field: str, path: str, write: Callable[..., Any]
-) -> dict[str, Any]:
-    """A change to what the path names (`field` in the model): `write(db, actor, args,
-    workspace)` makes it."""
-    data = _carried(await read_body(request), field)
-    workspace = workspace_of(data)
-    args = parse_args(model, {"workspaceId": None, **data, field: request.path_params[path]})
-    return await run_service(request, lambda db, actor: write(db, actor, args, workspace))
-
-
-async def update_handoff(request: Request) -> dict[str, Any]:
-    def write(db: Database, actor: Actor, args: Any, workspace: WorkspaceRef) -> Any:
-        return present.update_handoff(
-            db, actor, handoff_id=args.handoff_id, workspace_id=workspace,
-            expected_updated_at=args.expected_updated_at, changes=args.changes(),
-        )  # fmt: skip
-
-    return await _change(request, UpdateHandoff, "handoffId", "handoff", write)
 
 
 async def _items(request: Request, filters: dict[str, Any]) -> dict[str, Any]:
@@ -183,24 +131,6 @@ async def create_item(request: Request) -> Created:
     return created(result)
 
 
-async def get_item(request: Request) -> dict[str, Any]:
-    query_params(request, NoQuery)
-    ref = request.path_params["item"]
-    return await run_service(
-        request, lambda db, actor: present.get_handoff_action_item(db, actor, item_id=ref)
-    )
-
-
-async def update_item(request: Request) -> dict[str, Any]:
-    def write(db: Database, actor: Actor, args: Any, workspace: WorkspaceRef) -> Any:
-        return present.update_handoff_action_item(
-            db, actor, item_id=args.action_item_id, workspace_id=workspace,
-            expected_updated_at=args.expected_updated_at, changes=args.changes(),
-        )  # fmt: skip
-
-    return await _change(request, UpdateActionItem, "actionItemId", "item", write)
-
-
 # --- what OpenAPI shows of the queries and bodies ----------------------------------------------
 
 NoQuery = model_without("NoQuery", ListActionItems, drop=tuple(ListActionItems.model_fields))
@@ -218,13 +148,6 @@ def _day(description: str, *, required: bool = False) -> Any:
     return (str if required else str | None, field)
 
 
-ListQuery = model_without(
-    "HandoffsQuery",
-    ListHandoffs,
-    drop=("project_id",),
-    since=_day("YYYY-MM-DD, inclusive."),
-    until=_day("YYYY-MM-DD, inclusive."),
-)
 ItemsQuery = model_without(
     "HandoffItemsQuery", ListActionItems, drop=("handoff_id", "project_id", "date")
 )
@@ -238,26 +161,11 @@ DayItemsQuery = model_without(
 CreateBody = model_without(
     "HandoffCreateBody", CreateHandoff, drop=("project_id",), workspace_id=OPTIONAL_WORKSPACE
 )
-UpdateBody = model_without(
-    "HandoffUpdateBody", UpdateHandoff, drop=("handoff_id",), workspace_id=OPTIONAL_WORKSPACE
-)
 ItemBody = model_without(
     "ActionItemCreateBody", CreateActionItem, drop=("handoff_id",), workspace_id=OPTIONAL_WORKSPACE
 )
-ItemUpdateBody = model_without(
-    "ActionItemUpdateBody",
-    UpdateActionItem,
-    drop=("action_item_id",),
-    workspace_id=OPTIONAL_WORKSPACE,
-)
 
 ENDPOINTS: tuple[Endpoint, ...] = (
-    endpoint_for(
-        "list_handoffs",
-        list_handoffs,
-        "The project's handoffs, newest day first, without bodies (author, recipient, since/until)",
-        query=ListQuery,
-    ),
     endpoint_for(
         "create_handoff",
         create_handoff,
@@ -274,12 +182,6 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     ),
     endpoint_for("get_handoff", get_handoff, "A handoff with its bodies and first action items"),
     endpoint_for(
-        "update_handoff",
-        update_handoff,
-        "Change a handoff (expectedUpdatedAt; bodies by the author only; null clears)",
-        UpdateBody,
-    ),
-    endpoint_for(
         "list_handoff_action_items",
         handoff_items,
         "A handoff's action items, oldest first (cursor)",
@@ -290,12 +192,5 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         create_item,
         "Add an action item to a handoff (Idempotency-Key header)",
         ItemBody,
-    ),
-    endpoint_for("get_handoff_action_item", get_item, "One action item"),
-    endpoint_for(
-        "update_handoff_action_item",
-        update_item,
-        "Change an action item's text, assignee, status or due date (expectedUpdatedAt)",
-        ItemUpdateBody,
     ),
 )

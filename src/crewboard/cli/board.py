@@ -9,12 +9,12 @@ from crewboard.cli.common import (
     acting_person,
     as_option,
     emit,
+    guarded,
     json_option,
-    open_database,
     pass_state,
-    run_guarded,
 )
 from crewboard.services.board import repos
+from crewboard.storage.database import Database
 
 
 @click.group("repo")
@@ -40,20 +40,19 @@ def repo_add(
     as_json: bool,
 ) -> None:
     """Add a repository (an https:// URL) to a project (project admins)."""
-    with open_database(state_.settings()) as db:
 
-        def act() -> None:
-            added = repos.add_repo(
-                db,
-                acting_person(db, as_email),
-                project,
-                name,
-                url,
-                default_branch=default_branch,
-            )
-            emit(as_json, added, lambda: f"added repository {added['name']} ({added['id']})")
+    def act(db: Database) -> None:
+        added = repos.add_repo(
+            db,
+            acting_person(db, as_email),
+            project,
+            name,
+            url,
+            default_branch=default_branch,
+        )
+        emit(as_json, added, lambda: f"added repository {added['name']} ({added['id']})")
 
-        run_guarded(act, as_json)
+    guarded(state_, as_json, act)
 
 
 @repo_group.command("list")
@@ -63,23 +62,22 @@ def repo_add(
 @pass_state
 def repo_list(state_: State, project: str, as_email: str | None, as_json: bool) -> None:
     """List a project's repositories."""
-    with open_database(state_.settings()) as db:
 
-        def act() -> None:
-            found = repos.list_task_repos(db, acting_person(db, as_email), project=project)
-            emit(
-                as_json,
-                found["repos"],
-                lambda: (
-                    "\n".join(
-                        f"{r['id']}  {r['name']}  {r['url']}  ({r['defaultBranch']})"
-                        for r in found["repos"]
-                    )
-                    or "no repositories"
-                ),
-            )
+    def act(db: Database) -> None:
+        found = repos.list_task_repos(db, acting_person(db, as_email), project=project)
+        emit(
+            as_json,
+            found["repos"],
+            lambda: (
+                "\n".join(
+                    f"{r['id']}  {r['name']}  {r['url']}  ({r['defaultBranch']})"
+                    for r in found["repos"]
+                )
+                or "no repositories"
+            ),
+        )
 
-        run_guarded(act, as_json)
+    guarded(state_, as_json, act)
 
 
 def register(cli: click.Group) -> None:

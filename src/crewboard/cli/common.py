@@ -7,12 +7,13 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 from pydantic import ValidationError
 
 from crewboard.config import Settings, load_settings
+from crewboard.contract.args import Args, argument_error, input_schema, validate_arguments
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.validation import INT32_MAX
 from crewboard.errors import CrewboardError
@@ -21,6 +22,8 @@ from crewboard.services.notifications.notify import enable_email
 from crewboard.services.specs.tasks_md import install as install_tasks_md
 from crewboard.storage import migrate
 from crewboard.storage.database import Database
+
+A = TypeVar("A", bound=Args)
 
 # Whole numbers at the CLI stay within what the database columns hold, like every other door.
 WHOLE = click.IntRange(0, INT32_MAX)
@@ -98,6 +101,28 @@ def run_guarded(action: Callable[[], None], as_json: bool = False) -> None:
         else:
             click.echo(f"error: {error.message} [{error.code}]", err=True)
         sys.exit(1)
+
+
+def guarded(state: State, as_json: bool, work: Callable[[Database], None]) -> None:
+    """Run `work` on the configured database, a CrewboardError (opening included) becoming
+    the refusal on stderr and exit status 1: the frame of every hand-written command."""
+    with open_database(state.settings()) as db:
+        run_guarded(lambda: work(db), as_json)
+
+
+def check_args(model: type[A], arguments: dict[str, Any]) -> A:
+    """`arguments` checked by an operation's argument model, as MCP checks them, so a bad
+    value is refused with the code, field and accepted values MCP gives (not a usage error).
+    Values left as None are not sent, so the model's defaults apply.
+
+    Raises:
+        ValidationFailed, LimitExceeded: naming the field.
+    """
+    sent = {key: value for key, value in arguments.items() if value is not None}
+    try:
+        return validate_arguments(model, sent)
+    except ValidationError as error:
+        raise argument_error(error, input_schema(model)) from None
 
 
 def read_password(from_stdin: bool) -> str:

@@ -11,15 +11,19 @@ from crewboard.cli.common import (
     State,
     acting_person,
     as_option,
+    check_args,
     emit,
+    guarded,
     json_option,
-    open_database,
     pass_state,
-    run_guarded,
 )
 from crewboard.contract.handoffs import present
-from crewboard.domain.handoffs import BODY_LABELS, WIRE_BODIES, Bodies
+from crewboard.contract.handoffs.handoffs import CreateActionItem, ListHandoffs
+from crewboard.domain.handoffs import BODY_LABELS, WIRE_BODIES, Bodies, ItemStatus
 from crewboard.services.identity.access import ANY_WORKSPACE
+from crewboard.storage.database import Database
+
+ITEM_STATUSES = [status.value for status in ItemStatus]
 
 
 @click.group("handoff")
@@ -41,8 +45,8 @@ def _line(h: dict[str, Any]) -> str:
 @click.option("--recipient", default=None, help="A person (id or email).")
 @click.option("--since", default=None, help="YYYY-MM-DD, inclusive.")
 @click.option("--until", default=None, help="YYYY-MM-DD, inclusive.")
-@click.option("--limit", type=click.IntRange(1, present.MAX_PAGE), default=present.DEFAULT_PAGE)
-@click.option("--offset", type=click.IntRange(0), default=0)
+@click.option("--limit", type=int, default=None, help=f"1 to {present.MAX_PAGE}.")
+@click.option("--offset", type=int, default=None)
 @as_option
 @json_option
 @pass_state
@@ -53,22 +57,26 @@ def handoff_list(
     recipient: str | None,
     since: str | None,
     until: str | None,
-    limit: int,
-    offset: int,
+    limit: int | None,
+    offset: int | None,
     as_email: str | None,
     as_json: bool,
 ) -> None:
     """A project's handoffs, newest day first."""
-    with open_database(state_.settings()) as db:
 
-        def act() -> None:
-            found = present.list_handoffs(
-                db, acting_person(db, as_email), project=project, author=author,
-                recipient=recipient, since=since, until=until, limit=limit, offset=offset,
-            )  # fmt: skip
-            emit(as_json, found, lambda: "\n".join(map(_line, found["handoffs"])) or "none")
+    def act(db: Database) -> None:
+        args = check_args(ListHandoffs, {
+            "projectId": project, "author": author, "recipient": recipient, "since": since,
+            "until": until, "limit": limit, "offset": offset,
+        })  # fmt: skip
+        found = present.list_handoffs(
+            db, acting_person(db, as_email), project=args.project_id, author=args.author,
+            recipient=args.recipient, since=args.since, until=args.until, limit=args.limit,
+            offset=args.offset,
+        )  # fmt: skip
+        emit(as_json, found, lambda: "\n".join(map(_line, found["handoffs"])) or "none")
 
-        run_guarded(act, as_json)
+    guarded(state_, as_json, act)
 
 
 @handoff_group.command("show")
@@ -78,23 +86,22 @@ def handoff_list(
 @pass_state
 def handoff_show(state_: State, handoff_id: str, as_email: str | None, as_json: bool) -> None:
     """A handoff whole: its bodies, linked tasks and first action items."""
-    with open_database(state_.settings()) as db:
 
-        def act() -> None:
-            h = present.get_handoff(db, acting_person(db, as_email), handoff_id=handoff_id)
-            h = h["handoff"]
+    def act(db: Database) -> None:
+        h = present.get_handoff(db, acting_person(db, as_email), handoff_id=handoff_id)
+        h = h["handoff"]
 
-            def text() -> str:
-                lines = [_line(h)]
-                for name, label in BODY_LABELS:
-                    lines += [f"\n{label}:", h[WIRE_BODIES[name]] or "-"]
-                lines += [f"task {t['key']}: {t['title']}" for t in h["linkedTasks"]]
-                lines += [f"item {i['id']} [{i['status']}] {i['text']}" for i in h["actionItems"]]
-                return "\n".join(lines)
+        def text() -> str:
+            lines = [_line(h)]
+            for name, label in BODY_LABELS:
+                lines += [f"\n{label}:", h[WIRE_BODIES[name]] or "-"]
+            lines += [f"task {t['key']}: {t['title']}" for t in h["linkedTasks"]]
+            lines += [f"item {i['id']} [{i['status']}] {i['text']}" for i in h["actionItems"]]
+            return "\n".join(lines)
 
-            emit(as_json, h, text)
+        emit(as_json, h, text)
 
-        run_guarded(act, as_json)
+    guarded(state_, as_json, act)
 
 
 @handoff_group.command("write")
@@ -117,26 +124,25 @@ def handoff_write(state_: State, project: str, completed: str, in_progress: str,
                   tasks: tuple[str, ...], notify: bool, email: bool, as_email: str | None,
                   as_json: bool) -> None:  # fmt: skip
     """Write your handoff of a project for a day."""
-    with open_database(state_.settings()) as db:
 
-        def act() -> None:
-            zones = present.day_sheet(db, acting_person(db, as_email), project=project, day=None)
-            a, b = zones["zones"]["a"], zones["zones"]["b"]
-            made = present.create_handoff(
-                db, acting_person(db, as_email), project=project, workspace_id=ANY_WORKSPACE,
-                bodies=Bodies(completed, in_progress, blockers, next_steps), day=day,
-                source_time_zone=b if reverse else a, destination_time_zone=a if reverse else b,
-                linked_task_ids=list(tasks), recipients=list(recipients),
-                send_notification=notify, send_email=email,
-            ).body  # fmt: skip
-            told = made["notifications"]
-            said = [f"wrote {_line(made['handoff'])}"]
-            if notify or email:
-                said.append(f"told in the app: {told['inApp']}, emailed: {told['emailsQueued']}")
-                said += [why for why in (told.get("emailNotSent"), told.get("note")) if why]
-            emit(as_json, made, lambda: "\n".join(said))
+    def act(db: Database) -> None:
+        zones = present.day_sheet(db, acting_person(db, as_email), project=project, day=None)
+        a, b = zones["zones"]["a"], zones["zones"]["b"]
+        made = present.create_handoff(
+            db, acting_person(db, as_email), project=project, workspace_id=ANY_WORKSPACE,
+            bodies=Bodies(completed, in_progress, blockers, next_steps), day=day,
+            source_time_zone=b if reverse else a, destination_time_zone=a if reverse else b,
+            linked_task_ids=list(tasks), recipients=list(recipients),
+            send_notification=notify, send_email=email,
+        ).body  # fmt: skip
+        told = made["notifications"]
+        said = [f"wrote {_line(made['handoff'])}"]
+        if notify or email:
+            said.append(f"told in the app: {told['inApp']}, emailed: {told['emailsQueued']}")
+            said += [why for why in (told.get("emailNotSent"), told.get("note")) if why]
+        emit(as_json, made, lambda: "\n".join(said))
 
-        run_guarded(act, as_json)
+    guarded(state_, as_json, act)
 
 
 @handoff_group.command("add-item")
@@ -144,27 +150,32 @@ def handoff_write(state_: State, project: str, completed: str, in_progress: str,
 @click.argument("text")
 @click.option("--assignee", default=None, help="A person (id or email).")
 @click.option("--due", default=None, help="YYYY-MM-DD.")
+@click.option("--status", default=None, help=f"{', '.join(ITEM_STATUSES)}; open by default.")
 @as_option
 @json_option
 @pass_state
 def handoff_add_item(state_: State, handoff_id: str, text: str, assignee: str | None,
-                     due: str | None, as_email: str | None, as_json: bool) -> None:  # fmt: skip
+                     due: str | None, status: str | None, as_email: str | None,
+                     as_json: bool) -> None:  # fmt: skip
     """Add an action item to a handoff."""
-    with open_database(state_.settings()) as db:
 
-        def act() -> None:
-            made = present.create_handoff_action_item(
-                db, acting_person(db, as_email), handoff_id=handoff_id, text=text,
-                assignee=assignee, due_date=due,
-            ).body["actionItem"]  # fmt: skip
-            emit(as_json, made, lambda: f"added {made['id']} [{made['status']}] {made['text']}")
+    def act(db: Database) -> None:
+        args = check_args(CreateActionItem, {
+            "handoffId": handoff_id, "text": text, "assignee": assignee, "dueDate": due,
+            "status": status,
+        })  # fmt: skip
+        made = present.create_handoff_action_item(
+            db, acting_person(db, as_email), handoff_id=args.handoff_id, text=args.text,
+            assignee=args.assignee, status=args.status.value, due_date=args.due_date,
+        ).body["actionItem"]  # fmt: skip
+        emit(as_json, made, lambda: f"added {made['id']} [{made['status']}] {made['text']}")
 
-        run_guarded(act, as_json)
+    guarded(state_, as_json, act)
 
 
 @handoff_group.command("set-item")
 @click.argument("item_id")
-@click.option("--status", type=click.Choice(["open", "in_progress", "done", "cancelled"]))
+@click.option("--status", type=click.Choice(ITEM_STATUSES))
 @click.option("--assignee", default=None, help="A person (id or email); 'none' clears.")
 @as_option
 @json_option
@@ -172,23 +183,22 @@ def handoff_add_item(state_: State, handoff_id: str, text: str, assignee: str | 
 def handoff_set_item(state_: State, item_id: str, status: str | None, assignee: str | None,
                      as_email: str | None, as_json: bool) -> None:  # fmt: skip
     """Change an action item's status or assignee (from its current version)."""
-    with open_database(state_.settings()) as db:
 
-        def act() -> None:
-            person = acting_person(db, as_email)
-            now = present.get_handoff_action_item(db, person, item_id=item_id)["actionItem"]
-            changes: dict[str, Any] = {}
-            if status is not None:
-                changes["status"] = status
-            if assignee is not None:
-                changes["assignee"] = None if assignee == "none" else assignee
-            made = present.update_handoff_action_item(
-                db, person, item_id=item_id, expected_updated_at=now["updatedAt"],
-                changes=changes,
-            )["actionItem"]  # fmt: skip
-            emit(as_json, made, lambda: f"{made['id']} [{made['status']}] {made['text']}")
+    def act(db: Database) -> None:
+        person = acting_person(db, as_email)
+        now = present.get_handoff_action_item(db, person, item_id=item_id)["actionItem"]
+        changes: dict[str, Any] = {}
+        if status is not None:
+            changes["status"] = status
+        if assignee is not None:
+            changes["assignee"] = None if assignee == "none" else assignee
+        made = present.update_handoff_action_item(
+            db, person, item_id=item_id, expected_updated_at=now["updatedAt"],
+            changes=changes,
+        )["actionItem"]  # fmt: skip
+        emit(as_json, made, lambda: f"{made['id']} [{made['status']}] {made['text']}")
 
-        run_guarded(act, as_json)
+    guarded(state_, as_json, act)
 
 
 def register(cli: click.Group) -> None:

@@ -7,6 +7,7 @@ import click
 from crewboard.cli.common import (
     State,
     emit,
+    guarded,
     json_option,
     open_database,
     pass_state,
@@ -17,6 +18,7 @@ from crewboard.cli.common import (
 from crewboard.domain.identity.access import Role, Scope, TokenKind, Toolset
 from crewboard.services.identity import tokens, users
 from crewboard.services.views import token_view, user_view
+from crewboard.storage.database import Database
 
 
 @click.group("user")
@@ -123,27 +125,26 @@ def token_create(
     as_json: bool,
 ) -> None:
     """Issue a token; its secret is printed once."""
-    with open_database(state.settings()) as db:
 
-        def act() -> None:
-            actor = users.person_actor(users.get_user_by_email(db, email))
-            issued = tokens.issue_token(
-                db,
-                actor,
-                kind=kind,
-                scopes=split_list(scopes),
-                name=name,
-                project=project,
-                role=role,
-                toolsets=split_list(toolsets),
-            )
-            emit(
-                as_json,
-                {**token_view(issued.token), "token": issued.secret},
-                lambda: f"{issued.secret}\n(token {issued.token.id}; the secret is shown only now)",
-            )
+    def act(db: Database) -> None:
+        actor = users.person_actor(users.get_user_by_email(db, email))
+        issued = tokens.issue_token(
+            db,
+            actor,
+            kind=kind,
+            scopes=split_list(scopes),
+            name=name,
+            project=project,
+            role=role,
+            toolsets=split_list(toolsets),
+        )
+        emit(
+            as_json,
+            {**token_view(issued.token), "token": issued.secret},
+            lambda: f"{issued.secret}\n(token {issued.token.id}; the secret is shown only now)",
+        )
 
-        run_guarded(act, as_json)
+    guarded(state, as_json, act)
 
 
 @token_group.command("list")
@@ -153,29 +154,28 @@ def token_create(
 @pass_state
 def token_list(state: State, email: str | None, revoked: bool, as_json: bool) -> None:
     """List tokens (never their secrets)."""
-    with open_database(state.settings()) as db:
 
-        def act() -> None:
-            if email is None:
-                found = tokens.list_all_tokens(db, include_revoked=revoked)
-            else:
-                actor = users.person_actor(users.get_user_by_email(db, email))
-                found = tokens.list_tokens(db, actor, include_revoked=revoked)
-            emit(
-                as_json,
-                [token_view(t) for t in found],
-                lambda: (
-                    "\n".join(
-                        f"{t.id}  {t.display_prefix}…  {t.kind}  {','.join(sorted(t.scopes))}  "
-                        f"last used {t.last_used_at.isoformat() if t.last_used_at else 'never'}"
-                        f"{'  REVOKED' if t.revoked_at else ''}  {t.name}"
-                        for t in found
-                    )
-                    or "no tokens"
-                ),
-            )
+    def act(db: Database) -> None:
+        if email is None:
+            found = tokens.list_all_tokens(db, include_revoked=revoked)
+        else:
+            actor = users.person_actor(users.get_user_by_email(db, email))
+            found = tokens.list_tokens(db, actor, include_revoked=revoked)
+        emit(
+            as_json,
+            [token_view(t) for t in found],
+            lambda: (
+                "\n".join(
+                    f"{t.id}  {t.display_prefix}…  {t.kind}  {','.join(sorted(t.scopes))}  "
+                    f"last used {t.last_used_at.isoformat() if t.last_used_at else 'never'}"
+                    f"{'  REVOKED' if t.revoked_at else ''}  {t.name}"
+                    for t in found
+                )
+                or "no tokens"
+            ),
+        )
 
-        run_guarded(act, as_json)
+    guarded(state, as_json, act)
 
 
 @token_group.command("revoke")
@@ -184,13 +184,12 @@ def token_list(state: State, email: str | None, revoked: bool, as_json: bool) ->
 @pass_state
 def token_revoke(state: State, token_id: str, as_json: bool) -> None:
     """Revoke a token at once."""
-    with open_database(state.settings()) as db:
 
-        def act() -> None:
-            token = tokens.revoke_token(db, token_id)
-            emit(as_json, token_view(token), lambda: f"revoked {token.id}")
+    def act(db: Database) -> None:
+        token = tokens.revoke_token(db, token_id)
+        emit(as_json, token_view(token), lambda: f"revoked {token.id}")
 
-        run_guarded(act, as_json)
+    guarded(state, as_json, act)
 
 
 def register(cli: click.Group) -> None:

@@ -17,14 +17,14 @@ from crewboard.cli.common import (
     acting_person,
     as_option,
     emit,
+    guarded,
     json_option,
-    open_database,
     pass_state,
-    run_guarded,
 )
 from crewboard.domain.memory import MemoryStatus, ProjectDocument
 from crewboard.services.memory import edits as memory_edits
 from crewboard.services.memory import records as memory
+from crewboard.storage.database import Database
 
 DOCUMENTS = click.Choice([d.value for d in ProjectDocument])
 STATUSES = click.Choice([s.value for s in MemoryStatus])
@@ -69,22 +69,21 @@ def memory_list(
     as_json: bool,
 ) -> None:
     """List a project's records (newest changed first) and written documents."""
-    with open_database(state_.settings()) as db:
 
-        def act() -> None:
-            found = memory.get_project_memory(
-                db,
-                acting_person(db, as_email),
-                project=project,
-                collection=collection,
-                document=document,
-                include_content=False,
-                limit=limit,
-                offset=offset,
-            )
-            emit(as_json, found, lambda: _list_text(found))
+    def act(db: Database) -> None:
+        found = memory.get_project_memory(
+            db,
+            acting_person(db, as_email),
+            project=project,
+            collection=collection,
+            document=document,
+            include_content=False,
+            limit=limit,
+            offset=offset,
+        )
+        emit(as_json, found, lambda: _list_text(found))
 
-        run_guarded(act, as_json)
+    guarded(state_, as_json, act)
 
 
 def _list_text(found: dict[str, Any]) -> str:
@@ -104,13 +103,12 @@ def _list_text(found: dict[str, Any]) -> str:
 @pass_state
 def memory_show(state_: State, record_id: str, as_email: str | None, as_json: bool) -> None:
     """Print one record in full."""
-    with open_database(state_.settings()) as db:
 
-        def act() -> None:
-            record = memory.get_record(db, acting_person(db, as_email), record_id)
-            emit(as_json, record, lambda: f"{_record_line(record)}\n\n{record['content']}")
+    def act(db: Database) -> None:
+        record = memory.get_record(db, acting_person(db, as_email), record_id)
+        emit(as_json, record, lambda: f"{_record_line(record)}\n\n{record['content']}")
 
-        run_guarded(act, as_json)
+    guarded(state_, as_json, act)
 
 
 @memory_group.command("edit")
@@ -144,24 +142,23 @@ def memory_edit(
 ) -> None:
     """Change a record; the change becomes its next version (a person's edit, never a token's)."""
     text = _text(content, content_file, "--content or --content-file")
-    with open_database(state_.settings()) as db:
 
-        def act() -> None:
-            record = memory_edits.update_record(
-                db,
-                acting_person(db, as_email),
-                record_id,
-                expected_version=expected_version,
-                title=title,
-                summary=summary,
-                content=text,
-                collection=collection,
-                document=document,
-                status=status,
-            )
-            emit(as_json, record, lambda: f"saved {record['id']} as version {record['version']}")
+    def act(db: Database) -> None:
+        record = memory_edits.update_record(
+            db,
+            acting_person(db, as_email),
+            record_id,
+            expected_version=expected_version,
+            title=title,
+            summary=summary,
+            content=text,
+            collection=collection,
+            document=document,
+            status=status,
+        )
+        emit(as_json, record, lambda: f"saved {record['id']} as version {record['version']}")
 
-        run_guarded(act, as_json)
+    guarded(state_, as_json, act)
 
 
 @memory_group.group("document")
@@ -179,13 +176,12 @@ def document_show(
     state_: State, project: str, name: str, as_email: str | None, as_json: bool
 ) -> None:
     """Print a document's accepted text (version 0 when never written)."""
-    with open_database(state_.settings()) as db:
 
-        def act() -> None:
-            doc = memory_edits.get_document(db, acting_person(db, as_email), project, name)
-            emit(as_json, doc, lambda: f"{doc['title']}  v{doc['version']}\n\n{doc['content']}")
+    def act(db: Database) -> None:
+        doc = memory_edits.get_document(db, acting_person(db, as_email), project, name)
+        emit(as_json, doc, lambda: f"{doc['title']}  v{doc['version']}\n\n{doc['content']}")
 
-        run_guarded(act, as_json)
+    guarded(state_, as_json, act)
 
 
 @document_group.command("set")
@@ -211,20 +207,19 @@ def document_set(
     content = _text(text, path, "--text or --file")
     if content is None:
         raise click.UsageError("pass --text TEXT or --file PATH")
-    with open_database(state_.settings()) as db:
 
-        def act() -> None:
-            doc = memory_edits.set_document(
-                db,
-                acting_person(db, as_email),
-                project,
-                name,
-                content,
-                expected_version=expected_version,
-            )
-            emit(as_json, doc, lambda: f"saved {doc['name']} as version {doc['version']}")
+    def act(db: Database) -> None:
+        doc = memory_edits.set_document(
+            db,
+            acting_person(db, as_email),
+            project,
+            name,
+            content,
+            expected_version=expected_version,
+        )
+        emit(as_json, doc, lambda: f"saved {doc['name']} as version {doc['version']}")
 
-        run_guarded(act, as_json)
+    guarded(state_, as_json, act)
 
 
 def register(cli: click.Group) -> None:

@@ -32,7 +32,7 @@ from crewboard.api.common import (
     run_service,
 )
 from crewboard.api.operations import endpoint_for
-from crewboard.contract.args import Revision
+from crewboard.contract.args import Args, ProjectRef, Revision
 from crewboard.contract.board.tasks import CreateTask, GetTask, ListTasks, TaskPatch, fields_of
 from crewboard.contract.board.week import ListTaskEvents
 from crewboard.contract.reply import fit_rows
@@ -43,6 +43,14 @@ from crewboard.errors import ValidationFailed
 from crewboard.services.board import queries as task_queries
 from crewboard.services.board import task_updates, tasks, week
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef
+
+
+class _McpPatch(Args):
+    """update_task's body as MCP takes it (the task and key come from the path and header)."""
+
+    project_id: ProjectRef | None = None
+    patch: TaskPatch
+
 
 LIST_QUERY = (
     "status",
@@ -103,6 +111,20 @@ def _workspace(data: dict[str, Any]) -> WorkspaceRef:
     if value is not None and (not isinstance(value, str) or len(value) > 200):
         raise ValidationFailed.field("workspaceId", "must be a workspace id, or null.")
     return value
+
+
+def _project_and_patch(data: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+    """The project named (or None) and the checked patch, from either body: the patch's
+    fields at the top, or MCP's `{"patch": {...}, "projectId": ...}`, so a call copied from
+    update_task works here too.
+
+    Raises:
+        ValidationFailed: a field beside `patch` in MCP's shape, or a bad patch field.
+    """
+    if "patch" not in data:
+        return None, fields_of(parse_args(TaskPatch, data))
+    envelope = parse_args(_McpPatch, data)
+    return envelope.project_id, fields_of(envelope.patch)
 
 
 def _aware(field: str, value: datetime | None) -> None:
@@ -220,7 +242,7 @@ async def update_task(request: Request) -> dict[str, Any]:
     expected, via_header = expected_revision(request, data)
     data.pop("expectedRevision", None)
     workspace = _workspace(data)
-    patch = fields_of(parse_args(TaskPatch, data))
+    project, patch = _project_and_patch(data)
     ref = request.path_params["task"]
     result = await guard_precondition(
         lambda: run_service(
@@ -228,8 +250,9 @@ async def update_task(request: Request) -> dict[str, Any]:
             lambda db, actor: task_updates.update_task(
                 db,
                 actor,
-                # The id or key names the task and so its project; access_task checks it.
-                project=None,
+                # The id or key names the task and so its project; access_task checks it,
+                # and the project named beside it when there is one.
+                project=project,
                 workspace_id=workspace,
                 idempotency_key=key,
                 task_id=ref,
@@ -284,6 +307,11 @@ UpdateTaskBody = model_without(
     expected_revision=(
         Revision | None,
         Field(default=None, description='The revision you read; or send If-Match: "N".'),
+    ),
+    project_id=(ProjectRef | None, Field(default=None, description="With patch, as MCP sends.")),
+    patch=(
+        TaskPatch | None,
+        Field(default=None, description="The fields under one key, as MCP sends; not both."),
     ),
 )
 

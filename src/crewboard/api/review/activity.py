@@ -1,4 +1,5 @@
-"""REST routes for a project's activity stream, inbox messages and proposal cards.
+"""REST routes for a project's inbox messages and proposal cards (its activity stream is
+served from its declaration, by api/operations.py).
 
 Bodies and queries use the MCP tools' argument types, so a bad value gets the same code and
 field. Writes take their key in the `Idempotency-Key` header (or `idempotencyKey` in the
@@ -28,14 +29,7 @@ from crewboard.api.operations import endpoint_for
 from crewboard.contract.args import Args, Offset
 from crewboard.contract.review import activity as activity_tools
 from crewboard.contract.review import proposals as proposal_tools
-from crewboard.services.review import activity, messages, proposals
-
-
-class ActivityQuery(Args):
-    limit: int = Field(default=20, ge=1, le=activity.MAX_LIMIT)
-    since: str | None = Field(default=None, min_length=1, max_length=activity.MAX_CURSOR)
-    mine: bool = False
-    task_id: str | None = Field(default=None, max_length=200)
+from crewboard.services.review import messages, proposals
 
 
 class MessagesQuery(Args):
@@ -50,24 +44,6 @@ class ProposalsQuery(Args):
     status: Literal["pending", "accepted", "dismissed"] | None = None
     limit: int = Field(default=50, ge=1, le=proposals.MAX_PAGE)
     offset: Offset = 0
-
-
-async def list_activity(request: Request) -> dict[str, Any]:
-    query = parse_args(ActivityQuery, dict(request.query_params), strict=False)
-    project = request.path_params["project"]
-    entries, cursor = await run_service(
-        request,
-        lambda db, actor: activity.list_activity(
-            db,
-            actor,
-            project=project,
-            limit=query.limit,
-            since=query.since,
-            mine=query.mine,
-            task=query.task_id,
-        ),
-    )
-    return {"entries": entries, "cursor": cursor}
 
 
 @reads_headers(IDEMPOTENCY_KEY)
@@ -205,13 +181,6 @@ def _project_card(kind: str, data: dict[str, Any]) -> Any:
 
 P = "/api/v1/projects/{project}"
 ENDPOINTS: tuple[Endpoint, ...] = (
-    endpoint_for(
-        "list_activity",
-        list_activity,
-        "The project's activity, newest first; ?since=cursor gives what came after, oldest "
-        "first (limit, mine, taskId)",
-        query=ActivityQuery,
-    ),
     endpoint_for(
         "post_message",
         post_message,

@@ -12,10 +12,9 @@ from crewboard.cli.common import (
     acting_person,
     as_option,
     emit,
+    guarded,
     json_option,
-    open_database,
     pass_state,
-    run_guarded,
 )
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.review import RuleMatch
@@ -32,14 +31,13 @@ def _decide(
     as_json: bool,
     decide: Callable[[Database, Actor], dict[str, Any]],
 ) -> None:
-    with open_database(state_.settings()) as db:
 
-        def act() -> None:
-            result = decide(db, acting_person(db, as_email))
-            draft = result["draft"]
-            emit(as_json, result, lambda: f"draft {draft['id']} is now {draft['status']}")
+    def act(db: Database) -> None:
+        result = decide(db, acting_person(db, as_email))
+        draft = result["draft"]
+        emit(as_json, result, lambda: f"draft {draft['id']} is now {draft['status']}")
 
-        run_guarded(act, as_json)
+    guarded(state_, as_json, act)
 
 
 @click.group("review")
@@ -141,13 +139,12 @@ def review_undo(state_: State, draft_id: str, as_email: str | None, as_json: boo
 @pass_state
 def review_show(state_: State, draft_id: str, as_email: str | None, as_json: bool) -> None:
     """Show a draft in full."""
-    with open_database(state_.settings()) as db:
 
-        def act() -> None:
-            found = drafts.get_draft(db, acting_person(db, as_email), draft_id)
-            emit(as_json, found, lambda: _draft_text(found))
+    def act(db: Database) -> None:
+        found = drafts.get_draft(db, acting_person(db, as_email), draft_id)
+        emit(as_json, found, lambda: _draft_text(found))
 
-        run_guarded(act, as_json)
+    guarded(state_, as_json, act)
 
 
 def _draft_text(found: dict[str, Any]) -> str:
@@ -187,21 +184,20 @@ def rule_add(
     as_json: bool,
 ) -> None:
     """Turn on an acceptance rule (project admins)."""
-    with open_database(state_.settings()) as db:
 
-        def act() -> None:
-            added = rules.add_rule(
-                db,
-                acting_person(db, as_email),
-                project,
-                match=match,
-                value=value,
-                collection=collection,
-                document=document,
-            )
-            emit(as_json, added, lambda: f"added rule {added['id']} ({added['match']})")
+    def act(db: Database) -> None:
+        added = rules.add_rule(
+            db,
+            acting_person(db, as_email),
+            project,
+            match=match,
+            value=value,
+            collection=collection,
+            document=document,
+        )
+        emit(as_json, added, lambda: f"added rule {added['id']} ({added['match']})")
 
-        run_guarded(act, as_json)
+    guarded(state_, as_json, act)
 
 
 @rule_group.command("list")
@@ -211,24 +207,23 @@ def rule_add(
 @pass_state
 def rule_list(state_: State, project: str, as_email: str | None, as_json: bool) -> None:
     """List a project's acceptance rules."""
-    with open_database(state_.settings()) as db:
 
-        def act() -> None:
-            found = rules.list_rules(db, acting_person(db, as_email), project)
-            emit(
-                as_json,
-                found,
-                lambda: (
-                    "\n".join(
-                        f"{r['id']}  {r['match']}  {r['value'] or '-'}  "
-                        f"{r['collection'] or '-'}  {r['document'] or '-'}"
-                        for r in found
-                    )
-                    or "no acceptance rules"
-                ),
-            )
+    def act(db: Database) -> None:
+        found = rules.list_rules(db, acting_person(db, as_email), project)
+        emit(
+            as_json,
+            found,
+            lambda: (
+                "\n".join(
+                    f"{r['id']}  {r['match']}  {r['value'] or '-'}  "
+                    f"{r['collection'] or '-'}  {r['document'] or '-'}"
+                    for r in found
+                )
+                or "no acceptance rules"
+            ),
+        )
 
-        run_guarded(act, as_json)
+    guarded(state_, as_json, act)
 
 
 @rule_group.command("remove")
@@ -238,13 +233,12 @@ def rule_list(state_: State, project: str, as_email: str | None, as_json: bool) 
 @pass_state
 def rule_remove(state_: State, rule_id: str, as_email: str | None, as_json: bool) -> None:
     """Turn an acceptance rule off."""
-    with open_database(state_.settings()) as db:
 
-        def act() -> None:
-            removed = rules.remove_rule(db, acting_person(db, as_email), rule_id)
-            emit(as_json, removed, lambda: f"removed rule {removed['id']}")
+    def act(db: Database) -> None:
+        removed = rules.remove_rule(db, acting_person(db, as_email), rule_id)
+        emit(as_json, removed, lambda: f"removed rule {removed['id']}")
 
-        run_guarded(act, as_json)
+    guarded(state_, as_json, act)
 
 
 def register(cli: click.Group) -> None:

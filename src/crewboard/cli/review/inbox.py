@@ -12,13 +12,13 @@ from crewboard.cli.common import (
     acting_person,
     as_option,
     emit,
+    guarded,
     json_option,
-    open_database,
     pass_state,
-    run_guarded,
 )
 from crewboard.services.board import questions
 from crewboard.services.review import inbox as inbox_service
+from crewboard.storage.database import Database
 
 
 @click.group("inbox")
@@ -36,15 +36,12 @@ def inbox_list(
     state_: State, project: str | None, limit: int, as_email: str | None, as_json: bool
 ) -> None:
     """List what waits for you, newest first, with counts of each kind."""
-    with open_database(state_.settings()) as db:
 
-        def act() -> None:
-            found = inbox_service.inbox(
-                db, acting_person(db, as_email), project=project, limit=limit
-            )
-            emit(as_json, found, lambda: _text(found))
+    def act(db: Database) -> None:
+        found = inbox_service.inbox(db, acting_person(db, as_email), project=project, limit=limit)
+        emit(as_json, found, lambda: _text(found))
 
-        run_guarded(act, as_json)
+    guarded(state_, as_json, act)
 
 
 def _text(found: dict[str, Any]) -> str:
@@ -68,23 +65,22 @@ def question_group() -> None:
 @pass_state
 def question_list(state_: State, project: str, as_email: str | None, as_json: bool) -> None:
     """A project's open questions, the longest waiting first."""
-    with open_database(state_.settings()) as db:
 
-        def act() -> None:
-            found = questions.list_open_questions(db, acting_person(db, as_email), project)
-            emit(
-                as_json,
-                found,
-                lambda: (
-                    "\n".join(
-                        f"{q['id']}  {q['task']['key']}  {q['question'][:80]}"
-                        for q in found["questions"]
-                    )
-                    or "no open questions"
-                ),
-            )
+    def act(db: Database) -> None:
+        found = questions.list_open_questions(db, acting_person(db, as_email), project)
+        emit(
+            as_json,
+            found,
+            lambda: (
+                "\n".join(
+                    f"{q['id']}  {q['task']['key']}  {q['question'][:80]}"
+                    for q in found["questions"]
+                )
+                or "no open questions"
+            ),
+        )
 
-        run_guarded(act, as_json)
+    guarded(state_, as_json, act)
 
 
 @question_group.command("answer")
@@ -97,13 +93,12 @@ def question_answer(
     state_: State, question_id: str, answer: str, as_email: str | None, as_json: bool
 ) -> None:
     """Answer a question; the answer shows on its task."""
-    with open_database(state_.settings()) as db:
 
-        def act() -> None:
-            done = questions.answer_question(db, acting_person(db, as_email), question_id, answer)
-            emit(as_json, done, lambda: f"answered {done['question']['id']}")
+    def act(db: Database) -> None:
+        done = questions.answer_question(db, acting_person(db, as_email), question_id, answer)
+        emit(as_json, done, lambda: f"answered {done['question']['id']}")
 
-        run_guarded(act, as_json)
+    guarded(state_, as_json, act)
 
 
 def register(cli: click.Group) -> None:

@@ -11,13 +11,15 @@ from crewboard.cli.common import (
     State,
     acting_person,
     as_option,
+    check_args,
     emit,
+    guarded,
     json_option,
-    open_database,
     pass_state,
-    run_guarded,
 )
+from crewboard.contract.review.activity import ListActivity
 from crewboard.services.review import activity, messages, proposals
+from crewboard.storage.database import Database
 
 
 def _card_line(card: dict[str, Any]) -> str:
@@ -37,13 +39,12 @@ def _decide(verb: str, decide: Any) -> Any:
     @json_option
     @pass_state
     def command(state_: State, proposal_id: str, as_email: str | None, as_json: bool) -> None:
-        with open_database(state_.settings()) as db:
 
-            def act() -> None:
-                card = decide(db, acting_person(db, as_email), proposal_id)
-                emit(as_json, card, lambda: f"{card['status']} proposal {card['id']}")
+        def act(db: Database) -> None:
+            card = decide(db, acting_person(db, as_email), proposal_id)
+            emit(as_json, card, lambda: f"{card['status']} proposal {card['id']}")
 
-            run_guarded(act, as_json)
+        guarded(state_, as_json, act)
 
     return command
 
@@ -70,20 +71,19 @@ def proposal_list(
     as_json: bool,
 ) -> None:
     """List proposal cards, newest first."""
-    with open_database(state_.settings()) as db:
 
-        def act() -> None:
-            found = proposals.list_proposals(
-                db, acting_person(db, as_email), project=project, status=status, limit=limit
-            )
-            cards = found["proposals"]
-            emit(
-                as_json,
-                found,
-                lambda: "\n".join(_card_line(c) for c in cards) or "no proposals",
-            )
+    def act(db: Database) -> None:
+        found = proposals.list_proposals(
+            db, acting_person(db, as_email), project=project, status=status, limit=limit
+        )
+        cards = found["proposals"]
+        emit(
+            as_json,
+            found,
+            lambda: "\n".join(_card_line(c) for c in cards) or "no proposals",
+        )
 
-        run_guarded(act, as_json)
+    guarded(state_, as_json, act)
 
 
 @proposal_group.command("show")
@@ -93,13 +93,12 @@ def proposal_list(
 @pass_state
 def proposal_show(state_: State, proposal_id: str, as_email: str | None, as_json: bool) -> None:
     """Show one proposal card with what it proposes."""
-    with open_database(state_.settings()) as db:
 
-        def act() -> None:
-            card = proposals.get_proposal(db, acting_person(db, as_email), proposal_id)
-            emit(as_json, card, lambda: f"{_card_line(card)}\n{card['payload']}")
+    def act(db: Database) -> None:
+        card = proposals.get_proposal(db, acting_person(db, as_email), proposal_id)
+        emit(as_json, card, lambda: f"{_card_line(card)}\n{card['payload']}")
 
-        run_guarded(act, as_json)
+    guarded(state_, as_json, act)
 
 
 @click.group("activity")
@@ -109,7 +108,9 @@ def activity_group() -> None:
 
 @activity_group.command("list")
 @click.argument("project")
-@click.option("--limit", default=20, show_default=True, type=PAGE_LIMIT)
+@click.option(
+    "--limit", default=20, show_default=True, type=int, help=f"1 to {activity.MAX_LIMIT}."
+)
 @click.option("--since", default=None, help="A cursor from an earlier listing.")
 @as_option
 @json_option
@@ -123,20 +124,22 @@ def activity_list(
     as_json: bool,
 ) -> None:
     """List a project's activity, newest first (with --since: what came after, oldest first)."""
-    with open_database(state_.settings()) as db:
 
-        def act() -> None:
-            entries, cursor = activity.list_activity(
-                db, acting_person(db, as_email), project=project, limit=limit, since=since
-            )
-            lines = [f"{e['at']}  {e['type']:<26}  {e['summary']}" for e in entries]
-            emit(
-                as_json,
-                {"entries": entries, "cursor": cursor},
-                lambda: "\n".join([*lines, f"cursor: {cursor}"]),
-            )
+    def act(db: Database) -> None:
+        # The model checks the values, so a bad one is MCP's refusal, not a usage error.
+        args = check_args(ListActivity, {"projectId": project, "limit": limit, "since": since})
+        entries, cursor = activity.list_activity(
+            db, acting_person(db, as_email), project=args.project_id, limit=args.limit,
+            since=args.since,
+        )  # fmt: skip
+        lines = [f"{e['at']}  {e['type']:<26}  {e['summary']}" for e in entries]
+        emit(
+            as_json,
+            {"entries": entries, "cursor": cursor},
+            lambda: "\n".join([*lines, f"cursor: {cursor}"]),
+        )
 
-        run_guarded(act, as_json)
+    guarded(state_, as_json, act)
 
 
 @click.group("message")
@@ -160,19 +163,18 @@ def message_list(
     as_json: bool,
 ) -> None:
     """List a participant's thread, newest first."""
-    with open_database(state_.settings()) as db:
 
-        def act() -> None:
-            thread = messages.list_thread(
-                db, acting_person(db, as_email), project, participant, limit=limit
-            )
-            lines = [
-                f"{m['createdAt']}  {m['author'].get('displayName', '')}: {m['body']}"
-                for m in thread["messages"]
-            ]
-            emit(as_json, thread, lambda: "\n".join(lines) or "no messages")
+    def act(db: Database) -> None:
+        thread = messages.list_thread(
+            db, acting_person(db, as_email), project, participant, limit=limit
+        )
+        lines = [
+            f"{m['createdAt']}  {m['author'].get('displayName', '')}: {m['body']}"
+            for m in thread["messages"]
+        ]
+        emit(as_json, thread, lambda: "\n".join(lines) or "no messages")
 
-        run_guarded(act, as_json)
+    guarded(state_, as_json, act)
 
 
 def register(cli: click.Group) -> None:

@@ -14,7 +14,8 @@ Blockers and missing context items past their share are counted (`blockersTotal`
 A receipt lists every input handed out in full with its version, for a token that can hand
 in. When a draft built from it is reviewed, `changed_inputs` names what changed since. A
 project with no accepted memory (no record, no document with text) gets no receipt: the pack
-then carries `contextReceiptUnavailable` with the reason, so the agent submits null.
+then carries `contextReceiptUnavailable` with the reason (for every reader), so the agent
+submits null.
 """
 
 from __future__ import annotations
@@ -134,11 +135,11 @@ def context_for_task(
     builder.add_records(matched)
     builder.add_index(repo, project.id, total)
     answer: dict[str, Any] = {"contextPack": builder.pack()}
-    if _can_hand_in(uow, actor, project):
-        if total == 0 and not repo.has_documents(project.id):
-            answer["contextReceiptUnavailable"] = {"reason": NO_MEMORY_REASON}
-        else:
-            answer["contextReceiptId"] = _write_receipt(uow, actor, project.id, builder)
+    if total == 0 and not repo.has_documents(project.id):
+        # Said to every reader, so a person (the CLI) and an agent read the same answer.
+        answer["contextReceiptUnavailable"] = {"reason": NO_MEMORY_REASON}
+    elif _can_hand_in(uow, actor, project):
+        answer["contextReceiptId"] = _write_receipt(uow, actor, project.id, builder)
     return answer
 
 
