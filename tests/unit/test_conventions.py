@@ -283,12 +283,17 @@ NOT_TOOLS = {
 
 
 def _strings(tree: ast.AST) -> list[ast.Constant]:
-    """The string literals of a module that are not docstrings (which may name functions)."""
+    """The string literals of a module that are not docstrings or `__all__` (which name
+    functions, not tools)."""
     docs: set[int] = set()
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
             docs.add(id(body[0].value))
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            docs.update(id(n) for n in ast.walk(node.value))
     return [
         n
         for n in ast.walk(tree)
