@@ -27,12 +27,13 @@ def _proposal_id(page: Page) -> str:
 
 
 def _done(page: Page, done: Turn | Decided, what: str) -> Response:
-    """Back to the session; the notice says whether the model is now writing."""
-    waiting = done.waiting if isinstance(done, Decided) else 0
-    if done.id if isinstance(done, Turn) else done.turn_id:
+    """Back to the session; the notice says whether the model is now writing. A `Turn` is the
+    one a message queued; a decision may have queued none while others still wait."""
+    decided = done if isinstance(done, Decided) else Decided(done.id, 0)
+    if decided.turn_id:
         notice = f"{what} The model is writing its reply."
-    elif waiting:
-        notice = f"{what} {waiting} more waiting for you before the model goes on."
+    elif decided.waiting:
+        notice = f"{what} {decided.waiting} more waiting for you before the model goes on."
     else:
         notice = what
     return page.redirect(page.path(f"sessions/{session_id(page)}"), notice=notice)
