@@ -34,6 +34,7 @@ from bench.noop import NOOP_NAME
 from bench.process import ServerProcess, throwaway_postgres
 from bench.runner import add_database_options, progress
 from crewboard.config import Settings
+from crewboard.contract.sessions.present import started_answer
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.sessions import Mode
 from crewboard.services.identity.users import person_actor
@@ -69,7 +70,7 @@ async def overhead(url: str, turns: int, folder: Path) -> dict[str, Any]:
             runner = SessionRunner(db, Settings(data_dir=folder, session_turn_limit=10_000))
             session = sessions.start_session(
                 db, actor, project="BEN", workspace_id=None, mode=Mode.GENERATE,
-                prompt="A CSV export of invoices. " * 20,
+                prompt="A CSV export of invoices. " * 20, answer=started_answer,
             ).body["sessionId"]  # fmt: skip
             await runner.drain()
             cost: list[float] = []
@@ -104,7 +105,7 @@ def start_sessions(db: Database, count: int) -> None:
     for n in range(count):
         sessions.start_session(
             db, person_actor(owner), project="DEMO", workspace_id=None, mode=Mode.GENERATE,
-            prompt=f"Session {n}: an export of invoices.",
+            prompt=f"Session {n}: an export of invoices.", answer=started_answer,
         )  # fmt: skip
 
 

@@ -35,6 +35,7 @@ from pydantic import ValidationError
 from crewboard.config import Settings
 from crewboard.contract.args import Args
 from crewboard.contract.catalogue import default_catalogue
+from crewboard.contract.sessions.present import started_answer
 from crewboard.domain.identity.access import ALL_SCOPES
 from crewboard.domain.sessions import Mode
 from crewboard.services.board import tasks
@@ -148,7 +149,7 @@ def _session(db: Database, owner: Any, key: str, *, archived: bool = False) -> s
     """A spec session on project `key` (archived: the one a delete takes); its id."""
     made = sessions.start_session(
         db, person_actor(owner), project=key, workspace_id=None, mode=Mode.GENERATE,
-        prompt="Spec the export.",
+        prompt="Spec the export.", answer=started_answer,
     ).body["sessionId"]  # fmt: skip
     if archived:
         sessions.set_archived(

@@ -46,6 +46,7 @@ from schemathesis.core.failures import FailureGroup
 from crewboard.api.openapi import LIVE_PATH
 from crewboard.config import Settings
 from crewboard.contract.handoffs import present as handoffs
+from crewboard.contract.sessions.present import started_answer
 from crewboard.domain.handoffs import Bodies
 from crewboard.domain.identity.access import Scope
 from crewboard.domain.identity.records import Actor
@@ -248,7 +249,7 @@ def _session(db: Database, actor: Actor, n: int, *, archived: bool) -> str:
     """A spec session of CRW (archived: one archive, unarchive or delete may take); its id."""
     made = sessions.start_session(
         db, actor, project="CRW", workspace_id=None, mode=Mode.GENERATE,
-        prompt=f"Spec number {n}.", idempotency_key=f"session-{n}",
+        prompt=f"Spec number {n}.", idempotency_key=f"session-{n}", answer=started_answer,
     ).body["sessionId"]  # fmt: skip
     if archived:
         sessions.set_archived(db, actor, project="CRW", workspace_id=None, ref=made, archived=True)

@@ -26,6 +26,7 @@ from sqlalchemy.engine import URL
 from crewboard.config import Settings
 from crewboard.contract.catalogue import default_catalogue
 from crewboard.contract.handoffs import present as handoffs
+from crewboard.contract.sessions.present import started_answer
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.handoffs import MAX_BODY, MAX_ITEM_TEXT, Bodies
 from crewboard.domain.identity.access import Toolset
@@ -301,7 +302,7 @@ def _session_world(
         made = sessions.start_session(
             db, person, project="CRW", workspace_id=None, mode=Mode.GENERATE,
             prompt=mixed(MAX_PROMPT, f"p{n}"), title=mixed(MAX_TITLE, f"session {n}"),
-            spec_file_ids=files, attachment_ids=images,
+            spec_file_ids=files, attachment_ids=images, answer=started_answer,
         ).body  # fmt: skip
         if n % 3 == 0:
             sessions.set_archived(
@@ -316,7 +317,7 @@ def _session_world(
         ).body["file"]["id"])  # fmt: skip
     ref = sessions.start_session(
         db, person, project="CRW", workspace_id=None, mode=Mode.EDIT, prompt="Tighten these.",
-        title=mixed(MAX_TITLE, "wide"), spec_file_ids=wide, attachment_ids=[notes],
+        title=mixed(MAX_TITLE, "wide"), spec_file_ids=wide, attachment_ids=[notes], answer=started_answer,
     ).body["sessionId"]  # fmt: skip
     context = session_context(db, person, project="CRW", ref=ref)
     assert len(context.encode()) > 10 * ANSWER_BUDGET

@@ -24,6 +24,7 @@ from urllib.parse import quote, quote_plus
 import httpx2
 import pytest
 
+from crewboard.contract.sessions import present
 from crewboard.domain.identity.records import User
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
@@ -221,7 +222,7 @@ def test_a_base_url_is_shown_to_the_owner_without_its_password(
 ) -> None:
     url = f"http://{USER}:{quote(PASSWORD, safe='')}@127.0.0.1:{model_server.port}/v1"
     configure_model(db, model_server, "openai", base_url=url)
-    listed = models.list_config(db)
+    listed = present.config_view(models.list_config(db))
     with serve() as base, closing(sign_in(base, EMAIL)) as browser:
         page = browser.get("/settings/models").text
     forms = every_form(PASSWORD, user=USER)

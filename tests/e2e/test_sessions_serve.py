@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from sqlalchemy.engine import URL
 
+from crewboard.contract.sessions import present
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.sessions import Mode
 from crewboard.services.identity.users import person_actor
@@ -60,12 +61,12 @@ def test_a_turn_cut_by_a_kill_9_is_finished_once_by_the_next_process(
             model.script(Broken("The first half of a reply ", ending="stall"))
             made = sessions.start_session(
                 db, actor, project="CRW", workspace_id=None, mode=Mode.GENERATE,
-                prompt="Invoices as CSV, please.",
+                prompt="Invoices as CSV, please.", answer=present.started_answer,
             ).body  # fmt: skip
 
             def partial() -> str:
-                turn = conversation.session_page(db, actor, project="CRW",
-                                                 ref=made["sessionId"])["turn"]  # fmt: skip
+                turn = present.turn_view(conversation.session_page(
+                    db, actor, project="CRW", ref=made["sessionId"]).turn)  # fmt: skip
                 return str(turn.get("partial", ""))
 
             wait_until("the first half streamed in", lambda: "first half" in partial())
@@ -77,14 +78,18 @@ def test_a_turn_cut_by_a_kill_9_is_finished_once_by_the_next_process(
             wait_healthy(url, process, log)
 
             def answered() -> list[dict[str, Any]]:
-                page = conversation.session_page(db, actor, project="CRW", ref=made["sessionId"])
+                page = present.screen_view(
+                    conversation.session_page(db, actor, project="CRW", ref=made["sessionId"])
+                )
                 return [m for m in page["messages"] if m["role"] == "assistant"]
 
             replies = wait_until("the reply from the second node", answered, timeout=LEASE + 30)
             time.sleep(LEASE)  # room for a second, wrong, write to show up
             assert [m["text"] for m in answered()] == ["The whole reply, from the second node."]
             assert replies[0]["text"].startswith("The whole reply")
-            got = sessions.get_session(db, actor, project="CRW", ref=made["sessionId"])["session"]
+            got = present.session_view(
+                sessions.get_session(db, actor, project="CRW", ref=made["sessionId"]).session
+            )
             assert got["status"] == "waiting"
             assert len(model.requests) == 2
             assert stop_serve(process) == 0

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from crewboard.contract.sessions.present import started_answer
 from crewboard.domain.sessions import Mode
 from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
@@ -247,7 +248,7 @@ def session_world(db: Database, email: str) -> str:
     assert user is not None
     made = sessions.start_session(
         db, person_actor(user), project="CRW", workspace_id=None, mode=Mode.GENERATE,
-        prompt=f"Spec the export. See {LONG}", title=f"Export {LONG}"[:200],
+        prompt=f"Spec the export. See {LONG}", title=f"Export {LONG}"[:200], answer=started_answer,
     )  # fmt: skip
     return str(made.body["sessionId"])
 

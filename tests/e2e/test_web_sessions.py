@@ -16,6 +16,7 @@ import anyio
 import httpx2
 import pytest
 
+from crewboard.contract.sessions import present
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import User
 from crewboard.domain.sessions import Mode
@@ -62,13 +63,15 @@ def flash_of(page: httpx2.Response) -> str:
 def start(db: Database, user: User, prompt: str = "Spec the CSV export.", **more: Any) -> str:
     made = sessions.start_session(
         db, person_actor(user), project="CRW", workspace_id=None, mode=Mode.GENERATE,
-        prompt=prompt, **more,
+        prompt=prompt, **more, answer=present.started_answer,
     )  # fmt: skip
     return str(made.body["sessionId"])
 
 
 def shown(db: Database, user: User, ref: str) -> dict[str, Any]:
-    return conversation.session_page(db, person_actor(user), project="CRW", ref=ref)
+    return present.screen_view(
+        conversation.session_page(db, person_actor(user), project="CRW", ref=ref)
+    )
 
 
 def settle(db: Database, user: User, ref: str) -> dict[str, Any]:
@@ -426,7 +429,9 @@ def test_only_the_owner_sees_the_model_settings_and_no_key_is_ever_shown(
             "model_id": "sneaky", "provider": "local", "model": "x",
         })  # fmt: skip
         assert refused.status_code == 303
-    assert "sneaky" not in str(conversation.owner_model_config(db, person_actor(owner)))
+    assert "sneaky" not in str(
+        present.config_view(conversation.owner_model_config(db, person_actor(owner)))
+    )
 
 
 def test_a_project_admin_sets_the_default_model_and_a_writer_cannot(
@@ -436,7 +441,9 @@ def test_a_project_admin_sets_the_default_model_and_a_writer_cannot(
     assert 'href="/p/CRW/settings/spec-sessions"' in client.get("/p/CRW/settings/project").text
     done = post_form(client, "/p/CRW/settings/spec-sessions", {"model": "test-model"})
     assert "test-model" in flash_of(follow(client, done))
-    choices = conversation.session_choices(db, person_actor(owner), project="CRW")
+    choices = present.choices_view(
+        conversation.session_choices(db, person_actor(owner), project="CRW")
+    )
     assert choices["projectModel"] == "test-model"
     assert "The project's default (test-model)" in client.get("/p/CRW/sessions").text
     writer = make_user(db, "writer@example.com")
@@ -445,7 +452,7 @@ def test_a_project_admin_sets_the_default_model_and_a_writer_cannot(
         assert 'id="default-model"' not in other.get("/p/CRW/settings/spec-sessions").text
         refused = post_form(other, "/p/CRW/settings/spec-sessions", {"model": ""})
         assert refused.status_code == 303
-    assert conversation.session_choices(db, person_actor(owner), project="CRW")["projectModel"]
+    assert conversation.session_choices(db, person_actor(owner), project="CRW").project_model
 
 
 # --- the live reply -----------------------------------------------------------------------------

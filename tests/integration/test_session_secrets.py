@@ -13,6 +13,7 @@ from urllib.parse import quote
 import pytest
 
 from crewboard.config import Settings
+from crewboard.contract.sessions import present
 from crewboard.domain.identity.records import User
 from crewboard.domain.sessions import Mode
 from crewboard.services.identity.users import person_actor
@@ -53,8 +54,10 @@ def echoing(config: ProviderConfig, script: MemoryProvider) -> ModelProvider:
 def stored(db: Database, owner: User, session_id: str) -> str:
     """Everything a reader can be shown of the session, as stored."""
     actor = person_actor(owner)
-    page = conversation.session_page(db, actor, project="CRW", ref=session_id)
-    got = sessions.get_session(db, actor, project="CRW", ref=session_id)
+    page = present.screen_view(conversation.session_page(db, actor, project="CRW", ref=session_id))
+    got = present.found_answer(
+        sessions.get_session(db, actor, project="CRW", ref=session_id), "http://127.0.0.1"
+    )
     with db.engine.connect() as conn:
         events = conn.exec_driver_sql("SELECT payload FROM events").all()
     return json.dumps([page, got, [str(row[0]) for row in events]], default=str)
@@ -63,7 +66,7 @@ def stored(db: Database, owner: User, session_id: str) -> str:
 async def run_one(db: Database, owner: User, tmp_path: Path, script: MemoryProvider) -> str:
     made = sessions.start_session(
         db, person_actor(owner), project="CRW", workspace_id=None, mode=Mode.GENERATE,
-        prompt="Invoices as CSV.",
+        prompt="Invoices as CSV.", answer=present.started_answer,
     )  # fmt: skip
     runner = SessionRunner(
         db, Settings(data_dir=tmp_path), providers=lambda config: echoing(config, script)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from crewboard.config import Settings
+from crewboard.contract.sessions import present
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.sessions import Mode
@@ -61,13 +62,13 @@ def runner(db: Database, tmp_path: Path, **settings: object) -> SessionRunner:
 def start(db: Database, actor: Actor) -> str:
     made = sessions.start_session(
         db, actor, project="CRW", workspace_id=None, mode=Mode.GENERATE,
-        prompt="Customers want their invoices as CSV.",
+        prompt="Customers want their invoices as CSV.", answer=present.started_answer,
     )  # fmt: skip
     return str(made.body["sessionId"])
 
 
 def page(db: Database, actor: Actor, session_id: str) -> dict[str, object]:
-    return conversation.session_page(db, actor, project="CRW", ref=session_id)
+    return present.screen_view(conversation.session_page(db, actor, project="CRW", ref=session_id))
 
 
 def pending(db: Database, actor: Actor, session_id: str) -> list[dict[str, object]]:
@@ -90,12 +91,14 @@ async def test_accepted_files_are_saved_as_revisions_naming_the_session_and_task
     (proposal,) = pending(db, person, session_id)
     assert proposal["kind"] == "file"
     assert proposal["path"] == "specs/export/requirements.md"
-    got = sessions.get_session(db, person, project="CRW", ref=session_id)["session"]
+    got = present.session_view(
+        sessions.get_session(db, person, project="CRW", ref=session_id).session
+    )
     assert got["pendingAction"] == "spec_file_pending_decision"
-    accepted = conversation.accept_file(
+    accepted = present.decided_answer(conversation.accept_file(
         db, person, project="CRW", ref=session_id, proposal_id=str(proposal["id"]),
         turn_limit=LIMIT,
-    )  # fmt: skip
+    ))  # fmt: skip
     assert accepted["turnId"] is not None  # nothing else waited: the model goes on
     saved = files.get_spec_file(
         db, person, project="CRW", ref=file_lookup.FileRef(path="specs/export/requirements.md")
@@ -111,7 +114,9 @@ async def test_accepted_files_are_saved_as_revisions_naming_the_session_and_task
     titles = {t["title"] for t in queries.list_tasks(db, person, project="CRW").rows}
     assert {"Write the CSV writer", "Add the export button"} <= titles
     await run.drain()
-    done = sessions.get_session(db, person, project="CRW", ref=session_id)["session"]
+    done = present.session_view(
+        sessions.get_session(db, person, project="CRW", ref=session_id).session
+    )
     assert (done["status"], done["pendingAction"], done["turnCount"]) == ("waiting", "none", 3)
 
 
@@ -215,7 +220,9 @@ async def test_a_session_stops_at_its_token_budget(
     )
     (outcome,) = await run.drain()
     assert outcome.status.value == "failed"
-    got = sessions.get_session(db, person, project="CRW", ref=session_id)["session"]
+    got = present.session_view(
+        sessions.get_session(db, person, project="CRW", ref=session_id).session
+    )
     assert got["status"] == "stopped"
     assert got["lastError"]["code"] == "budget_reached"
     assert len(server.requests) == 1

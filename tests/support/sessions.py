@@ -32,7 +32,7 @@ def configure_model(
     )  # fmt: skip
     models.do_put_provider(db, None, values, stream=stream)
     models.do_put_model(
-        db, None, model_id=model_id, provider_id=values["id"], model=f"{api}-test-1",
+        db, None, model_id=model_id, provider_id=values.id, model=f"{api}-test-1",
         is_default=True,
     )  # fmt: skip
     return model_id

@@ -17,6 +17,7 @@ import httpx2
 from mcp import Client, MCPError
 
 from crewboard.contract.handoffs import present as handoffs
+from crewboard.contract.sessions.present import started_answer
 from crewboard.domain.handoffs import Bodies
 from crewboard.domain.identity.access import ALL_SCOPES, Role, TokenKind
 from crewboard.domain.identity.records import Actor, ApiToken, User
@@ -237,7 +238,7 @@ def start_session(db: Database, user: User, project: str) -> str:
     matrix serves the app with no session runner, so nothing changes behind a call's back."""
     made = sessions.start_session(
         db, person_actor(user), project=project, workspace_id=None, mode=Mode.GENERATE,
-        prompt="Spec the export.",
+        prompt="Spec the export.", answer=started_answer,
     )  # fmt: skip
     return str(made.body["sessionId"])
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from crewboard.contract.handoffs import present as handoffs
+from crewboard.contract.sessions.present import started_answer
 from crewboard.domain.handoffs import Bodies
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.sessions import Mode
@@ -111,7 +112,7 @@ def furnish_everything(db: Database, key: str = "MOVE") -> Everything:
     )  # fmt: skip
     sessions.start_session(
         db, person, project=key, workspace_id=None, mode=Mode.EDIT, prompt="Tighten the plan.",
-        spec_file_ids=[file_id], attachment_ids=[attachment["id"]],
+        spec_file_ids=[file_id], attachment_ids=[attachment["id"]], answer=started_answer,
     )  # fmt: skip
     return Everything(
         key=key,

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from anyio import to_thread
 from pydantic import Field
 from starlette.requests import Request
 
@@ -36,18 +35,19 @@ from crewboard.api.operations import endpoint_for
 from crewboard.config import Settings
 from crewboard.contract import args as a
 from crewboard.contract.reply import RESPONSE_BUDGET
+from crewboard.contract.sessions import present
 from crewboard.contract.sessions.sessions import (
     GetSpecSession,
     ListSpecSessions,
     RenameSpecSession,
     SessionAction,
     StartSpecSession,
+    first_reply,
 )
 from crewboard.domain.identity.records import Actor
 from crewboard.errors import ValidationFailed
 from crewboard.services.sessions import models, sessions
 from crewboard.services.sessions.context import session_context
-from crewboard.services.sessions.waiting import wait_for_turn
 from crewboard.services.text_windows import check_window, cut_text, window
 from crewboard.storage.database import Database
 
@@ -75,10 +75,10 @@ async def list_spec_sessions(request: Request) -> dict[str, Any]:
     )
     return await run_service(
         request,
-        lambda db, actor: sessions.list_sessions(
+        lambda db, actor: present.page_answer(sessions.list_sessions(
             db, actor, project=args.project_id, archive=args.archive_filter,
             status=args.status, query=args.query, limit=args.limit, offset=args.offset,
-        ),
+        )),
     )  # fmt: skip
 
 
@@ -99,14 +99,11 @@ async def start_spec_session(request: Request) -> Created:
             prompt=args.prompt, workflow_id=args.workflow_id, language=args.language,
             model_id=args.model_id, attachment_ids=args.attachment_ids,
             spec_file_ids=args.spec_file_ids, title=args.session_title,
-            idempotency_key=args.idempotency_key,
+            idempotency_key=args.idempotency_key, answer=present.started_answer,
         ),
     )  # fmt: skip
-    ack: dict[str, Any] = made.body
-    db: Database = request.app.state.db
     settings: Settings = request.app.state.settings
-    await wait_for_turn(db, ack["turnId"], seconds=settings.session_first_turn_wait)
-    answer = await to_thread.run_sync(sessions.first_turn_answer, db, ack, settings.public_url)
+    answer = await first_reply(request.app.state.db, made.body, settings)
     return Created({**answer, "replayed": made.replayed})
 
 
@@ -122,10 +119,8 @@ async def get_spec_session(request: Request) -> dict[str, Any]:
     public_url = request.app.state.settings.public_url
 
     def read(db: Database, actor: Actor) -> dict[str, Any]:
-        body = sessions.get_session(db, actor, project=args.project_id, ref=args.session_id)
-        body["sessionUrl"] = sessions.session_url(
-            public_url, body.pop("projectKey"), args.session_id
-        )
+        found = sessions.get_session(db, actor, project=args.project_id, ref=args.session_id)
+        body = present.found_answer(found, public_url)
         if not args.include_context:
             return body
         body["context"] = session_context(db, actor, project=args.project_id, ref=args.session_id)
@@ -166,10 +161,10 @@ async def rename_spec_session(request: Request) -> dict[str, Any]:
     args = parse_args(RenameSpecSession, _named(request, {"workspaceId": None, **data}))
     return await run_service(
         request,
-        lambda db, actor: sessions.rename_session(
+        lambda db, actor: present.changed_answer(sessions.rename_session(
             db, actor, project=args.project_id, workspace_id=workspace, ref=args.session_id,
             title=args.title,
-        ),
+        )),
     )  # fmt: skip
 
 
@@ -185,10 +180,10 @@ def _archive(archived: bool) -> Handler:
         args, workspace = await _target(request)
         return await run_service(
             request,
-            lambda db, actor: sessions.set_archived(
+            lambda db, actor: present.changed_answer(sessions.set_archived(
                 db, actor, project=args.project_id, workspace_id=workspace,
                 ref=args.session_id, archived=archived,
-            ),
+            )),
         )  # fmt: skip
 
     return handler
@@ -198,8 +193,10 @@ async def delete_spec_session(request: Request) -> dict[str, Any]:
     args, workspace = await _target(request)
     return await run_service(
         request,
-        lambda db, actor: sessions.delete_session(
-            db, actor, project=args.project_id, workspace_id=workspace, ref=args.session_id
+        lambda db, actor: present.deleted_answer(
+            sessions.delete_session(
+                db, actor, project=args.project_id, workspace_id=workspace, ref=args.session_id
+            )
         ),
     )
 
@@ -210,8 +207,8 @@ async def put_session_settings(request: Request) -> dict[str, Any]:
     project = request.path_params["project"]
     return await run_service(
         request,
-        lambda db, actor: models.set_project_model(
-            db, actor, project=project, model_id=args.model_id
+        lambda db, actor: present.project_model_answer(
+            models.set_project_model(db, actor, project=project, model_id=args.model_id)
         ),
     )
 
@@ -219,7 +216,10 @@ async def put_session_settings(request: Request) -> dict[str, Any]:
 async def get_session_settings(request: Request) -> dict[str, Any]:
     project = request.path_params["project"]
     return await run_service(
-        request, lambda db, actor: models.get_project_model(db, actor, project=project)
+        request,
+        lambda db, actor: present.project_model_answer(
+            models.get_project_model(db, actor, project=project)
+        ),
     )
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from crewboard.cli.common import State, emit, json_option, open_database, pass_state, run_guarded
+from crewboard.contract.sessions import present
 from crewboard.services.sessions import models
 
 
@@ -78,7 +79,9 @@ def provider_add(
                 key_file=None if key_file is None else str(key_file), timeout=timeout,
                 max_retries=retries,
             )  # fmt: skip
-            view = models.do_put_provider(db, None, values, stream=not no_stream)
+            view = present.provider_view(
+                models.do_put_provider(db, None, values, stream=not no_stream)
+            )
             emit(as_json, view, lambda: f"provider {_provider_line(view)}")
 
         run_guarded(act, as_json)
@@ -90,7 +93,7 @@ def provider_add(
 def provider_list(state: State, as_json: bool) -> None:
     """List providers and where each reads its key from (never the key)."""
     with open_database(state.settings()) as db:
-        found = models.list_config(db)["providers"]
+        found = present.config_view(models.list_config(db))["providers"]
         emit(as_json, found, lambda: "\n".join(map(_provider_line, found)) or "no providers")
 
 
@@ -132,10 +135,10 @@ def model_add(
     with open_database(state.settings()) as db:
 
         def act() -> None:
-            view = models.do_put_model(
+            view = present.model_view(models.do_put_model(
                 db, None, model_id=model_id, provider_id=provider_id, model=name, label=label,
                 max_tokens=max_tokens, is_default=is_default,
-            )  # fmt: skip
+            ))  # fmt: skip
             emit(as_json, view, lambda: f"model {_model_line(view)}")
 
         run_guarded(act, as_json)
@@ -147,7 +150,7 @@ def model_add(
 def model_list(state: State, as_json: bool) -> None:
     """List models with their providers."""
     with open_database(state.settings()) as db:
-        found = models.list_config(db)["models"]
+        found = present.config_view(models.list_config(db))["models"]
         emit(as_json, found, lambda: "\n".join(map(_model_line, found)) or "no models")
 
 

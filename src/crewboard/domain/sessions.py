@@ -207,6 +207,160 @@ class SessionProposal:
     result: dict[str, Any] | None = None
 
 
+# --- what the services answer (`contract/sessions/present.py` words them) ----------------------
+
+
+@dataclass(frozen=True)
+class SessionsPage:
+    """One page of a project's sessions."""
+
+    sessions: tuple[Session, ...]
+    total: int
+    next_offset: int | None
+
+
+@dataclass(frozen=True)
+class SessionFound:
+    """A session with its project's key (for its link)."""
+
+    session: Session
+    project_key: str
+
+
+@dataclass(frozen=True)
+class SessionChanged:
+    """A session after a rename, archive or unarchive; `changed` False when nothing was to do."""
+
+    session: Session
+    changed: bool
+
+
+@dataclass(frozen=True)
+class SessionStarted:
+    """What starting a session made: the session and its first turn, queued."""
+
+    session_id: str
+    project_id: str
+    turn_id: str
+    project_key: str
+
+
+@dataclass(frozen=True)
+class FirstTurn:
+    """A new session once the wait for its first reply is over: the reply as far as it got,
+    and the failed turn's error when it could not run."""
+
+    session: Session
+    assistant_text: str
+    error: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class ShownMessage:
+    """A message as the session page shows it: the model's reply as prose, with notes on what
+    of it could not be read."""
+
+    id: str
+    role: str
+    text: str
+    notes: tuple[str, ...]
+    author: dict[str, Any] | None
+    at: datetime
+
+
+@dataclass(frozen=True)
+class SessionScreen:
+    """Everything the session page shows. `current_files`: a pending file proposal's file as
+    it is now (None: a new file), for the diff."""
+
+    session: Session
+    project_id: str
+    project_key: str
+    project_name: str
+    can_write: bool
+    messages: tuple[ShownMessage, ...]
+    proposals: tuple[SessionProposal, ...]
+    current_files: dict[str, str | None]
+    turn: Turn | None
+
+
+@dataclass(frozen=True)
+class Decided:
+    """After a decision on a proposal: the turn it queued (None while others wait, or once the
+    session ran its turns), how many still wait, and the file an accepted proposal saved."""
+
+    turn_id: str | None
+    waiting: int
+    file_id: str | None = None
+    revision: int | None = None
+
+
+@dataclass(frozen=True)
+class ProviderSettings:
+    """A provider's settings as checked, before they are saved."""
+
+    id: str
+    kind: str
+    base_url: str
+    key_env: str | None
+    key_file: str | None
+    timeout_seconds: float
+    max_retries: int
+
+
+@dataclass(frozen=True)
+class Provider:
+    """A configured provider: where its key is read from, never the key."""
+
+    id: str
+    kind: str
+    base_url: str
+    key_env: str | None
+    key_file: str | None
+    timeout_seconds: float
+    max_retries: int
+    stream: bool
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """A configured model of a provider."""
+
+    id: str
+    provider_id: str
+    model: str
+    label: str
+    max_tokens: int
+    is_default: bool
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Every provider and model."""
+
+    providers: tuple[Provider, ...]
+    models: tuple[ModelChoice, ...]
+
+
+@dataclass(frozen=True)
+class SessionChoices:
+    """What the new-session and default-model forms offer, and what the actor may do."""
+
+    models: tuple[ModelChoice, ...]
+    project_model: str | None
+    can_write: bool
+    can_admin: bool
+
+
+@dataclass(frozen=True)
+class ProjectModel:
+    """A project's default model for new sessions (None: the server's default)."""
+
+    project_id: str
+    model_id: str | None
+
+
 # --- checks ----------------------------------------------------------------------------------
 
 

@@ -3,14 +3,17 @@ rename, archive, unarchive and delete sessions. No tool returns the conversation
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from anyio import to_thread
 from pydantic import Field
 
+from crewboard.config import Settings
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
 from crewboard.contract.operation import Call, Cli, Operation, Rest, keyed_write
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, paged_reply
+from crewboard.contract.sessions import present
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.domain.sessions import (
     MAX_PROMPT,
@@ -29,6 +32,7 @@ from crewboard.services.sessions.context import session_context
 from crewboard.services.sessions.waiting import wait_for_turn
 from crewboard.services.sessions.workflows import workflows
 from crewboard.services.text_windows import WINDOW_LIMIT, check_window, cut_text, window
+from crewboard.storage.database import Database
 
 _WRITE = (Scope.SPECS_WRITE,)
 SessionRef = Field(min_length=1, max_length=64, description="The session's id (ses_…).")
@@ -114,18 +118,27 @@ def start_spec_session(call: Call, args: StartSpecSession) -> Reply:
         mode=args.mode, prompt=args.prompt, workflow_id=args.workflow_id,
         language=args.language, model_id=args.model_id, attachment_ids=args.attachment_ids,
         spec_file_ids=args.spec_file_ids, title=args.session_title,
-        idempotency_key=args.idempotency_key,
+        idempotency_key=args.idempotency_key, answer=present.started_answer,
     )  # fmt: skip
     ack: dict[str, Any] = made.body
     db, settings = call.db, call.settings
 
     async def follow() -> Reply:
-        await wait_for_turn(db, ack["turnId"], seconds=settings.session_first_turn_wait)
-        answer = await to_thread.run_sync(sessions.first_turn_answer, db, ack, settings.public_url)
+        answer = await first_reply(db, ack, settings)
         note = "Already started by this key: this is that session." if made.replayed else None
         return Reply(answer, note)
 
     return Reply(ack, follow=follow)
+
+
+async def first_reply(db: Database, ack: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    """start_spec_session's answer once its wait for the first reply is over (on the event
+    loop, holding no worker thread while it waits); REST answers the same."""
+    await wait_for_turn(db, ack["turnId"], seconds=settings.session_first_turn_wait)
+    first = await to_thread.run_sync(
+        partial(sessions.first_turn, db, session_id=ack["sessionId"], turn_id=ack["turnId"])
+    )
+    return present.first_turn_answer(first, ack, settings.public_url)
 
 
 def list_spec_sessions(call: Call, args: ListSpecSessions) -> Reply:
@@ -134,22 +147,20 @@ def list_spec_sessions(call: Call, args: ListSpecSessions) -> Reply:
         workspace_id=args.workspace_ref(), archive=args.archive_filter,
         status=args.status, query=args.query, limit=args.limit, offset=args.offset,
     )  # fmt: skip
-    return paged_reply(found, "sessions", args.offset)
+    return paged_reply(present.page_answer(found), "sessions", args.offset)
 
 
 def get_spec_session(call: Call, args: GetSpecSession) -> Reply:
     if args.given("context_offset") or args.given("context_limit"):
         return _context_window(call, args)
-    body = sessions.get_session(
+    found = sessions.get_session(
         call.db,
         call.actor,
         project=args.project_id,
         workspace_id=args.workspace_ref(),
         ref=args.session_id,
     )
-    body["sessionUrl"] = sessions.session_url(
-        call.settings.public_url, body.pop("projectKey"), args.session_id
-    )
+    body = present.found_answer(found, call.settings.public_url)
     if not args.include_context:
         return Reply(body)
     body["context"] = session_context(
@@ -199,31 +210,31 @@ def _context_window(call: Call, args: GetSpecSession) -> Reply:
 
 
 def rename_spec_session(call: Call, args: RenameSpecSession) -> Reply:
-    return Reply(sessions.rename_session(
+    return Reply(present.changed_answer(sessions.rename_session(
         call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
         ref=args.session_id, title=args.title,
-    ))  # fmt: skip
+    )))  # fmt: skip
 
 
 def archive_spec_session(call: Call, args: SessionAction) -> Reply:
-    return Reply(sessions.set_archived(
+    return Reply(present.changed_answer(sessions.set_archived(
         call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
         ref=args.session_id, archived=True,
-    ))  # fmt: skip
+    )))  # fmt: skip
 
 
 def unarchive_spec_session(call: Call, args: SessionAction) -> Reply:
-    return Reply(sessions.set_archived(
+    return Reply(present.changed_answer(sessions.set_archived(
         call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
         ref=args.session_id, archived=False,
-    ))  # fmt: skip
+    )))  # fmt: skip
 
 
 def delete_spec_session(call: Call, args: SessionAction) -> Reply:
-    return Reply(sessions.delete_session(
+    return Reply(present.deleted_answer(sessions.delete_session(
         call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
         ref=args.session_id,
-    ))  # fmt: skip
+    )))  # fmt: skip
 
 
 OPERATIONS = (

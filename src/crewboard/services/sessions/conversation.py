@@ -10,6 +10,7 @@ model as the person's next message and a turn is queued.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from crewboard.domain.identity.access import Role, Scope
@@ -17,10 +18,17 @@ from crewboard.domain.identity.records import Actor
 from crewboard.domain.projects import ProjectAccess
 from crewboard.domain.sessions import (
     MAX_FEEDBACK,
+    Decided,
+    Message,
+    ModelConfig,
     Session,
+    SessionChoices,
     SessionProposal,
     SessionProposalKind,
     SessionProposalStatus,
+    SessionScreen,
+    ShownMessage,
+    Turn,
     TurnStatus,
     answers_message,
     check_message,
@@ -35,37 +43,16 @@ from crewboard.errors import (
     ValidationFailed,
 )
 from crewboard.services.identity.access import access_project, require_signed_in_person
-from crewboard.services.sessions.models import config_of, model_view, provider_view
-from crewboard.services.sessions.sessions import (
-    do_queue_turn,
-    find_session,
-    session_view,
-    sessions_of,
-)
+from crewboard.services.sessions.models import config_of, config_read, models_of
+from crewboard.services.sessions.sessions import do_queue_turn, find_session, sessions_of
 from crewboard.services.specs.file_lookup import files_of
 from crewboard.services.specs.file_saves import do_create_file, do_update_file
-from crewboard.services.views import iso, stamp_of
+from crewboard.services.views import stamp_of
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 
 
-def proposal_view(proposal: SessionProposal) -> dict[str, Any]:
-    return {
-        "id": proposal.id,
-        "kind": proposal.kind.value,
-        "status": proposal.status.value,
-        "path": proposal.path,
-        "baseVersion": proposal.base_version,
-        "body": proposal.body,
-        "createdAt": iso(proposal.created_at),
-        "decidedBy": proposal.decided_by,
-        "decidedAt": iso(proposal.decided_at),
-        "feedback": proposal.feedback,
-        "result": proposal.result,
-    }
-
-
-def session_page(db: Database, actor: Actor, *, project: str, ref: str) -> dict[str, Any]:
+def session_page(db: Database, actor: Actor, *, project: str, ref: str) -> SessionScreen:
     """Everything the session page shows: the facts, the conversation (the model's replies as
     prose), the proposals, and the turn in progress or the last one.
 
@@ -73,7 +60,7 @@ def session_page(db: Database, actor: Actor, *, project: str, ref: str) -> dict[
         NotFound.
     """
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> SessionScreen:
         session, access = find_session(uow, actor, project=project, ref=ref)
         repo = sessions_of(uow)
         # The turn first: on PostgreSQL each statement of a read sees the newest commit, so a
@@ -81,43 +68,38 @@ def session_page(db: Database, actor: Actor, *, project: str, ref: str) -> dict[
         # written in the same transaction are there for the reads after it.
         turn = repo.latest_turn(session.id)
         session = repo.get(session.id) or session
-        messages = []
-        for message in repo.messages(session.id):
-            shown = message.content
-            notes: list[str] = []
-            if message.role == "assistant":
-                parsed = parse_reply(message.content)
-                shown, notes = parsed.text, parsed.notes
-            messages.append({"id": message.id, "role": message.role, "text": shown,
-                             "notes": notes, "author": message.author,
-                             "at": iso(message.created_at)})  # fmt: skip
-        current = {}
-        if turn is not None:
-            current = {"id": turn.id, "status": turn.status.value, "partial": turn.partial,
-                       "error": turn.error, "attempts": turn.attempts}  # fmt: skip
-        files = {}
-        for proposal in repo.proposals(session.id, [SessionProposalStatus.PENDING]):
-            if proposal.kind is SessionProposalKind.FILE and proposal.path:
-                existing = files_of(uow).get_by_path(session.project_id, proposal.path)
-                files[proposal.id] = (
-                    None if existing is None else uow.blobs.read(existing.digest).decode(
-                        "utf-8", errors="replace")
-                )  # fmt: skip
-        return {
-            "session": session_view(session),
-            "project": {
-                "id": access.project.id,
-                "key": access.project.key,
-                "name": access.project.name,
-            },
-            "canWrite": access.role.includes(Role.WRITE),
-            "messages": messages,
-            "proposals": [proposal_view(p) for p in repo.proposals(session.id)],
-            "currentFiles": files,  # a pending file proposal's file as it is now (for the diff)
-            "turn": current,
-        }
+        return SessionScreen(
+            session=session, project_id=access.project.id, project_key=access.project.key,
+            project_name=access.project.name, can_write=access.role.includes(Role.WRITE),
+            messages=tuple(_shown(m) for m in repo.messages(session.id)),
+            proposals=tuple(repo.proposals(session.id)),
+            current_files=_current_files(uow, session), turn=turn,
+        )  # fmt: skip
 
     return db.read(work)
+
+
+def _shown(message: Message) -> ShownMessage:
+    """A message as the page shows it: the model's reply as prose, with its notes."""
+    shown = message.content
+    notes: tuple[str, ...] = ()
+    if message.role == "assistant":
+        parsed = parse_reply(message.content)
+        shown, notes = parsed.text, tuple(parsed.notes)
+    return ShownMessage(message.id, message.role, shown, notes, message.author, message.created_at)
+
+
+def _current_files(uow: UnitOfWork, session: Session) -> dict[str, str | None]:
+    """Each pending file proposal's file as it is now (None: a new file), for the diff."""
+    files: dict[str, str | None] = {}
+    for proposal in sessions_of(uow).proposals(session.id, [SessionProposalStatus.PENDING]):
+        if proposal.kind is SessionProposalKind.FILE and proposal.path:
+            existing = files_of(uow).get_by_path(session.project_id, proposal.path)
+            files[proposal.id] = (
+                None if existing is None else uow.blobs.read(existing.digest).decode(
+                    "utf-8", errors="replace")
+            )  # fmt: skip
+    return files
 
 
 def _open(
@@ -146,7 +128,7 @@ def _idle(uow: UnitOfWork, session: Session, limit: int) -> None:
 
 def send_message(
     db: Database, actor: Actor, *, project: str, ref: str, text: str, turn_limit: int
-) -> dict[str, Any]:
+) -> Turn:
     """The person writes; what still waited (questions, a choice) is set aside, proposed files
     stay open. Queues the model's turn.
 
@@ -155,26 +137,23 @@ def send_message(
     """
     message = check_message(text, "message")
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> Turn:
         session, access = _open(uow, actor, project, ref, "Writing in a spec session")
         _idle(uow, session, turn_limit)
         sessions_of(uow).supersede_pending(session.id, uow.now)
-        turn = do_queue_turn(uow, actor, session, access, text=message)
-        return {"turnId": turn.id}
+        return do_queue_turn(uow, actor, session, access, text=message)
 
     return db.write(work)
 
 
-def resend(
-    db: Database, actor: Actor, *, project: str, ref: str, turn_limit: int
-) -> dict[str, Any]:
+def resend(db: Database, actor: Actor, *, project: str, ref: str, turn_limit: int) -> Turn:
     """Run the last message again after a turn failed (a provider configured meanwhile).
 
     Raises:
         ValidationFailed: the last turn did not fail. Conflict, LimitExceeded, NotFound.
     """
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> Turn:
         session, access = _open(uow, actor, project, ref, "Sending again")
         _idle(uow, session, turn_limit)
         last = sessions_of(uow).latest_turn(session.id)
@@ -183,8 +162,7 @@ def resend(
                 "Only a failed turn can be sent again; this session's last turn did not fail.",
                 {"field": "turn"},
             )
-        turn = do_queue_turn(uow, actor, session, access, text=None)
-        return {"turnId": turn.id}
+        return do_queue_turn(uow, actor, session, access, text=None)
 
     return db.write(work)
 
@@ -218,7 +196,7 @@ def _decided(
     feedback: str | None = None,
     result: dict[str, Any] | None = None,
     turn_limit: int,
-) -> dict[str, Any]:
+) -> Decided:
     """Close the proposal; once none waits, tell the model what the person decided."""
     repo = sessions_of(uow)
     if not repo.decide(
@@ -235,10 +213,10 @@ def _decided(
         kinds = {p.kind for p in still}
         repo.change(session.id, pending_action=pending_action_of(kinds, running=False).value,
                     updated_at=uow.now)  # fmt: skip
-        return {"turnId": None, "waiting": len(still)}
+        return Decided(None, len(still))
     if session.turn_count >= turn_limit:
         repo.change(session.id, pending_action="none", updated_at=uow.now)
-        return {"turnId": None, "waiting": 0}
+        return Decided(None, 0)
     decided = [
         str(p.result["message"])
         for p in repo.proposals(session.id, [SessionProposalStatus.ACCEPTED, SessionProposalStatus.SENT_BACK,
@@ -246,7 +224,7 @@ def _decided(
         if p.turn_id == proposal.turn_id and p.result and p.result.get("message")
     ]  # fmt: skip
     turn = do_queue_turn(uow, actor, session, access, text="\n\n".join(decided) or message)
-    return {"turnId": turn.id, "waiting": 0}
+    return Decided(turn.id, 0)
 
 
 def answer_questions(
@@ -258,14 +236,14 @@ def answer_questions(
     proposal_id: str,
     answers: dict[str, Any],
     turn_limit: int,
-) -> dict[str, Any]:
+) -> Decided:
     """The person's answers to the interview form.
 
     Raises:
         ValidationFailed (an answer not among its options), Conflict, NotFound.
     """
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> Decided:
         session, access = _open(uow, actor, project, ref, "Answering a session's questions")
         proposal = _proposal(uow, session, proposal_id, SessionProposalKind.QUESTIONS)
         text = answers_message(proposal.body["questions"], answers)
@@ -284,14 +262,14 @@ def choose(
     proposal_id: str,
     option: str,
     turn_limit: int,
-) -> dict[str, Any]:
+) -> Decided:
     """The option the person picked.
 
     Raises:
         ValidationFailed (not an option), Conflict, NotFound.
     """
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> Decided:
         session, access = _open(uow, actor, project, ref, "Choosing in a session")
         proposal = _proposal(uow, session, proposal_id, SessionProposalKind.CHOICE)
         options = list(proposal.body["options"])
@@ -313,14 +291,14 @@ def decide_review(
     proposal_id: str,
     accepted: list[str],
     turn_limit: int,
-) -> dict[str, Any]:
+) -> Decided:
     """Which review findings the person takes (the others are dismissed).
 
     Raises:
         ValidationFailed (an unknown finding), Conflict, NotFound.
     """
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> Decided:
         session, access = _open(uow, actor, project, ref, "Deciding on review findings")
         proposal = _proposal(uow, session, proposal_id, SessionProposalKind.REVIEW)
         items = {item["id"]: item for item in proposal.body["items"]}
@@ -341,7 +319,7 @@ def decide_review(
 
 def accept_file(
     db: Database, actor: Actor, *, project: str, ref: str, proposal_id: str, turn_limit: int
-) -> dict[str, Any]:
+) -> Decided:
     """Save a proposed file as the person's revision, noting the session it came from. A file
     saved by someone since it was proposed is not overwritten: the person sends the proposal
     back instead, and the model proposes it again from the newer text.
@@ -351,7 +329,7 @@ def accept_file(
         Conflict, NotFound, PermissionDenied.
     """
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> Decided:
         session, access = _open(uow, actor, project, ref, "Accepting a proposed spec file")
         proposal = _proposal(uow, session, proposal_id, SessionProposalKind.FILE)
         assert proposal.path is not None  # noqa: S101 - every file proposal has its path
@@ -372,12 +350,13 @@ def accept_file(
                                          content=content, expected=proposal.base_version,
                                          via=via)  # fmt: skip
             revision, version = saved.revision, saved.content_version
-        return _decided(
+        done = _decided(
             uow, actor, session, access, proposal, status=SessionProposalStatus.ACCEPTED,
             message=f"I accepted {proposal.path}; it is saved (revision {revision}).",
             result={"fileId": file.id, "revision": revision, "contentVersion": version},
             turn_limit=turn_limit,
-        ) | {"fileId": file.id, "revision": revision}  # fmt: skip
+        )  # fmt: skip
+        return replace(done, file_id=file.id, revision=revision)
 
     return db.write(work)
 
@@ -391,7 +370,7 @@ def send_back_file(
     proposal_id: str,
     feedback: str,
     turn_limit: int,
-) -> dict[str, Any]:
+) -> Decided:
     """Return a proposed file with what should change; nothing is saved.
 
     Raises:
@@ -406,7 +385,7 @@ def send_back_file(
             {"field": "feedback", "limit": MAX_FEEDBACK, "actual": len(said)},
         )
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> Decided:
         session, access = _open(uow, actor, project, ref, "Sending a proposed file back")
         proposal = _proposal(uow, session, proposal_id, SessionProposalKind.FILE)
         return _decided(
@@ -418,7 +397,7 @@ def send_back_file(
     return db.write(work)
 
 
-def session_choices(db: Database, actor: Actor, *, project: str) -> dict[str, Any]:
+def session_choices(db: Database, actor: Actor, *, project: str) -> SessionChoices:
     """What the new-session and default-model forms offer: the configured models (never a
     provider or where its key is), the project's default, and what the actor may do here.
 
@@ -426,20 +405,19 @@ def session_choices(db: Database, actor: Actor, *, project: str) -> dict[str, An
         NotFound.
     """
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> SessionChoices:
         access = access_project(uow, actor, project)
         repo = config_of(uow)
-        return {
-            "models": [model_view(m) for m in repo.models()],
-            "projectModel": repo.project_model(access.project.id),
-            "canWrite": access.role.includes(Role.WRITE),
-            "canAdmin": access.role.includes(Role.ADMIN),
-        }
+        return SessionChoices(
+            models_of(repo), repo.project_model(access.project.id),
+            can_write=access.role.includes(Role.WRITE),
+            can_admin=access.role.includes(Role.ADMIN),
+        )  # fmt: skip
 
     return db.read(work)
 
 
-def owner_model_config(db: Database, actor: Actor) -> dict[str, Any]:
+def owner_model_config(db: Database, actor: Actor) -> ModelConfig:
     """Every provider and model for the owner's settings page (`list_config` checks no one:
     the CLI calls it too); where a key is read from, never a key.
 
@@ -447,14 +425,12 @@ def owner_model_config(db: Database, actor: Actor) -> dict[str, Any]:
         PermissionDenied: not the server's owner, or through a token.
     """
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> ModelConfig:
         user = uow.users.get(actor.user_id)
         if user is None or not user.is_owner or actor.token is not None:
             raise PermissionDenied(
                 "Only the server's owner configures model providers.", {"requiredRole": "owner"}
             )
-        repo = config_of(uow)
-        return {"providers": [provider_view(p) for p in repo.providers()],
-                "models": [model_view(m) for m in repo.models()]}  # fmt: skip
+        return config_read(config_of(uow))
 
     return db.read(work)

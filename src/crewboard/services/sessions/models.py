@@ -12,18 +12,23 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from crewboard.domain.identity.access import Role, Scope
 from crewboard.domain.identity.records import Actor
-from crewboard.domain.redaction import display_url
+from crewboard.domain.sessions import (
+    ModelChoice,
+    ModelConfig,
+    ProjectModel,
+    Provider,
+    ProviderSettings,
+)
 from crewboard.errors import NotFound, PermissionDenied, ValidationFailed
 from crewboard.services.identity.access import access_project
 from crewboard.services.sessions.providers import ProviderConfig
-from crewboard.services.views import iso
 from crewboard.storage.database import Database
 from crewboard.storage.sessions.repository import ModelConfigRepository
 from crewboard.storage.uow import UnitOfWork
@@ -57,35 +62,30 @@ class NoModel(Exception):
         self.message = message
 
 
-# --- views ------------------------------------------------------------------------------------
+# --- records ----------------------------------------------------------------------------------
 
 
-def provider_view(row: dict[str, Any]) -> dict[str, Any]:
-    """A provider as shown to its owner: where its key is read from, never the key."""
-    return {
-        "id": row["id"],
-        "kind": row["kind"],
-        "baseUrl": display_url(row["base_url"]),
-        "keyFrom": key_source(row),
-        "timeoutSeconds": row["timeout_seconds"],
-        "maxRetries": row["max_retries"],
-        "stream": row["stream"],
-        "updatedAt": iso(row["updated_at"]),
-    }
+def provider_of(row: dict[str, Any]) -> Provider:
+    """A stored provider as its record (where its key is read from, never the key)."""
+    return Provider(
+        id=row["id"], kind=row["kind"], base_url=row["base_url"], key_env=row["key_env"],
+        key_file=row["key_file"], timeout_seconds=row["timeout_seconds"],
+        max_retries=row["max_retries"], stream=row["stream"], updated_at=row["updated_at"],
+    )  # fmt: skip
 
 
-def key_source(row: dict[str, Any]) -> str | None:
-    if row["key_env"]:
-        return f"env:{row['key_env']}"
-    if row["key_file"]:
-        return f"file:{row['key_file']}"
-    return None
+def model_of(row: dict[str, Any]) -> ModelChoice:
+    return ModelChoice(id=row["id"], provider_id=row["provider_id"], model=row["model"],
+                       label=row["label"], max_tokens=row["max_tokens"],
+                       is_default=row["is_default"])  # fmt: skip
 
 
-def model_view(row: dict[str, Any]) -> dict[str, Any]:
-    return {"id": row["id"], "providerId": row["provider_id"], "model": row["model"],
-            "label": row["label"], "maxTokens": row["max_tokens"],
-            "isDefault": row["is_default"]}  # fmt: skip
+def models_of(repo: ModelConfigRepository) -> tuple[ModelChoice, ...]:
+    return tuple(model_of(m) for m in repo.models())
+
+
+def config_read(repo: ModelConfigRepository) -> ModelConfig:
+    return ModelConfig(tuple(provider_of(p) for p in repo.providers()), models_of(repo))
 
 
 # --- owner's configuration --------------------------------------------------------------------
@@ -101,15 +101,9 @@ def _owner_only(uow: UnitOfWork, actor: Actor) -> None:
         )
 
 
-def list_config(db: Database) -> dict[str, Any]:
+def list_config(db: Database) -> ModelConfig:
     """Every provider and model (no keys): for the owner's settings page and the CLI."""
-
-    def work(uow: UnitOfWork) -> dict[str, Any]:
-        repo = config_of(uow)
-        return {"providers": [provider_view(p) for p in repo.providers()],
-                "models": [model_view(m) for m in repo.models()]}  # fmt: skip
-
-    return db.read(work)
+    return db.read(lambda uow: config_read(config_of(uow)))
 
 
 def check_provider(
@@ -121,7 +115,7 @@ def check_provider(
     key_file: str | None,
     timeout: float,
     max_retries: int,
-) -> dict[str, Any]:
+) -> ProviderSettings:
     """A provider's settings, checked.
 
     Raises:
@@ -150,29 +144,29 @@ def check_provider(
         raise ValidationFailed.field("timeoutSeconds", "must be 1 to 600 seconds.")
     if not 0 <= max_retries <= 10:
         raise ValidationFailed.field("maxRetries", "must be 0 to 10.")
-    return {"id": provider_id, "kind": kind, "base_url": url, "key_env": key_env or None,
-            "key_file": key_file or None, "timeout_seconds": float(timeout),
-            "max_retries": max_retries}  # fmt: skip
+    return ProviderSettings(id=provider_id, kind=kind, base_url=url, key_env=key_env or None,
+                            key_file=key_file or None, timeout_seconds=float(timeout),
+                            max_retries=max_retries)  # fmt: skip
 
 
 def do_put_provider(
-    db: Database, actor: Actor | None, values: dict[str, Any], *, stream: bool = True
-) -> dict[str, Any]:
+    db: Database, actor: Actor | None, values: ProviderSettings, *, stream: bool = True
+) -> Provider:
     """Add or replace a provider (`values` from `check_provider`); actor None is the CLI.
 
     Raises:
         PermissionDenied: not the owner.
     """
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> Provider:
         if actor is not None:
             _owner_only(uow, actor)
         repo = config_of(uow)
-        repo.put_provider({**values, "stream": stream, "created_at": uow.now,
+        repo.put_provider({**asdict(values), "stream": stream, "created_at": uow.now,
                            "updated_at": uow.now})  # fmt: skip
-        found = repo.provider(values["id"])
+        found = repo.provider(values.id)
         assert found is not None  # noqa: S101 - just written
-        return provider_view(found)
+        return provider_of(found)
 
     return db.write(work)
 
@@ -187,7 +181,7 @@ def do_put_model(
     label: str | None = None,
     max_tokens: int = 4096,
     is_default: bool = False,
-) -> dict[str, Any]:
+) -> ModelChoice:
     """Add or replace a model of a configured provider.
 
     Raises:
@@ -203,7 +197,7 @@ def do_put_model(
     if not 256 <= max_tokens <= 200_000:
         raise ValidationFailed.field("maxTokens", "must be 256 to 200000.")
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> ModelChoice:
         if actor is not None:
             _owner_only(uow, actor)
         repo = config_of(uow)
@@ -217,7 +211,7 @@ def do_put_model(
                         "is_default": is_default, "created_at": uow.now})  # fmt: skip
         found = repo.model(model_id)
         assert found is not None  # noqa: S101 - just written
-        return model_view(found)
+        return model_of(found)
 
     return db.write(work)
 
@@ -242,7 +236,7 @@ def do_delete(db: Database, actor: Actor | None, *, what: str, ident: str) -> No
 
 def set_project_model(
     db: Database, actor: Actor, *, project: str, model_id: str | None
-) -> dict[str, Any]:
+) -> ProjectModel:
     """A project's default model (None: the server's default). Needs the project's admin role.
 
     Raises:
@@ -250,29 +244,28 @@ def set_project_model(
         PermissionDenied.
     """
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> ProjectModel:
         access = access_project(uow, actor, project, scope=Scope.PROJECTS_ADMIN, role=Role.ADMIN)
         repo = config_of(uow)
         if model_id is not None and repo.model(model_id) is None:
             known = [m["id"] for m in repo.models()]
             raise ValidationFailed.field("modelId", f"{model_id!r} is not configured.", known)
         repo.set_project_model(access.project.id, model_id, uow.now)
-        return {"projectId": access.project.id, "modelId": model_id}
+        return ProjectModel(access.project.id, model_id)
 
     return db.write(work)
 
 
-def get_project_model(db: Database, actor: Actor, *, project: str) -> dict[str, Any]:
+def get_project_model(db: Database, actor: Actor, *, project: str) -> ProjectModel:
     """A project's default model for new sessions (None: the server's default).
 
     Raises:
         NotFound.
     """
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> ProjectModel:
         access = access_project(uow, actor, project)
-        return {"projectId": access.project.id,
-                "modelId": config_of(uow).project_model(access.project.id)}  # fmt: skip
+        return ProjectModel(access.project.id, config_of(uow).project_model(access.project.id))
 
     return db.read(work)
 

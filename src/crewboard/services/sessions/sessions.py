@@ -8,7 +8,7 @@ the person does next on the session page (write, answer, choose, decide on a pro
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from crewboard.domain.identity.access import Role, Scope
@@ -18,11 +18,16 @@ from crewboard.domain.projects import ProjectAccess
 from crewboard.domain.sessions import (
     PAGE_MAX,
     ArchiveFilter,
+    FirstTurn,
     Language,
     Message,
     Mode,
     PendingAction,
     Session,
+    SessionChanged,
+    SessionFound,
+    SessionsPage,
+    SessionStarted,
     Status,
     Turn,
     TurnStatus,
@@ -40,7 +45,7 @@ from crewboard.services.sessions.models import check_model_choice
 from crewboard.services.sessions.workflows import check_workflow
 from crewboard.services.specs.attachments import attachments_of
 from crewboard.services.specs.file_lookup import files_of
-from crewboard.services.views import iso, stamp_of
+from crewboard.services.views import stamp_of
 from crewboard.storage.database import Database
 from crewboard.storage.sessions.repository import SessionRepository
 from crewboard.storage.uow import UnitOfWork
@@ -50,36 +55,6 @@ TURN_QUEUED = "spec_session.turn_queued"  # the runners wake on it
 
 def sessions_of(uow: UnitOfWork) -> SessionRepository:
     return SessionRepository(uow.conn)
-
-
-def session_url(public_url: str, project_key: str, session_id: str) -> str:
-    return f"{public_url.rstrip('/')}/p/{project_key}/sessions/{session_id}"
-
-
-def session_view(session: Session) -> dict[str, Any]:
-    """A session's facts (never the conversation)."""
-    return {
-        "id": session.id,
-        "projectId": session.project_id,
-        "title": session.title,
-        "mode": session.mode.value,
-        "workflowId": session.workflow_id,
-        "language": session.language.value,
-        "modelId": session.model_id,
-        "status": session.status.value,
-        "pendingAction": session.pending_action.value,
-        "archived": session.archived_at is not None,
-        "archivedAt": iso(session.archived_at),
-        "turnCount": session.turn_count,
-        "messageCount": session.message_count,
-        "usage": {"inputTokens": session.input_tokens, "outputTokens": session.output_tokens},
-        "attachmentIds": list(session.attachment_ids),
-        "specFileIds": list(session.spec_file_ids),
-        "lastError": session.last_error,
-        "createdBy": session.created_by,
-        "createdAt": iso(session.created_at),
-        "updatedAt": iso(session.updated_at),
-    }
 
 
 def not_found(ref: str) -> NotFound:
@@ -153,9 +128,11 @@ def start_session(
     spec_file_ids: Sequence[str] = (),
     title: str | None = None,
     idempotency_key: str | None = None,
+    answer: Callable[[SessionStarted], dict[str, Any]],
 ) -> KeyedResult:
     """A new session with its opening message and first turn queued (keyed: a retry after a
-    timeout answers the same session). Everything is checked before anything is written.
+    timeout answers the same session, so the ledger keeps `answer`, the door's wording of
+    what was made). Everything is checked before anything is written.
 
     Raises:
         ValidationFailed (unknown workflow, model or reference, with what is accepted),
@@ -186,10 +163,9 @@ def start_session(
             )  # fmt: skip
             sessions_of(uow).add(session)
             turn = do_queue_turn(uow, actor, session, access, text=opening, first=True)
+            made = SessionStarted(session.id, session.project_id, turn.id, access.project.key)
             return Ack(
-                {"sessionId": session.id, "projectId": session.project_id, "turnId": turn.id,
-                 "projectKey": access.project.key},
-                resource_type="spec_session", resource_id=session.id,
+                answer(made), resource_type="spec_session", resource_id=session.id,
                 project_id=session.project_id,
             )  # fmt: skip
 
@@ -261,7 +237,7 @@ def list_sessions(
     query: str | None = None,
     limit: int = 10,
     offset: int = 0,
-) -> dict[str, Any]:
+) -> SessionsPage:
     """A project's sessions, most recently active first.
 
     Raises:
@@ -270,17 +246,13 @@ def list_sessions(
     check_page(limit, offset, PAGE_MAX)
     wanted = (query or "").strip()[:200] or None
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> SessionsPage:
         access = access_project(uow, actor, project, workspace_id=workspace_id)
         items, total = sessions_of(uow).page(
             access.project.id, archive=archive, status=status, query=wanted, limit=limit,
             offset=offset,
         )  # fmt: skip
-        return {
-            "sessions": [session_view(s) for s in items],
-            "total": total,
-            "nextOffset": next_offset(offset, len(items), total),
-        }
+        return SessionsPage(tuple(items), total, next_offset(offset, len(items), total))
 
     return db.read(work)
 
@@ -292,61 +264,39 @@ def get_session(
     project: str,
     workspace_id: WorkspaceRef = ANY_WORKSPACE,
     ref: str,
-) -> dict[str, Any]:
+) -> SessionFound:
     """One session's facts and what it waits for.
 
     Raises:
         NotFound.
     """
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> SessionFound:
         session, access = find_session(
             uow, actor, project=project, ref=ref, workspace_id=workspace_id
         )
-        return {"session": session_view(session), "projectKey": access.project.key}
+        return SessionFound(session, access.project.key)
 
     return db.read(work)
 
 
-NEXT_STEP = {
-    PendingAction.TURN_STILL_RUNNING: (
-        "The first reply is still being written; it finishes in the background. Give the "
-        "person sessionUrl to follow it; do not start another session for the same goal."
-    ),
-    PendingAction.NONE: "Give the person sessionUrl to continue the session in the web app.",
-}
-HAND_OVER = (
-    "The session now waits for the person: give them sessionUrl to continue in the web app. "
-    "Do not answer the session's questions yourself."
-)
+def first_turn(db: Database, *, session_id: str, turn_id: str) -> FirstTurn:
+    """A new session once start_spec_session's wait is over: the first reply as far as it
+    got, and why the first turn failed if it did.
 
+    Raises:
+        NotFound: the session was deleted meanwhile (archived, then deleted, by someone).
+    """
 
-def first_turn_answer(db: Database, ack: dict[str, Any], public_url: str) -> dict[str, Any]:
-    """What start_spec_session answers once its wait is over: the first reply as far as it
-    got, what the session waits for, and why the first turn failed if it did."""
-
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> FirstTurn:
         repo = sessions_of(uow)
-        session = repo.get(ack["sessionId"])
-        if session is None:  # deleted meanwhile (archived, then deleted, by someone)
-            raise not_found(ack["sessionId"])
-        turn = repo.turn(ack["turnId"])
-        answer: dict[str, Any] = {
-            "sessionUrl": session_url(public_url, ack["projectKey"], session.id),
-            "sessionId": session.id,
-            "projectId": session.project_id,
-            "assistantText": _first_reply(uow, session, turn),
-            "pendingAction": session.pending_action.value,
-            "nextStepInstruction": NEXT_STEP.get(session.pending_action, HAND_OVER),
-        }
-        if turn is not None and turn.status is TurnStatus.FAILED and turn.error:
-            answer["firstTurnError"] = turn.error
-            answer["nextStepInstruction"] = (
-                "The session exists but its first reply could not run (see firstTurnError). "
-                "Give the person sessionUrl: they can send the message again from the page "
-                "once the cause is fixed. Do not start another session."
-            )
-        return answer
+        session = repo.get(session_id)
+        if session is None:
+            raise not_found(session_id)
+        turn = repo.turn(turn_id)
+        failed = turn is not None and turn.status is TurnStatus.FAILED
+        error = turn.error if failed and turn is not None else None
+        return FirstTurn(session, _first_reply(uow, session, turn), error)
 
     return db.read(work)
 
@@ -372,8 +322,8 @@ def _change(
     ref: str,
     event: str,
     apply: Any,
-) -> dict[str, Any]:
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+) -> SessionChanged:
+    def work(uow: UnitOfWork) -> SessionChanged:
         session, access = find_session(
             uow, actor, project=project, ref=ref, scope=Scope.SPECS_WRITE, role=Role.WRITE,
             workspace_id=workspace_id, for_update=True,
@@ -388,14 +338,14 @@ def _change(
             )  # fmt: skip
         after = sessions_of(uow).get(session.id)
         assert after is not None  # noqa: S101 - locked above
-        return {"session": session_view(after), "changed": bool(values)}
+        return SessionChanged(after, bool(values))
 
     return db.write(work)
 
 
 def rename_session(
     db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef, ref: str, title: str
-) -> dict[str, Any]:
+) -> SessionChanged:
     """A new title (archived sessions too).
 
     Raises:
@@ -418,7 +368,7 @@ def set_archived(
     workspace_id: WorkspaceRef,
     ref: str,
     archived: bool,
-) -> dict[str, Any]:
+) -> SessionChanged:
     """Archive or unarchive (idempotent: a second call changes nothing).
 
     Raises:
@@ -437,16 +387,16 @@ def set_archived(
 
 def delete_session(
     db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef, ref: str
-) -> dict[str, Any]:
-    """Delete an archived session, its conversation, turns and proposals. Spec files saved
-    from it stay.
+) -> Session:
+    """Delete an archived session, its conversation, turns and proposals (the session as it
+    was is returned). Spec files saved from it stay.
 
     Raises:
         ValidationFailed: the session is not archived (it is never archived for you).
         NotFound, PermissionDenied.
     """
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> Session:
         session, access = find_session(
             uow, actor, project=project, ref=ref, scope=Scope.SPECS_WRITE, role=Role.WRITE,
             workspace_id=workspace_id, for_update=True,
@@ -463,6 +413,6 @@ def delete_session(
             payload={"sessionId": session.id, "title": session.title},
             project_id=session.project_id, workspace_id=access.project.workspace_id,
         )  # fmt: skip
-        return {"deleted": True, "sessionId": session.id}
+        return session
 
     return db.write(work)

@@ -14,6 +14,7 @@ from typing import Any
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
+from crewboard.domain.sessions import Decided, Turn
 from crewboard.errors import CrewboardError, RevisionConflict
 from crewboard.services.sessions import conversation
 from crewboard.web.context import Page, project_routes
@@ -25,13 +26,14 @@ def _proposal_id(page: Page) -> str:
     return str(page.request.path_params["proposal_id"])
 
 
-def _done(page: Page, answer: dict[str, Any], what: str) -> Response:
-    """Back to the session; the notice says whether the model is now writing."""
-    waiting = int(answer.get("waiting") or 0)
-    if answer.get("turnId"):
+def _done(page: Page, done: Turn | Decided, what: str) -> Response:
+    """Back to the session; the notice says whether the model is now writing. A `Turn` is the
+    one a message queued; a decision may have queued none while others still wait."""
+    decided = done if isinstance(done, Decided) else Decided(done.id, 0)
+    if decided.turn_id:
         notice = f"{what} The model is writing its reply."
-    elif waiting:
-        notice = f"{what} {waiting} more waiting for you before the model goes on."
+    elif decided.waiting:
+        notice = f"{what} {decided.waiting} more waiting for you before the model goes on."
     else:
         notice = what
     return page.redirect(page.path(f"sessions/{session_id(page)}"), notice=notice)
@@ -107,7 +109,7 @@ def accept(page: Page) -> Response:
         return _refused(page, conflict, {}, _moved_on(conflict))
     except CrewboardError as error:
         return _refused(page, error, {})
-    return _done(page, done, f"Saved as revision {done.get('revision', 1)}.")
+    return _done(page, done, f"Saved as revision {done.revision or 1}.")
 
 
 def _moved_on(conflict: RevisionConflict) -> str:

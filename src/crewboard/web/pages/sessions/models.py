@@ -11,6 +11,7 @@ from __future__ import annotations
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from crewboard.contract.sessions import present
 from crewboard.domain.validation import parse_whole
 from crewboard.errors import CrewboardError, ValidationFailed
 from crewboard.services.sessions import conversation, models
@@ -25,7 +26,7 @@ def models_page(page_: Page) -> Response:
 
 
 def _models(page_: Page, *, typed: dict[str, str], status_code: int = 200) -> Response:
-    config = conversation.owner_model_config(page_.db, page_.actor)
+    config = present.config_view(conversation.owner_model_config(page_.db, page_.actor))
     return page_.render(
         "settings_models.html", status_code=status_code, title="Models", config=config,
         kinds=models.KINDS, defaults=models.DEFAULT_BASE, typed=typed,
@@ -57,7 +58,7 @@ def put_provider(page_: Page) -> Response:
     except CrewboardError as error:
         show_refusal(page_, error)
         return _models(page_, typed=typed, status_code=error.http_status)
-    return page_.redirect(MODELS, notice=f"Saved the provider {values['id']}.")
+    return page_.redirect(MODELS, notice=f"Saved the provider {values.id}.")
 
 
 def put_model(page_: Page) -> Response:
@@ -73,7 +74,7 @@ def put_model(page_: Page) -> Response:
     except CrewboardError as error:
         show_refusal(page_, error)
         return _models(page_, typed=typed, status_code=error.http_status)
-    return page_.redirect(MODELS, notice=f"Saved the model {made['id']}.")
+    return page_.redirect(MODELS, notice=f"Saved the model {made.id}.")
 
 
 def remove(page_: Page) -> Response:
@@ -87,7 +88,9 @@ def remove(page_: Page) -> Response:
 
 
 def project_model_page(page_: Page) -> Response:
-    choices = conversation.session_choices(page_.db, page_.actor, project=page_.project_key)
+    choices = present.choices_view(
+        conversation.session_choices(page_.db, page_.actor, project=page_.project_key)
+    )
     return page_.render(
         "settings_sessions.html", title=f"{page_.project_key} spec sessions", choices=choices,
         here=page_.path("settings/spec-sessions"),

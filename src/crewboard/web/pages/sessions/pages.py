@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
+from crewboard.contract.sessions import present
 from crewboard.domain.sessions import (
     LANGUAGE_NAMES,
     PAGE_MAX,
@@ -89,11 +90,13 @@ def _list_page(page: Page, *, typed: dict[str, str], status_code: int = 200) -> 
     raw_offset = page.param("offset").strip()
     offset = parse_whole("offset", raw_offset) if raw_offset else 0
     query = page.param("q").strip()
-    found = sessions.list_sessions(
+    found = present.page_answer(sessions.list_sessions(
         page.db, page.actor, project=page.project_key, archive=archive or ArchiveFilter.ACTIVE,
         status=status, query=query or None, limit=PAGE_SIZE, offset=offset,
-    )  # fmt: skip
-    choices = conversation.session_choices(page.db, page.actor, project=page.project_key)
+    ))  # fmt: skip
+    choices = present.choices_view(
+        conversation.session_choices(page.db, page.actor, project=page.project_key)
+    )
     return page.render(
         "sessions.html",
         status_code=status_code,
@@ -125,7 +128,7 @@ def session_start(page: Page) -> Response:
             prompt=typed["prompt"], workflow_id=typed["workflow"] or None,
             language=choice(Language, "language", typed["language"], Language.EN) or Language.EN,
             model_id=typed["model"] or None, title=typed["title"].strip() or None,
-            idempotency_key=page.field("key") or None,
+            idempotency_key=page.field("key") or None, answer=present.started_answer,
         )  # fmt: skip
     except CrewboardError as error:
         show_refusal(page, error)
@@ -171,7 +174,9 @@ def show_session(
 
 
 def _read(page: Page, ref: str) -> dict[str, Any]:
-    return conversation.session_page(page.db, page.actor, project=page.project_key, ref=ref)
+    return present.screen_view(
+        conversation.session_page(page.db, page.actor, project=page.project_key, ref=ref)
+    )
 
 
 def _with_diff(proposal: dict[str, Any], current: dict[str, str | None]) -> dict[str, Any]:
@@ -216,7 +221,7 @@ def session_delete(page: Page) -> Response:
     )  # fmt: skip
     return page.redirect(
         page.path("sessions?archive=archived"),
-        notice=f"Deleted the session {done['sessionId']}; the spec files it saved stay.",
+        notice=f"Deleted the session {done.id}; the spec files it saved stay.",
     )
 
 

@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
+from crewboard.contract.sessions import present
 from crewboard.domain.identity.records import Actor
 from crewboard.errors import CrewboardError
 from crewboard.http.cookies import SESSION_COOKIE
@@ -41,8 +42,7 @@ def _latest(db: Database, actor: Actor, project: str, ref: str) -> dict[str, Any
     Raises:
         NotFound: no such session, or not the person's to see.
     """
-    turn: dict[str, Any] = conversation.session_page(db, actor, project=project, ref=ref)["turn"]
-    return turn
+    return present.turn_view(conversation.session_page(db, actor, project=project, ref=ref).turn)
 
 
 async def reply_stream(request: Request) -> Response:
