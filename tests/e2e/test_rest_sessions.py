@@ -359,7 +359,8 @@ def test_openapi_lists_every_session_route_with_its_bounds_and_bodies(
     assert set(paths[f"{one}/archive"]) == set(paths[f"{one}/unarchive"]) == {"post"}
     listing = paths["/api/v1/projects/{project}/sessions"]["get"]["parameters"]
     query = {p["name"]: p["schema"] for p in listing if p["in"] == "query"}
-    assert set(query) == {"archiveFilter", "status", "query", "limit", "offset"}
+    # workspaceId: optional wherever a project is named (checked when sent)
+    assert set(query) == {"archiveFilter", "status", "query", "limit", "offset", "workspaceId"}
     assert (query["limit"]["minimum"], query["limit"]["maximum"], query["limit"]["default"]) == (
         1, 20, 10,
     )  # fmt: skip
@@ -372,4 +373,4 @@ def test_openapi_lists_every_session_route_with_its_bounds_and_bodies(
     assert "projectId" not in body["properties"]
     assert body["properties"]["prompt"]["maxLength"] == 20_000
     details = {p["name"] for p in paths[one]["get"]["parameters"] if p["in"] == "query"}
-    assert details == {"includeContext", "contextOffset", "contextLimit"}
+    assert details == {"includeContext", "contextOffset", "contextLimit", "workspaceId"}
