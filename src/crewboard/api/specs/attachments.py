@@ -31,6 +31,7 @@ from crewboard.api.specs.common import (
     decoded,
 )
 from crewboard.contract import args as a
+from crewboard.contract.specs import present as attachments
 from crewboard.contract.specs.attachments import (
     MAX_ATTACHMENT_BASE64,
     GetAttachment,
@@ -40,7 +41,6 @@ from crewboard.contract.specs.attachments import (
 )
 from crewboard.errors import ValidationFailed
 from crewboard.jsonbody import MAX_UPLOAD_BODY
-from crewboard.services.specs import attachments
 
 # What an attachment's bytes may be (the types attachments accept); the images show inline.
 INLINE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")

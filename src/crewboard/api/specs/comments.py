@@ -35,6 +35,7 @@ from crewboard.api.specs.common import (
     named,
     no_default,
 )
+from crewboard.contract.specs import present as comments
 from crewboard.contract.specs.comments import (
     CreateSpecFileCommentThread,
     DeleteSpecFileComment,
@@ -43,7 +44,6 @@ from crewboard.contract.specs.comments import (
     UpdateSpecFileComment,
 )
 from crewboard.errors import ValidationFailed
-from crewboard.services.specs import comments
 
 # --- comment threads -------------------------------------------------------------------------
 

@@ -46,6 +46,7 @@ from crewboard.api.specs.common import (
     no_default,
 )
 from crewboard.contract import args as a
+from crewboard.contract.specs import present as files
 from crewboard.contract.specs.files import (
     GetSpecFile,
     ListSpecFiles,
@@ -56,7 +57,6 @@ from crewboard.contract.specs.files import (
 )
 from crewboard.errors import ValidationFailed
 from crewboard.jsonbody import MAX_UPLOAD_BODY
-from crewboard.services.specs import files
 
 # --- reading ---------------------------------------------------------------------------------
 

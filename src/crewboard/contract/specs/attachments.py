@@ -12,11 +12,11 @@ from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, Wo
 from crewboard.contract.operation import Call, Cli, Operation, Rest, keyed_write
 from crewboard.contract.reply import WINDOW_ROOM, Reply, paged_reply, window_note
 from crewboard.contract.specs import local
+from crewboard.contract.specs import present as attachments
 from crewboard.domain.files import MAX_WINDOW_LINES
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.domain.specs import MAX_ATTACHMENT_BYTES, MAX_ATTACHMENT_NAME
 from crewboard.errors import ValidationFailed
-from crewboard.services.specs import attachments
 
 # Characters of the largest attachment as base64: four for every three bytes, padded.
 MAX_ATTACHMENT_BASE64 = -(-MAX_ATTACHMENT_BYTES // 3) * 4

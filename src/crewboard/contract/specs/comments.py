@@ -10,11 +10,11 @@ from pydantic import Field
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
 from crewboard.contract.operation import Call, Cli, Operation, Rest, keyed_write
 from crewboard.contract.reply import ROWS_BUDGET, Reply, compact, fitted_answer, page_note
+from crewboard.contract.specs import present as comments
 from crewboard.domain.files import MAX_PATH
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.domain.spec_comments import MAX_AFFIX, MAX_COMMENT, MAX_QUOTE, MAX_THREADS_SHOWN
 from crewboard.services.paging import next_offset
-from crewboard.services.specs import comments
 from crewboard.services.specs.file_lookup import FileRef
 
 Body = Field(min_length=1, max_length=MAX_COMMENT, description="Markdown.")

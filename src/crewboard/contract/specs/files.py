@@ -12,11 +12,11 @@ from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, Wo
 from crewboard.contract.operation import Call, Cli, NoDoor, Operation, Rest, keyed_write
 from crewboard.contract.reply import WINDOW_ROOM, Reply, paged_reply, window_note
 from crewboard.contract.specs import local
+from crewboard.contract.specs import present as files
 from crewboard.domain.files import MAX_PATH, MAX_WINDOW_LINES
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.errors import ValidationFailed
 from crewboard.jsonbody import MAX_UPLOAD_BODY
-from crewboard.services.specs import files
 from crewboard.services.specs.file_lookup import FileRef
 
 FilePath = Field(default=None, min_length=1, max_length=MAX_PATH, description="Or the file's path.")

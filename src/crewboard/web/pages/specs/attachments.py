@@ -6,10 +6,10 @@ from __future__ import annotations
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
+from crewboard.contract.specs import present as attachments
 from crewboard.domain.validation import parse_whole
 from crewboard.errors import CrewboardError, ValidationFailed
 from crewboard.jsonbody import MAX_UPLOAD_BODY
-from crewboard.services.specs import attachments
 from crewboard.web.context import Page, project_routes
 from crewboard.web.downloads import download
 from crewboard.web.forms import show_refusal

@@ -13,11 +13,12 @@ from urllib.parse import quote
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
+from crewboard.contract.specs import present as comments
+from crewboard.contract.specs import present as files
 from crewboard.domain.files import MAX_WINDOW_LINES
 from crewboard.domain.validation import parse_whole
 from crewboard.errors import CrewboardError, RevisionConflict, ValidationFailed
 from crewboard.jsonbody import MAX_UPLOAD_BODY
-from crewboard.services.specs import comments, files
 from crewboard.services.specs.file_lookup import FileRef
 from crewboard.web.context import Page, project_routes
 from crewboard.web.diffs import diff_rows
