@@ -10,7 +10,7 @@ from pydantic import Field
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
 from crewboard.contract.operation import Call, Cli, Operation, Rest, keyed_write
 from crewboard.contract.reply import ROWS_BUDGET, Reply, compact, fitted_answer, page_note
-from crewboard.contract.specs import present as comments
+from crewboard.contract.specs import present
 from crewboard.domain.files import MAX_PATH
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.domain.spec_comments import MAX_AFFIX, MAX_COMMENT, MAX_QUOTE, MAX_THREADS_SHOWN
@@ -82,7 +82,7 @@ class DeleteSpecFileComment(Args):
 
 
 def list_spec_file_comments(call: Call, args: ListSpecFileComments) -> Reply:
-    found = comments.list_spec_file_comments(
+    found = present.list_spec_file_comments(
         call.db,
         call.actor,
         project=args.project_id,
@@ -131,7 +131,7 @@ def _fitting(thread: dict[str, Any]) -> dict[str, Any]:
 
 
 def create_spec_file_comment_thread(call: Call, args: CreateSpecFileCommentThread) -> Reply:
-    made = comments.create_spec_file_comment_thread(
+    made = present.create_spec_file_comment_thread(
         call.db,
         call.actor,
         project=args.project_id,
@@ -149,7 +149,7 @@ def create_spec_file_comment_thread(call: Call, args: CreateSpecFileCommentThrea
 
 
 def reply_spec_file_comment_thread(call: Call, args: ReplySpecFileCommentThread) -> Reply:
-    made = comments.reply_spec_file_comment_thread(
+    made = present.reply_spec_file_comment_thread(
         call.db,
         call.actor,
         project=args.project_id,
@@ -165,7 +165,7 @@ def reply_spec_file_comment_thread(call: Call, args: ReplySpecFileCommentThread)
 
 def update_spec_file_comment(call: Call, args: UpdateSpecFileComment) -> Reply:
     return Reply(
-        comments.update_spec_file_comment(
+        present.update_spec_file_comment(
             call.db,
             call.actor,
             project=args.project_id,
@@ -185,7 +185,7 @@ _OUTCOMES = {
 
 
 def delete_spec_file_comment(call: Call, args: DeleteSpecFileComment) -> Reply:
-    done = comments.delete_spec_file_comment(
+    done = present.delete_spec_file_comment(
         call.db,
         call.actor,
         project=args.project_id,
