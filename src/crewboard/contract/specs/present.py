@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from crewboard.contract.reply import ROWS_BUDGET, compact, fitted_answer
 from crewboard.domain.files import MAX_WINDOW_BYTES, MAX_WINDOW_LINES, FileKind
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.spec_comments import (
@@ -356,6 +357,39 @@ def list_spec_file_comments(
         "total": listing.total,
         "nextOffset": next_offset(listing.offset, len(listing.threads), listing.total),
     }
+
+
+def fit_thread_page(found: dict[str, Any], offset: int) -> tuple[dict[str, Any], str]:
+    """A page of `list_spec_file_comments` within an answer's budget, and its JSON: the threads
+    that fit, `nextOffset` after them; a thread too long alone keeps the comments that fit."""
+    total = found["total"]
+
+    def answer(rows: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "file": found["file"],
+            "threads": rows,
+            "total": total,
+            "nextOffset": next_offset(offset, len(rows), total),
+        }
+
+    return fitted_answer([_fitting(thread) for thread in found["threads"]], answer)
+
+
+def _fitting(thread: dict[str, Any]) -> dict[str, Any]:
+    """A thread whose comments alone would overflow an answer keeps its first comments that fit
+    (each is already cut to 1,000 characters), flagged."""
+    if len(compact(thread).encode()) <= ROWS_BUDGET:
+        return thread
+    kept: list[dict[str, Any]] = []
+    shell = {**thread, "comments": kept, "commentsTruncated": True}
+    used = len(compact(shell).encode())
+    for comment in thread["comments"]:
+        size = len(compact(comment).encode()) + 1
+        if used + size > ROWS_BUDGET:
+            break
+        kept.append(comment)
+        used += size
+    return shell
 
 
 def create_spec_file_comment_thread(
