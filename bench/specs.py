@@ -47,6 +47,8 @@ import anyio
 from bench.measure import Target, answer_of, connect
 from bench.process import ServerProcess, throwaway_postgres
 from bench.runner import add_database_options, progress
+from crewboard.contract.specs import present as comments
+from crewboard.contract.specs import present as files
 from crewboard.domain.files import MAX_WINDOW_LINES
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
@@ -54,7 +56,7 @@ from crewboard.domain.spec_comments import place, reanchor
 from crewboard.domain.specs import MAX_READ_BYTES
 from crewboard.services.identity.users import do_create_user, person_actor
 from crewboard.services.projects import projects
-from crewboard.services.specs import comments, file_lookup, files
+from crewboard.services.specs import file_lookup
 from crewboard.storage import migrate
 from crewboard.storage.database import Database
 

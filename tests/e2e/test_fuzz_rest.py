@@ -47,6 +47,9 @@ from crewboard.api.openapi import LIVE_PATH
 from crewboard.config import Settings
 from crewboard.contract.handoffs import present as handoffs
 from crewboard.contract.sessions.present import started_answer
+from crewboard.contract.specs import present as attachments
+from crewboard.contract.specs import present as spec_comments
+from crewboard.contract.specs import present as spec_files
 from crewboard.domain.handoffs import Bodies
 from crewboard.domain.identity.access import Scope
 from crewboard.domain.identity.records import Actor
@@ -61,9 +64,7 @@ from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import projects, state
 from crewboard.services.review import drafts
 from crewboard.services.sessions import sessions
-from crewboard.services.specs import attachments, file_lookup
-from crewboard.services.specs import comments as spec_comments
-from crewboard.services.specs import files as spec_files
+from crewboard.services.specs import file_lookup
 from crewboard.storage.database import Database
 from crewboard.storage.tables import metadata
 from tests.conftest import ONLY_POSTGRESQL, POSTGRESQL_IN_THE_SLOW_RUN

@@ -27,6 +27,9 @@ from crewboard.config import Settings
 from crewboard.contract.catalogue import default_catalogue
 from crewboard.contract.handoffs import present as handoffs
 from crewboard.contract.sessions.present import started_answer
+from crewboard.contract.specs import present as spec_attachments
+from crewboard.contract.specs import present as spec_comments
+from crewboard.contract.specs import present as spec_files
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.handoffs import MAX_BODY, MAX_ITEM_TEXT, Bodies
 from crewboard.domain.identity.access import Toolset
@@ -43,9 +46,6 @@ from crewboard.services.projects import projects, state, team
 from crewboard.services.review import drafts, messages
 from crewboard.services.sessions import sessions
 from crewboard.services.sessions.context import session_context
-from crewboard.services.specs import attachments as spec_attachments
-from crewboard.services.specs import comments as spec_comments
-from crewboard.services.specs import files as spec_files
 from crewboard.services.specs.file_lookup import FileRef
 from crewboard.services.text_windows import ANSWER_BUDGET
 from crewboard.storage.database import Database

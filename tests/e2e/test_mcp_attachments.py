@@ -9,11 +9,11 @@ import base64
 import mcp_types as types
 import pytest
 
+from crewboard.contract.specs import present as attachments
 from crewboard.domain.identity.records import User
 from crewboard.domain.specs import MAX_ATTACHMENT_BYTES
 from crewboard.services.identity import tokens, users
 from crewboard.services.identity.users import person_actor
-from crewboard.services.specs import attachments
 from crewboard.storage.database import Database
 from tests.support import zips
 from tests.support.factories import make_project, make_user

@@ -11,10 +11,11 @@ import pytest
 from mcp import Client
 
 from crewboard.contract.catalogue import default_catalogue
+from crewboard.contract.specs import present as files
 from crewboard.domain.identity.records import User
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.specs import file_lookup, files
+from crewboard.services.specs import file_lookup
 from crewboard.storage.database import Database
 from tests.support.factories import make_project, make_user
 from tests.support.mcp_client import MODES, body_of, mcp_client
@@ -260,7 +261,7 @@ async def test_a_thread_longer_than_an_answer_comes_cut_to_fit_and_flagged(
 ) -> None:
     """Sixty comments of 1,000 characters are more than one answer holds: the list answers
     the first ones that fit, flags the thread and keeps its count."""
-    from crewboard.services.specs import comments  # noqa: PLC0415 - this test only
+    from crewboard.contract.specs import present as comments  # noqa: PLC0415 - this test only
 
     me = person_actor(owner)
     made = comments.create_spec_file_comment_thread(

@@ -15,10 +15,11 @@ import pytest
 from mcp import Client, StdioServerParameters
 from sqlalchemy.engine import URL
 
+from crewboard.contract.specs import present as attachments
+from crewboard.contract.specs import present as files
 from crewboard.domain.identity.records import User
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.specs import attachments, files
 from crewboard.storage.database import Database
 from tests.support.factories import make_project, make_user
 from tests.support.mcp_client import body_of, mcp_client

@@ -19,12 +19,13 @@ import pytest
 from mcp import Client, StdioServerParameters
 from sqlalchemy.engine import URL
 
+from crewboard.contract.specs import present as files
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import User
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.specs import file_lookup, files
+from crewboard.services.specs import file_lookup
 from crewboard.services.views import iso
 from crewboard.storage.database import Database
 from tests.support.factories import grant, make_project, make_user

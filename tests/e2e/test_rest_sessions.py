@@ -14,10 +14,11 @@ from typing import Any
 import httpx2
 import pytest
 
+from crewboard.contract.specs import present as attachments
+from crewboard.contract.specs import present as files
 from crewboard.domain.identity.records import User
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.specs import attachments, files
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, make_project, make_user
 from tests.support.model_server import ModelServer, Reply

@@ -21,11 +21,11 @@ import httpx2
 import pytest
 
 from crewboard.config import Settings
+from crewboard.contract.specs import present as comments
 from crewboard.domain.identity.access import Role
 from crewboard.domain.specs import MAX_ATTACHMENT_BYTES
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.specs import comments
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, grant, make_project, make_user
 from tests.support.server import free_port, running_server

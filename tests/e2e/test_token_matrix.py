@@ -37,10 +37,12 @@ from crewboard.api.operations import path_arguments
 from crewboard.api.routes import all_endpoints
 from crewboard.config import Settings
 from crewboard.contract.catalogue import default_catalogue
+from crewboard.contract.specs import present as comments
+from crewboard.contract.specs import present as files
 from crewboard.domain.identity.access import Role, TokenKind
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.services.specs import comments, file_lookup, files
+from crewboard.services.specs import file_lookup
 from crewboard.storage.database import Database
 from tests.conftest import ONLY_SQLITE, POSTGRESQL_IN_THE_SLOW_RUN
 from tests.support.databases import Reader

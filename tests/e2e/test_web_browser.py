@@ -12,12 +12,13 @@ from typing import Any
 import pytest
 
 from crewboard.contract.sessions.present import started_answer
+from crewboard.contract.specs import present as attachments
+from crewboard.contract.specs import present as files
 from crewboard.domain.sessions import Mode
 from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.identity.users import person_actor
 from crewboard.services.sessions import sessions
-from crewboard.services.specs import attachments, files
 from crewboard.services.specs.file_lookup import FileRef
 from crewboard.storage.database import Database
 from tests.conftest import POSTGRESQL_IN_THE_SLOW_RUN

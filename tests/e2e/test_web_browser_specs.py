@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from crewboard.contract.specs import present as files
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.specs import files
 from crewboard.services.specs.file_lookup import FileRef
 from crewboard.storage.database import Database
 from tests.support import axe

@@ -17,6 +17,7 @@ import httpx2
 import pytest
 
 from crewboard.contract.sessions import present
+from crewboard.contract.specs import present as files
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import User
 from crewboard.domain.sessions import Mode
@@ -24,7 +25,6 @@ from crewboard.errors import PermissionDenied
 from crewboard.services.identity.users import person_actor
 from crewboard.services.sessions import conversation, sessions
 from crewboard.services.sessions.waiting import wait_for_turn
-from crewboard.services.specs import files
 from crewboard.services.specs.file_lookup import FileRef
 from crewboard.storage.database import Database
 from tests.support.factories import grant, make_project, make_user, personal_secret, token_actor

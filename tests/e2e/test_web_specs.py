@@ -12,10 +12,11 @@ from collections.abc import Iterator
 import httpx2
 import pytest
 
+from crewboard.contract.specs import present as attachments
+from crewboard.contract.specs import present as files
 from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.specs import MAX_ATTACHMENT_BYTES
 from crewboard.services.identity.users import person_actor
-from crewboard.services.specs import attachments, files
 from crewboard.services.specs.file_lookup import FileRef
 from crewboard.storage.database import Database
 from tests.support.factories import make_project, make_user

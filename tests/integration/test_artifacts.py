@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from crewboard.contract.specs import present as attachments
 from crewboard.domain.artifacts import KEPT_REVISIONS, MAX_FILE_BYTES, MAX_FILES
 from crewboard.domain.files import digest_of
 from crewboard.domain.identity.access import Role
@@ -30,7 +31,6 @@ from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import projects
-from crewboard.services.specs import attachments
 from crewboard.storage.blobs import DatabaseBlobStore
 from crewboard.storage.database import Database
 from crewboard.storage.specs import tables as spec_tables

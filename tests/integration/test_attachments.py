@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from crewboard.contract.specs import present as attachments
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.packages import MAX_PACKAGE_MEMBERS, MAX_PACKAGE_UNPACKED_BYTES
@@ -26,7 +27,6 @@ from crewboard.errors import (
     ValidationFailed,
 )
 from crewboard.services.identity.users import person_actor
-from crewboard.services.specs import attachments
 from crewboard.storage.database import Database
 from tests.support import zips
 from tests.support.factories import count_rows, grant, make_project, make_user, token_actor

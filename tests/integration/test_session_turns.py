@@ -14,6 +14,7 @@ import pytest
 
 from crewboard.config import Settings
 from crewboard.contract.sessions import present
+from crewboard.contract.specs import present as files
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.sessions import Mode
@@ -23,7 +24,7 @@ from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.sessions import conversation, sessions
 from crewboard.services.sessions.runner import SessionRunner
-from crewboard.services.specs import file_lookup, files
+from crewboard.services.specs import file_lookup
 from crewboard.storage.database import Database
 from tests.support.factories import make_project, make_user
 from tests.support.model_server import Broken, ModelServer, Reply

@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from crewboard.contract.specs import present as comments
+from crewboard.contract.specs import present as files
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
@@ -17,7 +19,6 @@ from crewboard.domain.spec_comments import MAX_COMMENT, MAX_THREADS_SHOWN
 from crewboard.errors import ErrorCode
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.specs import comments, files
 from crewboard.services.specs.file_lookup import FileRef
 from crewboard.storage import migrate
 from crewboard.storage.database import Database

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from sqlalchemy import event
 from sqlalchemy.engine import URL
 
+from crewboard.contract.specs import present as files
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.files import MAX_WINDOW_LINES, digest_of
 from crewboard.domain.identity.access import Role
@@ -24,7 +25,6 @@ from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.specs import MAX_READ_BYTES
 from crewboard.errors import CrewboardError, ErrorCode, RevisionConflict
 from crewboard.services.identity.users import person_actor
-from crewboard.services.specs import files
 from crewboard.services.specs.file_lookup import FileRef
 from crewboard.services.text_windows import text_size
 from crewboard.storage import migrate

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from crewboard.contract.specs import present as files
 from crewboard.domain.board.tasks import Task, TaskStatus
 from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.tasks_md import BOX_OF, Box
@@ -20,7 +21,6 @@ from crewboard.services.board.tasks import save_task
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.review import decisions, drafts
-from crewboard.services.specs import files
 from crewboard.services.specs.file_lookup import FileRef
 from crewboard.services.specs.tasks_md import install
 from crewboard.storage.database import Database

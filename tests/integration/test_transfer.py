@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy.engine import URL
 
+from crewboard.contract.specs import present as spec_files
 from crewboard.errors import AlreadyExists, NotFound, ValidationFailed
 from crewboard.services.board import queries
 from crewboard.services.identity import users
-from crewboard.services.specs import files as spec_files
 from crewboard.services.specs.file_lookup import FileRef
 from crewboard.services.transfer import archive, reading
 from crewboard.storage import transfer

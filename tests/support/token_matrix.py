@@ -18,6 +18,7 @@ from mcp import Client, MCPError
 
 from crewboard.contract.handoffs import present as handoffs
 from crewboard.contract.sessions.present import started_answer
+from crewboard.contract.specs import present as files
 from crewboard.domain.handoffs import Bodies
 from crewboard.domain.identity.access import ALL_SCOPES, Role, TokenKind
 from crewboard.domain.identity.records import Actor, ApiToken, User
@@ -35,7 +36,7 @@ from crewboard.services.identity import stream_tokens, tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import projects, state, team
 from crewboard.services.sessions import sessions
-from crewboard.services.specs import file_lookup, files
+from crewboard.services.specs import file_lookup
 from crewboard.storage import tables
 from crewboard.storage.database import Database
 from tests.support.databases import Reader

@@ -7,6 +7,9 @@ from dataclasses import dataclass
 
 from crewboard.contract.handoffs import present as handoffs
 from crewboard.contract.sessions.present import started_answer
+from crewboard.contract.specs import present as spec_attachments
+from crewboard.contract.specs import present as spec_comments
+from crewboard.contract.specs import present as spec_files
 from crewboard.domain.handoffs import Bodies
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.sessions import Mode
@@ -19,9 +22,6 @@ from crewboard.services.memory import edits as memory_edits
 from crewboard.services.projects import projects, state, team
 from crewboard.services.review import decisions, drafts, messages
 from crewboard.services.sessions import sessions
-from crewboard.services.specs import attachments as spec_attachments
-from crewboard.services.specs import comments as spec_comments
-from crewboard.services.specs import files as spec_files
 from crewboard.services.specs.file_lookup import FileRef
 from crewboard.storage.database import Database
 from tests.support.factories import make_user

@@ -12,6 +12,7 @@ from typing import Any
 
 from crewboard.domain.files import CONTROL_CHARS, FileKind, LineIndex, kind_of
 from crewboard.domain.packages import package_names
+from crewboard.domain.spec_comments import CommentThread, SpecComment
 from crewboard.errors import LimitExceeded, ValidationFailed
 
 MAX_FILE_BYTES = 50 * 1024 * 1024  # the most a spec file may hold (stdio uploads reach it)
@@ -158,3 +159,150 @@ class Attachment:
     created_at: datetime
     updated_by: dict[str, Any]
     updated_at: datetime
+
+
+# --- what the use cases give back (worded for the doors in contract/specs/present.py) ---------
+
+
+@dataclass(frozen=True)
+class SpecFilePage:
+    """One page of a project's files (or its trash bin), from `offset` of `total`."""
+
+    files: tuple[SpecFile, ...]
+    total: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class SourceTask:
+    """A board task that a line of a `tasks.md` file holds."""
+
+    id: str
+    key: str
+    title: str
+    status: str
+    line: int | None
+
+
+@dataclass(frozen=True)
+class SpecFileDetails:
+    """A file, with its board tasks and newest revisions when they were asked for (None when
+    not)."""
+
+    file: SpecFile
+    tasks: tuple[SourceTask, ...] | None = None
+    revisions: tuple[SpecRevision, ...] | None = None
+
+
+@dataclass(frozen=True)
+class TextWindow:
+    """Lines of a text read from line `offset`: `lines` of them, `truncated` when room ran out
+    first, `next_offset` None at the end."""
+
+    offset: int
+    lines: int
+    total_lines: int
+    text: str
+    truncated: bool
+    next_offset: int | None
+
+
+@dataclass(frozen=True)
+class SpecFileWindow:
+    """A window of one revision's lines."""
+
+    file: SpecFile
+    revision: SpecRevision
+    window: TextWindow
+
+
+@dataclass(frozen=True)
+class SpecFileBytes:
+    """One revision's bytes whole, with the file and the revision they are of."""
+
+    file: SpecFile
+    revision: SpecRevision
+    data: bytes
+
+
+@dataclass(frozen=True)
+class SpecSave:
+    """A save: the file as it is now and the revision just written."""
+
+    file: SpecFile
+    revision: SpecRevision
+
+
+@dataclass(frozen=True)
+class TrashChange:
+    """A file after a move to or from the trash bin; `changed` is False when it was already
+    there."""
+
+    file: SpecFile
+    changed: bool
+
+
+@dataclass(frozen=True)
+class AttachmentPage:
+    attachments: tuple[Attachment, ...]
+    total: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class AttachmentRead:
+    """An image's bytes whole, or a text attachment's window of lines (one of the two)."""
+
+    attachment: Attachment
+    image: bytes | None = None
+    window: TextWindow | None = None
+
+
+@dataclass(frozen=True)
+class AttachmentUpload:
+    attachment: Attachment
+    replaced: bool
+
+
+@dataclass(frozen=True)
+class ThreadRead:
+    """A comment thread with its comments, first to last."""
+
+    thread: CommentThread
+    comments: tuple[SpecComment, ...]
+
+
+@dataclass(frozen=True)
+class ThreadListing:
+    """One page of a file's threads, from `offset` of `total`."""
+
+    file: SpecFile
+    threads: tuple[ThreadRead, ...]
+    total: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class ThreadChange:
+    """A thread after a person resolved or reopened it; `changed` is False when it already
+    had that status."""
+
+    read: ThreadRead
+    changed: bool
+
+
+@dataclass(frozen=True)
+class CommentRemoval:
+    """What deleting a comment did: `removed`, `placeholder` or `threadDeleted`."""
+
+    outcome: str
+    comment_id: str
+    thread_id: str
+
+
+@dataclass(frozen=True)
+class Reanchored:
+    """How many threads followed their passage into a new revision, and which were orphaned."""
+
+    moved: int
+    orphaned: tuple[str, ...]

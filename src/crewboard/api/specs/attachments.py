@@ -31,6 +31,7 @@ from crewboard.api.specs.common import (
     decoded,
 )
 from crewboard.contract import args as a
+from crewboard.contract.specs import present
 from crewboard.contract.specs.attachments import (
     MAX_ATTACHMENT_BASE64,
     GetAttachment,
@@ -40,7 +41,6 @@ from crewboard.contract.specs.attachments import (
 )
 from crewboard.errors import ValidationFailed
 from crewboard.jsonbody import MAX_UPLOAD_BODY
-from crewboard.services.specs import attachments
 
 # What an attachment's bytes may be (the types attachments accept); the images show inline.
 INLINE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
@@ -69,7 +69,7 @@ async def list_attachments(request: Request) -> dict[str, Any]:
     )
     return await run_service(
         request,
-        lambda db, actor: attachments.list_attachments(
+        lambda db, actor: present.list_attachments(
             db, actor, project=args.project_id, limit=args.limit, offset=args.offset
         ),
     )
@@ -79,7 +79,7 @@ async def get_attachment(request: Request) -> dict[str, Any]:
     args = _attachment_args(request, GetAttachment, NoQuery)
     return await run_service(
         request,
-        lambda db, actor: attachments.get_attachment(
+        lambda db, actor: present.get_attachment(
             db, actor, project=args.project_id, attachment_id=args.attachment_id
         ),
     )
@@ -89,7 +89,7 @@ async def read_attachment(request: Request) -> dict[str, Any]:
     args = _attachment_args(request, ReadAttachment, AttachmentLinesQuery)
     body: dict[str, Any] = await run_service(
         request,
-        lambda db, actor: attachments.read_attachment(
+        lambda db, actor: present.read_attachment(
             db,
             actor,
             project=args.project_id,
@@ -112,7 +112,7 @@ async def attachment_content(request: Request) -> Response:
     args = _attachment_args(request, GetAttachment, NoQuery)
     view, data = await run_service(
         request,
-        lambda db, actor: attachments.read_attachment_bytes(
+        lambda db, actor: present.read_attachment_bytes(
             db, actor, project=args.project_id, attachment_id=args.attachment_id
         ),
     )
@@ -145,7 +145,7 @@ async def upload_attachment(request: Request) -> Created:
     content = decoded(args.content_base64)
     result = await run_service(
         request,
-        lambda db, actor: attachments.upload_attachment(
+        lambda db, actor: present.upload_attachment(
             db,
             actor,
             project=args.project_id,

@@ -35,6 +35,7 @@ from crewboard.api.specs.common import (
     named,
     no_default,
 )
+from crewboard.contract.specs import present
 from crewboard.contract.specs.comments import (
     CreateSpecFileCommentThread,
     DeleteSpecFileComment,
@@ -43,7 +44,6 @@ from crewboard.contract.specs.comments import (
     UpdateSpecFileComment,
 )
 from crewboard.errors import ValidationFailed
-from crewboard.services.specs import comments
 
 # --- comment threads -------------------------------------------------------------------------
 
@@ -52,7 +52,7 @@ async def list_threads(request: Request) -> dict[str, Any]:
     args = parse_args(ListSpecFileComments, named(request, ThreadsQuery), strict=False)
     return await run_service(
         request,
-        lambda db, actor: comments.list_spec_file_comments(
+        lambda db, actor: present.list_spec_file_comments(
             db,
             actor,
             project=args.project_id,
@@ -79,7 +79,7 @@ async def start_thread(request: Request) -> Created:
     )
     result = await run_service(
         request,
-        lambda db, actor: comments.create_spec_file_comment_thread(
+        lambda db, actor: present.create_spec_file_comment_thread(
             db,
             actor,
             project=args.project_id,
@@ -104,7 +104,7 @@ async def reply_to_thread(request: Request) -> Created:
     )
     result = await run_service(
         request,
-        lambda db, actor: comments.reply_spec_file_comment_thread(
+        lambda db, actor: present.reply_spec_file_comment_thread(
             db,
             actor,
             project=args.project_id,
@@ -134,7 +134,7 @@ async def update_comment(request: Request) -> dict[str, Any]:
     return await guard_precondition(
         lambda: run_service(
             request,
-            lambda db, actor: comments.update_spec_file_comment(
+            lambda db, actor: present.update_spec_file_comment(
                 db,
                 actor,
                 project=args.project_id,
@@ -156,7 +156,7 @@ async def delete_comment(request: Request) -> dict[str, Any]:
     )
     return await run_service(
         request,
-        lambda db, actor: comments.delete_spec_file_comment(
+        lambda db, actor: present.delete_spec_file_comment(
             db, actor, project=args.project_id, workspace_id=workspace, comment_id=args.comment_id
         ),
     )

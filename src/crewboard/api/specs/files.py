@@ -46,6 +46,7 @@ from crewboard.api.specs.common import (
     no_default,
 )
 from crewboard.contract import args as a
+from crewboard.contract.specs import present
 from crewboard.contract.specs.files import (
     GetSpecFile,
     ListSpecFiles,
@@ -56,7 +57,6 @@ from crewboard.contract.specs.files import (
 )
 from crewboard.errors import ValidationFailed
 from crewboard.jsonbody import MAX_UPLOAD_BODY
-from crewboard.services.specs import files
 
 # --- reading ---------------------------------------------------------------------------------
 
@@ -68,7 +68,7 @@ async def list_spec_files(request: Request) -> dict[str, Any]:
     )
     return await run_service(
         request,
-        lambda db, actor: files.list_spec_files(
+        lambda db, actor: present.list_spec_files(
             db,
             actor,
             project=args.project_id,
@@ -84,7 +84,7 @@ async def get_spec_file(request: Request) -> dict[str, Any]:
     args = parse_args(GetSpecFile, named(request, DetailsQuery), strict=False)
     return await run_service(
         request,
-        lambda db, actor: files.get_spec_file(
+        lambda db, actor: present.get_spec_file(
             db,
             actor,
             project=args.project_id,
@@ -99,7 +99,7 @@ async def read_spec_file(request: Request) -> dict[str, Any]:
     args = parse_args(ReadSpecFile, named(request, LinesQuery), strict=False)
     return await run_service(
         request,
-        lambda db, actor: files.read_spec_file(
+        lambda db, actor: present.read_spec_file(
             db,
             actor,
             project=args.project_id,
@@ -116,7 +116,7 @@ async def spec_file_content(request: Request) -> Response:
     args = parse_args(ReadSpecFile, named(request, ContentQuery), strict=False)
     view, data = await run_service(
         request,
-        lambda db, actor: files.read_file_bytes(
+        lambda db, actor: present.read_file_bytes(
             db,
             actor,
             project=args.project_id,
@@ -145,7 +145,7 @@ async def upload_spec_file(request: Request) -> Created:
     content = content_of(args.content, args.content_base64)
     result = await run_service(
         request,
-        lambda db, actor: files.upload_spec_file(
+        lambda db, actor: present.upload_spec_file(
             db,
             actor,
             project=args.project_id,
@@ -177,7 +177,7 @@ async def update_spec_file(request: Request) -> dict[str, Any]:
     result = await guard_precondition(
         lambda: run_service(
             request,
-            lambda db, actor: files.update_spec_file(
+            lambda db, actor: present.update_spec_file(
                 db,
                 actor,
                 project=args.project_id,
@@ -194,7 +194,7 @@ async def update_spec_file(request: Request) -> dict[str, Any]:
 
 
 def _trash(trash: bool) -> Handler:
-    service = files.move_spec_file_to_trash if trash else files.restore_spec_file_from_trash
+    service = present.move_spec_file_to_trash if trash else present.restore_spec_file_from_trash
 
     async def handler(request: Request) -> dict[str, Any]:
         data = body_of(await read_body(request), NOT_IN_BODY)

@@ -11,12 +11,11 @@ from pydantic import Field
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
 from crewboard.contract.operation import Call, Cli, Operation, Rest, keyed_write
 from crewboard.contract.reply import WINDOW_ROOM, Reply, paged_reply, window_note
-from crewboard.contract.specs import local
+from crewboard.contract.specs import local, present
 from crewboard.domain.files import MAX_WINDOW_LINES
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.domain.specs import MAX_ATTACHMENT_BYTES, MAX_ATTACHMENT_NAME
 from crewboard.errors import ValidationFailed
-from crewboard.services.specs import attachments
 
 # Characters of the largest attachment as base64: four for every three bytes, padded.
 MAX_ATTACHMENT_BASE64 = -(-MAX_ATTACHMENT_BYTES // 3) * 4
@@ -26,7 +25,7 @@ AttachmentId = Field(min_length=1, max_length=200)
 class ListAttachments(Args):
     project_id: ProjectRef
     workspace_id: WorkspaceId = None
-    limit: int = Field(default=attachments.DEFAULT_PAGE, ge=1, le=attachments.MAX_PAGE)
+    limit: int = Field(default=present.DEFAULT_PAGE, ge=1, le=present.MAX_PAGE)
     offset: Offset = 0
 
 
@@ -83,7 +82,7 @@ class UploadAttachment(Args):
 
 
 def list_attachments(call: Call, args: ListAttachments) -> Reply:
-    found = attachments.list_attachments(
+    found = present.list_attachments(
         call.db,
         call.actor,
         project=args.project_id,
@@ -96,7 +95,7 @@ def list_attachments(call: Call, args: ListAttachments) -> Reply:
 
 def get_attachment(call: Call, args: GetAttachment) -> Reply:
     return Reply(
-        attachments.get_attachment(
+        present.get_attachment(
             call.db,
             call.actor,
             project=args.project_id,
@@ -107,7 +106,7 @@ def get_attachment(call: Call, args: GetAttachment) -> Reply:
 
 
 def read_attachment(call: Call, args: ReadAttachment) -> Reply:
-    body = attachments.read_attachment(
+    body = present.read_attachment(
         call.db,
         call.actor,
         project=args.project_id,
@@ -124,7 +123,7 @@ def read_attachment(call: Call, args: ReadAttachment) -> Reply:
 
 
 def upload_attachment(call: Call, args: UploadAttachment) -> Reply:
-    made = attachments.upload_attachment(
+    made = present.upload_attachment(
         call.db,
         call.actor,
         project=args.project_id,

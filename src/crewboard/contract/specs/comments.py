@@ -3,18 +3,17 @@ delete one's own comments. No tool resolves or reopens a thread: people do, in t
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
 from crewboard.contract.operation import Call, Cli, Operation, Rest, keyed_write
-from crewboard.contract.reply import ROWS_BUDGET, Reply, compact, fitted_answer, page_note
+from crewboard.contract.reply import Reply, page_note
+from crewboard.contract.specs import present
 from crewboard.domain.files import MAX_PATH
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.domain.spec_comments import MAX_AFFIX, MAX_COMMENT, MAX_QUOTE, MAX_THREADS_SHOWN
-from crewboard.services.paging import next_offset
-from crewboard.services.specs import comments
 from crewboard.services.specs.file_lookup import FileRef
 
 Body = Field(min_length=1, max_length=MAX_COMMENT, description="Markdown.")
@@ -82,7 +81,7 @@ class DeleteSpecFileComment(Args):
 
 
 def list_spec_file_comments(call: Call, args: ListSpecFileComments) -> Reply:
-    found = comments.list_spec_file_comments(
+    found = present.list_spec_file_comments(
         call.db,
         call.actor,
         project=args.project_id,
@@ -92,19 +91,8 @@ def list_spec_file_comments(call: Call, args: ListSpecFileComments) -> Reply:
         limit=args.limit,
         offset=args.offset,
     )
-    total = found["total"]
-
-    def answer(rows: list[dict[str, Any]]) -> dict[str, Any]:
-        return {
-            "file": found["file"],
-            "threads": rows,
-            "total": total,
-            "nextOffset": next_offset(args.offset, len(rows), total),
-        }
-
-    threads = [_fitting(thread) for thread in found["threads"]]
-    body, text = fitted_answer(threads, answer)
-    notes = [page_note(shown=len(body["threads"]), offset=args.offset, total=total)]
+    body, text = present.fit_thread_page(found, args.offset)
+    notes = [page_note(shown=len(body["threads"]), offset=args.offset, total=found["total"])]
     if any(t.get("commentsTruncated") for t in body["threads"]):
         notes.append(
             "A thread marked commentsTruncated has more comments than one answer holds "
@@ -113,25 +101,8 @@ def list_spec_file_comments(call: Call, args: ListSpecFileComments) -> Reply:
     return Reply(body, " ".join(n for n in notes if n) or None, text)
 
 
-def _fitting(thread: dict[str, Any]) -> dict[str, Any]:
-    """A thread whose comments alone would overflow an answer keeps its first comments that fit
-    (each is already cut to 1,000 characters), flagged."""
-    if len(compact(thread).encode()) <= ROWS_BUDGET:
-        return thread
-    kept: list[dict[str, Any]] = []
-    shell = {**thread, "comments": kept, "commentsTruncated": True}
-    used = len(compact(shell).encode())
-    for comment in thread["comments"]:
-        size = len(compact(comment).encode()) + 1
-        if used + size > ROWS_BUDGET:
-            break
-        kept.append(comment)
-        used += size
-    return shell
-
-
 def create_spec_file_comment_thread(call: Call, args: CreateSpecFileCommentThread) -> Reply:
-    made = comments.create_spec_file_comment_thread(
+    made = present.create_spec_file_comment_thread(
         call.db,
         call.actor,
         project=args.project_id,
@@ -149,7 +120,7 @@ def create_spec_file_comment_thread(call: Call, args: CreateSpecFileCommentThrea
 
 
 def reply_spec_file_comment_thread(call: Call, args: ReplySpecFileCommentThread) -> Reply:
-    made = comments.reply_spec_file_comment_thread(
+    made = present.reply_spec_file_comment_thread(
         call.db,
         call.actor,
         project=args.project_id,
@@ -165,7 +136,7 @@ def reply_spec_file_comment_thread(call: Call, args: ReplySpecFileCommentThread)
 
 def update_spec_file_comment(call: Call, args: UpdateSpecFileComment) -> Reply:
     return Reply(
-        comments.update_spec_file_comment(
+        present.update_spec_file_comment(
             call.db,
             call.actor,
             project=args.project_id,
@@ -185,7 +156,7 @@ _OUTCOMES = {
 
 
 def delete_spec_file_comment(call: Call, args: DeleteSpecFileComment) -> Reply:
-    done = comments.delete_spec_file_comment(
+    done = present.delete_spec_file_comment(
         call.db,
         call.actor,
         project=args.project_id,

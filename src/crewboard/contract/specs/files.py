@@ -11,12 +11,11 @@ from pydantic import Field
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
 from crewboard.contract.operation import Call, Cli, NoDoor, Operation, Rest, keyed_write
 from crewboard.contract.reply import WINDOW_ROOM, Reply, paged_reply, window_note
-from crewboard.contract.specs import local
+from crewboard.contract.specs import local, present
 from crewboard.domain.files import MAX_PATH, MAX_WINDOW_LINES
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.errors import ValidationFailed
 from crewboard.jsonbody import MAX_UPLOAD_BODY
-from crewboard.services.specs import files
 from crewboard.services.specs.file_lookup import FileRef
 
 FilePath = Field(default=None, min_length=1, max_length=MAX_PATH, description="Or the file's path.")
@@ -92,14 +91,14 @@ class ListSpecFiles(Args):
         default=None, min_length=1, max_length=MAX_PATH, description="Only this folder."
     )
     trashed: bool = Field(default=False, description="true: the trash bin instead.")
-    limit: int = Field(default=files.DEFAULT_PAGE, ge=1, le=files.MAX_PAGE)
+    limit: int = Field(default=present.DEFAULT_PAGE, ge=1, le=present.MAX_PAGE)
     offset: Offset = 0
 
 
 class GetSpecFile(_Named):
     include_trashed: bool = False
     revisions: int = Field(
-        default=0, ge=0, le=files.MAX_PAGE, description="Also list this many newest revisions."
+        default=0, ge=0, le=present.MAX_PAGE, description="Also list this many newest revisions."
     )
 
 
@@ -141,7 +140,7 @@ class DownloadSpecFile(_Named):
 
 
 def list_spec_files(call: Call, args: ListSpecFiles) -> Reply:
-    found = files.list_spec_files(
+    found = present.list_spec_files(
         call.db,
         call.actor,
         project=args.project_id,
@@ -156,7 +155,7 @@ def list_spec_files(call: Call, args: ListSpecFiles) -> Reply:
 
 def get_spec_file(call: Call, args: GetSpecFile) -> Reply:
     return Reply(
-        files.get_spec_file(
+        present.get_spec_file(
             call.db,
             call.actor,
             project=args.project_id,
@@ -169,7 +168,7 @@ def get_spec_file(call: Call, args: GetSpecFile) -> Reply:
 
 
 def read_spec_file(call: Call, args: ReadSpecFile) -> Reply:
-    body = files.read_spec_file(
+    body = present.read_spec_file(
         call.db,
         call.actor,
         project=args.project_id,
@@ -185,7 +184,7 @@ def read_spec_file(call: Call, args: ReadSpecFile) -> Reply:
 
 
 def upload_spec_file(call: Call, args: UploadSpecFile) -> Reply:
-    made = files.upload_spec_file(
+    made = present.upload_spec_file(
         call.db,
         call.actor,
         project=args.project_id,
@@ -200,7 +199,7 @@ def upload_spec_file(call: Call, args: UploadSpecFile) -> Reply:
 
 
 def update_spec_file(call: Call, args: UpdateSpecFile) -> Reply:
-    saved = files.update_spec_file(
+    saved = present.update_spec_file(
         call.db,
         call.actor,
         project=args.project_id,
@@ -216,7 +215,7 @@ def update_spec_file(call: Call, args: UpdateSpecFile) -> Reply:
 
 
 def move_spec_file_to_trash(call: Call, args: TrashAction) -> Reply:
-    done = files.move_spec_file_to_trash(
+    done = present.move_spec_file_to_trash(
         call.db,
         call.actor,
         project=args.project_id,
@@ -227,7 +226,7 @@ def move_spec_file_to_trash(call: Call, args: TrashAction) -> Reply:
 
 
 def restore_spec_file_from_trash(call: Call, args: TrashAction) -> Reply:
-    done = files.restore_spec_file_from_trash(
+    done = present.restore_spec_file_from_trash(
         call.db,
         call.actor,
         project=args.project_id,
@@ -239,7 +238,7 @@ def restore_spec_file_from_trash(call: Call, args: TrashAction) -> Reply:
 
 def download_spec_file(call: Call, args: DownloadSpecFile) -> Reply:
     local.require_stdio(call, "download_spec_file")
-    view, data = files.read_file_bytes(
+    view, data = present.read_file_bytes(
         call.db,
         call.actor,
         project=args.project_id,

@@ -8,6 +8,7 @@ unless it asks to `override`, which replaces the bytes (and type) under the same
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from crewboard.domain.files import (
@@ -27,14 +28,18 @@ from crewboard.domain.specs import (
     MAX_ATTACHMENT_BYTES,
     Attachment,
     AttachmentKind,
+    AttachmentPage,
+    AttachmentRead,
+    AttachmentUpload,
+    TextWindow,
     check_attachment_name,
     sniff_attachment,
 )
 from crewboard.errors import AlreadyExists, LimitExceeded, NotFound, ValidationFailed
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
-from crewboard.services.paging import check_page, next_offset
-from crewboard.services.views import iso, stamp_of
+from crewboard.services.paging import check_page
+from crewboard.services.views import stamp_of
 from crewboard.services.windows import TextBlob, read_window
 from crewboard.storage.database import Database
 from crewboard.storage.specs.attachments import AttachmentRepository
@@ -46,22 +51,6 @@ DEFAULT_PAGE = 50
 
 def attachments_of(uow: UnitOfWork) -> AttachmentRepository:
     return AttachmentRepository(uow.conn)
-
-
-def attachment_view(item: Attachment) -> dict[str, Any]:
-    return {
-        "id": item.id,
-        "projectId": item.project_id,
-        "name": item.name,
-        "kind": item.kind.value,
-        "mediaType": item.media_type,
-        "size": item.size,
-        "totalLines": item.lines.total_lines if item.kind is AttachmentKind.TEXT else None,
-        "createdBy": item.created_by,
-        "createdAt": iso(item.created_at),
-        "updatedBy": item.updated_by,
-        "updatedAt": iso(item.updated_at),
-    }
 
 
 def _find(
@@ -89,7 +78,7 @@ def list_attachments(
     workspace_id: WorkspaceRef = ANY_WORKSPACE,
     limit: int = DEFAULT_PAGE,
     offset: int = 0,
-) -> dict[str, Any]:
+) -> AttachmentPage:
     """The project's attachments by name.
 
     Raises:
@@ -97,14 +86,10 @@ def list_attachments(
     """
     check_page(limit, offset, MAX_PAGE)
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> AttachmentPage:
         access = access_project(uow, actor, project, workspace_id=workspace_id)
         items, total = attachments_of(uow).page(access.project.id, limit=limit, offset=offset)
-        return {
-            "attachments": [attachment_view(i) for i in items],
-            "total": total,
-            "nextOffset": next_offset(offset, len(items), total),
-        }
+        return AttachmentPage(tuple(items), total, offset)
 
     return db.read(work)
 
@@ -116,13 +101,9 @@ def get_attachment(
     project: str,
     workspace_id: WorkspaceRef = ANY_WORKSPACE,
     attachment_id: str,
-) -> dict[str, Any]:
+) -> Attachment:
     """One attachment's details. Raises: NotFound."""
-    return db.read(
-        lambda uow: {
-            "attachment": attachment_view(_find(uow, actor, project, attachment_id, workspace_id))
-        }
-    )
+    return db.read(lambda uow: _find(uow, actor, project, attachment_id, workspace_id))
 
 
 def read_attachment(
@@ -135,7 +116,7 @@ def read_attachment(
     offset: int = 1,
     limit: int = MAX_WINDOW_LINES,
     room: int = MAX_WINDOW_BYTES,
-) -> dict[str, Any]:
+) -> AttachmentRead:
     """A text attachment's window of lines, or an image's bytes whole (`image`: bytes and
     media type, for the door to send as an image).
 
@@ -145,11 +126,10 @@ def read_attachment(
     """
     check_window(offset, limit)
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> AttachmentRead:
         item = _find(uow, actor, project, attachment_id, workspace_id)
-        view = attachment_view(item)
         if item.kind is AttachmentKind.IMAGE:
-            return {"attachment": view, "image": uow.blobs.read(item.digest)}
+            return AttachmentRead(item, image=uow.blobs.read(item.digest))
         if item.kind is AttachmentKind.DOCUMENT:
             raise ValidationFailed(
                 f"{item.name} is a document ({item.media_type}) with no lines to read here. "
@@ -163,15 +143,17 @@ def read_attachment(
             limit=limit,
             room=min(room, MAX_WINDOW_BYTES),
         )
-        return {
-            "attachment": view,
-            "offset": offset,
-            "lines": window.lines,
-            "totalLines": item.lines.total_lines,
-            "text": window.text,
-            "truncated": window.truncated,
-            "nextOffset": window.next_offset,
-        }
+        return AttachmentRead(
+            item,
+            window=TextWindow(
+                offset=offset,
+                lines=window.lines,
+                total_lines=item.lines.total_lines,
+                text=window.text,
+                truncated=window.truncated,
+                next_offset=window.next_offset,
+            ),
+        )
 
     return db.read(work)
 
@@ -183,12 +165,12 @@ def read_attachment_bytes(
     project: str,
     workspace_id: WorkspaceRef = ANY_WORKSPACE,
     attachment_id: str,
-) -> tuple[dict[str, Any], bytes]:
-    """An attachment's details and its whole bytes (for a download). Raises: NotFound."""
+) -> tuple[Attachment, bytes]:
+    """An attachment and its whole bytes (for a download). Raises: NotFound."""
 
-    def work(uow: UnitOfWork) -> tuple[dict[str, Any], bytes]:
+    def work(uow: UnitOfWork) -> tuple[Attachment, bytes]:
         item = _find(uow, actor, project, attachment_id, workspace_id)
-        return attachment_view(item), uow.blobs.read(item.digest)
+        return item, uow.blobs.read(item.digest)
 
     return db.read(work)
 
@@ -237,10 +219,12 @@ def upload_attachment(
     content: bytes,
     override: bool,
     idempotency_key: str | None,
+    answer: Callable[[AttachmentUpload], dict[str, Any]],
     content_field: str = "content",
 ) -> KeyedResult:
     """Add an attachment, or with `override` replace the one of that name (keyed).
-    `content_field` is what the caller calls the bytes, named when they are refused.
+    `content_field` is what the caller calls the bytes, named when they are refused; `answer`
+    words the result for the door and the ledger.
 
     Raises:
         AlreadyExists: the name is taken and `override` is off. ValidationFailed,
@@ -293,7 +277,7 @@ def upload_attachment(
                 workspace_id=access.project.workspace_id,
             )  # fmt: skip
             return Ack(
-                {"attachment": attachment_view(item), "replaced": existing is not None},
+                answer(AttachmentUpload(item, replaced=existing is not None)),
                 resource_type="attachment",
                 resource_id=item.id,
                 project_id=access.project.id,

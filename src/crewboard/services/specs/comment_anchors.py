@@ -8,12 +8,11 @@ through `services/specs/files.py`), so that the file service can call it.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
 
 from crewboard.domain.files import FileKind
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.spec_comments import Anchor, CommentThread, reanchor
-from crewboard.domain.specs import SpecFile, SpecRevision
+from crewboard.domain.specs import Reanchored, SpecFile, SpecRevision
 from crewboard.storage.specs.comments import SpecCommentRepository
 from crewboard.storage.specs.files import SpecFileRepository
 from crewboard.storage.uow import UnitOfWork
@@ -27,7 +26,7 @@ def do_reanchor_threads(
     saved: SpecRevision,
     content: bytes,
     workspace_id: str | None,
-) -> dict[str, Any]:
+) -> Reanchored:
     """Move the anchors of `file`'s threads (open or resolved, not orphaned) into the text of
     `saved`, its new revision (`content`); mark the threads whose passage is gone orphaned and
     record `spec_comment.orphaned` for each. Nothing happens for a binary revision: its threads
@@ -38,7 +37,7 @@ def do_reanchor_threads(
     repo = SpecCommentRepository(uow.conn)
     threads = repo.anchored_threads(file.id)
     if not threads or saved.kind is not FileKind.TEXT:
-        return {"moved": 0, "orphaned": []}
+        return Reanchored(moved=0, orphaned=())
     new_text = content.decode("utf-8")
     by_revision: dict[int, list[CommentThread]] = defaultdict(list)
     for thread in threads:
@@ -72,7 +71,7 @@ def do_reanchor_threads(
             project_id=file.project_id,
             workspace_id=workspace_id,
         )
-    return {"moved": len(moves), "orphaned": [t.id for t in orphaned]}
+    return Reanchored(moved=len(moves), orphaned=tuple(t.id for t in orphaned))
 
 
 def _text_of(uow: UnitOfWork, file_id: str, revision: int) -> str | None:

@@ -1,4 +1,4 @@
-"""What every comment tool stands on: finding a thread or a comment, how they are shown, and the checks (the caller may write, the file is not trashed, the comment is the caller's own, the passage is in the file)."""
+"""What every comment tool stands on: finding a thread or a comment, and the checks (the caller may write, the file is not trashed, the comment is the caller's own, the passage is in the file)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from crewboard.domain.spec_comments import (
     MAX_AFFIX,
     MAX_COMMENT,
     MAX_QUOTE,
-    SHOWN_COMMENT,
     CommentThread,
     SpecComment,
 )
@@ -30,59 +29,13 @@ from crewboard.services.identity.access import (
     access_project,
 )
 from crewboard.services.specs.file_lookup import files_of
-from crewboard.services.views import iso, stamp_of
+from crewboard.services.views import stamp_of
 from crewboard.storage.specs.comments import SpecCommentRepository
 from crewboard.storage.uow import UnitOfWork
 
 
 def comments_of(uow: UnitOfWork) -> SpecCommentRepository:
     return SpecCommentRepository(uow.conn)
-
-
-def comment_view(comment: SpecComment, actor: Actor, *, cut: bool = False) -> dict[str, Any]:
-    """A comment on the wire; `cut` shortens its body to SHOWN_COMMENT characters (lists)."""
-    shortened = cut and len(comment.body) > SHOWN_COMMENT
-    return {
-        "id": comment.id,
-        "threadId": comment.thread_id,
-        "author": comment.author,
-        "aiWork": comment.ai_work,
-        "body": comment.body[:SHOWN_COMMENT] if shortened else comment.body,
-        "bodyLength": len(comment.body),
-        "bodyTruncated": shortened,
-        "deleted": comment.deleted,
-        "contentVersion": comment.content_version,
-        "yours": comment.principal == actor.principal,
-        "createdAt": iso(comment.created_at),
-        "updatedAt": iso(comment.updated_at),
-    }
-
-
-def thread_view(
-    thread: CommentThread, comments: list[SpecComment], actor: Actor, *, cut: bool = False
-) -> dict[str, Any]:
-    anchor = thread.anchor
-    return {
-        "id": thread.id,
-        "fileId": thread.file_id,
-        "status": thread.status.value,
-        "orphaned": thread.orphaned,
-        "anchor": {
-            "quote": anchor.quote,
-            "prefix": anchor.prefix,
-            "suffix": anchor.suffix,
-            "start": anchor.start,
-            "end": anchor.end,
-            "revision": thread.anchor_revision,
-        },
-        "createdBy": thread.created_by,
-        "createdAt": iso(thread.created_at),
-        "updatedAt": iso(thread.updated_at),
-        "resolvedBy": thread.resolved_by,
-        "resolvedAt": iso(thread.resolved_at),
-        "commentCount": len(comments),
-        "comments": [comment_view(c, actor, cut=cut) for c in comments],
-    }
 
 
 def thread_not_found(thread_id: str) -> NotFound:

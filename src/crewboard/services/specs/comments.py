@@ -13,6 +13,7 @@ is started and no reply written. Comments written through an agent token are AI 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from crewboard.domain.identity.access import Role, Scope
@@ -26,6 +27,7 @@ from crewboard.domain.spec_comments import (
     ThreadStatus,
     place,
 )
+from crewboard.domain.specs import CommentRemoval, ThreadChange, ThreadListing, ThreadRead
 from crewboard.errors import (
     RevisionConflict,
     ValidationFailed,
@@ -36,11 +38,10 @@ from crewboard.services.identity.access import (
     WorkspaceRef,
     require_signed_in_person,
 )
-from crewboard.services.paging import check_page, next_offset
+from crewboard.services.paging import check_page
 from crewboard.services.specs.comment_threads import (
     check_anchor,
     check_body,
-    comment_view,
     comments_of,
     current_text,
     find_comment,
@@ -50,7 +51,6 @@ from crewboard.services.specs.comment_threads import (
     record_comment_event,
     refuse_trashed,
     require_own,
-    thread_view,
     writable_project,
 )
 from crewboard.services.specs.file_lookup import FileRef, find_file
@@ -71,7 +71,7 @@ def list_spec_file_comments(
     status: str | None = None,
     limit: int = MAX_THREADS_SHOWN,
     offset: int = 0,
-) -> dict[str, Any]:
+) -> ThreadListing:
     """A file's threads (in the trash bin too) in the order of their passages, orphaned ones
     last, each with its comments; bodies cut to 1,000 characters. `status`: `open` or
     `resolved` (passage still there), or `orphaned`.
@@ -84,24 +84,15 @@ def list_spec_file_comments(
         raise ValidationFailed.field("status", f"unknown value {status!r}.", list(THREAD_FILTERS))
     check_page(limit, offset, MAX_THREADS_SHOWN)
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> ThreadListing:
         file, _access = find_file(
             uow, actor, project=project, ref=ref, include_trashed=True, workspace_id=workspace_id
         )
         repo = comments_of(uow)
         threads, total = repo.threads_of_file(file.id, status=status, limit=limit, offset=offset)
         comments = repo.comments_of([t.id for t in threads])
-        return {
-            "file": {
-                "id": file.id,
-                "path": file.path,
-                "revision": file.revision_count,
-                "trashed": file.trashed_at is not None,
-            },
-            "threads": [thread_view(t, comments[t.id], actor, cut=True) for t in threads],
-            "total": total,
-            "nextOffset": next_offset(offset, len(threads), total),
-        }
+        reads = tuple(ThreadRead(t, tuple(comments[t.id])) for t in threads)
+        return ThreadListing(file, reads, total, offset)
 
     return db.read(work)
 
@@ -121,9 +112,10 @@ def create_spec_file_comment_thread(
     anchor_suffix: str | None,
     body: str,
     idempotency_key: str | None,
+    answer: Callable[[ThreadRead], dict[str, Any]],
 ) -> KeyedResult:
     """A new open thread on the passage `anchor_quote` of the file's current text, with its
-    first comment (keyed).
+    first comment (keyed); `answer` words it for the door and the ledger.
 
     Raises:
         ValidationFailed: the quote missing from the file or ambiguous (the message says what
@@ -167,7 +159,7 @@ def create_spec_file_comment_thread(
                 aiWork=first.ai_work,
             )  # fmt: skip
             return Ack(
-                {"thread": thread_view(thread, [first], actor)},
+                answer(ThreadRead(thread, (first,))),
                 resource_type="spec_comment_thread",
                 resource_id=thread.id,
                 project_id=file.project_id,
@@ -192,8 +184,9 @@ def reply_spec_file_comment_thread(
     thread_id: str,
     body: str,
     idempotency_key: str | None,
+    answer: Callable[[SpecComment], dict[str, Any]],
 ) -> KeyedResult:
-    """A reply at the end of a thread (keyed).
+    """A reply at the end of a thread (keyed); `answer` words it for the door and the ledger.
 
     Raises:
         ValidationFailed: the file is in the trash bin; an empty body. LimitExceeded,
@@ -220,7 +213,7 @@ def reply_spec_file_comment_thread(
                 aiWork=reply.ai_work,
             )  # fmt: skip
             return Ack(
-                {"comment": comment_view(reply, actor)},
+                answer(reply),
                 resource_type="spec_comment",
                 resource_id=reply.id,
                 project_id=thread.project_id,
@@ -243,7 +236,7 @@ def update_spec_file_comment(
     comment_id: str,
     body: str,
     expected_version: str,
-) -> dict[str, Any]:
+) -> SpecComment:
     """A new body for one of the caller's comments, still at `expected_version` (the
     comment's own contentVersion).
 
@@ -260,7 +253,7 @@ def update_spec_file_comment(
             "is required: pass the comment's contentVersion from list_spec_file_comments.",
         )
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> SpecComment:
         access = writable_project(uow, actor, project, workspace_id)
         comment, thread, file = find_comment(uow, access, comment_id)
         require_own(actor, comment, "edit")
@@ -276,7 +269,7 @@ def update_spec_file_comment(
         )  # fmt: skip
         now = repo.get_comment(comment.id)
         assert now is not None  # noqa: S101 - just written in this transaction
-        return {"comment": comment_view(now, actor)}
+        return now
 
     return db.write(work)
 
@@ -300,7 +293,7 @@ def _conflict(comment: SpecComment, expected: str) -> RevisionConflict:
 
 def delete_spec_file_comment(
     db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef, comment_id: str
-) -> dict[str, Any]:
+) -> CommentRemoval:
     """Delete one of the caller's comments. `outcome`: `removed` (a reply), `placeholder` (a
     first comment with replies, kept as "deleted" so they still make sense) or `threadDeleted`
     (a first comment alone, or the last reply under a placeholder: nothing is left to read).
@@ -309,7 +302,7 @@ def delete_spec_file_comment(
         PermissionDenied: another principal's comment. NotFound.
     """
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> CommentRemoval:
         access = writable_project(uow, actor, project, workspace_id)
         comment, thread, file = find_comment(uow, access, comment_id)
         one_at_a_time(uow, thread.id)
@@ -334,7 +327,7 @@ def delete_spec_file_comment(
             uow, actor, "deleted", file=file, thread_id=thread.id,
             workspace_id=access.project.workspace_id, commentId=comment.id, outcome=outcome,
         )  # fmt: skip
-        return {"outcome": outcome, "commentId": comment.id, "threadId": thread.id}
+        return CommentRemoval(outcome, comment.id, thread.id)
 
     return db.write(work)
 
@@ -344,7 +337,7 @@ def delete_spec_file_comment(
 
 def resolve_thread(
     db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef, thread_id: str
-) -> dict[str, Any]:
+) -> ThreadChange:
     """Mark a thread resolved (a person signed in, never a token). A resolved thread stays.
 
     Raises:
@@ -359,7 +352,7 @@ def resolve_thread(
 
 def reopen_thread(
     db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef, thread_id: str
-) -> dict[str, Any]:
+) -> ThreadChange:
     """Open a resolved thread again (a person signed in, never a token).
 
     Raises:
@@ -380,8 +373,8 @@ def _set_status(
     workspace_id: WorkspaceRef,
     thread_id: str,
     status: ThreadStatus,
-) -> dict[str, Any]:
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+) -> ThreadChange:
+    def work(uow: UnitOfWork) -> ThreadChange:
         access = writable_project(uow, actor, project, workspace_id)
         thread, file = find_thread(uow, access, thread_id)
         repo = comments_of(uow)
@@ -397,6 +390,6 @@ def _set_status(
         now = repo.get_thread(thread.id)
         assert now is not None  # noqa: S101 - read in this transaction
         comments = repo.comments_of([thread.id])[thread.id]
-        return {"thread": thread_view(now, comments, actor), "changed": changed}
+        return ThreadChange(ThreadRead(now, tuple(comments)), changed)
 
     return db.write(work)

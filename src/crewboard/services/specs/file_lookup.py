@@ -1,62 +1,25 @@
-"""Finding a spec file: by id or path, with the access check, and how a file and a revision are shown."""
+"""Finding a spec file: by id or path, with the access check."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from crewboard.domain.files import (
-    FileKind,
-    normalise_path,
-)
+from crewboard.domain.files import normalise_path
 from crewboard.domain.identity.access import Role, Scope
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.projects import ProjectAccess
-from crewboard.domain.specs import SpecFile, SpecRevision
+from crewboard.domain.specs import SpecFile
 from crewboard.errors import (
     NotFound,
     ValidationFailed,
 )
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
-from crewboard.services.views import iso
 from crewboard.storage.specs.files import SpecFileRepository
 from crewboard.storage.uow import UnitOfWork
 
 
 def files_of(uow: UnitOfWork) -> SpecFileRepository:
     return SpecFileRepository(uow.conn)
-
-
-def file_view(file: SpecFile) -> dict[str, Any]:
-    return {
-        "id": file.id,
-        "projectId": file.project_id,
-        "path": file.path,
-        "kind": file.kind.value,
-        "size": file.size,
-        "totalLines": file.total_lines if file.kind is FileKind.TEXT else None,
-        "revisionCount": file.revision_count,
-        "contentVersion": file.content_version,
-        "createdBy": file.created_by,
-        "createdAt": iso(file.created_at),
-        "updatedBy": file.updated_by,
-        "updatedAt": iso(file.updated_at),
-        "trashed": file.trashed_at is not None,
-        "trashedAt": iso(file.trashed_at),
-        "trashedBy": file.trashed_by,
-    }
-
-
-def revision_view(revision: SpecRevision) -> dict[str, Any]:
-    return {
-        "revision": revision.revision,
-        "contentVersion": revision.content_version,
-        "kind": revision.kind.value,
-        "size": revision.size,
-        "totalLines": revision.lines.total_lines if revision.kind is FileKind.TEXT else None,
-        "savedBy": revision.author,
-        "savedAt": iso(revision.created_at),
-    }
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ make inside a transaction in file_saves.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from crewboard.domain.files import (
@@ -26,7 +27,19 @@ from crewboard.domain.files import (
 )
 from crewboard.domain.identity.access import Role, Scope
 from crewboard.domain.identity.records import Actor
-from crewboard.domain.specs import MAX_READ_BYTES, SpecFile, SpecRevision
+from crewboard.domain.specs import (
+    MAX_READ_BYTES,
+    SourceTask,
+    SpecFile,
+    SpecFileBytes,
+    SpecFileDetails,
+    SpecFilePage,
+    SpecFileWindow,
+    SpecRevision,
+    SpecSave,
+    TextWindow,
+    TrashChange,
+)
 from crewboard.domain.tasks_md import is_tasks_file
 from crewboard.domain.validation import INT32_MAX
 from crewboard.errors import (
@@ -36,14 +49,8 @@ from crewboard.errors import (
 )
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
-from crewboard.services.paging import check_page, next_offset
-from crewboard.services.specs.file_lookup import (
-    FileRef,
-    file_view,
-    files_of,
-    find_file,
-    revision_view,
-)
+from crewboard.services.paging import check_page
+from crewboard.services.specs.file_lookup import FileRef, files_of, find_file
 from crewboard.services.specs.file_saves import check_content, do_create_file, do_update_file
 from crewboard.services.specs.tasks_md import do_restore_boxes
 from crewboard.services.views import stamp_of
@@ -68,7 +75,7 @@ def list_spec_files(
     trashed: bool = False,
     limit: int = DEFAULT_PAGE,
     offset: int = 0,
-) -> dict[str, Any]:
+) -> SpecFilePage:
     """The project's files (or, with `trashed`, its trash bin) in path order, under the
     folder `path` when given.
 
@@ -78,16 +85,12 @@ def list_spec_files(
     check_page(limit, offset, MAX_PAGE)
     prefix = folder_prefix(path) if path is not None else None
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> SpecFilePage:
         access = access_project(uow, actor, project, workspace_id=workspace_id)
         files, total = files_of(uow).page(
             access.project.id, prefix=prefix, trashed=trashed, limit=limit, offset=offset
         )
-        return {
-            "files": [file_view(f) for f in files],
-            "total": total,
-            "nextOffset": next_offset(offset, len(files), total),
-        }
+        return SpecFilePage(tuple(files), total, offset)
 
     return db.read(work)
 
@@ -102,7 +105,7 @@ def get_spec_file(
     include_trashed: bool = False,
     revisions_limit: int = 0,
     include_tasks: bool = False,
-) -> dict[str, Any]:
+) -> SpecFileDetails:
     """A file's metadata with the `contentVersion` a save needs, and its newest revisions
     when asked; with `include_tasks`, a `tasks.md` file's tasks on the board (key, title,
     status, line), in line order.
@@ -116,7 +119,7 @@ def get_spec_file(
             "revisions", f"must be from 0 to {MAX_PAGE}; got {revisions_limit}."
         )
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> SpecFileDetails:
         file, access = find_file(
             uow,
             actor,
@@ -125,22 +128,23 @@ def get_spec_file(
             include_trashed=include_trashed,
             workspace_id=workspace_id,
         )
-        answer: dict[str, Any] = {"file": file_view(file)}
+        tasks = None
         if include_tasks and is_tasks_file(file.path):
-            answer["tasks"] = [
-                {
-                    "id": task.id,
-                    "key": f"{access.project.key}-{task.number}",
-                    "title": task.title,
-                    "status": task.status.value,
-                    "line": task.source_line,
-                }
+            tasks = tuple(
+                SourceTask(
+                    id=task.id,
+                    key=f"{access.project.key}-{task.number}",
+                    title=task.title,
+                    status=task.status.value,
+                    line=task.source_line,
+                )
                 for task in uow.tasks.of_source_files([file.id])
-            ]
+            )
+        revisions = None
         if revisions_limit:
-            revisions, _total = files_of(uow).revisions(file.id, limit=revisions_limit, offset=0)
-            answer["revisions"] = [revision_view(r) for r in revisions]
-        return answer
+            found, _total = files_of(uow).revisions(file.id, limit=revisions_limit, offset=0)
+            revisions = tuple(found)
+        return SpecFileDetails(file, tasks, revisions)
 
     return db.read(work)
 
@@ -160,7 +164,7 @@ def read_spec_file(
     revision: int | None = None,
     room: int = MAX_WINDOW_BYTES,
     include_trashed: bool = False,
-) -> dict[str, Any]:
+) -> SpecFileWindow:
     """A window of a text file's lines: from line `offset` (1 = the first), at most `limit`
     lines and `room` bytes of text. Reads only the bytes of the window (and of at most 255
     lines before it), however large the file.
@@ -174,7 +178,7 @@ def read_spec_file(
     if revision is not None and not 1 <= revision <= INT32_MAX:
         raise ValidationFailed.field("revision", f"counts from 1; got {revision}.")
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> SpecFileWindow:
         file, _access = find_file(
             uow,
             actor,
@@ -198,17 +202,18 @@ def read_spec_file(
             limit=limit,
             room=min(room, MAX_WINDOW_BYTES),
         )
-        return {
-            "file": file_view(file),
-            "revision": saved.revision,
-            "contentVersion": saved.content_version,
-            "offset": offset,
-            "lines": window.lines,
-            "totalLines": saved.lines.total_lines,
-            "text": window.text,
-            "truncated": window.truncated,
-            "nextOffset": window.next_offset,
-        }
+        return SpecFileWindow(
+            file,
+            saved,
+            TextWindow(
+                offset=offset,
+                lines=window.lines,
+                total_lines=saved.lines.total_lines,
+                text=window.text,
+                truncated=window.truncated,
+                next_offset=window.next_offset,
+            ),
+        )
 
     return db.read(work)
 
@@ -238,15 +243,15 @@ def read_file_bytes(
     ref: FileRef,
     revision: int | None = None,
     include_trashed: bool = False,
-) -> tuple[dict[str, Any], bytes]:
-    """A whole revision's bytes (for a download), with the file's view.
+) -> SpecFileBytes:
+    """A whole revision's bytes (for a download), with the file and the revision.
 
     Raises:
         NotFound, ValidationFailed.
     """
     ref = ref.check()
 
-    def work(uow: UnitOfWork) -> tuple[dict[str, Any], bytes]:
+    def work(uow: UnitOfWork) -> SpecFileBytes:
         file, _access = find_file(
             uow,
             actor,
@@ -262,10 +267,7 @@ def read_file_bytes(
                 f"{file.path} has no revision {wanted}; it has {file.revision_count}.",
                 {"resource": "specFileRevision", "ref": file.id, "revision": wanted},
             )
-        # The facts of the revision read, not of the newest one: an older revision may differ
-        # in kind, size, lines and (always) contentVersion.
-        view = {**file_view(file), **revision_view(saved)}
-        return view, uow.blobs.read(saved.digest)
+        return SpecFileBytes(file, saved, uow.blobs.read(saved.digest))
 
     return db.read(work)
 
@@ -282,8 +284,10 @@ def upload_spec_file(
     path: str,
     content: bytes,
     idempotency_key: str | None,
+    answer: Callable[[SpecFile], dict[str, Any]],
 ) -> KeyedResult:
-    """A new file at a path that has none (keyed).
+    """A new file at a path that has none (keyed); `answer` words it for the door and the
+    ledger.
 
     Raises:
         AlreadyExists: a file has that path (in the trash too). ValidationFailed,
@@ -301,7 +305,7 @@ def upload_spec_file(
         def perform() -> Ack:
             file = do_create_file(uow, actor, access=access, path=stored_path, content=body)
             return Ack(
-                {"file": file_view(file), "created": True},
+                answer(file),
                 resource_type="spec_file",
                 resource_id=file.id,
                 project_id=access.project.id,
@@ -327,8 +331,10 @@ def update_spec_file(
     content: bytes,
     expected_version: str,
     idempotency_key: str | None,
+    answer: Callable[[SpecSave], dict[str, Any]],
 ) -> KeyedResult:
-    """A new revision of a file still at `expected_version` (keyed).
+    """A new revision of a file still at `expected_version` (keyed); `answer` words it for
+    the door and the ledger.
 
     Raises:
         RevisionConflict: someone saved meanwhile; details name the current version, who
@@ -355,7 +361,7 @@ def update_spec_file(
                 uow, actor, file=file, access=access, content=body, expected=expected
             )
             return Ack(
-                {"file": file_view(updated), "revision": revision_view(saved)},
+                answer(SpecSave(updated, saved)),
                 resource_type="spec_file",
                 resource_id=file.id,
                 project_id=file.project_id,
@@ -377,7 +383,7 @@ def move_spec_file_to_trash(
     project: str,
     workspace_id: WorkspaceRef,
     ref: FileRef,
-) -> dict[str, Any]:
+) -> TrashChange:
     """Put a file in the trash bin (restorable). A file already there stays; the answer says so.
 
     Raises:
@@ -393,7 +399,7 @@ def restore_spec_file_from_trash(
     project: str,
     workspace_id: WorkspaceRef,
     ref: FileRef,
-) -> dict[str, Any]:
+) -> TrashChange:
     """Take a file out of the trash bin, back at its path. A file not in the trash stays.
 
     Raises:
@@ -410,14 +416,14 @@ def _set_trash(
     ref: FileRef,
     *,
     trash: bool,
-) -> dict[str, Any]:
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+) -> TrashChange:
+    def work(uow: UnitOfWork) -> TrashChange:
         file, access = find_file(
             uow, actor, project=project, ref=ref, scope=Scope.SPECS_WRITE, role=Role.WRITE,
             workspace_id=workspace_id, include_trashed=True,
         )  # fmt: skip
         if (file.trashed_at is not None) == trash:
-            return {"file": file_view(file), "changed": False}
+            return TrashChange(file, changed=False)
         repo = files_of(uow)
         stamp = stamp_of(uow, actor) if trash else None
         repo.set_trashed(file.id, at=uow.now if trash else None, by=stamp)
@@ -433,6 +439,6 @@ def _set_trash(
         if not trash:
             do_restore_boxes(uow, actor, access.project, now)
             now = repo.get(file.id) or now
-        return {"file": file_view(now), "changed": True}
+        return TrashChange(now, changed=True)
 
     return db.write(work)

@@ -6,10 +6,10 @@ from __future__ import annotations
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
+from crewboard.contract.specs import present
 from crewboard.domain.validation import parse_whole
 from crewboard.errors import CrewboardError, ValidationFailed
 from crewboard.jsonbody import MAX_UPLOAD_BODY
-from crewboard.services.specs import attachments
 from crewboard.web.context import Page, project_routes
 from crewboard.web.downloads import download
 from crewboard.web.forms import show_refusal
@@ -18,7 +18,7 @@ PAGE_SIZE = 100
 
 
 def _listed(page: Page, offset: int = 0) -> dict[str, object]:
-    return attachments.list_attachments(
+    return present.list_attachments(
         page.db, page.actor, project=page.project_key, limit=PAGE_SIZE, offset=offset
     )
 
@@ -42,7 +42,7 @@ def attachment_upload(page: Page) -> Response:
             raise ValidationFailed.field("file", "choose a file to attach.")
         name = page.field("name").strip() or uploaded[0]
         assert page.project is not None  # noqa: S101 - a project route
-        made = attachments.upload_attachment(
+        made = present.upload_attachment(
             page.db,
             page.actor,
             project=page.project_key,
@@ -69,7 +69,7 @@ def attachment_upload(page: Page) -> Response:
 
 
 def attachment_raw(page: Page) -> Response:
-    view, data = attachments.read_attachment_bytes(
+    view, data = present.read_attachment_bytes(
         page.db,
         page.actor,
         project=page.project_key,

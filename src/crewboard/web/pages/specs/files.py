@@ -13,11 +13,11 @@ from urllib.parse import quote
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
+from crewboard.contract.specs import present
 from crewboard.domain.files import MAX_WINDOW_LINES
 from crewboard.domain.validation import parse_whole
 from crewboard.errors import CrewboardError, RevisionConflict, ValidationFailed
 from crewboard.jsonbody import MAX_UPLOAD_BODY
-from crewboard.services.specs import comments, files
 from crewboard.services.specs.file_lookup import FileRef
 from crewboard.web.context import Page, project_routes
 from crewboard.web.diffs import diff_rows
@@ -48,7 +48,7 @@ def spec_list(page: Page) -> Response:
     trashed = page.param("trashed") == "1"
     raw_offset = page.param("offset").strip()
     offset = parse_whole("offset", raw_offset) if raw_offset else 0
-    found = files.list_spec_files(
+    found = present.list_spec_files(
         page.db,
         page.actor,
         project=page.project_key,
@@ -87,7 +87,7 @@ def spec_upload(page: Page) -> Response:
     uploaded = page.upload("file")
     content = uploaded[1] if uploaded else page.field("content").encode("utf-8")
     try:
-        made = files.upload_spec_file(
+        made = present.upload_spec_file(
             page.db,
             page.actor,
             project=page.project_key,
@@ -98,7 +98,7 @@ def spec_upload(page: Page) -> Response:
         )
     except CrewboardError as error:
         show_refusal(page, error)
-        listed = files.list_spec_files(page.db, page.actor, project=page.project_key)
+        listed = present.list_spec_files(page.db, page.actor, project=page.project_key)
         return page.render(
             "specs.html",
             status_code=error.http_status,
@@ -131,7 +131,7 @@ def spec_file(page: Page) -> Response:
 
 def _file_page(page: Page, *, typed: dict[str, str], status_code: int = 200) -> Response:
     revision = _whole(page, "revision")
-    details = files.get_spec_file(
+    details = present.get_spec_file(
         page.db,
         page.actor,
         project=page.project_key,
@@ -146,7 +146,7 @@ def _file_page(page: Page, *, typed: dict[str, str], status_code: int = 200) -> 
     offset = _whole(page, "offset") or 1
     if file["kind"] == "text":
         try:
-            window = files.read_spec_file(
+            window = present.read_spec_file(
                 page.db,
                 page.actor,
                 project=page.project_key,
@@ -159,7 +159,7 @@ def _file_page(page: Page, *, typed: dict[str, str], status_code: int = 200) -> 
         except CrewboardError as error:
             problem = error.message
     compare = _diff(page, file) if page.param("from") and page.param("to") else None
-    threads = comments.list_spec_file_comments(
+    threads = present.list_spec_file_comments(
         page.db, page.actor, project=page.project_key, ref=_ref(page)
     )["threads"]
     return page.render(
@@ -196,7 +196,7 @@ def _diff(page: Page, file: dict[str, Any]) -> dict[str, Any]:
     older, newer = (parse_whole(name, page.param(name), minimum=1) for name in ("from", "to"))
     texts = []
     for number in (older, newer):
-        view, data = files.read_file_bytes(
+        view, data = present.read_file_bytes(
             page.db,
             page.actor,
             project=page.project_key,
@@ -218,7 +218,7 @@ def _diff(page: Page, file: dict[str, Any]) -> dict[str, Any]:
 
 def spec_edit(page: Page) -> Response:
     """The whole text in a form, with the version it was read at."""
-    view, data = files.read_file_bytes(
+    view, data = present.read_file_bytes(
         page.db, page.actor, project=page.project_key, ref=_ref(page)
     )
     editable = view["kind"] == "text" and len(data) <= EDITABLE_BYTES
@@ -238,7 +238,7 @@ def spec_save(page: Page) -> Response:
     text = page.field("content")
     expected = page.field("expected_version")
     try:
-        saved = files.update_spec_file(
+        saved = present.update_spec_file(
             page.db,
             page.actor,
             project=page.project_key,
@@ -250,7 +250,7 @@ def spec_save(page: Page) -> Response:
         )
     except RevisionConflict as conflict:
         show_conflict(page, conflict, "this file")
-        view, data = files.read_file_bytes(
+        view, data = present.read_file_bytes(
             page.db, page.actor, project=page.project_key, ref=_ref(page)
         )
         return page.render(
@@ -265,7 +265,7 @@ def spec_save(page: Page) -> Response:
         )
     except CrewboardError as error:
         show_refusal(page, error)
-        view, _data = files.read_file_bytes(
+        view, _data = present.read_file_bytes(
             page.db, page.actor, project=page.project_key, ref=_ref(page), include_trashed=True
         )
         return page.render(
@@ -286,7 +286,7 @@ def spec_save(page: Page) -> Response:
 
 
 def spec_trash(page: Page) -> Response:
-    done = files.move_spec_file_to_trash(
+    done = present.move_spec_file_to_trash(
         page.db, page.actor, project=page.project_key, workspace_id=_workspace(page), ref=_ref(page)
     )
     return page.redirect(
@@ -295,7 +295,7 @@ def spec_trash(page: Page) -> Response:
 
 
 def spec_restore(page: Page) -> Response:
-    done = files.restore_spec_file_from_trash(
+    done = present.restore_spec_file_from_trash(
         page.db, page.actor, project=page.project_key, workspace_id=_workspace(page), ref=_ref(page)
     )
     file = done["file"]
@@ -315,7 +315,7 @@ def thread_start(page: Page) -> Response:
     """A thread on the passage the person selected (or pasted), with its first comment. A
     refusal (a passage not in the file, or found twice) shows the page again with both kept."""
     try:
-        comments.create_spec_file_comment_thread(
+        present.create_spec_file_comment_thread(
             page.db,
             page.actor,
             project=page.project_key,
@@ -339,7 +339,7 @@ def _thread_id(page: Page) -> str:
 
 
 def thread_reply(page: Page) -> Response:
-    comments.reply_spec_file_comment_thread(
+    present.reply_spec_file_comment_thread(
         page.db,
         page.actor,
         project=page.project_key,
@@ -352,7 +352,7 @@ def thread_reply(page: Page) -> Response:
 
 
 def thread_resolve(page: Page) -> Response:
-    done = comments.resolve_thread(
+    done = present.resolve_thread(
         page.db,
         page.actor,
         project=page.project_key,
@@ -363,7 +363,7 @@ def thread_resolve(page: Page) -> Response:
 
 
 def thread_reopen(page: Page) -> Response:
-    done = comments.reopen_thread(
+    done = present.reopen_thread(
         page.db,
         page.actor,
         project=page.project_key,
@@ -375,7 +375,7 @@ def thread_reopen(page: Page) -> Response:
 
 def spec_raw(page: Page) -> Response:
     """A revision's bytes, as a download (never shown inline: a file is not a page)."""
-    view, data = files.read_file_bytes(
+    view, data = present.read_file_bytes(
         page.db,
         page.actor,
         project=page.project_key,
