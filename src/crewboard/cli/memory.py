@@ -22,9 +22,8 @@ from crewboard.cli.common import (
     pass_state,
     run_guarded,
 )
+from crewboard.contract import memory_present as memory
 from crewboard.domain.memory import MemoryStatus, ProjectDocument
-from crewboard.services.memory import edits as memory_edits
-from crewboard.services.memory import records as memory
 
 DOCUMENTS = click.Choice([d.value for d in ProjectDocument])
 STATUSES = click.Choice([s.value for s in MemoryStatus])
@@ -147,7 +146,7 @@ def memory_edit(
     with open_database(state_.settings()) as db:
 
         def act() -> None:
-            record = memory_edits.update_record(
+            record = memory.update_record(
                 db,
                 acting_person(db, as_email),
                 record_id,
@@ -182,7 +181,7 @@ def document_show(
     with open_database(state_.settings()) as db:
 
         def act() -> None:
-            doc = memory_edits.get_document(db, acting_person(db, as_email), project, name)
+            doc = memory.get_document(db, acting_person(db, as_email), project, name)
             emit(as_json, doc, lambda: f"{doc['title']}  v{doc['version']}\n\n{doc['content']}")
 
         run_guarded(act, as_json)
@@ -214,7 +213,7 @@ def document_set(
     with open_database(state_.settings()) as db:
 
         def act() -> None:
-            doc = memory_edits.set_document(
+            doc = memory.set_document(
                 db,
                 acting_person(db, as_email),
                 project,
