@@ -45,13 +45,13 @@ from schemathesis.core.failures import FailureGroup
 
 from crewboard.api.openapi import LIVE_PATH
 from crewboard.config import Settings
+from crewboard.contract.artifacts import present as artifacts
 from crewboard.contract.handoffs import present as handoffs
 from crewboard.domain.handoffs import Bodies
 from crewboard.domain.identity.access import Scope
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.sessions import Mode
 from crewboard.errors import ERROR_TYPES
-from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.board import notes as task_notes
 from crewboard.services.board import repos, tasks

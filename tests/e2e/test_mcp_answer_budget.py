@@ -25,6 +25,7 @@ from sqlalchemy.engine import URL
 
 from crewboard.config import Settings
 from crewboard.contract import memory_present as memory_edits
+from crewboard.contract.artifacts import present as artifacts
 from crewboard.contract.catalogue import default_catalogue
 from crewboard.contract.handoffs import present as handoffs
 from crewboard.domain.clock import ManualClock
@@ -32,7 +33,6 @@ from crewboard.domain.handoffs import MAX_BODY, MAX_ITEM_TEXT, Bodies
 from crewboard.domain.identity.access import Toolset
 from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.sessions import MAX_PROMPT, MAX_TITLE, Mode
-from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.board import notes, queries, questions, repos, task_updates, tasks
 from crewboard.services.identity import stream_tokens, tokens

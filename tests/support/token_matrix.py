@@ -16,6 +16,7 @@ from typing import Any
 import httpx2
 from mcp import Client, MCPError
 
+from crewboard.contract.artifacts import present as artifacts
 from crewboard.contract.handoffs import present as handoffs
 from crewboard.domain.handoffs import Bodies
 from crewboard.domain.identity.access import ALL_SCOPES, Role, TokenKind
@@ -27,7 +28,6 @@ from crewboard.domain.identity.tokens import (
 )
 from crewboard.domain.ids import new_id
 from crewboard.domain.sessions import Mode
-from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.board import repos, tasks
 from crewboard.services.identity import stream_tokens, tokens

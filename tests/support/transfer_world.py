@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from crewboard.contract import memory_present as memory_edits
+from crewboard.contract.artifacts import present as artifacts
 from crewboard.contract.handoffs import present as handoffs
 from crewboard.domain.handoffs import Bodies
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.sessions import Mode
-from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.board import notes, queries, questions, repos, task_updates, tasks
 from crewboard.services.identity import tokens
