@@ -43,7 +43,7 @@ def record_id(empty_database_url: URL, run) -> str:  # type: ignore[no-untyped-d
                 source_draft_id=None,
             )
 
-        return str(db.write(work)["id"])
+        return str(db.write(work).id)
     finally:
         db.dispose()
 

@@ -45,6 +45,7 @@ from schemathesis.core.failures import FailureGroup
 
 from crewboard.api.openapi import LIVE_PATH
 from crewboard.config import Settings
+from crewboard.contract.artifacts import present as artifacts
 from crewboard.contract.handoffs import present as handoffs
 from crewboard.contract.sessions.present import started_answer
 from crewboard.contract.specs import present as attachments
@@ -55,7 +56,6 @@ from crewboard.domain.identity.access import Scope
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.sessions import Mode
 from crewboard.errors import ERROR_TYPES
-from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.board import notes as task_notes
 from crewboard.services.board import repos, tasks

@@ -24,6 +24,8 @@ from mcp_types import CallToolResult, TextContent
 from sqlalchemy.engine import URL
 
 from crewboard.config import Settings
+from crewboard.contract import memory_present as memory_edits
+from crewboard.contract.artifacts import present as artifacts
 from crewboard.contract.catalogue import default_catalogue
 from crewboard.contract.handoffs import present as handoffs
 from crewboard.contract.sessions.present import started_answer
@@ -35,12 +37,10 @@ from crewboard.domain.handoffs import MAX_BODY, MAX_ITEM_TEXT, Bodies
 from crewboard.domain.identity.access import Toolset
 from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.sessions import MAX_PROMPT, MAX_TITLE, Mode
-from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.board import notes, queries, questions, repos, task_updates, tasks
 from crewboard.services.identity import stream_tokens, tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.memory import edits as memory_edits
 from crewboard.services.memory import records as memory
 from crewboard.services.projects import projects, state, team
 from crewboard.services.review import drafts, messages
@@ -364,7 +364,7 @@ def _file_records(db: Database, owner: User, huge: str) -> str:
             summary=mixed(2000, "huge"), content=huge, collection=None, document="decisions",
             source_draft_id=None,
         )  # fmt: skip
-        return str(big["id"]) if made else ""
+        return str(big.id) if made else ""
 
     return db.write(work)
 

@@ -41,7 +41,7 @@ def owner(db: Database) -> User:
                 collection=None,
                 document=None,
                 source_draft_id=None,
-            )["id"]
+            ).id
         )
 
     record = db.write(work)

@@ -8,10 +8,10 @@ import httpx2
 import pytest
 from mcp_types import TextContent
 
+from crewboard.contract import memory_present as memory_edits
 from crewboard.domain.identity.records import User
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.memory import edits as memory_edits
 from crewboard.services.memory import records as memory
 from crewboard.storage.database import Database
 from tests.support.factories import make_project, make_user
@@ -41,7 +41,7 @@ def file(db: Database, owner: User, title: str, **fields: Any) -> str:
             **{"collection": None, "document": None, **fields},
         )
 
-    return str(db.write(work)["id"])
+    return str(db.write(work).id)
 
 
 def reader_secret(db: Database, owner: User, toolsets: list[str] | None = None) -> str:

@@ -12,12 +12,12 @@ import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from sqlalchemy.engine import URL
 
+from crewboard.contract import memory_present as memory_edits
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import User
 from crewboard.services.board import tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.memory import edits as memory_edits
 from crewboard.services.memory import records as memory
 from crewboard.services.projects import state
 from crewboard.storage.database import Database
@@ -50,7 +50,7 @@ def file_record(
             source_draft_id=None,
         )
 
-    return str(db.write(work)["id"])
+    return str(db.write(work).id)
 
 
 def make_task(db: Database, user: User, project: str, title: str, **fields: Any) -> None:

@@ -25,8 +25,8 @@ from crewboard.api.common import Endpoint
 from crewboard.api.openapi import LIVE_PATH
 from crewboard.api.routes import all_endpoints
 from crewboard.config import Settings
+from crewboard.contract.artifacts import present as artifacts
 from crewboard.domain.identity.access import Scope
-from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.board import tasks
 from crewboard.services.identity import tokens

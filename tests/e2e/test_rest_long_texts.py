@@ -9,11 +9,11 @@ import httpx2
 import pytest
 
 from crewboard.config import Settings
+from crewboard.contract import memory_present as memory_edits
 from crewboard.domain.identity.records import User
 from crewboard.services.board import tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.memory import edits as memory_edits
 from crewboard.storage.database import Database
 from tests.support.factories import make_project, make_user
 from tests.support.server import free_port, running_server

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from crewboard.contract.artifacts import present as artifacts
 from crewboard.contract.sessions.present import started_answer
 from crewboard.contract.specs import present as attachments
 from crewboard.contract.specs import present as files
 from crewboard.domain.sessions import Mode
-from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.identity.users import person_actor
 from crewboard.services.sessions import sessions

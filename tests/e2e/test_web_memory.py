@@ -10,6 +10,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from crewboard.contract import memory_present
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import User
 from crewboard.domain.projects import Project
@@ -53,7 +54,9 @@ def file(db: Database, owner: User, key: str = "CRW", **fields: Any) -> dict[str
         **fields,
     }
     actor = person_actor(owner)
-    return db.write(lambda uow: memory.file_record(uow, actor, project_of(uow, key), **values))
+    return memory_present.record_view(
+        db.write(lambda uow: memory.file_record(uow, actor, project_of(uow, key), **values))
+    )
 
 
 def follow(client: httpx2.Client, answer: httpx2.Response) -> httpx2.Response:
@@ -163,7 +166,7 @@ def test_editing_a_record_saves_a_new_version(
     shown = follow(client, answer)
     assert "Saved as version 2" in shown.text
     assert "Login flow v2" in shown.text
-    saved = memory.get_record(db, person_actor(owner), record["id"])
+    saved = memory_present.get_record(db, person_actor(owner), record["id"])
     assert saved["version"] == 2
     assert saved["content"] == "Line one\nLine two"
     assert (saved["status"], saved["collection"], saved["document"]) == (
@@ -187,7 +190,7 @@ def test_a_stale_record_edit_is_refused_naming_the_current_version_and_keeping_t
     assert "version 2" in stale.text
     assert "my edit" in stale.text
     assert 'name="expected_version" value="2"' in stale.text
-    assert memory.get_record(db, person_actor(owner), record["id"])["content"] == "first"
+    assert memory_present.get_record(db, person_actor(owner), record["id"])["content"] == "first"
 
 
 def test_a_bad_record_field_comes_back_as_a_flash_naming_it_with_the_typed_text(
@@ -225,7 +228,7 @@ def test_a_reader_cannot_edit_memory(db: Database, url: str, owner: User) -> Non
         )
         flash = follow(client, answer).text.split('class="flash error"')[1]
         assert "write" in flash
-    assert memory.get_record(db, person_actor(owner), record["id"])["version"] == 1
+    assert memory_present.get_record(db, person_actor(owner), record["id"])["version"] == 1
 
 
 def test_a_memory_form_without_its_token_is_refused(
@@ -241,7 +244,7 @@ def test_a_memory_form_without_its_token_is_refused(
         "/p/CRW/memory/documents/notes", data={"expected_version": "0", "content": "x"}
     )
     assert document.status_code == 403
-    assert memory.get_record(db, person_actor(owner), record["id"])["version"] == 1
+    assert memory_present.get_record(db, person_actor(owner), record["id"])["version"] == 1
     assert count_rows(db, "project_document_versions") == 0
 
 

@@ -12,12 +12,12 @@ from typing import Any
 import httpx2
 import pytest
 
+from crewboard.contract import memory_present as memory_edits
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.records import Actor, User
 from crewboard.services.board import batch, task_updates, tasks
 from crewboard.services.board import queries as task_queries
 from crewboard.services.identity.users import person_actor
-from crewboard.services.memory import edits as memory_edits
 from crewboard.services.projects import state, team
 from crewboard.services.review import drafts
 from crewboard.storage.database import Database
@@ -507,4 +507,4 @@ def _record(db: Database, me: Actor) -> str:
             source_draft_id=None,
         )
 
-    return str(db.write(file)["id"])
+    return str(db.write(file).id)

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from crewboard.contract.artifacts import present as artifacts
 from crewboard.contract.specs import present as attachments
 from crewboard.domain.artifacts import KEPT_REVISIONS, MAX_FILE_BYTES, MAX_FILES
 from crewboard.domain.files import digest_of
@@ -27,7 +28,6 @@ from crewboard.errors import (
     StaleBaseRevision,
     ValidationFailed,
 )
-from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import projects

@@ -61,7 +61,7 @@ def add_records(db: Database, owner: User, *records: dict[str, Any]) -> list[str
                     collection=None,
                     document=r.get("document"),
                     source_draft_id=None,
-                )["id"]
+                ).id
             )
             for r in records
         ]
@@ -216,7 +216,7 @@ def test_named_ids_of_another_project_are_missing_and_their_text_is_not_handed_o
             document=None,
             source_draft_id=None,
         )
-        return str(made["id"])
+        return str(made.id)
 
     foreign = db.write(work)
     add_records(db, owner, {"title": "Local"})

@@ -50,12 +50,12 @@ def world(db: Database, owner: User) -> dict[str, Any]:
     made = tasks.create_task(
         db, actor, project="CRW", workspace_id=None, idempotency_key="t-1",
         title="Fix the login redirect", status="ready_for_ai", assignee_id=seat["id"],
-        assignee_type="ai", context_item_ids=[record["id"]],
+        assignee_type="ai", context_item_ids=[record.id],
     )  # fmt: skip
     issued = tokens.issue_token(db, actor, kind="agent", scopes=HAND_IN_SCOPES, project="CRW")
     return {
         "seat": seat["id"],
-        "record": record["id"],
+        "record": record.id,
         "task": made.body["task"]["id"],
         "agent": tokens.authenticate_token(db, issued.secret),
     }

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
+from crewboard.contract import memory_present
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import CrewboardError, ErrorCode
 from crewboard.services.board import queries, tasks
 from crewboard.services.board.context import PACK_BUDGET
 from crewboard.services.identity.users import person_actor
-from crewboard.services.memory import edits as memory_edits
 from crewboard.services.memory import records as memory
 from crewboard.services.screens.board import task_page
 from crewboard.services.text_windows import ANSWER_BUDGET, WINDOW_LIMIT, json_size
@@ -78,7 +78,7 @@ def file(db: Database, owner: User, content: str, title: str = "Huge") -> str:
             document=None,
             source_draft_id=None,
         )
-        return str(made["id"])
+        return str(made.id)
 
     return db.write(work)
 
@@ -302,7 +302,7 @@ def test_a_huge_named_record_is_cut_in_the_pack_and_marked(
 
 
 def memory_read(db: Database, actor: Actor, **options: Any) -> dict[str, Any]:
-    return memory.get_project_memory(db, actor, **options)
+    return memory_present.get_project_memory(db, actor, **options)
 
 
 def test_a_record_reads_back_whole_in_windows(db: Database, owner: User) -> None:
@@ -327,7 +327,7 @@ def test_a_record_reads_back_whole_in_windows(db: Database, owner: User) -> None
 def test_a_document_reads_back_whole_in_windows(db: Database, owner: User) -> None:
     text = long_text(memory.MAX_CONTENT, "doc")
     actor = person_actor(owner)
-    memory_edits.set_document(db, actor, "CRW", "decisions", text, expected_version=0)
+    memory_present.set_document(db, actor, "CRW", "decisions", text, expected_version=0)
     page = memory_read(db, actor, project="CRW", document="decisions")
     (cut,) = page["documents"]
     parts = [cut["content"]]
@@ -369,7 +369,7 @@ def test_bad_memory_windows_are_refused_naming_the_field(
     options = {k: [record if i == "RECORD" else i for i in v] if k == "ids" else v
                for k, v in options.items()}  # fmt: skip
 
-    error = refused(memory.get_project_memory, db=db, actor=person_actor(owner), **options)
+    error = refused(memory_present.get_project_memory, db=db, actor=person_actor(owner), **options)
 
     assert error.code is ErrorCode.VALIDATION
     assert error.details["field"] == field
@@ -381,7 +381,7 @@ def test_a_window_of_a_record_you_cannot_read_is_not_found(db: Database, owner: 
     make_project(db, stranger, "OWN")
 
     error = refused(
-        memory.get_project_memory, db=db, actor=person_actor(stranger), ids=[record],
+        memory_present.get_project_memory, db=db, actor=person_actor(stranger), ids=[record],
         content_offset=0,
     )  # fmt: skip
 

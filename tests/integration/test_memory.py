@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from crewboard.contract import memory_present
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role, Scope
 from crewboard.domain.identity.records import Actor, User
@@ -15,7 +16,6 @@ from crewboard.domain.projects import Project
 from crewboard.errors import ErrorCode
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.memory import edits as memory_edits
 from crewboard.services.memory import records as memory
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
@@ -46,7 +46,9 @@ def file(db: Database, actor: Actor, key: str = "CRW", **fields: Any) -> dict[st
         "source_draft_id": None,
         **fields,
     }
-    return db.write(lambda uow: memory.file_record(uow, actor, project_of(uow, key), **values))
+    return memory_present.record_view(
+        db.write(lambda uow: memory.file_record(uow, actor, project_of(uow, key), **values))
+    )
 
 
 def test_file_record_stores_version_one_with_the_collection_spelled_as_the_project_does(
@@ -96,11 +98,11 @@ def test_remove_record_deletes_it_with_its_versions_and_a_second_removal_is_not_
 
 
 def read(db: Database, actor: Actor, **kwargs: Any) -> dict[str, Any]:
-    return memory.get_project_memory(db, actor, **kwargs)
+    return memory_present.get_project_memory(db, actor, **kwargs)
 
 
 def set_doc(db: Database, user: User, name: str, text: str, version: int = 0) -> dict[str, Any]:
-    return memory_edits.set_document(
+    return memory_present.set_document(
         db, person_actor(user), "CRW", name, text, expected_version=version
     )
 
@@ -282,12 +284,12 @@ def test_get_project_memory_keeps_a_page_inside_the_budget_and_cuts_an_oversized
     page = read(db, actor, project="CRW")
     alone = read(db, actor, ids=[huge["id"]])
 
-    assert size_of(page) <= memory.MEMORY_BUDGET
+    assert size_of(page) <= memory_present.MEMORY_BUDGET
     assert page["documents"][0]["contentTruncated"] is True
     assert page["documents"][0]["length"] == memory.MAX_CONTENT
     assert 1 <= len(page["records"]) < 7
     assert page["nextOffset"] == len(page["records"])
-    assert size_of(alone) <= memory.MEMORY_BUDGET
+    assert size_of(alone) <= memory_present.MEMORY_BUDGET
     (record,) = alone["records"]
     assert record["contentTruncated"] is True
     assert record["contentLength"] == memory.MAX_CONTENT
@@ -322,7 +324,7 @@ def test_update_record_saves_the_next_version_and_keeps_every_version(
     actor = person_actor(owner)
     made = file(db, actor, collection="Runbooks")
 
-    changed = memory_edits.update_record(
+    changed = memory_present.update_record(
         db,
         actor,
         made["id"],
@@ -336,7 +338,7 @@ def test_update_record_saves_the_next_version_and_keeps_every_version(
     assert (changed["version"], changed["status"], changed["collection"]) == (2, "canon", None)
     assert changed["document"] == "context"
     assert changed["title"] == made["title"]
-    history = memory_edits.record_versions(db, actor, made["id"])
+    history = memory_present.record_versions(db, actor, made["id"])
     assert [(v["version"], v["content"]) for v in history] == [
         (2, "Sessions are signed cookies."),
         (1, "Sessions are cookies."),
@@ -352,11 +354,11 @@ def test_update_record_at_a_stale_version_is_a_conflict_naming_the_current_one(
 ) -> None:
     actor = person_actor(owner)
     made = file(db, actor)
-    memory_edits.update_record(db, actor, made["id"], expected_version=1, title="New")
+    memory_present.update_record(db, actor, made["id"], expected_version=1, title="New")
 
     error = refused(
         ErrorCode.REVISION_CONFLICT,
-        memory_edits.update_record,
+        memory_present.update_record,
         db,
         actor,
         made["id"],
@@ -365,7 +367,7 @@ def test_update_record_at_a_stale_version_is_a_conflict_naming_the_current_one(
     )
 
     assert (error.details["currentVersion"], error.details["expectedVersion"]) == (2, 1)
-    assert memory.get_record(db, actor, made["id"])["title"] == "New"
+    assert memory_present.get_record(db, actor, made["id"])["title"] == "New"
 
 
 @pytest.mark.parametrize("kind", ["personal", "agent"])
@@ -384,14 +386,14 @@ def test_update_record_through_any_token_is_refused_even_with_every_scope(
 
     refused(
         ErrorCode.PERMISSION_DENIED,
-        memory_edits.update_record,
+        memory_present.update_record,
         db,
         holder,
         made["id"],
         expected_version=1,
         title="Sneaky",
     )
-    assert memory.get_record(db, person_actor(owner), made["id"])["version"] == 1
+    assert memory_present.get_record(db, person_actor(owner), made["id"])["version"] == 1
 
 
 def test_update_record_needs_the_write_role_and_hides_records_of_closed_projects(
@@ -404,17 +406,17 @@ def test_update_record_needs_the_write_role_and_hides_records_of_closed_projects
 
     refused(
         ErrorCode.PERMISSION_DENIED,
-        memory_edits.update_record,
+        memory_present.update_record,
         db,
         person_actor(reader),
         made["id"],
         expected_version=1,
         title="No",
     )
-    refused(ErrorCode.NOT_FOUND, memory.get_record, db, person_actor(outsider), made["id"])
+    refused(ErrorCode.NOT_FOUND, memory_present.get_record, db, person_actor(outsider), made["id"])
     refused(
         ErrorCode.NOT_FOUND,
-        memory_edits.update_record,
+        memory_present.update_record,
         db,
         person_actor(owner),
         "mem_missing",
@@ -430,7 +432,7 @@ def test_update_record_refuses_an_unknown_collection_and_an_overlong_content(
 
     bad = refused(
         ErrorCode.VALIDATION,
-        memory_edits.update_record,
+        memory_present.update_record,
         db,
         actor,
         made["id"],
@@ -439,7 +441,7 @@ def test_update_record_refuses_an_unknown_collection_and_an_overlong_content(
     )
     long = refused(
         ErrorCode.LIMIT_EXCEEDED,
-        memory_edits.update_record,
+        memory_present.update_record,
         db,
         actor,
         made["id"],
@@ -456,18 +458,18 @@ def test_update_record_refuses_an_unknown_collection_and_an_overlong_content(
 
 def test_set_document_saves_versions_and_every_version_is_kept(db: Database, owner: User) -> None:
     actor = person_actor(owner)
-    assert memory_edits.get_document(db, actor, "CRW", "decisions")["version"] == 0
+    assert memory_present.get_document(db, actor, "CRW", "decisions")["version"] == 0
 
     set_doc(db, owner, "decisions", "Use SQLite.")
     second = set_doc(db, owner, "decisions", "Use SQLite and PostgreSQL.", version=1)
 
     assert (second["version"], second["content"]) == (2, "Use SQLite and PostgreSQL.")
-    history = memory_edits.document_versions(db, actor, "CRW", "decisions")
+    history = memory_present.document_versions(db, actor, "CRW", "decisions")
     assert [(v["version"], v["content"]) for v in history] == [
         (2, "Use SQLite and PostgreSQL."),
         (1, "Use SQLite."),
     ]
-    assert memory_edits.get_document(db, actor, "CRW", "decisions")["version"] == 2
+    assert memory_present.get_document(db, actor, "CRW", "decisions")["version"] == 2
 
 
 @pytest.mark.parametrize("stale", [0, 2])
@@ -479,7 +481,7 @@ def test_set_document_at_another_version_is_a_conflict(
     error = refused(ErrorCode.REVISION_CONFLICT, set_doc, db, owner, "notes", "Two.", stale)
 
     assert error.details["currentVersion"] == 1
-    assert memory_edits.get_document(db, person_actor(owner), "CRW", "notes")["content"] == "One."
+    assert memory_present.get_document(db, person_actor(owner), "CRW", "notes")["content"] == "One."
 
 
 def test_set_document_refuses_tokens_bad_names_and_overlong_text(db: Database, owner: User) -> None:
@@ -487,7 +489,7 @@ def test_set_document_refuses_tokens_bad_names_and_overlong_text(db: Database, o
 
     refused(
         ErrorCode.PERMISSION_DENIED,
-        memory_edits.set_document,
+        memory_present.set_document,
         db,
         holder,
         "CRW",

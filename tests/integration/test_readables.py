@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
+from crewboard.contract import memory_present as memory_edits
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import ValidationFailed
 from crewboard.services.board.readables import Position, Readable, list_readables
 from crewboard.services.identity.users import person_actor
-from crewboard.services.memory import edits as memory_edits
 from crewboard.services.memory import records as memory
 from crewboard.services.projects import projects
 from crewboard.storage.database import Database
@@ -32,7 +32,7 @@ def _file(db: Database, user: User, project: str, title: str) -> str:
             source_draft_id=None,
         )
 
-    return str(db.write(work)["id"])
+    return str(db.write(work).id)
 
 
 @pytest.fixture

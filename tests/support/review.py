@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from crewboard.domain.identity.records import User
+from crewboard.domain.memory import MemoryRecord
 from crewboard.services.board import tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
@@ -25,7 +24,7 @@ def review_world(db: Database, owner: User, key: str = "CRW") -> dict[str, str]:
     actor = person_actor(owner)
     seat = team.add_team_role(db, actor, project=key, name="Coder", role="Backend", kind="ai")
 
-    def file(uow: UnitOfWork) -> dict[str, Any]:
+    def file(uow: UnitOfWork) -> MemoryRecord:
         project = uow.projects.get_with_role(key, owner.id)[0]
         return memory.file_record(
             uow,
@@ -51,12 +50,12 @@ def review_world(db: Database, owner: User, key: str = "CRW") -> dict[str, str]:
         status="ready_for_ai",
         assignee_id=seat["id"],
         assignee_type="ai",
-        context_item_ids=[record["id"]],
+        context_item_ids=[record.id],
     )
     secret = tokens.issue_token(db, actor, kind="agent", project=key, scopes=AGENT_SCOPES).secret
     return {
         "seat": seat["id"],
-        "record": record["id"],
+        "record": record.id,
         "task": made.body["task"]["id"],
         "secret": secret,
         "owner": owner.email,

@@ -16,6 +16,7 @@ from typing import Any
 import httpx2
 from mcp import Client, MCPError
 
+from crewboard.contract.artifacts import present as artifacts
 from crewboard.contract.handoffs import present as handoffs
 from crewboard.contract.sessions.present import started_answer
 from crewboard.contract.specs import present as files
@@ -29,7 +30,6 @@ from crewboard.domain.identity.tokens import (
 )
 from crewboard.domain.ids import new_id
 from crewboard.domain.sessions import Mode
-from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.board import repos, tasks
 from crewboard.services.identity import stream_tokens, tokens

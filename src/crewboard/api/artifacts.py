@@ -38,6 +38,7 @@ from crewboard.api.common import (
 )
 from crewboard.api.operations import endpoint_for
 from crewboard.contract import args as a
+from crewboard.contract.artifacts import present
 from crewboard.contract.artifacts.artifacts import (
     CreateArtifact,
     GetArtifact,
@@ -52,7 +53,6 @@ from crewboard.domain.identity.records import Actor
 from crewboard.errors import NotFound
 from crewboard.jsonbody import MAX_BODY, MAX_UPLOAD_BODY
 from crewboard.services.artifacts import artifacts
-from crewboard.services.artifacts.views import checksum
 from crewboard.services.identity.access import WorkspaceRef
 from crewboard.storage.database import Database
 
@@ -89,7 +89,7 @@ async def list_artifacts(request: Request) -> dict[str, Any]:
     )
     return await run_service(
         request,
-        lambda db, actor: artifacts.list_artifacts(
+        lambda db, actor: present.list_artifacts(
             db, actor, project=args.project_id, limit=args.limit, offset=args.offset
         ),
     )
@@ -99,7 +99,7 @@ async def get_artifact(request: Request) -> dict[str, Any]:
     args = parse_args(GetArtifact, _named(request, RevisionQuery), strict=False)
     return await run_service(
         request,
-        lambda db, actor: artifacts.get_artifact(
+        lambda db, actor: present.get_artifact(
             db, actor, project=args.project_id, ref=args.artifact_id, revision=args.revision
         ),
     )
@@ -109,7 +109,7 @@ async def read_artifact_file(request: Request) -> dict[str, Any]:
     args = parse_args(ReadArtifactFile, _named(request, LinesQuery), strict=False)
     return await run_service(
         request,
-        lambda db, actor: artifacts.read_artifact_file(
+        lambda db, actor: present.read_artifact_file(
             db,
             actor,
             project=args.project_id,
@@ -143,7 +143,7 @@ async def artifact_file(request: Request) -> Response:
         media_type=found.media_type,
         headers={
             **SAFE,
-            "ETag": f'"{checksum(found.digest)}"',
+            "ETag": f'"{present.checksum(found.digest)}"',
             "Content-Disposition": content_disposition(found.path.rsplit("/", 1)[-1]),
         },
     )
@@ -181,7 +181,7 @@ async def create_artifact(request: Request) -> Created:
     files = inputs(args.files)
     result = await run_service(
         request,
-        lambda db, actor: artifacts.create_artifact(
+        lambda db, actor: present.create_artifact(
             db,
             actor,
             project=args.project_id,
@@ -233,7 +233,7 @@ async def _revise(
 @reads_headers(IDEMPOTENCY_KEY, IF_MATCH_REVISION)
 async def write_revision(request: Request) -> Created:
     def write(db: Database, actor: Actor, args: Any, workspace: WorkspaceRef) -> Any:
-        return artifacts.write_artifact_revision(
+        return present.write_artifact_revision(
             db, actor, project=args.project_id, workspace_id=workspace, ref=args.artifact_id,
             files=inputs(args.files), remove=args.remove, base_revision=args.base_revision,
             expected_version=args.expected_version, idempotency_key=args.idempotency_key,
@@ -246,7 +246,7 @@ async def write_revision(request: Request) -> Created:
 @reads_headers(IDEMPOTENCY_KEY, IF_MATCH_REVISION)
 async def rollback(request: Request) -> Created:
     def write(db: Database, actor: Actor, args: Any, workspace: WorkspaceRef) -> Any:
-        return artifacts.rollback_artifact(
+        return present.rollback_artifact(
             db, actor, project=args.project_id, workspace_id=workspace, ref=args.artifact_id,
             revision=args.revision, expected_version=args.expected_version,
             idempotency_key=args.idempotency_key,

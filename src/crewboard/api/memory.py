@@ -12,8 +12,8 @@ from starlette.requests import Request
 
 from crewboard.api.common import Endpoint, parse_args, query_list, run_service
 from crewboard.api.operations import endpoint_for
+from crewboard.contract import memory_present as memory
 from crewboard.contract.memory import GetProjectMemory
-from crewboard.services.memory import records as memory
 
 
 def _memory_query(request: Request) -> dict[str, Any]:

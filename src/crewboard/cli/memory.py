@@ -21,9 +21,8 @@ from crewboard.cli.common import (
     json_option,
     pass_state,
 )
+from crewboard.contract import memory_present as memory
 from crewboard.domain.memory import MemoryStatus, ProjectDocument
-from crewboard.services.memory import edits as memory_edits
-from crewboard.services.memory import records as memory
 from crewboard.storage.database import Database
 
 DOCUMENTS = click.Choice([d.value for d in ProjectDocument])
@@ -144,7 +143,7 @@ def memory_edit(
     text = _text(content, content_file, "--content or --content-file")
 
     def act(db: Database) -> None:
-        record = memory_edits.update_record(
+        record = memory.update_record(
             db,
             acting_person(db, as_email),
             record_id,
@@ -178,7 +177,7 @@ def document_show(
     """Print a document's accepted text (version 0 when never written)."""
 
     def act(db: Database) -> None:
-        doc = memory_edits.get_document(db, acting_person(db, as_email), project, name)
+        doc = memory.get_document(db, acting_person(db, as_email), project, name)
         emit(as_json, doc, lambda: f"{doc['title']}  v{doc['version']}\n\n{doc['content']}")
 
     guarded(state_, as_json, act)
@@ -209,7 +208,7 @@ def document_set(
         raise click.UsageError("pass --text TEXT or --file PATH")
 
     def act(db: Database) -> None:
-        doc = memory_edits.set_document(
+        doc = memory.set_document(
             db,
             acting_person(db, as_email),
             project,

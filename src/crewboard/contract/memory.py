@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from crewboard.contract import memory_present
 from crewboard.contract.args import Args, Offset
 from crewboard.contract.operation import Call, Cli, Operation, Rest
 from crewboard.contract.reply import Reply, page_note
@@ -55,7 +56,7 @@ class GetProjectMemory(Args):
 
 
 def get_project_memory(call: Call, args: GetProjectMemory) -> Reply:
-    body = memory.get_project_memory(
+    body = memory_present.get_project_memory(
         call.db,
         call.actor,
         project=args.project_id,

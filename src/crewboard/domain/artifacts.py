@@ -179,3 +179,56 @@ def apply_delta(
 def oldest_kept(revision_count: int) -> int:
     """The oldest revision still kept when there are `revision_count`."""
     return max(1, revision_count - KEPT_REVISIONS + 1)
+
+
+@dataclass(frozen=True)
+class ArtifactPage:
+    """A page of a project's artifacts, from `offset`; `total` counts them all."""
+
+    rows: tuple[Artifact, ...]
+    total: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class ArtifactShown:
+    """An artifact with one revision and its files, and the kept revisions, newest first."""
+
+    artifact: Artifact
+    revision: ArtifactRevision
+    files: tuple[ArtifactFile, ...]
+    revisions: tuple[ArtifactRevision, ...]
+
+
+@dataclass(frozen=True)
+class ArtifactWritten:
+    """What a write made: the artifact as it now stands, the new revision and its files."""
+
+    artifact: Artifact
+    revision: ArtifactRevision
+    files: tuple[ArtifactFile, ...]
+
+
+@dataclass(frozen=True)
+class FileLines:
+    """A window of lines of one text file of a revision, as read: from line `offset`, `lines`
+    of them; `next_offset` goes on, and `truncated` says the window stopped short of `limit`."""
+
+    artifact: Artifact
+    revision: int
+    file: ArtifactFile
+    text: str
+    offset: int
+    lines: int
+    truncated: bool
+    next_offset: int | None
+
+
+@dataclass(frozen=True)
+class PreviewGrant:
+    """A look at one revision: the token its files are fetched under, and the page to start
+    from (None when the revision has no HTML file)."""
+
+    token: str
+    revision: int
+    start: str | None

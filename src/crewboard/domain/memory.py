@@ -130,3 +130,29 @@ class DocumentText:
     name: str
     content: str
     version: int
+
+
+@dataclass(frozen=True)
+class MemoryPage:
+    """A page of accepted memory as read: the documents shown (on the first page only) and the
+    records from `offset`, before any fitting to an answer; `total` counts every record."""
+
+    documents: tuple[Document, ...]
+    records: tuple[MemoryRecord, ...]
+    total: int
+    offset: int
+    include_content: bool
+
+
+@dataclass(frozen=True)
+class MemoryText:
+    """One text asked for in windows: a record's content (`record_id` set) or a project
+    document's text (`document` set), with the window wanted of it."""
+
+    project_id: str
+    record_id: str | None
+    document: str | None
+    version: int
+    text: str
+    offset: int
+    limit: int

@@ -44,6 +44,7 @@ from mcp.types import (
     TextResourceContents,
 )
 
+from crewboard.contract import memory_present
 from crewboard.contract.catalogue import Catalogue
 from crewboard.contract.reply import RESPONSE_BUDGET, compact, fit_rows
 from crewboard.domain.identity.records import Actor
@@ -60,8 +61,7 @@ from crewboard.services.board.readables import (
     Readable,
     list_readables,
 )
-from crewboard.services.memory import edits as memory_edits
-from crewboard.services.memory import records as memory
+from crewboard.services.memory.records import record_not_found
 from crewboard.services.projects import state
 from crewboard.services.text_windows import fitting_chars, text_size
 from crewboard.storage.database import Database
@@ -353,10 +353,10 @@ def read_text(db: Database, actor: Actor, target: Target) -> str:
         assert isinstance(whole, dict)  # noqa: S101 - only format agent_brief answers text
         return task_text(whole)
     if target.kind == "document":
-        return document_text(memory_edits.get_document(db, actor, project, ref), project)
-    page = memory.get_project_memory(db, actor, project=project, ids=[ref], limit=1)
+        return document_text(memory_present.get_document(db, actor, project, ref), project)
+    page = memory_present.get_project_memory(db, actor, project=project, ids=[ref], limit=1)
     if not page["records"]:
-        raise memory.record_not_found(ref)
+        raise record_not_found(ref)
     return record_text(page["records"][0], project)
 
 

@@ -10,16 +10,9 @@ from typing import Any
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
+from crewboard.contract.artifacts import present
 from crewboard.contract.operation import Call, Cli, Operation, Rest, keyed_write
-from crewboard.contract.reply import (
-    RESPONSE_BUDGET,
-    WINDOW_ROOM,
-    Reply,
-    compact,
-    fit_rows,
-    paged_reply,
-    window_note,
-)
+from crewboard.contract.reply import WINDOW_ROOM, Reply, paged_reply, window_note
 from crewboard.domain.artifacts import (
     KEPT_REVISIONS,
     MAX_DESCRIPTION,
@@ -159,7 +152,7 @@ class RollbackArtifact(Args):
 
 
 def list_artifacts(call: Call, args: ListArtifacts) -> Reply:
-    found = artifacts.list_artifacts(
+    found = present.list_artifacts(
         call.db,
         call.actor,
         project=args.project_id,
@@ -171,7 +164,7 @@ def list_artifacts(call: Call, args: ListArtifacts) -> Reply:
 
 
 def get_artifact(call: Call, args: GetArtifact) -> Reply:
-    body = artifacts.get_artifact(
+    body = present.get_artifact(
         call.db,
         call.actor,
         project=args.project_id,
@@ -179,23 +172,11 @@ def get_artifact(call: Call, args: GetArtifact) -> Reply:
         ref=args.artifact_id,
         revision=args.revision,
     )
-    # 50 files at long paths and 50 revisions usually fit; when they do not, the revisions
-    # list is cut (the newest kept) and the answer says so.
-    revisions = body["revisions"]
-    rest = len(compact({**body, "revisions": []}).encode())
-    kept = fit_rows(revisions, max(0, RESPONSE_BUDGET - rest - 512))
-    note = None
-    if len(kept) < len(revisions):
-        body = {**body, "revisions": kept, "revisionsTruncated": True}
-        note = (
-            f"The {len(kept)} newest revisions of {len(revisions)} are listed; pass revision "
-            "to see an older one."
-        )
-    return Reply(body, note)
+    return Reply(*present.fit_revisions(body))
 
 
 def read_artifact_file(call: Call, args: ReadArtifactFile) -> Reply:
-    body = artifacts.read_artifact_file(
+    body = present.read_artifact_file(
         call.db, call.actor, project=args.project_id,
         workspace_id=args.workspace_ref(), ref=args.artifact_id, path=args.path,
         revision=args.revision, offset=args.offset, limit=args.limit, room=WINDOW_ROOM,
@@ -208,7 +189,7 @@ def _replayed(made: Any) -> str | None:
 
 
 def create_artifact(call: Call, args: CreateArtifact) -> Reply:
-    made = artifacts.create_artifact(
+    made = present.create_artifact(
         call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
         slug=args.slug, title=args.title, description=args.description,
         files=inputs(args.files), idempotency_key=args.idempotency_key,
@@ -217,7 +198,7 @@ def create_artifact(call: Call, args: CreateArtifact) -> Reply:
 
 
 def write_artifact_revision(call: Call, args: WriteArtifactRevision) -> Reply:
-    made = artifacts.write_artifact_revision(
+    made = present.write_artifact_revision(
         call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
         ref=args.artifact_id, files=inputs(args.files), remove=args.remove,
         base_revision=args.base_revision, expected_version=args.expected_version,
@@ -227,7 +208,7 @@ def write_artifact_revision(call: Call, args: WriteArtifactRevision) -> Reply:
 
 
 def rollback_artifact(call: Call, args: RollbackArtifact) -> Reply:
-    made = artifacts.rollback_artifact(
+    made = present.rollback_artifact(
         call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
         ref=args.artifact_id, revision=args.revision, expected_version=args.expected_version,
         idempotency_key=args.idempotency_key,

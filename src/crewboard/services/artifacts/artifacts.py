@@ -10,7 +10,7 @@ revision, spec file or attachment names any more are deleted in the same transac
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -20,7 +20,11 @@ from crewboard.domain.artifacts import (
     MAX_TITLE,
     Artifact,
     ArtifactFile,
+    ArtifactPage,
     ArtifactRevision,
+    ArtifactShown,
+    ArtifactWritten,
+    FileLines,
     RevisionKind,
     apply_delta,
     check_file_size,
@@ -50,10 +54,9 @@ from crewboard.errors import (
     StaleBaseRevision,
     ValidationFailed,
 )
-from crewboard.services.artifacts.views import artifact_view, file_view, revision_view
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
-from crewboard.services.paging import check_page, next_offset
+from crewboard.services.paging import check_page
 from crewboard.services.views import iso, stamp_of, who_of
 from crewboard.services.windows import TextBlob, read_window
 from crewboard.storage.artifacts.repository import ArtifactRepository
@@ -141,7 +144,7 @@ def list_artifacts(
     workspace_id: WorkspaceRef = ANY_WORKSPACE,
     limit: int = DEFAULT_PAGE,
     offset: int = 0,
-) -> dict[str, Any]:
+) -> ArtifactPage:
     """The project's artifacts, most recently changed first.
 
     Raises:
@@ -149,14 +152,10 @@ def list_artifacts(
     """
     check_page(limit, offset, MAX_PAGE)
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> ArtifactPage:
         access = access_project(uow, actor, project, workspace_id=workspace_id)
         items, total = artifacts_of(uow).page(access.project.id, limit=limit, offset=offset)
-        return {
-            "artifacts": [artifact_view(i) for i in items],
-            "total": total,
-            "nextOffset": next_offset(offset, len(items), total),
-        }
+        return ArtifactPage(tuple(items), total, offset)
 
     return db.read(work)
 
@@ -169,7 +168,7 @@ def get_artifact(
     workspace_id: WorkspaceRef = ANY_WORKSPACE,
     ref: str,
     revision: int | None = None,
-) -> dict[str, Any]:
+) -> ArtifactShown:
     """An artifact, one revision's files (the newest unless `revision`), and the kept
     revisions, newest first.
 
@@ -177,7 +176,7 @@ def get_artifact(
         NotFound: no such artifact, or a revision that is not kept.
     """
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> ArtifactShown:
         artifact, _access = find_artifact(
             uow, actor, project=project, ref=ref, workspace_id=workspace_id
         )
@@ -187,12 +186,8 @@ def get_artifact(
         repo = artifacts_of(uow)
         shown = repo.revision(artifact.id, number)
         assert shown is not None  # noqa: S101 - checked kept above
-        return {
-            "artifact": artifact_view(artifact),
-            "revision": revision_view(shown),
-            "files": [file_view(f) for f in repo.files(artifact.id, number).values()],
-            "revisions": [revision_view(r) for r in repo.revisions(artifact.id)],
-        }
+        files = tuple(repo.files(artifact.id, number).values())
+        return ArtifactShown(artifact, shown, files, tuple(repo.revisions(artifact.id)))
 
     return db.read(work)
 
@@ -209,7 +204,7 @@ def read_artifact_file(
     offset: int = 1,
     limit: int,
     room: int,
-) -> dict[str, Any]:
+) -> FileLines:
     """A window of lines of one text file of a revision (the newest unless `revision`).
 
     Raises:
@@ -219,7 +214,7 @@ def read_artifact_file(
     check_window(offset, limit)
     (wanted,) = check_paths([path], "path") if path else (path,)
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> FileLines:
         artifact, _access = find_artifact(
             uow, actor, project=project, ref=ref, workspace_id=workspace_id
         )
@@ -246,17 +241,10 @@ def read_artifact_file(
             limit=limit,
             room=room,
         )
-        return {
-            "artifact": artifact_view(artifact),
-            "revision": number,
-            "file": file_view(found),
-            "text": window.text,
-            "offset": offset,
-            "lines": window.lines,
-            "totalLines": found.lines.total_lines,
-            "truncated": window.truncated,
-            "nextOffset": window.next_offset,
-        }
+        return FileLines(
+            artifact, number, found, window.text, offset, window.lines, window.truncated,
+            window.next_offset,
+        )  # fmt: skip
 
     return db.read(work)
 
@@ -405,13 +393,15 @@ def _add_revision(
     return moved, saved
 
 
-def _written(artifact: Artifact, saved: ArtifactRevision, files: dict[str, ArtifactFile]) -> Ack:
+Answer = Callable[[ArtifactWritten], dict[str, Any]]
+"""The door's wording of what a write made, kept in the idempotency ledger for a retry."""
+
+
+def _written(
+    answer: Answer, artifact: Artifact, saved: ArtifactRevision, files: dict[str, ArtifactFile]
+) -> Ack:
     return Ack(
-        {
-            "artifact": artifact_view(artifact),
-            "revision": revision_view(saved),
-            "files": [file_view(f) for f in files.values()],
-        },
+        answer(ArtifactWritten(artifact, saved, tuple(files.values()))),
         resource_type="artifact",
         resource_id=artifact.id,
         project_id=artifact.project_id,
@@ -429,8 +419,10 @@ def create_artifact(
     description: str | None,
     files: Sequence[FileInput],
     idempotency_key: str | None,
+    answer: Answer,
 ) -> KeyedResult:
-    """A new artifact with these files as revision 1 (keyed).
+    """A new artifact with these files as revision 1 (keyed); the body is `answer`'s wording
+    of what was made.
 
     Raises:
         AlreadyExists: the slug is taken in the project. ValidationFailed, LimitExceeded,
@@ -468,7 +460,7 @@ def create_artifact(
             moved, saved = _add_revision(
                 uow, actor, access, artifact, stored, kind=RevisionKind.FULL, base=None
             )
-            return _written(moved, saved, stored)
+            return _written(answer, moved, saved, stored)
 
         return do_keyed_write(
             uow, actor, key=idempotency_key, operation="create_artifact",
@@ -492,6 +484,7 @@ def write_artifact_revision(
     base_revision: int | None,
     expected_version: int,
     idempotency_key: str | None,
+    answer: Answer,
     merge_onto_current: bool = False,
 ) -> KeyedResult:
     """The next revision: without `base_revision` the files sent are the whole artifact; with
@@ -531,7 +524,7 @@ def write_artifact_revision(
                 base_files = artifacts_of(uow).files(artifact.id, base)
                 result, kind = apply_delta(base_files, stored, removed), RevisionKind.DELTA
             moved, saved = _add_revision(uow, actor, access, artifact, result, kind=kind, base=base)
-            return _written(moved, saved, result)
+            return _written(answer, moved, saved, result)
 
         arguments: dict[str, Any] = {
             "artifact": artifact.id, "files": _fingerprint(files), "remove": removed,
@@ -557,6 +550,7 @@ def rollback_artifact(
     revision: int,
     expected_version: int,
     idempotency_key: str | None,
+    answer: Answer,
 ) -> KeyedResult:
     """A new revision with the files of an earlier kept one; history is never rewritten
     (keyed).
@@ -580,7 +574,7 @@ def rollback_artifact(
             moved, saved = _add_revision(
                 uow, actor, access, artifact, files, kind=RevisionKind.ROLLBACK, base=number
             )
-            return _written(moved, saved, files)
+            return _written(answer, moved, saved, files)
 
         return do_keyed_write(
             uow, actor, key=idempotency_key, operation="rollback_artifact",

@@ -14,7 +14,7 @@ import hashlib
 import secrets
 from datetime import timedelta
 
-from crewboard.domain.artifacts import ArtifactFile
+from crewboard.domain.artifacts import ArtifactFile, PreviewGrant
 from crewboard.domain.files import normalise_path
 from crewboard.domain.identity.records import Actor
 from crewboard.errors import NotFound
@@ -33,7 +33,7 @@ def _hash(token: str) -> str:
 
 def open_preview(
     db: Database, actor: Actor, *, project: str, ref: str, revision: int | None = None
-) -> dict[str, object]:
+) -> PreviewGrant:
     """A token to look at a kept revision (the newest unless `revision`), and the page to
     start from: index.html when the revision has one, else its first HTML file, else None.
 
@@ -42,7 +42,7 @@ def open_preview(
     """
     token = secrets.token_urlsafe(24)
 
-    def work(uow: UnitOfWork) -> dict[str, object]:
+    def work(uow: UnitOfWork) -> PreviewGrant:
         artifact, _access = find_artifact(uow, actor, project=project, ref=ref)
         number = kept_revision(
             uow, artifact, artifact.revision_count if revision is None else revision, "revision"
@@ -56,7 +56,7 @@ def open_preview(
         paths = list(repo.files(artifact.id, number))
         pages = [p for p in paths if p.lower().endswith((".html", ".htm"))]
         start = next((p for p in START_PAGES if p in paths), pages[0] if pages else None)
-        return {"token": token, "revision": number, "start": start}
+        return PreviewGrant(token, number, start)
 
     return db.write(work)
 

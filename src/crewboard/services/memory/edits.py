@@ -1,7 +1,8 @@
 """Person edits of project memory: records and the five project documents, every version kept.
 
 Only a person signed in (web app, operator CLI) edits memory; any token is refused, whatever
-its scopes, because an AI may hold it.
+its scopes, because an AI may hold it. Each use case returns the records of `domain/memory`;
+`contract/memory_present` words them for the doors.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor
-from crewboard.domain.memory import Document, MemoryRecord
+from crewboard.domain.memory import Document, DocumentVersion, MemoryRecord, RecordVersion
 from crewboard.domain.projects import Project
 from crewboard.errors import RevisionConflict
 from crewboard.services.identity.access import access_project, require_signed_in_person
@@ -23,10 +24,9 @@ from crewboard.services.memory.records import (
     check_status,
     check_summary,
     check_title,
-    document_view,
+    document_payload,
     memory_of,
     record_event,
-    record_view,
     resolve_collection,
 )
 from crewboard.services.views import actor_stamp, iso
@@ -34,30 +34,16 @@ from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 
 
-def record_versions(db: Database, actor: Actor, record_id: str) -> list[dict[str, Any]]:
+def record_versions(db: Database, actor: Actor, record_id: str) -> list[RecordVersion]:
     """Every version of a record, the newest first.
 
     Raises:
         NotFound: as `access_record`.
     """
 
-    def work(uow: UnitOfWork) -> list[dict[str, Any]]:
+    def work(uow: UnitOfWork) -> list[RecordVersion]:
         record, _ = access_record(uow, actor, record_id)
-        return [
-            {
-                "recordId": v.record_id,
-                "version": v.version,
-                "title": v.title,
-                "summary": v.summary,
-                "content": v.content,
-                "collection": v.collection,
-                "document": v.document,
-                "status": v.status,
-                "author": v.author,
-                "createdAt": iso(v.created_at),
-            }
-            for v in memory_of(uow).record_versions(record.id)
-        ]
+        return list(memory_of(uow).record_versions(record.id))
 
     return db.read(work)
 
@@ -77,7 +63,7 @@ def update_record(
     collection: str | None = None,
     document: str | None = None,
     status: str | None = None,
-) -> dict[str, Any]:
+) -> MemoryRecord:
     """A person edits a record at `expected_version`; the change is kept as a new version.
 
     `collection` or `document` given as "" clears it.
@@ -90,7 +76,7 @@ def update_record(
     """
     require_signed_in_person(actor, "Editing project memory")
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> MemoryRecord:
         record, project = access_record(uow, actor, record_id, role=Role.WRITE)
         if record.version != expected_version:
             raise _record_conflict(record, expected_version)
@@ -107,14 +93,14 @@ def update_record(
             },
         )
         if changed == record:
-            return record_view(record)
+            return record
         saved = replace(
             changed, version=record.version + 1, updated_by=actor_stamp(actor), updated_at=uow.now
         )
         if not memory_of(uow).replace_record(saved, expected_version=expected_version):
             raise _record_conflict(record, expected_version)
         record_event(uow, actor, "memory.record_updated", project, saved)
-        return record_view(saved)
+        return saved
 
     return db.write(work)
 
@@ -153,7 +139,7 @@ def _record_conflict(record: MemoryRecord, expected: int) -> RevisionConflict:
 # --- project documents -----------------------------------------------------------------------
 
 
-def get_document(db: Database, actor: Actor, project: str, name: str) -> dict[str, Any]:
+def get_document(db: Database, actor: Actor, project: str, name: str) -> Document:
     """A project document's accepted text (version 0 and no text when never written).
 
     Raises:
@@ -162,9 +148,9 @@ def get_document(db: Database, actor: Actor, project: str, name: str) -> dict[st
     checked = check_document(name, "name")
     assert checked is not None  # noqa: S101 - a name was given
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> Document:
         found = access_project(uow, actor, project).project
-        return document_view(memory_of(uow).document(found.id, checked))
+        return memory_of(uow).document(found.id, checked)
 
     return db.read(work)
 
@@ -177,7 +163,7 @@ def set_document(
     content: str,
     *,
     expected_version: int,
-) -> dict[str, Any]:
+) -> Document:
     """A person saves a project document's text at `expected_version` (0: never written).
 
     Raises:
@@ -191,12 +177,11 @@ def set_document(
     assert checked is not None  # noqa: S101 - a name was given
     text = check_content(content)
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> Document:
         found = access_project(uow, actor, project, role=Role.WRITE).project
-        saved = do_save_document(
+        return do_save_document(
             uow, actor, found, name=checked, content=text, expected_version=expected_version
         )
-        return document_view(saved)
 
     return db.write(work)
 
@@ -231,14 +216,14 @@ def do_save_document(
     uow.record_event(
         "memory.document_saved",
         actor=actor.as_payload(),
-        payload={"document": document_view(saved, include_content=False)},
+        payload={"document": document_payload(saved)},
         project_id=project.id,
         workspace_id=project.workspace_id,
     )
     return saved
 
 
-def document_versions(db: Database, actor: Actor, project: str, name: str) -> list[dict[str, Any]]:
+def document_versions(db: Database, actor: Actor, project: str, name: str) -> list[DocumentVersion]:
     """Every saved version of a project document, the newest first.
 
     Raises:
@@ -247,20 +232,9 @@ def document_versions(db: Database, actor: Actor, project: str, name: str) -> li
     checked = check_document(name, "name")
     assert checked is not None  # noqa: S101 - a name was given
 
-    def work(uow: UnitOfWork) -> list[dict[str, Any]]:
+    def work(uow: UnitOfWork) -> list[DocumentVersion]:
         found = access_project(uow, actor, project).project
-        return [
-            {
-                "projectId": v.project_id,
-                "name": v.name,
-                "version": v.version,
-                "content": v.content,
-                "author": v.author,
-                "sourceDraftId": v.source_draft_id,
-                "createdAt": iso(v.created_at),
-            }
-            for v in memory_of(uow).document_versions(found.id, checked)
-        ]
+        return list(memory_of(uow).document_versions(found.id, checked))
 
     return db.read(work)
 

@@ -2,7 +2,7 @@
 
 Only what a person accepted lives here: a record is filed by the review inbox when a hand-in
 is approved (or taken by an acceptance rule). Person edits of records and documents live in
-services/memory_edits.py; no token ever edits memory. Every change keeps a version.
+services/memory/edits.py; no token ever edits memory. Every change keeps a version.
 """
 
 from __future__ import annotations
@@ -12,7 +12,14 @@ from typing import Any
 from crewboard.domain.identity.access import Role, parse_enum
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.memory import Document, MemoryRecord, MemoryStatus, ProjectDocument
+from crewboard.domain.memory import (
+    Document,
+    MemoryPage,
+    MemoryRecord,
+    MemoryStatus,
+    MemoryText,
+    ProjectDocument,
+)
 from crewboard.domain.projects import Project
 from crewboard.domain.validation import check_text
 from crewboard.errors import LimitExceeded, NotFound, ValidationFailed
@@ -23,14 +30,7 @@ from crewboard.services.identity.access import (
     open_projects,
 )
 from crewboard.services.paging import check_page
-from crewboard.services.text_windows import (
-    ANSWER_BUDGET,
-    WINDOW_LIMIT,
-    check_window,
-    cut_text,
-    json_size,
-    window,
-)
+from crewboard.services.text_windows import WINDOW_LIMIT, check_window
 from crewboard.services.views import actor_stamp, iso
 from crewboard.storage.database import Database
 from crewboard.storage.memory.records import MemoryRepository, RecordFilter
@@ -42,9 +42,6 @@ MAX_CONTENT = 200_000  # a record's content or a document's text
 MAX_COLLECTION = 200
 MAX_IDS = 50
 MAX_PAGE = 200
-# get_project_memory's answer stays under the 48 KiB every tool reply fits in.
-MEMORY_BUDGET = ANSWER_BUDGET - 2 * 1024
-ENVELOPE_BYTES = 256  # the keys, total and nextOffset around the lists
 
 DOCUMENT_TITLES: dict[str, str] = {
     ProjectDocument.OVERVIEW: "Overview",
@@ -113,55 +110,43 @@ def check_content(value: str, field: str = "content") -> str:
     return check_text(field, value, max_length=MAX_CONTENT)
 
 
-# --- wire forms ------------------------------------------------------------------------------
+# --- the form events keep ---------------------------------------------------------------------
 
 
-def record_view(record: MemoryRecord, *, include_content: bool = True) -> dict[str, Any]:
-    """A record on the wire; without its content it names the content's length instead."""
-    view: dict[str, Any] = {
+def record_payload(record: MemoryRecord) -> dict[str, Any]:
+    """A record as its events carry it: every fact but the text, whose length stands in.
+
+    The event log keeps this form whatever the doors answer, so it is built here and not by
+    `contract/memory_present`."""
+    return {
         "id": record.id,
         "projectId": record.project_id,
         "title": record.title,
         "summary": record.summary,
+        "contentLength": record.length,
+        "collection": record.collection,
+        "document": record.document,
+        "status": record.status,
+        "version": record.version,
+        "sourceDraftId": record.source_draft_id,
+        "createdAt": iso(record.created_at),
+        "updatedAt": iso(record.updated_at),
+        "createdBy": record.created_by,
+        "updatedBy": record.updated_by,
     }
-    if include_content:
-        view["content"] = record.content
-    else:
-        view["contentLength"] = record.length
-    view.update(
-        {
-            "collection": record.collection,
-            "document": record.document,
-            "status": record.status,
-            "version": record.version,
-            "sourceDraftId": record.source_draft_id,
-            "createdAt": iso(record.created_at),
-            "updatedAt": iso(record.updated_at),
-            "createdBy": record.created_by,
-            "updatedBy": record.updated_by,
-        }
-    )
-    return view
 
 
-def document_view(document: Document, *, include_content: bool = True) -> dict[str, Any]:
-    """A project document; without its text it names the text's length."""
-    view: dict[str, Any] = {
+def document_payload(document: Document) -> dict[str, Any]:
+    """A saved document as its event carries it: without the text, with its length."""
+    return {
         "projectId": document.project_id,
         "name": document.name,
         "title": DOCUMENT_TITLES[document.name],
+        "length": len(document.content),
+        "version": document.version,
+        "updatedAt": iso(document.updated_at),
+        "updatedBy": document.updated_by,
     }
-    if include_content:
-        view["content"] = document.content
-    view.update(
-        {
-            "length": len(document.content),
-            "version": document.version,
-            "updatedAt": iso(document.updated_at),
-            "updatedBy": document.updated_by,
-        }
-    )
-    return view
 
 
 # --- filing and removing (the review inbox decides; no permission check here) ----------------
@@ -179,7 +164,7 @@ def file_record(
     document: str | None,
     source_draft_id: str | None,
     status: str = MemoryStatus.APPROVED,
-) -> dict[str, Any]:
+) -> MemoryRecord:
     """File an accepted record (version 1) and record `memory.record_added`.
 
     The caller has checked that the actor may accept it.
@@ -206,7 +191,7 @@ def file_record(
     )
     memory_of(uow).add_record(record)
     record_event(uow, actor, "memory.record_added", project, record)
-    return record_view(record)
+    return record
 
 
 def remove_record(uow: UnitOfWork, actor: Actor, project: Project, record_id: str) -> None:
@@ -229,7 +214,7 @@ def record_event(
     uow.record_event(
         kind,
         actor=actor.as_payload(),
-        payload={"record": record_view(record, include_content=False)},
+        payload={"record": record_payload(record)},
         project_id=project.id,
         workspace_id=project.workspace_id,
     )
@@ -264,13 +249,13 @@ def access_record(
     return record, access.project
 
 
-def get_record(db: Database, actor: Actor, record_id: str) -> dict[str, Any]:
+def get_record(db: Database, actor: Actor, record_id: str) -> MemoryRecord:
     """One record in full.
 
     Raises:
         NotFound: as `access_record`.
     """
-    return db.read(lambda uow: record_view(access_record(uow, actor, record_id)[0]))
+    return db.read(lambda uow: access_record(uow, actor, record_id)[0])
 
 
 # --- reading memory --------------------------------------------------------------------------
@@ -288,21 +273,17 @@ def get_project_memory(
     include_content: bool = True,
     limit: int = 50,
     offset: int = 0,
-    budget: int = MEMORY_BUDGET,
     content_offset: int | None = None,
     content_limit: int | None = None,
-) -> dict[str, Any]:
+) -> MemoryPage | MemoryText:
     """Accepted records (approved or canon) and document texts the actor may read.
 
-    Records come newest changed first, `limit` from `offset`, as many as fit in `budget`
-    bytes of JSON (`nextOffset` says where to go on). Documents come on the first page
+    Records come newest changed first, `limit` from `offset`. Documents come on the first page
     only: those ever written, or the one named by `document` even when empty; `ids` leaves
-    them out. A text too long for the budget is cut: a prefix marked `contentTruncated` with
-    `contentLength` (services/text_windows.py).
+    them out. The doors fit the page to their answer budget (`contract/memory_present`).
 
-    `content_offset` or `content_limit` asks for one window of one text instead: the record
-    named by `ids` (exactly one), or else the `document` of the one project read
-    (`memory_window`'s answer).
+    `content_offset` or `content_limit` asks for one text to read in windows instead: the
+    record named by `ids` (exactly one), or else the `document` of the one project read.
 
     Raises:
         ValidationFailed, LimitExceeded: a bad limit, offset, document, collection or ids; a
@@ -322,10 +303,9 @@ def get_project_memory(
             ids=wanted_ids,
             offset=0 if content_offset is None else content_offset,
             limit=WINDOW_LIMIT if content_limit is None else content_limit,
-            budget=budget,
         )
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> MemoryPage:
         projects = open_projects(uow, actor, project, workspace_id)
         collections = _collections(projects, collection)
         repo = memory_of(uow)
@@ -342,9 +322,7 @@ def get_project_memory(
                 if named is not None
                 else repo.documents(tuple(projects))
             )
-        docs = [document_view(d, include_content=include_content) for d in documents]
-        records = [record_view(r, include_content=include_content) for r in found]
-        return _fit_page(docs, records, total=total, offset=offset, budget=budget)
+        return MemoryPage(tuple(documents), tuple(found), total, offset, include_content)
 
     return db.read(work)
 
@@ -360,10 +338,8 @@ def _memory_window(
     ids: tuple[str, ...] | None,
     offset: int,
     limit: int,
-    budget: int,
-) -> dict[str, Any]:
-    """One window of a record's content ({recordId, projectId, version, ...}) or of a project
-    document's text ({projectId, document, version, ...}): offset, text, length, nextOffset."""
+) -> MemoryText:
+    """A record's content or a project document's text, to be read in the window asked for."""
     check_window(offset, limit, offset_field="contentOffset", limit_field="contentLimit")
     if ids is not None and len(ids) != 1:
         raise ValidationFailed.field(
@@ -378,7 +354,7 @@ def _memory_window(
             "contentOffset", "name the text to read: one record in ids, or a document."
         )
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> MemoryText:
         projects = open_projects(uow, actor, project, workspace_id)
         repo = memory_of(uow)
         if ids is not None:
@@ -391,25 +367,16 @@ def _memory_window(
             if not found:
                 raise record_not_found(ids[0])
             record = found[0]
-            head = {"recordId": record.id, "projectId": record.project_id}
-            version, text = record.version, record.content
-        else:
-            if len(projects) != 1:
-                raise ValidationFailed.field(
-                    "projectId", "a document window reads one project's document: name it."
-                )
-            assert document is not None  # noqa: S101 - checked above
-            doc = repo.document(next(iter(projects)), document)
-            head = {"projectId": doc.project_id, "document": doc.name}
-            version, text = doc.version, doc.content
-        return window(
-            {**head, "version": version},
-            text,
-            offset=offset,
-            limit=limit,
-            budget=budget,
-            offset_field="contentOffset",
-        )
+            return MemoryText(
+                record.project_id, record.id, None, record.version, record.content, offset, limit
+            )
+        if len(projects) != 1:
+            raise ValidationFailed.field(
+                "projectId", "a document window reads one project's document: name it."
+            )
+        assert document is not None  # noqa: S101 - checked above
+        doc = repo.document(next(iter(projects)), document)
+        return MemoryText(doc.project_id, None, doc.name, doc.version, doc.content, offset, limit)
 
     return db.read(work)
 
@@ -453,49 +420,3 @@ def _collections(projects: dict[str, Project], collection: str | None) -> dict[s
             "collection", f"no project open to you has a collection {collection!r}.", known
         )
     return found
-
-
-def _fit_page(
-    documents: list[dict[str, Any]],
-    records: list[dict[str, Any]],
-    *,
-    total: int,
-    offset: int,
-    budget: int,
-) -> dict[str, Any]:
-    """Keep what fits in `budget` bytes of JSON: documents first (at most three quarters of the
-    room while records wait), then records, always at least one so paging moves on."""
-    room = budget - ENVELOPE_BYTES
-    doc_room = room if not records else room * 3 // 4
-    kept_docs = []
-    for done, doc in enumerate(documents):
-        share = max(doc_room, 0) // (len(documents) - done)  # the room left, shared evenly
-        cut = _cut(doc, "content", share)
-        doc_room -= _size(cut)
-        room -= _size(cut)
-        kept_docs.append(cut)
-    kept: list[dict[str, Any]] = []
-    for record in records:
-        fitted = record
-        if _size(record) > room:
-            if kept:
-                break
-            fitted = _cut(record, "content", max(room, 0))
-        room -= _size(fitted)
-        kept.append(fitted)
-    following = offset + len(kept)
-    return {
-        "documents": kept_docs,
-        "records": kept,
-        "total": total,
-        "nextOffset": following if following < total else None,
-    }
-
-
-def _size(value: Any) -> int:
-    return json_size(value) + 1  # with the comma that follows it in a list
-
-
-def _cut(view: dict[str, Any], key: str, room: int) -> dict[str, Any]:
-    """The view with its text cut so that it takes at most `room` bytes, comma included."""
-    return cut_text(view, key, room - 1)

@@ -275,8 +275,8 @@ def do_accept(
             document=document,
             source_draft_id=draft.id,
         )
-        values["memory_record_id"] = record["id"]
-        details |= {"memoryRecordId": record["id"], "collection": collection, "document": document}
+        values["memory_record_id"] = record.id
+        details |= {"memoryRecordId": record.id, "collection": collection, "document": document}
     if status is DraftStatus.ACCEPTED_BY_RULE:
         values["rule_id"] = decided_by.get("ruleId")
     task = uow.tasks.get(draft.task_id) if draft.task_id else None

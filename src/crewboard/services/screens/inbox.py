@@ -218,7 +218,7 @@ def _record(db: Database, actor: Actor, record_id: str | None) -> dict[str, Any]
         found = memory.get_record(db, actor, record_id)
     except NotFound:
         return None
-    return {"id": found["id"], "title": found["title"]}
+    return {"id": found.id, "title": found.title}
 
 
 def _in_project(found: dict[str, Any], project_id: str, missing: NotFound) -> None:

@@ -11,10 +11,10 @@ from typing import Any
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
+from crewboard.contract import memory_present as memory
 from crewboard.domain.validation import parse_whole
 from crewboard.errors import LimitExceeded, NotFound, RevisionConflict, ValidationFailed
-from crewboard.services.memory import edits as memory_edits
-from crewboard.services.memory import records as memory
+from crewboard.services.memory.records import DOCUMENT_TITLES, record_not_found
 from crewboard.web.context import Page, project_routes
 from crewboard.web.forms import number_field, show_conflict, show_refusal
 
@@ -59,7 +59,7 @@ def memory_list(page: Page) -> Response:
         found=found,
         collection=collection,
         document=document,
-        documents=memory.DOCUMENT_TITLES,
+        documents=DOCUMENT_TITLES,
         previous=max(offset - PAGE_SIZE, 0) if offset else None,
         offset=offset,
     )
@@ -78,7 +78,7 @@ def _record_here(page: Page) -> dict[str, Any]:
     record = memory.get_record(page.db, page.actor, record_id)
     assert page.project is not None  # noqa: S101 - a project route
     if record["projectId"] != page.project["id"]:
-        raise memory.record_not_found(record_id)
+        raise record_not_found(record_id)
     return record
 
 
@@ -102,7 +102,7 @@ def _record_page(
     """The record page; after a refused save, with the person's `edit` in the form, and on a
     conflict the fields where the record now differs from it, beside the form."""
     record = _record_here(page)
-    versions = memory_edits.record_versions(page.db, page.actor, record["id"])
+    versions = memory.record_versions(page.db, page.actor, record["id"])
     theirs = [
         (label, record.get(name) or "")
         for name, label in RECORD_FIELDS.items()
@@ -117,7 +117,7 @@ def _record_page(
         edit=edit or record,
         theirs=theirs,
         statuses=STATUSES,
-        documents=memory.DOCUMENT_TITLES,
+        documents=DOCUMENT_TITLES,
     )
 
 
@@ -131,7 +131,7 @@ def record_save(page: Page) -> Response:
     record = _record_here(page)
     edit = {name: page.field(name) for name in RECORD_FIELDS}
     try:
-        saved = memory_edits.update_record(
+        saved = memory.update_record(
             page.db,
             page.actor,
             record["id"],
@@ -164,10 +164,10 @@ def _document_page(
     """The document page; after a refused save, with the person's `draft` in the form (and on
     a conflict the text saved meanwhile beside it)."""
     name = page.request.path_params["name"]
-    if name not in memory.DOCUMENT_TITLES:
+    if name not in DOCUMENT_TITLES:
         raise NotFound(f"There is no project document {name!r}.", {"resource": "document"})
-    document = memory_edits.get_document(page.db, page.actor, page.project_key, name)
-    versions = memory_edits.document_versions(page.db, page.actor, page.project_key, name)
+    document = memory.get_document(page.db, page.actor, page.project_key, name)
+    versions = memory.document_versions(page.db, page.actor, page.project_key, name)
     filed = memory.get_project_memory(
         page.db,
         page.actor,
@@ -185,7 +185,7 @@ def _document_page(
         filed=filed,
         draft=document["content"] if draft is None else draft,
         conflict=conflict,
-        documents=memory.DOCUMENT_TITLES,
+        documents=DOCUMENT_TITLES,
     )
 
 
@@ -199,7 +199,7 @@ def document_save(page: Page) -> Response:
     name = page.request.path_params["name"]
     content = page.field("content")
     try:
-        saved = memory_edits.set_document(
+        saved = memory.set_document(
             page.db,
             page.actor,
             page.project_key,

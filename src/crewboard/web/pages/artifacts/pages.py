@@ -21,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from crewboard.contract.artifacts import present
 from crewboard.domain.validation import parse_whole
 from crewboard.errors import CrewboardError, ValidationFailed
 from crewboard.services.artifacts import artifacts, previews
@@ -55,7 +56,7 @@ def _revision(page: Page, name: str = "revision") -> int | None:
 def artifact_list(page: Page) -> Response:
     raw = page.param("offset").strip()
     offset = parse_whole("offset", raw) if raw else 0
-    found = artifacts.list_artifacts(
+    found = present.list_artifacts(
         page.db, page.actor, project=page.project_key, limit=PAGE_SIZE, offset=offset
     )
     return page.render(
@@ -64,7 +65,7 @@ def artifact_list(page: Page) -> Response:
 
 
 def artifact_page(page: Page) -> Response:
-    shown = artifacts.get_artifact(
+    shown = present.get_artifact(
         page.db, page.actor, project=page.project_key, ref=_ref(page), revision=_revision(page)
     )
     compare = None
@@ -127,12 +128,11 @@ def artifact_preview(page: Page) -> Response:
     opened = previews.open_preview(
         page.db, page.actor, project=page.project_key, ref=_ref(page), revision=_revision(page)
     )
-    shown = artifacts.get_artifact(
-        page.db, page.actor, project=page.project_key, ref=_ref(page),
-        revision=int(str(opened["revision"])),
-    )  # fmt: skip
-    start = opened["start"]
-    frame = f"/preview/{opened['token']}/{quote(str(start))}" if start else None
+    shown = present.get_artifact(
+        page.db, page.actor, project=page.project_key, ref=_ref(page), revision=opened.revision
+    )
+    start = opened.start
+    frame = f"/preview/{opened.token}/{quote(start)}" if start else None
     return page.render(
         "artifact_preview.html", title=f"Preview of {shown['artifact']['title']}",
         shown=shown, frame=frame,

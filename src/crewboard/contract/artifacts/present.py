@@ -1,0 +1,252 @@
+"""Artifacts in words: the one place that turns the typed results of `services/artifacts`
+(records of `domain/artifacts`) into the camelCase answers every door gives (MCP, REST, the
+CLI's JSON and the web pages), and fits an artifact's list of revisions to the answer budget.
+
+The functions named after a use case run it and word its result, so a use case answers alike
+on every door; the keyed writes hand their wording to the service, which keeps it in the
+idempotency ledger for a retry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from crewboard.contract.reply import RESPONSE_BUDGET, compact, fit_rows
+from crewboard.domain.artifacts import (
+    Artifact,
+    ArtifactFile,
+    ArtifactPage,
+    ArtifactRevision,
+    ArtifactShown,
+    ArtifactWritten,
+    FileLines,
+    oldest_kept,
+)
+from crewboard.domain.files import FileKind
+from crewboard.domain.identity.records import Actor
+from crewboard.services.artifacts import artifacts
+from crewboard.services.artifacts.artifacts import FileInput
+from crewboard.services.idempotency import KeyedResult
+from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef
+from crewboard.services.paging import next_offset
+from crewboard.services.views import iso
+from crewboard.storage.database import Database
+
+# --- views ---------------------------------------------------------------------------------
+
+
+def checksum(digest: str) -> str:
+    return f"sha256:{digest}"
+
+
+def artifact_view(item: Artifact) -> dict[str, Any]:
+    return {
+        "id": item.id,
+        "projectId": item.project_id,
+        "slug": item.slug,
+        "title": item.title,
+        "description": item.description,
+        "revisionCount": item.revision_count,
+        "oldestKeptRevision": oldest_kept(item.revision_count),
+        "createdBy": item.created_by,
+        "createdAt": iso(item.created_at),
+        "updatedBy": item.updated_by,
+        "updatedAt": iso(item.updated_at),
+    }
+
+
+def revision_view(revision: ArtifactRevision) -> dict[str, Any]:
+    return {
+        "revision": revision.revision,
+        "kind": revision.kind.value,
+        "baseRevision": revision.base_revision,
+        "fileCount": revision.file_count,
+        "size": revision.total_size,
+        "savedBy": revision.author,
+        "savedAt": iso(revision.created_at),
+    }
+
+
+def file_view(item: ArtifactFile) -> dict[str, Any]:
+    return {
+        "path": item.path,
+        "type": item.media_type,
+        "kind": item.kind.value,
+        "size": item.size,
+        "checksum": checksum(item.digest),
+        "totalLines": item.lines.total_lines if item.kind is FileKind.TEXT else None,
+    }
+
+
+def page_view(page: ArtifactPage) -> dict[str, Any]:
+    return {
+        "artifacts": [artifact_view(i) for i in page.rows],
+        "total": page.total,
+        "nextOffset": next_offset(page.offset, len(page.rows), page.total),
+    }
+
+
+def shown_view(shown: ArtifactShown) -> dict[str, Any]:
+    return {
+        "artifact": artifact_view(shown.artifact),
+        "revision": revision_view(shown.revision),
+        "files": [file_view(f) for f in shown.files],
+        "revisions": [revision_view(r) for r in shown.revisions],
+    }
+
+
+def fit_revisions(body: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """`shown_view`'s answer within the reply budget, and a note when it had to be cut.
+
+    50 files at long paths and 50 revisions usually fit; when they do not, the revisions list
+    is cut (the newest kept) and `revisionsTruncated` says so."""
+    revisions = body["revisions"]
+    rest = len(compact({**body, "revisions": []}).encode())
+    kept = fit_rows(revisions, max(0, RESPONSE_BUDGET - rest - 512))
+    if len(kept) == len(revisions):
+        return body, None
+    note = (
+        f"The {len(kept)} newest revisions of {len(revisions)} are listed; pass revision "
+        "to see an older one."
+    )
+    return {**body, "revisions": kept, "revisionsTruncated": True}, note
+
+
+def lines_view(read: FileLines) -> dict[str, Any]:
+    return {
+        "artifact": artifact_view(read.artifact),
+        "revision": read.revision,
+        "file": file_view(read.file),
+        "text": read.text,
+        "offset": read.offset,
+        "lines": read.lines,
+        "totalLines": read.file.lines.total_lines,
+        "truncated": read.truncated,
+        "nextOffset": read.next_offset,
+    }
+
+
+def written_view(made: ArtifactWritten) -> dict[str, Any]:
+    return {
+        "artifact": artifact_view(made.artifact),
+        "revision": revision_view(made.revision),
+        "files": [file_view(f) for f in made.files],
+    }
+
+
+# --- the use cases, worded -----------------------------------------------------------------
+
+
+def list_artifacts(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+    limit: int = artifacts.DEFAULT_PAGE,
+    offset: int = 0,
+) -> dict[str, Any]:
+    return page_view(
+        artifacts.list_artifacts(
+            db, actor, project=project, workspace_id=workspace_id, limit=limit, offset=offset
+        )
+    )
+
+
+def get_artifact(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+    ref: str,
+    revision: int | None = None,
+) -> dict[str, Any]:
+    """`artifacts.get_artifact`, whole (`fit_revisions` fits it to a reply)."""
+    return shown_view(
+        artifacts.get_artifact(
+            db, actor, project=project, workspace_id=workspace_id, ref=ref, revision=revision
+        )
+    )
+
+
+def read_artifact_file(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+    ref: str,
+    path: str,
+    revision: int | None = None,
+    offset: int = 1,
+    limit: int,
+    room: int,
+) -> dict[str, Any]:
+    read = artifacts.read_artifact_file(
+        db, actor, project=project, workspace_id=workspace_id, ref=ref, path=path,
+        revision=revision, offset=offset, limit=limit, room=room,
+    )  # fmt: skip
+    return lines_view(read)
+
+
+def create_artifact(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: WorkspaceRef,
+    slug: str,
+    title: str | None,
+    description: str | None,
+    files: Sequence[FileInput],
+    idempotency_key: str | None,
+) -> KeyedResult:
+    """`artifacts.create_artifact`; the body holds `artifact`, `revision` and `files`."""
+    return artifacts.create_artifact(
+        db, actor, project=project, workspace_id=workspace_id, slug=slug, title=title,
+        description=description, files=files, idempotency_key=idempotency_key,
+        answer=written_view,
+    )  # fmt: skip
+
+
+def write_artifact_revision(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: WorkspaceRef,
+    ref: str,
+    files: Sequence[FileInput],
+    remove: Sequence[str],
+    base_revision: int | None,
+    expected_version: int,
+    idempotency_key: str | None,
+    merge_onto_current: bool = False,
+) -> KeyedResult:
+    """`artifacts.write_artifact_revision`; the body as `create_artifact`'s."""
+    return artifacts.write_artifact_revision(
+        db, actor, project=project, workspace_id=workspace_id, ref=ref, files=files,
+        remove=remove, base_revision=base_revision, expected_version=expected_version,
+        idempotency_key=idempotency_key, answer=written_view,
+        merge_onto_current=merge_onto_current,
+    )  # fmt: skip
+
+
+def rollback_artifact(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str,
+    workspace_id: WorkspaceRef,
+    ref: str,
+    revision: int,
+    expected_version: int,
+    idempotency_key: str | None,
+) -> KeyedResult:
+    """`artifacts.rollback_artifact`; the body as `create_artifact`'s."""
+    return artifacts.rollback_artifact(
+        db, actor, project=project, workspace_id=workspace_id, ref=ref, revision=revision,
+        expected_version=expected_version, idempotency_key=idempotency_key, answer=written_view,
+    )  # fmt: skip
