@@ -855,8 +855,6 @@ DIFFERENCES: dict[tuple[str, str, str], str] = {
         "patch's fields at the top of the body, not in `patch`, and refuses projectId"
         for case in ("main", "refusal")
     },
-    ("list_projects", "cli", "refusal"): "`project list` has no --limit (nor --offset, "
-    "--include-archived, --project-id)",
     ("create_handoff_action_item", "cli", "refusal"): "`handoff add-item` has no --status",
     ("list_activity", "cli", "refusal"): "`activity list --limit` is a click range: a usage "
     "error, not VALIDATION naming limit",

@@ -70,15 +70,41 @@ def project_create(
 
 
 @project_group.command("list")
+@click.option("--limit", default=200, show_default=True, help="At most this many (1-200).")
+@click.option("--offset", default=0, show_default=True, help="Skip this many first.")
+@click.option(
+    "--include-archived/--no-include-archived",
+    default=True,
+    show_default=True,
+    help="List archived projects too.",
+)
+@click.option("--project-id", default=None, metavar="REF", help="Only this project (id or key).")
 @as_option
 @json_option
 @pass_state
-def project_list(state: State, as_email: str | None, as_json: bool) -> None:
+def project_list(
+    state: State,
+    limit: int,
+    offset: int,
+    include_archived: bool,
+    project_id: str | None,
+    as_email: str | None,
+    as_json: bool,
+) -> None:
     """List the projects the acting person can open."""
+    # Out-of-range pages are left to the service, so they are refused as on MCP and REST
+    # (VALIDATION naming the field), not as a click usage error.
     with open_database(state.settings()) as db:
 
         def act() -> None:
-            views, _total = projects.list_projects(db, acting_person(db, as_email), limit=200)
+            views, _total = projects.list_projects(
+                db,
+                acting_person(db, as_email),
+                project=project_id,
+                include_archived=include_archived,
+                limit=limit,
+                offset=offset,
+            )
             emit(
                 as_json,
                 views,
