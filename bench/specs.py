@@ -47,13 +47,13 @@ import anyio
 from bench.measure import Target, answer_of, connect
 from bench.process import ServerProcess, throwaway_postgres
 from bench.runner import add_database_options, progress
+from crewboard.contract.projects import present
 from crewboard.domain.files import MAX_WINDOW_LINES
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
 from crewboard.domain.spec_comments import place, reanchor
 from crewboard.domain.specs import MAX_READ_BYTES
 from crewboard.services.identity.users import do_create_user, person_actor
-from crewboard.services.projects import projects
 from crewboard.services.specs import comments, file_lookup, files
 from crewboard.storage import migrate
 from crewboard.storage.database import Database
@@ -120,7 +120,7 @@ def owner_of(db: Database) -> Actor:
         )
     )
     owner = person_actor(user)
-    projects.create_project(db, owner, workspace_id=None, key="SPEC", name="Specs")
+    present.create_project(db, owner, workspace_id=None, key="SPEC", name="Specs")
     return owner
 
 

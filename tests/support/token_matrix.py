@@ -17,6 +17,7 @@ import httpx2
 from mcp import Client, MCPError
 
 from crewboard.contract.handoffs import present as handoffs
+from crewboard.contract.projects import present
 from crewboard.domain.handoffs import Bodies
 from crewboard.domain.identity.access import ALL_SCOPES, Role, TokenKind
 from crewboard.domain.identity.records import Actor, ApiToken, User
@@ -32,7 +33,6 @@ from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.board import repos, tasks
 from crewboard.services.identity import stream_tokens, tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.projects import projects, state, team
 from crewboard.services.sessions import sessions
 from crewboard.services.specs import file_lookup, files
 from crewboard.storage import tables
@@ -218,7 +218,7 @@ class World:
 
     def set_archived(self, spot: Spot, archived: bool) -> None:
         if not spot.ghost:
-            projects.set_project_archived(
+            present.set_project_archived(
                 self.db, self.person, project=spot.project_id, workspace_id=None, archived=archived
             )
 
@@ -260,9 +260,9 @@ def furnish(db: Database, user: User, key: str) -> Spot:
         return dict(made.body["task"])
 
     first = task("First")
-    role = team.add_team_role(db, person, project=key, name="Writer", role="Writer", kind="ai")
+    role = present.add_team_role(db, person, project=key, name="Writer", role="Writer", kind="ai")
     repo = repos.add_repo(db, person, key, "app", "https://example.com/app.git")
-    state.update_project_state(
+    present.update_project_state(
         db, person, project=key, workspace_id=None, content="Where it stands.", expected_revision=0
     )
     spec = files.upload_spec_file(
