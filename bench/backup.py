@@ -36,10 +36,10 @@ from sqlalchemy import insert, text  # noqa: TID251 - the benchmark seeds tables
 from bench.process import RESULTS, throwaway_postgres
 from bench.runner import add_database_options, progress
 from bench.seed import ADJECTIVES, NOUNS, SENTENCES, _batches, seed_board
+from crewboard.contract.projects import present
 from crewboard.domain.identity.passwords import hash_password
 from crewboard.domain.identity.records import Actor
 from crewboard.services.identity.users import do_create_user, person_actor
-from crewboard.services.projects import projects
 from crewboard.storage import backup, migrate, restore, schema
 from crewboard.storage.blob_tables import blob_chunks, blobs
 from crewboard.storage.blobs import CHUNK
@@ -164,7 +164,7 @@ def _insert_project(
     db: Database, owner: Actor, number: int, pool: list[bytes], rng: random.Random
 ) -> None:
     """A project of PROJECT_TASKS tasks with long descriptions, as bench/seed.py fills one."""
-    made = projects.create_project(
+    made = present.create_project(
         db, owner, workspace_id=None, key=f"T{number}", name=f"Backup bench {number}"
     )
     project_id = str(made.body["project"]["id"])

@@ -27,6 +27,7 @@ from bench.runner import add_database_options, progress
 from bench.specs import database
 from crewboard.cli.progress import bars, wanted
 from crewboard.contract.handoffs import present as handoffs
+from crewboard.contract.projects import present
 from crewboard.domain.handoffs import ActionItem, Bodies, Handoff, ItemStatus
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor
@@ -34,7 +35,6 @@ from crewboard.domain.ids import new_id
 from crewboard.services.identity.users import do_create_user, person_actor
 from crewboard.services.notifications import inbox
 from crewboard.services.notifications.notify import enable_email
-from crewboard.services.projects import projects
 from crewboard.storage import migrate
 from crewboard.storage.database import Database
 from crewboard.storage.handoffs.repository import HandoffRepository
@@ -61,7 +61,7 @@ def seed(db: Database, owner: Actor, people: list[Actor], key: str, days: int) -
     """`days` handoffs for each person (or, for SMALL, 10 in all), written through the
     repository in batches: seeding through the tool would take minutes. A progress bar counts
     them on standard error when it is a terminal."""
-    project = projects.create_project(db, owner, workspace_id=None, key=key, name=key)
+    project = present.create_project(db, owner, workspace_id=None, key=key, name=key)
     project_id = str(project.body["project"]["id"])
 
     def join(uow: UnitOfWork) -> None:

@@ -34,10 +34,10 @@ from tests.support.sse import Reader
 
 from bench.cluster import Cluster
 from bench.process import throwaway_postgres
+from crewboard.contract.projects import present
 from crewboard.services.identity import stream_tokens, tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.live import PER_PERSON, PER_TOKEN
-from crewboard.services.projects import projects
 from crewboard.storage.database import Database
 
 ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"  # may CREATE DATABASE
@@ -68,7 +68,7 @@ class World:
         node), so every fourth comes from a new reader of the project."""
         if self.made % (PER_PERSON // PER_TOKEN) == 0:
             reader = make_user(self.db, f"reader{self.made}@example.com")
-            projects.set_project_member(
+            present.set_project_member(
                 self.db, self.me, project="LIVE", email=reader.email, role="read"
             )
             self.follower = person_actor(reader)

@@ -27,9 +27,9 @@ from typing import Any
 from sqlalchemy import insert, text  # noqa: TID251 - the benchmark seeds tables directly
 
 from crewboard.cli.progress import Advance, bars, wanted
+from crewboard.contract.projects import present
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.services.projects import projects
 from crewboard.storage import migrate, schema
 from crewboard.storage.board import tables as t
 from crewboard.storage.database import Database
@@ -230,7 +230,7 @@ def seed_board(
     with bars(wanted(as_json=False), {"tasks": sum(sizes)}) as advance:
         for index, size in enumerate(sizes, start=1):
             key = f"B{index}"
-            result = projects.create_project(
+            result = present.create_project(
                 db, owner, workspace_id=None, key=key, name=f"Board bench {size:,} tasks"
             )
             project_id = str(result.body["project"]["id"])

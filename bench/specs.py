@@ -47,6 +47,7 @@ import anyio
 from bench.measure import Target, answer_of, connect
 from bench.process import ServerProcess, throwaway_postgres
 from bench.runner import add_database_options, progress
+from crewboard.contract.projects import present
 from crewboard.contract.specs import present as comments
 from crewboard.contract.specs import present as files
 from crewboard.domain.files import MAX_WINDOW_LINES
@@ -55,7 +56,6 @@ from crewboard.domain.ids import new_id
 from crewboard.domain.spec_comments import place, reanchor
 from crewboard.domain.specs import MAX_READ_BYTES
 from crewboard.services.identity.users import do_create_user, person_actor
-from crewboard.services.projects import projects
 from crewboard.services.specs import file_lookup
 from crewboard.storage import migrate
 from crewboard.storage.database import Database
@@ -122,7 +122,7 @@ def owner_of(db: Database) -> Actor:
         )
     )
     owner = person_actor(user)
-    projects.create_project(db, owner, workspace_id=None, key="SPEC", name="Specs")
+    present.create_project(db, owner, workspace_id=None, key="SPEC", name="Specs")
     return owner
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from crewboard.config import load_settings
+from crewboard.contract.projects import present
 from crewboard.services.identity import users
-from crewboard.services.projects import state
 from crewboard.storage.database import Database
 
 
@@ -140,7 +140,7 @@ def test_state_versions_and_restore_from_the_cli(run) -> None:  # type: ignore[n
     try:
         owner = users.person_actor(users.get_user_by_email(db, "owner@crewboard.local"))
         for revision, text in enumerate(["one", "two"]):
-            state.update_project_state(
+            present.update_project_state(
                 db,
                 owner,
                 project="DEMO",

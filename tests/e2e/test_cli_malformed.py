@@ -18,8 +18,8 @@ from click.testing import CliRunner, Result
 from sqlalchemy.engine import URL
 
 from crewboard.cli.main import cli
+from crewboard.contract.projects import present
 from crewboard.services.identity.users import get_user_by_email, person_actor
-from crewboard.services.projects import team
 from crewboard.services.projects.bootstrap import initialise
 from crewboard.services.transfer import archive
 from crewboard.storage import migrate
@@ -40,7 +40,7 @@ def demo_archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
         migrate.upgrade(db)
         initialise(db, owner_email=OWNER)
         owner = person_actor(get_user_by_email(db, OWNER))
-        team.add_team_role(db, owner, project="DEMO", name="Writer", role="Writes.", kind="ai")
+        present.add_team_role(db, owner, project="DEMO", name="Writer", role="Writes.", kind="ai")
         archive.export_projects(db, ["DEMO"], folder / "demo.zip")
     finally:
         db.dispose()

@@ -47,6 +47,7 @@ from crewboard.api.openapi import LIVE_PATH
 from crewboard.config import Settings
 from crewboard.contract.artifacts import present as artifacts
 from crewboard.contract.handoffs import present as handoffs
+from crewboard.contract.projects import present
 from crewboard.contract.sessions.present import started_answer
 from crewboard.contract.specs import present as attachments
 from crewboard.contract.specs import present as spec_comments
@@ -61,7 +62,6 @@ from crewboard.services.board import notes as task_notes
 from crewboard.services.board import repos, tasks
 from crewboard.services.identity import stream_tokens, tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.projects import projects, state
 from crewboard.services.review import drafts
 from crewboard.services.sessions import sessions
 from crewboard.services.specs import file_lookup
@@ -162,10 +162,10 @@ def build_world(db: Database) -> World:
         idempotency_key="o1",
     )
     for revision, text in enumerate(("First state.", "Second state.")):
-        state.update_project_state(
+        present.update_project_state(
             db, actor, project="CRW", workspace_id=None, content=text, expected_revision=revision
         )
-    crw = projects.describe_project(db, actor, "CRW")["project"]["id"]
+    crw = present.describe_project(db, actor, "CRW")["project"]["id"]
     specs = [
         spec_files.upload_spec_file(
             db,
@@ -216,7 +216,7 @@ def build_world(db: Database) -> World:
     repo = repos.add_repo(db, actor, "CRW", "app", "https://github.com/a/app")["id"]
     stream_token = stream_tokens.create_stream_token(db, actor, projects=["CRW"])
     old = make_project(db, owner, "OLD")
-    projects.set_project_archived(db, actor, project=old, workspace_id=None, archived=True)
+    present.set_project_archived(db, actor, project=old, workspace_id=None, archived=True)
     arc = make_project(db, owner, "ARC")
     stranger = make_user(db, "stranger@example.com")
     make_project(db, stranger, "HID")

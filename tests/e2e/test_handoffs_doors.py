@@ -10,11 +10,11 @@ from typing import Any
 import httpx2
 import pytest
 
+from crewboard.contract.projects import present
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import User
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.projects import projects
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, grant, make_project, make_task, make_user
 from tests.support.mcp_client import body_of, mcp_client
@@ -32,7 +32,7 @@ TOOLS = (
 def owner(db: Database) -> User:
     user = make_user(db, "alice@example.com")
     make_project(db, user, "CRW")
-    projects.update_project(
+    present.update_project(
         db, person_actor(user), project="CRW", workspace_id=None,
         shift_time_zone_a="Europe/Berlin", shift_time_zone_b="America/New_York",
     )  # fmt: skip

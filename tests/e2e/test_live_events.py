@@ -16,13 +16,13 @@ import httpx2
 import pytest
 
 from crewboard.config import Settings
+from crewboard.contract.projects import present
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import LimitExceeded
 from crewboard.http.cookies import SESSION_COOKIE
 from crewboard.services.identity import stream_tokens, tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.live import PER_PERSON, PER_TOKEN
-from crewboard.services.projects import projects
 from crewboard.storage.database import Database
 from tests.support.factories import make_project, make_user
 from tests.support.mcp_client import body_of, mcp_client
@@ -187,8 +187,8 @@ def test_one_read_member_with_many_stream_tokens_cannot_take_the_owners_or_the_w
     db: Database, me: Actor, owner: User, base: str
 ) -> None:
     reader, admin = make_user(db, "reader@example.com"), make_user(db, "admin@example.com")
-    projects.set_project_member(db, me, project="CRW", email=reader.email, role="read")
-    projects.set_project_member(db, me, project="CRW", email=admin.email, role="admin")
+    present.set_project_member(db, me, project="CRW", email=reader.email, role="read")
+    present.set_project_member(db, me, project="CRW", email=admin.email, role="admin")
     theirs = person_actor(reader)
     secrets = [
         stream_tokens.create_stream_token(db, theirs, projects=["CRW"])["secret"]

@@ -14,6 +14,7 @@ import pytest
 from sqlalchemy.engine import URL
 
 from crewboard.config import Settings
+from crewboard.contract.projects import present
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.records import Actor, User
 from crewboard.http.cookies import SESSION_COOKIE
@@ -21,7 +22,6 @@ from crewboard.http.sse import CHECK
 from crewboard.services.identity import stream_tokens, tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.oauth import grants
-from crewboard.services.projects import projects
 from crewboard.storage.database import Database
 from tests.conftest import ONLY_POSTGRESQL
 from tests.support.factories import make_project, make_user
@@ -50,7 +50,7 @@ def me(owner: User) -> Actor:
 def member(db: Database, me: Actor) -> User:
     """A person with the read role on CRW only."""
     user = make_user(db, "member@example.com")
-    projects.set_project_member(db, me, project="CRW", email=user.email, role="read")
+    present.set_project_member(db, me, project="CRW", email=user.email, role="read")
     return user
 
 
@@ -145,7 +145,7 @@ def test_removing_a_persons_role_ends_their_streams_of_that_project_and_no_one_e
         by_browser = browser_stream(base, browser.cookies[SESSION_COOKIE])
         mine = tokens.issue_token(db, me, kind="personal", scopes=["read"]).secret
         owners = opened(Reader(events_url(base), mine, want=1))
-        projects.remove_project_member(db, me, project="CRW", email=member.email)
+        present.remove_project_member(db, me, project="CRW", email=member.email)
         ended(by_token, "role", "removed")
         ended(by_browser, "role", "removed")
         owners.join(10)
@@ -238,7 +238,7 @@ def test_each_credentials_end_reaches_a_stream_on_another_node_within_a_second( 
                 ended(by_token, "token", "revoked")
                 tokens.revoke_token(db, maker.token.id, actor=me)
                 ended(by_stream_token, "token that made this stream token")
-                projects.remove_project_member(db, me, project="CRW", email=member.email)
+                present.remove_project_member(db, me, project="CRW", email=member.email)
                 ended(by_member, "role", "removed")
                 assert post_form(browser, "/logout", {}).status_code == 303  # on node A
                 ended(by_browser, "signed out")

@@ -28,6 +28,7 @@ from crewboard.contract import memory_present as memory_edits
 from crewboard.contract.artifacts import present as artifacts
 from crewboard.contract.catalogue import default_catalogue
 from crewboard.contract.handoffs import present as handoffs
+from crewboard.contract.projects import present
 from crewboard.contract.sessions.present import started_answer
 from crewboard.contract.specs import present as spec_attachments
 from crewboard.contract.specs import present as spec_comments
@@ -42,7 +43,6 @@ from crewboard.services.board import notes, queries, questions, repos, task_upda
 from crewboard.services.identity import stream_tokens, tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.memory import records as memory
-from crewboard.services.projects import projects, state, team
 from crewboard.services.review import drafts, messages
 from crewboard.services.sessions import sessions
 from crewboard.services.sessions.context import session_context
@@ -113,7 +113,7 @@ class World:
 def build_world(db: Database) -> World:
     owner = make_user(db, "owner@example.com")
     person = person_actor(owner)
-    projects.create_project(
+    present.create_project(
         db,
         person,
         workspace_id=None,
@@ -124,17 +124,17 @@ def build_world(db: Database) -> World:
         description=mixed(10_000, "description"),
         collections=[f"collection-{n:02d}-" + "x" * 46 for n in range(50)],
     )
-    state.update_project_state(
+    present.update_project_state(
         db, person, project="CRW", workspace_id=None, content=mixed(5000), expected_revision=0
     )
     seats = [
-        team.add_team_role(
+        present.add_team_role(
             db, person, project="CRW", name=mixed(120, f"seat {n}"), role=mixed(500), kind="ai"
         )["id"]
         for n in range(60)
     ]
     for n in range(20):
-        projects.set_project_member(
+        present.set_project_member(
             db, person, project="CRW", email=make_user(db, f"person{n}@example.com").email,
             role="write",
         )  # fmt: skip
@@ -670,7 +670,7 @@ async def test_cut_texts_read_back_whole_in_windows(
 
 async def test_create_and_update_task_answers_fit_too(url: str, db: Database, mode: str) -> None:
     owner = make_user(db, "writer@example.com")
-    projects.create_project(db, person_actor(owner), workspace_id=None, key="WRT", name="Writes")
+    present.create_project(db, person_actor(owner), workspace_id=None, key="WRT", name="Writes")
     secret = tokens.issue_token(
         db, person_actor(owner), kind="agent", project="WRT", scopes=["read", "tasks.manage"]
     ).secret

@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from crewboard.contract.projects import present
 from crewboard.domain.identity.records import User
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.projects import projects, workspaces
+from crewboard.services.projects import workspaces
 from crewboard.storage.database import Database
 from tests.support.factories import make_project, make_user
 from tests.support.mcp_client import body_of, mcp_client
@@ -35,7 +36,7 @@ def owner(db: Database) -> User:
 def space(db: Database, owner: User) -> str:
     """A shared workspace holding project TEAM."""
     made = workspaces.create_workspace(db, person_actor(owner), name="Studio")
-    projects.create_project(
+    present.create_project(
         db, person_actor(owner), workspace_id=made.id, key="TEAM", name="Team project"
     )
     return made.id

@@ -10,11 +10,11 @@ import mcp_types as types
 import pytest
 from mcp import Client, MCPError
 
+from crewboard.contract.projects import present
 from crewboard.domain.identity.records import User
 from crewboard.services.board import tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.projects import state, team
 from crewboard.storage.database import Database
 from tests.support.factories import make_project, make_user
 from tests.support.mcp_client import mcp_client
@@ -32,7 +32,7 @@ def owner(db: Database) -> User:
     user = make_user(db, "owner@example.com")
     actor = person_actor(user)
     make_project(db, user, "CRW")
-    seat = team.add_team_role(db, actor, project="CRW", name="Coder", kind="ai")
+    seat = present.add_team_role(db, actor, project="CRW", name="Coder", kind="ai")
     for title, priority, assignee in (
         ("Tidy the logs", "low", seat["id"]),
         ("Fix the login redirect", "high", seat["id"]),
@@ -49,7 +49,7 @@ def owner(db: Database) -> User:
             priority=priority,
             assignee_id=assignee,
         )
-    state.update_project_state(
+    present.update_project_state(
         db, actor, project="CRW", workspace_id=None, content="## Now\n- login", expected_revision=0
     )
     other = make_user(db, "other@example.com")

@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 from mcp_types import TextContent
 
+from crewboard.contract.projects import present
 from crewboard.domain.identity.records import User
 from crewboard.services.board import tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.projects import team
 from crewboard.services.review import proposals
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, make_project, make_user
@@ -31,7 +31,7 @@ def owner(db: Database) -> User:
     tasks.create_task(
         db, person_actor(user), project="CRW", workspace_id=None, idempotency_key="t-1", title="Fix"
     )
-    team.add_team_role(db, person_actor(user), project="CRW", name="Quill", role="Writer")
+    present.add_team_role(db, person_actor(user), project="CRW", name="Quill", role="Writer")
     return user
 
 

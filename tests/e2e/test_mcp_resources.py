@@ -13,13 +13,13 @@ from mcp import Client, MCPError, StdioServerParameters
 from sqlalchemy.engine import URL
 
 from crewboard.contract import memory_present as memory_edits
+from crewboard.contract.projects import present
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import User
 from crewboard.services.board import tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.memory import records as memory
-from crewboard.services.projects import state
 from crewboard.storage.database import Database
 from tests.support.factories import grant, make_project, make_user
 from tests.support.mcp_client import MODES, mcp_client
@@ -78,7 +78,7 @@ def world(db: Database, owner: User) -> dict[str, str]:
     make_project(db, owner, "CRW")
     make_task(db, owner, "CRW", "Fix the login redirect")
     make_task(db, owner, "CRW", "Write the docs")
-    state.update_project_state(
+    present.update_project_state(
         db,
         actor,
         project="CRW",

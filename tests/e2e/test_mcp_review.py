@@ -7,11 +7,11 @@ from typing import Any
 import httpx2
 import pytest
 
+from crewboard.contract.projects import present
 from crewboard.domain.identity.records import User
 from crewboard.services.board import tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.projects import team
 from crewboard.services.review import drafts
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, make_project, make_user
@@ -26,7 +26,7 @@ SCOPES = ["read", "tasks.manage", "drafts.create"]
 def owner(db: Database) -> User:
     user = make_user(db, "owner@example.com")
     make_project(db, user, "CRW", collections=["general", "architecture"])
-    seat = team.add_team_role(db, person_actor(user), project="CRW", name="Coder", kind="ai")
+    seat = present.add_team_role(db, person_actor(user), project="CRW", name="Coder", kind="ai")
     tasks.create_task(
         db,
         person_actor(user),

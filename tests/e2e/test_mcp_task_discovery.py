@@ -10,10 +10,10 @@ import httpx2
 import pytest
 from mcp import Client
 
+from crewboard.contract.projects import present
 from crewboard.domain.identity.records import Actor
 from crewboard.services.board import tasks
 from crewboard.services.identity.users import person_actor
-from crewboard.services.projects import team
 from crewboard.storage.database import Database
 from tests.support.factories import make_project, make_user, personal_secret
 from tests.support.mcp_client import body_of, mcp_client
@@ -30,7 +30,7 @@ def owner(db: Database) -> Actor:
 
 @pytest.fixture
 def coder(db: Database, owner: Actor) -> str:
-    return str(team.add_team_role(db, owner, project="CRW", name="Coder", kind="ai")["id"])
+    return str(present.add_team_role(db, owner, project="CRW", name="Coder", kind="ai")["id"])
 
 
 @pytest.fixture

@@ -6,12 +6,12 @@ from datetime import timedelta
 
 import pytest
 
+from crewboard.contract.projects import present
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.records import Actor
 from crewboard.services.board import task_updates, tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.projects import team
 from crewboard.storage.database import Database
 from tests.support.factories import make_project, make_user, personal_secret
 from tests.support.mcp_client import body_of, mcp_client
@@ -34,7 +34,7 @@ def secret(db: Database, owner: Actor) -> str:
 @pytest.fixture
 def worked_task(db: Database, owner: Actor, clock: ManualClock) -> str:
     """CRW-1: an AI role's task, in progress from Monday 09:00 UTC for 90 minutes, then in review."""
-    coder = team.add_team_role(db, owner, project="CRW", name="Coder", kind="ai")["id"]
+    coder = present.add_team_role(db, owner, project="CRW", name="Coder", kind="ai")["id"]
     made = tasks.create_task(
         db,
         owner,
@@ -158,7 +158,7 @@ async def test_big_answers_stay_within_48_kib_and_say_what_was_left_out(
     writer = make_user(db, "w" * 110 + "@example.com")  # a long display name in every event
     make_project(db, writer, "BIG")
     actor = person_actor(writer)
-    coder = team.add_team_role(db, actor, project="BIG", name="Coder", kind="ai")["id"]
+    coder = present.add_team_role(db, actor, project="BIG", name="Coder", kind="ai")["id"]
     for n in range(100):  # one full page of events, which the budget still cuts
         tasks.create_task(
             db,

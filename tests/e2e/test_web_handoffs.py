@@ -12,11 +12,11 @@ import httpx2
 import pytest
 
 from crewboard.contract.handoffs import present as handoffs
+from crewboard.contract.projects import present
 from crewboard.domain.handoffs import Bodies
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import User
 from crewboard.services.identity.users import person_actor
-from crewboard.services.projects import projects
 from crewboard.storage.database import Database
 from tests.support.factories import grant, make_project, make_task, make_user
 from tests.support.web import post_form, sign_in
@@ -28,7 +28,7 @@ DAY = "2026-03-02"
 def owner(db: Database) -> User:
     user = make_user(db, "owner@example.com")
     make_project(db, user, "CRW")
-    projects.update_project(
+    present.update_project(
         db, person_actor(user), project="CRW", workspace_id=None,
         shift_time_zone_a="Europe/Berlin", shift_time_zone_b="America/New_York",
     )  # fmt: skip
@@ -158,6 +158,6 @@ def test_an_admin_sets_the_shifts_and_the_assignee_notices_in_project_settings(
         )  # fmt: skip
         refused = text_of(client.get(bad.headers["location"]))
         assert "not an IANA time zone" in refused
-    project = projects.describe_project(db, person_actor(owner), "CRW")["project"]
+    project = present.describe_project(db, person_actor(owner), "CRW")["project"]
     assert project["shiftTimeZones"] == {"a": "Asia/Tokyo", "b": "Europe/Berlin"}
     assert project["notifyActionItemAssignees"] is False

@@ -10,12 +10,12 @@ from datetime import timedelta
 import httpx2
 import pytest
 
+from crewboard.contract.projects import present
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import User
 from crewboard.services.board import tasks
 from crewboard.services.identity.users import person_actor
-from crewboard.services.projects import state, team
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, grant, make_project, make_user
 from tests.support.web import post_form, sign_in
@@ -54,7 +54,7 @@ def flash_of(page: httpx2.Response) -> str:
 
 
 def save_state(db: Database, owner: User, text: str, revision: int) -> None:
-    state.update_project_state(
+    present.update_project_state(
         db,
         person_actor(owner),
         project="CRW",
@@ -65,7 +65,7 @@ def save_state(db: Database, owner: User, text: str, revision: int) -> None:
 
 
 def current_state(db: Database, owner: User) -> dict[str, object]:
-    return state.get_project_state(db, person_actor(owner), project="CRW")
+    return present.get_project_state(db, person_actor(owner), project="CRW")
 
 
 # --- state -----------------------------------------------------------------------------------
@@ -216,7 +216,7 @@ def test_an_unknown_time_zone_shows_the_week_with_the_mistake_named(
 def test_the_team_page_lists_roles_and_people_with_admin_forms(
     db: Database, owner: User, writer: User, client: httpx2.Client
 ) -> None:
-    team.add_team_role(
+    present.add_team_role(
         db, person_actor(owner), project="CRW", name="<i>Coder</i>", model="m1", effort="high"
     )
     page = client.get("/p/CRW/team")
@@ -231,7 +231,7 @@ def test_the_team_page_lists_roles_and_people_with_admin_forms(
 def test_a_writer_sees_the_team_without_forms_and_is_refused_changes(
     db: Database, url: str, owner: User, writer: User
 ) -> None:
-    role = team.add_team_role(db, person_actor(owner), project="CRW", name="Coder")
+    role = present.add_team_role(db, person_actor(owner), project="CRW", name="Coder")
     with closing(sign_in(url, writer.email)) as client:
         page = client.get("/p/CRW/team")
         assert page.status_code == 200
@@ -247,7 +247,7 @@ def test_a_writer_sees_the_team_without_forms_and_is_refused_changes(
             answer = post_form(client, path, {"next": "/p/CRW/team", **data})
             assert answer.headers["location"] == "/p/CRW/team", path
             assert "admin" in flash_of(follow(client, answer)), path
-    roles = team.get_team_page(db, person_actor(owner), project="CRW")
+    roles = present.get_team_page(db, person_actor(owner), project="CRW")
     assert [r["name"] for r in roles["roles"]] == ["Coder"]
     assert {p["email"]: p["projectRole"] for p in roles["people"]}[writer.email] == "write"
 
@@ -270,12 +270,12 @@ def test_an_admin_adds_and_archives_a_role(
         },
     )
     assert "Added the role Reviewer" in flash_of(follow(client, answer))
-    (role,) = team.get_team_page(db, person_actor(owner), project="CRW")["roles"]
+    (role,) = present.get_team_page(db, person_actor(owner), project="CRW")["roles"]
     assert (role["kind"], role["memberName"], role["rank"]) == ("human", "writer", 3)
 
     archived = post_form(client, f"/p/CRW/team/roles/{role['id']}/archive", {"next": "/p/CRW/team"})
     assert "Archived the role Reviewer" in flash_of(follow(client, archived))
-    assert team.get_team_page(db, person_actor(owner), project="CRW")["roles"] == []
+    assert present.get_team_page(db, person_actor(owner), project="CRW")["roles"] == []
     again = post_form(client, f"/p/CRW/team/roles/{role['id']}/archive", {"next": "/p/CRW/team"})
     assert role["id"] in flash_of(follow(client, again))
 
@@ -289,7 +289,7 @@ def test_an_admin_removes_a_person_from_the_project_but_never_its_last_admin(
         client, "/p/CRW/team/members/remove", {"email": writer.email, "next": "/p/CRW/team"}
     )
     assert "no longer has a role" in flash_of(follow(client, answer))
-    people = team.get_team_page(db, person_actor(owner), project="CRW")["people"]
+    people = present.get_team_page(db, person_actor(owner), project="CRW")["people"]
     assert [p["email"] for p in people] == [owner.email]
     # The page offers no Remove for yourself; a hand-made form is refused all the same.
     last = post_form(
@@ -322,7 +322,7 @@ def test_an_admin_adds_a_person_and_changes_their_role(
         {"next": "/p/CRW/team", "email": newcomer.email, "role": "write"},
     )
     follow(client, changed)
-    people = team.get_team_page(db, person_actor(owner), project="CRW")["people"]
+    people = present.get_team_page(db, person_actor(owner), project="CRW")["people"]
     assert {p["email"]: p["projectRole"] for p in people}[newcomer.email] == "write"
     unknown = post_form(
         client,
@@ -388,7 +388,7 @@ def test_the_week_shows_in_progress_stretches_in_local_time(
     db: Database, owner: User, client: httpx2.Client, clock: ManualClock
 ) -> None:
     actor = person_actor(owner)
-    coder = team.add_team_role(db, actor, project="CRW", name="Coder")
+    coder = present.add_team_role(db, actor, project="CRW", name="Coder")
     tasks.create_task(
         db,
         actor,

@@ -13,11 +13,12 @@ import httpx2
 import pytest
 
 from crewboard.config import Settings
+from crewboard.contract.projects import present
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import User
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.projects import projects, team, workspaces
+from crewboard.services.projects import workspaces
 from crewboard.services.review import rules
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, grant, make_project, make_user
@@ -275,7 +276,7 @@ def test_a_writer_sees_settings_read_only_and_cannot_save(
 
 
 def client_name(db: Database, user: User) -> str:
-    rows, _ = projects.list_projects(db, person_actor(user))
+    rows, _ = present.list_projects(db, person_actor(user))
     return str(rows[0]["name"])
 
 
@@ -293,7 +294,7 @@ def test_a_project_not_open_to_the_person_is_404(
 def test_a_project_name_is_shown_as_text(db: Database, url: str) -> None:
     user = make_user(db, "x@example.com")
     make_project(db, user, "XSS")
-    projects.update_project(
+    present.update_project(
         db, person_actor(user), project="XSS", workspace_id=None, name="<script>alert(1)</script>"
     )
     with closing(sign_in(url, user.email)) as client:
@@ -305,7 +306,7 @@ def test_a_project_name_is_shown_as_text(db: Database, url: str) -> None:
 def test_acceptance_rules_are_added_and_removed(
     db: Database, client: httpx2.Client, owner: User
 ) -> None:
-    seat = team.add_team_role(db, person_actor(owner), project="CRW", name="Coder", kind="ai")
+    seat = present.add_team_role(db, person_actor(owner), project="CRW", name="Coder", kind="ai")
     seat_id = seat["id"]
     page = client.get("/p/CRW/settings/project").text
     assert f'<option value="{seat_id}">Coder' in page

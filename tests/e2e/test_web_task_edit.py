@@ -13,12 +13,13 @@ import httpx2
 import pytest
 
 from crewboard.contract import memory_present as memory_edits
+from crewboard.contract.projects import present
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.records import Actor, User
 from crewboard.services.board import batch, task_updates, tasks
 from crewboard.services.board import queries as task_queries
 from crewboard.services.identity.users import person_actor
-from crewboard.services.projects import state, team
+from crewboard.services.projects import state
 from crewboard.services.review import drafts
 from crewboard.storage.database import Database
 from tests.support.factories import make_project, make_user, token_actor
@@ -43,7 +44,7 @@ def me(owner: User) -> Actor:
 @pytest.fixture
 def coder(db: Database, me: Actor) -> str:
     """An AI seat of CRW named Coder; its role id."""
-    seat = team.add_team_role(db, me, project="CRW", name="Coder", role="Backend", kind="ai")
+    seat = present.add_team_role(db, me, project="CRW", name="Coder", role="Backend", kind="ai")
     return str(seat["id"])
 
 
@@ -476,7 +477,7 @@ def test_a_document_edit_conflict_keeps_the_typed_text_beside_the_other_change(
 def test_a_state_edit_conflict_keeps_the_typed_text_beside_the_other_change(
     client: httpx2.Client, db: Database, me: Actor
 ) -> None:
-    state.update_project_state(
+    present.update_project_state(
         db, me, project="CRW", workspace_id=None, content="Their state", expected_revision=0
     )
     answer = post_form(client, "/p/CRW/state", {"content": "My state\r\nnow", "revision": "0"})

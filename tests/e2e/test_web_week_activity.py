@@ -13,13 +13,13 @@ from typing import Any
 import httpx2
 import pytest
 
+from crewboard.contract.projects import present
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
 from crewboard.services.board import task_updates, tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.projects import state, team
 from crewboard.storage.database import Database
 from tests.support.factories import grant, make_project, make_user
 from tests.support.web import sign_in
@@ -209,7 +209,7 @@ def writer(db: Database, owner: User) -> User:
 
 def test_activity_filters_by_kind(db: Database, owner: User, client: httpx2.Client) -> None:
     add_task(db, person_actor(owner), "Plan the launch")
-    state.update_project_state(
+    present.update_project_state(
         db, person_actor(owner), project="CRW", workspace_id=None, content="x", expected_revision=0
     )
     project = entries(client.get("/p/CRW/activity?kind=project"))
@@ -248,7 +248,7 @@ def test_activity_filters_by_person_and_by_agent(
     db: Database, owner: User, writer: User, client: httpx2.Client
 ) -> None:
     coder = agent(db, owner)
-    team.add_team_role(db, person_actor(owner), project="CRW", name="Coder", kind="ai")
+    present.add_team_role(db, person_actor(owner), project="CRW", name="Coder", kind="ai")
     add_task(db, person_actor(owner), "By the owner")
     add_task(db, person_actor(writer), "By the writer")
     add_task(db, coder, "By the agent")
@@ -286,7 +286,7 @@ def test_activity_pages_go_back_fifty_at_a_time_without_overlap_keeping_the_filt
 ) -> None:
     actor = person_actor(owner)
     keys = [add_task(db, actor, f"Task {n}") for n in range(120)]
-    state.update_project_state(
+    present.update_project_state(
         db, actor, project="CRW", workspace_id=None, content="x", expected_revision=0
     )
     seen: list[str] = []
@@ -336,8 +336,8 @@ def test_an_agents_rows_show_its_seat_or_token_name_for_its_person(
     db: Database, owner: User, client: httpx2.Client
 ) -> None:
     actor = person_actor(owner)
-    team.add_team_role(db, actor, project="CRW", name="Coder", role="Backend", kind="ai")
-    team.add_team_role(db, actor, project="CRW", name="Writer", role="Docs", kind="ai")
+    present.add_team_role(db, actor, project="CRW", name="Coder", role="Backend", kind="ai")
+    present.add_team_role(db, actor, project="CRW", name="Writer", role="Docs", kind="ai")
     add_task(db, agent(db, owner, name="Writer"), "Written by the seat")
     add_task(db, agent(db, owner, name="nightly-bot"), "Made by a token")
     personal = tokens.issue_token(db, actor, kind="personal", scopes=["read", "tasks.manage"])

@@ -6,11 +6,11 @@ import itertools
 
 import pytest
 
+from crewboard.contract.projects import present
 from crewboard.domain.identity.access import Role, Scope
 from crewboard.errors import NotFound, PermissionDenied, ValidationFailed
 from crewboard.services.identity.access import access_project
 from crewboard.services.identity.users import person_actor
-from crewboard.services.projects import projects
 from crewboard.storage.database import Database
 from tests.support.factories import grant, make_project, make_user, token_actor
 
@@ -57,7 +57,7 @@ def test_a_project_without_a_role_is_not_found_like_one_that_does_not_exist(db: 
         errors.append(caught.value)
     assert {type(e) for e in errors} == {NotFound}
     assert all(e.details["resource"] == "project" for e in errors)
-    assert projects.list_projects(db, actor) == ([], 0)
+    assert present.list_projects(db, actor) == ([], 0)
 
 
 def test_token_role_cap_lowers_the_effective_role(db: Database) -> None:
@@ -71,7 +71,7 @@ def test_token_role_cap_lowers_the_effective_role(db: Database) -> None:
             )
         )
     assert caught.value.details["role"] == "read"
-    views, _ = projects.list_projects(db, capped)
+    views, _ = present.list_projects(db, capped)
     assert [v["viewerRole"] for v in views] == ["read"]
 
 
@@ -82,7 +82,7 @@ def test_a_token_bound_to_one_project_cannot_see_the_others(db: Database) -> Non
     bound = token_actor(db, owner, ["read"], project="CRW")
     with pytest.raises(NotFound):
         db.read(lambda uow: access_project(uow, bound, "OTHER"))
-    views, total = projects.list_projects(db, bound)
+    views, total = present.list_projects(db, bound)
     assert total == 1
     assert [v["key"] for v in views] == ["CRW"]
 
@@ -91,10 +91,10 @@ def test_creating_a_project_needs_projects_admin_and_makes_the_creator_admin(db:
     user = make_user(db, "ada@example.com")
     reader = token_actor(db, user, ["read", "tasks.manage"])
     with pytest.raises(PermissionDenied) as caught:
-        projects.create_project(db, reader, workspace_id=None, key="CRW", name="Crew")
+        present.create_project(db, reader, workspace_id=None, key="CRW", name="Crew")
     assert caught.value.details["requiredScope"] == "projects.admin"
     admin = token_actor(db, user, ["read", "projects.admin"])
-    created = projects.create_project(db, admin, workspace_id=None, key="crw", name="Crew")
+    created = present.create_project(db, admin, workspace_id=None, key="crw", name="Crew")
     assert created.body["project"]["key"] == "CRW"
     assert created.body["project"]["viewerRole"] == "admin"
     assert created.body["project"]["workspaceId"] is None
@@ -103,13 +103,13 @@ def test_creating_a_project_needs_projects_admin_and_makes_the_creator_admin(db:
 def test_project_fields_are_checked_with_the_accepted_values(db: Database) -> None:
     actor = person_actor(make_user(db, "ada@example.com"))
     with pytest.raises(ValidationFailed) as caught:
-        projects.create_project(db, actor, workspace_id=None, key="CRW", name="C", type="bluefield")
+        present.create_project(db, actor, workspace_id=None, key="CRW", name="C", type="bluefield")
     assert caught.value.details == {
         "field": "type",
         "accepted": ["greenfield", "brownfield", "auto"],
     }
     with pytest.raises(ValidationFailed) as status_error:
-        projects.create_project(db, actor, workspace_id=None, key="CRW", name="C", status="gone")
+        present.create_project(db, actor, workspace_id=None, key="CRW", name="C", status="gone")
     assert status_error.value.details["field"] == "status"
 
 

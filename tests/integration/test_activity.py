@@ -6,12 +6,13 @@ from typing import Any
 
 import pytest
 
+from crewboard.contract.projects import present
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import ErrorCode
 from crewboard.services.board import task_lookup, tasks
 from crewboard.services.identity import tokens, users
 from crewboard.services.identity.users import person_actor
-from crewboard.services.projects import projects, team, workspaces
+from crewboard.services.projects import workspaces
 from crewboard.services.review import activity, messages, proposals
 from crewboard.services.review.messages import recent_messages
 from crewboard.storage.database import Database
@@ -38,8 +39,8 @@ def owner(db: Database) -> User:
         tasks.create_task(
             db, person, project=project, workspace_id=None, idempotency_key=title, title=title
         )
-    team.add_team_role(db, person, project="CRW", name="Scribe", role="Technical writer")
-    team.add_team_role(db, person, project="CRW", name="Coder", role="Developer")
+    present.add_team_role(db, person, project="CRW", name="Scribe", role="Technical writer")
+    present.add_team_role(db, person, project="CRW", name="Coder", role="Developer")
     return user
 
 
@@ -56,7 +57,7 @@ def agent(db: Database, owner: User) -> Actor:
 
 
 def seat(db: Database, owner: User, name: str) -> str:
-    roles = team.list_team(db, person_actor(owner), project="CRW")[0]["roles"]
+    roles = present.list_team(db, person_actor(owner), project="CRW")[0]["roles"]
     return str(next(r["id"] for r in roles if r["name"] == name))
 
 
@@ -121,7 +122,7 @@ def test_a_message_about_a_task_of_another_project_is_refused(
 def test_a_shared_project_needs_a_key_and_replays_with_it(db: Database, owner: User) -> None:
     person = person_actor(owner)
     space = workspaces.create_workspace(db, person, name="Team")
-    projects.create_project(db, person, workspace_id=space.id, key="SHR", name="Shared")
+    present.create_project(db, person, workspace_id=space.id, key="SHR", name="Shared")
     writer = token_actor(db, owner, SCOPES)
     arguments = {"project": "SHR", "workspace_id": space.id, "participant_id": owner.id}
     missing = refused(

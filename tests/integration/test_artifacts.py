@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from crewboard.contract.artifacts import present as artifacts
+from crewboard.contract.projects import present
 from crewboard.contract.specs import present as attachments
 from crewboard.domain.artifacts import KEPT_REVISIONS, MAX_FILE_BYTES, MAX_FILES
 from crewboard.domain.files import digest_of
@@ -30,7 +31,6 @@ from crewboard.errors import (
 )
 from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.identity.users import person_actor
-from crewboard.services.projects import projects
 from crewboard.storage.blobs import DatabaseBlobStore
 from crewboard.storage.database import Database
 from crewboard.storage.specs import tables as spec_tables
@@ -293,8 +293,8 @@ def test_a_blob_another_area_still_names_is_not_collected(db: Database, me: Acto
 
 def test_deleting_a_project_collects_its_bytes(db: Database, me: Actor, owner: User) -> None:
     create(db, me)
-    projects.set_project_archived(db, me, project="CRW", workspace_id=None, archived=True)
-    projects.delete_project(db, me, project="CRW", workspace_id=None)
+    present.set_project_archived(db, me, project="CRW", workspace_id=None, archived=True)
+    present.delete_project(db, me, project="CRW", workspace_id=None)
     assert (count_rows(db, "artifacts"), count_rows(db, "blobs")) == (0, 0)
     assert count_rows(db, "blob_chunks") == 0
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from crewboard.contract.projects import present
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
@@ -24,7 +25,6 @@ from crewboard.services.board.context import (
 from crewboard.services.identity.users import person_actor
 from crewboard.services.memory.edits import set_document, update_record
 from crewboard.services.memory.records import file_record, remove_record
-from crewboard.services.projects import state
 from crewboard.services.review import drafts
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, grant, make_project, make_user, token_actor
@@ -177,7 +177,7 @@ def test_a_pack_stays_inside_its_budget_with_300_records_of_5_kb(
     set_document(
         db, person_actor(owner), "CRW", "decisions", "We decided. " * 2000, expected_version=0
     )
-    state.update_project_state(
+    present.update_project_state(
         db,
         person_actor(owner),
         project="CRW",
@@ -347,7 +347,7 @@ def test_changed_inputs_names_a_saved_state_page_and_document(
     task = add_task(db, owner, "Quiet")
     receipt = read(db, agent, task["id"])["contextReceiptId"]
     person = person_actor(owner)
-    state.update_project_state(
+    present.update_project_state(
         db, person, project="CRW", workspace_id=None, content="Now", expected_revision=0
     )
     set_document(db, person, "CRW", "decisions", "We use UTC everywhere.", expected_version=1)

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from crewboard.contract.projects import present
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import ErrorCode
 from crewboard.services.board import queries as task_queries
@@ -14,7 +15,6 @@ from crewboard.services.idempotency import KeyedResult
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.memory import records as memory
-from crewboard.services.projects import team
 from crewboard.services.review import drafts
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
@@ -35,7 +35,7 @@ def owner(db: Database) -> User:
 def world(db: Database, owner: User) -> dict[str, Any]:
     """An AI seat, an accepted record, a task for the seat, an agent token that hands in."""
     actor = person_actor(owner)
-    seat = team.add_team_role(db, actor, project="CRW", name="Coder", kind="ai")
+    seat = present.add_team_role(db, actor, project="CRW", name="Coder", kind="ai")
 
     def file(uow: UnitOfWork) -> dict[str, Any]:
         project = uow.projects.get_by_key("CRW")

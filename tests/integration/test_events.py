@@ -7,9 +7,9 @@ import warnings
 
 import pytest
 
+from crewboard.contract.projects import present
 from crewboard.errors import AlreadyExists
 from crewboard.services.identity.users import person_actor
-from crewboard.services.projects import projects
 from crewboard.storage.database import Database
 from crewboard.storage.uow import EVENT_LOCK, EventRecord, UnitOfWork
 from tests.conftest import ONLY_POSTGRESQL
@@ -18,8 +18,8 @@ from tests.support.factories import make_user
 
 def test_every_change_writes_an_event_with_increasing_ids(db: Database) -> None:
     actor = person_actor(make_user(db, "ada@example.com"))
-    projects.create_project(db, actor, workspace_id=None, key="CRW", name="Crew")
-    projects.create_project(db, actor, workspace_id=None, key="TWO", name="Two")
+    present.create_project(db, actor, workspace_id=None, key="CRW", name="Crew")
+    present.create_project(db, actor, workspace_id=None, key="TWO", name="Two")
     rows = db.read(lambda uow: uow.events.list_after(project_id=None))
     assert [r["type"] for r in rows] == ["user.created", "project.created", "project.created"]
     ids = [r["id"] for r in rows]
@@ -36,10 +36,10 @@ def test_listeners_hear_events_after_commit_and_nothing_from_a_rollback(db: Data
     db.add_event_listener(heard.append)
     actor = person_actor(make_user(db, "ada@example.com"))
     heard.clear()
-    projects.create_project(db, actor, workspace_id=None, key="CRW", name="Crew")
+    present.create_project(db, actor, workspace_id=None, key="CRW", name="Crew")
     assert [[e.type for e in batch] for batch in heard] == [["project.created"]]
     with pytest.raises(AlreadyExists):
-        projects.create_project(db, actor, workspace_id=None, key="CRW", name="Again")
+        present.create_project(db, actor, workspace_id=None, key="CRW", name="Again")
     assert len(heard) == 1
 
     def fail_after_event(uow: UnitOfWork) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from crewboard.contract.handoffs import present as handoffs
+from crewboard.contract.projects import present
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.handoffs import (
     MAX_BODY,
@@ -31,7 +32,6 @@ from crewboard.services.identity.users import person_actor
 from crewboard.services.notifications import inbox as notifications_inbox
 from crewboard.services.notifications.mailer import Mailer, SmtpServer
 from crewboard.services.paging import json_size
-from crewboard.services.projects import projects
 from crewboard.storage.database import Database
 from tests.conftest import ONLY_POSTGRESQL
 from tests.support.errors import refused
@@ -47,7 +47,7 @@ NEW_YORK = "America/New_York"
 def owner(db: Database) -> User:
     user = make_user(db, "owner@example.com")
     make_project(db, user, "CRW")
-    projects.update_project(
+    present.update_project(
         db, person_actor(user), project="CRW", workspace_id=None,
         shift_time_zone_a=BERLIN, shift_time_zone_b=NEW_YORK,
     )  # fmt: skip
@@ -198,7 +198,7 @@ def test_bad_input_is_refused_naming_the_field(db: Database, me: Actor) -> None:
     assert stranger.details["field"] == "recipients[0]"
     assert count_rows(db, "handoffs") == 0
     zone = refused(
-        ErrorCode.VALIDATION, projects.update_project, db, me, project="CRW", workspace_id=None,
+        ErrorCode.VALIDATION, present.update_project, db, me, project="CRW", workspace_id=None,
         shift_time_zone_b="Berlin",
     )  # fmt: skip
     assert zone.details["field"] == "shiftTimeZoneB"
@@ -456,7 +456,7 @@ def test_an_assignee_hears_of_an_action_item_given_to_them(
 
 
 def test_a_project_can_keep_assignees_from_being_told(db: Database, me: Actor, mate: User) -> None:
-    changed = projects.update_project(
+    changed = present.update_project(
         db, me, project="CRW", workspace_id=None, notify_action_item_assignees=False
     )["project"]
     assert changed["notifyActionItemAssignees"] is False

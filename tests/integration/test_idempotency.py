@@ -7,22 +7,22 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from crewboard.contract.projects import present
 from crewboard.errors import ErrorCode, IdempotencyConflict, LimitExceeded
 from crewboard.services.idempotency import KeyedResult
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.projects import projects
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, make_user, token_actor
 
 
 def test_exact_retry_returns_the_original_acknowledgement_and_changes_nothing(db: Database) -> None:
     actor = person_actor(make_user(db, "ada@example.com"))
-    first = projects.create_project(
+    first = present.create_project(
         db, actor, workspace_id=None, key="CRW", name="Crew", idempotency_key="create-crw"
     )
     events_before = count_rows(db, "events")
-    retry = projects.create_project(
+    retry = present.create_project(
         db, actor, workspace_id=None, key="CRW", name="Crew", idempotency_key="create-crw"
     )
     assert retry.replayed
@@ -34,11 +34,11 @@ def test_exact_retry_returns_the_original_acknowledgement_and_changes_nothing(db
 
 def test_same_key_with_other_arguments_is_refused_naming_what_the_key_made(db: Database) -> None:
     actor = person_actor(make_user(db, "ada@example.com"))
-    first = projects.create_project(
+    first = present.create_project(
         db, actor, workspace_id=None, key="CRW", name="Crew", idempotency_key="k1"
     )
     with pytest.raises(IdempotencyConflict) as caught:
-        projects.create_project(
+        present.create_project(
             db, actor, workspace_id=None, key="OTHER", name="Other", idempotency_key="k1"
         )
     error = caught.value
@@ -54,10 +54,10 @@ def test_keys_belong_to_their_principal(db: Database) -> None:
     user = make_user(db, "ada@example.com")
     one = token_actor(db, user, ["read", "projects.admin"])
     two = token_actor(db, user, ["read", "projects.admin"])
-    projects.create_project(
+    present.create_project(
         db, one, workspace_id=None, key="ONE", name="One", idempotency_key="same"
     )
-    second = projects.create_project(
+    second = present.create_project(
         db, two, workspace_id=None, key="TWO", name="Two", idempotency_key="same"
     )
     assert not second.replayed
@@ -67,12 +67,12 @@ def test_keys_belong_to_their_principal(db: Database) -> None:
 def test_key_over_128_characters_is_refused_before_anything_happens(db: Database) -> None:
     actor = person_actor(make_user(db, "ada@example.com"))
     with pytest.raises(LimitExceeded) as caught:
-        projects.create_project(
+        present.create_project(
             db, actor, workspace_id=None, key="CRW", name="Crew", idempotency_key="k" * 129
         )
     assert caught.value.details["field"] == "idempotencyKey"
     assert count_rows(db, "projects") == 0
-    done = projects.create_project(
+    done = present.create_project(
         db, actor, workspace_id=None, key="CRW", name="Crew", idempotency_key="k" * 128
     )
     assert done.body["project"]["key"] == "CRW"
@@ -81,10 +81,8 @@ def test_key_over_128_characters_is_refused_before_anything_happens(db: Database
 def test_a_failed_keyed_write_leaves_the_key_unused(db: Database) -> None:
     actor = person_actor(make_user(db, "ada@example.com"))
     with pytest.raises(Exception, match="key"):
-        projects.create_project(
-            db, actor, workspace_id=None, key="C", name="C", idempotency_key="k"
-        )
-    made = projects.create_project(
+        present.create_project(db, actor, workspace_id=None, key="C", name="C", idempotency_key="k")
+    made = present.create_project(
         db, actor, workspace_id=None, key="CRW", name="C", idempotency_key="k"
     )
     assert not made.replayed
@@ -99,7 +97,7 @@ def test_concurrent_first_uses_of_one_key_have_one_effect(db: Database, attempts
 
     def create(_: int) -> KeyedResult:
         start.wait(timeout=10)
-        return projects.create_project(
+        return present.create_project(
             db, actor, workspace_id=None, key="CRW", name="Crew", idempotency_key="race"
         )
 
@@ -118,11 +116,11 @@ def test_replayed_acknowledgement_is_the_stored_one_even_after_the_resource_chan
 ) -> None:
     user = make_user(db, "ada@example.com")
     actor = person_actor(user)
-    first = projects.create_project(
+    first = present.create_project(
         db, actor, workspace_id=None, key="CRW", name="Crew", idempotency_key="k"
     )
     tokens.issue_token(db, actor, kind="agent", scopes=["read"], project="CRW")
-    retry = projects.create_project(
+    retry = present.create_project(
         db, actor, workspace_id=None, key="CRW", name="Crew", idempotency_key="k"
     )
     assert retry.body == first.body

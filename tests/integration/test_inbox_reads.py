@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
+from crewboard.contract.projects import present
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import ErrorCode
 from crewboard.services.board import questions
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.projects import team
 from crewboard.services.review import decisions, drafts, inbox, messages, proposals, reads
 from crewboard.storage.database import Database
 from tests.support.errors import refused
@@ -135,7 +135,7 @@ def test_decided_and_dismissed_items_leave_the_count(
 def test_a_message_to_a_seat_the_person_holds_counts_for_them_only(
     db: Database, owner: User, other: User, agent: Actor
 ) -> None:
-    seat = team.add_team_role(
+    seat = present.add_team_role(
         db, person_actor(owner), project="CRW", name="Reviewer", kind="human",
         member_email=other.email,
     )  # fmt: skip

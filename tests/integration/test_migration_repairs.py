@@ -9,11 +9,11 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
+from crewboard.contract.projects import present
 from crewboard.domain.identity.records import Actor
 from crewboard.services.board import queries as task_queries
 from crewboard.services.board import tasks
 from crewboard.services.identity.users import person_actor
-from crewboard.services.projects import projects
 from crewboard.storage import migrate
 from crewboard.storage.database import Database
 from crewboard.storage.sequences import TASK_COUNT
@@ -147,7 +147,7 @@ def test_task_counts_are_seeded_by_0009_then_kept_through_every_way_a_task_comes
     assert task_queries.list_tasks(db, actor, project="CRW", statuses=["done"]).total == 0
 
     # A project deleted with its tasks takes its counter along; the others keep theirs.
-    projects.set_project_archived(db, actor, project="OTH", workspace_id=None, archived=True)
-    projects.delete_project(db, actor, project="OTH", workspace_id=None)
+    present.set_project_archived(db, actor, project="OTH", workspace_id=None, archived=True)
+    present.delete_project(db, actor, project="OTH", workspace_id=None)
     kept, counted = _kept_and_counted(db)
     assert kept == counted == {crw: 2}

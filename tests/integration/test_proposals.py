@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from crewboard.contract.projects import present
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
@@ -16,7 +17,6 @@ from crewboard.services.board import notes as task_notes
 from crewboard.services.board import task_updates, tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.projects import team
 from crewboard.services.review import proposals
 from crewboard.services.review.proposals import pending_proposals
 from crewboard.storage import tables as t
@@ -38,8 +38,8 @@ def owner(db: Database) -> User:
         tasks.create_task(
             db, person, project="CRW", workspace_id=None, idempotency_key=f"t-{n}", title=title
         )
-    team.add_team_role(db, person, project="CRW", name="Quill", role="Technical writer")
-    team.add_team_role(db, person, project="CRW", name="Ada", role="Developer", kind="human")
+    present.add_team_role(db, person, project="CRW", name="Quill", role="Technical writer")
+    present.add_team_role(db, person, project="CRW", name="Ada", role="Developer", kind="human")
     return user
 
 
@@ -74,7 +74,7 @@ def event_types(db: Database) -> list[str]:
 def role_id(db: Database, owner: User, name: str) -> str:
     (found,) = [
         r
-        for r in team.list_team(db, person_actor(owner), project="CRW")[0]["roles"]
+        for r in present.list_team(db, person_actor(owner), project="CRW")[0]["roles"]
         if r["name"] == name
     ]
     return str(found["id"])

@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 
 from crewboard.contract import memory_present as memory_edits
+from crewboard.contract.projects import present
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import ValidationFailed
 from crewboard.services.board.readables import Position, Readable, list_readables
 from crewboard.services.identity.users import person_actor
 from crewboard.services.memory import records as memory
-from crewboard.services.projects import projects
 from crewboard.storage.database import Database
 from tests.support.factories import make_project, make_task, make_user, token_actor
 
@@ -115,7 +115,7 @@ def test_parts_leave_out_what_the_caller_may_not_read(db: Database, owner: User)
 def test_only_open_unarchived_projects_of_the_caller_are_walked(db: Database, owner: User) -> None:
     other = make_user(db, "other@example.com")
     make_project(db, other, "CCC")
-    projects.set_project_archived(
+    present.set_project_archived(
         db, person_actor(owner), project="BBB", workspace_id=None, archived=True
     )
     rows, _ = list_readables(db, person_actor(owner), limit=500)

@@ -6,13 +6,13 @@ from typing import Any
 
 import pytest
 
+from crewboard.contract.projects import present
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.review import XP_PER_ACCEPTED_TASK, XP_PER_LEVEL
 from crewboard.errors import ErrorCode
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.projects import team
 from crewboard.services.review import decisions as review
 from crewboard.services.review import drafts, rules
 from crewboard.storage.database import Database
@@ -43,7 +43,7 @@ def me(owner: User) -> Actor:
 
 
 def seat_xp(db: Database, me: Actor, seat: str) -> tuple[int, int]:
-    roles = team.list_team(db, me, project="CRW")[0]["roles"]
+    roles = present.list_team(db, me, project="CRW")[0]["roles"]
     found = next(r for r in roles if r["id"] == seat)
     return found["xp"], found["level"]
 

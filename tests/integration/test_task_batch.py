@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import pytest
 from sqlalchemy import text
 
+from crewboard.contract.projects import present
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
@@ -30,7 +31,6 @@ from crewboard.services.board import tasks
 from crewboard.services.board.queries import get_task
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.projects import team
 from crewboard.storage.database import Database
 from tests.support.factories import grant, make_project, make_user, token_actor
 
@@ -104,7 +104,7 @@ def _lifecycle(db: Database, task_id: str, type_: str) -> list[dict[str, Any]]:
 
 
 def _ai_role(db: Database, actor: Actor, name: str = "Writer") -> str:
-    return str(team.add_team_role(db, actor, project="CRW", name=name, kind="ai")["id"])
+    return str(present.add_team_role(db, actor, project="CRW", name=name, kind="ai")["id"])
 
 
 def _agent(db: Database, user: User) -> Actor:

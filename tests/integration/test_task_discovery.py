@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
+from crewboard.contract.projects import present
 from crewboard.contract.reply import RESPONSE_BUDGET, compact, fit_rows
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
@@ -18,7 +19,6 @@ from crewboard.errors import IdempotencyConflict, RevisionConflict, ValidationFa
 from crewboard.services.board import queries, task_updates, tasks, week
 from crewboard.services.board.views import LIST_FIELDS
 from crewboard.services.identity.users import person_actor
-from crewboard.services.projects import team
 from crewboard.storage.database import Database
 from tests.support.factories import grant, make_project, make_user
 
@@ -40,7 +40,7 @@ def owner(owner_user: User) -> Actor:
 
 @pytest.fixture
 def coder(db: Database, owner: Actor) -> str:
-    return str(team.add_team_role(db, owner, project="CRW", name="Coder", kind="ai")["id"])
+    return str(present.add_team_role(db, owner, project="CRW", name="Coder", kind="ai")["id"])
 
 
 def new(db: Database, actor: Actor, title: str = "A task", **fields: Any) -> dict[str, Any]:

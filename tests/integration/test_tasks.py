@@ -7,6 +7,8 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import text
 
+from crewboard.contract.projects import present
+from crewboard.contract.projects.present import create_project, set_project_member
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.records import Actor
 from crewboard.errors import (
@@ -21,8 +23,6 @@ from crewboard.services.board import queries as task_queries
 from crewboard.services.board import task_updates, tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.projects import team
-from crewboard.services.projects.projects import create_project, set_project_member
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, make_project, make_task, make_user
 
@@ -123,7 +123,7 @@ def test_ai_tasks_name_an_ai_role_and_in_progress_names_someone(db: Database, ow
     with pytest.raises(ValidationFailed) as doing:
         new(db, owner, status="in_progress")
     assert doing.value.details["field"] == "assigneeId"
-    coder = team.add_team_role(db, owner, project="CRW", name="Coder", kind="ai")
+    coder = present.add_team_role(db, owner, project="CRW", name="Coder", kind="ai")
     task = new(db, owner, status="in_progress", assignee_id=coder["id"])
     assert (task["assigneeType"], task["assigneeId"]) == ("ai", coder["id"])
     mine = new(db, owner, assignee_id=owner.user_id)
@@ -137,7 +137,7 @@ def test_ai_tasks_name_an_ai_role_and_in_progress_names_someone(db: Database, ow
 def test_get_task_names_the_model_effort_and_rank_its_assigned_role_asks_for(
     db: Database, owner: Actor
 ) -> None:
-    coder = team.add_team_role(
+    coder = present.add_team_role(
         db, owner, project="CRW", name="Coder", kind="ai", model="gpt-5", effort="high", rank=2
     )
     task = new(db, owner, assignee_id=coder["id"])
@@ -160,7 +160,7 @@ def test_get_task_names_the_model_effort_and_rank_its_assigned_role_asks_for(
 
 
 def test_an_agent_token_cannot_approve(db: Database, owner: Actor) -> None:
-    coder = team.add_team_role(db, owner, project="CRW", name="Coder", kind="ai")
+    coder = present.add_team_role(db, owner, project="CRW", name="Coder", kind="ai")
     user = make_user(db, "robot-owner@example.com")
     set_project_member(db, owner, project="CRW", email=user.email, role="write")
     issued = tokens.issue_token(
@@ -472,7 +472,7 @@ def test_tasks_of_a_project_without_a_role_are_not_found(db: Database, owner: Ac
 
 
 def test_reassigning_to_an_ai_role_takes_the_roles_kind(db: Database, owner: Actor) -> None:
-    coder = team.add_team_role(db, owner, project="CRW", name="Coder", kind="ai")
+    coder = present.add_team_role(db, owner, project="CRW", name="Coder", kind="ai")
     task = new(db, owner, assignee_id=owner.user_id)
     assert task["assigneeType"] == "human"
     moved = patch(db, owner, task, 1, assignee_id=coder["id"])

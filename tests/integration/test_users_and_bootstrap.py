@@ -7,11 +7,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from crewboard.contract.projects import present
 from crewboard.domain.identity.access import ALL_SCOPES
 from crewboard.errors import AlreadyExists, LimitExceeded, Unauthenticated, ValidationFailed
 from crewboard.services.identity import tokens, users
 from crewboard.services.identity.users import person_actor
-from crewboard.services.projects import bootstrap, projects
+from crewboard.services.projects import bootstrap
 from crewboard.storage.database import Database
 from crewboard.storage.identity import tables
 from tests.support.factories import count_rows
@@ -66,7 +67,7 @@ def test_first_start_makes_owner_private_demo_project_and_a_working_token(db: Da
     assert first.project.workspace_id is None
     actor = tokens.authenticate_token(db, first.token.secret)
     assert actor.scopes == ALL_SCOPES
-    views, total = projects.list_projects(db, actor)
+    views, total = present.list_projects(db, actor)
     assert total == 1
     assert views[0]["viewerRole"] == "admin"
 

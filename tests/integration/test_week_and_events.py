@@ -14,13 +14,13 @@ from zoneinfo import ZoneInfo
 import pytest
 from sqlalchemy import text
 
+from crewboard.contract.projects import present
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import LimitExceeded, NotFound, ValidationFailed
 from crewboard.services.board import task_updates, tasks, week
 from crewboard.services.identity.users import person_actor
-from crewboard.services.projects import team
 from crewboard.storage.database import Database
 from tests.support.factories import grant, make_project, make_user
 
@@ -47,7 +47,7 @@ def owner(owner_user: User) -> Actor:
 
 @pytest.fixture
 def coder(db: Database, owner: Actor) -> str:
-    return str(team.add_team_role(db, owner, project="CRW", name="Coder", kind="ai")["id"])
+    return str(present.add_team_role(db, owner, project="CRW", name="Coder", kind="ai")["id"])
 
 
 @pytest.fixture

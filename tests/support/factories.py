@@ -5,13 +5,13 @@ from __future__ import annotations
 import functools
 import itertools
 
+from crewboard.contract.projects import present
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.passwords import hash_password
 from crewboard.domain.identity.records import Actor, User
 from crewboard.services.board import tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import do_create_user, person_actor
-from crewboard.services.projects import projects
 from crewboard.storage.database import Database
 
 PASSWORD = "correct horse battery"
@@ -39,7 +39,7 @@ def make_user(db: Database, email: str, *, is_owner: bool = False) -> User:
 
 
 def make_project(db: Database, owner: User, key: str, **fields: object) -> str:
-    result = projects.create_project(
+    result = present.create_project(
         db, person_actor(owner), workspace_id=None, key=key, name=f"Project {key}", **fields
     )
     return str(result.body["project"]["id"])
@@ -59,7 +59,7 @@ def make_task(db: Database, owner: User, project: str, title: str = "A task") ->
 
 
 def grant(db: Database, admin: User, project: str, member: User, role: Role) -> None:
-    projects.set_project_member(
+    present.set_project_member(
         db, person_actor(admin), project=project, email=member.email, role=role.value
     )
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from crewboard.contract.projects import present
 from crewboard.domain.identity.records import User
 from crewboard.domain.memory import MemoryRecord
 from crewboard.services.board import tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.memory import records as memory
-from crewboard.services.projects import team
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 from tests.support.factories import make_project
@@ -22,7 +22,7 @@ def review_world(db: Database, owner: User, key: str = "CRW") -> dict[str, str]:
     token that can hand in. Answers their ids and the token's secret."""
     make_project(db, owner, key, collections=["general", "architecture"])
     actor = person_actor(owner)
-    seat = team.add_team_role(db, actor, project=key, name="Coder", role="Backend", kind="ai")
+    seat = present.add_team_role(db, actor, project=key, name="Coder", role="Backend", kind="ai")
 
     def file(uow: UnitOfWork) -> MemoryRecord:
         project = uow.projects.get_with_role(key, owner.id)[0]

@@ -18,6 +18,7 @@ from mcp import Client, MCPError
 
 from crewboard.contract.artifacts import present as artifacts
 from crewboard.contract.handoffs import present as handoffs
+from crewboard.contract.projects import present
 from crewboard.contract.sessions.present import started_answer
 from crewboard.contract.specs import present as files
 from crewboard.domain.handoffs import Bodies
@@ -34,7 +35,6 @@ from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.board import repos, tasks
 from crewboard.services.identity import stream_tokens, tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.projects import projects, state, team
 from crewboard.services.sessions import sessions
 from crewboard.services.specs import file_lookup
 from crewboard.storage import tables
@@ -220,7 +220,7 @@ class World:
 
     def set_archived(self, spot: Spot, archived: bool) -> None:
         if not spot.ghost:
-            projects.set_project_archived(
+            present.set_project_archived(
                 self.db, self.person, project=spot.project_id, workspace_id=None, archived=archived
             )
 
@@ -262,9 +262,9 @@ def furnish(db: Database, user: User, key: str) -> Spot:
         return dict(made.body["task"])
 
     first = task("First")
-    role = team.add_team_role(db, person, project=key, name="Writer", role="Writer", kind="ai")
+    role = present.add_team_role(db, person, project=key, name="Writer", role="Writer", kind="ai")
     repo = repos.add_repo(db, person, key, "app", "https://example.com/app.git")
-    state.update_project_state(
+    present.update_project_state(
         db, person, project=key, workspace_id=None, content="Where it stands.", expected_revision=0
     )
     spec = files.upload_spec_file(

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from crewboard.contract import memory_present as memory_edits
 from crewboard.contract.artifacts import present as artifacts
 from crewboard.contract.handoffs import present as handoffs
+from crewboard.contract.projects import present
 from crewboard.contract.sessions.present import started_answer
 from crewboard.contract.specs import present as spec_attachments
 from crewboard.contract.specs import present as spec_comments
@@ -19,7 +20,6 @@ from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.board import notes, queries, questions, repos, task_updates, tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.projects import projects, state, team
 from crewboard.services.review import decisions, drafts, messages
 from crewboard.services.sessions import sessions
 from crewboard.services.specs.file_lookup import FileRef
@@ -53,18 +53,18 @@ def furnish_everything(db: Database, key: str = "MOVE") -> Everything:
     owner = make_user(db, f"owner.{key.lower()}@example.com")
     member = make_user(db, f"member.{key.lower()}@example.com")
     person = person_actor(owner)
-    made = projects.create_project(
+    made = present.create_project(
         db, person, workspace_id=None, key=key, name=f"Moving {ODD}", goal="Move it all.",
         collections=["decisions", "context"],
     )  # fmt: skip
     project_id = str(made.body["project"]["id"])
-    projects.set_project_member(db, person, project=key, email=member.email, role="write")
+    present.set_project_member(db, person, project=key, email=member.email, role="write")
     for revision in range(2):
-        state.update_project_state(
+        present.update_project_state(
             db, person, project=key, workspace_id=None, content=f"State {revision}: {ODD}",
             expected_revision=revision,
         )  # fmt: skip
-    seat = team.add_team_role(db, person, project=key, name="Writer", role=ODD, kind="ai")["id"]
+    seat = present.add_team_role(db, person, project=key, name="Writer", role=ODD, kind="ai")["id"]
     memory_edits.set_document(db, person, key, "overview", f"Overview {ODD}", expected_version=0)
     memory_edits.set_document(db, person, key, "overview", "Overview, again", expected_version=1)
     main = tasks.create_task(

@@ -32,7 +32,7 @@ from crewboard.api.common import (
 )
 from crewboard.api.operations import endpoint_for
 from crewboard.contract import args as a
-from crewboard.services.projects import projects, state, team
+from crewboard.contract.projects import present
 from crewboard.services.screens import project as project_screen
 
 
@@ -50,7 +50,7 @@ async def list_projects(request: Request) -> dict[str, Any]:
     args = parse_args(a.ListProjects, filters, strict=False)
     views, total = await run_service(
         request,
-        lambda db, actor: projects.list_projects(
+        lambda db, actor: present.list_projects(
             db,
             actor,
             workspace_id=args.workspace_id,
@@ -73,7 +73,7 @@ async def create_project(request: Request) -> Created:
     args = parse_args(a.CreateProject, await keyed_body(request))
     fields = args.model_dump()
     result = await run_service(
-        request, lambda db, actor: projects.create_project(db, actor, **fields)
+        request, lambda db, actor: present.create_project(db, actor, **fields)
     )
     return created(result)
 
@@ -81,7 +81,8 @@ async def create_project(request: Request) -> Created:
 async def get_project(request: Request) -> dict[str, Any]:
     ref = request.path_params["project"]
     return await run_service(
-        request, lambda db, actor: project_screen.describe_project(db, actor, ref)
+        request,
+        lambda db, actor: present.overview_view(project_screen.describe_project(db, actor, ref)),
     )
 
 
@@ -93,7 +94,7 @@ async def update_project(request: Request) -> dict[str, Any]:
     workspace = workspace_of(data)
     return await run_service(
         request,
-        lambda db, actor: projects.update_project(
+        lambda db, actor: present.update_project(
             db,
             actor,
             project=args.project_id,
@@ -109,7 +110,7 @@ def _archive(archived: bool) -> Handler:
         ref = request.path_params["project"]
         return await run_service(
             request,
-            lambda db, actor: projects.set_project_archived(
+            lambda db, actor: present.set_project_archived(
                 db, actor, project=ref, workspace_id=workspace, archived=archived
             ),
         )
@@ -122,14 +123,14 @@ async def delete_project(request: Request) -> dict[str, Any]:
     ref = request.path_params["project"]
     return await run_service(
         request,
-        lambda db, actor: projects.delete_project(db, actor, project=ref, workspace_id=workspace),
+        lambda db, actor: present.delete_project(db, actor, project=ref, workspace_id=workspace),
     )
 
 
 async def get_state(request: Request) -> dict[str, Any]:
     ref = request.path_params["project"]
     return await run_service(
-        request, lambda db, actor: state.get_project_state(db, actor, project=ref)
+        request, lambda db, actor: present.get_project_state(db, actor, project=ref)
     )
 
 
@@ -143,7 +144,7 @@ async def put_state(request: Request) -> dict[str, Any]:
     return await guard_precondition(
         lambda: run_service(
             request,
-            lambda db, actor: state.update_project_state(
+            lambda db, actor: present.update_project_state(
                 db,
                 actor,
                 project=ref,
@@ -158,11 +159,11 @@ async def put_state(request: Request) -> dict[str, Any]:
 
 async def list_state_versions(request: Request) -> dict[str, Any]:
     ref = request.path_params["project"]
-    limit = query_int(request, "limit", 20, minimum=1, maximum=state.MAX_VERSIONS_PAGE)
+    limit = query_int(request, "limit", 20, minimum=1, maximum=present.MAX_VERSIONS_PAGE)
     offset = query_int(request, "offset", 0)
     return await run_service(
         request,
-        lambda db, actor: state.list_state_versions(
+        lambda db, actor: present.list_state_versions(
             db, actor, project=ref, limit=limit, offset=offset
         ),
     )
@@ -178,7 +179,7 @@ async def restore_state_version(request: Request) -> dict[str, Any]:
     return await guard_precondition(
         lambda: run_service(
             request,
-            lambda db, actor: state.restore_state_version(
+            lambda db, actor: present.restore_state_version(
                 db, actor, project=ref, revision=revision, expected_revision=expected
             ),
         ),
@@ -188,7 +189,7 @@ async def restore_state_version(request: Request) -> dict[str, Any]:
 
 async def get_team(request: Request) -> dict[str, Any]:
     ref = request.path_params["project"]
-    teams = await run_service(request, lambda db, actor: team.list_team(db, actor, project=ref))
+    teams = await run_service(request, lambda db, actor: present.list_team(db, actor, project=ref))
     return teams[0]
 
 
@@ -231,7 +232,7 @@ UpdateProjectBody = model_without(
 
 
 class StateVersionsQuery(a.Args):
-    limit: int = Field(default=20, ge=1, le=state.MAX_VERSIONS_PAGE)
+    limit: int = Field(default=20, ge=1, le=present.MAX_VERSIONS_PAGE)
     offset: a.Offset = 0
 
 

@@ -15,8 +15,9 @@ from crewboard.cli.common import (
     pass_state,
     run_guarded,
 )
+from crewboard.contract.projects import present
 from crewboard.domain.identity.access import Role
-from crewboard.services.projects import projects, state, team, workspaces
+from crewboard.services.projects import workspaces
 from crewboard.services.views import workspace_view
 
 
@@ -54,7 +55,7 @@ def project_create(
     with open_database(state.settings()) as db:
 
         def act() -> None:
-            result = projects.create_project(
+            result = present.create_project(
                 db,
                 acting_person(db, as_email),
                 workspace_id=workspace_id,
@@ -70,15 +71,41 @@ def project_create(
 
 
 @project_group.command("list")
+@click.option("--limit", default=200, show_default=True, help="At most this many (1-200).")
+@click.option("--offset", default=0, show_default=True, help="Skip this many first.")
+@click.option(
+    "--include-archived/--no-include-archived",
+    default=True,
+    show_default=True,
+    help="List archived projects too.",
+)
+@click.option("--project-id", default=None, metavar="REF", help="Only this project (id or key).")
 @as_option
 @json_option
 @pass_state
-def project_list(state: State, as_email: str | None, as_json: bool) -> None:
+def project_list(
+    state: State,
+    limit: int,
+    offset: int,
+    include_archived: bool,
+    project_id: str | None,
+    as_email: str | None,
+    as_json: bool,
+) -> None:
     """List the projects the acting person can open."""
+    # Out-of-range pages are left to the service, so they are refused as on MCP and REST
+    # (VALIDATION naming the field), not as a click usage error.
     with open_database(state.settings()) as db:
 
         def act() -> None:
-            views, _total = projects.list_projects(db, acting_person(db, as_email), limit=200)
+            views, _total = present.list_projects(
+                db,
+                acting_person(db, as_email),
+                project=project_id,
+                include_archived=include_archived,
+                limit=limit,
+                offset=offset,
+            )
             emit(
                 as_json,
                 views,
@@ -109,7 +136,7 @@ def project_add_member(
     with open_database(state.settings()) as db:
 
         def act() -> None:
-            change = projects.set_project_member(
+            change = present.set_project_member(
                 db, acting_person(db, as_email), project=project, email=email, role=role
             )
             emit(as_json, change, lambda: f"{email} has {change['role']} on {project}")
@@ -130,7 +157,7 @@ def project_remove_member(
     with open_database(state.settings()) as db:
 
         def act() -> None:
-            change = projects.remove_project_member(
+            change = present.remove_project_member(
                 db, acting_person(db, as_email), project=project, email=email
             )
             emit(as_json, change, lambda: f"{email} no longer has a role on {project}")
@@ -219,7 +246,7 @@ def state_show(state_: State, project: str, as_email: str | None, as_json: bool)
     with open_database(state_.settings()) as db:
 
         def act() -> None:
-            page = state.get_project_state(db, acting_person(db, as_email), project=project)
+            page = present.get_project_state(db, acting_person(db, as_email), project=project)
             emit(as_json, page, lambda: f"revision {page['revision']}\n\n{page['content']}")
 
         run_guarded(act, as_json)
@@ -239,7 +266,7 @@ def state_versions(
     with open_database(state_.settings()) as db:
 
         def act() -> None:
-            page = state.list_state_versions(
+            page = present.list_state_versions(
                 db, acting_person(db, as_email), project=project, limit=limit, offset=offset
             )
             emit(
@@ -272,8 +299,8 @@ def state_restore(
 
         def act() -> None:
             actor = acting_person(db, as_email)
-            current = state.get_project_state(db, actor, project=project)["revision"]
-            page = state.restore_state_version(
+            current = present.get_project_state(db, actor, project=project)["revision"]
+            page = present.restore_state_version(
                 db, actor, project=project, revision=revision, expected_revision=current
             )
             emit(
@@ -300,7 +327,7 @@ def team_list(state_: State, project: str, as_email: str | None, as_json: bool) 
     with open_database(state_.settings()) as db:
 
         def act() -> None:
-            (found,) = team.list_team(db, acting_person(db, as_email), project=project)
+            (found,) = present.list_team(db, acting_person(db, as_email), project=project)
             emit(
                 as_json,
                 found,
@@ -348,7 +375,7 @@ def team_add_role(
     with open_database(state_.settings()) as db:
 
         def act() -> None:
-            added = team.add_team_role(
+            added = present.add_team_role(
                 db,
                 acting_person(db, as_email),
                 project=project,

@@ -10,6 +10,7 @@ from enum import StrEnum
 from typing import Any
 
 from crewboard.domain.identity.access import Role
+from crewboard.domain.identity.records import User
 from crewboard.domain.validation import check_text
 from crewboard.errors import LimitExceeded, ValidationFailed
 
@@ -182,3 +183,105 @@ class TeamRole:
     xp: int
     archived_at: datetime | None
     created_at: datetime
+
+
+# --- what the projects use cases return (the doors word them: contract/projects/present.py) ---
+
+
+@dataclass(frozen=True)
+class ViewedProject:
+    """A project as one reader sees it: their role there (after the token's cap) and, where
+    the answer carries them, its handoff settings."""
+
+    project: Project
+    role: Role
+    handoffs: HandoffSettings | None = None
+
+
+@dataclass(frozen=True)
+class ProjectArchiving:
+    """The project after archive or unarchive; `changed` is False when it was already so."""
+
+    project: ViewedProject
+    changed: bool
+
+
+@dataclass(frozen=True)
+class ProjectDeleted:
+    project_id: str
+    key: str
+
+
+@dataclass(frozen=True)
+class ProjectDescription:
+    """One project with the reader's role and its handoff settings, and how many people,
+    team roles and state page revisions it has."""
+
+    project: ViewedProject
+    members: int
+    team_roles: int
+    state_revision: int
+
+
+@dataclass(frozen=True)
+class MemberSet:
+    """A person given a role on a project (or `role` None: their role taken away)."""
+
+    project_id: str
+    user_id: str
+    role: Role | None
+
+
+@dataclass(frozen=True)
+class StateRead:
+    """The state page, whether the reader may edit it, and the project's tasks by status."""
+
+    page: StatePage
+    can_edit: bool
+    task_counts: dict[str, int]
+
+
+@dataclass(frozen=True)
+class StateSaved:
+    """The page after a save; `replayed` when the save had already happened (a retry)."""
+
+    page: StatePage
+    replayed: bool = False
+
+
+@dataclass(frozen=True)
+class StateRestored:
+    page: StatePage
+    restored_from: int
+
+
+@dataclass(frozen=True)
+class StateVersionPage:
+    versions: list[StateVersion]
+    total: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class ProjectTeam:
+    """A project's active team roles and its people with their project role."""
+
+    project: Project
+    roles: list[TeamRole]
+    people: list[tuple[User, Role]]
+
+
+@dataclass(frozen=True)
+class TeamPage:
+    """The team as its web page shows it; `can_manage`: the reader may add and archive roles
+    and set people's roles (and so sees their emails)."""
+
+    team: ProjectTeam
+    can_manage: bool
+
+
+@dataclass(frozen=True)
+class WorkspaceMembers:
+    workspace: Workspace
+    role: WorkspaceRole
+    members: list[tuple[User, WorkspaceRole]]

@@ -33,14 +33,13 @@ from mcp.types import (
 )
 
 from crewboard.contract.operation import Operation
+from crewboard.contract.projects import present
 from crewboard.contract.reply import RESPONSE_BUDGET, compact
 from crewboard.domain.identity.records import Actor
 from crewboard.errors import CrewboardError
 from crewboard.mcp.caller import Caller
 from crewboard.mcp.render import unexpected
 from crewboard.services.board import queries as task_queries
-from crewboard.services.projects import projects as project_reads
-from crewboard.services.projects import state
 from crewboard.services.text_windows import fitting_chars
 from crewboard.storage.database import Database
 
@@ -81,8 +80,8 @@ class PromptDef:
 
 
 def start_session(ex: Expansion) -> str:
-    project = project_reads.describe_project(ex.db, ex.actor, ex.args["projectId"])["project"]
-    page = state.get_project_state(ex.db, ex.actor, project=project["id"])
+    project = present.describe_project(ex.db, ex.actor, ex.args["projectId"])["project"]
+    page = present.get_project_state(ex.db, ex.actor, project=project["id"])
     key, revision = project["key"], page["revision"]
     lines = [
         f"Start a work session on project {key} ({project['name']}).",
@@ -134,7 +133,7 @@ def start_session(ex: Expansion) -> str:
 
 
 def take_next_task(ex: Expansion) -> str:
-    project = project_reads.describe_project(ex.db, ex.actor, ex.args["projectId"])["project"]
+    project = present.describe_project(ex.db, ex.actor, ex.args["projectId"])["project"]
     key = project["key"]
     query = {"projectId": key, "status": "ready_for_ai"}
     page = task_queries.list_tasks(

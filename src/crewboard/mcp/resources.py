@@ -46,6 +46,7 @@ from mcp.types import (
 
 from crewboard.contract import memory_present
 from crewboard.contract.catalogue import Catalogue
+from crewboard.contract.projects import present
 from crewboard.contract.reply import RESPONSE_BUDGET, compact, fit_rows
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.validation import INT32_MAX
@@ -62,7 +63,6 @@ from crewboard.services.board.readables import (
     list_readables,
 )
 from crewboard.services.memory.records import record_not_found
-from crewboard.services.projects import state
 from crewboard.services.text_windows import fitting_chars, text_size
 from crewboard.storage.database import Database
 
@@ -345,7 +345,7 @@ def read_text(db: Database, actor: Actor, target: Target) -> str:
     """
     project, ref = target.project, target.ref
     if target.kind == "state":
-        return state_text(state.get_project_state(db, actor, project=project))
+        return state_text(present.get_project_state(db, actor, project=project))
     if target.kind == "task":
         whole = task_queries.get_task(
             db, actor, task=ref, project=project, include_context_pack=False, budget=None

@@ -22,13 +22,13 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from crewboard.config import Settings
+from crewboard.contract.projects import present
 from crewboard.domain.identity.records import Actor
 from crewboard.errors import BodyTooLarge, CrewboardError
 from crewboard.http.cookies import SESSION_COOKIE
 from crewboard.jsonbody import MAX_BODY, read_request_body
 from crewboard.services.identity.web_sessions import SignedIn, session_of
 from crewboard.services.notifications import inbox as notification_inbox
-from crewboard.services.projects import projects as project_service
 from crewboard.services.review import reads as inbox_reads
 from crewboard.storage.database import Database
 from crewboard.web.render import render
@@ -196,7 +196,7 @@ def _signed_in(request: Request) -> SignedIn | None:
 
 
 def _projects(db: Database, actor: Actor) -> list[dict[str, Any]]:
-    rows, _ = project_service.list_projects(db, actor, include_archived=False, limit=200, offset=0)
+    rows, _ = present.list_projects(db, actor, include_archived=False, limit=200, offset=0)
     return rows
 
 

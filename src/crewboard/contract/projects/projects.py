@@ -2,31 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from crewboard.contract import args as a
 from crewboard.contract.operation import Call, Cli, Operation, Rest
+from crewboard.contract.projects import present
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, fit_rows, page_note
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.services.projects import projects
 from crewboard.services.screens import project as project_screen
-from crewboard.services.text_windows import cut_texts, json_size
+from crewboard.services.text_windows import json_size
 
-PROJECT_TEXTS = ("description", "goal")
 ROW_BUDGET = RESPONSE_BUDGET - 4096  # one project row and the page around it
 
 
-def fit_project(view: dict[str, Any], budget: int) -> dict[str, Any]:
-    """A project's view within `budget` bytes: its long texts (the description, the goal) cut
-    with descriptionTruncated/goalLength flags. Only text that is mostly escaped control
-    characters comes near it (10,000 characters at six bytes each); the web app and REST show
-    it whole."""
-    bare = {**view, **{name: "" for name in PROJECT_TEXTS if name in view}}
-    return cut_texts(view, PROJECT_TEXTS, budget - json_size(bare))
-
-
 def list_projects(call: Call, args: a.ListProjects) -> Reply:
-    views, total = projects.list_projects(
+    page = projects.list_projects(
         call.db,
         call.actor,
         project=args.project_id,
@@ -36,33 +25,35 @@ def list_projects(call: Call, args: a.ListProjects) -> Reply:
         limit=args.limit,
         offset=args.offset,
     )
-    rows = fit_rows([fit_project(view, ROW_BUDGET) for view in views])
+    rows = fit_rows([present.fit_project(view, ROW_BUDGET) for view in present.project_rows(page)])
     following = args.offset + len(rows)
     body = {
         "projects": rows,
-        "total": total,
-        "nextOffset": following if following < total else None,
+        "total": page.total,
+        "nextOffset": following if following < page.total else None,
     }
-    return Reply(body, page_note(shown=len(rows), offset=args.offset, total=total))
+    return Reply(body, page_note(shown=len(rows), offset=args.offset, total=page.total))
 
 
 def get_project(call: Call, args: a.GetProject) -> Reply:
-    found = project_screen.describe_project(
-        call.db, call.actor, args.project_id, args.workspace_ref()
+    found = present.overview_view(
+        project_screen.describe_project(call.db, call.actor, args.project_id, args.workspace_ref())
     )
     rest = json_size({**found, "project": {}})
-    return Reply({**found, "project": fit_project(found["project"], RESPONSE_BUDGET - rest)})
+    return Reply(
+        {**found, "project": present.fit_project(found["project"], RESPONSE_BUDGET - rest)}
+    )
 
 
 def create_project(call: Call, args: a.CreateProject) -> Reply:
-    result = projects.create_project(call.db, call.actor, **args.model_dump())
+    result = present.create_project(call.db, call.actor, **args.model_dump())
     note = "This key was used before: this is the original answer." if result.replayed else None
     return Reply(result.body, note)
 
 
 def update_project(call: Call, args: a.UpdateProject) -> Reply:
     return Reply(
-        projects.update_project(
+        present.update_project(
             call.db,
             call.actor,
             project=args.project_id,
@@ -75,7 +66,7 @@ def update_project(call: Call, args: a.UpdateProject) -> Reply:
 def _set_archived(archived: bool):  # type: ignore[no-untyped-def]
     def run(call: Call, args: a.ProjectAction) -> Reply:
         return Reply(
-            projects.set_project_archived(
+            present.set_project_archived(
                 call.db,
                 call.actor,
                 project=args.project_id,
@@ -89,7 +80,7 @@ def _set_archived(archived: bool):  # type: ignore[no-untyped-def]
 
 def delete_project(call: Call, args: a.ProjectAction) -> Reply:
     return Reply(
-        projects.delete_project(
+        present.delete_project(
             call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref()
         )
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from crewboard.contract import args as a
 from crewboard.contract.operation import Call, Cli, Operation, Rest
+from crewboard.contract.projects import present
 from crewboard.contract.reply import Reply
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.services.projects import state
@@ -12,7 +13,7 @@ from crewboard.services.projects import state
 def get_project_state(call: Call, args: a.GetProjectState) -> Reply:
     workspace = args.workspace_ref()
     return Reply(
-        state.get_project_state(
+        present.get_project_state(
             call.db, call.actor, project=args.project_id, workspace_id=workspace
         )
     )
@@ -27,8 +28,8 @@ def update_project_state(call: Call, args: a.UpdateProjectState) -> Reply:
         content=args.content,
         expected_revision=args.expected_revision,
     )
-    note = "This save had already happened: this is its answer." if saved.get("replayed") else None
-    return Reply(saved, note)
+    note = "This save had already happened: this is its answer." if saved.replayed else None
+    return Reply(present.state_saved_view(saved), note)
 
 
 OPERATIONS = (

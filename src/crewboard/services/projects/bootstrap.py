@@ -52,6 +52,7 @@ def initialise(db: Database, *, owner_email: str) -> FirstStart | None:
             goal="Try Crewboard: connect an agent, let it hand in work, review it here.",
             phase="exploring",
             description="A private project made on first start to show how Crewboard works.",
+            answer=lambda _made: {},  # no idempotency key: no answer is kept or given
         )
         project = uow.projects.get_by_key(DEMO_PROJECT_KEY)
         assert project is not None  # noqa: S101 - created just above in this transaction

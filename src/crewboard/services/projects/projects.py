@@ -1,7 +1,12 @@
-"""Projects: create and list (the MCP door adds update, archive and delete)."""
+"""Projects: create, list, describe, update, archive, delete, and who has a role on them.
+
+Each use case returns a typed record (`domain/projects`); `contract/projects/present.py` puts
+it into words for every door. A keyed write (create) keeps its answer in the idempotency
+ledger so that a retry gets the same one, so it takes `answer`, the door's wording."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -14,10 +19,16 @@ from crewboard.domain.projects import (
     MAX_GOAL,
     MAX_NAME,
     MAX_PHASE,
+    MemberSet,
     Project,
     ProjectAccess,
+    ProjectArchiving,
+    ProjectDeleted,
+    ProjectDescription,
+    ProjectPage,
     ProjectStatus,
     ProjectType,
+    ViewedProject,
     check_collections,
     check_project_key,
 )
@@ -52,8 +63,9 @@ def do_create_project(
     type: str = "auto",
     collections: list[str] | None = None,
     idempotency_key: str | None = None,
+    answer: Callable[[ViewedProject], dict[str, Any]],
 ) -> KeyedResult:
-    """Create a project; its creator becomes its admin.
+    """Create a project; its creator becomes its admin. `answer` words the new project.
 
     `workspace_id` is explicit: None puts the project in the actor's private space.
 
@@ -119,7 +131,7 @@ def do_create_project(
             workspace_id=workspace_id,
         )
         return Ack(
-            body={"project": view},
+            body=answer(ViewedProject(project, Role.ADMIN)),
             resource_type="project",
             resource_id=project.id,
             project_id=project.id,
@@ -135,9 +147,11 @@ def do_create_project(
     )
 
 
-def create_project(db: Database, actor: Actor, **fields: Any) -> KeyedResult:
+def create_project(
+    db: Database, actor: Actor, *, answer: Callable[[ViewedProject], dict[str, Any]], **fields: Any
+) -> KeyedResult:
     """Create a project (see `do_create_project` for the fields and refusals)."""
-    return db.write(lambda uow: do_create_project(uow, actor, **fields))
+    return db.write(lambda uow: do_create_project(uow, actor, answer=answer, **fields))
 
 
 def list_projects(
@@ -150,8 +164,9 @@ def list_projects(
     include_archived: bool = True,
     limit: int = 50,
     offset: int = 0,
-) -> tuple[list[dict[str, Any]], int]:
-    """Projects the actor may open, by key, each with its `viewerRole`; and the total.
+) -> ProjectPage:
+    """Projects the actor may open, by key, each with its role there (after the token's cap);
+    and the total.
 
     Raises:
         ValidationFailed: limit outside 1-200 or a negative offset.
@@ -159,7 +174,7 @@ def list_projects(
     """
     check_page(limit, offset, MAX_PAGE)
 
-    def work(uow: UnitOfWork) -> tuple[list[dict[str, Any]], int]:
+    def work(uow: UnitOfWork) -> ProjectPage:
         only = access_project(uow, actor, project).project.id if project else actor.project_cap
         page = uow.projects.list_for_user(
             actor.user_id,
@@ -170,15 +185,15 @@ def list_projects(
             limit=limit,
             offset=offset,
         )
-        views = [project_view(p, lower_role(role, actor.role_cap)) for p, role in page.rows]
-        return views, page.total
+        rows = [(p, lower_role(role, actor.role_cap)) for p, role in page.rows]
+        return ProjectPage(rows, page.total)
 
     return db.read(work)
 
 
 def set_project_member(
     db: Database, actor: Actor, *, project: str, email: str, role: str
-) -> dict[str, Any]:
+) -> MemberSet:
     """Give a person a role on a project, or change it (project admins only).
 
     Raises:
@@ -189,7 +204,7 @@ def set_project_member(
     new_role = parse_enum(role, Role, "role")
     address = check_email(email)
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> MemberSet:
         access = access_project(uow, actor, project, scope=Scope.PROJECTS_ADMIN, role=Role.ADMIN)
         user = uow.users.get_by_email(address)
         if user is None:
@@ -203,14 +218,12 @@ def set_project_member(
             project_id=access.project.id,
             workspace_id=access.project.workspace_id,
         )
-        return change
+        return MemberSet(access.project.id, user.id, new_role)
 
     return db.write(work)
 
 
-def remove_project_member(
-    db: Database, actor: Actor, *, project: str, email: str
-) -> dict[str, Any]:
+def remove_project_member(db: Database, actor: Actor, *, project: str, email: str) -> MemberSet:
     """Take a person's role on a project away (project admins only); their tokens and live
     streams of the project stop with it. The last admin stays.
 
@@ -221,7 +234,7 @@ def remove_project_member(
     """
     address = check_email(email)
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> MemberSet:
         access = access_project(uow, actor, project, scope=Scope.PROJECTS_ADMIN, role=Role.ADMIN)
         user = uow.users.get_by_email(address)
         role = None if user is None else uow.projects.member_role(access.project.id, user.id)
@@ -238,7 +251,6 @@ def remove_project_member(
                 {"field": "email", "email": address},
             )
         uow.projects.remove_member(access.project.id, user.id)
-        change = {"projectId": access.project.id, "userId": user.id, "removed": True}
         uow.record_event(
             "project.member_removed",
             actor=actor.as_payload(),
@@ -246,7 +258,7 @@ def remove_project_member(
             project_id=access.project.id,
             workspace_id=access.project.workspace_id,
         )
-        return change
+        return MemberSet(access.project.id, user.id, None)
 
     return db.write(work)
 
@@ -296,8 +308,9 @@ HANDOFF_FIELDS = ("shift_zone_a", "shift_zone_b", "notify_assignees")
 
 
 def with_handoffs(uow: UnitOfWork, view: dict[str, Any]) -> dict[str, Any]:
-    """A project's view with how its handoffs go: the zones of its two shifts, and whether
-    action items' assignees are told."""
+    """A project's wire form (`project_view`) with how its handoffs go: the zones of its two
+    shifts, and whether action items' assignees are told; as events and the settings screen
+    carry it."""
     settings = uow.projects.handoff_settings(view["id"])
     return {
         **view,
@@ -317,7 +330,7 @@ def _access_as_admin(
 
 def update_project(
     db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef, **changes: Any
-) -> dict[str, Any]:
+) -> ViewedProject:
     """Change a project's name, goal, phase, status, description, type, collections, the
     time zones of its two shifts (A hands over to B; handoffs take their day from A) or
     whether action items' assignees are told.
@@ -339,7 +352,7 @@ def update_project(
 
     handoff = {name: fields.pop(name) for name in HANDOFF_FIELDS if name in fields}
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> ViewedProject:
         access = _access_as_admin(uow, actor, project, workspace_id)
         if fields:
             uow.projects.update(access.project.id, uow.now, **fields)
@@ -361,25 +374,25 @@ def update_project(
             project_id=updated.id,
             workspace_id=updated.workspace_id,
         )
-        return {"project": view}
+        return ViewedProject(updated, access.role, uow.projects.handoff_settings(updated.id))
 
     return db.write(work)
 
 
 def set_project_archived(
     db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef, archived: bool
-) -> dict[str, Any]:
+) -> ProjectArchiving:
     """Archive or unarchive; doing it to a project already in that state changes nothing.
 
     Raises:
         NotFound, PermissionDenied: as `access_project` (needs projects.admin and admin role).
     """
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> ProjectArchiving:
         access = _access_as_admin(uow, actor, project, workspace_id)
         current = access.project
         if current.archived == archived:
-            return {"project": project_view(current, access.role), "changed": False}
+            return ProjectArchiving(ViewedProject(current, access.role), changed=False)
         uow.projects.update(current.id, uow.now, archived_at=uow.now if archived else None)
         updated = uow.projects.get(current.id)
         assert updated is not None  # noqa: S101 - updated in this transaction
@@ -391,14 +404,14 @@ def set_project_archived(
             project_id=updated.id,
             workspace_id=updated.workspace_id,
         )
-        return {"project": view, "changed": True}
+        return ProjectArchiving(ViewedProject(updated, access.role), changed=True)
 
     return db.write(work)
 
 
 def delete_project(
     db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef
-) -> dict[str, Any]:
+) -> ProjectDeleted:
     """Delete an archived project and everything in it. An active project is refused, never archived.
 
     Raises:
@@ -406,7 +419,7 @@ def delete_project(
         ValidationFailed: the project is not archived.
     """
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> ProjectDeleted:
         access = _access_as_admin(uow, actor, project, workspace_id)
         doomed = access.project
         if not doomed.archived:
@@ -423,14 +436,14 @@ def delete_project(
             project_id=doomed.id,
             workspace_id=doomed.workspace_id,
         )
-        return {"deleted": True, "projectId": doomed.id, "key": doomed.key}
+        return ProjectDeleted(doomed.id, doomed.key)
 
     return db.write(work)
 
 
 def describe_project(
     db: Database, actor: Actor, ref: str, workspace_id: WorkspaceRef = ANY_WORKSPACE
-) -> dict[str, Any]:
+) -> ProjectDescription:
     """One project with the viewer's role, its people and roles counted, and its state page revision.
 
     Raises:
@@ -442,7 +455,7 @@ def describe_project(
 
 def project_description(
     uow: UnitOfWork, actor: Actor, ref: str, workspace_id: WorkspaceRef = ANY_WORKSPACE
-) -> dict[str, Any]:
+) -> ProjectDescription:
     """`describe_project` inside a caller's transaction (a screen adds what higher areas hold).
 
     Raises:
@@ -450,11 +463,11 @@ def project_description(
     """
     access = access_project(uow, actor, ref, workspace_id=workspace_id)
     project_id = access.project.id
-    return {
-        "project": with_handoffs(uow, project_view(access.project, access.role)),
-        "counts": {
-            "members": len(uow.projects.members(project_id)),
-            "teamRoles": len(uow.team.list(project_id)),
-            "stateRevision": uow.state.get(project_id).revision,
-        },
-    }
+    return ProjectDescription(
+        project=ViewedProject(
+            access.project, access.role, uow.projects.handoff_settings(project_id)
+        ),
+        members=len(uow.projects.members(project_id)),
+        team_roles=len(uow.team.list(project_id)),
+        state_revision=uow.state.get(project_id).revision,
+    )

@@ -1,4 +1,6 @@
-"""The project's state page: one working text per project, every version kept and restorable."""
+"""The project's state page: one working text per project, every version kept and restorable.
+
+Each use case returns a typed record (`domain/projects`); `contract/projects/present.py` words it."""
 
 from __future__ import annotations
 
@@ -6,7 +8,13 @@ from typing import Any
 
 from crewboard.domain.identity.access import Role, Scope, missing_permission
 from crewboard.domain.identity.records import Actor
-from crewboard.domain.projects import StatePage, StateVersion
+from crewboard.domain.projects import (
+    StatePage,
+    StateRead,
+    StateRestored,
+    StateSaved,
+    StateVersionPage,
+)
 from crewboard.domain.validation import INT32_MAX, check_no_nul
 from crewboard.errors import LimitExceeded, NotFound, RevisionConflict, ValidationFailed
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
@@ -19,44 +27,20 @@ MAX_STATE_LENGTH = 5000
 MAX_VERSIONS_PAGE = 100
 
 
-def state_view(page: StatePage) -> dict[str, Any]:
-    return {
-        "projectId": page.project_id,
-        "content": page.content,
-        "revision": page.revision,
-        "updatedBy": page.updated_by,
-        "updatedAt": iso(page.updated_at),
-    }
-
-
-def version_view(version: StateVersion) -> dict[str, Any]:
-    return {
-        "revision": version.revision,
-        "content": version.content,
-        "author": version.author,
-        "createdAt": iso(version.created_at),
-        "restoredFrom": version.restored_from,
-    }
-
-
 def get_project_state(
     db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef = ANY_WORKSPACE
-) -> dict[str, Any]:
+) -> StateRead:
     """The page with its revision, who wrote it and when, whether the actor may edit it, task counts.
 
     Raises:
         NotFound: the project is not open to the actor.
     """
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> StateRead:
         access = access_project(uow, actor, project, workspace_id=workspace_id)
         page = uow.state.get(access.project.id)
         can_edit = missing_permission(actor.scopes, access.role, Scope.TASKS_MANAGE, Role.WRITE)
-        return {
-            **state_view(page),
-            "canEdit": can_edit is None,
-            "taskCounts": uow.tasks.count_by_status(access.project.id),
-        }
+        return StateRead(page, can_edit is None, uow.tasks.count_by_status(access.project.id))
 
     return db.read(work)
 
@@ -91,7 +75,7 @@ def update_project_state(
     workspace_id: WorkspaceRef,
     content: str,
     expected_revision: int,
-) -> dict[str, Any]:
+) -> StateSaved:
     """Replace the page's text if it is still at `expected_revision`.
 
     Retrying a save whose answer was lost (same text, same expected revision, same writer)
@@ -104,7 +88,7 @@ def update_project_state(
     text = check_state_content(content)
     expected = check_revision(expected_revision)
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> StateSaved:
         access = access_project(
             uow,
             actor,
@@ -131,14 +115,14 @@ def update_project_state(
             project_id=project_id,
             workspace_id=access.project.workspace_id,
         )
-        return {**state_view(page), "saved": True}
+        return StateSaved(page)
 
     return db.write(work)
 
 
 def _replayed_save(
     uow: UnitOfWork, project_id: str, text: str, expected: int, author: dict[str, Any]
-) -> dict[str, Any] | None:
+) -> StateSaved | None:
     """The answer to a save that already happened: same writer, same text, from the same revision."""
     if expected >= INT32_MAX:
         return None
@@ -146,7 +130,7 @@ def _replayed_save(
     if saved is None or saved.content != text or not _same_writer(saved.author, author):
         return None
     page = StatePage(project_id, saved.content, saved.revision, saved.author, saved.created_at)
-    return {**state_view(page), "saved": True, "replayed": True}
+    return StateSaved(page, replayed=True)
 
 
 def _conflict(uow: UnitOfWork, project_id: str, expected: int) -> RevisionConflict:
@@ -169,7 +153,7 @@ def _same_writer(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 def list_state_versions(
     db: Database, actor: Actor, *, project: str, limit: int = 20, offset: int = 0
-) -> dict[str, Any]:
+) -> StateVersionPage:
     """Saved versions, newest first.
 
     Raises:
@@ -177,15 +161,10 @@ def list_state_versions(
     """
     check_page(limit, offset, MAX_VERSIONS_PAGE)
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> StateVersionPage:
         access = access_project(uow, actor, project)
         versions, total = uow.state.versions(access.project.id, limit=limit, offset=offset)
-        following = offset + len(versions)
-        return {
-            "versions": [version_view(v) for v in versions],
-            "total": total,
-            "nextOffset": following if following < total else None,
-        }
+        return StateVersionPage(versions, total, offset)
 
     return db.read(work)
 
@@ -198,7 +177,7 @@ def restore_state_version(
     revision: int,
     expected_revision: int,
     workspace_id: WorkspaceRef = ANY_WORKSPACE,
-) -> dict[str, Any]:
+) -> StateRestored:
     """Save an earlier version's text as a new revision (history is never rewritten).
 
     Raises:
@@ -207,7 +186,7 @@ def restore_state_version(
     check_revision(revision, "revision")
     expected = check_revision(expected_revision)
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> StateRestored:
         access = access_project(
             uow,
             actor,
@@ -242,6 +221,6 @@ def restore_state_version(
             project_id=project_id,
             workspace_id=access.project.workspace_id,
         )
-        return {**state_view(uow.state.get(project_id)), "restoredFrom": revision}
+        return StateRestored(uow.state.get(project_id), revision)
 
     return db.write(work)

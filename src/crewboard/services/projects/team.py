@@ -1,4 +1,8 @@
-"""The team of a project: its roles (seats, AI or human) and the people who can open it."""
+"""The team of a project: its roles (seats, AI or human) and the people who can open it.
+
+Each use case returns a typed record (`domain/projects`); `contract/projects/present.py` words
+it. The wire forms here (`team_role_view`, `team_view`) are what events, the board screen and
+the present module share."""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from typing import Any
 from crewboard.domain.identity.access import Role, Scope, missing_permission, parse_enum
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.projects import Effort, SeatKind, TeamRole
+from crewboard.domain.projects import Effort, ProjectTeam, SeatKind, TeamPage, TeamRole
 from crewboard.domain.validation import check_email, check_text
 from crewboard.errors import NotFound, ValidationFailed
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
@@ -37,20 +41,39 @@ def team_role_view(role: TeamRole) -> dict[str, Any]:
     }
 
 
+def team_view(team: ProjectTeam, you: str) -> dict[str, Any]:
+    """A project's team on the wire; `you` is the reader's user id."""
+    return {
+        "projectId": team.project.id,
+        "projectKey": team.project.key,
+        "workspaceId": team.project.workspace_id,
+        "roles": [team_role_view(r) for r in team.roles],
+        "people": [
+            {
+                "userId": user.id,
+                "displayName": user.display_name,
+                "projectRole": str(role),
+                "you": user.id == you,
+            }
+            for user, role in team.people
+        ],
+    }
+
+
 def list_team(
     db: Database,
     actor: Actor,
     *,
     project: str | None = None,
     workspace_id: WorkspaceRef = ANY_WORKSPACE,
-) -> list[dict[str, Any]]:
-    """Each open project's (or one project's) active roles and people, marking the caller `you`.
+) -> list[ProjectTeam]:
+    """Each open project's (or one project's) active roles and people.
 
     Raises:
         NotFound: `project` is not open to the actor.
     """
 
-    def work(uow: UnitOfWork) -> list[dict[str, Any]]:
+    def work(uow: UnitOfWork) -> list[ProjectTeam]:
         if project is not None:
             refs = [access_project(uow, actor, project, workspace_id=workspace_id).project.id]
         else:
@@ -63,23 +86,9 @@ def list_team(
     return db.read(work)
 
 
-def _team_of(uow: UnitOfWork, actor: Actor, project_id: str) -> dict[str, Any]:
+def _team_of(uow: UnitOfWork, actor: Actor, project_id: str) -> ProjectTeam:
     access = access_project(uow, actor, project_id)
-    return {
-        "projectId": project_id,
-        "projectKey": access.project.key,
-        "workspaceId": access.project.workspace_id,
-        "roles": [team_role_view(r) for r in uow.team.list(project_id)],
-        "people": [
-            {
-                "userId": user.id,
-                "displayName": user.display_name,
-                "projectRole": str(role),
-                "you": user.id == actor.user_id,
-            }
-            for user, role in uow.projects.members(project_id)
-        ],
-    }
+    return ProjectTeam(access.project, uow.team.list(project_id), uow.projects.members(project_id))
 
 
 def add_team_role(
@@ -94,7 +103,7 @@ def add_team_role(
     model: str | None = None,
     effort: str | None = None,
     rank: int = 0,
-) -> dict[str, Any]:
+) -> TeamRole:
     """Add a seat to a project's team (project admins; agents propose roles instead).
 
     Raises:
@@ -109,7 +118,7 @@ def add_team_role(
         raise ValidationFailed.field("rank", f"must be between 0 and 1000; got {rank}.")
     member = check_email(member_email) if member_email is not None else None
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> TeamRole:
         access = access_project(uow, actor, project, scope=Scope.TEAM_MANAGE, role=Role.ADMIN)
         member_id = None
         if member is not None:
@@ -136,64 +145,42 @@ def add_team_role(
             created_at=uow.now,
         )
         uow.team.add(seat)
-        view = team_role_view(seat)
         uow.record_event(
             "team.role_added",
             actor=actor.as_payload(),
-            payload={"role": view},
+            payload={"role": team_role_view(seat)},
             project_id=access.project.id,
             workspace_id=access.project.workspace_id,
         )
-        return view
+        return seat
 
     return db.write(work)
 
 
-def get_team_page(db: Database, actor: Actor, *, project: str) -> dict[str, Any]:
-    """One project's team as its web page shows it.
-
-    Roles carry their member's display name; people carry their email only when the reader
-    manages the team (`canManage`: may add and archive roles and set members' roles).
+def get_team_page(db: Database, actor: Actor, *, project: str) -> TeamPage:
+    """One project's team as its web page shows it, and whether the reader manages it (may
+    add and archive roles and set members' roles, and so sees people's emails).
 
     Raises:
         NotFound: the project is not open to the actor.
     """
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> TeamPage:
         access = access_project(uow, actor, project)
         project_id = access.project.id
         manages = all(
             missing_permission(actor.scopes, access.role, scope, Role.ADMIN) is None
             for scope in (Scope.TEAM_MANAGE, Scope.PROJECTS_ADMIN)
         )
-        members = uow.projects.members(project_id)
-        names = {user.id: user.display_name for user, _ in members}
-        roles = [
-            {**team_role_view(r), "memberName": names.get(r.member_user_id or "")}
-            for r in uow.team.list(project_id)
-        ]
-        people = [
-            {
-                "userId": user.id,
-                "displayName": user.display_name,
-                "projectRole": str(role),
-                "you": user.id == actor.user_id,
-                **({"email": user.email} if manages else {}),
-            }
-            for user, role in members
-        ]
-        return {
-            "projectId": project_id,
-            "projectKey": access.project.key,
-            "roles": roles,
-            "people": people,
-            "canManage": manages,
-        }
+        team = ProjectTeam(
+            access.project, uow.team.list(project_id), uow.projects.members(project_id)
+        )
+        return TeamPage(team, manages)
 
     return db.read(work)
 
 
-def archive_team_role(db: Database, actor: Actor, *, project: str, role_id: str) -> dict[str, Any]:
+def archive_team_role(db: Database, actor: Actor, *, project: str, role_id: str) -> TeamRole:
     """Archive a seat of a project's team (project admins): it leaves the team, its history stays.
 
     Raises:
@@ -201,7 +188,7 @@ def archive_team_role(db: Database, actor: Actor, *, project: str, role_id: str)
         PermissionDenied: the actor is not an admin there (or lacks team.manage).
     """
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> TeamRole:
         access = access_project(uow, actor, project, scope=Scope.TEAM_MANAGE, role=Role.ADMIN)
         seat = None if "\x00" in role_id else uow.team.get(access.project.id, role_id)
         if seat is None or seat.archived_at is not None:
@@ -211,14 +198,14 @@ def archive_team_role(db: Database, actor: Actor, *, project: str, role_id: str)
                 {"resource": "team_role", "ref": role_id},
             )
         uow.team.set_archived(seat.id, uow.now)
-        view = team_role_view(replace(seat, archived_at=uow.now))
+        archived = replace(seat, archived_at=uow.now)
         uow.record_event(
             "team.role_archived",
             actor=actor.as_payload(),
-            payload={"role": view},
+            payload={"role": team_role_view(archived)},
             project_id=access.project.id,
             workspace_id=access.project.workspace_id,
         )
-        return view
+        return archived
 
     return db.write(work)

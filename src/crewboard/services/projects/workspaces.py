@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from crewboard.domain.identity.access import parse_enum
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.projects import Workspace, WorkspaceRole
+from crewboard.domain.projects import Workspace, WorkspaceMembers, WorkspaceRole
 from crewboard.domain.validation import check_email, check_text
 from crewboard.errors import NotFound, PermissionDenied
 from crewboard.services.views import workspace_view
@@ -82,29 +80,12 @@ def list_workspaces(db: Database, actor: Actor) -> list[tuple[Workspace, Workspa
     return db.read(lambda uow: uow.workspaces.list_for_user(actor.user_id))
 
 
-def workspaces_with_members(db: Database, actor: Actor) -> list[dict[str, Any]]:
-    """The actor's workspaces, each with its role there and its members (name, email, role)."""
+def workspaces_with_members(db: Database, actor: Actor) -> list[WorkspaceMembers]:
+    """The actor's workspaces, each with its role there and its members."""
 
-    def work(uow: UnitOfWork) -> list[dict[str, Any]]:
+    def work(uow: UnitOfWork) -> list[WorkspaceMembers]:
         mine = uow.workspaces.list_for_user(actor.user_id)
         members = uow.workspaces.members([w.id for w, _ in mine])
-        return [
-            {
-                "id": w.id,
-                "name": w.name,
-                "created": w.created_at,
-                "role": str(role),
-                "members": [
-                    {
-                        "userId": u.id,
-                        "displayName": u.display_name,
-                        "email": u.email,
-                        "role": str(r),
-                    }
-                    for u, r in members[w.id]
-                ],
-            }
-            for w, role in mine
-        ]
+        return [WorkspaceMembers(w, role, members[w.id]) for w, role in mine]
 
     return db.read(work)

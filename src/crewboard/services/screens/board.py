@@ -20,7 +20,7 @@ from crewboard.services.board.task_lookup import access_task
 from crewboard.services.board.task_updates import update_task
 from crewboard.services.board.week import list_task_events
 from crewboard.services.identity.access import access_project
-from crewboard.services.projects.team import list_team
+from crewboard.services.projects.team import list_team, team_view
 from crewboard.services.review.decisions import approve, draft_view, drafts_of
 from crewboard.services.screens.task_history import task_history
 from crewboard.storage.board.tasks import TaskFilter
@@ -66,7 +66,7 @@ def board_columns(
         raise ValidationFailed.field("offset", f"must be 0 or more; got {offset}.")
     if filters.q is not None and len(filters.q) > MAX_Q:
         raise ValidationFailed.field("q", f"at most {MAX_Q} characters.")
-    team = list_team(db, actor, project=project)[0]
+    team = team_view(list_team(db, actor, project=project)[0], actor.user_id)
 
     def work(uow: UnitOfWork) -> list[dict[str, Any]]:
         found = access_project(uow, actor, project).project
@@ -144,7 +144,7 @@ def task_page(db: Database, actor: Actor, *, project: str, ref: str) -> dict[str
     found = get_task(db, actor, task=ref, project=project, include_context_pack=False, budget=None)
     assert isinstance(found, dict)  # noqa: S101 - only format="agent_brief" answers text
     task_id = str(found["task"]["id"])
-    team = list_team(db, actor, project=project)[0]
+    team = team_view(list_team(db, actor, project=project)[0], actor.user_id)
     events = list_task_events(db, actor, task=task_id, limit=TIMELINE_EVENTS)
     return {
         **found,

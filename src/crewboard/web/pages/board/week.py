@@ -11,10 +11,10 @@ from urllib.parse import quote, unquote
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
+from crewboard.contract.projects import present
 from crewboard.domain.board.week import load_zone
 from crewboard.errors import LimitExceeded, ValidationFailed
 from crewboard.services.board import week
-from crewboard.services.projects import team
 from crewboard.web.context import Page, project_routes, secure
 from crewboard.web.pages.projects.team import team_names
 from crewboard.web.wording import STATUS_LABELS, human_message
@@ -151,7 +151,7 @@ def week_page(page: Page) -> Response:
     answer = week.get_week(
         page.db, page.actor, week=week_of, time_zone=zone, project=page.project_key
     )
-    names = team_names(team.get_team_page(page.db, page.actor, project=page.project_key))
+    names = team_names(present.get_team_page(page.db, page.actor, project=page.project_key))
     monday = date.fromisoformat(answer["week"]["from"])
     today = datetime.fromisoformat(answer["now"]).date()
     response = page.render(

@@ -9,9 +9,9 @@ from __future__ import annotations
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from crewboard.contract.projects import present
 from crewboard.domain.identity.access import Role
 from crewboard.domain.projects import ProjectStatus, ProjectType, WorkspaceRole
-from crewboard.services.projects import projects as project_service
 from crewboard.services.projects import workspaces as workspace_service
 from crewboard.services.screens.settings import project_settings
 from crewboard.web.context import Page, action, page, project_routes
@@ -52,7 +52,7 @@ def save_project(page_: Page) -> Response:
     """Save the settings form (the service refuses anyone below admin)."""
     assert page_.project is not None  # noqa: S101 - a project route
     collections = _given(page_, "collections")
-    project_service.update_project(
+    present.update_project(
         page_.db,
         page_.actor,
         project=page_.project_key,
@@ -78,7 +78,7 @@ def save_project(page_: Page) -> Response:
 
 def workspaces_page(page_: Page) -> Response:
     """The person's workspaces, a form for a new one, and adding members (workspace admins)."""
-    rows = workspace_service.workspaces_with_members(page_.db, page_.actor)
+    rows = present.workspaces_with_members(page_.db, page_.actor)
     return page_.render(
         "settings_workspaces.html",
         title="Workspaces",

@@ -5,8 +5,8 @@ from __future__ import annotations
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
+from crewboard.contract.projects import present
 from crewboard.errors import LimitExceeded, RevisionConflict, ValidationFailed
-from crewboard.services.projects import state
 from crewboard.web.context import Page, project_routes
 from crewboard.web.forms import number_field, show_conflict, show_refusal
 
@@ -18,8 +18,8 @@ def _state_page(
 ) -> Response:
     """The state page; after a refused save, with the person's `draft` in the form (and on a
     conflict the text saved meanwhile beside it)."""
-    current = state.get_project_state(page.db, page.actor, project=page.project_key)
-    versions = state.list_state_versions(
+    current = present.get_project_state(page.db, page.actor, project=page.project_key)
+    versions = present.list_state_versions(
         page.db, page.actor, project=page.project_key, limit=STATE_VERSIONS
     )
     return page.render(
@@ -30,7 +30,7 @@ def _state_page(
         versions=versions,
         draft=current["content"] if draft is None else draft,
         conflict=conflict,
-        limit=state.MAX_STATE_LENGTH,
+        limit=present.MAX_STATE_LENGTH,
     )
 
 
@@ -44,7 +44,7 @@ def state_save(page: Page) -> Response:
     assert page.project is not None  # noqa: S101 - a project route
     content = page.field("content")
     try:
-        saved = state.update_project_state(
+        saved = present.update_project_state(
             page.db,
             page.actor,
             project=page.project_key,
@@ -64,7 +64,7 @@ def state_save(page: Page) -> Response:
 def state_restore(page: Page) -> Response:
     """Save an earlier version's text as the newest revision."""
     assert page.project is not None  # noqa: S101 - a project route
-    restored = state.restore_state_version(
+    restored = present.restore_state_version(
         page.db,
         page.actor,
         project=page.project_key,

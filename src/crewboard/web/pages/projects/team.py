@@ -7,7 +7,7 @@ from typing import Any
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
-from crewboard.services.projects import projects, team
+from crewboard.contract.projects import present
 from crewboard.web.context import Page, project_routes
 from crewboard.web.forms import number_field
 
@@ -30,7 +30,7 @@ def team_names(team_page: dict[str, Any]) -> dict[str, str]:
 
 def team_page(page: Page) -> Response:
     """Roles (seats) and people; admins also get the forms that change them."""
-    found = team.get_team_page(page.db, page.actor, project=page.project_key)
+    found = present.get_team_page(page.db, page.actor, project=page.project_key)
     return page.render(
         "team.html",
         title="Team",
@@ -49,7 +49,7 @@ def _optional(page: Page, name: str) -> str | None:
 def team_add_role(page: Page) -> Response:
     """Add a seat to the team (project admins)."""
     rank = page.field("rank").strip()
-    added = team.add_team_role(
+    added = present.add_team_role(
         page.db,
         page.actor,
         project=page.project_key,
@@ -66,7 +66,7 @@ def team_add_role(page: Page) -> Response:
 
 def team_archive_role(page: Page) -> Response:
     """Archive a seat (project admins)."""
-    archived = team.archive_team_role(
+    archived = present.archive_team_role(
         page.db, page.actor, project=page.project_key, role_id=page.request.path_params["role_id"]
     )
     return page.redirect(page.path("team"), notice=f"Archived the role {archived['name']}.")
@@ -75,7 +75,7 @@ def team_archive_role(page: Page) -> Response:
 def team_set_member(page: Page) -> Response:
     """Add a person to the project by email, or change their project role (project admins)."""
     email = page.field("email").strip()
-    change = projects.set_project_member(
+    change = present.set_project_member(
         page.db, page.actor, project=page.project_key, email=email, role=page.field("role")
     )
     return page.redirect(page.path("team"), notice=f"{email} now has the {change['role']} role.")
@@ -84,7 +84,7 @@ def team_set_member(page: Page) -> Response:
 def team_remove_member(page: Page) -> Response:
     """Take a person's role on the project away (project admins)."""
     email = page.field("email").strip()
-    projects.remove_project_member(page.db, page.actor, project=page.project_key, email=email)
+    present.remove_project_member(page.db, page.actor, project=page.project_key, email=email)
     return page.redirect(page.path("team"), notice=f"{email} no longer has a role here.")
 
 
