@@ -87,8 +87,9 @@ def test_options_take_their_kind_from_the_field() -> None:
     moves = {p.field: p for p in operation_params(_op("set_task_status"))}
     assert (moves["changes"].kind, moves["changes"].required) == ("json", True)
     assert moves["expected_versions"].kind == "json"
-    # Required but nullable: left out, it is sent as null (as a private project's workspace).
-    assert (moves["workspace_id"].required, moves["workspace_id"].nullable) == (False, True)
+    # Optional (the project's own workspace when left out): not sent, and --clear sends null.
+    assert (moves["workspace_id"].required, moves["workspace_id"].nullable) == (False, False)
+    assert moves["workspace_id"].clearable
     # A keyed write's key is made per run when left out.
     assert moves["idempotency_key"].required is False
     handoff = {p.field: p for p in operation_params(_op("create_handoff"))}
@@ -103,7 +104,7 @@ def test_a_write_clears_an_argument_with_clear_and_makes_a_key_per_run() -> None
     sent = arguments(op, fields, given)
     assert sent["assigneeId"] is None
     assert "humanOwnerId" not in sent  # left out: stays as it is
-    assert sent["workspaceId"] is None  # required, may be null: sent as null when left out
+    assert "workspaceId" not in sent  # optional: left out, the project's own workspace
     assert sent["idempotencyKey"] != arguments(op, fields, given)["idempotencyKey"]
     with pytest.raises(ValidationFailed) as refused:
         arguments(op, fields, {**given, "assignee_id": "rol_1"})
