@@ -110,5 +110,5 @@ def test_a_write_clears_an_argument_with_clear_and_makes_a_key_per_run() -> None
         arguments(op, fields, {**given, "assignee_id": "rol_1"})
     assert refused.value.details == {"field": "assigneeId", "option": "--assignee-id"}
     shown = CliRunner().invoke(cli, ["task", "assign", "--help"]).output
-    assert "--clear [assignee-id|assignee-type|human-owner-id]" in shown
+    assert "--clear [workspace-id|assignee-id|assignee-type|human-owner-id]" in shown
     assert "--clear" not in CliRunner().invoke(cli, ["task", "list", "--help"]).output
