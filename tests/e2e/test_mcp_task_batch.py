@@ -59,14 +59,17 @@ async def test_both_tools_are_listed_as_keyed_non_destructive_writes(
         assert annotations.idempotent_hint is True
         assert annotations.destructive_hint is False
     update = tools["update_tasks"].input_schema
-    assert set(update["required"]) == {"projectId", "workspaceId", "idempotencyKey", "taskIds"}
+    # workspaceId: offered, optional (the project's own workspace when left out)
+    assert set(update["required"]) == {"projectId", "idempotencyKey", "taskIds"}
+    assert "workspaceId" in update["properties"]
     assert update["properties"]["taskIds"]["maxItems"] == 200
     assert update["properties"]["priority"]["enum"] == ["low", "medium", "high"]
     # A shape used in one place is written inline (lean schemas).
     relationship = update["properties"]["addRelationships"]["items"]["properties"]["type"]
     assert relationship["enum"] == ["blocks", "blocked_by", "related"]
     status = tools["set_task_status"].input_schema
-    assert set(status["required"]) == {"projectId", "workspaceId", "idempotencyKey", "changes"}
+    assert set(status["required"]) == {"projectId", "idempotencyKey", "changes"}
+    assert "workspaceId" in status["properties"]
     change = status["properties"]["changes"]["items"]["properties"]["status"]
     assert "approved" in change["enum"]
     async with mcp_client(url, secret_for(db, owner, ["read"]), mode) as client:
