@@ -50,14 +50,20 @@ def tools_table() -> str:
 
 
 def rest_table() -> str:
-    """Every REST route in OpenAPI's order, with the query parameters it reads."""
+    """Every REST route in OpenAPI's order, with the query parameters it reads (as OpenAPI
+    lists them: not the fields the path already carries, such as projectId under {project})."""
     from crewboard.api.routes import all_endpoints  # noqa: PLC0415 - after main() puts this checkout first
 
     rows = ["| method | path | what |", "| --- | --- | --- |"]
     for endpoint in all_endpoints():
         path = endpoint.path
         if endpoint.query is not None:
-            names = [f.alias or n for n, f in endpoint.query.model_fields.items()]
+            carried = endpoint.carried_fields
+            names = [
+                name
+                for name in (f.alias or n for n, f in endpoint.query.model_fields.items())
+                if name not in carried
+            ]
             path += "?" + "&".join(names)
         summary = endpoint.summary.replace("|", "\\|")
         rows.append(f"| `{endpoint.method}` | `{path}` | {summary} |")

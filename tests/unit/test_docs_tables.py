@@ -53,3 +53,19 @@ def test_the_tool_table_names_every_tool_of_the_catalogue(tables: dict[str, str]
     rows = tables["tools"].splitlines()[2:]
     assert len(rows) == len(list(default_catalogue()))
     assert "| download_spec_file (stdio only) | `specs` | — | files on your disk |" in rows
+
+
+def test_the_route_table_lists_the_query_parameters_openapi_lists(
+    tables: dict[str, str],
+) -> None:
+    """A route's row names the parameters a client may send: OpenAPI's query, not the fields the
+    path already fills (projectId under {project})."""
+    from crewboard.api.openapi import openapi_document  # noqa: PLC0415 - the app's import cost only here
+
+    paths = openapi_document("http://localhost")["paths"]
+    for line in tables["rest"].splitlines()[2:]:
+        method, target = (cell.strip().strip("`") for cell in line.split("|")[1:3])
+        path, _, query = target.partition("?")
+        parameters = paths[path][method.lower()].get("parameters", [])
+        in_query = [p["name"] for p in parameters if p["in"] == "query"]
+        assert (query.split("&") if query else []) == in_query, line
