@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
 from starlette.requests import Request
 
 from crewboard.api.common import (
@@ -31,9 +30,9 @@ from crewboard.api.operations import endpoint_for
 from crewboard.api.specs.common import (
     NOT_IN_BODY,
     body_of,
+    expected_version,
     if_match_version,
     named,
-    no_default,
 )
 from crewboard.contract.specs import present
 from crewboard.contract.specs.comments import (
@@ -181,15 +180,8 @@ CommentEditBody = model_without(
     UpdateSpecFileComment,
     drop=("project_id", "comment_id"),
     workspace_id=OPTIONAL_WORKSPACE,
-    expected_version=(
-        str,
-        Field(
-            default=None,
-            min_length=1,
-            max_length=64,
-            description='The comment\'s contentVersion; or send If-Match: "<contentVersion>".',
-            json_schema_extra=no_default,
-        ),
+    expected_version=expected_version(
+        'The comment\'s contentVersion; or send If-Match: "<contentVersion>".'
     ),
 )
 CommentDeleteBody = model_without(

@@ -7,6 +7,7 @@ import base64
 import binascii
 from typing import Any
 
+from pydantic import Field
 from starlette.requests import Request
 
 from crewboard.api.common import query_params, refuse_carried
@@ -93,6 +94,21 @@ def named(request: Request, model: type[a.Args]) -> dict[str, Any]:
 
 def no_default(schema: dict[str, Any]) -> None:
     schema.pop("default", None)
+
+
+def expected_version(description: str) -> tuple[Any, Any]:
+    """A REST body's `expectedVersion` (as `model_without` takes a field): optional, since
+    `If-Match` may carry it instead, but never null, so the schema shows no null for it."""
+    return (
+        str,
+        Field(
+            default=None,
+            min_length=1,
+            max_length=64,
+            description=description,
+            json_schema_extra=no_default,
+        ),
+    )
 
 
 CAP = f"a body of at most {MAX_UPLOAD_BODY // (1024 * 1024)} MiB: 12 MiB of text or 9 MiB of bytes"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -41,9 +41,9 @@ from crewboard.api.specs.common import (
     TEXT,
     body_of,
     content_of,
+    expected_version,
     if_match_version,
     named,
-    no_default,
 )
 from crewboard.contract import args as a
 from crewboard.contract.specs import present
@@ -247,16 +247,8 @@ UpdateBody = model_without(
     drop=(*_NAMED, "local_file_path"),
     base=_OneSource,
     workspace_id=OPTIONAL_WORKSPACE,
-    expected_version=(
-        # Optional (If-Match may carry it) but never null: the schema has no null for it.
-        str,
-        Field(
-            default=None,
-            min_length=1,
-            max_length=64,
-            description='The contentVersion you read; or send If-Match: "<contentVersion>".',
-            json_schema_extra=no_default,
-        ),
+    expected_version=expected_version(
+        'The contentVersion you read; or send If-Match: "<contentVersion>".'
     ),
 )
 TrashBody = model_without(
