@@ -39,7 +39,7 @@ from crewboard.domain.identity.access import Toolset
 from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.sessions import MAX_PROMPT, MAX_TITLE, Mode
 from crewboard.services.artifacts.artifacts import FileInput
-from crewboard.services.board import notes, queries, questions, repos, task_updates, tasks
+from crewboard.services.board import notes, questions, repos, task_updates, tasks
 from crewboard.services.identity import stream_tokens, tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.memory import records as memory
@@ -51,6 +51,7 @@ from crewboard.services.text_windows import ANSWER_BUDGET
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 from tests.conftest import BACKENDS, CLOCK_START
+from tests.support import task_reads
 from tests.support.databases import PostgresDatabases, SqliteDatabases
 from tests.support.factories import make_user
 from tests.support.mcp_client import body_of, mcp_client
@@ -413,7 +414,7 @@ def _talk(db: Database, person: Actor, agent: Actor, task: str, seat: str) -> No
 
 
 def _revision(db: Database, person: Actor, task: str) -> int:
-    found = queries.get_task(db, person, task=task, include_context_pack=False, budget=None)
+    found = task_reads.get_task(db, person, task=task, include_context_pack=False, budget=None)
     assert isinstance(found, dict)
     return int(found["task"]["revision"])
 

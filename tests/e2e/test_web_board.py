@@ -13,10 +13,10 @@ import pytest
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import User
 from crewboard.services.board import notes as task_notes
-from crewboard.services.board import queries as task_queries
 from crewboard.services.board import task_updates, tasks
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
+from tests.support import task_reads as task_queries
 from tests.support.factories import count_rows, grant, make_project, make_user
 from tests.support.web import csrf_of, post_form, sign_in
 

@@ -12,7 +12,6 @@ import pytest
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import NotFound, PermissionDenied
-from crewboard.services.board import queries as task_queries
 from crewboard.services.board import questions, task_updates, tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
@@ -21,6 +20,7 @@ from crewboard.services.review import drafts, messages, proposals, rules
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 from crewboard.web.pages.review.inbox import KIND_LABELS
+from tests.support import task_reads as task_queries
 from tests.support.factories import grant, make_project, make_user, token_actor
 from tests.support.web import csrf_of, post_form, sign_in
 

@@ -17,11 +17,11 @@ from crewboard.contract.projects import present
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.records import Actor, User
 from crewboard.services.board import batch, task_updates, tasks
-from crewboard.services.board import queries as task_queries
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects import state
 from crewboard.services.review import drafts
 from crewboard.storage.database import Database
+from tests.support import task_reads as task_queries
 from tests.support.factories import make_project, make_user, token_actor
 from tests.support.review import AGENT_SCOPES
 from tests.support.web import post_form, sign_in

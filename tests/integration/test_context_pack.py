@@ -13,7 +13,6 @@ from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import CrewboardError, ErrorCode
-from crewboard.services.board import queries as task_queries
 from crewboard.services.board import task_updates, tasks
 from crewboard.services.board.context import (
     NO_MEMORY_REASON,
@@ -27,6 +26,7 @@ from crewboard.services.memory.edits import set_document, update_record
 from crewboard.services.memory.records import file_record, remove_record
 from crewboard.services.review import drafts
 from crewboard.storage.database import Database
+from tests.support import task_reads as task_queries
 from tests.support.factories import count_rows, grant, make_project, make_user, token_actor
 
 HAND_IN = ["read", "tasks.manage", "drafts.create"]

@@ -9,7 +9,6 @@ import pytest
 from crewboard.contract.projects import present
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import ErrorCode
-from crewboard.services.board import queries as task_queries
 from crewboard.services.board import task_updates, tasks
 from crewboard.services.idempotency import KeyedResult
 from crewboard.services.identity import tokens
@@ -18,6 +17,7 @@ from crewboard.services.memory import records as memory
 from crewboard.services.review import drafts
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
+from tests.support import task_reads as task_queries
 from tests.support.errors import refused
 from tests.support.factories import count_rows, make_project, make_user
 

@@ -19,10 +19,11 @@ from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import NotFound, ValidationFailed
-from crewboard.services.board import imports, queries, week
+from crewboard.services.board import imports, week
 from crewboard.services.board.imports import ImportReport
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
+from tests.support import task_reads as queries
 from tests.support.factories import grant, make_project, make_user
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "imports"

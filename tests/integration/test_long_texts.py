@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 
 from crewboard.contract import memory_present
+from crewboard.contract.board.present import get_task_view
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import CrewboardError, ErrorCode
-from crewboard.services.board import queries, tasks
+from crewboard.services.board import tasks
 from crewboard.services.board.context import PACK_BUDGET
 from crewboard.services.identity.users import person_actor
 from crewboard.services.memory import records as memory
@@ -18,6 +19,7 @@ from crewboard.services.screens.board import task_page
 from crewboard.services.text_windows import ANSWER_BUDGET, WINDOW_LIMIT, json_size
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
+from tests.support import task_reads as queries
 from tests.support.factories import count_rows, make_project, make_user, token_actor
 
 UNIT = 'Words 漢字かな 🙂🚀 \u0001 "quoted" \\slash\n'
@@ -195,10 +197,11 @@ def test_the_task_page_reads_the_whole_text(db: Database, owner: User) -> None:
     add_task(db, owner, brief=brief, description=brief)
 
     page = task_page(db, person_actor(owner), project="CRW", ref="CRW-1")
+    task = get_task_view(page["read"], None)["task"]  # as the page words it
 
-    assert page["task"]["brief"] == brief
-    assert page["task"]["description"] == brief
-    assert "briefTruncated" not in page["task"]
+    assert task["brief"] == brief
+    assert task["description"] == brief
+    assert "briefTruncated" not in task
 
 
 def test_a_long_checklist_is_bounded_and_still_counted_in_readiness(

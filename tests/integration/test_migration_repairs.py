@@ -11,12 +11,12 @@ from sqlalchemy.exc import DBAPIError
 
 from crewboard.contract.projects import present
 from crewboard.domain.identity.records import Actor
-from crewboard.services.board import queries as task_queries
 from crewboard.services.board import tasks
 from crewboard.services.identity.users import person_actor
 from crewboard.storage import migrate
 from crewboard.storage.database import Database
 from crewboard.storage.sequences import TASK_COUNT
+from tests.support import task_reads as task_queries
 from tests.support.factories import make_project, make_user
 
 BEFORE_SEQUENCES = "0006_web_sessions"

@@ -7,12 +7,12 @@ from sqlalchemy import inspect
 from sqlalchemy.engine import URL
 
 from crewboard.contract.projects.present import create_project
-from crewboard.services.board import queries as task_queries
 from crewboard.services.board import tasks
 from crewboard.services.identity.users import person_actor
 from crewboard.storage import migrate
 from crewboard.storage.database import Database
 from crewboard.storage.tables import metadata
+from tests.support import task_reads as task_queries
 from tests.support.factories import make_user
 
 

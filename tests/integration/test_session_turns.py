@@ -19,13 +19,13 @@ from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.sessions import Mode
 from crewboard.errors import PermissionDenied, RevisionConflict, ValidationFailed
-from crewboard.services.board import queries
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.sessions import conversation, sessions
 from crewboard.services.sessions.runner import SessionRunner
 from crewboard.services.specs import file_lookup
 from crewboard.storage.database import Database
+from tests.support import task_reads as queries
 from tests.support.factories import make_project, make_user
 from tests.support.model_server import Broken, ModelServer, Reply
 from tests.support.sessions import configure_model, last_user_message, proposes, questions

@@ -28,11 +28,11 @@ from crewboard.errors import (
 )
 from crewboard.services.board import batch as task_batch
 from crewboard.services.board import tasks
-from crewboard.services.board.queries import get_task
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
 from tests.support.factories import grant, make_project, make_user, token_actor
+from tests.support.task_reads import get_task
 
 T = TypeVar("T")
 STATUSES = ["backlog", "ready_for_ai", "in_progress", "blocked", "review", "approved", "done"]

@@ -16,10 +16,11 @@ from crewboard.contract.reply import RESPONSE_BUDGET, compact, fit_rows
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import IdempotencyConflict, RevisionConflict, ValidationFailed
-from crewboard.services.board import queries, task_updates, tasks, week
+from crewboard.services.board import task_updates, tasks, week
 from crewboard.services.board.views import LIST_FIELDS
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
+from tests.support import task_reads as queries
 from tests.support.factories import grant, make_project, make_user
 
 KEYS = iter(range(1_000_000))

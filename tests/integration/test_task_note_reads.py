@@ -12,12 +12,13 @@ import pytest
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import ErrorCode
-from crewboard.services.board import note_reads, queries, questions, tasks
+from crewboard.services.board import note_reads, questions, tasks
 from crewboard.services.board import notes as task_notes
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.review import activity
 from crewboard.storage.database import Database
+from tests.support import task_reads as queries
 from tests.support.errors import refused
 from tests.support.factories import make_project, make_user
 

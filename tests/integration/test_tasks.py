@@ -19,11 +19,11 @@ from crewboard.errors import (
     RevisionConflict,
     ValidationFailed,
 )
-from crewboard.services.board import queries as task_queries
 from crewboard.services.board import task_updates, tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
+from tests.support import task_reads as task_queries
 from tests.support.factories import count_rows, make_project, make_task, make_user
 
 KEYS = iter(range(1_000_000))

@@ -16,7 +16,7 @@ from crewboard.domain.board.tasks import Task, TaskStatus
 from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.tasks_md import BOX_OF, Box
 from crewboard.errors import ErrorCode
-from crewboard.services.board import batch, queries, task_updates
+from crewboard.services.board import batch, task_updates
 from crewboard.services.board.tasks import save_task
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
@@ -25,6 +25,7 @@ from crewboard.services.specs.file_lookup import FileRef
 from crewboard.services.specs.tasks_md import install
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
+from tests.support import task_reads as queries
 from tests.support.errors import refused
 from tests.support.factories import make_project, make_task, make_user, token_actor
 

@@ -14,13 +14,13 @@ from sqlalchemy.engine import URL
 
 from crewboard.contract.specs import present as spec_files
 from crewboard.errors import AlreadyExists, NotFound, ValidationFailed
-from crewboard.services.board import queries
 from crewboard.services.identity import users
 from crewboard.services.specs.file_lookup import FileRef
 from crewboard.services.transfer import archive, reading
 from crewboard.storage import transfer
 from crewboard.storage.database import Database
 from tests.conftest import BACKENDS
+from tests.support import task_reads as queries
 from tests.support.databases import PostgresDatabases, SqliteDatabases
 from tests.support.factories import count_rows, make_project, make_task, make_user
 from tests.support.transfer_world import Everything, furnish_everything

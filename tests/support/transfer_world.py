@@ -17,13 +17,14 @@ from crewboard.domain.handoffs import Bodies
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.sessions import Mode
 from crewboard.services.artifacts.artifacts import FileInput
-from crewboard.services.board import notes, queries, questions, repos, task_updates, tasks
+from crewboard.services.board import notes, questions, repos, task_updates, tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.review import decisions, drafts, messages
 from crewboard.services.sessions import sessions
 from crewboard.services.specs.file_lookup import FileRef
 from crewboard.storage.database import Database
+from tests.support import task_reads
 from tests.support.factories import make_user
 
 # Text every kind of character travels in: CJK, emoji, a control character, quotes, a newline.
@@ -153,7 +154,7 @@ def _talk(db: Database, person: Actor, agent: Actor, *, key: str, task: str, sea
         task=task, idempotency_key="m",
     )  # fmt: skip
     for n in range(2):
-        found = queries.get_task(db, person, task=task, include_context_pack=False, budget=None)
+        found = task_reads.get_task(db, person, task=task, include_context_pack=False, budget=None)
         assert isinstance(found, dict)
         handed = drafts.submit_result(
             db, agent, project=key, workspace_id=None, task=task, idempotency_key=f"d{n}",

@@ -32,6 +32,7 @@ from mcp.types import (
     TextContent,
 )
 
+from crewboard.contract.board import present as board_present
 from crewboard.contract.operation import Operation
 from crewboard.contract.projects import present
 from crewboard.contract.reply import RESPONSE_BUDGET, compact
@@ -145,7 +146,7 @@ def take_next_task(ex: Expansion) -> str:
         limit=READY_SCAN,
     )
     # Moving a task to in_progress needs an assignee: the ones nobody holds wait for a person.
-    held = [row for row in page.rows if row.get("assigneeId")]
+    held = [row for row in board_present.task_rows(page) if row.get("assigneeId")]
     ready = sorted(held, key=lambda row: PRIORITY_ORDER.get(row["priority"], 3))[:CANDIDATES]
     lines = [f"Take the next ready task on project {key}.", ""]
     if not ready:
@@ -192,11 +193,10 @@ def take_next_task(ex: Expansion) -> str:
 
 
 def hand_in_result(ex: Expansion) -> str:
-    answer = task_queries.get_task(
+    found = task_queries.get_task(
         ex.db, ex.actor, task=ex.args["taskId"], include_context_pack=False
     )
-    assert isinstance(answer, dict)  # noqa: S101 - only format agent_brief answers text
-    task = answer["task"]
+    task = board_present.get_task_view(found)["task"]
     key, revision = task["key"], task["revision"]
     project_key = key.rsplit("-", 1)[0]
     call = {

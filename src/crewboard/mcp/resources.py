@@ -45,6 +45,8 @@ from mcp.types import (
 )
 
 from crewboard.contract import memory_present
+from crewboard.contract.board import present as board_present
+from crewboard.contract.board.fitting import cut_fields, fit_task_answer
 from crewboard.contract.catalogue import Catalogue
 from crewboard.contract.projects import present
 from crewboard.contract.reply import RESPONSE_BUDGET, compact, fit_rows
@@ -54,7 +56,6 @@ from crewboard.errors import CrewboardError
 from crewboard.mcp.caller import Caller
 from crewboard.mcp.render import unexpected
 from crewboard.services.board import queries as task_queries
-from crewboard.services.board.fitting import cut_fields, fit_task_answer
 from crewboard.services.board.readables import (
     RECORDS,
     Part,
@@ -347,11 +348,10 @@ def read_text(db: Database, actor: Actor, target: Target) -> str:
     if target.kind == "state":
         return state_text(present.get_project_state(db, actor, project=project))
     if target.kind == "task":
-        whole = task_queries.get_task(
-            db, actor, task=ref, project=project, include_context_pack=False, budget=None
+        found = task_queries.get_task(
+            db, actor, task=ref, project=project, include_context_pack=False
         )
-        assert isinstance(whole, dict)  # noqa: S101 - only format agent_brief answers text
-        return task_text(whole)
+        return task_text(board_present.get_task_view(found, None))
     if target.kind == "document":
         return document_text(memory_present.get_document(db, actor, project, ref), project)
     page = memory_present.get_project_memory(db, actor, project=project, ids=[ref], limit=1)
@@ -428,7 +428,7 @@ def _with_cut_note(header: str, text: str, whole: int | None, resume: dict[str, 
 def task_text(whole: dict[str, Any]) -> str:
     """get_task's answer as compact JSON within the budget once sent as a JSON string.
 
-    The fitting is get_task's own (services/board/fitting.py); as this JSON travels inside a
+    The fitting is get_task's own (contract/board/fitting.py); as this JSON travels inside a
     string, its escapes count twice, so the budget shrinks by what overflows until it fits.
     """
     budget = TEXT_BUDGET - NOTE_ROOM

@@ -33,9 +33,10 @@ from crewboard.api.common import (
 )
 from crewboard.api.operations import endpoint_for
 from crewboard.contract.args import Args, ProjectRef, Revision
+from crewboard.contract.board import present
 from crewboard.contract.board.tasks import CreateTask, GetTask, ListTasks, TaskPatch, fields_of
 from crewboard.contract.board.week import ListTaskEvents
-from crewboard.contract.reply import fit_rows
+from crewboard.contract.reply import RESPONSE_BUDGET, fit_rows
 from crewboard.domain.board.tasks import TaskStatus
 from crewboard.domain.identity.access import parse_enum_list
 from crewboard.domain.validation import parse_whole
@@ -175,7 +176,7 @@ async def list_tasks(request: Request) -> dict[str, Any]:
             cursor=args.cursor,
         ),
     )
-    return page.answer(fit_rows(page.rows))
+    return present.task_page_view(page, fit_rows(present.task_rows(page)))
 
 
 @reads_headers(IDEMPOTENCY_KEY_REQUIRED)
@@ -228,11 +229,10 @@ async def get_task(request: Request) -> dict[str, Any]:
             text_field=args.text_field,
             text_offset=args.text_offset if args.given("text_offset") else None,
             text_limit=args.text_limit if args.given("text_limit") else None,
+            pack_room=present.pack_room_within(RESPONSE_BUDGET),
         ),
     )
-    if isinstance(found, str):
-        return {"format": "agent_brief", "text": found}
-    return found
+    return present.get_task_view(found, RESPONSE_BUDGET)
 
 
 @reads_headers(IDEMPOTENCY_KEY_REQUIRED, IF_MATCH_REVISION)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
@@ -16,13 +17,15 @@ from crewboard.contract.args import (
     WorkspaceId,
     also_named,
 )
+from crewboard.contract.board import present
+from crewboard.contract.board.fitting import cut_fields, fit_task_answer
 from crewboard.contract.operation import Call, Cli, Operation, Rest, keyed_write
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, fitted_answer
+from crewboard.domain.board.reads import AgentBrief
 from crewboard.domain.identity.access import Toolset
 from crewboard.domain.validation import INT32_MAX
 from crewboard.services.board import queries as task_queries
 from crewboard.services.board import task_updates, tasks
-from crewboard.services.board.fitting import cut_fields, fit_task_answer
 from crewboard.services.text_windows import WINDOW_LIMIT
 
 Status = Literal["backlog", "ready_for_ai", "in_progress", "blocked", "review", "approved", "done"]
@@ -240,7 +243,7 @@ def _as_list(value: Any) -> list[Any] | None:
 
 
 def _page_reply(page: task_queries.TaskPage) -> Reply:
-    body, text = fitted_answer(page.rows, page.answer)
+    body, text = fitted_answer(present.task_rows(page), partial(present.task_page_view, page))
     note = None
     if body["hasMore"]:
         note = (
@@ -308,10 +311,12 @@ def get_task(call: Call, args: GetTask) -> Reply:
         text_field=args.text_field,
         text_offset=args.text_offset if args.given("text_offset") else None,
         text_limit=args.text_limit if args.given("text_limit") else None,
+        pack_room=present.pack_room_within(RESPONSE_BUDGET),
     )
-    if isinstance(found, str):
-        return Reply({"format": "agent_brief", "text": found}, found)
-    return Reply(found, _text_note(found))
+    answer = present.get_task_view(found, RESPONSE_BUDGET)
+    if isinstance(found, AgentBrief):
+        return Reply(answer, found.text)
+    return Reply(answer, _text_note(answer))
 
 
 def task_ack(body: dict[str, Any], note: str | None) -> Reply:

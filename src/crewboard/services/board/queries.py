@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from crewboard.domain.board.tasks import Task, TaskStatus, parse_task_key, search_words
+from crewboard.domain.board.reads import AgentBrief, TaskRead, TaskShown, TaskSource, TaskText
+from crewboard.domain.board.tasks import (
+    Relation,
+    Task,
+    TaskStatus,
+    parse_task_key,
+    search_words,
+)
 from crewboard.domain.identity.access import parse_enum_list
 from crewboard.domain.identity.records import Actor
-from crewboard.domain.projects import Project
+from crewboard.domain.projects import Project, TeamRole
 from crewboard.errors import ValidationFailed
 from crewboard.services.board.context import (
     PACK_BUDGET,
@@ -17,10 +25,10 @@ from crewboard.services.board.context import (
     named_records,
     needs_receipt,
 )
-from crewboard.services.board.fitting import check_text_request, fit_task_answer, task_window
+from crewboard.services.board.fitting import check_text_request
 from crewboard.services.board.note_reads import question_counts, task_notes_section
 from crewboard.services.board.task_lookup import access_task, render_task, task_ids_of
-from crewboard.services.board.task_sources import show_sources
+from crewboard.services.board.task_sources import sources_of
 from crewboard.services.board.views import (
     COMPACT_FIELDS,
     DEFAULT_LIST_FIELDS,
@@ -30,18 +38,13 @@ from crewboard.services.board.views import (
     SUMMARY_FIELDS,
     agent_brief,
     checklist,
-    compact_row,
-    list_row,
     readiness,
-    task_view,
 )
 from crewboard.services.cursors import seal, unseal
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, open_projects
 from crewboard.services.paging import check_page
-from crewboard.services.projects.team import team_role_view
-from crewboard.services.text_windows import ANSWER_BUDGET
-from crewboard.services.views import iso
 from crewboard.storage.board.tasks import TaskFilter
+from crewboard.storage.board.tasks import TaskLine as TaskLine  # noqa: PLC0414 - a compact row, for present
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 
@@ -62,14 +65,14 @@ def get_task(
     text_field: str | None = None,
     text_offset: int | None = None,
     text_limit: int | None = None,
-    budget: int | None = ANSWER_BUDGET,
-) -> dict[str, Any] | str:
-    """A task with its lifecycle summary, checklist, relationships and readiness.
+    pack_room: Callable[[TaskRead], int] | None = None,
+) -> TaskRead | TaskText | AgentBrief:
+    """A task with its lifecycle summary, checklist, relationships, readiness and notes, and
+    its context pack built within `pack_room(read)` bytes (PACK_BUDGET when None).
 
-    `format="agent_brief"` returns plain text (at most 3000 characters) instead. The answer
-    fits `budget` bytes of JSON, long texts cut and flagged (services/board/fitting.py); None
-    answers everything whole (the web page). `text_field` (brief or description) answers one
-    window of that text instead, from `text_offset`, at most `text_limit` characters.
+    `format="agent_brief"` reads the plain text for a subagent (at most 3000 characters)
+    instead; `text_field` (brief or description) reads that text from `text_offset`, at most
+    `text_limit` characters (contract/board/present.py cuts the window to fit).
 
     Raises:
         ValidationFailed: neither `task` nor `number`, or `number` without a project when the
@@ -89,23 +92,23 @@ def get_task(
         return access_task(uow, actor, ref, project=where, workspace_id=workspace_id)
 
     if text_field is not None:
-
-        def window(uow: UnitOfWork) -> dict[str, Any]:
-            found, project_ = find(uow)
-            return task_window(
-                project_, found, field=text_field, offset=offset, limit=limit,
-                budget=budget or ANSWER_BUDGET,
-            )  # fmt: skip
-
-        return db.read(window)
+        found, project_ = db.read(find)
+        return TaskText(found, project_, text_field, offset, limit)
     if format == "agent_brief":
         return db.read(lambda uow: _agent_brief(uow, *find(uow)))
 
-    def full(uow: UnitOfWork) -> dict[str, Any]:
+    def full(uow: UnitOfWork) -> TaskRead:
         found, project_ = find(uow)
-        return _whole_task(
-            uow, actor, found, project_, include_context_pack=include_context_pack, budget=budget
+        read = _whole_task(uow, found, project_)
+        if not include_context_pack:
+            return read
+        room = PACK_BUDGET if pack_room is None else pack_room(read)
+        parent = uow.tasks.get(found.parent_task_id) if found.parent_task_id else None
+        blockers = list(uow.tasks.get_many(_blocker_ids(read.shown)).values())
+        pack = context_for_task(
+            uow, actor, project_, found, parent=parent, blockers=blockers, budget=room
         )
+        return replace(read, pack=pack)
 
     # A full read by a token that can hand in writes its context receipt.
     if include_context_pack and needs_receipt(actor):
@@ -113,88 +116,54 @@ def get_task(
     return db.read(full)
 
 
-def _agent_brief(uow: UnitOfWork, found: Task, project: Project) -> str:
+def _agent_brief(uow: UnitOfWork, found: Task, project: Project) -> AgentBrief:
     """get_task's plain text for a subagent (services/board/views.py agent_brief)."""
-    view = render_task(uow, found, project)
-    blockers = list(uow.tasks.get_many(view["blockedByTaskIds"]).values())
+    shown = render_task(uow, found, project)
+    blockers = list(uow.tasks.get_many(_blocker_ids(shown)).values())
     parent = uow.tasks.get(found.parent_task_id) if found.parent_task_id else None
     named = [(r.title, r.summary or r.content) for r in named_records(uow, project, found)]
-    return agent_brief(
+    return AgentBrief(agent_brief(
         project, found, parent, blockers, uow.state.get(project.id).content, named=named,
         role=_assignee_role(uow, project, found), questions=question_counts(uow, found),
-    )  # fmt: skip
+    ))  # fmt: skip
 
 
-def _whole_task(
-    uow: UnitOfWork,
-    actor: Actor,
-    found: Task,
-    project: Project,
-    *,
-    include_context_pack: bool,
-    budget: int | None,
-) -> dict[str, Any]:
-    """get_task's full answer: the task, its lifecycle, checklist, subtasks, readiness and
-    notes, and the context pack in the room the rest leaves (all of it with no budget)."""
-    view = render_task(uow, found, project)
-    show_sources(uow, [view], [found.id])  # a task from a tasks.md: its file and line
-    blockers = list(uow.tasks.get_many(view["blockedByTaskIds"]).values())
-    parent = uow.tasks.get(found.parent_task_id) if found.parent_task_id else None
+def _blocker_ids(shown: TaskShown) -> list[str]:
+    return [link.other_id for link in shown.links if link.relation is Relation.BLOCKED_BY]
+
+
+def _whole_task(uow: UnitOfWork, found: Task, project: Project) -> TaskRead:
+    """get_task's read without the context pack: the task, its lifecycle, checklist,
+    subtasks, readiness and notes."""
+    shown = render_task(uow, found, project)
+    source = sources_of(uow, [found.id]).get(found.id)  # a task from a tasks.md
+    blockers = list(uow.tasks.get_many(_blocker_ids(shown)).values())
     subtasks, subtasks_total = uow.tasks.search(
         TaskFilter(project_ids=[project.id], parent_task_id=found.id), limit=MAX_LIST
     )
     items = checklist(found)
     events, latest = uow.tasks.lifecycle_summary(found.id)
-    answer: dict[str, Any] = {
-        "task": view,
-        "lifecycle": {
-            "coverage": found.coverage,
-            "createdAt": iso(found.created_at),
-            "latestEventAt": iso(latest),
-            "eventCount": events,
-            "status": str(found.status),
-            "assigneeId": found.assignee_id,
-            "assigneeType": found.assignee_type and str(found.assignee_type),
-            "humanOwnerId": found.human_owner_id,
-        },
-        "assigneeRole": _assignee_role(uow, project, found),
-        "checklist": items,
-        "relationships": view["relationships"],
-        "subtasks": [
-            {"id": s.id, "number": s.number, "title": s.title, "status": str(s.status)}
-            for s in subtasks
-        ],
-        "readiness": readiness(
+    return TaskRead(
+        shown=shown,
+        source=source,
+        event_count=events,
+        latest_event_at=latest,
+        role=_assignee_role(uow, project, found),
+        checklist=items,
+        subtasks=tuple(subtasks),
+        subtasks_total=subtasks_total,
+        readiness=readiness(
             found, blockers, sum(1 for s in subtasks if s.status not in FINISHED), items
         ),
-        "notes": task_notes_section(uow, found),
-    }
-
-    def pack(room: int = PACK_BUDGET) -> dict[str, Any]:
-        return context_for_task(
-            uow, actor, project, found, parent=parent, blockers=blockers, budget=room
-        )
-
-    if budget is not None:  # the pack gets the room the rest leaves
-        chosen = pack if include_context_pack else None
-        return fit_task_answer(answer, budget, subtasks_total=subtasks_total, pack=chosen)
-    if include_context_pack:
-        answer.update(pack())
-    return answer
+        notes=task_notes_section(uow, found),
+    )
 
 
-ROLE_FIELDS = ("id", "name", "kind", "model", "effort", "rank")
-
-
-def _assignee_role(uow: UnitOfWork, project: Project, task: Task) -> dict[str, Any] | None:
-    """The team role the task is assigned to, with the model, effort and rank it asks for."""
+def _assignee_role(uow: UnitOfWork, project: Project, task: Task) -> TeamRole | None:
+    """The team role the task is assigned to (with the model, effort and rank it asks for)."""
     if task.assignee_id is None or not task.assignee_id.startswith("rol_"):
         return None
-    seat = uow.team.get(project.id, task.assignee_id)
-    if seat is None:
-        return None
-    view = team_role_view(seat)
-    return {name: view[name] for name in ROLE_FIELDS}
+    return uow.team.get(project.id, task.assignee_id)
 
 
 def _only_project(uow: UnitOfWork, actor: Actor, number: int | None) -> str | None:
@@ -213,36 +182,33 @@ def _only_project(uow: UnitOfWork, actor: Actor, number: int | None) -> str | No
 
 @dataclass(frozen=True)
 class TaskPage:
-    """One page of a task list. A door may show a leading part of `rows` (its size budget);
-    `answer` then continues after the last row shown, by offset and by cursor."""
+    """One page of a task list: compact lines (the compact projection) or tasks shown whole,
+    to be cut to `columns`. A door may show a leading part of `rows` (its size budget);
+    `cursor_after` then continues after the last row shown."""
 
-    rows: list[dict[str, Any]]
-    positions: list[tuple[int, str]]  # each row's (number, project id): where a cursor resumes
+    rows: Sequence[TaskShown] | Sequence[TaskLine]
+    projects: Mapping[str, Project]  # each row's project, by id
+    sources: Mapping[str, TaskSource]  # where rows of tasks from a tasks.md stand, by task id
+    columns: tuple[str, ...]
     total: int
     offset: int  # where the page starts in the whole listing
     more_after: bool  # tasks past the last row match as well
     caller: str
     binding: dict[str, Any]  # the normalised filters a cursor is sealed to
 
-    def answer(self, shown: list[dict[str, Any]]) -> dict[str, Any]:
-        more = self.more_after or len(shown) < len(self.rows)
-        following = self.offset + len(shown)
-        cursor = None
-        if more and shown:
-            number, project_id = self.positions[len(shown) - 1]
-            cursor = seal(
-                _CURSOR_KIND,
-                (number, project_id, following),
-                caller=self.caller,
-                binding=self.binding,
-            )
-        return {
-            "tasks": shown,
-            "total": self.total,
-            "nextOffset": following if more else None,
-            "nextCursor": cursor,
-            "hasMore": more,
-        }
+    def has_more(self, shown: int) -> bool:
+        """Whether tasks follow the first `shown` rows."""
+        return self.more_after or shown < len(self.rows)
+
+    def cursor_after(self, shown: int) -> str | None:
+        """The cursor that continues after the first `shown` rows (None: nothing follows)."""
+        if not shown or not self.has_more(shown):
+            return None
+        row = self.rows[shown - 1]
+        number = row.task.number if isinstance(row, TaskShown) else row.number
+        project_id = row.task.project_id if isinstance(row, TaskShown) else row.project_id
+        position = (number, project_id, self.offset + shown)
+        return seal(_CURSOR_KIND, position, caller=self.caller, binding=self.binding)
 
 
 PROJECTIONS = ("compact", "preview", "summary")
@@ -305,7 +271,7 @@ def list_tasks(
     def work(uow: UnitOfWork) -> TaskPage:
         projects = open_projects(uow, actor, project, workspace_id)
         if not projects:
-            return TaskPage([], [], 0, start, False, actor.principal, binding)
+            return TaskPage((), {}, {}, chosen, 0, start, False, actor.principal, binding)
         assignee_id, unassigned = assignee_filter(actor, assignee)
         search_filter = TaskFilter(
             project_ids=list(projects),
@@ -326,33 +292,34 @@ def list_tasks(
             "offset": offset,
             "after": after,
         }
+        rows: Sequence[TaskShown] | Sequence[TaskLine]
         if chosen is COMPACT_FIELDS:  # no text, JSON columns, links or related numbers
             lines, total = uow.tasks.search_lines(search_filter, **paging)
-            lines, more = lines[:limit], len(lines) > limit
-            rows = [compact_row(line, projects[line.project_id]) for line in lines]
-            show_sources(uow, rows, [line.id for line in lines])
-            positions = [(line.number, line.project_id) for line in lines]
-            return TaskPage(rows, positions, total, start, more, actor.principal, binding)
-        found, total = uow.tasks.search(search_filter, **paging)
-        found, more = found[:limit], len(found) > limit
-        positions = [(t.number, t.project_id) for t in found]
-        links = uow.tasks.links_of(t.id for t in found)
-        related = {o.other_id for ls in links.values() for o in ls} | {
-            t.parent_task_id for t in found if t.parent_task_id
-        }
-        numbers_ = uow.tasks.numbers_of(related)
-        rows = [
-            list_row(
-                task_view(t, projects[t.project_id], links[t.id], numbers_),
-                chosen,
-                coverage=t.coverage,
-            )
-            for t in found
-        ]
-        show_sources(uow, rows, [t.id for t in found])
-        return TaskPage(rows, positions, total, start, more, actor.principal, binding)
+            rows, more = lines[:limit], len(lines) > limit
+            ids = [line.id for line in rows]
+        else:
+            found, total = uow.tasks.search(search_filter, **paging)
+            more = len(found) > limit
+            rows = _shown(uow, projects, found[:limit])
+            ids = [t.id for t in found[:limit]]
+        sources = sources_of(uow, ids)
+        return TaskPage(
+            rows, projects, sources, chosen, total, start, more, actor.principal, binding
+        )
 
     return db.read(work)
+
+
+def _shown(
+    uow: UnitOfWork, projects: Mapping[str, Project], tasks: Sequence[Task]
+) -> list[TaskShown]:
+    """The tasks with their relationships and the numbers those and their parents name."""
+    links = uow.tasks.links_of(t.id for t in tasks)
+    related = {o.other_id for ls in links.values() for o in ls} | {
+        t.parent_task_id for t in tasks if t.parent_task_id
+    }
+    numbers = uow.tasks.numbers_of(related)
+    return [TaskShown(t, projects[t.project_id], tuple(links[t.id]), numbers) for t in tasks]
 
 
 def list_assignee_tasks(

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
+from crewboard.domain.board.reads import TaskShown
 from crewboard.domain.board.tasks import (
     Task,
     parse_task_key,
@@ -15,7 +15,6 @@ from crewboard.domain.projects import Project
 from crewboard.errors import (
     NotFound,
 )
-from crewboard.services.board.views import task_view
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
 from crewboard.storage.board.tasks import TaskFilter
 from crewboard.storage.uow import UnitOfWork
@@ -106,9 +105,10 @@ def task_ids_of(uow: UnitOfWork, project: Project, refs: Iterable[str]) -> tuple
     return tuple(dict.fromkeys(found[ref].id if ref in found else ref for ref in refs))
 
 
-def render_task(uow: UnitOfWork, task: Task, project: Project) -> dict[str, Any]:
+def render_task(uow: UnitOfWork, task: Task, project: Project) -> TaskShown:
+    """The task with its relationships and the numbers of the tasks they name."""
     links = uow.tasks.links_of([task.id])[task.id]
     related = [link.other_id for link in links] + (
         [task.parent_task_id] if task.parent_task_id else []
     )
-    return task_view(task, project, links, uow.tasks.numbers_of(related))
+    return TaskShown(task, project, tuple(links), uow.tasks.numbers_of(related))

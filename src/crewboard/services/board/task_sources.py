@@ -8,10 +8,11 @@ inside the same transaction. With nothing registered, tasks simply have no file 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, cast
+from typing import Protocol, cast
 
+from crewboard.domain.board.reads import TaskSource
 from crewboard.domain.board.tasks import Task
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.projects import Project
@@ -127,26 +128,27 @@ class _BoxChanges:
             self.files.statuses_changed(self.uow, actor, project, tasks)
 
 
-def show_sources(uow: UnitOfWork, rows: list[dict[str, Any]], task_ids: list[str]) -> None:
-    """Add to each row of a task from a file (`task_ids`: each row's task) its `sourceFileId`,
-    `sourcePath`, `sourceLine` and the file's `contentVersion` (what set_task_status'
-    expectedVersions takes). Rows of other tasks stay as they are."""
+def sources_of(uow: UnitOfWork, task_ids: Sequence[str]) -> dict[str, TaskSource]:
+    """Where each of these tasks that came from a tasks.md file stands: its file (path and
+    `contentVersion`, what set_task_status' expectedVersions takes) and line, by task id."""
     files = source_files(uow)
     if files is None or not task_ids:
-        return
+        return {}
     sources = {
         task_id: source
         for task_id, source in uow.tasks.sources_of(task_ids).items()
         if source[1] is not None
     }
     if not sources:
-        return
+        return {}
     described = files.describe(uow, {file_id for file_id, _ in sources.values()})
-    for row, task_id in zip(rows, task_ids, strict=True):
-        if task_id in sources:
-            file_id, line = sources[task_id]
-            source = described.get(file_id)
-            row["sourceFileId"] = file_id
-            row["sourcePath"] = source.path if source else None
-            row["sourceLine"] = line
-            row["contentVersion"] = source.content_version if source else None
+    shown: dict[str, TaskSource] = {}
+    for task_id, (file_id, line) in sources.items():
+        source = described.get(file_id)
+        shown[task_id] = TaskSource(
+            file_id=file_id,
+            path=source.path if source else None,
+            line=line,
+            content_version=source.content_version if source else None,
+        )
+    return shown

@@ -34,6 +34,7 @@ from crewboard.services.board.tasks import (
     revision_conflict,
     touch_related,
 )
+from crewboard.services.board.views import task_view
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.identity.access import WorkspaceRef
 from crewboard.services.views import actor_stamp
@@ -122,7 +123,9 @@ def do_update_task(
         project_id=proj.id,
         workspace_id=proj.workspace_id,
     )
-    return Ack({"task": view}, resource_type="task", resource_id=updated.id, project_id=proj.id)
+    return Ack(
+        {"task": task_view(view)}, resource_type="task", resource_id=updated.id, project_id=proj.id
+    )
 
 
 def _what_changed(

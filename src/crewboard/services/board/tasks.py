@@ -10,6 +10,7 @@ from datetime import date, datetime
 from enum import StrEnum
 from typing import Any
 
+from crewboard.domain.board.reads import TaskShown
 from crewboard.domain.board.tasks import (
     Priority,
     Relation,
@@ -34,7 +35,7 @@ from crewboard.services.board.task_checks import (
 )
 from crewboard.services.board.task_lookup import render_task, task_ids_of
 from crewboard.services.board.task_sources import status_moved
-from crewboard.services.board.views import task_view
+from crewboard.services.board.views import task_key, task_view
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.identity.access import WorkspaceRef, access_project
 from crewboard.services.views import actor_stamp, iso
@@ -129,7 +130,7 @@ def save_task(
         "task.updated",
         actor=actor.as_payload(),
         payload={
-            "task": event_task(task_view(stamped, project, [], {})),
+            "task": event_task(TaskShown(stamped, project, (), {})),
             "changed": changed,
             "changes": field_changes(current, stamped, changed),
             "by": actor_stamp(actor),
@@ -227,7 +228,7 @@ def do_create_task(
     if blocked_by or task.parent_task_id is not None:
         view = render_task(uow, task, proj)
     else:
-        view = task_view(task, proj, [], {})
+        view = TaskShown(task, proj, (), {})
     uow.record_event(
         "task.created",
         actor=actor.as_payload(),
@@ -235,7 +236,9 @@ def do_create_task(
         project_id=proj.id,
         workspace_id=proj.workspace_id,
     )
-    return Ack({"task": view}, resource_type="task", resource_id=task.id, project_id=proj.id)
+    return Ack(
+        {"task": task_view(view)}, resource_type="task", resource_id=task.id, project_id=proj.id
+    )
 
 
 def do_add_source_task(
@@ -295,17 +298,25 @@ def do_add_source_task(
     uow.record_event(
         "task.created",
         actor=actor.as_payload(),
-        payload={"task": event_task(task_view(task, project, [], {}))},
+        payload={"task": event_task(TaskShown(task, project, (), {}))},
         project_id=project.id,
         workspace_id=project.workspace_id,
     )
     return task
 
 
-def event_task(view: dict[str, Any]) -> dict[str, Any]:
-    """What the event log keeps of a task: enough to show it, not its long texts."""
+def event_task(shown: TaskShown) -> dict[str, Any]:
+    """What the event log keeps of a task (a live-event payload): enough to show it, not its
+    long texts."""
+    task = shown.task
     return {
-        k: view[k] for k in ("id", "key", "number", "title", "status", "assigneeId", "revision")
+        "id": task.id,
+        "key": task_key(shown.project, task),
+        "number": task.number,
+        "title": task.title,
+        "status": str(task.status),
+        "assigneeId": task.assignee_id,
+        "revision": task.revision,
     }
 
 

@@ -1,15 +1,16 @@
-"""Wire forms of tasks: the full task, the list preview, the checklist, readiness, agent brief."""
+"""A task's checklist, readiness and agent brief, the list columns, and the task's wire form
+(which write answers and contract/board/present.py share)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from crewboard.domain.board.tasks import PREVIEW_CHARS, Link, Relation, Task, TaskStatus
-from crewboard.domain.projects import Project
+from crewboard.domain.board.reads import ChecklistItem, Readiness, TaskShown
+from crewboard.domain.board.tasks import PREVIEW_CHARS, Relation, Task, TaskStatus
+from crewboard.domain.projects import Project, TeamRole
 from crewboard.services.views import iso
-from crewboard.storage.board.tasks import TaskLine
 
 CHECKBOX = re.compile(r"^\s*[-*]\s+\[( |x|X|-)\]\s+(.+?)\s*$", re.MULTILINE)
 FINISHED = frozenset({TaskStatus.APPROVED, TaskStatus.DONE})
@@ -22,13 +23,9 @@ def task_key(project: Project, task: Task) -> str:
     return f"{project.key}-{task.number}"
 
 
-def task_view(
-    task: Task,
-    project: Project,
-    links: list[Link],
-    numbers: dict[str, int],
-) -> dict[str, Any]:
-    """The whole task; `numbers` maps related task ids to their numbers."""
+def task_view(shown: TaskShown) -> dict[str, Any]:
+    """The whole task as answers and write acknowledgements carry it (camelCase)."""
+    task, project, links, numbers = shown.task, shown.project, shown.links, shown.numbers
     blocked_by = [link.other_id for link in links if link.relation is Relation.BLOCKED_BY]
     return {
         "id": task.id,
@@ -146,67 +143,21 @@ TITLE_CHARS = 240
 ROW_TEXT_LIMITS = {"title": TITLE_CHARS, "brief": PREVIEW_CHARS, "description": PREVIEW_CHARS}
 
 
-def list_row(full: dict[str, Any], fields: tuple[str, ...], *, coverage: str) -> dict[str, Any]:
-    """A list row: id, projectId, workspaceId and historyCoverage always; the chosen columns,
-    with the title cut to 240 characters and the brief and description to 500."""
-    row: dict[str, Any] = {
-        "id": full["id"],
-        "projectId": full["projectId"],
-        "workspaceId": full["workspaceId"],
-        "historyCoverage": coverage,
-    }
-    for name in fields:
-        if name in ROW_TEXT_LIMITS:
-            text, limit = full[name], ROW_TEXT_LIMITS[name]
-            row[name] = text[:limit]
-            row[f"{name}Truncated"] = len(text) > limit
-        elif name == "parentTaskId":
-            row["parentTaskId"] = full["parentTaskId"]
-            row["parentNumber"] = full["parentNumber"]
-        elif name == "blockedByTaskIds":
-            row["blockedByTaskIds"] = full["blockedByTaskIds"]
-            row["blockedByNumbers"] = full["blockedByNumbers"]
-        else:
-            row[name] = full[name]
-    return row
-
-
-def compact_row(task: TaskLine, project: Project) -> dict[str, Any]:
-    """A compact list row (COMPACT_FIELDS), built from the task's line without the full view."""
-    row: dict[str, Any] = {
-        "key": f"{project.key}-{task.number}",
-        "title": task.title[:TITLE_CHARS],
-        "status": task.status,
-        "priority": task.priority,
-    }
-    if len(task.title) > TITLE_CHARS:
-        row["titleTruncated"] = True
-    if task.assignee_id is not None:
-        row["assigneeId"] = task.assignee_id
-    if task.due_date is not None:
-        row["dueDate"] = task.due_date.isoformat()
-    row["revision"] = task.revision
-    if task.coverage != "complete":
-        row["historyCoverage"] = task.coverage
-    return row
-
-
-def checklist(task: Task) -> list[dict[str, Any]]:
+def checklist(task: Task) -> tuple[ChecklistItem, ...]:
     """Markdown checkboxes in the brief and description: `- [ ]` open, `- [x]` done, `- [-]` doing."""
-    items = []
-    for source in (task.brief, task.description):
-        for mark, label in CHECKBOX.findall(source):
-            state = {" ": "open", "-": "in_progress"}.get(mark, "done")
-            items.append({"text": label, "state": state})
-    return items
+    return tuple(
+        ChecklistItem(label, {" ": "open", "-": "in_progress"}.get(mark, "done"))
+        for source in (task.brief, task.description)
+        for mark, label in CHECKBOX.findall(source)
+    )
 
 
 def readiness(
-    task: Task, blockers: list[Task], open_subtasks: int, items: list[dict[str, Any]]
-) -> dict[str, Any]:
+    task: Task, blockers: list[Task], open_subtasks: int, items: Sequence[ChecklistItem]
+) -> Readiness:
     """Whether the task can be finished: no open blocker, no open subtask, no open checklist item."""
     open_blockers = [b for b in blockers if b.status not in FINISHED]
-    open_items = sum(1 for item in items if item["state"] != "done")
+    open_items = sum(1 for item in items if item.state != "done")
     reasons = []
     if open_blockers:
         reasons.append(f"{len(open_blockers)} blocking task(s) not finished")
@@ -214,14 +165,13 @@ def readiness(
         reasons.append(f"{open_subtasks} subtask(s) not finished")
     if open_items:
         reasons.append(f"{open_items} checklist item(s) open")
-    return {
-        "ready": not reasons,
-        "reasons": reasons,
-        "openBlockerIds": [b.id for b in open_blockers],
-        "openSubtasks": open_subtasks,
-        "openChecklistItems": open_items,
-        "finished": task.status in FINISHED,
-    }
+    return Readiness(
+        reasons=tuple(reasons),
+        open_blocker_ids=tuple(b.id for b in open_blockers),
+        open_subtasks=open_subtasks,
+        open_checklist_items=open_items,
+        finished=task.status in FINISHED,
+    )
 
 
 def agent_brief(
@@ -232,7 +182,7 @@ def agent_brief(
     state_text: str,
     *,
     named: Sequence[tuple[str, str]] = (),
-    role: Mapping[str, Any] | None = None,
+    role: TeamRole | None = None,
     questions: tuple[int, int] = (0, 0),
 ) -> str:
     """The task as plain text for a subagent's prompt, at most 3000 characters.
@@ -270,11 +220,11 @@ def agent_brief(
     return text[: AGENT_BRIEF_LIMIT - 40].rstrip() + "\n… (cut; read the task with get_task)"
 
 
-def _role_line(role: Mapping[str, Any]) -> str:
-    line = f"Assigned to: {role['name']} ({role['kind']} role)"
-    if role["model"]:
-        effort = f" at {role['effort']} effort" if role["effort"] else ""
-        line += f"; run it on {role['model']}{effort}, rank {role['rank']}"
+def _role_line(role: TeamRole) -> str:
+    line = f"Assigned to: {role.name} ({role.kind} role)"
+    if role.model:
+        effort = f" at {role.effort} effort" if role.effort else ""
+        line += f"; run it on {role.model}{effort}, rank {role.rank}"
     return line
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from crewboard.domain.board.reads import TaskRead
 from crewboard.domain.board.tasks import TaskStatus, search_words
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.review import WAITING
@@ -136,18 +137,19 @@ def names_of(team: dict[str, Any]) -> dict[str, str]:
 
 
 def task_page(db: Database, actor: Actor, *, project: str, ref: str) -> dict[str, Any]:
-    """One task as its page shows it: the task, what was said and linked, its history, hand-ins.
+    """One task as its page shows it: the task (`read`, get_task's typed read, which the page
+    words), what was said and linked, its history, hand-ins.
 
     Raises:
         NotFound: the task is not open to the actor, or it is in another project.
     """
-    found = get_task(db, actor, task=ref, project=project, include_context_pack=False, budget=None)
-    assert isinstance(found, dict)  # noqa: S101 - only format="agent_brief" answers text
-    task_id = str(found["task"]["id"])
+    found = get_task(db, actor, task=ref, project=project, include_context_pack=False)
+    assert isinstance(found, TaskRead)  # noqa: S101 - no format or text window asked for
+    task_id = found.shown.task.id
     team = team_view(list_team(db, actor, project=project)[0], actor.user_id)
     events = list_task_events(db, actor, task=task_id, limit=TIMELINE_EVENTS)
     return {
-        **found,
+        "read": found,
         "activity": task_activity(db, actor, task_id),
         "timeline": events.events,
         "timelineMore": events.has_more,

@@ -11,6 +11,7 @@ from markupsafe import Markup
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
+from crewboard.contract.board.present import get_task_view
 from crewboard.domain.board.tasks import TaskType
 from crewboard.domain.validation import parse_whole
 from crewboard.errors import (
@@ -109,7 +110,8 @@ def _task_page(
 ) -> Response:
     """The task page; after a refused edit, with the person's values in the form, and what
     changed meanwhile (`draft.theirs`), the hand-in that waits, or the refusal beside it."""
-    view = board_pages.task_page(page.db, page.actor, project=page.project_key, ref=ref_of(page))
+    screen = board_pages.task_page(page.db, page.actor, project=page.project_key, ref=ref_of(page))
+    view = {**get_task_view(screen.pop("read"), None), **screen}
     shown = _edit_values(view["task"], page.project_key)
     return page.render(
         "task.html",

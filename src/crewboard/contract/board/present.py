@@ -1,0 +1,222 @@
+"""Board tasks in words: the one place that turns the typed task reads of `services/board`
+(domain/board/reads.py) into the camelCase answers every door gives (MCP, REST, the CLI's JSON,
+the MCP resources and the web page), cuts list rows to their columns and fits get_task's answer
+to the reply budget (contract/board/fitting.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from crewboard.contract.board.fitting import fit_task_answer, pack_room
+from crewboard.domain.board.reads import (
+    AgentBrief,
+    ChecklistItem,
+    Readiness,
+    TaskRead,
+    TaskShown,
+    TaskSource,
+    TaskText,
+)
+from crewboard.domain.projects import Project, TeamRole
+from crewboard.services.board.queries import TaskLine, TaskPage
+from crewboard.services.board.views import ROW_TEXT_LIMITS, TITLE_CHARS, task_key, task_view
+from crewboard.services.projects.team import team_role_view
+from crewboard.services.text_windows import ANSWER_BUDGET, window
+from crewboard.services.views import iso
+
+ROLE_FIELDS = ("id", "name", "kind", "model", "effort", "rank")
+
+
+# --- get_task ----------------------------------------------------------------------------------
+
+
+def get_task_view(
+    found: TaskRead | TaskText | AgentBrief, budget: int | None = ANSWER_BUDGET
+) -> dict[str, Any]:
+    """get_task's answer: the whole task (within `budget` bytes; None: all of it), one window
+    of its text, or the plain text for a subagent."""
+    if isinstance(found, AgentBrief):
+        return {"format": "agent_brief", "text": found.text}
+    if isinstance(found, TaskText):
+        return text_window_view(found, budget or ANSWER_BUDGET)
+    return task_answer(found, budget)
+
+
+def pack_room_within(budget: int) -> Callable[[TaskRead], int]:
+    """What get_task's service asks: the bytes the answer within `budget` leaves the pack."""
+    return lambda read: pack_room(whole_task_view(read), budget, subtasks_total=read.subtasks_total)
+
+
+def task_answer(read: TaskRead, budget: int | None) -> dict[str, Any]:
+    """The whole task with its pack (if read with one), fitted to `budget` unless None."""
+    view = whole_task_view(read)
+    if budget is not None:
+        return fit_task_answer(view, budget, subtasks_total=read.subtasks_total, pack=read.pack)
+    if read.pack is not None:
+        view.update(read.pack)
+    return view
+
+
+def whole_task_view(read: TaskRead) -> dict[str, Any]:
+    """get_task's full answer without its context pack, nothing cut."""
+    task = read.shown.task
+    view = with_source(task_view(read.shown), read.source)
+    return {
+        "task": view,
+        "lifecycle": {
+            "coverage": task.coverage,
+            "createdAt": iso(task.created_at),
+            "latestEventAt": iso(read.latest_event_at),
+            "eventCount": read.event_count,
+            "status": str(task.status),
+            "assigneeId": task.assignee_id,
+            "assigneeType": task.assignee_type and str(task.assignee_type),
+            "humanOwnerId": task.human_owner_id,
+        },
+        "assigneeRole": None if read.role is None else role_view(read.role),
+        "checklist": [checklist_item_view(item) for item in read.checklist],
+        "relationships": view["relationships"],
+        "subtasks": [
+            {"id": s.id, "number": s.number, "title": s.title, "status": str(s.status)}
+            for s in read.subtasks
+        ],
+        "readiness": readiness_view(read.readiness),
+        "notes": notes_section_view(read.notes),
+    }
+
+
+def role_view(role: TeamRole) -> dict[str, Any]:
+    """The team role a task is assigned to, with the model, effort and rank it asks for."""
+    view = team_role_view(role)
+    return {name: view[name] for name in ROLE_FIELDS}
+
+
+def checklist_item_view(item: ChecklistItem) -> dict[str, Any]:
+    return {"text": item.text, "state": item.state}
+
+
+def readiness_view(ready: Readiness) -> dict[str, Any]:
+    return {
+        "ready": not ready.reasons,
+        "reasons": list(ready.reasons),
+        "openBlockerIds": list(ready.open_blocker_ids),
+        "openSubtasks": ready.open_subtasks,
+        "openChecklistItems": ready.open_checklist_items,
+        "finished": ready.finished,
+    }
+
+
+def notes_section_view(section: Any) -> Any:
+    """get_task's notes section (services/board/note_reads.py), as that area words it."""
+    return section
+
+
+def repos_section_view(section: Any) -> Any:
+    """A task's repository sections (services/board/repos.py), as that area words them."""
+    return section
+
+
+def text_window_view(text: TaskText, budget: int) -> dict[str, Any]:
+    """One window of the task's brief or description within `budget` bytes: taskId, key,
+    revision, field, offset, text, length, nextOffset.
+
+    Raises:
+        ValidationFailed: (textOffset) past the end of the text.
+    """
+    task = text.task
+    head = {"taskId": task.id, "key": task_key(text.project, task), "revision": task.revision}
+    return window(
+        {**head, "field": text.field},
+        getattr(task, text.field),
+        offset=text.offset,
+        limit=text.limit,
+        budget=budget,
+        offset_field="textOffset",
+    )
+
+
+def with_source(row: dict[str, Any], source: TaskSource | None) -> dict[str, Any]:
+    """The row with where its task stands in a tasks.md file (what set_task_status'
+    expectedVersions takes), when it came from one."""
+    if source is not None:
+        row["sourceFileId"] = source.file_id
+        row["sourcePath"] = source.path
+        row["sourceLine"] = source.line
+        row["contentVersion"] = source.content_version
+    return row
+
+
+# --- list_tasks --------------------------------------------------------------------------------
+
+
+def task_rows(page: TaskPage) -> list[dict[str, Any]]:
+    """The page's rows cut to its columns."""
+    return [_row(page, row) for row in page.rows]
+
+
+def _row(page: TaskPage, found: TaskShown | TaskLine) -> dict[str, Any]:
+    if isinstance(found, TaskShown):
+        row = list_row(task_view(found), page.columns, coverage=found.task.coverage)
+        return with_source(row, page.sources.get(found.task.id))
+    return with_source(
+        compact_row(found, page.projects[found.project_id]), page.sources.get(found.id)
+    )
+
+
+def task_page_view(page: TaskPage, shown: list[dict[str, Any]]) -> dict[str, Any]:
+    """The answer showing the leading rows `shown` of the page, continued by offset and cursor."""
+    more = page.has_more(len(shown))
+    following = page.offset + len(shown)
+    return {
+        "tasks": shown,
+        "total": page.total,
+        "nextOffset": following if more else None,
+        "nextCursor": page.cursor_after(len(shown)),
+        "hasMore": more,
+    }
+
+
+def list_row(full: dict[str, Any], fields: tuple[str, ...], *, coverage: str) -> dict[str, Any]:
+    """A list row: id, projectId, workspaceId and historyCoverage always; the chosen columns,
+    with the title cut to 240 characters and the brief and description to 500."""
+    row: dict[str, Any] = {
+        "id": full["id"],
+        "projectId": full["projectId"],
+        "workspaceId": full["workspaceId"],
+        "historyCoverage": coverage,
+    }
+    for name in fields:
+        if name in ROW_TEXT_LIMITS:
+            text, limit = full[name], ROW_TEXT_LIMITS[name]
+            row[name] = text[:limit]
+            row[f"{name}Truncated"] = len(text) > limit
+        elif name == "parentTaskId":
+            row["parentTaskId"] = full["parentTaskId"]
+            row["parentNumber"] = full["parentNumber"]
+        elif name == "blockedByTaskIds":
+            row["blockedByTaskIds"] = full["blockedByTaskIds"]
+            row["blockedByNumbers"] = full["blockedByNumbers"]
+        else:
+            row[name] = full[name]
+    return row
+
+
+def compact_row(task: TaskLine, project: Project) -> dict[str, Any]:
+    """A compact list row (COMPACT_FIELDS), built from the task's line without the full view."""
+    row: dict[str, Any] = {
+        "key": f"{project.key}-{task.number}",
+        "title": task.title[:TITLE_CHARS],
+        "status": task.status,
+        "priority": task.priority,
+    }
+    if len(task.title) > TITLE_CHARS:
+        row["titleTruncated"] = True
+    if task.assignee_id is not None:
+        row["assigneeId"] = task.assignee_id
+    if task.due_date is not None:
+        row["dueDate"] = task.due_date.isoformat()
+    row["revision"] = task.revision
+    if task.coverage != "complete":
+        row["historyCoverage"] = task.coverage
+    return row

@@ -1,0 +1,85 @@
+"""What the board's task reads return: a task with what its answer names, get_task's whole
+read, a window of a task's text and a subagent's brief. contract/board/present.py words them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from crewboard.domain.board.tasks import Link, Task
+from crewboard.domain.projects import Project, TeamRole
+
+
+@dataclass(frozen=True)
+class TaskSource:
+    """Where a task from a tasks.md file stands: the file, its path and version, the line."""
+
+    file_id: str
+    path: str | None
+    line: int | None
+    content_version: str | None
+
+
+@dataclass(frozen=True)
+class TaskShown:
+    """A task with its relationships and the numbers of the tasks they (and its parent) name."""
+
+    task: Task
+    project: Project
+    links: tuple[Link, ...]
+    numbers: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class ChecklistItem:
+    text: str
+    state: str  # open, in_progress or done
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """Whether a task can be finished, and what holds it back."""
+
+    reasons: tuple[str, ...]
+    open_blocker_ids: tuple[str, ...]
+    open_subtasks: int
+    open_checklist_items: int
+    finished: bool
+
+
+@dataclass(frozen=True)
+class TaskRead:
+    """get_task's whole read. `notes` is what note_reads.task_notes_section gives; `pack` is
+    the context pack with its receipt (services/board/context.py), None when not asked for."""
+
+    shown: TaskShown
+    source: TaskSource | None
+    event_count: int
+    latest_event_at: datetime | None
+    role: TeamRole | None
+    checklist: tuple[ChecklistItem, ...]
+    subtasks: tuple[Task, ...]
+    subtasks_total: int
+    readiness: Readiness
+    notes: Any  # the notes helper's section, passed through
+    pack: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class TaskText:
+    """A task's brief or description, to be read in windows from `offset`."""
+
+    task: Task
+    project: Project
+    field: str
+    offset: int
+    limit: int
+
+
+@dataclass(frozen=True)
+class AgentBrief:
+    """get_task's plain text for a subagent's prompt."""
+
+    text: str
