@@ -22,6 +22,7 @@ from crewboard.errors import LimitExceeded, NotFound, ValidationFailed
 from crewboard.services.board import task_updates, tasks, week
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
+from tests.support import task_reads
 from tests.support.factories import grant, make_project, make_user
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -343,7 +344,7 @@ def test_work_over_the_night_the_clocks_change_counts_real_minutes(
     task = new(db, owner, status="in_progress", assignee_id=coder)
     move_to(clock, local(zone, sunday, 4))
     change(db, owner, task, status="review")
-    body = week.get_week(db, owner, week=saturday, time_zone=str(zone))
+    body = task_reads.get_week(db, owner, week=saturday, time_zone=str(zone))
     assert body["week"]["from"] == (sunday - timedelta(days=6)).isoformat()
     assert body["week"]["to"] == sunday.isoformat()
     assert day_of(body, sunday)["hours"] == hours
@@ -372,14 +373,14 @@ def test_the_berlin_spring_day_counts_23_hours_and_utc_days_differ(
     task = new(db, owner, status="in_progress", assignee_id=owner.user_id)
     move_to(clock, local(BERLIN, date(2026, 3, 30), 6))
     change(db, owner, task, status="done")
-    berlin = week.get_week(db, owner, week=date(2026, 3, 25), time_zone="Europe/Berlin")
+    berlin = task_reads.get_week(db, owner, week=date(2026, 3, 25), time_zone="Europe/Berlin")
     assert [d["minutes"]["people"] for d in berlin["days"]] == [0, 0, 0, 0, 0, 240, 23 * 60]
     assert berlin["minutes"] == {"people": 240 + 23 * 60, "ai": 0}
     assert berlin["week"]["startsAt"] == "2026-03-23T00:00:00+01:00"
     assert berlin["week"]["endsAt"] == "2026-03-30T00:00:00+02:00"
-    following = week.get_week(db, owner, week=date(2026, 3, 30), time_zone="Europe/Berlin")
+    following = task_reads.get_week(db, owner, week=date(2026, 3, 30), time_zone="Europe/Berlin")
     assert following["days"][0]["minutes"] == {"people": 360, "ai": 0}
-    utc = week.get_week(db, owner, week=date(2026, 3, 25))
+    utc = task_reads.get_week(db, owner, week=date(2026, 3, 25))
     assert [d["minutes"]["people"] for d in utc["days"]] == [0, 0, 0, 0, 0, 300, 1440]
     assert utc["week"]["timeZone"] == "UTC"
 
@@ -395,7 +396,7 @@ def test_a_new_assignee_splits_the_stretch_between_ai_and_people(
     change(db, owner, task, assignee_id=colleague.user_id, assignee_type="human")
     clock.advance(timedelta(hours=2))
     change(db, owner, task, status="review")
-    body = week.get_week(db, owner, week=date(2026, 3, 4))
+    body = task_reads.get_week(db, owner, week=date(2026, 3, 4))
     monday = body["days"][0]
     assert [(p["assigneeId"], p["assigneeType"], p["minutes"]) for p in monday["inProgress"]] == [
         (coder, "ai", 180),
@@ -410,7 +411,7 @@ def test_a_task_still_in_progress_runs_until_now_and_the_week_defaults_to_this_o
 ) -> None:
     new(db, owner, status="in_progress", assignee_id=coder)  # Mon 2026-03-02 09:00 UTC
     clock.advance(timedelta(hours=26))
-    body = week.get_week(db, owner)
+    body = task_reads.get_week(db, owner)
     assert body["week"]["from"] == "2026-03-02"
     assert body["now"] == "2026-03-03T11:00:00+00:00"
     assert [d["minutes"]["ai"] for d in body["days"]] == [900, 660, 0, 0, 0, 0, 0]
@@ -430,13 +431,13 @@ def test_work_begun_before_the_week_fills_the_days_it_covers(
     quiet = new(db, owner, "Long job", status="in_progress", assignee_id=coder)
     finished = new(db, owner, "Finished later", status="in_progress", assignee_id=coder)
     move_to(clock, datetime(2026, 3, 12, 12, 0, tzinfo=UTC))  # Thursday of the next week
-    body = week.get_week(db, owner, week=date(2026, 3, 9))
+    body = task_reads.get_week(db, owner, week=date(2026, 3, 9))
     per_day = [[p["taskKey"] for p in d["inProgress"]] for d in body["days"]]
     assert per_day == [["CRW-1", "CRW-2"]] * 4 + [[]] * 3
     assert [d["minutes"]["ai"] for d in body["days"]] == [2880, 2880, 2880, 1440, 0, 0, 0]
     move_to(clock, datetime(2026, 3, 20, 9, 0, tzinfo=UTC))
     change(db, owner, finished, status="done")
-    past = week.get_week(db, owner, week=date(2026, 3, 9))
+    past = task_reads.get_week(db, owner, week=date(2026, 3, 9))
     assert [d["minutes"]["ai"] for d in past["days"]] == [2880] * 7
     ended = next(p for p in past["days"][6]["inProgress"] if p["taskKey"] == "CRW-2")
     assert ended["stretch"]["endedAt"] == "2026-03-20T09:00:00+00:00"
@@ -457,7 +458,7 @@ def test_time_in_other_statuses_counts_nothing(
     clock.advance(timedelta(minutes=30))
     change(db, owner, task, status="review")
     clock.advance(timedelta(days=1))
-    body = week.get_week(db, owner)
+    body = task_reads.get_week(db, owner)
     assert [p["minutes"] for p in body["days"][0]["inProgress"]] == [60, 30]
     assert body["minutes"] == {"people": 0, "ai": 90}
     assert body["coverage"] == "complete"
@@ -477,7 +478,7 @@ def test_due_tasks_fall_on_their_day_and_open_undated_tasks_are_listed(
     new(db, owner, "Someday")
     new(db, owner, "In review", status="review")
     new(db, owner, "Finished", status="done")
-    body = week.get_week(db, owner, week=date(2026, 3, 13), time_zone="America/New_York")
+    body = task_reads.get_week(db, owner, week=date(2026, 3, 13), time_zone="America/New_York")
     due = {d["date"]: [t["title"] for t in d["due"]] for d in body["days"]}
     assert due == {
         "2026-03-09": ["Monday"],
@@ -506,15 +507,15 @@ def test_the_assignee_filter_keeps_one_assignees_plan_and_work(
     new(db, owner, "AI later", assignee_id=coder)
     new(db, owner, "Nobody's")
     clock.advance(timedelta(hours=2))
-    everyone = week.get_week(db, owner)
+    everyone = task_reads.get_week(db, owner)
     assert everyone["minutes"] == {"people": 120, "ai": 120}
     assert len(everyone["undated"]) == 3
-    body = week.get_week(db, owner, assignee_id=coder)
+    body = task_reads.get_week(db, owner, assignee_id=coder)
     assert body["minutes"] == {"people": 0, "ai": 120}
     assert [p["title"] for p in body["days"][0]["inProgress"]] == ["AI job"]
     assert [t["title"] for t in body["days"][1]["due"]] == ["AI job"]
     assert [t["title"] for t in body["undated"]] == ["AI later"]
-    theirs = week.get_week(db, owner, assignee_id=colleague.user_id)
+    theirs = task_reads.get_week(db, owner, assignee_id=colleague.user_id)
     assert theirs["minutes"] == {"people": 120, "ai": 0}
     assert [t["title"] for t in theirs["undated"]] == ["Ben's job"]
     assert all(not d["due"] for d in theirs["days"])
@@ -524,8 +525,8 @@ def test_the_default_week_is_this_week_in_the_time_zone(
     db: Database, owner: Actor, clock: ManualClock
 ) -> None:
     move_to(clock, datetime(2026, 3, 8, 23, 30, tzinfo=UTC))  # Monday 00:30 in Berlin
-    assert week.get_week(db, owner)["week"]["from"] == "2026-03-02"
-    berlin = week.get_week(db, owner, time_zone="Europe/Berlin")
+    assert task_reads.get_week(db, owner)["week"]["from"] == "2026-03-02"
+    berlin = task_reads.get_week(db, owner, time_zone="Europe/Berlin")
     assert berlin["week"] == {
         "from": "2026-03-09",
         "to": "2026-03-15",
@@ -549,7 +550,7 @@ def test_an_unknown_or_overlong_time_zone_is_refused(
     db: Database, owner: Actor, zone: str, error: type[Exception]
 ) -> None:
     with pytest.raises(error) as caught:
-        week.get_week(db, owner, time_zone=zone)
+        task_reads.get_week(db, owner, time_zone=zone)
     assert caught.value.details["field"] == "timeZone"  # type: ignore[attr-defined]
 
 
@@ -567,19 +568,19 @@ def test_the_week_shows_only_projects_the_caller_can_open(db: Database, owner: A
     )
     new(db, owner, "Ours", due_date="2026-03-03")
     with pytest.raises(NotFound):
-        week.get_week(db, owner, project="OTH")
-    body = week.get_week(db, owner)
+        task_reads.get_week(db, owner, project="OTH")
+    body = task_reads.get_week(db, owner)
     assert [t["title"] for t in body["days"][1]["due"]] == ["Ours"]
     assert body["minutes"] == {"people": 0, "ai": 0}
     assert body["undated"] == []
-    only = week.get_week(db, owner, project="CRW", workspace_id=None)
+    only = task_reads.get_week(db, owner, project="CRW", workspace_id=None)
     assert [t["title"] for t in only["days"][1]["due"]] == ["Ours"]
 
 
 def test_an_overlong_or_empty_assignee_is_refused(db: Database, owner: Actor) -> None:
     with pytest.raises(LimitExceeded) as caught:
-        week.get_week(db, owner, assignee_id="r" * 201)
+        task_reads.get_week(db, owner, assignee_id="r" * 201)
     assert caught.value.details["field"] == "assigneeId"
     with pytest.raises(ValidationFailed) as empty:
-        week.get_week(db, owner, assignee_id="")
+        task_reads.get_week(db, owner, assignee_id="")
     assert empty.value.details["field"] == "assigneeId"

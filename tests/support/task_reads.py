@@ -1,6 +1,6 @@
 """The board's task reads as the doors word them: the typed service results of
 `services/board/queries.py` through `contract/board/present.py`, for tests that call the
-services directly and look at the answer."""
+services directly and look at the answer (get_task, list_tasks, get_week)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from crewboard.contract.board import present
+from crewboard.contract.board.present_week import week_view
 from crewboard.domain.board.reads import AgentBrief
 from crewboard.domain.identity.records import Actor
-from crewboard.services.board import queries
+from crewboard.services.board import queries, week
 from crewboard.services.text_windows import ANSWER_BUDGET
 from crewboard.storage.database import Database
 
@@ -49,3 +50,7 @@ def list_tasks(db: Database, actor: Actor, **options: Any) -> Listed:
 def list_assignee_tasks(db: Database, actor: Actor, **options: Any) -> Listed:
     page = queries.list_assignee_tasks(db, actor, **options)
     return Listed(page, present.task_rows(page))
+
+
+def get_week(db: Database, actor: Actor, **options: Any) -> dict[str, Any]:
+    return week_view(week.get_week(db, actor, **options))

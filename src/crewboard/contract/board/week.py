@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from crewboard.contract.args import Args, Day, Moment, WorkspaceId, also_named
+from crewboard.contract.board.present_week import week_view
 from crewboard.contract.operation import Call, Cli, Operation, Rest
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, compact, fit_rows
 from crewboard.domain.identity.access import Toolset
@@ -88,7 +89,7 @@ def list_task_events(call: Call, args: ListTaskEvents) -> Reply:
 
 def get_week(call: Call, args: GetWeek) -> Reply:
     workspace = args.workspace_ref()
-    body = week.get_week(
+    read = week.get_week(
         call.db,
         call.actor,
         week=args.week,
@@ -97,6 +98,7 @@ def get_week(call: Call, args: GetWeek) -> Reply:
         workspace_id=workspace,
         assignee_id=args.assignee_id,
     )
+    body = week_view(read)
     cut = _fit_week(body)
     parts = []
     if cut:

@@ -19,7 +19,8 @@ from itertools import groupby
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from crewboard.domain.board.tasks import AssigneeType, LifecycleType, TaskStatus
+from crewboard.domain.board.tasks import AssigneeType, LifecycleType, Task, TaskStatus
+from crewboard.domain.projects import Project
 from crewboard.domain.validation import zone_of
 
 DAYS_IN_WEEK = 7
@@ -68,6 +69,27 @@ class Piece:
     start: datetime
     end: datetime
     minutes: int
+
+
+@dataclass(frozen=True)
+class WeekRead:
+    """get_week's read: the week's local days in `zone` and their bounds, the tasks due in it
+    and the open ones with no due date (each with its total), and the in-progress pieces per
+    day with the tasks (`held`) they belong to."""
+
+    days: tuple[date, ...]
+    zone: ZoneInfo
+    time_zone: str
+    start: datetime
+    end: datetime
+    now: datetime
+    projects: Mapping[str, Project]
+    due: tuple[Task, ...]
+    due_total: int
+    undated: tuple[Task, ...]
+    undated_total: int
+    pieces: tuple[Piece, ...]
+    held: Mapping[str, Task]
 
 
 def load_zone(name: str) -> ZoneInfo:

@@ -10,20 +10,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from crewboard.domain.board.tasks import OPEN_STATUSES, LifecycleType, Task, TaskStatus
 from crewboard.domain.board.week import (
     LifecycleRecord,
-    Piece,
     Stretch,
+    WeekRead,
     build_stretches,
     combined_coverage,
     day_bounds,
-    day_hours,
     load_zone,
-    minutes_by_kind,
-    minutes_by_worker,
     split_by_day,
     week_days,
 )
@@ -261,8 +257,9 @@ def get_week(
     project: str | None = None,
     workspace_id: WorkspaceRef = ANY_WORKSPACE,
     assignee_id: str | None = None,
-) -> dict[str, Any]:
-    """Monday to Sunday: tasks due each day, in-progress stretches per day, minutes, undated work.
+) -> WeekRead:
+    """Monday to Sunday: tasks due each day, in-progress stretches per day, undated work
+    (contract/board/present_week.py words it with the minutes).
 
     Raises:
         ValidationFailed: an unknown time zone. LimitExceeded: a time zone over 64 characters
@@ -279,7 +276,7 @@ def get_week(
         found = TaskFilter(project_ids=list(projects), assignee_id=assignee_id, **filters)
         return uow.tasks.search(found, limit=limit)
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> WeekRead:
         days = week_days(week or uow.now.astimezone(zone).date())
         start, end = day_bounds(days[0], zone)[0], day_bounds(days[-1], zone)[1]
         projects = open_projects(uow, actor, project, workspace_id)
@@ -298,89 +295,23 @@ def get_week(
             if assignee_id is None or (stretch.worker and stretch.worker.id == assignee_id)
             for piece in split_by_day(stretch, zone, days[0], days[-1])
         ]
-        sheet = _Sheet(zone, projects, held)
-        return {
-            "week": {
-                "from": days[0].isoformat(),
-                "to": days[-1].isoformat(),
-                "timeZone": time_zone,
-                "startsAt": iso(start.astimezone(zone)),
-                "endsAt": iso(end.astimezone(zone)),
-            },
-            "now": iso(uow.now.astimezone(zone)),
-            "days": [sheet.day(day, due, pieces) for day in days],
-            "minutes": minutes_by_kind(pieces),
-            "assignees": [
-                {"assigneeId": w.id, "assigneeType": str(w.kind), "minutes": m}
-                for w, m in minutes_by_worker(pieces)
-            ],
-            "dueTotal": due_total,
-            "undated": [sheet.task_row(t) for t in undated],
-            "undatedTotal": undated_total,
-            "coverage": combined_coverage(held[p.stretch.task_id].coverage for p in pieces),
-        }
+        return WeekRead(
+            days=tuple(days),
+            zone=zone,
+            time_zone=time_zone,
+            start=start,
+            end=end,
+            now=uow.now,
+            projects=projects,
+            due=tuple(due),
+            due_total=due_total,
+            undated=tuple(undated),
+            undated_total=undated_total,
+            pieces=tuple(pieces),
+            held=held,
+        )
 
     return db.read(work)
-
-
-@dataclass(frozen=True)
-class _Sheet:
-    """Renders the week's rows: times in the reader's zone, tasks with their keys."""
-
-    zone: ZoneInfo
-    projects: dict[str, Project]
-    held: dict[str, Task]  # the tasks the stretches belong to
-
-    def day(self, day: date, due: list[Task], pieces: list[Piece]) -> dict[str, Any]:
-        hours = day_hours(day, self.zone)
-        todays = sorted(
-            (p for p in pieces if p.day == day), key=lambda p: (p.start, p.stretch.task_id)
-        )
-        return {
-            "date": day.isoformat(),
-            "hours": int(hours) if hours.is_integer() else hours,
-            "due": [self.task_row(t) for t in due if t.due_date == day],
-            "inProgress": [self.piece_row(p) for p in todays],
-            "minutes": minutes_by_kind(todays),
-        }
-
-    def task_row(self, task: Task) -> dict[str, Any]:
-        project = self.projects[task.project_id]
-        return {
-            "id": task.id,
-            "key": task_key(project, task),
-            "projectId": task.project_id,
-            "workspaceId": project.workspace_id,
-            "title": task.title,
-            "status": str(task.status),
-            "assigneeId": task.assignee_id,
-            "assigneeType": task.assignee_type and str(task.assignee_type),
-            "dueDate": task.due_date and task.due_date.isoformat(),
-            "revision": task.revision,
-        }
-
-    def piece_row(self, piece: Piece) -> dict[str, Any]:
-        stretch, local = piece.stretch, self._local
-        task = self.held[stretch.task_id]
-        return {
-            "taskId": task.id,
-            "taskKey": task_key(self.projects[task.project_id], task),
-            "title": task.title,
-            "assigneeId": stretch.worker and stretch.worker.id,
-            "assigneeType": stretch.worker and str(stretch.worker.kind),
-            "from": local(piece.start),
-            "to": local(piece.end),
-            "minutes": piece.minutes,
-            "stretch": {
-                "startedAt": local(stretch.start),
-                "endedAt": None if stretch.ongoing else local(stretch.end),
-                "ongoing": stretch.ongoing,
-                "minutes": stretch.minutes,
-            },
-        }
-
-    def _local(self, moment: datetime) -> str:
-        return moment.astimezone(self.zone).isoformat()
 
 
 def _stretches(

@@ -11,6 +11,7 @@ from urllib.parse import quote, unquote
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
+from crewboard.contract.board.present_week import week_view
 from crewboard.contract.projects import present
 from crewboard.domain.board.week import load_zone
 from crewboard.errors import LimitExceeded, ValidationFailed
@@ -148,8 +149,8 @@ def week_page(page: Page) -> Response:
     A zone chosen here is remembered in a cookie and used when the address names none.
     """
     zone, week_of, errors = _choices(page)
-    answer = week.get_week(
-        page.db, page.actor, week=week_of, time_zone=zone, project=page.project_key
+    answer = week_view(
+        week.get_week(page.db, page.actor, week=week_of, time_zone=zone, project=page.project_key)
     )
     names = team_names(present.get_team_page(page.db, page.actor, project=page.project_key))
     monday = date.fromisoformat(answer["week"]["from"])
