@@ -15,7 +15,6 @@ from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import ErrorCode
 from crewboard.services.board import notes as task_notes
 from crewboard.services.board import questions, task_lookup, tasks
-from crewboard.services.board.task_activity import task_activity
 from crewboard.services.idempotency import KeyedResult
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
@@ -23,6 +22,7 @@ from crewboard.services.projects import workspaces
 from crewboard.storage.database import Database
 from tests.support.errors import refused
 from tests.support.factories import count_rows, grant, make_project, make_user, token_actor
+from tests.support.task_reads import task_activity
 
 NOTE_EVENTS = (
     "task.comment_posted",

@@ -1,6 +1,6 @@
 """The board's task reads as the doors word them: the typed service results of
 `services/board/queries.py` through `contract/board/present.py`, for tests that call the
-services directly and look at the answer (get_task, list_tasks, get_week)."""
+services directly and look at the answer (get_task, list_tasks, get_week, task_activity)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from crewboard.contract.board.present_week import week_view
 from crewboard.domain.board.reads import AgentBrief
 from crewboard.domain.identity.records import Actor
 from crewboard.services.board import queries, week
+from crewboard.services.board import task_activity as activity
 from crewboard.services.text_windows import ANSWER_BUDGET
 from crewboard.storage.database import Database
 
@@ -54,3 +55,7 @@ def list_assignee_tasks(db: Database, actor: Actor, **options: Any) -> Listed:
 
 def get_week(db: Database, actor: Actor, **options: Any) -> dict[str, Any]:
     return week_view(week.get_week(db, actor, **options))
+
+
+def task_activity(db: Database, actor: Actor, task: str, **options: Any) -> dict[str, Any]:
+    return present.task_activity_view(activity.task_activity(db, actor, task, **options))

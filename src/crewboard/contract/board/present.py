@@ -13,12 +13,19 @@ from crewboard.domain.board.reads import (
     AgentBrief,
     ChecklistItem,
     Readiness,
+    TaskActivity,
     TaskRead,
     TaskShown,
     TaskSource,
     TaskText,
 )
 from crewboard.domain.projects import Project, TeamRole
+from crewboard.services.board.notes import (
+    comment_view,
+    output_preview_view,
+    question_view,
+    task_ref_view,
+)
 from crewboard.services.board.queries import TaskLine, TaskPage
 from crewboard.services.board.views import ROW_TEXT_LIMITS, TITLE_CHARS, task_key, task_view
 from crewboard.services.projects.team import team_role_view
@@ -115,6 +122,24 @@ def notes_section_view(section: Any) -> Any:
 def repos_section_view(section: Any) -> Any:
     """A task's repository sections (services/board/repos.py), as that area words them."""
     return section
+
+
+def task_activity_view(activity: TaskActivity) -> dict[str, Any]:
+    """Everything said and linked on a task: each part as {items, total}, newest first."""
+    parts: list[tuple[str, list[dict[str, Any]], int]] = [
+        ("comments", [comment_view(c) for c in activity.comments], activity.comments_total),
+        (
+            "agentUpdates",
+            [comment_view(c) for c in activity.agent_updates],
+            activity.agent_updates_total,
+        ),
+        ("outputs", [output_preview_view(o) for o in activity.outputs], activity.outputs_total),
+        ("questions", [question_view(q) for q in activity.questions], activity.questions_total),
+    ]
+    sections: dict[str, Any] = {"task": task_ref_view(activity.task, activity.project)}
+    sections |= {name: {"items": items, "total": total} for name, items, total in parts}
+    repos: dict[str, Any] = repos_section_view(activity.repos)
+    return sections | repos
 
 
 def text_window_view(text: TaskText, budget: int) -> dict[str, Any]:

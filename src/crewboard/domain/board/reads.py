@@ -1,5 +1,5 @@
 """What the board's task reads return: a task with what its answer names, get_task's whole
-read, a window of a task's text and a subagent's brief. contract/board/present.py words them."""
+read, a window of a task's text, a subagent's brief and everything said on a task. contract/board/present.py words them."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from crewboard.domain.board.notes import TaskComment, TaskOutput, TaskQuestion
 from crewboard.domain.board.tasks import Link, Task
 from crewboard.domain.projects import Project, TeamRole
 
@@ -83,3 +84,21 @@ class AgentBrief:
     """get_task's plain text for a subagent's prompt."""
 
     text: str
+
+
+@dataclass(frozen=True)
+class TaskActivity:
+    """Everything said and linked on a task, each part newest first with its total; `repos` is
+    what repos.task_repo_sections gives, passed through."""
+
+    task: Task
+    project: Project
+    comments: tuple[TaskComment, ...]
+    comments_total: int
+    agent_updates: tuple[TaskComment, ...]
+    agent_updates_total: int
+    outputs: tuple[TaskOutput, ...]
+    outputs_total: int
+    questions: tuple[TaskQuestion, ...]
+    questions_total: int
+    repos: Any

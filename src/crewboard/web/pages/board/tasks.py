@@ -11,7 +11,7 @@ from markupsafe import Markup
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
-from crewboard.contract.board.present import get_task_view
+from crewboard.contract.board.present import get_task_view, task_activity_view
 from crewboard.domain.board.tasks import TaskType
 from crewboard.domain.validation import parse_whole
 from crewboard.errors import (
@@ -112,6 +112,7 @@ def _task_page(
     changed meanwhile (`draft.theirs`), the hand-in that waits, or the refusal beside it."""
     screen = board_pages.task_page(page.db, page.actor, project=page.project_key, ref=ref_of(page))
     view = {**get_task_view(screen.pop("read"), None), **screen}
+    view["activity"] = task_activity_view(view["activity"])
     shown = _edit_values(view["task"], page.project_key)
     return page.render(
         "task.html",
