@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from crewboard.contract.board.fitting import fit_task_answer, pack_room
+from crewboard.domain.board.context import ContextPack
 from crewboard.domain.board.reads import (
     AgentBrief,
     ChecklistItem,
@@ -58,10 +59,19 @@ def pack_room_within(budget: int) -> Callable[[TaskRead], int]:
 def task_answer(read: TaskRead, budget: int | None) -> dict[str, Any]:
     """The whole task with its pack (if read with one), fitted to `budget` unless None."""
     view = whole_task_view(read)
+    pack = None if read.pack is None else pack_view(read.pack)
     if budget is not None:
-        return fit_task_answer(view, budget, subtasks_total=read.subtasks_total, pack=read.pack)
-    if read.pack is not None:
-        view.update(read.pack)
+        return fit_task_answer(view, budget, subtasks_total=read.subtasks_total, pack=pack)
+    return view if pack is None else view | pack
+
+
+def pack_view(pack: ContextPack) -> dict[str, Any]:
+    """The context pack with its receipt id, or the reason it has none."""
+    view: dict[str, Any] = {"contextPack": pack.pack}
+    if pack.no_receipt is not None:
+        view["contextReceiptUnavailable"] = {"reason": pack.no_receipt}
+    elif pack.receipt_id is not None:
+        view["contextReceiptId"] = pack.receipt_id
     return view
 
 

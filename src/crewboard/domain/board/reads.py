@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from crewboard.domain.board.context import ContextPack
 from crewboard.domain.board.notes import TaskComment, TaskOutput, TaskQuestion
 from crewboard.domain.board.tasks import Link, Task
 from crewboard.domain.projects import Project, TeamRole
@@ -65,7 +66,7 @@ class TaskRead:
     subtasks_total: int
     readiness: Readiness
     notes: Any  # the notes helper's section, passed through
-    pack: Mapping[str, Any] | None = None
+    pack: ContextPack | None = None
 
 
 @dataclass(frozen=True)

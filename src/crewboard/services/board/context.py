@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from crewboard.domain.board.context import Receipt
+from crewboard.domain.board.context import ContextPack, Receipt
 from crewboard.domain.board.tasks import Task
 from crewboard.domain.identity.access import Role, Scope, missing_permission
 from crewboard.domain.identity.records import Actor
@@ -102,7 +102,7 @@ def context_for_task(
     parent: Task | None,
     blockers: list[Task],
     budget: int = PACK_BUDGET,
-) -> dict[str, Any]:
+) -> ContextPack:
     """The context pack of `task` within `budget` bytes, with a receipt id when the actor is a
     token that can hand in (or the reason no receipt could be made). Writes the receipt row in
     this unit of work."""
@@ -134,13 +134,13 @@ def context_for_task(
     builder.add_documents([documents[n] for n in names if n in documents])
     builder.add_records(matched)
     builder.add_index(repo, project.id, total)
-    answer: dict[str, Any] = {"contextPack": builder.pack()}
+    pack = builder.pack()
     if total == 0 and not repo.has_documents(project.id):
         # Said to every reader, so a person (the CLI) and an agent read the same answer.
-        answer["contextReceiptUnavailable"] = {"reason": NO_MEMORY_REASON}
-    elif _can_hand_in(uow, actor, project):
-        answer["contextReceiptId"] = _write_receipt(uow, actor, project.id, builder)
-    return answer
+        return ContextPack(pack, no_receipt=NO_MEMORY_REASON)
+    if _can_hand_in(uow, actor, project):
+        return ContextPack(pack, receipt_id=_write_receipt(uow, actor, project.id, builder))
+    return ContextPack(pack)
 
 
 def needs_receipt(actor: Actor) -> bool:
