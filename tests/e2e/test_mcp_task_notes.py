@@ -9,12 +9,12 @@ from mcp_types import TextContent
 
 from crewboard.domain.identity.records import User
 from crewboard.services.board import repos, tasks
-from crewboard.services.board.task_activity import task_activity
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
 from tests.support.factories import count_rows, make_project, make_user
 from tests.support.mcp_client import body_of, mcp_client
+from tests.support.task_reads import task_activity
 
 pytestmark = pytest.mark.anyio
 
