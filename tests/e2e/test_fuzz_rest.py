@@ -213,7 +213,7 @@ def build_world(db: Database) -> World:
         db, actor, handoff_id=handoff["id"], text="Follow up", idempotency_key="item"
     ).body["actionItem"]
     session_ids = [_session(db, actor, n, archived=n > 0) for n in range(4)]
-    repo = repos.add_repo(db, actor, "CRW", "app", "https://github.com/a/app")["id"]
+    repo = repos.add_repo(db, actor, "CRW", "app", "https://github.com/a/app").id
     stream_token = stream_tokens.create_stream_token(db, actor, projects=["CRW"])
     old = make_project(db, owner, "OLD")
     present.set_project_archived(db, actor, project=old, workspace_id=None, archived=True)

@@ -390,12 +390,12 @@ def _talk(db: Database, person: Actor, agent: Actor, task: str, seat: str) -> No
     repo = repos.add_repo(db, person, "CRW", mixed(200, "repo"), "https://github.com/a/app")
     for n in range(8):
         repos.propose_repo_change(
-            db, agent, **where, idempotency_key=f"pr{n}", repo_id=repo["id"],
+            db, agent, **where, idempotency_key=f"pr{n}", repo_id=repo.id,
             branch=f"feature/{n}-" + "b" * 180, title=mixed(300, f"pr{n}"),
             summary=mixed(4000, f"s{n}"), pr_url=f"https://github.com/a/app/pull/{n}",
         )  # fmt: skip
         repos.report_repo_status(
-            db, agent, **where, idempotency_key=f"st{n}", repo_id=repo["id"],
+            db, agent, **where, idempotency_key=f"st{n}", repo_id=repo.id,
             branch=f"feature/{n}-" + "b" * 180, commit="a1b2c3d4e5f6", tests="passed",
             summary=mixed(4000, f"st{n}"),
         )  # fmt: skip

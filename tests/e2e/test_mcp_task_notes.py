@@ -40,9 +40,7 @@ def owner(db: Database) -> User:
 
 @pytest.fixture
 def repo_id(db: Database, owner: User) -> str:
-    return str(
-        repos.add_repo(db, person_actor(owner), "CRW", "app", "https://github.com/a/app")["id"]
-    )
+    return str(repos.add_repo(db, person_actor(owner), "CRW", "app", "https://github.com/a/app").id)
 
 
 def agent_secret(

@@ -426,7 +426,7 @@ def test_a_question_is_answered_from_the_inbox(
     )
     assert answer.headers["location"] == "/p/CRW/inbox?kind=question"
     assert "Answer sent" in flash_after(client, answer)
-    assert questions.list_open_questions(db, me, "CRW")["total"] == 0
+    assert questions.list_open_questions(db, me, "CRW").total == 0
     assert "Which browser?" not in client.get("/p/CRW/inbox").text
 
 
@@ -442,7 +442,7 @@ def test_a_blank_answer_comes_back_as_a_flash(
         client, f"/p/CRW/inbox/questions/{question}/answer", {"answer": "", "next": "/p/CRW/inbox"}
     )
     assert 'class="flash error"' in flash_after(client, answer)
-    assert questions.list_open_questions(db, me, "CRW")["total"] == 1
+    assert questions.list_open_questions(db, me, "CRW").total == 1
 
 
 def test_csrf_token_is_on_the_inbox_page(client: httpx2.Client) -> None:

@@ -141,11 +141,11 @@ def _talk(db: Database, person: Actor, agent: Actor, *, key: str, task: str, sea
     )
     repo = repos.add_repo(db, person, key, "app", "https://example.com/app.git")
     repos.propose_repo_change(
-        db, agent, **where, idempotency_key="pr", repo_id=repo["id"], branch="feature/move",
+        db, agent, **where, idempotency_key="pr", repo_id=repo.id, branch="feature/move",
         title="Move", summary="Moves.", pr_url="https://example.com/app/pull/1",
     )  # fmt: skip
     repos.report_repo_status(
-        db, agent, **where, idempotency_key="st", repo_id=repo["id"], branch="feature/move",
+        db, agent, **where, idempotency_key="st", repo_id=repo.id, branch="feature/move",
         commit="a1b2c3d4e5f6", tests="passed", summary="Green.",
     )  # fmt: skip
     messages.post_message(

@@ -7,9 +7,10 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from crewboard.contract.args import Args, WorkspaceId
+from crewboard.contract.board import present_notes
 from crewboard.contract.board.tasks import TaskRef
 from crewboard.contract.operation import Call, Cli, NoDoor, Operation, Rest, keyed_write
-from crewboard.contract.reply import RESPONSE_BUDGET, Reply, fit_rows
+from crewboard.contract.reply import RESPONSE_BUDGET, Reply
 from crewboard.domain.identity.access import Toolset
 from crewboard.services.board import note_reads, questions
 from crewboard.services.board import notes as task_notes
@@ -137,7 +138,7 @@ def list_task_notes(call: Call, args: ListTaskNotes) -> Reply:
         cursor=args.cursor,
     )
     # The rows' budget leaves room for the task and the cursor around them.
-    body = page.answer(fit_rows(page.rows, RESPONSE_BUDGET - 4096))
+    body = present_notes.thread_page_view(page, RESPONSE_BUDGET - 4096)
     note = (
         "More notes follow: call again with cursor set to nextCursor, same taskId and kind."
         if body["hasMore"]
