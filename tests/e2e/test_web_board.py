@@ -476,6 +476,7 @@ def test_outputs_show_as_plain_text(client: httpx2.Client, db: Database, owner: 
         name="report.md",
         content=f"# Heading\n{SCRIPT}",
         idempotency_key="o-1",
+        answer=present_notes.output_answer,
     )
     page = client.get(f"/p/CRW/tasks/{key}")
     assert f'href="/p/CRW/tasks/{key}/outputs/report.md"' in page.text

@@ -61,6 +61,7 @@ def fill_inbox(db: Database, agent: Actor, owner: User) -> dict[str, str]:
     asked = questions.ask_question(
         db, agent, task="CRW-1", workspace_id=None, question="Which browser?",
         idempotency_key="q-1",
+        answer=present_notes.question_answer,
     )  # fmt: skip
     posted = messages.post_message(
         db, agent, project="CRW", workspace_id=None, participant_id=owner.id, body="Heads-up",

@@ -72,12 +72,20 @@ def propose(
         "repo_id": repo_id,
         "branch": "agent/crw-1-fix-login",
     }
-    return repos.propose_repo_change(db, actor, **{**arguments, **fields})
+    return repos.propose_repo_change(
+        db, actor, **{**arguments, **fields}, answer=present_notes.link_answer
+    )
 
 
 def report(db: Database, actor: Actor, key: str = "r-1", **fields: Any) -> KeyedResult:
     return repos.report_repo_status(
-        db, actor, task="CRW-1", workspace_id=None, idempotency_key=key, **fields
+        db,
+        actor,
+        task="CRW-1",
+        workspace_id=None,
+        idempotency_key=key,
+        **fields,
+        answer=present_notes.report_answer,
     )
 
 

@@ -62,14 +62,26 @@ def keyed(n: int) -> str:
 
 def comment(db: Database, actor: Actor, text: str, n: int, task: str = "CRW-1") -> str:
     made = task_notes.post_comment(
-        db, actor, task=task, workspace_id=None, content=text, idempotency_key=keyed(n)
+        db,
+        actor,
+        task=task,
+        workspace_id=None,
+        content=text,
+        idempotency_key=keyed(n),
+        answer=present_notes.comment_answer,
     )
     return str(made.body["comment"]["id"])
 
 
 def update(db: Database, actor: Actor, text: str, n: int) -> str:
     made = task_notes.agent_update(
-        db, actor, task="CRW-1", workspace_id=None, content=text, idempotency_key=keyed(n)
+        db,
+        actor,
+        task="CRW-1",
+        workspace_id=None,
+        content=text,
+        idempotency_key=keyed(n),
+        answer=present_notes.agent_update_answer,
     )
     return str(made.body["agentUpdate"]["id"])
 
@@ -83,13 +95,20 @@ def output(db: Database, actor: Actor, name: str, text: str, n: int) -> str:
         name=name,
         content=text,
         idempotency_key=keyed(n),
+        answer=present_notes.output_answer,
     )
     return str(made.body["output"]["id"])
 
 
 def ask(db: Database, actor: Actor, text: str, n: int, task: str = "CRW-1") -> str:
     made = questions.ask_question(
-        db, actor, task=task, workspace_id=None, question=text, idempotency_key=keyed(n)
+        db,
+        actor,
+        task=task,
+        workspace_id=None,
+        question=text,
+        idempotency_key=keyed(n),
+        answer=present_notes.question_answer,
     )
     return str(made.body["question"]["id"])
 

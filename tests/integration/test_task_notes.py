@@ -61,7 +61,9 @@ def comment(
     db: Database, actor: Actor, content: str = "**Update**", key: str | None = "c-1", **extra: Any
 ) -> KeyedResult:
     arguments = {"task": "CRW-1", "workspace_id": None, "content": content, "idempotency_key": key}
-    return task_notes.post_comment(db, actor, **{**arguments, **extra})
+    return task_notes.post_comment(
+        db, actor, **{**arguments, **extra}, answer=present_notes.comment_answer
+    )
 
 
 def events_of(db: Database, kind: str) -> list[dict[str, Any]]:
@@ -128,6 +130,7 @@ def test_note_text_must_not_be_blank_and_fits_20000_characters(db: Database, age
         workspace_id=None,
         content="y" * 20_001,
         idempotency_key="u-1",
+        answer=present_notes.agent_update_answer,
     )
     assert update.details["field"] == "content"
 
@@ -164,6 +167,7 @@ def test_agent_update_is_a_note_that_leaves_the_task_as_it_was(db: Database, age
         workspace_id=None,
         content="Working on the redirect guard.",
         idempotency_key="u-1",
+        answer=present_notes.agent_update_answer,
     )
     update = result.body["agentUpdate"]
     assert update["kind"] == "agent_update"
@@ -180,7 +184,13 @@ def test_agent_update_is_a_note_that_leaves_the_task_as_it_was(db: Database, age
 def test_comments_list_newest_first_even_within_one_clock_tick(db: Database, agent: Actor) -> None:
     ids = [comment(db, agent, f"note {n}", key=f"c-{n}").body["comment"]["id"] for n in range(5)]
     task_notes.agent_update(
-        db, agent, task="CRW-1", workspace_id=None, content="progress", idempotency_key="u-1"
+        db,
+        agent,
+        task="CRW-1",
+        workspace_id=None,
+        content="progress",
+        idempotency_key="u-1",
+        answer=present_notes.agent_update_answer,
     )
     page = present_notes.comment_page_view(
         task_notes.list_comments(db, agent, task="CRW-1", limit=2)
@@ -227,6 +237,7 @@ def save(db: Database, actor: Actor, name: str, content: str, key: str) -> Keyed
         name=name,
         content=content,
         idempotency_key=key,
+        answer=present_notes.output_answer,
     )
 
 
@@ -323,7 +334,13 @@ def ask(
     db: Database, actor: Actor, text: str = "Which login page?", key: str = "q-1"
 ) -> KeyedResult:
     return questions.ask_question(
-        db, actor, task="CRW-1", workspace_id=None, question=text, idempotency_key=key
+        db,
+        actor,
+        task="CRW-1",
+        workspace_id=None,
+        question=text,
+        idempotency_key=key,
+        answer=present_notes.question_answer,
     )
 
 
@@ -453,7 +470,13 @@ def test_nul_characters_are_refused_alike_on_both_backends(db: Database, agent: 
 def test_task_activity_gathers_everything_said_on_the_task(db: Database, agent: Actor) -> None:
     comment(db, agent, "first comment")
     task_notes.agent_update(
-        db, agent, task="CRW-1", workspace_id=None, content="halfway", idempotency_key="u-1"
+        db,
+        agent,
+        task="CRW-1",
+        workspace_id=None,
+        content="halfway",
+        idempotency_key="u-1",
+        answer=present_notes.agent_update_answer,
     )
     save(db, agent, "audit.md", "one", "o-1")
     save(db, agent, "audit.md", "two", "o-2")

@@ -28,7 +28,9 @@ from crewboard.api.operations import endpoint_for
 from crewboard.contract.args import Args, Offset, WorkspaceId
 from crewboard.contract.board.notes import NoteText, OutputContent, OutputName
 from crewboard.contract.board.present_notes import (
+    comment_answer,
     comment_page_view,
+    output_answer,
     output_page_view,
     output_read_view,
 )
@@ -98,6 +100,7 @@ async def post_comment(request: Request) -> Created:
             workspace_id=body.workspace_ref(),
             content=body.content,
             idempotency_key=body.idempotency_key,
+            answer=comment_answer,
         ),
     )
     return created(result)
@@ -135,6 +138,7 @@ async def save_output(request: Request) -> Created:
             name=body.name,
             content=body.content,
             idempotency_key=body.idempotency_key,
+            answer=output_answer,
         ),
     )
     return created(result)

@@ -102,27 +102,50 @@ def keyed_reply(result: KeyedResult) -> Reply:
 
 def post_comment(call: Call, args: PostComment) -> Reply:
     return keyed_reply(
-        task_notes.post_comment(call.db, call.actor, content=args.content, **args.target())
+        task_notes.post_comment(
+            call.db,
+            call.actor,
+            content=args.content,
+            answer=present_notes.comment_answer,
+            **args.target(),
+        )
     )
 
 
 def agent_update(call: Call, args: AgentUpdate) -> Reply:
     return keyed_reply(
-        task_notes.agent_update(call.db, call.actor, content=args.content, **args.target())
+        task_notes.agent_update(
+            call.db,
+            call.actor,
+            content=args.content,
+            answer=present_notes.agent_update_answer,
+            **args.target(),
+        )
     )
 
 
 def save_output(call: Call, args: SaveOutput) -> Reply:
     return keyed_reply(
         task_notes.save_output(
-            call.db, call.actor, name=args.name, content=args.content, **args.target()
+            call.db,
+            call.actor,
+            name=args.name,
+            content=args.content,
+            answer=present_notes.output_answer,
+            **args.target(),
         )
     )
 
 
 def ask_question(call: Call, args: AskQuestion) -> Reply:
     return keyed_reply(
-        questions.ask_question(call.db, call.actor, question=args.question, **args.target())
+        questions.ask_question(
+            call.db,
+            call.actor,
+            question=args.question,
+            answer=present_notes.question_answer,
+            **args.target(),
+        )
     )
 
 

@@ -19,17 +19,20 @@ from crewboard.domain.board.notes import (
     OutputPage,
     OutputRead,
     QuestionAnswered,
+    TaskComment,
+    TaskOutput,
     TaskQuestion,
     ThreadNote,
     ThreadPage,
 )
-from crewboard.domain.board.repos import RepoListing
+from crewboard.domain.board.repos import LinkMade, RepoListing, RepoReport
 from crewboard.services.board.note_reads import cursor_after
 
 # merge: once note_views moves here, these imports become the definitions.
 from crewboard.services.board.note_views import (
     comment_view,
     json_size,
+    link_view,
     link_views,
     note_row,
     noted_task_view,
@@ -45,15 +48,21 @@ from crewboard.services.paging import fit_rows, next_offset
 
 __all__ = [  # the words the doors use, this module's own and those it re-exports
     "MAX_ROW_BYTES",
+    "agent_update_answer",
+    "comment_answer",
     "comment_page_view",
     "fitted_row",
+    "link_answer",
     "notes_section_view",
     "open_questions_view",
+    "output_answer",
     "output_page_view",
     "output_read_view",
+    "question_answer",
     "question_answered_view",
     "repo_listing_view",
     "repo_view",
+    "report_answer",
     "repos_section_view",
     "thread_answer",
     "thread_page_view",
@@ -61,6 +70,39 @@ __all__ = [  # the words the doors use, this module's own and those it re-export
 
 # One row never outgrows this, so any row fits an MCP answer (48 KiB) with room to spare.
 MAX_ROW_BYTES = 40 * 1024
+
+
+# --- what keyed writes answer (kept in the idempotency ledger) ---------------------------------
+
+
+def _without(view: dict[str, Any], text: str) -> dict[str, Any]:
+    """An acknowledgement's form of a view: the caller sent the text, it need not come back."""
+    return {**{k: v for k, v in view.items() if k != text}, "length": len(view[text])}
+
+
+def comment_answer(comment: TaskComment) -> dict[str, Any]:
+    """post_comment's answer; the caller sent the content, so it does not come back."""
+    return {"comment": _without(comment_view(comment), "content")}
+
+
+def agent_update_answer(update: TaskComment) -> dict[str, Any]:
+    return {"agentUpdate": _without(comment_view(update), "content")}
+
+
+def output_answer(output: TaskOutput) -> dict[str, Any]:
+    return {"output": output_view(output)}
+
+
+def question_answer(question: TaskQuestion) -> dict[str, Any]:
+    return {"question": _without(question_view(question), "question")}
+
+
+def link_answer(made: LinkMade) -> dict[str, Any]:
+    return {"link": link_view(made.link, made.repo), "created": made.created}
+
+
+def report_answer(report: RepoReport) -> dict[str, Any]:
+    return {"report": report_view(report)}
 
 
 # --- comments and outputs ----------------------------------------------------------------------

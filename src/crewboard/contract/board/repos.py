@@ -8,7 +8,7 @@ from pydantic import Field
 
 from crewboard.contract.args import Args, WorkspaceId
 from crewboard.contract.board.notes import TaskWrite, keyed_reply
-from crewboard.contract.board.present_notes import repo_listing_view
+from crewboard.contract.board.present_notes import link_answer, repo_listing_view, report_answer
 from crewboard.contract.operation import Call, Cli, Operation, Rest, keyed_write
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, compact, fit_rows
 from crewboard.domain.identity.access import Toolset
@@ -105,6 +105,7 @@ def propose_repo_change(call: Call, args: ProposeRepoChange) -> Reply:
             title=args.title,
             summary=args.summary,
             pr_url=args.pr_url,
+            answer=link_answer,
             **args.target(),
         )
     )
@@ -120,6 +121,7 @@ def report_repo_status(call: Call, args: ReportRepoStatus) -> Reply:
             commit=args.commit,
             tests=args.tests,
             summary=args.summary,
+            answer=report_answer,
             **args.target(),
         )
     )

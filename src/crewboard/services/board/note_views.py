@@ -1,11 +1,11 @@
 """The camelCase words for what is said and linked on a task, where the services floor still
 needs them: get_task's notes section and task_activity (services/board), the review inbox's
-question rows (services/review/inbox.py), the details of an already-answered question and the
-answers keyed writes store in the idempotency ledger.
+question rows (services/review/inbox.py), the details of an already-answered question, and the
+`repo.added` event. The doors reach them through `contract/board/present_notes.py`.
 
-The doors reach them through `contract/board/present_notes.py`, which re-exports them.
-# merge: lead moves these into contract/board/present_notes.py once get_task, task_activity
-# and the review inbox read the typed records (domain/board/notes.py, domain/board/repos.py).
+merge: the lead moves these into contract/board/present_notes.py once get_task, task_activity
+and the review inbox read the typed records (domain/board/notes.py, domain/board/repos.py);
+`repo_view` stays here for the event, or the event gets its own payload.
 """
 
 from __future__ import annotations
@@ -88,11 +88,6 @@ def question_view(question: TaskQuestion) -> dict[str, Any]:
         "answeredBy": question.answered_by,
         "answeredAt": iso(question.answered_at),
     }
-
-
-def without(view: dict[str, Any], text: str) -> dict[str, Any]:
-    """An acknowledgement's form of a view: the caller sent the text, it need not come back."""
-    return {**{k: v for k, v in view.items() if k != text}, "length": len(view[text])}
 
 
 def noted_task_view(task: NotedTask) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """What is said on a task: comments, agent progress notes, saved outputs, questions for people.
 
 Every write here is keyed (idempotencyKey required), names the task's workspace explicitly
-and records an event. Notes on one task are written one at a time, each a microsecond or
+and records an event; it answers with what the door's `answer` makes of the record it wrote,
+which the idempotency ledger keeps for a retry. Notes on one task are written one at a time, each a microsecond or
 more after the one before, so a thread and an output's versions have one fixed order.
 """
 
@@ -31,7 +32,7 @@ from crewboard.services.board.mentions import tell_mentioned
 
 # task_activity and the review inbox read these from here. merge: lead removes the re-exports.
 from crewboard.services.board.note_views import comment_view as comment_view  # noqa: PLC0414
-from crewboard.services.board.note_views import noted_task_view, output_view, without
+from crewboard.services.board.note_views import noted_task_view
 from crewboard.services.board.note_views import output_preview_view as output_preview_view  # noqa: PLC0414
 from crewboard.services.board.note_views import question_view as question_view  # noqa: PLC0414
 from crewboard.services.board.task_lookup import access_task
@@ -171,6 +172,7 @@ def _write_note(
     workspace_id: WorkspaceRef,
     content: str,
     idempotency_key: str | None,
+    answer: Callable[[TaskComment], dict[str, Any]],
 ) -> KeyedResult:
     text = check_note("content", content)
 
@@ -189,7 +191,6 @@ def _write_note(
         notes.add_comment(comment)
         if kind == COMMENT:
             tell_mentioned(uow, actor, project, found, comment_id=comment.id, text=text)
-        view = without(comment_view(comment), "content")
         record_task_event(
             uow,
             actor,
@@ -198,8 +199,9 @@ def _write_note(
             project,
             payload={"commentId": comment.id, "kind": kind, "excerpt": excerpt(text)},
         )
-        body = {"comment": view} if kind == COMMENT else {"agentUpdate": view}
-        return Ack(body, resource_type=kind, resource_id=comment.id, project_id=project.id)
+        return Ack(
+            answer(comment), resource_type=kind, resource_id=comment.id, project_id=project.id
+        )
 
     return keyed_task_write(
         db,
@@ -221,8 +223,10 @@ def post_comment(
     workspace_id: WorkspaceRef,
     content: str,
     idempotency_key: str | None,
+    answer: Callable[[TaskComment], dict[str, Any]],
 ) -> KeyedResult:
-    """Post a markdown comment on a task, signed with the actor (keyed).
+    """Post a markdown comment on a task, signed with the actor (keyed); the ledger keeps
+    `answer`'s words for the comment.
 
     Raises:
         ValidationFailed, LimitExceeded, IdempotencyConflict, NotFound, PermissionDenied.
@@ -235,6 +239,7 @@ def post_comment(
         workspace_id=workspace_id,
         content=content,
         idempotency_key=idempotency_key,
+        answer=answer,
     )
 
 
@@ -246,6 +251,7 @@ def agent_update(
     workspace_id: WorkspaceRef,
     content: str,
     idempotency_key: str | None,
+    answer: Callable[[TaskComment], dict[str, Any]],
 ) -> KeyedResult:
     """Leave a progress note on a task; the task itself (status included) stays as it is (keyed).
 
@@ -260,6 +266,7 @@ def agent_update(
         workspace_id=workspace_id,
         content=content,
         idempotency_key=idempotency_key,
+        answer=answer,
     )
 
 
@@ -330,6 +337,7 @@ def save_output(
     name: str,
     content: str,
     idempotency_key: str | None,
+    answer: Callable[[TaskOutput], dict[str, Any]],
 ) -> KeyedResult:
     """Save a named deliverable on a task; the same name again adds a newer version (keyed).
 
@@ -364,7 +372,6 @@ def save_output(
             author=output.author,
             at=output.created_at,
         )
-        view = output_view(output)
         record_task_event(
             uow,
             actor,
@@ -374,7 +381,7 @@ def save_output(
             payload={"outputId": output.id, "name": clean_name, "version": output.version},
         )
         return Ack(
-            {"output": view}, resource_type="output", resource_id=output.id, project_id=project.id
+            answer(output), resource_type="output", resource_id=output.id, project_id=project.id
         )
 
     return keyed_task_write(

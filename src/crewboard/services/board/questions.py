@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from crewboard.domain.board.notes import (
     OpenQuestion,
     OpenQuestions,
@@ -15,7 +18,6 @@ from crewboard.domain.ids import new_id
 from crewboard.domain.projects import Project
 from crewboard.errors import AlreadyExists, NotFound
 from crewboard.services.board.mentions import tell_asker
-from crewboard.services.board.note_views import without
 from crewboard.services.board.notes import (
     check_note,
     excerpt,
@@ -49,8 +51,10 @@ def ask_question(
     workspace_id: WorkspaceRef,
     question: str,
     idempotency_key: str | None,
+    answer: Callable[[TaskQuestion], dict[str, Any]],
 ) -> KeyedResult:
-    """Ask the project's people a question about a task; it waits in their inbox (keyed).
+    """Ask the project's people a question about a task; it waits in their inbox (keyed). The
+    ledger keeps `answer`'s words for the question.
 
     Raises:
         ValidationFailed, LimitExceeded, IdempotencyConflict, NotFound, PermissionDenied.
@@ -76,7 +80,7 @@ def ask_question(
             payload={"questionId": asked.id, "excerpt": excerpt(text)},
         )
         return Ack(
-            {"question": without(question_view(asked), "question")},
+            answer(asked),
             resource_type="question",
             resource_id=asked.id,
             project_id=project.id,

@@ -14,7 +14,14 @@ from enum import StrEnum
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from crewboard.domain.board.repos import Repo, RepoLink, RepoListing, RepoReport, RepoSections
+from crewboard.domain.board.repos import (
+    LinkMade,
+    Repo,
+    RepoLink,
+    RepoListing,
+    RepoReport,
+    RepoSections,
+)
 from crewboard.domain.board.tasks import Task
 from crewboard.domain.identity.access import Role, Scope, parse_enum
 from crewboard.domain.identity.records import Actor
@@ -23,9 +30,7 @@ from crewboard.domain.projects import Project
 from crewboard.domain.validation import check_text
 from crewboard.errors import AlreadyExists, NotFound, ValidationFailed
 from crewboard.services.board.note_views import (
-    link_view,
     repo_view,
-    report_view,
     repos_section_view,
 )
 from crewboard.services.board.notes import (
@@ -249,10 +254,11 @@ def propose_repo_change(
     title: str | None = None,
     summary: str | None = None,
     pr_url: str | None = None,
+    answer: Callable[[LinkMade], dict[str, Any]],
 ) -> KeyedResult:
     """Link the actor's branch of a repository to a task, or update that link (keyed).
 
-    Fields left out (None) keep what the link had.
+    Fields left out (None) keep what the link had; the ledger keeps `answer`'s words.
 
     Raises:
         NotFound: the task or repository is not open to the actor.
@@ -303,7 +309,7 @@ def propose_repo_change(
             },
         )
         return Ack(
-            {"link": link_view(link, repo), "created": current is None},
+            answer(LinkMade(link, repo, created=current is None)),
             resource_type="repo_link",
             resource_id=link.id,
             project_id=project.id,
@@ -340,10 +346,12 @@ def report_repo_status(
     commit: str | None = None,
     tests: str | None = None,
     summary: str | None = None,
+    answer: Callable[[RepoReport], dict[str, Any]],
 ) -> KeyedResult:
     """Report how work on a task stands in code: branch, commit, tests, a summary (keyed).
 
-    It never links a branch to the task; propose_repo_change does that.
+    It never links a branch to the task; propose_repo_change does that. The ledger keeps
+    `answer`'s words for the report.
 
     Raises:
         ValidationFailed: nothing to report, or a bad field. NotFound: task or repository.
@@ -389,7 +397,7 @@ def report_repo_status(
             },
         )
         return Ack(
-            {"report": report_view(report)},
+            answer(report),
             resource_type="repo_report",
             resource_id=report.id,
             project_id=project.id,

@@ -11,7 +11,7 @@ from markupsafe import Markup
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
-from crewboard.contract.board.present_notes import output_read_view
+from crewboard.contract.board.present_notes import comment_answer, output_read_view
 from crewboard.domain.board.tasks import TaskType
 from crewboard.domain.validation import parse_whole
 from crewboard.errors import (
@@ -405,6 +405,7 @@ def comment(page: Page) -> Response:
         workspace_id=page.project["workspaceId"],
         content=page.field("content"),
         idempotency_key=form_key(page),
+        answer=comment_answer,
     )
     return page.redirect(
         _task_path(page, ref_of(page)) + "#comments",
