@@ -31,7 +31,6 @@ from crewboard.services.board.note_reads import cursor_after
 # merge: once note_views moves here, these imports become the definitions.
 from crewboard.services.board.note_views import (
     comment_view,
-    json_size,
     link_view,
     link_views,
     note_row,
@@ -44,7 +43,7 @@ from crewboard.services.board.note_views import (
     report_view,
     repos_section_view,
 )
-from crewboard.services.paging import fit_rows, next_offset
+from crewboard.services.paging import fit_rows, json_size, next_offset
 
 __all__ = [  # the words the doors use, this module's own and those it re-exports
     "MAX_ROW_BYTES",

@@ -10,7 +10,6 @@ and the review inbox read the typed records (domain/board/notes.py, domain/board
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from crewboard.domain.board.notes import (
@@ -22,6 +21,7 @@ from crewboard.domain.board.notes import (
     ThreadNote,
 )
 from crewboard.domain.board.repos import Repo, RepoLink, RepoReport, RepoSections
+from crewboard.services.paging import json_size
 from crewboard.services.views import iso
 
 OUTPUT = "output"
@@ -29,11 +29,6 @@ QUESTION = "question"
 # get_task's notes section: the text cuts tried until it fits its budget.
 SECTION_CUTS = (1000, 300, 100, 40)
 SECTION_BYTES = 8 * 1024
-
-
-def json_size(value: Any) -> int:
-    """Bytes of `value` as compact JSON, as the doors send it."""
-    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
 
 
 # --- notes -------------------------------------------------------------------------------------
