@@ -35,6 +35,7 @@ from bench.measure import Summary, Tally, server_cpu_seconds
 from bench.process import ServerInfo, ServerProcess, run_workload
 from bench.runner import add_database_options
 from crewboard.cli.progress import bars, wanted
+from crewboard.contract.board import present_notes
 from crewboard.domain.identity.passwords import hash_password
 from crewboard.services.board import questions
 from crewboard.services.identity.users import person_actor
@@ -139,6 +140,7 @@ def prepare(info: ServerInfo, url: str) -> tuple[str, dict[str, str]]:
                         workspace_id=None,
                         question=f"Question {n}: which format should the export use?",
                         idempotency_key=f"bench-web-question-{board['key']}-{n}",
+                        answer=present_notes.question_answer,
                     )
                     advance("inbox items", 1)
         return email, a_draft

@@ -806,7 +806,7 @@ def world(door_app: DoorApp, module_db: Database, owner: User) -> Iterator[World
 def _seed(w: World, db: Database, owner: User) -> World:
     # A repository is added by an admin outside any operation of the catalogue.
     added = repos.add_repo(db, person_actor(owner), "CRW", "web", "https://git.example.com/web")
-    w.repo = str(added["id"])
+    w.repo = added.id
     first = w.new_task("seed")
     w.task, w.task_key = first["id"], first["key"]
     other = w.make("create_task", {

@@ -26,6 +26,7 @@ from sqlalchemy.engine import URL
 from crewboard.config import Settings
 from crewboard.contract import memory_present as memory_edits
 from crewboard.contract.artifacts import present as artifacts
+from crewboard.contract.board import present_notes
 from crewboard.contract.catalogue import default_catalogue
 from crewboard.contract.handoffs import present as handoffs
 from crewboard.contract.projects import present
@@ -374,30 +375,48 @@ def _talk(db: Database, person: Actor, agent: Actor, task: str, seat: str) -> No
     where = {"task": task, "workspace_id": None}
     for n in range(8):
         notes.post_comment(
-            db, agent, **where, content=mixed(20_000, f"c{n}"), idempotency_key=f"c{n}"
+            db,
+            agent,
+            **where,
+            content=mixed(20_000, f"c{n}"),
+            idempotency_key=f"c{n}",
+            answer=present_notes.comment_answer,
         )
         notes.agent_update(
-            db, agent, **where, content=mixed(20_000, f"u{n}"), idempotency_key=f"u{n}"
+            db,
+            agent,
+            **where,
+            content=mixed(20_000, f"u{n}"),
+            idempotency_key=f"u{n}",
+            answer=present_notes.agent_update_answer,
         )
         asked = questions.ask_question(
-            db, agent, **where, question=mixed(20_000, f"q{n}"), idempotency_key=f"q{n}"
+            db,
+            agent,
+            **where,
+            question=mixed(20_000, f"q{n}"),
+            idempotency_key=f"q{n}",
+            answer=present_notes.question_answer,
         ).body
         questions.answer_question(db, person, asked["question"]["id"], mixed(20_000, f"a{n}"))
         notes.save_output(
             db, agent, **where, name=line(200, f"out{n}"), content=mixed(100_000, f"o{n}"),
             idempotency_key=f"o{n}",
+            answer=present_notes.output_answer,
         )  # fmt: skip
     repo = repos.add_repo(db, person, "CRW", mixed(200, "repo"), "https://github.com/a/app")
     for n in range(8):
         repos.propose_repo_change(
-            db, agent, **where, idempotency_key=f"pr{n}", repo_id=repo["id"],
+            db, agent, **where, idempotency_key=f"pr{n}", repo_id=repo.id,
             branch=f"feature/{n}-" + "b" * 180, title=mixed(300, f"pr{n}"),
             summary=mixed(4000, f"s{n}"), pr_url=f"https://github.com/a/app/pull/{n}",
+            answer=present_notes.link_answer,
         )  # fmt: skip
         repos.report_repo_status(
-            db, agent, **where, idempotency_key=f"st{n}", repo_id=repo["id"],
+            db, agent, **where, idempotency_key=f"st{n}", repo_id=repo.id,
             branch=f"feature/{n}-" + "b" * 180, commit="a1b2c3d4e5f6", tests="passed",
             summary=mixed(4000, f"st{n}"),
+            answer=present_notes.report_answer,
         )  # fmt: skip
         messages.post_message(
             db, agent, project="CRW", workspace_id=None, participant_id=seat,

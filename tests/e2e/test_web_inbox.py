@@ -9,6 +9,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from crewboard.contract.board import present_notes
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import NotFound, PermissionDenied
@@ -109,6 +110,7 @@ def test_inbox_lists_what_waits_newest_first_with_counts_per_kind(
     questions.ask_question(
         db, agent, task="CRW-1", workspace_id=None, question="Which *browser*?",
         idempotency_key="q-1",
+        answer=present_notes.question_answer,
     )  # fmt: skip
     messages.post_message(
         db, agent, project="CRW", workspace_id=None, participant_id=owner.id,
@@ -415,6 +417,7 @@ def test_a_question_is_answered_from_the_inbox(
     asked = questions.ask_question(
         db, agent, task="CRW-1", workspace_id=None, question="Which browser?",
         idempotency_key="q-1",
+        answer=present_notes.question_answer,
     )  # fmt: skip
     question = asked.body["question"]["id"]
     html = client.get("/p/CRW/inbox").text
@@ -426,7 +429,7 @@ def test_a_question_is_answered_from_the_inbox(
     )
     assert answer.headers["location"] == "/p/CRW/inbox?kind=question"
     assert "Answer sent" in flash_after(client, answer)
-    assert questions.list_open_questions(db, me, "CRW")["total"] == 0
+    assert questions.list_open_questions(db, me, "CRW").total == 0
     assert "Which browser?" not in client.get("/p/CRW/inbox").text
 
 
@@ -436,13 +439,14 @@ def test_a_blank_answer_comes_back_as_a_flash(
     asked = questions.ask_question(
         db, agent, task="CRW-1", workspace_id=None, question="Which browser?",
         idempotency_key="q-1",
+        answer=present_notes.question_answer,
     )  # fmt: skip
     question = asked.body["question"]["id"]
     answer = post_form(
         client, f"/p/CRW/inbox/questions/{question}/answer", {"answer": "", "next": "/p/CRW/inbox"}
     )
     assert 'class="flash error"' in flash_after(client, answer)
-    assert questions.list_open_questions(db, me, "CRW")["total"] == 1
+    assert questions.list_open_questions(db, me, "CRW").total == 1
 
 
 def test_csrf_token_is_on_the_inbox_page(client: httpx2.Client) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from crewboard.contract.board import present_notes
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
@@ -78,7 +79,13 @@ def another_task(db: Database, owner: User) -> str:
 
 def ask(db: Database, agent: Actor, text: str, key: str) -> str:
     asked = questions.ask_question(
-        db, agent, task="CRW-1", workspace_id=None, question=text, idempotency_key=key
+        db,
+        agent,
+        task="CRW-1",
+        workspace_id=None,
+        question=text,
+        idempotency_key=key,
+        answer=present_notes.question_answer,
     )
     return str(asked.body["question"]["id"])
 

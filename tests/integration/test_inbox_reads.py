@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from crewboard.contract.board import present_notes
 from crewboard.contract.projects import present
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
@@ -60,6 +61,7 @@ def fill_inbox(db: Database, agent: Actor, owner: User) -> dict[str, str]:
     asked = questions.ask_question(
         db, agent, task="CRW-1", workspace_id=None, question="Which browser?",
         idempotency_key="q-1",
+        answer=present_notes.question_answer,
     )  # fmt: skip
     posted = messages.post_message(
         db, agent, project="CRW", workspace_id=None, participant_id=owner.id, body="Heads-up",
@@ -172,7 +174,9 @@ def test_what_an_agent_writes_carries_its_seat_and_a_persons_token_does_not(
     stamps = [
         drafts.get_draft(db, me, ids["hand_in"])["author"],
         proposals.get_proposal(db, me, ids["proposal"])["author"],
-        questions.list_open_questions(db, me, "CRW")["questions"][0]["askedBy"],
+        present_notes.open_questions_view(questions.list_open_questions(db, me, "CRW"))[
+            "questions"
+        ][0]["askedBy"],
         messages.list_thread(db, me, "CRW", owner.id)["messages"][0]["author"],
     ]
     for stamp in stamps:

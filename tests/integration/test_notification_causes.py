@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from crewboard.contract.board import present_notes
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.notifications import mentions
@@ -56,6 +57,7 @@ def test_a_comment_tells_the_people_it_mentions_once(db: Database, ada: User, bo
     notes.post_comment(
         db, person_actor(ada), task="CRW-1", workspace_id=None, idempotency_key="c1",
         content="@bo can you check the cookie? @ada (me) and @carl@example.com too",
+        answer=present_notes.comment_answer,
     )  # fmt: skip
     [note] = told(db, bo)
     assert note["title"] == "ada mentioned you on CRW-1"
@@ -70,6 +72,7 @@ def test_an_answer_tells_the_person_behind_the_asking_agent(
     asked = questions.ask_question(
         db, agent_of(db, ada), task="CRW-1", workspace_id=None, idempotency_key="q1",
         question="Which browser?",
+        answer=present_notes.question_answer,
     ).body["question"]  # fmt: skip
     questions.answer_question(db, person_actor(bo), asked["id"], "Firefox 140.")
     [note] = told(db, ada)

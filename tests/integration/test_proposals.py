@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from crewboard.contract.board import present_notes
 from crewboard.contract.projects import present
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
@@ -208,7 +209,13 @@ def test_an_accepted_delete_card_removes_the_task_and_what_hangs_off_it(
 ) -> None:
     person = person_actor(owner)
     task_notes.post_comment(
-        db, person, task="CRW-1", workspace_id=None, content="note", idempotency_key="c-1"
+        db,
+        person,
+        task="CRW-1",
+        workspace_id=None,
+        content="note",
+        idempotency_key="c-1",
+        answer=present_notes.comment_answer,
     )
     task_updates.update_task(
         db,

@@ -18,7 +18,7 @@ from crewboard.services.board.context import (
     needs_receipt,
 )
 from crewboard.services.board.fitting import check_text_request, fit_task_answer, task_window
-from crewboard.services.board.note_reads import question_counts, task_notes_section
+from crewboard.services.board.note_reads import question_counts, task_notes_section_dict
 from crewboard.services.board.task_lookup import access_task, render_task, task_ids_of
 from crewboard.services.board.task_sources import show_sources
 from crewboard.services.board.views import (
@@ -167,7 +167,7 @@ def _whole_task(
         "readiness": readiness(
             found, blockers, sum(1 for s in subtasks if s.status not in FINISHED), items
         ),
-        "notes": task_notes_section(uow, found),
+        "notes": task_notes_section_dict(uow, found),
     }
 
     def pack(room: int = PACK_BUDGET) -> dict[str, Any]:

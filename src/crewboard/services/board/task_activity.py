@@ -52,6 +52,6 @@ def task_activity(
         }
         questions, total = notes.task_questions(found.id, limit=ACTIVITY_ROWS)
         sections["questions"] = {"items": [question_view(q) for q in questions], "total": total}
-        return sections | repos.task_repo_sections(uow, found, limit=ACTIVITY_ROWS)
+        return sections | repos.task_repo_sections_dict(uow, found, limit=ACTIVITY_ROWS)
 
     return db.read(work)

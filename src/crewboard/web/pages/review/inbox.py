@@ -9,6 +9,7 @@ from typing import Any
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
+from crewboard.contract.board.present_notes import question_answered_view
 from crewboard.domain.review import WAITING, ProposalStatus
 from crewboard.errors import NotFound
 from crewboard.services.board import questions
@@ -56,8 +57,10 @@ def show_inbox(page: Page) -> Response:
 
 def answer(page: Page) -> Response:
     """Answer a question from the inbox, then go on to the next item waiting."""
-    done = questions.answer_question(
-        page.db, page.actor, _param(page, "question_id"), page.field("answer")
+    done = question_answered_view(
+        questions.answer_question(
+            page.db, page.actor, _param(page, "question_id"), page.field("answer")
+        )
     )
     text = "Answer sent." if done["changed"] else "You had already sent that answer."
     asked = {"id": done["question"]["id"], "createdAt": done["question"]["askedAt"]}
