@@ -9,6 +9,8 @@ from typing import Any
 import httpx2
 import pytest
 
+from crewboard.contract.review.present import draft_read_view, hand_in_view
+from crewboard.contract.review.present_inbox import posted_view
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import NotFound, PermissionDenied
@@ -79,12 +81,12 @@ def hand_in(db: Database, agent: Actor, key: str = "h-1", **overrides: Any) -> s
             {"kind": "link", "value": "CI run", "url": "https://ci.example.com/run/7"},
         ],
     }
-    result = drafts.submit_result(db, agent, **(arguments | overrides))
+    result = drafts.submit_result(db, agent, **(arguments | overrides), answer=hand_in_view)
     return str(result.body["draft"]["id"])
 
 
 def status_of(db: Database, me: Actor, draft_id: str) -> str:
-    return str(drafts.get_draft(db, me, draft_id)["status"])
+    return str(draft_read_view(drafts.get_draft(db, me, draft_id))["status"])
 
 
 def decide(client: httpx2.Client, draft_id: str, decision: str, **data: str) -> httpx2.Response:
@@ -112,7 +114,7 @@ def test_inbox_lists_what_waits_newest_first_with_counts_per_kind(
     )  # fmt: skip
     messages.post_message(
         db, agent, project="CRW", workspace_id=None, participant_id=owner.id,
-        body="Heads-up: **tests** are slow", task="CRW-1",
+        body="Heads-up: **tests** are slow", task="CRW-1", answer=posted_view,
     )  # fmt: skip
     page = client.get("/p/CRW/inbox")
     assert page.status_code == 200
@@ -248,7 +250,7 @@ def test_approve_and_save_files_the_result_where_the_person_chose(
     draft_id = hand_in(db, agent)
     answer = decide(client, draft_id, "save", collection="general", document="notes")
     assert answer.headers["location"] == "/p/CRW/inbox"
-    found = drafts.get_draft(db, me, draft_id)
+    found = draft_read_view(drafts.get_draft(db, me, draft_id))
     assert found["status"] == "saved_to_memory"
     assert found["memoryRecordId"] is not None
     decided = client.get(f"/p/CRW/inbox/drafts/{draft_id}").text
@@ -261,11 +263,11 @@ def test_reject_and_request_revision_change_the_status(
 ) -> None:
     rejected = hand_in(db, agent)
     decide(client, rejected, "reject", comment="Not this way.")
-    found = drafts.get_draft(db, me, rejected)
+    found = draft_read_view(drafts.get_draft(db, me, rejected))
     assert (found["status"], found["reviewComment"]) == ("rejected", "Not this way.")
     revised = hand_in(db, agent, key="h-2", expected_revision=3)
     decide(client, revised, "revise", comment="Cover expired tokens too.")
-    found = drafts.get_draft(db, me, revised)
+    found = draft_read_view(drafts.get_draft(db, me, revised))
     assert found["status"] == "revision_requested"
     assert found["followUpTask"] is not None
     page = client.get(f"/p/CRW/inbox/drafts/{revised}").text
@@ -474,7 +476,7 @@ def test_a_message_is_dismissed_from_the_inbox_and_stays_in_its_thread(
 ) -> None:
     posted = messages.post_message(
         db, agent, project="CRW", workspace_id=None, participant_id=owner.id,
-        body="Build is green again",
+        body="Build is green again", answer=posted_view,
     )  # fmt: skip
     message_id = posted.body["message"]["id"]
     page = client.get("/p/CRW/inbox").text
@@ -486,8 +488,8 @@ def test_a_message_is_dismissed_from_the_inbox_and_stays_in_its_thread(
     assert "Message dismissed." in flash_after(client, answer)
     assert "Build is green again" not in client.get("/p/CRW/inbox").text
     thread = messages.list_thread(db, me, "CRW", owner.id)
-    assert [m["body"] for m in thread["messages"]] == ["Build is green again"]
-    assert thread["messages"][0]["dismissedAt"] is not None
+    assert [m.body for m in thread.messages] == ["Build is green again"]
+    assert thread.messages[0].dismissed_at is not None
     # Again: nothing changes, one event in all.
     messages.dismiss_message(db, me, "CRW", message_id)
     rows = db.read(lambda uow: uow.events.list_after(project_id=None, limit=1000))
@@ -501,6 +503,7 @@ def test_only_its_reader_dismisses_a_message_and_never_through_a_token(
     grant(db, owner, "CRW", other, Role.WRITE)
     posted = messages.post_message(
         db, me, project="CRW", workspace_id=None, participant_id=other.id, body="For Other",
+        answer=posted_view,
     )  # fmt: skip
     message_id = posted.body["message"]["id"]
     with pytest.raises(NotFound):
@@ -508,7 +511,7 @@ def test_only_its_reader_dismisses_a_message_and_never_through_a_token(
     with pytest.raises(PermissionDenied):
         messages.dismiss_message(db, agent, "CRW", message_id)
     seen = messages.dismiss_message(db, person_actor(other), "CRW", message_id)
-    assert seen["dismissedAt"] is not None
+    assert seen.dismissed_at is not None
 
 
 def test_an_agent_shows_as_its_token_and_a_person_via_a_token_names_it(
@@ -520,9 +523,11 @@ def test_an_agent_shows_as_its_token_and_a_person_via_a_token_names_it(
     bot = tokens.authenticate_token(db, issued.secret)
     messages.post_message(
         db, bot, project="CRW", workspace_id=None, participant_id=owner.id, body="From the bot",
+        answer=posted_view,
     )  # fmt: skip
     messages.post_message(
         db, agent, project="CRW", workspace_id=None, participant_id=owner.id, body="From me",
+        answer=posted_view,
     )  # fmt: skip
     page = client.get("/p/CRW/inbox").text
     assert re.search(

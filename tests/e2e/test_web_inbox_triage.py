@@ -14,6 +14,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from crewboard.contract.review.present import draft_read_view, hand_in_view
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
@@ -62,7 +63,13 @@ def hand_in(
     db: Database, agent: Actor, key: str, title: str = "Redirect fixed", task: str = "CRW-1"
 ) -> str:
     made = drafts.create_draft(
-        db, agent, task=task, idempotency_key=key, title=title, content=f"Result {key}."
+        db,
+        agent,
+        task=task,
+        idempotency_key=key,
+        title=title,
+        content=f"Result {key}.",
+        answer=hand_in_view,
     )
     return str(made.body["draft"]["id"])
 
@@ -263,13 +270,13 @@ def test_a_decided_hand_in_links_its_memory_record_and_follow_up_task(
 ) -> None:
     saved = hand_in(db, agent, "h-1", title="Sessions explained")
     post_form(client, f"/p/CRW/inbox/drafts/{saved}/save", {"collection": "architecture"})
-    decided: dict[str, Any] = drafts.get_draft(db, person_actor(owner), saved)
+    decided: dict[str, Any] = draft_read_view(drafts.get_draft(db, person_actor(owner), saved))
     html = client.get(f"/p/CRW/inbox/drafts/{saved}").text
     record = decided["memoryRecordId"]
     assert f'href="/p/CRW/memory/records/{record}">“Sessions explained”</a>' in html
     revised = hand_in(db, agent, "h-2", title="Needs work")
     post_form(client, f"/p/CRW/inbox/drafts/{revised}/revise", {"comment": "More tests."})
-    follow_up = drafts.get_draft(db, person_actor(owner), revised)["followUpTask"]
+    follow_up = draft_read_view(drafts.get_draft(db, person_actor(owner), revised))["followUpTask"]
     html = client.get(f"/p/CRW/inbox/drafts/{revised}").text
     assert f'href="/p/CRW/tasks/{follow_up["key"]}"' in html
 

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from crewboard.contract.projects import present
+from crewboard.contract.review.present_inbox import posted_view
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import ErrorCode
 from crewboard.services.board import task_lookup, tasks
@@ -67,7 +68,7 @@ def post(db: Database, actor: Actor, participant: str, body: str = "Hello", **ex
         "workspace_id": None,
         "participant_id": participant,
     }
-    return messages.post_message(db, actor, body=body, **{**arguments, **extra})
+    return messages.post_message(db, actor, body=body, **{**arguments, **extra}, answer=posted_view)
 
 
 # --- post_message ----------------------------------------------------------------------------
@@ -89,7 +90,7 @@ def test_messages_go_to_a_roles_or_a_members_thread_and_nowhere_else(
     outsider = make_user(db, "outsider@example.com")
     refused(ErrorCode.NOT_FOUND, post, db, agent, outsider.id)
     thread = messages.list_thread(db, person_actor(owner), "CRW", coder)
-    assert [m["body"] for m in thread["messages"]] == ["Can you look at CRW-1?"]
+    assert [m.body for m in thread.messages] == ["Can you look at CRW-1?"]
     assert count_rows(db, "inbox_messages") == 2
 
 
@@ -126,11 +127,21 @@ def test_a_shared_project_needs_a_key_and_replays_with_it(db: Database, owner: U
     writer = token_actor(db, owner, SCOPES)
     arguments = {"project": "SHR", "workspace_id": space.id, "participant_id": owner.id}
     missing = refused(
-        ErrorCode.VALIDATION, messages.post_message, db, writer, body="Hi", **arguments
+        ErrorCode.VALIDATION,
+        messages.post_message,
+        db,
+        writer,
+        body="Hi",
+        answer=posted_view,
+        **arguments,
     )
     assert missing.details["field"] == "idempotencyKey"
-    first = messages.post_message(db, writer, body="Hi", idempotency_key="m-1", **arguments)
-    again = messages.post_message(db, writer, body="Hi", idempotency_key="m-1", **arguments)
+    first = messages.post_message(
+        db, writer, body="Hi", idempotency_key="m-1", **arguments, answer=posted_view
+    )
+    again = messages.post_message(
+        db, writer, body="Hi", idempotency_key="m-1", **arguments, answer=posted_view
+    )
     assert (again.replayed, again.body) == (True, first.body)
     assert count_rows(db, "inbox_messages") == 1
     wrong = refused(ErrorCode.VALIDATION, post, db, writer, owner.id, project="SHR")

@@ -29,6 +29,7 @@ from crewboard.api.operations import endpoint_for
 from crewboard.contract.args import Args, Offset
 from crewboard.contract.review import activity as activity_tools
 from crewboard.contract.review import proposals as proposal_tools
+from crewboard.contract.review.present_inbox import posted_view, thread_view
 from crewboard.services.review import messages, proposals
 
 
@@ -63,6 +64,7 @@ async def post_message(request: Request) -> Created:
             body=body.body,
             task=body.task_id,
             idempotency_key=body.idempotency_key,
+            answer=posted_view,
         ),
     )
     return created(result)
@@ -73,8 +75,10 @@ async def list_messages(request: Request) -> dict[str, Any]:
     project = request.path_params["project"]
     return await run_service(
         request,
-        lambda db, actor: messages.list_thread(
-            db, actor, project, query.participant_id, limit=query.limit, offset=query.offset
+        lambda db, actor: thread_view(
+            messages.list_thread(
+                db, actor, project, query.participant_id, limit=query.limit, offset=query.offset
+            )
         ),
     )
 

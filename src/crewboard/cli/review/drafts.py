@@ -16,8 +16,9 @@ from crewboard.cli.common import (
     json_option,
     pass_state,
 )
+from crewboard.contract.review.present import decided_view, draft_read_view
 from crewboard.domain.identity.records import Actor
-from crewboard.domain.review import RuleMatch
+from crewboard.domain.review import Decided, RuleMatch
 from crewboard.services.review import decisions as review
 from crewboard.services.review import drafts, rules
 from crewboard.storage.database import Database
@@ -29,11 +30,11 @@ def _decide(
     state_: State,
     as_email: str | None,
     as_json: bool,
-    decide: Callable[[Database, Actor], dict[str, Any]],
+    decide: Callable[[Database, Actor], Decided],
 ) -> None:
 
     def act(db: Database) -> None:
-        result = decide(db, acting_person(db, as_email))
+        result = decided_view(decide(db, acting_person(db, as_email)))
         draft = result["draft"]
         emit(as_json, result, lambda: f"draft {draft['id']} is now {draft['status']}")
 
@@ -141,7 +142,7 @@ def review_show(state_: State, draft_id: str, as_email: str | None, as_json: boo
     """Show a draft in full."""
 
     def act(db: Database) -> None:
-        found = drafts.get_draft(db, acting_person(db, as_email), draft_id)
+        found = draft_read_view(drafts.get_draft(db, acting_person(db, as_email), draft_id))
         emit(as_json, found, lambda: _draft_text(found))
 
     guarded(state_, as_json, act)

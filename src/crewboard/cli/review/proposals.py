@@ -18,6 +18,7 @@ from crewboard.cli.common import (
     pass_state,
 )
 from crewboard.contract.review.activity import ListActivity
+from crewboard.contract.review.present_inbox import thread_view
 from crewboard.services.review import activity, messages, proposals
 from crewboard.storage.database import Database
 
@@ -165,8 +166,8 @@ def message_list(
     """List a participant's thread, newest first."""
 
     def act(db: Database) -> None:
-        thread = messages.list_thread(
-            db, acting_person(db, as_email), project, participant, limit=limit
+        thread = thread_view(
+            messages.list_thread(db, acting_person(db, as_email), project, participant, limit=limit)
         )
         lines = [
             f"{m['createdAt']}  {m['author'].get('displayName', '')}: {m['body']}"

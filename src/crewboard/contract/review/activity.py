@@ -7,6 +7,7 @@ from pydantic import Field
 from crewboard.contract.args import Args, IdempotencyKey, ProjectRef, WorkspaceId
 from crewboard.contract.operation import Call, Cli, Operation, Rest
 from crewboard.contract.reply import Reply, fit_rows
+from crewboard.contract.review.present_inbox import posted_view
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.services.review import activity, messages
 
@@ -75,6 +76,7 @@ def post_message(call: Call, args: PostMessage) -> Reply:
         body=args.body,
         task=args.task_id,
         idempotency_key=args.idempotency_key,
+        answer=posted_view,
     )
     note = "This key was used before: this is the original answer." if result.replayed else None
     return Reply(result.body, note)
