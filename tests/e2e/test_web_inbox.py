@@ -11,6 +11,7 @@ import pytest
 
 from crewboard.contract.review.present import draft_read_view, hand_in_view
 from crewboard.contract.review.present_inbox import posted_view
+from crewboard.contract.review.present_proposals import proposal_view, proposed_view
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import NotFound, PermissionDenied
@@ -107,7 +108,9 @@ def test_inbox_lists_what_waits_newest_first_with_counts_per_kind(
     db: Database, owner: User, agent: Actor, client: httpx2.Client
 ) -> None:
     draft_id = hand_in(db, agent)
-    proposals.propose_task(db, agent, project="CRW", title="Add a logout button")
+    proposals.propose_task(
+        db, agent, project="CRW", title="Add a logout button", answer=proposed_view
+    )
     questions.ask_question(
         db, agent, task="CRW-1", workspace_id=None, question="Which *browser*?",
         idempotency_key="q-1",
@@ -366,14 +369,16 @@ def test_an_unknown_decision_changes_nothing(
 def test_a_proposed_task_is_accepted_from_its_card(
     db: Database, me: Actor, agent: Actor, client: httpx2.Client
 ) -> None:
-    made = proposals.propose_task(db, agent, project="CRW", title="Add <b>logout</b>")
+    made = proposals.propose_task(
+        db, agent, project="CRW", title="Add <b>logout</b>", answer=proposed_view
+    )
     card = made.body["proposal"]["id"]
     page = client.get(f"/p/CRW/inbox/proposals/{card}")
     assert page.status_code == 200
     assert "Add &lt;b&gt;logout&lt;/b&gt;" in page.text
     answer = post_form(client, f"/p/CRW/inbox/proposals/{card}/accept", {})
     assert answer.headers["location"] == "/p/CRW/inbox"
-    decided = proposals.get_proposal(db, me, card)
+    decided = proposal_view(proposals.get_proposal(db, me, card))
     assert decided["status"] == "accepted"
     assert decided["result"]["taskKey"] == "CRW-2"
     again = client.get(f"/p/CRW/inbox/proposals/{card}").text
@@ -385,7 +390,12 @@ def test_a_task_change_shows_its_diff_and_is_dismissed(
     db: Database, me: Actor, agent: Actor, client: httpx2.Client
 ) -> None:
     made = proposals.propose_task_update(
-        db, agent, task="CRW-1", changes={"title": "Fix the logout redirect"}, reason="Typo"
+        db,
+        agent,
+        task="CRW-1",
+        changes={"title": "Fix the logout redirect"},
+        reason="Typo",
+        answer=proposed_view,
     )
     card = made.body["proposal"]["id"]
     html = client.get(f"/p/CRW/inbox/proposals/{card}").text
@@ -393,16 +403,18 @@ def test_a_task_change_shows_its_diff_and_is_dismissed(
     assert "<del>Fix the login redirect</del>" in html
     assert "<ins>Fix the logout redirect</ins>" in html
     post_form(client, f"/p/CRW/inbox/proposals/{card}/dismiss", {})
-    assert proposals.get_proposal(db, me, card)["status"] == "dismissed"
+    assert proposal_view(proposals.get_proposal(db, me, card))["status"] == "dismissed"
     answer = post_form(
         client, f"/p/CRW/inbox/proposals/{card}/accept", {"next": f"/p/CRW/inbox/proposals/{card}"}
     )
     assert 'class="flash error"' in flash_after(client, answer)
-    assert proposals.get_proposal(db, me, card)["status"] == "dismissed"
+    assert proposal_view(proposals.get_proposal(db, me, card))["status"] == "dismissed"
 
 
 def test_a_task_deletion_card_warns(db: Database, agent: Actor, client: httpx2.Client) -> None:
-    made = proposals.propose_task_delete(db, agent, task="CRW-1", reason="Duplicate")
+    made = proposals.propose_task_delete(
+        db, agent, task="CRW-1", reason="Duplicate", answer=proposed_view
+    )
     html = client.get(f"/p/CRW/inbox/proposals/{made.body['proposal']['id']}").text
     assert '<span class="badge bad">Deletes</span>' in html
     assert "data-confirm" in html
@@ -457,7 +469,7 @@ def test_a_team_card_lists_its_seats_and_an_admin_accepts_it(
     team_agent = token_actor(db, owner, ["read", "team.manage"])
     made = proposals.propose_composition(
         db, team_agent, project="CRW", rationale="A small crew",
-        seats=[{"role": "Reviewer", "typeHint": "human"}, {"role": "Coder", "name": "<i>Ada</i>"}],
+        seats=[{"role": "Reviewer", "typeHint": "human"}, {"role": "Coder", "name": "<i>Ada</i>"}], answer=proposed_view,
     )  # fmt: skip
     card = made.body["proposal"]["id"]
     assert "Team of 2 seats" in client.get("/p/CRW/inbox?kind=proposal").text
@@ -465,7 +477,7 @@ def test_a_team_card_lists_its_seats_and_an_admin_accepts_it(
     assert "<td>Reviewer</td>" in html
     assert "&lt;i&gt;Ada&lt;/i&gt;" in html
     post_form(client, f"/p/CRW/inbox/proposals/{card}/accept", {})
-    decided = proposals.get_proposal(db, me, card)
+    decided = proposal_view(proposals.get_proposal(db, me, card))
     assert decided["status"] == "accepted"
     assert len(decided["result"]["roleIds"]) == 2
     assert "Added 2 seats" in client.get(f"/p/CRW/inbox/proposals/{card}").text

@@ -15,6 +15,7 @@ import httpx2
 import pytest
 
 from crewboard.contract.review.present import draft_read_view, hand_in_view
+from crewboard.contract.review.present_proposals import proposed_view
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
@@ -126,7 +127,9 @@ def test_the_header_and_tab_title_count_what_is_new_on_every_page(
     assert title(empty) == "Inbox · Crewboard"
     hand_in(db, agent, "h-1")
     ask(db, agent, "Which browser?", "q-1")
-    proposals.propose_task(db, agent, project="CRW", title="Add a logout button")
+    proposals.propose_task(
+        db, agent, project="CRW", title="Add a logout button", answer=proposed_view
+    )
     inbox = client.get("/p/CRW/inbox").text
     assert badge(inbox) == 3
     assert title(inbox) == "(3) Inbox · Crewboard"
@@ -232,7 +235,9 @@ def test_after_a_decision_the_next_item_waiting_opens_then_the_inbox(
 ) -> None:
     older = hand_in(db, agent, "h-1", title="Older", task=another_task(db, owner))
     clock.advance(MINUTE)
-    card = proposals.propose_task(db, agent, project="CRW", title="Add a logout button")
+    card = proposals.propose_task(
+        db, agent, project="CRW", title="Add a logout button", answer=proposed_view
+    )
     card_id = card.body["proposal"]["id"]
     clock.advance(MINUTE)
     newer = hand_in(db, agent, "h-2", title="Newer")

@@ -8,6 +8,7 @@ import pytest
 
 from crewboard.contract.projects import present
 from crewboard.contract.review.present_inbox import posted_view
+from crewboard.contract.review.present_proposals import proposed_view
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import ErrorCode
 from crewboard.services.board import task_lookup, tasks
@@ -254,7 +255,7 @@ def test_activity_lists_newest_first_and_a_cursor_follows_what_comes_after(
     assert (nothing, same) == ([], cursor)
     post(db, agent, owner.id, "one")
     post(db, agent, owner.id, "two")
-    proposals.propose_task(db, agent, project="CRW", title="three")
+    proposals.propose_task(db, agent, project="CRW", title="three", answer=proposed_view)
     first, following = listing(db, agent, since=cursor, limit=2)
     assert [e["summary"] for e in first] == ["posted a message", "posted a message"]
     assert following == first[-1]["id"]

@@ -10,6 +10,7 @@ import pytest
 from crewboard.contract.projects import present
 from crewboard.contract.review.present import draft_read_view, hand_in_view
 from crewboard.contract.review.present_inbox import posted_view
+from crewboard.contract.review.present_proposals import proposal_view, proposed_view
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import ErrorCode
@@ -58,7 +59,9 @@ def hand_in(db: Database, agent: Actor, key: str = "h-1") -> dict[str, Any]:
 def fill_inbox(db: Database, agent: Actor, owner: User) -> dict[str, str]:
     """One item of each kind; the message is for the owner. Their ids by kind."""
     draft = hand_in(db, agent)
-    card = proposals.propose_task(db, agent, project="CRW", title="Add a logout button")
+    card = proposals.propose_task(
+        db, agent, project="CRW", title="Add a logout button", answer=proposed_view
+    )
     asked = questions.ask_question(
         db, agent, task="CRW-1", workspace_id=None, question="Which browser?",
         idempotency_key="q-1",
@@ -175,7 +178,7 @@ def test_what_an_agent_writes_carries_its_seat_and_a_persons_token_does_not(
     seat = {"roleId": world["seat"], "roleName": "Coder", "roleKind": "ai"}
     stamps = [
         draft_read_view(drafts.get_draft(db, me, ids["hand_in"]))["author"],
-        proposals.get_proposal(db, me, ids["proposal"])["author"],
+        proposal_view(proposals.get_proposal(db, me, ids["proposal"]))["author"],
         questions.list_open_questions(db, me, "CRW")["questions"][0]["askedBy"],
         messages.list_thread(db, me, "CRW", owner.id).messages[0].author,
     ]

@@ -333,14 +333,31 @@ class AllRead:
 
 
 @dataclass(frozen=True)
+class ProposalRow:
+    """A proposal card with the task its answers name: the card's own, or the one accepting it
+    made (`task_key` stays the old key once accepting it deleted its task)."""
+
+    proposal: Proposal
+    task_id: str | None
+    task_key: str | None
+
+
+@dataclass(frozen=True)
+class ProposalPage:
+    rows: tuple[ProposalRow, ...]
+    total: int
+    offset: int
+
+
+@dataclass(frozen=True)
 class InboxItem:
     """One row of a person's inbox. `item` is the hand-in, the proposal card, the question or
-    the message; a question (and, until proposals are typed, a card) comes worded already."""
+    the message; a question comes worded already (notes are typed apart)."""
 
     kind: str  # hand_in, proposal, question, message
     id: str
     created_at: str  # ISO 8601: the inbox's order, newest first
-    item: DraftRow | InboxMessage | dict[str, Any]
+    item: DraftRow | ProposalRow | InboxMessage | dict[str, Any]
     read: bool = False
 
 

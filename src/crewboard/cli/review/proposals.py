@@ -19,6 +19,7 @@ from crewboard.cli.common import (
 )
 from crewboard.contract.review.activity import ListActivity
 from crewboard.contract.review.present_inbox import thread_view
+from crewboard.contract.review.present_proposals import proposal_page_view, proposal_view
 from crewboard.services.review import activity, messages, proposals
 from crewboard.storage.database import Database
 
@@ -42,7 +43,7 @@ def _decide(verb: str, decide: Any) -> Any:
     def command(state_: State, proposal_id: str, as_email: str | None, as_json: bool) -> None:
 
         def act(db: Database) -> None:
-            card = decide(db, acting_person(db, as_email), proposal_id)
+            card = proposal_view(decide(db, acting_person(db, as_email), proposal_id))
             emit(as_json, card, lambda: f"{card['status']} proposal {card['id']}")
 
         guarded(state_, as_json, act)
@@ -74,8 +75,10 @@ def proposal_list(
     """List proposal cards, newest first."""
 
     def act(db: Database) -> None:
-        found = proposals.list_proposals(
-            db, acting_person(db, as_email), project=project, status=status, limit=limit
+        found = proposal_page_view(
+            proposals.list_proposals(
+                db, acting_person(db, as_email), project=project, status=status, limit=limit
+            )
         )
         cards = found["proposals"]
         emit(
@@ -96,7 +99,7 @@ def proposal_show(state_: State, proposal_id: str, as_email: str | None, as_json
     """Show one proposal card with what it proposes."""
 
     def act(db: Database) -> None:
-        card = proposals.get_proposal(db, acting_person(db, as_email), proposal_id)
+        card = proposal_view(proposals.get_proposal(db, acting_person(db, as_email), proposal_id))
         emit(as_json, card, lambda: f"{_card_line(card)}\n{card['payload']}")
 
     guarded(state_, as_json, act)

@@ -7,7 +7,15 @@ from __future__ import annotations
 from typing import Any
 
 from crewboard.contract.review.present import draft_view
-from crewboard.domain.review import DraftRow, InboxItem, InboxMessage, InboxPage, Thread
+from crewboard.contract.review.present_proposals import proposal_view
+from crewboard.domain.review import (
+    DraftRow,
+    InboxItem,
+    InboxMessage,
+    InboxPage,
+    ProposalRow,
+    Thread,
+)
 from crewboard.services.paging import next_offset
 from crewboard.services.views import iso
 
@@ -49,8 +57,8 @@ def inbox_item_view(entry: InboxItem) -> dict[str, Any]:
         view = {**draft_view(item), "kind": entry.kind}
     elif isinstance(item, InboxMessage):
         view = {**message_view(item), "kind": entry.kind}
-    elif entry.kind == "proposal":
-        view = {**item, "kind": entry.kind, "proposalKind": item["kind"]}
+    elif isinstance(item, ProposalRow):
+        view = {**proposal_view(item), "kind": entry.kind, "proposalKind": item.proposal.kind}
     else:
         view = {**item, "kind": entry.kind}
     view["read"] = entry.read

@@ -51,7 +51,7 @@ def inbox(db: Database, actor: Actor, *, project: str | None = None, limit: int 
                 for d in waiting_drafts(uow, ids)
             ),
             *(
-                InboxItem("proposal", p["id"], str(p["createdAt"]), p)
+                InboxItem("proposal", p.proposal.id, iso(p.proposal.created_at) or "", p)
                 for p in pending_proposals(uow, ids)
             ),
             *(

@@ -11,7 +11,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from crewboard.domain.identity.records import Actor
-from crewboard.domain.review import DraftRead, DraftRow, InboxItem, InboxMessage, InboxPage
+from crewboard.domain.review import (
+    DraftRead,
+    DraftRow,
+    InboxItem,
+    InboxMessage,
+    InboxPage,
+    ProposalRow,
+)
 from crewboard.errors import NotFound, ValidationFailed
 from crewboard.services.memory import records as memory
 from crewboard.services.review import drafts, proposals
@@ -134,9 +141,9 @@ def _excerpt(text: str | None) -> str:
     return f"“{cut}{'…' if len(words) > EXCERPT_WORDS else ''}”"
 
 
-def _proposal_name(item: dict[str, Any]) -> str:
-    payload = item.get("payload") or {}
-    key = item.get("taskKey") or "a task"
+def _proposal_name(row: ProposalRow) -> str:
+    payload = row.proposal.payload or {}
+    key = row.task_key or "a task"
     names = {
         "task": f"the new-task proposal “{payload.get('title', '')}”",
         "task_update": f"the proposal to change {key}",
@@ -144,7 +151,7 @@ def _proposal_name(item: dict[str, Any]) -> str:
         "role": f"the new-role proposal “{payload.get('name', '')}”",
         "composition": "the team proposal",
     }
-    return names.get(str(item.get("kind")), "the proposal")
+    return names.get(str(row.proposal.kind), "the proposal")
 
 
 def _name(entry: InboxItem) -> tuple[str, str]:
@@ -156,8 +163,8 @@ def _name(entry: InboxItem) -> tuple[str, str]:
         return name, f"“{item.draft.title}”"
     if isinstance(item, InboxMessage):
         return f"the message from {author_name(item.author)}", _excerpt(item.body)
-    if entry.kind == "proposal":
-        return _proposal_name(item), _excerpt(item.get("reason"))
+    if isinstance(item, ProposalRow):
+        return _proposal_name(item), _excerpt(item.proposal.reason)
     task = item.get("task") or {}
     return f"the question on {task.get('key', 'a task')}", _excerpt(item.get("question"))
 
@@ -234,16 +241,14 @@ def open_hand_in(db: Database, actor: Actor, *, project_id: str, draft_id: str) 
     return HandInScreen(found, _record(db, actor, found.row.draft.memory_record_id))
 
 
-def open_proposal(
-    db: Database, actor: Actor, *, project_id: str, proposal_id: str
-) -> dict[str, Any]:
+def open_proposal(db: Database, actor: Actor, *, project_id: str, proposal_id: str) -> ProposalRow:
     """A proposal card of this project, marked read for the person who opens it.
 
     Raises:
         NotFound: no such card in this project open to the actor.
     """
     card = proposals.get_proposal(db, actor, proposal_id)
-    if card["projectId"] != project_id:
+    if card.proposal.project_id != project_id:
         raise proposals.proposal_not_found(proposal_id)
     _read(db, actor, project_id, "proposal", proposal_id)
     return card

@@ -11,6 +11,7 @@ from starlette.routing import BaseRoute
 
 from crewboard.contract.review.present import draft_read_view
 from crewboard.contract.review.present_inbox import inbox_item_view, inbox_view
+from crewboard.contract.review.present_proposals import proposal_view
 from crewboard.domain.review import WAITING, Decided, ProposalStatus
 from crewboard.errors import NotFound
 from crewboard.services.board import questions
@@ -207,8 +208,13 @@ def decide_draft(page: Page) -> Response:
 def show_proposal(page: Page) -> Response:
     """One proposal card: what it would change, and accept / dismiss."""
     assert page.project is not None  # noqa: S101 - project routes always have one
-    card = open_proposal(
-        page.db, page.actor, project_id=page.project["id"], proposal_id=_param(page, "proposal_id")
+    card = proposal_view(
+        open_proposal(
+            page.db,
+            page.actor,
+            project_id=page.project["id"],
+            proposal_id=_param(page, "proposal_id"),
+        )
     )
     return page.render(
         "proposal.html",
@@ -219,14 +225,14 @@ def show_proposal(page: Page) -> Response:
 
 
 def accept(page: Page) -> Response:
-    card = proposals.accept_proposal(page.db, page.actor, _param(page, "proposal_id"))
-    return _onwards(page, "Proposal accepted.", (str(card["createdAt"]), str(card["id"])))
+    card = proposals.accept_proposal(page.db, page.actor, _param(page, "proposal_id")).proposal
+    return _onwards(page, "Proposal accepted.", (iso(card.created_at) or "", card.id))
 
 
 def dismiss(page: Page) -> Response:
-    card = proposals.dismiss_proposal(page.db, page.actor, _param(page, "proposal_id"))
+    card = proposals.dismiss_proposal(page.db, page.actor, _param(page, "proposal_id")).proposal
     return _onwards(
-        page, "Proposal dismissed; nothing changed.", (str(card["createdAt"]), str(card["id"]))
+        page, "Proposal dismissed; nothing changed.", (iso(card.created_at) or "", card.id)
     )
 
 
