@@ -220,7 +220,7 @@ def test_a_rule_accepts_a_hand_in_into_memory_and_a_person_can_undo_it(
     body = hand_in(db, world["agent"]).body
     draft = body["draft"]
     assert draft["status"] == "accepted_by_rule"
-    assert (draft["ruleId"], body["acceptedByRule"]) == (rule["id"], rule["id"])
+    assert (draft["ruleId"], body["acceptedByRule"]) == (rule.id, rule.id)
     assert draft["decidedBy"]["kind"] == "rule"
     record = draft["memoryRecordId"]
     assert record is not None
@@ -246,11 +246,11 @@ def test_rules_match_by_task_type_or_ai_role_and_are_listed_and_removed(
     by_type = rules.add_rule(db, me, "CRW", match="task_type", value="writing")
     assert hand_in(db, world["agent"]).body["draft"]["status"] == "pending"
     by_role = rules.add_rule(db, me, "CRW", match="ai_role", value=world["seat"])
-    assert [r["id"] for r in rules.list_rules(db, me, "CRW")] == [by_type["id"], by_role["id"]]
+    assert [r.id for r in rules.list_rules(db, me, "CRW")] == [by_type.id, by_role.id]
     ruled = hand_in(db, world["agent"], idempotency_key="h-2", expected_revision=2).body
-    assert ruled["draft"]["ruleId"] == by_role["id"]
-    rules.remove_rule(db, me, by_role["id"])
-    assert [r["id"] for r in rules.list_rules(db, me, "CRW")] == [by_type["id"]]
+    assert ruled["draft"]["ruleId"] == by_role.id
+    rules.remove_rule(db, me, by_role.id)
+    assert [r.id for r in rules.list_rules(db, me, "CRW")] == [by_type.id]
     later = hand_in(db, world["agent"], idempotency_key="h-3", expected_revision=99).body
     assert later["draft"]["status"] == "pending"
     assert [e["type"] for e in events(db, "acceptance_rule.removed")] == ["acceptance_rule.removed"]

@@ -120,6 +120,19 @@ class AcceptanceRule:
     created_by: dict[str, Any]
     created_at: datetime
 
+    def as_payload(self) -> dict[str, Any]:
+        """How a rule's events and answers name it (both say the same)."""
+        return {
+            "id": self.id,
+            "projectId": self.project_id,
+            "match": self.match,
+            "value": self.value,
+            "collection": self.collection,
+            "document": self.document,
+            "createdBy": self.created_by,
+            "createdAt": self.created_at.isoformat(),
+        }
+
 
 @dataclass(frozen=True)
 class Proposal:

@@ -9,6 +9,7 @@ from typing import Any
 from crewboard.domain.board.tasks import Task
 from crewboard.domain.projects import Project
 from crewboard.domain.review import (
+    AcceptanceRule,
     Decided,
     DecisionKind,
     DraftPage,
@@ -155,3 +156,8 @@ def decided_view(decided: Decided) -> dict[str, Any]:
         "task": task_brief_view(decided.task, decided.row.project),
         **extra,
     }
+
+
+def rule_view(rule: AcceptanceRule) -> dict[str, Any]:
+    """An acceptance rule: worded as its events name it."""
+    return rule.as_payload()

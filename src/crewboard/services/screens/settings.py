@@ -16,7 +16,6 @@ from crewboard.domain.review import RuleMatch
 from crewboard.services.identity.access import access_project
 from crewboard.services.projects.projects import with_handoffs
 from crewboard.services.review.decisions import drafts_of
-from crewboard.services.review.rules import rule_view
 from crewboard.services.views import project_view
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
@@ -35,7 +34,7 @@ def project_settings(db: Database, actor: Actor, project: str) -> dict[str, Any]
         seats = [s for s in uow.team.list(proj.id) if s.kind is SeatKind.AI]
         return {
             "project": with_handoffs(uow, project_view(proj, access.role)),
-            "rules": [rule_view(r) for r in drafts_of(uow).rules(proj.id)],
+            "rules": [r.as_payload() for r in drafts_of(uow).rules(proj.id)],
             "aiRoles": [{"id": s.id, "name": s.name, "role": s.role} for s in seats],
             "taskTypes": [t.value for t in TaskType],
             "documents": [d.value for d in ProjectDocument],
