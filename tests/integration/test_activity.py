@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from crewboard.contract.projects import present
+from crewboard.contract.review.present_activity import SUMMARIES, entry_view
 from crewboard.contract.review.present_inbox import posted_view
 from crewboard.contract.review.present_proposals import proposed_view
 from crewboard.domain.identity.records import Actor, User
@@ -238,7 +239,8 @@ def decide(db: Database, owner: User, draft_id: str, status: str, **extra: Any) 
 
 
 def listing(db: Database, actor: Actor, **options: Any) -> tuple[list[dict[str, Any]], str]:
-    return activity.list_activity(db, actor, **options)
+    found = activity.list_activity(db, actor, **options)
+    return [entry_view(e) for e in found.entries], found.cursor
 
 
 def test_activity_lists_newest_first_and_a_cursor_follows_what_comes_after(
@@ -344,7 +346,7 @@ def test_every_kind_of_project_event_is_worded(db: Database) -> None:
     world = furnish_everything(db, "WORD")
     person = person_actor(users.get_user_by_email(db, world.owner_email))
     entries, _ = listing(db, person, project="WORD", limit=100)
-    unworded = {e["type"] for e in entries} - set(activity.SUMMARIES)
+    unworded = {e["type"] for e in entries} - set(SUMMARIES)
     assert unworded == set()
     said = [e["summary"] for e in entries]
     for sentence in (

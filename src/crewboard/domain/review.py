@@ -381,3 +381,53 @@ class InboxPage:
     total: int
     unread: int
     items: tuple[InboxItem, ...]
+
+
+@dataclass(frozen=True)
+class ActivityEntry:
+    """An event as the activity stream shows it: with its hand-in's draft as it is now, and
+    whether it is the reader's own (a token's hand-in, or an answer to its question)."""
+
+    event: EventRow
+    hand_in: HandIn | None
+    mine: bool
+
+
+@dataclass(frozen=True)
+class ActivityPage:
+    """Activity entries and the cursor to poll from next."""
+
+    entries: tuple[ActivityEntry, ...]
+    cursor: str
+
+
+@dataclass(frozen=True)
+class AgentChoice:
+    """An agent token as a choice of the activity page's "who" filter."""
+
+    id: str
+    name: str  # the AI seat it acts as, else the token's name
+    token_name: str
+    owner: str | None  # the name of the person whose token it is
+    revoked: bool
+
+
+@dataclass(frozen=True)
+class ShownEntry:
+    """An entry of the web activity page: who acted (a stamp, resolved now) and the fields a
+    task change changed (wire names)."""
+
+    entry: ActivityEntry
+    by: dict[str, Any]
+    changed: list[str]
+
+
+@dataclass(frozen=True)
+class ActivityRead:
+    """One page of a project's activity for a person, with what its filters offer."""
+
+    entries: tuple[ShownEntry, ...]
+    older: str | None  # the cursor of the page after this one
+    now: datetime
+    people: tuple[tuple[str, str], ...]  # (user id, name)
+    agents: tuple[AgentChoice, ...]

@@ -18,6 +18,7 @@ from crewboard.cli.common import (
     pass_state,
 )
 from crewboard.contract.review.activity import ListActivity
+from crewboard.contract.review.present_activity import entry_view
 from crewboard.contract.review.present_inbox import thread_view
 from crewboard.contract.review.present_proposals import proposal_page_view, proposal_view
 from crewboard.services.review import activity, messages, proposals
@@ -132,10 +133,11 @@ def activity_list(
     def act(db: Database) -> None:
         # The model checks the values, so a bad one is MCP's refusal, not a usage error.
         args = check_args(ListActivity, {"projectId": project, "limit": limit, "since": since})
-        entries, cursor = activity.list_activity(
+        found = activity.list_activity(
             db, acting_person(db, as_email), project=args.project_id, limit=args.limit,
             since=args.since,
         )  # fmt: skip
+        entries, cursor = [entry_view(e) for e in found.entries], found.cursor
         lines = [f"{e['at']}  {e['type']:<26}  {e['summary']}" for e in entries]
         emit(
             as_json,
