@@ -431,3 +431,52 @@ class ActivityRead:
     now: datetime
     people: tuple[tuple[str, str], ...]  # (user id, name)
     agents: tuple[AgentChoice, ...]
+
+
+# What accepting a proposal card made; the card keeps it, as its payload, for its `result`.
+
+
+@dataclass(frozen=True)
+class TaskMade:
+    task_id: str
+    task_key: str
+    assignee_id: str | None
+
+    def as_payload(self) -> dict[str, Any]:
+        return {"taskId": self.task_id, "taskKey": self.task_key, "assigneeId": self.assignee_id}
+
+
+@dataclass(frozen=True)
+class TaskChanged:
+    task_id: str
+    task_key: str
+    applied: list[str]  # the fields changed, by their wire names
+    revision: int
+
+    def as_payload(self) -> dict[str, Any]:
+        return {
+            "taskId": self.task_id,
+            "taskKey": self.task_key,
+            "applied": self.applied,
+            "revision": self.revision,
+        }
+
+
+@dataclass(frozen=True)
+class TaskDeleted:
+    task_id: str
+    task_key: str
+
+    def as_payload(self) -> dict[str, Any]:
+        return {"taskId": self.task_id, "taskKey": self.task_key, "deleted": True}
+
+
+@dataclass(frozen=True)
+class SeatsMade:
+    role_ids: list[str]
+
+    def as_payload(self) -> dict[str, Any]:
+        return {"roleIds": self.role_ids}
+
+
+CardMade = TaskMade | TaskChanged | TaskDeleted | SeatsMade

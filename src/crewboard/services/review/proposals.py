@@ -17,6 +17,7 @@ from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
 from crewboard.domain.projects import Project
 from crewboard.domain.review import (
+    CardMade,
     Proposal,
     ProposalKind,
     ProposalPage,
@@ -451,7 +452,7 @@ def _decide(
     actor: Actor,
     proposal_id: str,
     status: ProposalStatus,
-    apply: Callable[[UnitOfWork, Actor, Project, Proposal], dict[str, Any]] | None,
+    apply: Callable[[UnitOfWork, Actor, Project, Proposal], CardMade] | None,
 ) -> ProposalRow:
     def work(uow: UnitOfWork) -> ProposalRow:
         found, project = _decidable(uow, actor, proposal_id)
@@ -462,7 +463,7 @@ def _decide(
         ):
             raise _already_decided(repo.get(found.id) or found)
         if apply is not None:
-            repo.set_result(found.id, apply(uow, actor, project, found))
+            repo.set_result(found.id, apply(uow, actor, project, found).as_payload())
         decided = repo.get(found.id)
         assert decided is not None  # noqa: S101 - written just above in this transaction
         (row,) = _rows(uow, [decided])
