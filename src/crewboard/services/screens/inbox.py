@@ -6,7 +6,7 @@ marks the item read for the person who opens it."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -192,10 +192,10 @@ def next_waiting(
     actor: Actor,
     *,
     project: str,
-    after: tuple[str, str],
+    after: Mapping[str, Any],
     kind: str | None = None,
 ) -> NextItem | None:
-    """The item to decide next once `after` (an item's createdAt and id) is decided:
+    """The item to decide next once `after` (an item's view: id and createdAt) is decided:
     the next older one in the inbox's order (newest first), else the newest one left; of one
     kind when `kind` is given. None when nothing is left to decide.
 
@@ -205,12 +205,13 @@ def next_waiting(
     wanted = check_kind(kind)
     kinds = (wanted,) if wanted else DECIDED_KINDS
     found = inbox(db, actor, project=project, limit=MAX_ITEMS).items
-    left = [i for i in found if i.kind in kinds and i.id != after[1]]
+    left = [i for i in found if i.kind in kinds and i.id != after.get("id")]
     if not left:
         return None
+    mark = (str(after.get("createdAt") or ""), str(after.get("id") or ""))
     labelled = list(zip(left, row_labels(left), strict=True))
     labelled.sort(key=lambda pair: (pair[0].created_at, pair[0].id), reverse=True)
-    older = next((p for p in labelled if (p[0].created_at, p[0].id) < after), None)
+    older = next((p for p in labelled if (p[0].created_at, p[0].id) < mark), None)
     chosen, label = older or labelled[0]
     return NextItem(chosen.kind, chosen.id, label)
 

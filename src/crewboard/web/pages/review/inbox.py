@@ -90,7 +90,7 @@ def answer(page: Page) -> Response:
         page.db, page.actor, _param(page, "question_id"), page.field("answer")
     )
     text = "Answer sent." if done["changed"] else "You had already sent that answer."
-    asked = (str(done["question"]["askedAt"]), str(done["question"]["id"]))
+    asked = {"id": done["question"]["id"], "createdAt": done["question"]["askedAt"]}
     return _onwards(page, text, asked, kind=_optional(page, "kind"), back=page.field("next"))
 
 
@@ -105,11 +105,11 @@ def _item_path(page: Page, item: NextItem, kind: str | None) -> str:
 
 
 def _onwards(
-    page: Page, done: str, decided: tuple[str, str], kind: str | None = None, back: str = ""
+    page: Page, done: str, decided: dict[str, Any], kind: str | None = None, back: str = ""
 ) -> Response:
-    """After a decision (of the item created at `decided[0]` with id `decided[1]`): on to the
-    next item waiting (saying what was done and what is next), or back to the inbox (`back`,
-    the list it was decided from) when nothing is left."""
+    """After a decision (of the item with this id and createdAt): on to the next item waiting
+    (saying what was done and what is next), or back to the inbox (`back`, the list it was
+    decided from) when nothing is left."""
     following = next_waiting(
         page.db, page.actor, project=page.project_key, after=decided, kind=kind
     )
@@ -199,7 +199,7 @@ def decide_draft(page: Page) -> Response:
     done = f"{said} “{draft.title}”."
     if _param(page, "decision") == "undo":
         return page.redirect(page.path(f"inbox/drafts/{draft_id}"), notice=done)
-    return _onwards(page, done, (iso(draft.created_at) or "", draft.id))
+    return _onwards(page, done, {"id": draft.id, "createdAt": iso(draft.created_at)})
 
 
 # --- proposal cards ----------------------------------------------------------------------------
@@ -226,14 +226,13 @@ def show_proposal(page: Page) -> Response:
 
 def accept(page: Page) -> Response:
     card = proposals.accept_proposal(page.db, page.actor, _param(page, "proposal_id")).proposal
-    return _onwards(page, "Proposal accepted.", (iso(card.created_at) or "", card.id))
+    return _onwards(page, "Proposal accepted.", {"id": card.id, "createdAt": iso(card.created_at)})
 
 
 def dismiss(page: Page) -> Response:
     card = proposals.dismiss_proposal(page.db, page.actor, _param(page, "proposal_id")).proposal
-    return _onwards(
-        page, "Proposal dismissed; nothing changed.", (iso(card.created_at) or "", card.id)
-    )
+    decided = {"id": card.id, "createdAt": iso(card.created_at)}
+    return _onwards(page, "Proposal dismissed; nothing changed.", decided)
 
 
 def dismiss_message(page: Page) -> Response:
