@@ -49,6 +49,7 @@ from crewboard.contract.artifacts import present as artifacts
 from crewboard.contract.board import present_notes
 from crewboard.contract.handoffs import present as handoffs
 from crewboard.contract.projects import present
+from crewboard.contract.review.present import hand_in_view
 from crewboard.contract.sessions.present import started_answer
 from crewboard.contract.specs import present as attachments
 from crewboard.contract.specs import present as spec_comments
@@ -149,6 +150,7 @@ def build_world(db: Database) -> World:
         summary="",
         content="The fix.",
         via="rest",
+        answer=hand_in_view,
     ).body
     task_notes.post_comment(
         db,

@@ -30,6 +30,8 @@ from crewboard.contract.board import present_notes
 from crewboard.contract.catalogue import default_catalogue
 from crewboard.contract.handoffs import present as handoffs
 from crewboard.contract.projects import present
+from crewboard.contract.review.present import hand_in_view
+from crewboard.contract.review.present_inbox import posted_view
 from crewboard.contract.sessions.present import started_answer
 from crewboard.contract.specs import present as spec_attachments
 from crewboard.contract.specs import present as spec_comments
@@ -420,14 +422,14 @@ def _talk(db: Database, person: Actor, agent: Actor, task: str, seat: str) -> No
         )  # fmt: skip
         messages.post_message(
             db, agent, project="CRW", workspace_id=None, participant_id=seat,
-            body=mixed(20_000, f"m{n}"), task=task, idempotency_key=f"m{n}",
+            body=mixed(20_000, f"m{n}"), task=task, idempotency_key=f"m{n}", answer=posted_view,
         )  # fmt: skip
     for n in range(3):
         revision = _revision(db, person, task)
         drafts.submit_result(
             db, agent, project="CRW", workspace_id=None, task=task, idempotency_key=f"d{n}",
             expected_revision=revision, context_receipt_id=None, title=mixed(300, f"d{n}"),
-            summary=mixed(2000, f"d{n}"), content=mixed(200_000, f"d{n}"),
+            summary=mixed(2000, f"d{n}"), content=mixed(200_000, f"d{n}"), answer=hand_in_view,
         )  # fmt: skip
 
 

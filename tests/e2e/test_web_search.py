@@ -14,6 +14,7 @@ import httpx2
 import pytest
 
 from crewboard.contract.board import present_notes
+from crewboard.contract.review.present import hand_in_view
 from crewboard.domain.identity.records import User
 from crewboard.services.board import notes
 from crewboard.services.identity import tokens
@@ -63,7 +64,7 @@ def client(url: str, owner: User, world: dict[str, Any]) -> Iterator[httpx2.Clie
 def hand_in(db: Database, agent: Any, title: str, content: str) -> str:
     made = drafts.create_draft(
         db, agent, task="CRW-1", project="CRW", workspace_id=None, title=title,
-        summary="A hand-in", content=content,
+        summary="A hand-in", content=content, answer=hand_in_view,
     )  # fmt: skip
     return str(made.body["draft"]["id"])
 

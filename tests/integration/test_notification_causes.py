@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from crewboard.contract.board import present_notes
+from crewboard.contract.review.present import hand_in_view
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.notifications import mentions
@@ -84,14 +85,26 @@ def test_a_decision_tells_the_person_behind_the_hand_in_unless_they_decided(
 ) -> None:
     agent = agent_of(db, ada)
     first = drafts.create_draft(
-        db, agent, task="CRW-1", title="A fix", content="Set SameSite.", idempotency_key="d1"
+        db,
+        agent,
+        task="CRW-1",
+        title="A fix",
+        content="Set SameSite.",
+        idempotency_key="d1",
+        answer=hand_in_view,
     ).body["draft"]
     decisions.approve(db, person_actor(bo), first["id"], comment="Good.")
     [note] = told(db, ada)
     assert note["title"] == "Your hand-in “A fix” was approved"
     assert note["link"] == f"/p/CRW/inbox/drafts/{first['id']}"
     second = drafts.create_draft(
-        db, agent, task="CRW-1", title="Another", content="x", idempotency_key="d2"
+        db,
+        agent,
+        task="CRW-1",
+        title="Another",
+        content="x",
+        idempotency_key="d2",
+        answer=hand_in_view,
     ).body["draft"]
     decisions.reject(db, person_actor(ada), second["id"], comment="No.")
     assert len(told(db, ada)) == 1  # ada decided her own agent's hand-in: nothing new

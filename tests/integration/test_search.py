@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import select, text
 
 from crewboard.contract.board import present_notes
+from crewboard.contract.review.present import hand_in_view
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.ids import new_id
@@ -65,7 +66,7 @@ def world(db: Database, owner: User) -> dict[str, Any]:
 def hand_in(db: Database, agent: Actor, title: str, content: str, task: str = "CRW-1") -> str:
     made = drafts.create_draft(
         db, agent, task=task, project=task.split("-", maxsplit=1)[0], workspace_id=None, title=title,
-        summary="A hand-in", content=content,
+        summary="A hand-in", content=content, answer=hand_in_view,
     )  # fmt: skip
     return str(made.body["draft"]["id"])
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from crewboard.contract.board import present_notes
+from crewboard.contract.review.present_activity import entry_view
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import ErrorCode
@@ -418,14 +419,15 @@ def test_mine_lists_answers_to_this_tokens_questions_only(
     theirs = ask(db, other, "Theirs?", 2)
     questions.answer_question(db, person, theirs, "Theirs: yes.")
     questions.answer_question(db, person, mine, "Mine: " + "y" * 400)
-    entries, cursor = activity.list_activity(db, agent, mine=True)
+    found = activity.list_activity(db, agent, mine=True)
+    entries, cursor = [entry_view(e) for e in found.entries], found.cursor
     assert [(e["type"], e["questionId"]) for e in entries] == [("task.question_answered", mine)]
     [entry] = entries
     assert entry["mine"] is True
     assert entry["taskKey"] == "CRW-1"
     assert entry["answerPreview"].startswith("Mine: yyy")
     assert entry["actor"]["userId"] == owner.id
-    assert activity.list_activity(db, agent, mine=True, since=cursor)[0] == []
-    everyone, _ = activity.list_activity(db, person, task="CRW-1")
+    assert activity.list_activity(db, agent, mine=True, since=cursor).entries == ()
+    everyone = [entry_view(e) for e in activity.list_activity(db, person, task="CRW-1").entries]
     answers = [e for e in everyone if e["type"] == "task.question_answered"]
     assert [(e["questionId"], e["mine"]) for e in answers] == [(mine, False), (theirs, False)]

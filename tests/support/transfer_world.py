@@ -10,6 +10,8 @@ from crewboard.contract.artifacts import present as artifacts
 from crewboard.contract.board import present_notes
 from crewboard.contract.handoffs import present as handoffs
 from crewboard.contract.projects import present
+from crewboard.contract.review.present import hand_in_view
+from crewboard.contract.review.present_inbox import posted_view
 from crewboard.contract.sessions.present import started_answer
 from crewboard.contract.specs import present as spec_attachments
 from crewboard.contract.specs import present as spec_comments
@@ -178,7 +180,7 @@ def _talk(db: Database, person: Actor, agent: Actor, *, key: str, task: str, sea
     )  # fmt: skip
     messages.post_message(
         db, agent, project=key, workspace_id=None, participant_id=seat, body=f"Message {ODD}",
-        task=task, idempotency_key="m",
+        task=task, idempotency_key="m", answer=posted_view,
     )  # fmt: skip
     for n in range(2):
         found = queries.get_task(db, person, task=task, include_context_pack=False, budget=None)
@@ -187,6 +189,7 @@ def _talk(db: Database, person: Actor, agent: Actor, *, key: str, task: str, sea
             db, agent, project=key, workspace_id=None, task=task, idempotency_key=f"d{n}",
             expected_revision=found["task"]["revision"], context_receipt_id=None,
             title=f"Result {n}", summary="Summary.", content=f"Content {n} {ODD}",
+            answer=hand_in_view,
         ).body  # fmt: skip
         if n == 0:
             decisions.request_revision(db, person, _draft_id(handed), comment="Say more.")

@@ -17,6 +17,7 @@ from crewboard.cli.common import (
     pass_state,
 )
 from crewboard.contract.board.present_notes import open_questions_view, question_answered_view
+from crewboard.contract.review.present_inbox import inbox_view
 from crewboard.services.board import questions
 from crewboard.services.review import inbox as inbox_service
 from crewboard.storage.database import Database
@@ -39,7 +40,9 @@ def inbox_list(
     """List what waits for you, newest first, with counts of each kind."""
 
     def act(db: Database) -> None:
-        found = inbox_service.inbox(db, acting_person(db, as_email), project=project, limit=limit)
+        found = inbox_view(
+            inbox_service.inbox(db, acting_person(db, as_email), project=project, limit=limit)
+        )
         emit(as_json, found, lambda: _text(found))
 
     guarded(state_, as_json, act)
