@@ -35,6 +35,8 @@ from bench.measure import Summary, Tally, server_cpu_seconds
 from bench.process import ServerInfo, ServerProcess, run_workload
 from bench.runner import add_database_options
 from crewboard.cli.progress import bars, wanted
+from crewboard.contract.board import present_notes
+from crewboard.contract.review.present import hand_in_view
 from crewboard.domain.identity.passwords import hash_password
 from crewboard.services.board import questions
 from crewboard.services.identity.users import person_actor
@@ -128,6 +130,7 @@ def prepare(info: ServerInfo, url: str) -> tuple[str, dict[str, str]]:
                         summary="What changed and why.",
                         content="## Result\n\nThe export now streams its rows.\n" * 20,
                         idempotency_key=f"bench-web-draft-{board['key']}-{n}",
+                        answer=hand_in_view,
                     )
                     a_draft.setdefault(board["key"], str(made.body["draft"]["id"]))
                     advance("inbox items", 1)
@@ -139,6 +142,7 @@ def prepare(info: ServerInfo, url: str) -> tuple[str, dict[str, str]]:
                         workspace_id=None,
                         question=f"Question {n}: which format should the export use?",
                         idempotency_key=f"bench-web-question-{board['key']}-{n}",
+                        answer=present_notes.question_answer,
                     )
                     advance("inbox items", 1)
         return email, a_draft

@@ -27,7 +27,7 @@ def test_init_twice_creates_nothing_twice_and_prints_secrets_once(run) -> None: 
     assert "cb_" not in second.output
     assert "password" not in second.output
     assert len(json.loads(run("user", "list", "--json").output)) == 1
-    assert len(json.loads(run("project", "list", "--json").output)) == 1
+    assert len(json.loads(run("project", "list", "--json").output)["projects"]) == 1
     assert len(json.loads(run("token", "list", "--json").output)) == 1
 
 
@@ -55,7 +55,7 @@ def test_user_token_and_project_commands_for_scripts(run) -> None:  # type: igno
 
     project = json.loads(
         run("project", "create", "--key", "CRW", "--name", "Crew", "--json").output
-    )
+    )["project"]
     assert project["key"] == "CRW"
     granted = run("project", "add-member", "CRW", "ada@example.com", "--role", "write", "--json")
     assert json.loads(granted.output)["role"] == "write"
@@ -94,11 +94,14 @@ def test_user_token_and_project_commands_for_scripts(run) -> None:  # type: igno
     assert revoked["revokedAt"] is not None
     assert json.loads(run("token", "list", "--user", "ada@example.com", "--json").output) == []
 
-    projects = json.loads(run("project", "list", "--as", "ada@example.com", "--json").output)
-    assert [(p["key"], p["viewerRole"]) for p in projects] == [("CRW", "write")]
+    listed = json.loads(run("project", "list", "--as", "ada@example.com", "--json").output)
+    assert [(p["key"], p["viewerRole"]) for p in listed["projects"]] == [("CRW", "write")]
     removed = json.loads(run("project", "remove-member", "CRW", "ada@example.com", "--json").output)
     assert removed["removed"] is True
-    assert json.loads(run("project", "list", "--as", "ada@example.com", "--json").output) == []
+    assert (
+        json.loads(run("project", "list", "--as", "ada@example.com", "--json").output)["projects"]
+        == []
+    )
     again = run("project", "remove-member", "CRW", "ada@example.com", "--json")
     assert again.exit_code == 1
     assert json.loads(again.output)["error"]["code"] == "NOT_FOUND"
@@ -174,7 +177,7 @@ def test_team_roles_from_the_cli(run) -> None:  # type: ignore[no-untyped-def]
         "--json",
     )
     assert added.exit_code == 0, added.output
-    team = json.loads(run("team", "list", "DEMO", "--json").output)
+    (team,) = json.loads(run("team", "list", "DEMO", "--json").output)["teams"]
     assert [(r["name"], r["kind"], r["effort"]) for r in team["roles"]] == [
         ("Backend dev", "ai", "high")
     ]

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from sqlalchemy.engine import URL
 
+from crewboard.contract.review.present_proposals import proposed_view
 from crewboard.services.identity import users
 from crewboard.services.review import proposals
 from crewboard.storage.database import Database
@@ -31,7 +32,9 @@ def db(empty_database_url: URL, run: Any) -> Iterator[Database]:
 
 def propose(db: Database, title: str) -> str:
     owner = next(u for u in users.list_users(db) if u.is_owner)
-    made = proposals.propose_task(db, users.person_actor(owner), project="DEMO", title=title)
+    made = proposals.propose_task(
+        db, users.person_actor(owner), project="DEMO", title=title, answer=proposed_view
+    )
     return str(made.body["proposal"]["id"])
 
 

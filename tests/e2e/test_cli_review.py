@@ -10,6 +10,7 @@ import pytest
 from click.testing import Result
 from sqlalchemy.engine import URL
 
+from crewboard.contract.review.present import hand_in_view
 from crewboard.services.board import tasks
 from crewboard.services.identity import tokens, users
 from crewboard.services.identity.users import person_actor
@@ -44,7 +45,7 @@ def hand_ins(empty_database_url: URL, run: RunCli) -> Callable[[int], list[str]]
                 drafts.submit_result(
                     db, agent, project="DEMO", workspace_id=None, task="DEMO-1",
                     idempotency_key=f"h-{i}", expected_revision=1, context_receipt_id=None,
-                    title=f"Result {i}", content="Done.",
+                    title=f"Result {i}", content="Done.", answer=hand_in_view,
                 ).body["draft"]["id"]
                 for i in range(n)
             ]  # fmt: skip

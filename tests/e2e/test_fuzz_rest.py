@@ -46,8 +46,10 @@ from schemathesis.core.failures import FailureGroup
 from crewboard.api.openapi import LIVE_PATH
 from crewboard.config import Settings
 from crewboard.contract.artifacts import present as artifacts
+from crewboard.contract.board import present_notes
 from crewboard.contract.handoffs import present as handoffs
 from crewboard.contract.projects import present
+from crewboard.contract.review.present import hand_in_view
 from crewboard.contract.sessions.present import started_answer
 from crewboard.contract.specs import present as attachments
 from crewboard.contract.specs import present as spec_comments
@@ -148,9 +150,16 @@ def build_world(db: Database) -> World:
         summary="",
         content="The fix.",
         via="rest",
+        answer=hand_in_view,
     ).body
     task_notes.post_comment(
-        db, actor, task=made["task"], workspace_id=None, content="On it.", idempotency_key="c1"
+        db,
+        actor,
+        task=made["task"],
+        workspace_id=None,
+        content="On it.",
+        idempotency_key="c1",
+        answer=present_notes.comment_answer,
     )
     task_notes.save_output(
         db,
@@ -160,6 +169,7 @@ def build_world(db: Database) -> World:
         name="notes",
         content="x",
         idempotency_key="o1",
+        answer=present_notes.output_answer,
     )
     for revision, text in enumerate(("First state.", "Second state.")):
         present.update_project_state(
@@ -213,7 +223,7 @@ def build_world(db: Database) -> World:
         db, actor, handoff_id=handoff["id"], text="Follow up", idempotency_key="item"
     ).body["actionItem"]
     session_ids = [_session(db, actor, n, archived=n > 0) for n in range(4)]
-    repo = repos.add_repo(db, actor, "CRW", "app", "https://github.com/a/app")["id"]
+    repo = repos.add_repo(db, actor, "CRW", "app", "https://github.com/a/app").id
     stream_token = stream_tokens.create_stream_token(db, actor, projects=["CRW"])
     old = make_project(db, owner, "OLD")
     present.set_project_archived(db, actor, project=old, workspace_id=None, archived=True)

@@ -86,7 +86,7 @@ async def test_the_cursor_in_the_second_part_follows_new_activity_oldest_first(
         over = await client.call_tool("list_activity", {"limit": 101})
         assert over.is_error
     thread = messages.list_thread(db, person_actor(owner), "CRW", owner.id)
-    assert [m["body"] for m in thread["messages"]] == ["message 3", "message 2", "message 1"]
+    assert [m.body for m in thread.messages] == ["message 3", "message 2", "message 1"]
 
 
 async def test_post_message_refuses_unknown_participants_and_is_hidden_without_its_scope(

@@ -26,9 +26,12 @@ from sqlalchemy.engine import URL
 from crewboard.config import Settings
 from crewboard.contract import memory_present as memory_edits
 from crewboard.contract.artifacts import present as artifacts
+from crewboard.contract.board import present_notes
 from crewboard.contract.catalogue import default_catalogue
 from crewboard.contract.handoffs import present as handoffs
 from crewboard.contract.projects import present
+from crewboard.contract.review.present import hand_in_view
+from crewboard.contract.review.present_inbox import posted_view
 from crewboard.contract.sessions.present import started_answer
 from crewboard.contract.specs import present as spec_attachments
 from crewboard.contract.specs import present as spec_comments
@@ -375,41 +378,59 @@ def _talk(db: Database, person: Actor, agent: Actor, task: str, seat: str) -> No
     where = {"task": task, "workspace_id": None}
     for n in range(8):
         notes.post_comment(
-            db, agent, **where, content=mixed(20_000, f"c{n}"), idempotency_key=f"c{n}"
+            db,
+            agent,
+            **where,
+            content=mixed(20_000, f"c{n}"),
+            idempotency_key=f"c{n}",
+            answer=present_notes.comment_answer,
         )
         notes.agent_update(
-            db, agent, **where, content=mixed(20_000, f"u{n}"), idempotency_key=f"u{n}"
+            db,
+            agent,
+            **where,
+            content=mixed(20_000, f"u{n}"),
+            idempotency_key=f"u{n}",
+            answer=present_notes.agent_update_answer,
         )
         asked = questions.ask_question(
-            db, agent, **where, question=mixed(20_000, f"q{n}"), idempotency_key=f"q{n}"
+            db,
+            agent,
+            **where,
+            question=mixed(20_000, f"q{n}"),
+            idempotency_key=f"q{n}",
+            answer=present_notes.question_answer,
         ).body
         questions.answer_question(db, person, asked["question"]["id"], mixed(20_000, f"a{n}"))
         notes.save_output(
             db, agent, **where, name=line(200, f"out{n}"), content=mixed(100_000, f"o{n}"),
             idempotency_key=f"o{n}",
+            answer=present_notes.output_answer,
         )  # fmt: skip
     repo = repos.add_repo(db, person, "CRW", mixed(200, "repo"), "https://github.com/a/app")
     for n in range(8):
         repos.propose_repo_change(
-            db, agent, **where, idempotency_key=f"pr{n}", repo_id=repo["id"],
+            db, agent, **where, idempotency_key=f"pr{n}", repo_id=repo.id,
             branch=f"feature/{n}-" + "b" * 180, title=mixed(300, f"pr{n}"),
             summary=mixed(4000, f"s{n}"), pr_url=f"https://github.com/a/app/pull/{n}",
+            answer=present_notes.link_answer,
         )  # fmt: skip
         repos.report_repo_status(
-            db, agent, **where, idempotency_key=f"st{n}", repo_id=repo["id"],
+            db, agent, **where, idempotency_key=f"st{n}", repo_id=repo.id,
             branch=f"feature/{n}-" + "b" * 180, commit="a1b2c3d4e5f6", tests="passed",
             summary=mixed(4000, f"st{n}"),
+            answer=present_notes.report_answer,
         )  # fmt: skip
         messages.post_message(
             db, agent, project="CRW", workspace_id=None, participant_id=seat,
-            body=mixed(20_000, f"m{n}"), task=task, idempotency_key=f"m{n}",
+            body=mixed(20_000, f"m{n}"), task=task, idempotency_key=f"m{n}", answer=posted_view,
         )  # fmt: skip
     for n in range(3):
         revision = _revision(db, person, task)
         drafts.submit_result(
             db, agent, project="CRW", workspace_id=None, task=task, idempotency_key=f"d{n}",
             expected_revision=revision, context_receipt_id=None, title=mixed(300, f"d{n}"),
-            summary=mixed(2000, f"d{n}"), content=mixed(200_000, f"d{n}"),
+            summary=mixed(2000, f"d{n}"), content=mixed(200_000, f"d{n}"), answer=hand_in_view,
         )  # fmt: skip
 
 

@@ -8,6 +8,7 @@ import pytest
 from mcp_types import TextContent
 
 from crewboard.contract.projects import present
+from crewboard.contract.review.present_proposals import proposal_page_view
 from crewboard.domain.identity.records import User
 from crewboard.services.board import tasks
 from crewboard.services.identity import tokens
@@ -110,7 +111,9 @@ async def test_each_proposal_tool_leaves_a_card_and_changes_nothing_else(
         1,
         1,
     )
-    listed = proposals.list_proposals(db, person_actor(owner), project="CRW")["proposals"]
+    listed = proposal_page_view(proposals.list_proposals(db, person_actor(owner), project="CRW"))[
+        "proposals"
+    ]
     kinds = {c["kind"]: c for c in listed}
     assert kinds["task_update"]["payload"]["changes"] == {
         "status": {"from": "backlog", "to": "ready_for_ai"}

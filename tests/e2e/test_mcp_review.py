@@ -8,6 +8,7 @@ import httpx2
 import pytest
 
 from crewboard.contract.projects import present
+from crewboard.contract.review.present import draft_read_view
 from crewboard.domain.identity.records import User
 from crewboard.services.board import tasks
 from crewboard.services.identity import tokens
@@ -102,7 +103,7 @@ async def test_submit_result_hands_in_and_a_retry_replays(
     assert stale_body["taskMoved"] is False
     assert stale_body["taskNotMovedReason"]["code"] == "STATUS"
     assert count_rows(db, "drafts") == 2
-    shown = drafts.get_draft(db, person_actor(owner), body["draft"]["id"])
+    shown = draft_read_view(drafts.get_draft(db, person_actor(owner), body["draft"]["id"]))
     assert shown["via"] == "mcp"
 
 

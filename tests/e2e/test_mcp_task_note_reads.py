@@ -12,6 +12,7 @@ import pytest
 from mcp import Client
 from mcp_types import TextContent
 
+from crewboard.contract.board import present_notes
 from crewboard.domain.identity.records import User
 from crewboard.services.board import notes as task_notes
 from crewboard.services.identity import tokens
@@ -143,6 +144,7 @@ async def test_list_task_notes_pages_stay_in_budget_and_the_cursor_continues(
             workspace_id=None,
             content=f"{n}" * task_notes.MAX_NOTE_CHARS,
             idempotency_key=f"c-{n}",
+            answer=present_notes.comment_answer,
         )
     seen: list[str] = []
     async with mcp_client(url, world["secret"], mode) as agent:

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from mcp_types import TextContent
 
+from crewboard.contract.board import present_notes
 from crewboard.domain.identity.records import User
 from crewboard.services.board import repos, tasks
 from crewboard.services.identity import tokens
@@ -40,9 +41,7 @@ def owner(db: Database) -> User:
 
 @pytest.fixture
 def repo_id(db: Database, owner: User) -> str:
-    return str(
-        repos.add_repo(db, person_actor(owner), "CRW", "app", "https://github.com/a/app")["id"]
-    )
+    return str(repos.add_repo(db, person_actor(owner), "CRW", "app", "https://github.com/a/app").id)
 
 
 def agent_secret(
@@ -218,6 +217,7 @@ async def test_list_task_repos_fits_the_answer_budget_and_says_what_it_cut(
             idempotency_key=f"r-{n}",
             repo_id=repo_id,
             summary="🙂" * 4000,
+            answer=present_notes.report_answer,
         )
     async with mcp_client(url, agent_secret(db, owner), mode) as client:
         result = await client.call_tool("list_task_repos", {"taskId": "CRW-1"})

@@ -146,7 +146,7 @@ def test_state_versions_are_listable_and_restorable(api: httpx2.Client) -> None:
 
 
 def test_team_lists_roles_and_people(api: httpx2.Client) -> None:
-    team = api.get("/projects/CRW/team").json()
+    (team,) = api.get("/projects/CRW/team").json()["teams"]
     assert team["projectKey"] == "CRW"
     assert team["people"][0]["you"] is True
 

@@ -155,7 +155,7 @@ def test_a_question_and_an_update_are_notes_of_the_task_and_a_keyed_retry_replay
 def test_repositories_are_listed_reported_on_and_an_unknown_one_refused(
     api: httpx2.Client, db: Database, owner: User
 ) -> None:
-    repo = repos.add_repo(db, person_actor(owner), "CRW", "app", "https://github.com/a/app")["id"]
+    repo = repos.add_repo(db, person_actor(owner), "CRW", "app", "https://github.com/a/app").id
     listed = api.get("/projects/CRW/repos")
     assert listed.status_code == 200, listed.text
     assert [r["id"] for r in listed.json()["repos"]] == [repo]

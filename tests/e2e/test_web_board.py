@@ -10,6 +10,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from crewboard.contract.board import present_notes
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import User
 from crewboard.services.board import notes as task_notes
@@ -325,7 +326,9 @@ def test_comments_post_and_show_escaped(client: httpx2.Client, db: Database, own
     page = client.get(f"/p/CRW/tasks/{key}")
     assert "<em>good</em>" in page.text
     assert "<script>alert" not in page.text
-    listed = task_notes.list_comments(db, person_actor(owner), task=key)
+    listed = present_notes.comment_page_view(
+        task_notes.list_comments(db, person_actor(owner), task=key)
+    )
     assert listed["total"] == 1
 
 
@@ -473,6 +476,7 @@ def test_outputs_show_as_plain_text(client: httpx2.Client, db: Database, owner: 
         name="report.md",
         content=f"# Heading\n{SCRIPT}",
         idempotency_key="o-1",
+        answer=present_notes.output_answer,
     )
     page = client.get(f"/p/CRW/tasks/{key}")
     assert f'href="/p/CRW/tasks/{key}/outputs/report.md"' in page.text
@@ -521,7 +525,7 @@ def test_a_post_without_the_csrf_token_is_refused(
         assert client.post(path, data={**data, "csrf": "wrong"}).status_code == 403
     task = read_task(db, owner, key)
     assert (task["title"], task["status"], task["revision"]) == ("Guarded", "backlog", 1)
-    assert task_notes.list_comments(db, person_actor(owner), task=key)["total"] == 0
+    assert task_notes.list_comments(db, person_actor(owner), task=key).total == 0
 
 
 def test_get_changes_nothing(client: httpx2.Client, db: Database, owner: User) -> None:

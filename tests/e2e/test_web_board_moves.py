@@ -11,6 +11,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from crewboard.contract.review.present import hand_in_view
 from crewboard.domain.identity.records import User
 from crewboard.services.identity.users import person_actor
 from crewboard.services.review import drafts
@@ -126,6 +127,7 @@ def test_a_move_to_approved_while_a_hand_in_waits_links_it_and_approves_only_whe
         summary="Streams rows",
         content="Done.",
         idempotency_key="handin-1",
+        answer=hand_in_view,
     )
     draft = str(made.body["draft"]["id"])
     answer = move(client, key, "approved", 1)

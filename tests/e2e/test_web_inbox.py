@@ -9,6 +9,10 @@ from typing import Any
 import httpx2
 import pytest
 
+from crewboard.contract.board import present_notes
+from crewboard.contract.review.present import draft_read_view, hand_in_view
+from crewboard.contract.review.present_inbox import posted_view
+from crewboard.contract.review.present_proposals import proposal_view, proposed_view
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import NotFound, PermissionDenied
@@ -79,12 +83,12 @@ def hand_in(db: Database, agent: Actor, key: str = "h-1", **overrides: Any) -> s
             {"kind": "link", "value": "CI run", "url": "https://ci.example.com/run/7"},
         ],
     }
-    result = drafts.submit_result(db, agent, **(arguments | overrides))
+    result = drafts.submit_result(db, agent, **(arguments | overrides), answer=hand_in_view)
     return str(result.body["draft"]["id"])
 
 
 def status_of(db: Database, me: Actor, draft_id: str) -> str:
-    return str(drafts.get_draft(db, me, draft_id)["status"])
+    return str(draft_read_view(drafts.get_draft(db, me, draft_id))["status"])
 
 
 def decide(client: httpx2.Client, draft_id: str, decision: str, **data: str) -> httpx2.Response:
@@ -105,14 +109,17 @@ def test_inbox_lists_what_waits_newest_first_with_counts_per_kind(
     db: Database, owner: User, agent: Actor, client: httpx2.Client
 ) -> None:
     draft_id = hand_in(db, agent)
-    proposals.propose_task(db, agent, project="CRW", title="Add a logout button")
+    proposals.propose_task(
+        db, agent, project="CRW", title="Add a logout button", answer=proposed_view
+    )
     questions.ask_question(
         db, agent, task="CRW-1", workspace_id=None, question="Which *browser*?",
         idempotency_key="q-1",
+        answer=present_notes.question_answer,
     )  # fmt: skip
     messages.post_message(
         db, agent, project="CRW", workspace_id=None, participant_id=owner.id,
-        body="Heads-up: **tests** are slow", task="CRW-1",
+        body="Heads-up: **tests** are slow", task="CRW-1", answer=posted_view,
     )  # fmt: skip
     page = client.get("/p/CRW/inbox")
     assert page.status_code == 200
@@ -248,7 +255,7 @@ def test_approve_and_save_files_the_result_where_the_person_chose(
     draft_id = hand_in(db, agent)
     answer = decide(client, draft_id, "save", collection="general", document="notes")
     assert answer.headers["location"] == "/p/CRW/inbox"
-    found = drafts.get_draft(db, me, draft_id)
+    found = draft_read_view(drafts.get_draft(db, me, draft_id))
     assert found["status"] == "saved_to_memory"
     assert found["memoryRecordId"] is not None
     decided = client.get(f"/p/CRW/inbox/drafts/{draft_id}").text
@@ -261,11 +268,11 @@ def test_reject_and_request_revision_change_the_status(
 ) -> None:
     rejected = hand_in(db, agent)
     decide(client, rejected, "reject", comment="Not this way.")
-    found = drafts.get_draft(db, me, rejected)
+    found = draft_read_view(drafts.get_draft(db, me, rejected))
     assert (found["status"], found["reviewComment"]) == ("rejected", "Not this way.")
     revised = hand_in(db, agent, key="h-2", expected_revision=3)
     decide(client, revised, "revise", comment="Cover expired tokens too.")
-    found = drafts.get_draft(db, me, revised)
+    found = draft_read_view(drafts.get_draft(db, me, revised))
     assert found["status"] == "revision_requested"
     assert found["followUpTask"] is not None
     page = client.get(f"/p/CRW/inbox/drafts/{revised}").text
@@ -364,14 +371,16 @@ def test_an_unknown_decision_changes_nothing(
 def test_a_proposed_task_is_accepted_from_its_card(
     db: Database, me: Actor, agent: Actor, client: httpx2.Client
 ) -> None:
-    made = proposals.propose_task(db, agent, project="CRW", title="Add <b>logout</b>")
+    made = proposals.propose_task(
+        db, agent, project="CRW", title="Add <b>logout</b>", answer=proposed_view
+    )
     card = made.body["proposal"]["id"]
     page = client.get(f"/p/CRW/inbox/proposals/{card}")
     assert page.status_code == 200
     assert "Add &lt;b&gt;logout&lt;/b&gt;" in page.text
     answer = post_form(client, f"/p/CRW/inbox/proposals/{card}/accept", {})
     assert answer.headers["location"] == "/p/CRW/inbox"
-    decided = proposals.get_proposal(db, me, card)
+    decided = proposal_view(proposals.get_proposal(db, me, card))
     assert decided["status"] == "accepted"
     assert decided["result"]["taskKey"] == "CRW-2"
     again = client.get(f"/p/CRW/inbox/proposals/{card}").text
@@ -383,7 +392,12 @@ def test_a_task_change_shows_its_diff_and_is_dismissed(
     db: Database, me: Actor, agent: Actor, client: httpx2.Client
 ) -> None:
     made = proposals.propose_task_update(
-        db, agent, task="CRW-1", changes={"title": "Fix the logout redirect"}, reason="Typo"
+        db,
+        agent,
+        task="CRW-1",
+        changes={"title": "Fix the logout redirect"},
+        reason="Typo",
+        answer=proposed_view,
     )
     card = made.body["proposal"]["id"]
     html = client.get(f"/p/CRW/inbox/proposals/{card}").text
@@ -391,16 +405,18 @@ def test_a_task_change_shows_its_diff_and_is_dismissed(
     assert "<del>Fix the login redirect</del>" in html
     assert "<ins>Fix the logout redirect</ins>" in html
     post_form(client, f"/p/CRW/inbox/proposals/{card}/dismiss", {})
-    assert proposals.get_proposal(db, me, card)["status"] == "dismissed"
+    assert proposal_view(proposals.get_proposal(db, me, card))["status"] == "dismissed"
     answer = post_form(
         client, f"/p/CRW/inbox/proposals/{card}/accept", {"next": f"/p/CRW/inbox/proposals/{card}"}
     )
     assert 'class="flash error"' in flash_after(client, answer)
-    assert proposals.get_proposal(db, me, card)["status"] == "dismissed"
+    assert proposal_view(proposals.get_proposal(db, me, card))["status"] == "dismissed"
 
 
 def test_a_task_deletion_card_warns(db: Database, agent: Actor, client: httpx2.Client) -> None:
-    made = proposals.propose_task_delete(db, agent, task="CRW-1", reason="Duplicate")
+    made = proposals.propose_task_delete(
+        db, agent, task="CRW-1", reason="Duplicate", answer=proposed_view
+    )
     html = client.get(f"/p/CRW/inbox/proposals/{made.body['proposal']['id']}").text
     assert '<span class="badge bad">Deletes</span>' in html
     assert "data-confirm" in html
@@ -415,6 +431,7 @@ def test_a_question_is_answered_from_the_inbox(
     asked = questions.ask_question(
         db, agent, task="CRW-1", workspace_id=None, question="Which browser?",
         idempotency_key="q-1",
+        answer=present_notes.question_answer,
     )  # fmt: skip
     question = asked.body["question"]["id"]
     html = client.get("/p/CRW/inbox").text
@@ -426,7 +443,7 @@ def test_a_question_is_answered_from_the_inbox(
     )
     assert answer.headers["location"] == "/p/CRW/inbox?kind=question"
     assert "Answer sent" in flash_after(client, answer)
-    assert questions.list_open_questions(db, me, "CRW")["total"] == 0
+    assert questions.list_open_questions(db, me, "CRW").total == 0
     assert "Which browser?" not in client.get("/p/CRW/inbox").text
 
 
@@ -436,13 +453,14 @@ def test_a_blank_answer_comes_back_as_a_flash(
     asked = questions.ask_question(
         db, agent, task="CRW-1", workspace_id=None, question="Which browser?",
         idempotency_key="q-1",
+        answer=present_notes.question_answer,
     )  # fmt: skip
     question = asked.body["question"]["id"]
     answer = post_form(
         client, f"/p/CRW/inbox/questions/{question}/answer", {"answer": "", "next": "/p/CRW/inbox"}
     )
     assert 'class="flash error"' in flash_after(client, answer)
-    assert questions.list_open_questions(db, me, "CRW")["total"] == 1
+    assert questions.list_open_questions(db, me, "CRW").total == 1
 
 
 def test_csrf_token_is_on_the_inbox_page(client: httpx2.Client) -> None:
@@ -455,7 +473,7 @@ def test_a_team_card_lists_its_seats_and_an_admin_accepts_it(
     team_agent = token_actor(db, owner, ["read", "team.manage"])
     made = proposals.propose_composition(
         db, team_agent, project="CRW", rationale="A small crew",
-        seats=[{"role": "Reviewer", "typeHint": "human"}, {"role": "Coder", "name": "<i>Ada</i>"}],
+        seats=[{"role": "Reviewer", "typeHint": "human"}, {"role": "Coder", "name": "<i>Ada</i>"}], answer=proposed_view,
     )  # fmt: skip
     card = made.body["proposal"]["id"]
     assert "Team of 2 seats" in client.get("/p/CRW/inbox?kind=proposal").text
@@ -463,7 +481,7 @@ def test_a_team_card_lists_its_seats_and_an_admin_accepts_it(
     assert "<td>Reviewer</td>" in html
     assert "&lt;i&gt;Ada&lt;/i&gt;" in html
     post_form(client, f"/p/CRW/inbox/proposals/{card}/accept", {})
-    decided = proposals.get_proposal(db, me, card)
+    decided = proposal_view(proposals.get_proposal(db, me, card))
     assert decided["status"] == "accepted"
     assert len(decided["result"]["roleIds"]) == 2
     assert "Added 2 seats" in client.get(f"/p/CRW/inbox/proposals/{card}").text
@@ -474,7 +492,7 @@ def test_a_message_is_dismissed_from_the_inbox_and_stays_in_its_thread(
 ) -> None:
     posted = messages.post_message(
         db, agent, project="CRW", workspace_id=None, participant_id=owner.id,
-        body="Build is green again",
+        body="Build is green again", answer=posted_view,
     )  # fmt: skip
     message_id = posted.body["message"]["id"]
     page = client.get("/p/CRW/inbox").text
@@ -486,8 +504,8 @@ def test_a_message_is_dismissed_from_the_inbox_and_stays_in_its_thread(
     assert "Message dismissed." in flash_after(client, answer)
     assert "Build is green again" not in client.get("/p/CRW/inbox").text
     thread = messages.list_thread(db, me, "CRW", owner.id)
-    assert [m["body"] for m in thread["messages"]] == ["Build is green again"]
-    assert thread["messages"][0]["dismissedAt"] is not None
+    assert [m.body for m in thread.messages] == ["Build is green again"]
+    assert thread.messages[0].dismissed_at is not None
     # Again: nothing changes, one event in all.
     messages.dismiss_message(db, me, "CRW", message_id)
     rows = db.read(lambda uow: uow.events.list_after(project_id=None, limit=1000))
@@ -501,6 +519,7 @@ def test_only_its_reader_dismisses_a_message_and_never_through_a_token(
     grant(db, owner, "CRW", other, Role.WRITE)
     posted = messages.post_message(
         db, me, project="CRW", workspace_id=None, participant_id=other.id, body="For Other",
+        answer=posted_view,
     )  # fmt: skip
     message_id = posted.body["message"]["id"]
     with pytest.raises(NotFound):
@@ -508,7 +527,7 @@ def test_only_its_reader_dismisses_a_message_and_never_through_a_token(
     with pytest.raises(PermissionDenied):
         messages.dismiss_message(db, agent, "CRW", message_id)
     seen = messages.dismiss_message(db, person_actor(other), "CRW", message_id)
-    assert seen["dismissedAt"] is not None
+    assert seen.dismissed_at is not None
 
 
 def test_an_agent_shows_as_its_token_and_a_person_via_a_token_names_it(
@@ -520,9 +539,11 @@ def test_an_agent_shows_as_its_token_and_a_person_via_a_token_names_it(
     bot = tokens.authenticate_token(db, issued.secret)
     messages.post_message(
         db, bot, project="CRW", workspace_id=None, participant_id=owner.id, body="From the bot",
+        answer=posted_view,
     )  # fmt: skip
     messages.post_message(
         db, agent, project="CRW", workspace_id=None, participant_id=owner.id, body="From me",
+        answer=posted_view,
     )  # fmt: skip
     page = client.get("/p/CRW/inbox").text
     assert re.search(

@@ -14,6 +14,9 @@ from typing import Any
 import httpx2
 import pytest
 
+from crewboard.contract.board import present_notes
+from crewboard.contract.review.present import draft_read_view, hand_in_view
+from crewboard.contract.review.present_proposals import proposed_view
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
@@ -62,7 +65,13 @@ def hand_in(
     db: Database, agent: Actor, key: str, title: str = "Redirect fixed", task: str = "CRW-1"
 ) -> str:
     made = drafts.create_draft(
-        db, agent, task=task, idempotency_key=key, title=title, content=f"Result {key}."
+        db,
+        agent,
+        task=task,
+        idempotency_key=key,
+        title=title,
+        content=f"Result {key}.",
+        answer=hand_in_view,
     )
     return str(made.body["draft"]["id"])
 
@@ -78,7 +87,13 @@ def another_task(db: Database, owner: User) -> str:
 
 def ask(db: Database, agent: Actor, text: str, key: str) -> str:
     asked = questions.ask_question(
-        db, agent, task="CRW-1", workspace_id=None, question=text, idempotency_key=key
+        db,
+        agent,
+        task="CRW-1",
+        workspace_id=None,
+        question=text,
+        idempotency_key=key,
+        answer=present_notes.question_answer,
     )
     return str(asked.body["question"]["id"])
 
@@ -119,7 +134,9 @@ def test_the_header_and_tab_title_count_what_is_new_on_every_page(
     assert title(empty) == "Inbox · Crewboard"
     hand_in(db, agent, "h-1")
     ask(db, agent, "Which browser?", "q-1")
-    proposals.propose_task(db, agent, project="CRW", title="Add a logout button")
+    proposals.propose_task(
+        db, agent, project="CRW", title="Add a logout button", answer=proposed_view
+    )
     inbox = client.get("/p/CRW/inbox").text
     assert badge(inbox) == 3
     assert title(inbox) == "(3) Inbox · Crewboard"
@@ -225,7 +242,9 @@ def test_after_a_decision_the_next_item_waiting_opens_then_the_inbox(
 ) -> None:
     older = hand_in(db, agent, "h-1", title="Older", task=another_task(db, owner))
     clock.advance(MINUTE)
-    card = proposals.propose_task(db, agent, project="CRW", title="Add a logout button")
+    card = proposals.propose_task(
+        db, agent, project="CRW", title="Add a logout button", answer=proposed_view
+    )
     card_id = card.body["proposal"]["id"]
     clock.advance(MINUTE)
     newer = hand_in(db, agent, "h-2", title="Newer")
@@ -263,13 +282,13 @@ def test_a_decided_hand_in_links_its_memory_record_and_follow_up_task(
 ) -> None:
     saved = hand_in(db, agent, "h-1", title="Sessions explained")
     post_form(client, f"/p/CRW/inbox/drafts/{saved}/save", {"collection": "architecture"})
-    decided: dict[str, Any] = drafts.get_draft(db, person_actor(owner), saved)
+    decided: dict[str, Any] = draft_read_view(drafts.get_draft(db, person_actor(owner), saved))
     html = client.get(f"/p/CRW/inbox/drafts/{saved}").text
     record = decided["memoryRecordId"]
     assert f'href="/p/CRW/memory/records/{record}">“Sessions explained”</a>' in html
     revised = hand_in(db, agent, "h-2", title="Needs work")
     post_form(client, f"/p/CRW/inbox/drafts/{revised}/revise", {"comment": "More tests."})
-    follow_up = drafts.get_draft(db, person_actor(owner), revised)["followUpTask"]
+    follow_up = draft_read_view(drafts.get_draft(db, person_actor(owner), revised))["followUpTask"]
     html = client.get(f"/p/CRW/inbox/drafts/{revised}").text
     assert f'href="/p/CRW/tasks/{follow_up["key"]}"' in html
 

@@ -13,6 +13,8 @@ from typing import Any
 import httpx2
 import pytest
 
+from crewboard.contract.board import present_notes
+from crewboard.contract.review.present import hand_in_view
 from crewboard.domain.identity.records import User
 from crewboard.services.board import notes
 from crewboard.services.identity import tokens
@@ -42,10 +44,12 @@ def world(db: Database, owner: User) -> dict[str, Any]:
     notes.post_comment(
         db, person_actor(owner), task="CRW-1", workspace_id=None, idempotency_key="c-1",
         content="Check the redis timeout first.",
+        answer=present_notes.comment_answer,
     )  # fmt: skip
     notes.agent_update(
         db, agent, task="CRW-1", workspace_id=None, idempotency_key="u-1",
         content="Reading the Redis client code.",
+        answer=present_notes.agent_update_answer,
     )  # fmt: skip
     return {**made, "agent": agent}
 
@@ -60,7 +64,7 @@ def client(url: str, owner: User, world: dict[str, Any]) -> Iterator[httpx2.Clie
 def hand_in(db: Database, agent: Any, title: str, content: str) -> str:
     made = drafts.create_draft(
         db, agent, task="CRW-1", project="CRW", workspace_id=None, title=title,
-        summary="A hand-in", content=content,
+        summary="A hand-in", content=content, answer=hand_in_view,
     )  # fmt: skip
     return str(made.body["draft"]["id"])
 

@@ -319,7 +319,7 @@ def test_acceptance_rules_are_added_and_removed(
         answer = send(client, "/p/CRW/settings/project/rules", data)
         assert "Acceptance rule on" in followed(client, answer)
     listed = rules.list_rules(db, person_actor(owner), "CRW")
-    assert [(r["match"], r["value"]) for r in listed] == [
+    assert [(r.match, r.value) for r in listed] == [
         ("all", None),
         ("task_type", "development"),
         ("ai_role", seat_id),
@@ -329,7 +329,7 @@ def test_acceptance_rules_are_added_and_removed(
     assert "AI role Coder" in page
     again = send(client, "/p/CRW/settings/project/rules", {"match": "all"})
     assert "already" in flash_error(followed(client, again))
-    answer = send(client, f"/p/CRW/settings/project/rules/{listed[0]['id']}/remove", {})
+    answer = send(client, f"/p/CRW/settings/project/rules/{listed[0].id}/remove", {})
     assert "Acceptance rule off." in followed(client, answer)
     assert len(rules.list_rules(db, person_actor(owner), "CRW")) == 2
 

@@ -14,6 +14,7 @@ import pytest
 
 from crewboard.contract import memory_present as memory_edits
 from crewboard.contract.projects import present
+from crewboard.contract.review.present import hand_in_view
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.records import Actor, User
 from crewboard.services.board import batch, task_updates, tasks
@@ -391,6 +392,7 @@ def test_approving_from_the_form_while_a_hand_in_waits_is_refused_with_a_link_ke
         title="Redirect fixed",
         summary="The loop is gone",
         content="Fixed.",
+        answer=hand_in_view,
     ).body["draft"]["id"]
     answer = send_edit(client, key, {"status": "approved", "brief": "Typed brief"})
     assert answer.status_code == 409

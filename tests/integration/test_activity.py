@@ -7,6 +7,9 @@ from typing import Any
 import pytest
 
 from crewboard.contract.projects import present
+from crewboard.contract.review.present_activity import SUMMARIES, entry_view
+from crewboard.contract.review.present_inbox import posted_view
+from crewboard.contract.review.present_proposals import proposed_view
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import ErrorCode
 from crewboard.services.board import task_lookup, tasks
@@ -67,7 +70,7 @@ def post(db: Database, actor: Actor, participant: str, body: str = "Hello", **ex
         "workspace_id": None,
         "participant_id": participant,
     }
-    return messages.post_message(db, actor, body=body, **{**arguments, **extra})
+    return messages.post_message(db, actor, body=body, **{**arguments, **extra}, answer=posted_view)
 
 
 # --- post_message ----------------------------------------------------------------------------
@@ -89,7 +92,7 @@ def test_messages_go_to_a_roles_or_a_members_thread_and_nowhere_else(
     outsider = make_user(db, "outsider@example.com")
     refused(ErrorCode.NOT_FOUND, post, db, agent, outsider.id)
     thread = messages.list_thread(db, person_actor(owner), "CRW", coder)
-    assert [m["body"] for m in thread["messages"]] == ["Can you look at CRW-1?"]
+    assert [m.body for m in thread.messages] == ["Can you look at CRW-1?"]
     assert count_rows(db, "inbox_messages") == 2
 
 
@@ -126,11 +129,21 @@ def test_a_shared_project_needs_a_key_and_replays_with_it(db: Database, owner: U
     writer = token_actor(db, owner, SCOPES)
     arguments = {"project": "SHR", "workspace_id": space.id, "participant_id": owner.id}
     missing = refused(
-        ErrorCode.VALIDATION, messages.post_message, db, writer, body="Hi", **arguments
+        ErrorCode.VALIDATION,
+        messages.post_message,
+        db,
+        writer,
+        body="Hi",
+        answer=posted_view,
+        **arguments,
     )
     assert missing.details["field"] == "idempotencyKey"
-    first = messages.post_message(db, writer, body="Hi", idempotency_key="m-1", **arguments)
-    again = messages.post_message(db, writer, body="Hi", idempotency_key="m-1", **arguments)
+    first = messages.post_message(
+        db, writer, body="Hi", idempotency_key="m-1", **arguments, answer=posted_view
+    )
+    again = messages.post_message(
+        db, writer, body="Hi", idempotency_key="m-1", **arguments, answer=posted_view
+    )
     assert (again.replayed, again.body) == (True, first.body)
     assert count_rows(db, "inbox_messages") == 1
     wrong = refused(ErrorCode.VALIDATION, post, db, writer, owner.id, project="SHR")
@@ -226,7 +239,8 @@ def decide(db: Database, owner: User, draft_id: str, status: str, **extra: Any) 
 
 
 def listing(db: Database, actor: Actor, **options: Any) -> tuple[list[dict[str, Any]], str]:
-    return activity.list_activity(db, actor, **options)
+    found = activity.list_activity(db, actor, **options)
+    return [entry_view(e) for e in found.entries], found.cursor
 
 
 def test_activity_lists_newest_first_and_a_cursor_follows_what_comes_after(
@@ -243,7 +257,7 @@ def test_activity_lists_newest_first_and_a_cursor_follows_what_comes_after(
     assert (nothing, same) == ([], cursor)
     post(db, agent, owner.id, "one")
     post(db, agent, owner.id, "two")
-    proposals.propose_task(db, agent, project="CRW", title="three")
+    proposals.propose_task(db, agent, project="CRW", title="three", answer=proposed_view)
     first, following = listing(db, agent, since=cursor, limit=2)
     assert [e["summary"] for e in first] == ["posted a message", "posted a message"]
     assert following == first[-1]["id"]
@@ -332,7 +346,7 @@ def test_every_kind_of_project_event_is_worded(db: Database) -> None:
     world = furnish_everything(db, "WORD")
     person = person_actor(users.get_user_by_email(db, world.owner_email))
     entries, _ = listing(db, person, project="WORD", limit=100)
-    unworded = {e["type"] for e in entries} - set(activity.SUMMARIES)
+    unworded = {e["type"] for e in entries} - set(SUMMARIES)
     assert unworded == set()
     said = [e["summary"] for e in entries]
     for sentence in (

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from crewboard.contract.projects import present
+from crewboard.contract.review.present import hand_in_view
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
@@ -413,7 +414,13 @@ def test_old_receipts_no_hand_in_names_are_let_go_and_named_ones_kept(
     kept = read(db, agent, task["id"])["contextReceiptId"]
     dropped = read(db, agent, task["id"])["contextReceiptId"]
     drafts.create_draft(
-        db, agent, task=task["id"], context_receipt_id=kept, title="Done", content="Done."
+        db,
+        agent,
+        task=task["id"],
+        context_receipt_id=kept,
+        title="Done",
+        content="Done.",
+        answer=hand_in_view,
     )
     clock.advance(timedelta(days=31))
     fresh = read(db, agent, task["id"])["contextReceiptId"]

@@ -7,6 +7,12 @@ from typing import Any
 import pytest
 
 from crewboard.contract.projects import present
+from crewboard.contract.review.present import (
+    draft_page_view,
+    draft_read_view,
+    draft_view,
+    hand_in_view,
+)
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import ErrorCode
 from crewboard.services.board import task_updates, tasks
@@ -82,7 +88,7 @@ def hand_in(db: Database, actor: Actor, **overrides: Any) -> KeyedResult:
         "document": "decisions",
         "references": [{"kind": "commit", "value": "a1b2c3d"}],
     }
-    return drafts.submit_result(db, actor, **(arguments | overrides))
+    return drafts.submit_result(db, actor, **(arguments | overrides), answer=hand_in_view)
 
 
 def events(db: Database, kind: str) -> list[dict[str, Any]]:
@@ -118,7 +124,7 @@ def test_submit_result_lands_a_draft_and_moves_the_task_to_review_in_one_write(
     assert "summary" not in submitted[0]["payload"]
     moves = events(db, "task.updated")
     assert moves[-1]["payload"]["task"]["status"] == "review"
-    full = drafts.get_draft(db, person_actor(owner), draft["id"])
+    full = draft_read_view(drafts.get_draft(db, person_actor(owner), draft["id"]))
     assert full["content"] == "# Fixed\nThe loop is gone."
 
 
@@ -256,14 +262,14 @@ def test_create_draft_leaves_the_task_as_it_is(
 ) -> None:
     made = drafts.create_draft(
         db, world["agent"], task="CRW-1", title="An idea", content="Try a cookie.",
-        idempotency_key="d-1",
+        idempotency_key="d-1", answer=hand_in_view,
     )  # fmt: skip
     assert made.body["taskMoved"] is False
     assert made.body["draft"]["status"] == "pending"
     assert task_status(db, owner) == ("ready_for_ai", 1)
     again = drafts.create_draft(
         db, world["agent"], task="CRW-1", title="An idea", content="Try a cookie.",
-        idempotency_key="d-1",
+        idempotency_key="d-1", answer=hand_in_view,
     )  # fmt: skip
     assert again.replayed is True
     submitted = events(db, "draft.submitted")
@@ -279,7 +285,7 @@ def test_create_draft_needs_the_drafts_scope(
     narrow = tokens.authenticate_token(db, issued.secret)
     refused(
         ErrorCode.PERMISSION_DENIED, drafts.create_draft, db, narrow, task="CRW-1", title="x",
-        content="y",
+        content="y", answer=hand_in_view,
     )  # fmt: skip
 
 
@@ -289,11 +295,13 @@ def test_list_drafts_pages_newest_first_and_filters_by_status(
     ids = [
         hand_in(db, world["agent"], idempotency_key=f"h-{i}").body["draft"]["id"] for i in range(3)
     ]
-    page = drafts.list_drafts(db, person_actor(owner), project="CRW", limit=2)
+    page = draft_page_view(drafts.list_drafts(db, person_actor(owner), project="CRW", limit=2))
     assert [d["id"] for d in page["drafts"]] == ids[::-1][:2]
     assert (page["total"], page["nextOffset"]) == (3, 2)
     assert all("content" not in d for d in page["drafts"])
-    none = drafts.list_drafts(db, person_actor(owner), project="CRW", statuses=["approved"])
+    none = draft_page_view(
+        drafts.list_drafts(db, person_actor(owner), project="CRW", statuses=["approved"])
+    )
     assert none["total"] == 0
     refused(ErrorCode.VALIDATION, drafts.list_drafts, db, person_actor(owner), statuses=["done"])
 
@@ -307,7 +315,7 @@ def test_waiting_drafts_flags_changed_inputs(
     def waiting(uow: UnitOfWork) -> list[dict[str, Any]]:
         project = uow.projects.get_by_key("CRW")
         assert project is not None
-        return drafts.waiting_drafts(uow, [project.id])
+        return [draft_view(row) for row in drafts.waiting_drafts(uow, [project.id])]
 
     before = db.read(waiting)
     assert [(d["id"], d["inputsChanged"]) for d in before] == [(draft_id, [])]
@@ -317,7 +325,7 @@ def test_waiting_drafts_flags_changed_inputs(
     )  # fmt: skip
     after = db.read(waiting)
     assert [c["kind"] for c in after[0]["inputsChanged"]] == ["brief"]
-    shown = drafts.get_draft(db, person_actor(owner), draft_id)
+    shown = draft_read_view(drafts.get_draft(db, person_actor(owner), draft_id))
     assert shown["inputsChanged"] == after[0]["inputsChanged"]
 
 

@@ -7,7 +7,11 @@ from typing import Any
 
 import pytest
 
+from crewboard.contract.board import present_notes
 from crewboard.contract.projects import present
+from crewboard.contract.review.present import draft_read_view, hand_in_view
+from crewboard.contract.review.present_inbox import posted_view
+from crewboard.contract.review.present_proposals import proposal_view, proposed_view
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import ErrorCode
@@ -48,7 +52,7 @@ def other(db: Database, owner: User, world: dict[str, str]) -> User:
 def hand_in(db: Database, agent: Actor, key: str = "h-1") -> dict[str, Any]:
     made = drafts.create_draft(
         db, agent, task="CRW-1", idempotency_key=key, title="Redirect fixed",
-        summary="The loop is gone", content="Fixed.",
+        summary="The loop is gone", content="Fixed.", answer=hand_in_view,
     )  # fmt: skip
     return dict(made.body["draft"])
 
@@ -56,13 +60,17 @@ def hand_in(db: Database, agent: Actor, key: str = "h-1") -> dict[str, Any]:
 def fill_inbox(db: Database, agent: Actor, owner: User) -> dict[str, str]:
     """One item of each kind; the message is for the owner. Their ids by kind."""
     draft = hand_in(db, agent)
-    card = proposals.propose_task(db, agent, project="CRW", title="Add a logout button")
+    card = proposals.propose_task(
+        db, agent, project="CRW", title="Add a logout button", answer=proposed_view
+    )
     asked = questions.ask_question(
         db, agent, task="CRW-1", workspace_id=None, question="Which browser?",
         idempotency_key="q-1",
+        answer=present_notes.question_answer,
     )  # fmt: skip
     posted = messages.post_message(
         db, agent, project="CRW", workspace_id=None, participant_id=owner.id, body="Heads-up",
+        answer=posted_view,
     )  # fmt: skip
     return {
         "hand_in": draft["id"],
@@ -79,8 +87,8 @@ def unread(db: Database, user: User) -> int:
 def listed(db: Database, user: User) -> dict[str, bool]:
     """Each inbox item of the user's CRW inbox: whether they have read it."""
     found = inbox.inbox(db, person_actor(user), project="CRW")
-    assert found["unread"] == unread(db, user)  # the list and the one-query count agree
-    return {item["id"]: item["read"] for item in found["items"]}
+    assert found.unread == unread(db, user)  # the list and the one-query count agree
+    return {item.id: item.read for item in found.items}
 
 
 def test_reading_is_per_person(db: Database, owner: User, other: User, agent: Actor) -> None:
@@ -101,8 +109,8 @@ def test_mark_and_unmark_one_item_and_again_changes_nothing(
         reads.mark_read(db, me, "CRW", [("question", ids["question"])])
     assert unread(db, owner) == 3
     assert count_rows(db, "inbox_reads") == 1
-    assert reads.mark_unread(db, me, "CRW", "question", ids["question"])["changed"] is True
-    assert reads.mark_unread(db, me, "CRW", "question", ids["question"])["changed"] is False
+    assert reads.mark_unread(db, me, "CRW", "question", ids["question"]).changed is True
+    assert reads.mark_unread(db, me, "CRW", "question", ids["question"]).changed is False
     assert unread(db, owner) == 4
     assert listed(db, owner)[ids["question"]] is False
 
@@ -110,10 +118,10 @@ def test_mark_and_unmark_one_item_and_again_changes_nothing(
 def test_mark_all_read_then_a_new_item_is_new(db: Database, owner: User, agent: Actor) -> None:
     fill_inbox(db, agent, owner)
     me = person_actor(owner)
-    assert reads.mark_all_read(db, me, "CRW", kind="question")["marked"] == 1
+    assert reads.mark_all_read(db, me, "CRW", kind="question").marked == 1
     assert unread(db, owner) == 3
-    assert reads.mark_all_read(db, me, "CRW")["marked"] == 3
-    assert reads.mark_all_read(db, me, "CRW")["marked"] == 0
+    assert reads.mark_all_read(db, me, "CRW").marked == 3
+    assert reads.mark_all_read(db, me, "CRW").marked == 0
     assert unread(db, owner) == 0
     second = hand_in(db, agent, key="h-2")
     assert unread(db, owner) == 1
@@ -141,6 +149,7 @@ def test_a_message_to_a_seat_the_person_holds_counts_for_them_only(
     )  # fmt: skip
     messages.post_message(
         db, agent, project="CRW", workspace_id=None, participant_id=seat["id"], body="For you",
+        answer=posted_view,
     )  # fmt: skip
     assert (unread(db, owner), unread(db, other)) == (0, 1)
 
@@ -170,10 +179,12 @@ def test_what_an_agent_writes_carries_its_seat_and_a_persons_token_does_not(
     me = person_actor(owner)
     seat = {"roleId": world["seat"], "roleName": "Coder", "roleKind": "ai"}
     stamps = [
-        drafts.get_draft(db, me, ids["hand_in"])["author"],
-        proposals.get_proposal(db, me, ids["proposal"])["author"],
-        questions.list_open_questions(db, me, "CRW")["questions"][0]["askedBy"],
-        messages.list_thread(db, me, "CRW", owner.id)["messages"][0]["author"],
+        draft_read_view(drafts.get_draft(db, me, ids["hand_in"]))["author"],
+        proposal_view(proposals.get_proposal(db, me, ids["proposal"]))["author"],
+        present_notes.open_questions_view(questions.list_open_questions(db, me, "CRW"))[
+            "questions"
+        ][0]["askedBy"],
+        messages.list_thread(db, me, "CRW", owner.id).messages[0].author,
     ]
     for stamp in stamps:
         assert {k: stamp.get(k) for k in seat} == seat

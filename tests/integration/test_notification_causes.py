@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from crewboard.contract.board import present_notes
+from crewboard.contract.review.present import hand_in_view
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.notifications import mentions
@@ -56,6 +58,7 @@ def test_a_comment_tells_the_people_it_mentions_once(db: Database, ada: User, bo
     notes.post_comment(
         db, person_actor(ada), task="CRW-1", workspace_id=None, idempotency_key="c1",
         content="@bo can you check the cookie? @ada (me) and @carl@example.com too",
+        answer=present_notes.comment_answer,
     )  # fmt: skip
     [note] = told(db, bo)
     assert note["title"] == "ada mentioned you on CRW-1"
@@ -70,6 +73,7 @@ def test_an_answer_tells_the_person_behind_the_asking_agent(
     asked = questions.ask_question(
         db, agent_of(db, ada), task="CRW-1", workspace_id=None, idempotency_key="q1",
         question="Which browser?",
+        answer=present_notes.question_answer,
     ).body["question"]  # fmt: skip
     questions.answer_question(db, person_actor(bo), asked["id"], "Firefox 140.")
     [note] = told(db, ada)
@@ -81,14 +85,26 @@ def test_a_decision_tells_the_person_behind_the_hand_in_unless_they_decided(
 ) -> None:
     agent = agent_of(db, ada)
     first = drafts.create_draft(
-        db, agent, task="CRW-1", title="A fix", content="Set SameSite.", idempotency_key="d1"
+        db,
+        agent,
+        task="CRW-1",
+        title="A fix",
+        content="Set SameSite.",
+        idempotency_key="d1",
+        answer=hand_in_view,
     ).body["draft"]
     decisions.approve(db, person_actor(bo), first["id"], comment="Good.")
     [note] = told(db, ada)
     assert note["title"] == "Your hand-in “A fix” was approved"
     assert note["link"] == f"/p/CRW/inbox/drafts/{first['id']}"
     second = drafts.create_draft(
-        db, agent, task="CRW-1", title="Another", content="x", idempotency_key="d2"
+        db,
+        agent,
+        task="CRW-1",
+        title="Another",
+        content="x",
+        idempotency_key="d2",
+        answer=hand_in_view,
     ).body["draft"]
     decisions.reject(db, person_actor(ada), second["id"], comment="No.")
     assert len(told(db, ada)) == 1  # ada decided her own agent's hand-in: nothing new

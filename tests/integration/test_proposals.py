@@ -8,7 +8,13 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from crewboard.contract.board import present_notes
 from crewboard.contract.projects import present
+from crewboard.contract.review.present_proposals import (
+    proposal_page_view,
+    proposal_view,
+    proposed_view,
+)
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
@@ -100,13 +106,14 @@ def test_an_accepted_task_card_creates_one_backlog_task_assigned_to_the_role_it_
             description="All endpoints.",
             type_hint="writing",
             role_hint="technical WRITER",
+            answer=proposed_view,
         )
     )
     assert (made["kind"], made["status"], made["taskId"]) == ("task", "pending", None)
     assert made["author"]["tokenId"] == agent.principal
     before = by_id(db, "tasks")
     assert len(before) == 2  # proposing changed nothing on the board
-    decided = proposals.accept_proposal(db, person_actor(owner), made["id"])
+    decided = proposal_view(proposals.accept_proposal(db, person_actor(owner), made["id"]))
     after = by_id(db, "tasks")
     (new_id,) = set(after) - set(before)
     assert {k: after[k] for k in before} == before
@@ -128,8 +135,12 @@ def test_an_accepted_task_card_creates_one_backlog_task_assigned_to_the_role_it_
 def test_a_task_card_whose_role_hint_matches_no_role_lands_unassigned(
     db: Database, owner: User, agent: Actor
 ) -> None:
-    made = card(proposals.propose_task(db, agent, project="CRW", title="Spike", role_hint="Nobody"))
-    result = proposals.accept_proposal(db, person_actor(owner), made["id"])["result"]
+    made = card(
+        proposals.propose_task(
+            db, agent, project="CRW", title="Spike", role_hint="Nobody", answer=proposed_view
+        )
+    )
+    result = proposal_view(proposals.accept_proposal(db, person_actor(owner), made["id"]))["result"]
     task = by_id(db, "tasks")[result["taskId"]]
     assert (task["assignee_id"], task["type"]) == (None, "general")
 
@@ -144,6 +155,7 @@ def test_a_task_update_card_keeps_the_diff_and_applies_at_the_tasks_current_revi
             task="CRW-1",
             changes={"title": "Fix the login redirect loop", "priority": "high", "roleHint": "ada"},
             reason="It loops.",
+            answer=proposed_view,
         )
     )
     assert made["payload"]["changes"] == {
@@ -164,7 +176,7 @@ def test_a_task_update_card_keeps_the_diff_and_applies_at_the_tasks_current_revi
         patch={"description": "Seen on Safari."},
     )
     before = by_id(db, "tasks")
-    decided = proposals.accept_proposal(db, person_actor(owner), made["id"])
+    decided = proposal_view(proposals.accept_proposal(db, person_actor(owner), made["id"]))
     after = by_id(db, "tasks")
     task_id = made["taskId"]
     changed = {k for k in after[task_id] if after[task_id][k] != before[task_id][k]}
@@ -194,7 +206,11 @@ def test_a_task_update_whose_role_hint_matches_nothing_leaves_the_assignee(
     )
     made = card(
         proposals.propose_task_update(
-            db, agent, task="CRW-2", changes={"status": "ready_for_ai", "roleHint": "Nobody"}
+            db,
+            agent,
+            task="CRW-2",
+            changes={"status": "ready_for_ai", "roleHint": "Nobody"},
+            answer=proposed_view,
         )
     )
     assert made["payload"]["changes"]["roleHint"] == {"from": "Ada", "to": "Nobody"}
@@ -208,7 +224,13 @@ def test_an_accepted_delete_card_removes_the_task_and_what_hangs_off_it(
 ) -> None:
     person = person_actor(owner)
     task_notes.post_comment(
-        db, person, task="CRW-1", workspace_id=None, content="note", idempotency_key="c-1"
+        db,
+        person,
+        task="CRW-1",
+        workspace_id=None,
+        content="note",
+        idempotency_key="c-1",
+        answer=present_notes.comment_answer,
     )
     task_updates.update_task(
         db,
@@ -220,10 +242,14 @@ def test_an_accepted_delete_card_removes_the_task_and_what_hangs_off_it(
         expected_revision=1,
         patch={"parent_task_id": by_number(db, 1)["id"]},
     )
-    made = card(proposals.propose_task_delete(db, agent, task="CRW-1", reason="Duplicate."))
+    made = card(
+        proposals.propose_task_delete(
+            db, agent, task="CRW-1", reason="Duplicate.", answer=proposed_view
+        )
+    )
     assert made["payload"] == {"title": "Fix the login redirect", "status": "backlog"}
     doomed = made["taskId"]
-    decided = proposals.accept_proposal(db, person, made["id"])
+    decided = proposal_view(proposals.accept_proposal(db, person, made["id"]))
     assert doomed not in by_id(db, "tasks")
     assert count_rows(db, "task_comments") == 0
     child = by_number(db, 2)
@@ -243,11 +269,17 @@ def test_an_accepted_role_card_adds_one_unheld_human_seat(
 ) -> None:
     made = card(
         proposals.propose_role(
-            db, agent, project="CRW", name="Mira", role="Illustrator", description="Covers."
+            db,
+            agent,
+            project="CRW",
+            name="Mira",
+            role="Illustrator",
+            description="Covers.",
+            answer=proposed_view,
         )
     )
     before = by_id(db, "team_roles")
-    decided = proposals.accept_proposal(db, person_actor(owner), made["id"])
+    decided = proposal_view(proposals.accept_proposal(db, person_actor(owner), made["id"]))
     after = by_id(db, "team_roles")
     (new_id,) = set(after) - set(before)
     assert {k: after[k] for k in before} == before
@@ -271,11 +303,13 @@ def test_an_accepted_composition_adds_every_seat_in_order(
         {"role": "Editor", "typeHint": "human"},
     ]
     made = card(
-        proposals.propose_composition(db, agent, project="CRW", seats=seats, rationale="A film.")
+        proposals.propose_composition(
+            db, agent, project="CRW", seats=seats, rationale="A film.", answer=proposed_view
+        )
     )
     assert made["payload"]["seats"][0] == {"role": "Animator", "name": "Animator", "typeHint": "ai"}
     before = set(by_id(db, "team_roles"))
-    decided = proposals.accept_proposal(db, person_actor(owner), made["id"])
+    decided = proposal_view(proposals.accept_proposal(db, person_actor(owner), made["id"]))
     after = by_id(db, "team_roles")
     made_ids = decided["result"]["roleIds"]
     assert set(made_ids) == set(after) - before
@@ -291,11 +325,23 @@ def test_an_accepted_composition_adds_every_seat_in_order(
 
 def every_kind(db: Database, agent: Actor) -> list[dict[str, Any]]:
     return [
-        card(proposals.propose_task(db, agent, project="CRW", title="New")),
-        card(proposals.propose_task_update(db, agent, task="CRW-1", changes={"status": "done"})),
-        card(proposals.propose_task_delete(db, agent, task="CRW-2")),
-        card(proposals.propose_role(db, agent, project="CRW", name="Mira", role="Illustrator")),
-        card(proposals.propose_composition(db, agent, project="CRW", seats=[{"role": "Editor"}])),
+        card(proposals.propose_task(db, agent, project="CRW", title="New", answer=proposed_view)),
+        card(
+            proposals.propose_task_update(
+                db, agent, task="CRW-1", changes={"status": "done"}, answer=proposed_view
+            )
+        ),
+        card(proposals.propose_task_delete(db, agent, task="CRW-2", answer=proposed_view)),
+        card(
+            proposals.propose_role(
+                db, agent, project="CRW", name="Mira", role="Illustrator", answer=proposed_view
+            )
+        ),
+        card(
+            proposals.propose_composition(
+                db, agent, project="CRW", seats=[{"role": "Editor"}], answer=proposed_view
+            )
+        ),
     ]
 
 
@@ -305,7 +351,7 @@ def test_dismissing_any_card_leaves_everything_as_it_was(
     cards = every_kind(db, agent)
     before = snapshot(db)
     for made in cards:
-        decided = proposals.dismiss_proposal(db, person_actor(owner), made["id"])
+        decided = proposal_view(proposals.dismiss_proposal(db, person_actor(owner), made["id"]))
         assert (decided["status"], decided["result"]) == ("dismissed", None)
     assert snapshot(db) == before
     assert event_types(db).count("proposal.dismissed") == 5
@@ -328,12 +374,15 @@ def test_a_decided_card_cannot_be_decided_again(db: Database, owner: User, agent
 def test_no_token_decides_a_card_whatever_its_kind_and_scopes(
     db: Database, owner: User, agent: Actor
 ) -> None:
-    made = card(proposals.propose_task(db, agent, project="CRW", title="New"))
+    made = card(proposals.propose_task(db, agent, project="CRW", title="New", answer=proposed_view))
     personal = token_actor(db, owner, [*ALL_AGENT_SCOPES, "projects.admin"])
     for actor in (agent, personal):
         for decide in (proposals.accept_proposal, proposals.dismiss_proposal):
             refused(ErrorCode.PERMISSION_DENIED, decide, db, actor, made["id"])
-    assert proposals.get_proposal(db, person_actor(owner), made["id"])["status"] == "pending"
+    assert (
+        proposal_view(proposals.get_proposal(db, person_actor(owner), made["id"]))["status"]
+        == "pending"
+    )
     assert count_rows(db, "tasks") == 2
 
 
@@ -343,8 +392,12 @@ def test_team_cards_need_a_project_admin_and_task_cards_a_writer(
     writer = make_user(db, "writer@example.com")
     grant(db, owner, "CRW", writer, Role.WRITE)
     task_card, role_card = (
-        card(proposals.propose_task(db, agent, project="CRW", title="New")),
-        card(proposals.propose_role(db, agent, project="CRW", name="Mira", role="Illustrator")),
+        card(proposals.propose_task(db, agent, project="CRW", title="New", answer=proposed_view)),
+        card(
+            proposals.propose_role(
+                db, agent, project="CRW", name="Mira", role="Illustrator", answer=proposed_view
+            )
+        ),
     )
     refused(
         ErrorCode.PERMISSION_DENIED,
@@ -354,7 +407,10 @@ def test_team_cards_need_a_project_admin_and_task_cards_a_writer(
         role_card["id"],
     )
     assert (
-        proposals.accept_proposal(db, person_actor(writer), task_card["id"])["status"] == "accepted"
+        proposal_view(proposals.accept_proposal(db, person_actor(writer), task_card["id"]))[
+            "status"
+        ]
+        == "accepted"
     )
     stranger = make_user(db, "stranger@example.com")
     refused(
@@ -370,7 +426,13 @@ def test_team_cards_need_a_project_admin_and_task_cards_a_writer(
 
 def test_a_composition_holds_one_to_twelve_seats(db: Database, agent: Actor) -> None:
     empty = refused(
-        ErrorCode.VALIDATION, proposals.propose_composition, db, agent, project="CRW", seats=[]
+        ErrorCode.VALIDATION,
+        proposals.propose_composition,
+        db,
+        agent,
+        project="CRW",
+        seats=[],
+        answer=proposed_view,
     )
     assert empty.details["field"] == "seats"
     many = [{"role": f"Role {n}"} for n in range(13)]
@@ -381,6 +443,7 @@ def test_a_composition_holds_one_to_twelve_seats(db: Database, agent: Actor) -> 
         agent,
         project="CRW",
         seats=many,
+        answer=proposed_view,
     )
     assert over.details["field"] == "seats"
     bad = refused(
@@ -390,9 +453,10 @@ def test_a_composition_holds_one_to_twelve_seats(db: Database, agent: Actor) -> 
         agent,
         project="CRW",
         seats=[{"role": "Editor", "typeHint": "robot"}],
+        answer=proposed_view,
     )
     assert (bad.details["field"], bad.details["accepted"]) == ("seats.0.typeHint", ["ai", "human"])
-    proposals.propose_composition(db, agent, project="CRW", seats=many[:12])
+    proposals.propose_composition(db, agent, project="CRW", seats=many[:12], answer=proposed_view)
     assert count_rows(db, "proposals") == 1
 
 
@@ -407,6 +471,7 @@ def test_unknown_types_statuses_and_fields_are_refused_with_the_accepted_values(
         project="CRW",
         title="x",
         type_hint="poem",
+        answer=proposed_view,
     )
     assert kind.details["field"] == "typeHint"
     assert "writing" in kind.details["accepted"]
@@ -417,6 +482,7 @@ def test_unknown_types_statuses_and_fields_are_refused_with_the_accepted_values(
         agent,
         task="CRW-1",
         changes={"status": "finished"},
+        answer=proposed_view,
     )
     assert status.details["field"] == "changes.status"
     assert "ready_for_ai" in status.details["accepted"]
@@ -427,11 +493,18 @@ def test_unknown_types_statuses_and_fields_are_refused_with_the_accepted_values(
         agent,
         task="CRW-1",
         changes={"dueDate": "x"},
+        answer=proposed_view,
     )
     assert unknown.details["field"] == "changes.dueDate"
     assert "roleHint" in unknown.details["accepted"]
     none = refused(
-        ErrorCode.VALIDATION, proposals.propose_task_update, db, agent, task="CRW-1", changes={}
+        ErrorCode.VALIDATION,
+        proposals.propose_task_update,
+        db,
+        agent,
+        task="CRW-1",
+        changes={},
+        answer=proposed_view,
     )
     assert none.details["field"] == "changes"
     same = refused(
@@ -441,6 +514,7 @@ def test_unknown_types_statuses_and_fields_are_refused_with_the_accepted_values(
         agent,
         task="CRW-1",
         changes={"priority": "medium"},
+        answer=proposed_view,
     )
     assert same.details["field"] == "changes"
     listing = refused(ErrorCode.VALIDATION, proposals.list_proposals, db, agent, status="open")
@@ -451,8 +525,12 @@ def test_unknown_types_statuses_and_fields_are_refused_with_the_accepted_values(
 def test_a_keyed_proposal_is_made_once_and_a_changed_retry_is_refused(
     db: Database, agent: Actor
 ) -> None:
-    first = proposals.propose_task(db, agent, project="CRW", title="New", idempotency_key="p-1")
-    again = proposals.propose_task(db, agent, project="CRW", title="New", idempotency_key="p-1")
+    first = proposals.propose_task(
+        db, agent, project="CRW", title="New", idempotency_key="p-1", answer=proposed_view
+    )
+    again = proposals.propose_task(
+        db, agent, project="CRW", title="New", idempotency_key="p-1", answer=proposed_view
+    )
     assert (again.replayed, again.body) == (True, first.body)
     refused(
         ErrorCode.IDEMPOTENCY_CONFLICT,
@@ -462,6 +540,7 @@ def test_a_keyed_proposal_is_made_once_and_a_changed_retry_is_refused(
         project="CRW",
         title="Other",
         idempotency_key="p-1",
+        answer=proposed_view,
     )
     assert count_rows(db, "proposals") == 1
 
@@ -476,6 +555,7 @@ def test_proposing_needs_the_scope_and_the_write_role(db: Database, owner: User)
         person_actor(reader),
         project="CRW",
         title="x",
+        answer=proposed_view,
     )
     tasks_only = token_actor(db, owner, ["read", "tasks.manage"])
     refused(
@@ -486,8 +566,9 @@ def test_proposing_needs_the_scope_and_the_write_role(db: Database, owner: User)
         project="CRW",
         name="Mira",
         role="Illustrator",
+        answer=proposed_view,
     )
-    proposals.propose_task(db, tasks_only, project="CRW", title="x")
+    proposals.propose_task(db, tasks_only, project="CRW", title="x", answer=proposed_view)
     assert count_rows(db, "proposals") == 1
 
 
@@ -496,14 +577,18 @@ def test_lists_show_cards_newest_first_and_the_inbox_only_pending_ones(
 ) -> None:
     made = []
     for title in ("one", "two", "three"):
-        made.append(card(proposals.propose_task(db, agent, project="CRW", title=title)))
+        made.append(
+            card(
+                proposals.propose_task(db, agent, project="CRW", title=title, answer=proposed_view)
+            )
+        )
         clock.advance(timedelta(seconds=1))
     proposals.dismiss_proposal(db, person_actor(owner), made[1]["id"])
-    listed = proposals.list_proposals(db, agent, project="CRW")
+    listed = proposal_page_view(proposals.list_proposals(db, agent, project="CRW"))
     assert [c["id"] for c in listed["proposals"]] == [c["id"] for c in reversed(made)]
     assert listed["total"] == 3
-    pending = proposals.list_proposals(db, agent, status="pending", limit=1)
+    pending = proposal_page_view(proposals.list_proposals(db, agent, status="pending", limit=1))
     assert (len(pending["proposals"]), pending["total"], pending["nextOffset"]) == (1, 2, 1)
     project_id = made[0]["projectId"]
     waiting = db.read(lambda uow: pending_proposals(uow, [project_id]))
-    assert [c["payload"]["title"] for c in waiting] == ["three", "one"]
+    assert [c.proposal.payload["title"] for c in waiting] == ["three", "one"]

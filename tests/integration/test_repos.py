@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from crewboard.contract.board import present_notes
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
@@ -46,7 +47,7 @@ def owner(db: Database) -> User:
 
 @pytest.fixture
 def repo(db: Database, owner: User) -> dict[str, Any]:
-    return repos.add_repo(db, person_actor(owner), "CRW", "app", URL)
+    return present_notes.repo_view(repos.add_repo(db, person_actor(owner), "CRW", "app", URL))
 
 
 def agent_for(db: Database, user: User) -> Actor:
@@ -71,12 +72,20 @@ def propose(
         "repo_id": repo_id,
         "branch": "agent/crw-1-fix-login",
     }
-    return repos.propose_repo_change(db, actor, **{**arguments, **fields})
+    return repos.propose_repo_change(
+        db, actor, **{**arguments, **fields}, answer=present_notes.link_answer
+    )
 
 
 def report(db: Database, actor: Actor, key: str = "r-1", **fields: Any) -> KeyedResult:
     return repos.report_repo_status(
-        db, actor, task="CRW-1", workspace_id=None, idempotency_key=key, **fields
+        db,
+        actor,
+        task="CRW-1",
+        workspace_id=None,
+        idempotency_key=key,
+        **fields,
+        answer=present_notes.report_answer,
     )
 
 
@@ -97,7 +106,9 @@ def test_a_project_admin_adds_repositories_and_everyone_on_it_lists_them(
     repos.add_repo(db, person_actor(owner), "CRW", "docs", URL + "-docs", default_branch="trunk")
     reader = make_user(db, "reader@example.com")
     grant(db, owner, "CRW", reader, Role.READ)
-    listed = repos.list_task_repos(db, person_actor(reader), project="CRW")
+    listed = present_notes.repo_listing_view(
+        repos.list_task_repos(db, person_actor(reader), project="CRW")
+    )
     assert [(r["name"], r["defaultBranch"]) for r in listed["repos"]] == [
         ("app", "main"),
         ("docs", "trunk"),
@@ -138,7 +149,9 @@ def test_list_task_repos_needs_a_project_or_a_task_of_that_project(
     make_project(db, owner, "TWO")
     make_task(db, owner, "TWO", "t-2")
     refused(ErrorCode.NOT_FOUND, repos.list_task_repos, db, actor, project="TWO", task="CRW-1")
-    both = repos.list_task_repos(db, actor, project="CRW", task="CRW-1")
+    both = present_notes.repo_listing_view(
+        repos.list_task_repos(db, actor, project="CRW", task="CRW-1")
+    )
     assert both["task"]["key"] == "CRW-1"
     assert [r["id"] for r in both["repos"]] == [repo["id"]]
     stranger = make_user(db, "stranger@example.com")
@@ -174,7 +187,7 @@ def test_proposing_the_same_branch_again_updates_the_one_link(
     assert updated["updatedAt"] > link["updatedAt"]
     assert updated["createdAt"] == link["createdAt"]
     assert count_rows(db, "task_repo_links") == 1
-    listed = repos.list_task_repos(db, agent, task="CRW-1")
+    listed = present_notes.repo_listing_view(repos.list_task_repos(db, agent, task="CRW-1"))
     assert [(x["id"], x["repoName"], x["prUrl"]) for x in listed["links"]] == [
         (link["id"], "app", PR)
     ]
@@ -191,7 +204,7 @@ def test_a_link_belongs_to_one_agent_and_one_branch(
     assert theirs["agent"] == other.principal
     person = propose(db, person_actor(owner), repo["id"], "p-1").body["link"]
     assert person["agent"] == owner.id
-    links = repos.list_task_repos(db, agent, task="CRW-1")["links"]
+    links = present_notes.repo_listing_view(repos.list_task_repos(db, agent, task="CRW-1"))["links"]
     assert len(links) == 4
     assert {x["agent"] for x in links} == {agent.principal, other.principal, owner.id}
 
@@ -228,7 +241,7 @@ def test_propose_repo_change_refusals(
         assert error.details["field"] == field, fields
     propose(db, agent, repo["id"], "long", branch="b" * 200, title="t" * 300)
     make_project(db, owner, "TWO")
-    elsewhere = repos.add_repo(db, person_actor(owner), "TWO", "app", URL)
+    elsewhere = present_notes.repo_view(repos.add_repo(db, person_actor(owner), "TWO", "app", URL))
     missing = refused(ErrorCode.NOT_FOUND, propose, db, agent, elsewhere["id"], "p-x")
     assert missing.details["field"] == "repoId"
     refused(ErrorCode.NOT_FOUND, propose, db, agent, "rep_unknown", "p-y")
@@ -249,8 +262,11 @@ def test_nul_characters_are_refused_alike_on_both_backends(
 ) -> None:
     admin = person_actor(owner)
     cases: list[tuple[str, Any]] = [
-        ("name", lambda: repos.add_repo(db, admin, "CRW", "a\x00", URL)),
-        ("url", lambda: repos.add_repo(db, admin, "CRW", "x", URL + "\x00")),
+        ("name", lambda: present_notes.repo_view(repos.add_repo(db, admin, "CRW", "a\x00", URL))),
+        (
+            "url",
+            lambda: present_notes.repo_view(repos.add_repo(db, admin, "CRW", "x", URL + "\x00")),
+        ),
         ("title", lambda: propose(db, agent, repo["id"], title="a\x00")),
         ("summary", lambda: propose(db, agent, repo["id"], summary="a\x00")),
         ("branch", lambda: propose(db, agent, repo["id"], branch="a\x00")),
@@ -298,7 +314,7 @@ def test_a_status_report_lands_on_the_task_and_never_makes_a_link(
     newer = report(db, agent, "r-2", tests="running").body["report"]
     assert newer["repoId"] is None
     assert count_rows(db, "task_repo_links") == 0
-    listed = repos.list_task_repos(db, agent, task="CRW-1")
+    listed = present_notes.repo_listing_view(repos.list_task_repos(db, agent, task="CRW-1"))
     assert listed["links"] == []
     assert [r["id"] for r in listed["reports"]] == [newer["id"], made["id"]]
     assert listed["reportsTotal"] == 2

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from crewboard.contract.projects import present
+from crewboard.contract.review.present import decided_view, draft_read_view, hand_in_view
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.review import XP_PER_ACCEPTED_TASK, XP_PER_LEVEL
@@ -56,7 +57,7 @@ def test_approve_moves_the_task_to_approved_and_gives_the_seat_xp(
     db: Database, owner: User, me: Actor, world: dict[str, Any]
 ) -> None:
     draft_id = submitted(db, world)
-    done = review.approve(db, me, draft_id, comment="Nice.")
+    done = decided_view(review.approve(db, me, draft_id, comment="Nice."))
     assert done["draft"]["status"] == "approved"
     assert done["draft"]["memoryRecordId"] is None
     assert done["draft"]["decidedBy"]["userId"] == owner.id
@@ -76,7 +77,7 @@ def test_save_to_memory_files_a_record_where_the_reviewer_chose(
     db: Database, me: Actor, world: dict[str, Any]
 ) -> None:
     draft_id = submitted(db, world)
-    done = review.approve(db, me, draft_id, save_to_memory=True, collection="general")
+    done = decided_view(review.approve(db, me, draft_id, save_to_memory=True, collection="general"))
     assert done["draft"]["status"] == "saved_to_memory"
     record = done["memoryRecordId"]
     assert record == done["draft"]["memoryRecordId"]
@@ -98,7 +99,7 @@ def test_reject_puts_the_task_back_where_the_hand_in_found_it(
     db: Database, owner: User, me: Actor, world: dict[str, Any]
 ) -> None:
     draft_id = submitted(db, world)
-    done = review.reject(db, me, draft_id, comment="Not this way.")
+    done = decided_view(review.reject(db, me, draft_id, comment="Not this way."))
     assert (done["draft"]["status"], done["draft"]["reviewComment"]) == (
         "rejected",
         "Not this way.",
@@ -113,7 +114,9 @@ def test_request_revision_creates_a_follow_up_task_for_the_same_seat(
     db: Database, owner: User, me: Actor, world: dict[str, Any]
 ) -> None:
     draft_id = submitted(db, world)
-    done = review.request_revision(db, me, draft_id, comment="Also cover expired tokens. " * 20)
+    done = decided_view(
+        review.request_revision(db, me, draft_id, comment="Also cover expired tokens. " * 20)
+    )
     follow = done["followUpTaskId"]
     assert done["draft"]["status"] == "revision_requested"
     assert done["draft"]["followUpTaskId"] == follow
@@ -139,13 +142,15 @@ def test_a_revised_hand_in_supersedes_the_older_drafts_of_the_chain_when_approve
     db: Database, owner: User, me: Actor, world: dict[str, Any]
 ) -> None:
     first = submitted(db, world)
-    follow = review.request_revision(db, me, first, comment="More tests.")["followUpTaskId"]
+    follow = decided_view(review.request_revision(db, me, first, comment="More tests."))[
+        "followUpTaskId"
+    ]
     second = submitted(db, world, "h-2", task=follow, expected_revision=1)
-    shown = drafts.get_draft(db, me, second)
+    shown = draft_read_view(drafts.get_draft(db, me, second))
     assert shown["rootTaskId"] == world["task"]
     assert [v["id"] for v in shown["versions"]] == [first, second]
     review.approve(db, me, second)
-    assert drafts.get_draft(db, me, first)["status"] == "superseded"
+    assert draft_read_view(drafts.get_draft(db, me, first))["status"] == "superseded"
     [event] = events(db, "draft.superseded")
     assert (event["payload"]["draftId"], event["payload"]["supersededBy"]) == (first, second)
     assert task_status(db, owner, follow)[0] == "approved"
@@ -192,7 +197,9 @@ def test_any_token_is_refused_every_decision(
         ):
             refused(ErrorCode.PERMISSION_DENIED, decide, db, actor, draft_id, **extra)
         refused(ErrorCode.PERMISSION_DENIED, rules.add_rule, db, actor, "CRW", match="all")
-    assert drafts.get_draft(db, person_actor(owner), draft_id)["status"] == "pending"
+    assert (
+        draft_read_view(drafts.get_draft(db, person_actor(owner), draft_id))["status"] == "pending"
+    )
 
 
 def test_a_reader_cannot_decide_and_a_stranger_sees_no_draft(
@@ -213,7 +220,7 @@ def test_a_rule_accepts_a_hand_in_into_memory_and_a_person_can_undo_it(
     body = hand_in(db, world["agent"]).body
     draft = body["draft"]
     assert draft["status"] == "accepted_by_rule"
-    assert (draft["ruleId"], body["acceptedByRule"]) == (rule["id"], rule["id"])
+    assert (draft["ruleId"], body["acceptedByRule"]) == (rule.id, rule.id)
     assert draft["decidedBy"]["kind"] == "rule"
     record = draft["memoryRecordId"]
     assert record is not None
@@ -223,13 +230,13 @@ def test_a_rule_accepts_a_hand_in_into_memory_and_a_person_can_undo_it(
     assert ruled["payload"]["collection"] == "general"
     assert ruled["payload"]["document"] == "decisions"
 
-    undone = review.undo_rule_acceptance(db, me, draft["id"])
+    undone = decided_view(review.undo_rule_acceptance(db, me, draft["id"]))
     assert undone["draft"]["status"] == "returned_to_review"
     assert undone["removedMemoryRecordId"] == record
     assert count_rows(db, "memory_records") == 1
     assert task_status(db, owner)[0] == "review"
     assert seat_xp(db, me, world["seat"]) == (0, 1)
-    again = review.approve(db, me, draft["id"])
+    again = decided_view(review.approve(db, me, draft["id"]))
     assert again["draft"]["status"] == "approved"
 
 
@@ -239,11 +246,11 @@ def test_rules_match_by_task_type_or_ai_role_and_are_listed_and_removed(
     by_type = rules.add_rule(db, me, "CRW", match="task_type", value="writing")
     assert hand_in(db, world["agent"]).body["draft"]["status"] == "pending"
     by_role = rules.add_rule(db, me, "CRW", match="ai_role", value=world["seat"])
-    assert [r["id"] for r in rules.list_rules(db, me, "CRW")] == [by_type["id"], by_role["id"]]
+    assert [r.id for r in rules.list_rules(db, me, "CRW")] == [by_type.id, by_role.id]
     ruled = hand_in(db, world["agent"], idempotency_key="h-2", expected_revision=2).body
-    assert ruled["draft"]["ruleId"] == by_role["id"]
-    rules.remove_rule(db, me, by_role["id"])
-    assert [r["id"] for r in rules.list_rules(db, me, "CRW")] == [by_type["id"]]
+    assert ruled["draft"]["ruleId"] == by_role.id
+    rules.remove_rule(db, me, by_role.id)
+    assert [r.id for r in rules.list_rules(db, me, "CRW")] == [by_type.id]
     later = hand_in(db, world["agent"], idempotency_key="h-3", expected_revision=99).body
     assert later["draft"]["status"] == "pending"
     assert [e["type"] for e in events(db, "acceptance_rule.removed")] == ["acceptance_rule.removed"]
@@ -253,7 +260,9 @@ def test_create_draft_is_taken_by_a_rule_too(
     db: Database, owner: User, me: Actor, world: dict[str, Any]
 ) -> None:
     rules.add_rule(db, me, "CRW", match="all")
-    made = drafts.create_draft(db, world["agent"], task="CRW-1", title="t", content="c")
+    made = drafts.create_draft(
+        db, world["agent"], task="CRW-1", title="t", content="c", answer=hand_in_view
+    )
     assert made.body["draft"]["status"] == "accepted_by_rule"
     assert task_status(db, owner)[0] == "approved"
 

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from sqlalchemy import select, text
 
+from crewboard.contract.board import present_notes
+from crewboard.contract.review.present import hand_in_view
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.ids import new_id
@@ -51,10 +53,12 @@ def world(db: Database, owner: User) -> dict[str, Any]:
     notes.post_comment(
         db, person_actor(owner), task="CRW-1", workspace_id=None, idempotency_key="c-1",
         content="Check the redis timeout first.",
+        answer=present_notes.comment_answer,
     )  # fmt: skip
     notes.agent_update(
         db, agent, task="CRW-1", workspace_id=None, idempotency_key="u-1",
         content="Reading the REDIS client code.",
+        answer=present_notes.agent_update_answer,
     )  # fmt: skip
     return {**made, "agent": agent}
 
@@ -62,7 +66,7 @@ def world(db: Database, owner: User) -> dict[str, Any]:
 def hand_in(db: Database, agent: Actor, title: str, content: str, task: str = "CRW-1") -> str:
     made = drafts.create_draft(
         db, agent, task=task, project=task.split("-", maxsplit=1)[0], workspace_id=None, title=title,
-        summary="A hand-in", content=content,
+        summary="A hand-in", content=content, answer=hand_in_view,
     )  # fmt: skip
     return str(made.body["draft"]["id"])
 
@@ -134,6 +138,7 @@ def test_a_person_without_access_to_a_project_finds_nothing_from_it(
     notes.post_comment(
         db, as_other, task="OTH-1", workspace_id=None, idempotency_key="oth-c",
         content="Redis comment of OTH.",
+        answer=present_notes.comment_answer,
     )  # fmt: skip
     db.write(
         lambda uow: memory.file_record(
@@ -244,6 +249,7 @@ def test_an_old_hand_in_and_comment_are_found_behind_thousands_of_newer_ones(
     notes.post_comment(
         db, person_actor(owner), task="CRW-1", workspace_id=None, idempotency_key="c-old",
         content="The xylophone bug again.",
+        answer=present_notes.comment_answer,
     )  # fmt: skip
     newer = 2_500
 
@@ -308,6 +314,7 @@ def test_a_project_never_finds_another_projects_hand_ins_or_comments(
         notes.post_comment(
             db, as_owner, task="OTH-1", workspace_id=None, idempotency_key=f"oth-{n}",
             content="Redis comment of OTH.",
+            answer=present_notes.comment_answer,
         )  # fmt: skip
 
     ours = find(db, as_owner, "redis")
@@ -332,6 +339,7 @@ def test_words_with_query_syntax_are_matched_as_words(
     notes.post_comment(
         db, person_actor(owner), task="CRW-1", workspace_id=None, idempotency_key="c-syntax",
         content=FTS_SYNTAX,
+        answer=present_notes.comment_answer,
     )  # fmt: skip
     actor = person_actor(owner)
 
@@ -397,6 +405,7 @@ def test_the_hand_in_and_comment_indexes_go_with_a_downgrade_and_come_back_fille
     notes.post_comment(
         db, actor, task="CRW-1", workspace_id=None, idempotency_key="c-pelican",
         content="Pelican spotted.",
+        answer=present_notes.comment_answer,
     )  # fmt: skip
     migrate.upgrade(db)
     assert _index_objects(db) == (

@@ -9,10 +9,12 @@ from typing import Any
 
 import pytest
 
+from crewboard.contract.board import present_notes
+from crewboard.contract.review.present_activity import entry_view
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import ErrorCode
-from crewboard.services.board import note_reads, questions, tasks
+from crewboard.services.board import note_reads, note_views, questions, tasks
 from crewboard.services.board import notes as task_notes
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
@@ -62,14 +64,26 @@ def keyed(n: int) -> str:
 
 def comment(db: Database, actor: Actor, text: str, n: int, task: str = "CRW-1") -> str:
     made = task_notes.post_comment(
-        db, actor, task=task, workspace_id=None, content=text, idempotency_key=keyed(n)
+        db,
+        actor,
+        task=task,
+        workspace_id=None,
+        content=text,
+        idempotency_key=keyed(n),
+        answer=present_notes.comment_answer,
     )
     return str(made.body["comment"]["id"])
 
 
 def update(db: Database, actor: Actor, text: str, n: int) -> str:
     made = task_notes.agent_update(
-        db, actor, task="CRW-1", workspace_id=None, content=text, idempotency_key=keyed(n)
+        db,
+        actor,
+        task="CRW-1",
+        workspace_id=None,
+        content=text,
+        idempotency_key=keyed(n),
+        answer=present_notes.agent_update_answer,
     )
     return str(made.body["agentUpdate"]["id"])
 
@@ -83,13 +97,20 @@ def output(db: Database, actor: Actor, name: str, text: str, n: int) -> str:
         name=name,
         content=text,
         idempotency_key=keyed(n),
+        answer=present_notes.output_answer,
     )
     return str(made.body["output"]["id"])
 
 
 def ask(db: Database, actor: Actor, text: str, n: int, task: str = "CRW-1") -> str:
     made = questions.ask_question(
-        db, actor, task=task, workspace_id=None, question=text, idempotency_key=keyed(n)
+        db,
+        actor,
+        task=task,
+        workspace_id=None,
+        question=text,
+        idempotency_key=keyed(n),
+        answer=present_notes.question_answer,
     )
     return str(made.body["question"]["id"])
 
@@ -97,7 +118,7 @@ def ask(db: Database, actor: Actor, text: str, n: int, task: str = "CRW-1") -> s
 def page(db: Database, actor: Actor, **arguments: Any) -> dict[str, Any]:
     """A page as a door shows it whole."""
     found = note_reads.list_task_notes(db, actor, **{"task": "CRW-1", **arguments})
-    return found.answer(found.rows)
+    return present_notes.thread_page_view(found)
 
 
 def size(value: Any) -> int:
@@ -168,10 +189,11 @@ def test_a_row_too_large_for_an_answer_is_cut_and_says_its_length(
     comment(db, agent, "🙂" * task_notes.MAX_NOTE_CHARS, 1)  # 80,000 bytes in UTF-8
     asked = ask(db, agent, "文" * task_notes.MAX_NOTE_CHARS, 2)
     questions.answer_question(db, person_actor(owner), asked, "語" * task_notes.MAX_NOTE_CHARS)
+
     rows = page(db, agent)["notes"]
     assert [r["kind"] for r in rows] == ["question", "comment"]
     for row in rows:
-        assert size(row) <= note_reads.MAX_ROW_BYTES
+        assert size(row) <= present_notes.MAX_ROW_BYTES
         assert row["contentTruncated"] is True
     question, said = rows
     assert said["length"] == task_notes.MAX_NOTE_CHARS
@@ -213,7 +235,9 @@ def test_a_door_showing_fewer_rows_continues_after_the_last_one_shown(
     for n in range(6):
         comment(db, agent, f"Note {n}", n)
     found = note_reads.list_task_notes(db, agent, task="CRW-1", limit=5)
-    shown = found.answer(found.rows[:2])
+    shown = present_notes.thread_answer(
+        found, [present_notes.fitted_row(n) for n in found.notes[:2]]
+    )
     assert shown["hasMore"] is True
     following = page(db, agent, limit=5, cursor=shown["nextCursor"])
     assert [n["content"] for n in following["notes"]] == [f"Note {n}" for n in (3, 2, 1, 0)]
@@ -350,7 +374,7 @@ def test_get_task_cuts_long_notes_and_keeps_the_section_small(
         update(db, agent, "U" * 1_500, 200 + n)
         output(db, agent, f"f{n}.md", "O" * 3_000, 300 + n)
     notes = read_task(db, agent)["notes"]
-    assert size(notes) <= note_reads.SECTION_BYTES
+    assert size(notes) <= note_views.SECTION_BYTES
     said = notes["comments"]["items"][0]
     assert (said["contentTruncated"], said["length"]) == (True, 1_500)
     assert len(said["content"]) < 1_500
@@ -396,14 +420,15 @@ def test_mine_lists_answers_to_this_tokens_questions_only(
     theirs = ask(db, other, "Theirs?", 2)
     questions.answer_question(db, person, theirs, "Theirs: yes.")
     questions.answer_question(db, person, mine, "Mine: " + "y" * 400)
-    entries, cursor = activity.list_activity(db, agent, mine=True)
+    found = activity.list_activity(db, agent, mine=True)
+    entries, cursor = [entry_view(e) for e in found.entries], found.cursor
     assert [(e["type"], e["questionId"]) for e in entries] == [("task.question_answered", mine)]
     [entry] = entries
     assert entry["mine"] is True
     assert entry["taskKey"] == "CRW-1"
     assert entry["answerPreview"].startswith("Mine: yyy")
     assert entry["actor"]["userId"] == owner.id
-    assert activity.list_activity(db, agent, mine=True, since=cursor)[0] == []
-    everyone, _ = activity.list_activity(db, person, task="CRW-1")
+    assert activity.list_activity(db, agent, mine=True, since=cursor).entries == ()
+    everyone = [entry_view(e) for e in activity.list_activity(db, person, task="CRW-1").entries]
     answers = [e for e in everyone if e["type"] == "task.question_answered"]
     assert [(e["questionId"], e["mine"]) for e in answers] == [(mine, False), (theirs, False)]

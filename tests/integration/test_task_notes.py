@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from crewboard.contract.board import present_notes
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, User
@@ -60,7 +61,9 @@ def comment(
     db: Database, actor: Actor, content: str = "**Update**", key: str | None = "c-1", **extra: Any
 ) -> KeyedResult:
     arguments = {"task": "CRW-1", "workspace_id": None, "content": content, "idempotency_key": key}
-    return task_notes.post_comment(db, actor, **{**arguments, **extra})
+    return task_notes.post_comment(
+        db, actor, **{**arguments, **extra}, answer=present_notes.comment_answer
+    )
 
 
 def events_of(db: Database, kind: str) -> list[dict[str, Any]]:
@@ -84,7 +87,7 @@ def test_post_comment_stores_a_comment_signed_by_the_actor_and_records_an_event(
     (event,) = events_of(db, "task.comment_posted")
     assert event["payload"]["commentId"] == made["id"]
     assert event["payload"]["taskKey"] == "CRW-1"
-    listed = task_notes.list_comments(db, agent, task="CRW-1")
+    listed = present_notes.comment_page_view(task_notes.list_comments(db, agent, task="CRW-1"))
     assert [(c["id"], c["content"]) for c in listed["comments"]] == [
         (made["id"], "**Update**\n- Tests pass.")
     ]
@@ -127,6 +130,7 @@ def test_note_text_must_not_be_blank_and_fits_20000_characters(db: Database, age
         workspace_id=None,
         content="y" * 20_001,
         idempotency_key="u-1",
+        answer=present_notes.agent_update_answer,
     )
     assert update.details["field"] == "content"
 
@@ -148,7 +152,7 @@ def test_who_may_write_notes(db: Database, owner: User) -> None:
     error = refused(ErrorCode.PERMISSION_DENIED, comment, db, read_only)
     assert error.details["requiredScope"] == "tasks.manage"
     refused(ErrorCode.NOT_FOUND, comment, db, person_actor(owner), task="CRW-9")
-    assert task_notes.list_comments(db, person_actor(reader), task="CRW-1")["total"] == 0
+    assert task_notes.list_comments(db, person_actor(reader), task="CRW-1").total == 0
 
 
 def test_agent_update_is_a_note_that_leaves_the_task_as_it_was(db: Database, agent: Actor) -> None:
@@ -163,6 +167,7 @@ def test_agent_update_is_a_note_that_leaves_the_task_as_it_was(db: Database, age
         workspace_id=None,
         content="Working on the redirect guard.",
         idempotency_key="u-1",
+        answer=present_notes.agent_update_answer,
     )
     update = result.body["agentUpdate"]
     assert update["kind"] == "agent_update"
@@ -179,16 +184,26 @@ def test_agent_update_is_a_note_that_leaves_the_task_as_it_was(db: Database, age
 def test_comments_list_newest_first_even_within_one_clock_tick(db: Database, agent: Actor) -> None:
     ids = [comment(db, agent, f"note {n}", key=f"c-{n}").body["comment"]["id"] for n in range(5)]
     task_notes.agent_update(
-        db, agent, task="CRW-1", workspace_id=None, content="progress", idempotency_key="u-1"
+        db,
+        agent,
+        task="CRW-1",
+        workspace_id=None,
+        content="progress",
+        idempotency_key="u-1",
+        answer=present_notes.agent_update_answer,
     )
-    page = task_notes.list_comments(db, agent, task="CRW-1", limit=2)
+    page = present_notes.comment_page_view(
+        task_notes.list_comments(db, agent, task="CRW-1", limit=2)
+    )
     assert [c["id"] for c in page["comments"]] == ids[::-1][:2]
     assert (page["total"], page["nextOffset"]) == (5, 2)
-    rest = task_notes.list_comments(db, agent, task="CRW-1", limit=10, offset=2)
+    rest = present_notes.comment_page_view(
+        task_notes.list_comments(db, agent, task="CRW-1", limit=10, offset=2)
+    )
     assert [c["id"] for c in rest["comments"]] == ids[::-1][2:]
     assert rest["nextOffset"] is None
-    assert task_notes.list_comments(db, agent, task="CRW-1", kind="all")["total"] == 6
-    assert task_notes.list_comments(db, agent, task="CRW-1", kind="agent_update")["total"] == 1
+    assert task_notes.list_comments(db, agent, task="CRW-1", kind="all").total == 6
+    assert task_notes.list_comments(db, agent, task="CRW-1", kind="agent_update").total == 1
     bad = refused(ErrorCode.VALIDATION, task_notes.list_comments, db, agent, task="CRW-1", kind="x")
     assert bad.details["accepted"] == ["comment", "agent_update", "all"]
     assert (
@@ -222,6 +237,7 @@ def save(db: Database, actor: Actor, name: str, content: str, key: str) -> Keyed
         name=name,
         content=content,
         idempotency_key=key,
+        answer=present_notes.output_answer,
     )
 
 
@@ -234,7 +250,7 @@ def test_saving_a_name_again_adds_a_version_and_lists_show_the_newest(
     second = save(db, agent, "audit.md", "# Audit\n\nSecond pass.\n", "o-2").body["output"]
     assert (second["version"], second["versions"]) == (2, 2)
     save(db, agent, "notes.txt", "n" * 600, "o-3")
-    listed = task_notes.list_outputs(db, agent, task="CRW-1")
+    listed = present_notes.output_page_view(task_notes.list_outputs(db, agent, task="CRW-1"))
     assert listed["total"] == 2
     audit, notes = listed["outputs"]
     assert (audit["name"], audit["id"], audit["version"], audit["versions"]) == (
@@ -246,9 +262,13 @@ def test_saving_a_name_again_adds_a_version_and_lists_show_the_newest(
     assert audit["preview"] == "# Audit\n\nSecond pass.\n"
     assert audit["contentTruncated"] is False
     assert (len(notes["preview"]), notes["length"], notes["contentTruncated"]) == (500, 600, True)
-    newest = task_notes.get_output(db, agent, task="CRW-1", name="audit.md")["output"]
+    newest = present_notes.output_read_view(
+        task_notes.get_output(db, agent, task="CRW-1", name="audit.md")
+    )["output"]
     assert newest["content"] == "# Audit\n\nSecond pass.\n"
-    oldest = task_notes.get_output(db, agent, task="CRW-1", name="audit.md", version=1)["output"]
+    oldest = present_notes.output_read_view(
+        task_notes.get_output(db, agent, task="CRW-1", name="audit.md", version=1)
+    )["output"]
     assert (oldest["content"], oldest["version"], oldest["versions"]) == (
         "# Audit\n\nFirst pass.\n",
         1,
@@ -283,7 +303,9 @@ def test_output_limits_name_200_and_content_one_mebibyte(db: Database, agent: Ac
     exact = "x" * (1024 * 1024 - 1) + "\n"
     saved = save(db, agent, "n" * 200, exact, "k5").body["output"]
     assert saved["length"] == 1024 * 1024
-    back = task_notes.get_output(db, agent, task="CRW-1", name="n" * 200)["output"]
+    back = present_notes.output_read_view(
+        task_notes.get_output(db, agent, task="CRW-1", name="n" * 200)
+    )["output"]
     assert back["content"] == exact
     assert count_rows(db, "task_outputs") == 1
 
@@ -299,7 +321,9 @@ def test_concurrent_saves_of_one_name_get_distinct_versions(db: Database, agent:
     with ThreadPoolExecutor(max_workers=writers) as pool:
         versions = sorted(pool.map(write, range(writers)))
     assert versions == list(range(1, writers + 1))
-    (listed,) = task_notes.list_outputs(db, agent, task="CRW-1")["outputs"]
+    (listed,) = present_notes.output_page_view(task_notes.list_outputs(db, agent, task="CRW-1"))[
+        "outputs"
+    ]
     assert listed["versions"] == writers
 
 
@@ -310,7 +334,13 @@ def ask(
     db: Database, actor: Actor, text: str = "Which login page?", key: str = "q-1"
 ) -> KeyedResult:
     return questions.ask_question(
-        db, actor, task="CRW-1", workspace_id=None, question=text, idempotency_key=key
+        db,
+        actor,
+        task="CRW-1",
+        workspace_id=None,
+        question=text,
+        idempotency_key=key,
+        answer=present_notes.question_answer,
     )
 
 
@@ -319,17 +349,21 @@ def test_a_question_waits_in_the_inbox_until_a_person_answers_it(
 ) -> None:
     asked = ask(db, agent).body["question"]
     assert (asked["status"], asked["answer"], asked["length"]) == ("open", None, 17)
-    inbox = questions.list_open_questions(db, person_actor(owner), "CRW")
+    inbox = present_notes.open_questions_view(
+        questions.list_open_questions(db, person_actor(owner), "CRW")
+    )
     (waiting,) = inbox["questions"]
     assert (waiting["id"], waiting["question"]) == (asked["id"], "Which login page?")
     assert waiting["task"]["key"] == "CRW-1"
     assert waiting["task"]["title"] == "Fix the login redirect"
 
-    answered = questions.answer_question(db, person_actor(owner), asked["id"], " The new one. ")
+    answered = present_notes.question_answered_view(
+        questions.answer_question(db, person_actor(owner), asked["id"], " The new one. ")
+    )
     assert answered["changed"] is True
     assert answered["question"]["answer"] == "The new one."
     assert answered["question"]["answeredBy"]["userId"] == owner.id
-    assert questions.list_open_questions(db, person_actor(owner), "CRW")["total"] == 0
+    assert questions.list_open_questions(db, person_actor(owner), "CRW").total == 0
     on_task = task_activity(db, agent, "CRW-1")["questions"]["items"]
     assert [(q["status"], q["answer"]) for q in on_task] == [("answered", "The new one.")]
     assert len(events_of(db, "task.question_asked")) == 1
@@ -352,7 +386,9 @@ def test_only_a_person_answers_and_an_answer_is_not_overwritten(
     refused(ErrorCode.PERMISSION_DENIED, questions.answer_question, db, personal, asked["id"], "Y")
     person = person_actor(owner)
     questions.answer_question(db, person, asked["id"], "Yes")
-    again = questions.answer_question(db, person, asked["id"], "Yes")
+    again = present_notes.question_answered_view(
+        questions.answer_question(db, person, asked["id"], "Yes")
+    )
     assert again["changed"] is False
     clash = refused(
         ErrorCode.ALREADY_EXISTS, questions.answer_question, db, person, asked["id"], "No"
@@ -408,7 +444,9 @@ def test_open_questions_are_paged_the_longest_waiting_first(
     for n in range(3):
         ids.append(ask(db, agent, f"question {n}", f"q-{n}").body["question"]["id"])
         clock.advance(timedelta(minutes=1))
-    page = questions.list_open_questions(db, person_actor(owner), "CRW", limit=2)
+    page = present_notes.open_questions_view(
+        questions.list_open_questions(db, person_actor(owner), "CRW", limit=2)
+    )
     assert [q["id"] for q in page["questions"]] == ids[:2]
     assert page["nextOffset"] == 2
 
@@ -432,7 +470,13 @@ def test_nul_characters_are_refused_alike_on_both_backends(db: Database, agent: 
 def test_task_activity_gathers_everything_said_on_the_task(db: Database, agent: Actor) -> None:
     comment(db, agent, "first comment")
     task_notes.agent_update(
-        db, agent, task="CRW-1", workspace_id=None, content="halfway", idempotency_key="u-1"
+        db,
+        agent,
+        task="CRW-1",
+        workspace_id=None,
+        content="halfway",
+        idempotency_key="u-1",
+        answer=present_notes.agent_update_answer,
     )
     save(db, agent, "audit.md", "one", "o-1")
     save(db, agent, "audit.md", "two", "o-2")

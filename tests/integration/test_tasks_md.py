@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from crewboard.contract.review.present import hand_in_view
 from crewboard.contract.specs import present as files
 from crewboard.domain.board.tasks import Task, TaskStatus
 from crewboard.domain.identity.records import Actor, User
@@ -335,7 +336,7 @@ def test_a_hand_in_and_its_approval_rewrite_the_box_each_time(
         synced, agent, project=KEY, workspace_id=None, task=write.id, idempotency_key="h-1",
         expected_revision=write.revision, context_receipt_id=None, title="Migration written",
         summary="Two columns, one index", content="Done as planned.", collection=None,
-        document=None, references=[],
+        document=None, references=[], answer=hand_in_view,
     )  # fmt: skip
     assert task(synced, write.id).status is TaskStatus.REVIEW
     assert "- [-] Write the migration\n" in text_of(synced, me, file_id)

@@ -290,7 +290,7 @@ def furnish(db: Database, user: User, key: str) -> Spot:
         task_id=first["id"],
         task_key=first["key"],
         role_id=role["id"],
-        repo_id=repo["id"],
+        repo_id=repo.id,
         file_id=spec.body["file"]["id"],
         artifact_id=mockup.body["artifact"]["id"],
         handoff_id=handoff["id"],

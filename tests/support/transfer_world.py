@@ -7,8 +7,11 @@ from dataclasses import dataclass
 
 from crewboard.contract import memory_present as memory_edits
 from crewboard.contract.artifacts import present as artifacts
+from crewboard.contract.board import present_notes
 from crewboard.contract.handoffs import present as handoffs
 from crewboard.contract.projects import present
+from crewboard.contract.review.present import hand_in_view
+from crewboard.contract.review.present_inbox import posted_view
 from crewboard.contract.sessions.present import started_answer
 from crewboard.contract.specs import present as spec_attachments
 from crewboard.contract.specs import present as spec_comments
@@ -131,27 +134,54 @@ def furnish_everything(db: Database, key: str = "MOVE") -> Everything:
 
 def _talk(db: Database, person: Actor, agent: Actor, *, key: str, task: str, seat: str) -> None:
     where = {"task": task, "workspace_id": None}
-    notes.post_comment(db, agent, **where, content=f"Comment {ODD}", idempotency_key="c")
-    notes.agent_update(db, agent, **where, content="Halfway.", idempotency_key="u")
+    notes.post_comment(
+        db,
+        agent,
+        **where,
+        content=f"Comment {ODD}",
+        idempotency_key="c",
+        answer=present_notes.comment_answer,
+    )
+    notes.agent_update(
+        db,
+        agent,
+        **where,
+        content="Halfway.",
+        idempotency_key="u",
+        answer=present_notes.agent_update_answer,
+    )
     asked = questions.ask_question(
-        db, agent, **where, question="Which format?", idempotency_key="q"
+        db,
+        agent,
+        **where,
+        question="Which format?",
+        idempotency_key="q",
+        answer=present_notes.question_answer,
     ).body
     questions.answer_question(db, person, asked["question"]["id"], "Zip.")
     notes.save_output(
-        db, agent, **where, name="plan.md", content=f"Output {ODD}", idempotency_key="o"
+        db,
+        agent,
+        **where,
+        name="plan.md",
+        content=f"Output {ODD}",
+        idempotency_key="o",
+        answer=present_notes.output_answer,
     )
     repo = repos.add_repo(db, person, key, "app", "https://example.com/app.git")
     repos.propose_repo_change(
-        db, agent, **where, idempotency_key="pr", repo_id=repo["id"], branch="feature/move",
+        db, agent, **where, idempotency_key="pr", repo_id=repo.id, branch="feature/move",
         title="Move", summary="Moves.", pr_url="https://example.com/app/pull/1",
+        answer=present_notes.link_answer,
     )  # fmt: skip
     repos.report_repo_status(
-        db, agent, **where, idempotency_key="st", repo_id=repo["id"], branch="feature/move",
+        db, agent, **where, idempotency_key="st", repo_id=repo.id, branch="feature/move",
         commit="a1b2c3d4e5f6", tests="passed", summary="Green.",
+        answer=present_notes.report_answer,
     )  # fmt: skip
     messages.post_message(
         db, agent, project=key, workspace_id=None, participant_id=seat, body=f"Message {ODD}",
-        task=task, idempotency_key="m",
+        task=task, idempotency_key="m", answer=posted_view,
     )  # fmt: skip
     for n in range(2):
         found = task_reads.get_task(db, person, task=task, include_context_pack=False, budget=None)
@@ -160,6 +190,7 @@ def _talk(db: Database, person: Actor, agent: Actor, *, key: str, task: str, sea
             db, agent, project=key, workspace_id=None, task=task, idempotency_key=f"d{n}",
             expected_revision=found["task"]["revision"], context_receipt_id=None,
             title=f"Result {n}", summary="Summary.", content=f"Content {n} {ODD}",
+            answer=hand_in_view,
         ).body  # fmt: skip
         if n == 0:
             decisions.request_revision(db, person, _draft_id(handed), comment="Say more.")

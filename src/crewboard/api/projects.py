@@ -187,12 +187,6 @@ async def restore_state_version(request: Request) -> dict[str, Any]:
     )
 
 
-async def get_team(request: Request) -> dict[str, Any]:
-    ref = request.path_params["project"]
-    teams = await run_service(request, lambda db, actor: present.list_team(db, actor, project=ref))
-    return teams[0]
-
-
 # The query strings, for OpenAPI. list_projects reads ListProjects' fields but projectId; the
 # state versions mirror what query_int and list_state_versions check.
 ListProjectsQuery = model_without("ListProjectsQuery", a.ListProjects, drop=("project_id",))
@@ -273,5 +267,4 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "Save an old version as the newest (If-Match or expectedRevision)",
         RestoreBody,
     ),
-    endpoint_for("list_team", get_team, "The project's roles and people"),
 )

@@ -13,6 +13,7 @@ from crewboard.cli.common import (
     json_option,
     pass_state,
 )
+from crewboard.contract.board.present_notes import repo_view
 from crewboard.services.board import repos
 from crewboard.storage.database import Database
 
@@ -50,7 +51,7 @@ def repo_add(
             url,
             default_branch=default_branch,
         )
-        emit(as_json, added, lambda: f"added repository {added['name']} ({added['id']})")
+        emit(as_json, repo_view(added), lambda: f"added repository {added.name} ({added.id})")
 
     guarded(state_, as_json, act)
 
@@ -67,12 +68,9 @@ def repo_list(state_: State, project: str, as_email: str | None, as_json: bool) 
         found = repos.list_task_repos(db, acting_person(db, as_email), project=project)
         emit(
             as_json,
-            found["repos"],
+            [repo_view(r) for r in found.repos],
             lambda: (
-                "\n".join(
-                    f"{r['id']}  {r['name']}  {r['url']}  ({r['defaultBranch']})"
-                    for r in found["repos"]
-                )
+                "\n".join(f"{r.id}  {r.name}  {r.url}  ({r.default_branch})" for r in found.repos)
                 or "no repositories"
             ),
         )

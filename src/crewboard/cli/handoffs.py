@@ -17,8 +17,9 @@ from crewboard.cli.common import (
     json_option,
     pass_state,
 )
+from crewboard.cli.operations import run_declared
 from crewboard.contract.handoffs import present
-from crewboard.contract.handoffs.handoffs import CreateActionItem, ListHandoffs
+from crewboard.contract.handoffs.handoffs import ListHandoffs
 from crewboard.domain.handoffs import BODY_LABELS, WIRE_BODIES, Bodies, ItemStatus
 from crewboard.services.identity.access import ANY_WORKSPACE
 from crewboard.storage.database import Database
@@ -87,21 +88,19 @@ def handoff_list(
 def handoff_show(state_: State, handoff_id: str, as_email: str | None, as_json: bool) -> None:
     """A handoff whole: its bodies, linked tasks and first action items."""
 
-    def act(db: Database) -> None:
-        h = present.get_handoff(db, acting_person(db, as_email), handoff_id=handoff_id)
-        h = h["handoff"]
+    def text(found: dict[str, Any]) -> str:
+        h = found["handoff"]
+        lines = [_line(h)]
+        for name, label in BODY_LABELS:
+            lines += [f"\n{label}:", h[WIRE_BODIES[name]] or "-"]
+        lines += [f"task {t['key']}: {t['title']}" for t in h["linkedTasks"]]
+        lines += [f"item {i['id']} [{i['status']}] {i['text']}" for i in h["actionItems"]]
+        return "\n".join(lines)
 
-        def text() -> str:
-            lines = [_line(h)]
-            for name, label in BODY_LABELS:
-                lines += [f"\n{label}:", h[WIRE_BODIES[name]] or "-"]
-            lines += [f"task {t['key']}: {t['title']}" for t in h["linkedTasks"]]
-            lines += [f"item {i['id']} [{i['status']}] {i['text']}" for i in h["actionItems"]]
-            return "\n".join(lines)
-
-        emit(as_json, h, text)
-
-    guarded(state_, as_json, act)
+    run_declared(
+        state_, "get_handoff", {"handoff_id": handoff_id}, as_email=as_email, as_json=as_json,
+        human=text,
+    )  # fmt: skip
 
 
 @handoff_group.command("write")
@@ -158,19 +157,15 @@ def handoff_add_item(state_: State, handoff_id: str, text: str, assignee: str | 
                      due: str | None, status: str | None, as_email: str | None,
                      as_json: bool) -> None:  # fmt: skip
     """Add an action item to a handoff."""
-
-    def act(db: Database) -> None:
-        args = check_args(CreateActionItem, {
-            "handoffId": handoff_id, "text": text, "assignee": assignee, "dueDate": due,
-            "status": status,
-        })  # fmt: skip
-        made = present.create_handoff_action_item(
-            db, acting_person(db, as_email), handoff_id=args.handoff_id, text=args.text,
-            assignee=args.assignee, status=args.status.value, due_date=args.due_date,
-        ).body["actionItem"]  # fmt: skip
-        emit(as_json, made, lambda: f"added {made['id']} [{made['status']}] {made['text']}")
-
-    guarded(state_, as_json, act)
+    run_declared(
+        state_,
+        "create_handoff_action_item",
+        {"handoff_id": handoff_id, "text": text, "assignee": assignee, "due_date": due,
+         "status": status},
+        as_email=as_email,
+        as_json=as_json,
+        human=lambda made: "added {id} [{status}] {text}".format_map(made["actionItem"]),
+    )  # fmt: skip
 
 
 @handoff_group.command("set-item")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,7 @@ from crewboard.cli.common import (
     run_guarded,
 )
 from crewboard.contract.args import argument_error, input_schema, validate_arguments
-from crewboard.contract.catalogue import Catalogue
+from crewboard.contract.catalogue import Catalogue, default_catalogue
 from crewboard.contract.operation import Call, Cli, Operation
 from crewboard.contract.reply import Reply, compact
 from crewboard.errors import CrewboardError, ValidationFailed
@@ -391,6 +391,26 @@ def naming_option(refusal: CrewboardError, params: list[Param]) -> CrewboardErro
     return type(refusal)(f"{option}: {said}", {**refusal.details, "option": option})
 
 
+def run_declared(
+    state: State,
+    name: str,
+    given: dict[str, Any],
+    *,
+    as_email: str | None,
+    as_json: bool,
+    human: Callable[[dict[str, Any]], str],
+) -> None:
+    """The frame of a command written by hand for a person's words and options over the
+    declared operation `name`: `given` (python field names; None is not sent) is checked by the
+    operation's model and run as the built command runs it, so `--json` prints the body MCP
+    answers; without it, `human(body)` is printed. A refusal goes to stderr, exit status 1."""
+    op = default_catalogue().find(name)
+    if op is None:
+        raise LookupError(f"no operation {name}")
+    params = operation_params(op)
+    run_guarded(lambda: _run(op, params, state, as_email, as_json, given, human), as_json)
+
+
 def _run(
     op: Operation,
     params: list[Param],
@@ -398,6 +418,7 @@ def _run(
     as_email: str | None,
     as_json: bool,
     given: dict[str, Any],
+    human: Callable[[dict[str, Any]], str] | None = None,
 ) -> None:
     parsed = checked(op, params, given)
     settings = state.settings()
@@ -413,7 +434,7 @@ def _run(
     if as_json:  # the body MCP answers, as compact JSON
         click.echo(reply.text if reply.text is not None else compact(reply.body))
     else:
-        click.echo(render(reply))
+        click.echo(render(reply) if human is None else human(reply.body))
 
 
 def render(reply: Reply) -> str:

@@ -15,6 +15,7 @@ from crewboard.cli.common import (
     pass_state,
     run_guarded,
 )
+from crewboard.cli.operations import run_declared
 from crewboard.contract.projects import present
 from crewboard.domain.identity.access import Role
 from crewboard.services.projects import workspaces
@@ -52,22 +53,20 @@ def project_create(
     as_json: bool,
 ) -> None:
     """Create a project; the acting person becomes its admin."""
-    with open_database(state.settings()) as db:
-
-        def act() -> None:
-            result = present.create_project(
-                db,
-                acting_person(db, as_email),
-                workspace_id=workspace_id,
-                key=key,
-                name=name,
-                goal=goal,
-                description=description,
-            )
-            project = result.body["project"]
-            emit(as_json, project, lambda: f"created project {project['key']} ({project['id']})")
-
-        run_guarded(act, as_json)
+    run_declared(
+        state,
+        "create_project",
+        {
+            "workspace_id": workspace_id,
+            "key": key,
+            "name": name,
+            "goal": goal,
+            "description": description,
+        },
+        as_email=as_email,
+        as_json=as_json,
+        human=lambda made: f"created project {made['project']['key']} ({made['project']['id']})",
+    )
 
 
 @project_group.command("list")
@@ -93,33 +92,28 @@ def project_list(
     as_json: bool,
 ) -> None:
     """List the projects the acting person can open."""
-    # Out-of-range pages are left to the service, so they are refused as on MCP and REST
+    # Out-of-range pages are left to the operation, so they are refused as on MCP and REST
     # (VALIDATION naming the field), not as a click usage error.
-    with open_database(state.settings()) as db:
-
-        def act() -> None:
-            views, _total = present.list_projects(
-                db,
-                acting_person(db, as_email),
-                project=project_id,
-                include_archived=include_archived,
-                limit=limit,
-                offset=offset,
+    run_declared(
+        state,
+        "list_projects",
+        {
+            "project_id": project_id,
+            "include_archived": include_archived,
+            "limit": limit,
+            "offset": offset,
+        },
+        as_email=as_email,
+        as_json=as_json,
+        human=lambda found: (
+            "\n".join(
+                f"{p['key']:<10} {p['id']}  {p['viewerRole']:<5}  {p['name']}"
+                f"{'  (archived)' if p['archived'] else ''}"
+                for p in found["projects"]
             )
-            emit(
-                as_json,
-                views,
-                lambda: (
-                    "\n".join(
-                        f"{p['key']:<10} {p['id']}  {p['viewerRole']:<5}  {p['name']}"
-                        f"{'  (archived)' if p['archived'] else ''}"
-                        for p in views
-                    )
-                    or "no projects"
-                ),
-            )
-
-        run_guarded(act, as_json)
+            or "no projects"
+        ),
+    )
 
 
 @project_group.command("add-member")
@@ -324,26 +318,25 @@ def team_group() -> None:
 @pass_state
 def team_list(state_: State, project: str, as_email: str | None, as_json: bool) -> None:
     """List the roles and people of a project."""
-    with open_database(state_.settings()) as db:
-
-        def act() -> None:
-            (found,) = present.list_team(db, acting_person(db, as_email), project=project)
-            emit(
-                as_json,
-                found,
-                lambda: "\n".join(
-                    [
-                        f"{r['id']}  {r['kind']:<5}  {r['name']}  {r['model'] or ''}"
-                        for r in found["roles"]
-                    ]
-                    + [
-                        f"{p['userId']}  {p['projectRole']:<5}  {p['displayName']}"
-                        for p in found["people"]
-                    ]
-                ),
-            )
-
-        run_guarded(act, as_json)
+    run_declared(
+        state_,
+        "list_team",
+        {"project_id": project},
+        as_email=as_email,
+        as_json=as_json,
+        human=lambda found: "\n".join(
+            [
+                f"{r['id']}  {r['kind']:<5}  {r['name']}  {r['model'] or ''}"
+                for team in found["teams"]
+                for r in team["roles"]
+            ]
+            + [
+                f"{p['userId']}  {p['projectRole']:<5}  {p['displayName']}"
+                for team in found["teams"]
+                for p in team["people"]
+            ]
+        ),
+    )
 
 
 @team_group.command("add-role")

@@ -27,6 +27,13 @@ from crewboard.api.common import (
 from crewboard.api.operations import endpoint_for
 from crewboard.contract.args import Args, Offset, WorkspaceId
 from crewboard.contract.board.notes import NoteText, OutputContent, OutputName
+from crewboard.contract.board.present_notes import (
+    comment_answer,
+    comment_page_view,
+    output_answer,
+    output_page_view,
+    output_read_view,
+)
 from crewboard.domain.validation import INT32_MAX
 from crewboard.services.board import notes as task_notes
 from crewboard.services.paging import MAX_PAGE
@@ -72,8 +79,10 @@ async def list_comments(request: Request) -> dict[str, Any]:
     task = request.path_params["task"]
     return await run_service(
         request,
-        lambda db, actor: task_notes.list_comments(
-            db, actor, task=task, kind=query.kind, limit=query.limit, offset=query.offset
+        lambda db, actor: comment_page_view(
+            task_notes.list_comments(
+                db, actor, task=task, kind=query.kind, limit=query.limit, offset=query.offset
+            )
         ),
     )
 
@@ -91,6 +100,7 @@ async def post_comment(request: Request) -> Created:
             workspace_id=body.workspace_ref(),
             content=body.content,
             idempotency_key=body.idempotency_key,
+            answer=comment_answer,
         ),
     )
     return created(result)
@@ -102,14 +112,14 @@ async def list_outputs(request: Request) -> dict[str, Any]:
     if (name := query.name) is not None:
         return await run_service(
             request,
-            lambda db, actor: task_notes.get_output(
-                db, actor, task=task, name=name, version=query.version
+            lambda db, actor: output_read_view(
+                task_notes.get_output(db, actor, task=task, name=name, version=query.version)
             ),
         )
     return await run_service(
         request,
-        lambda db, actor: task_notes.list_outputs(
-            db, actor, task=task, limit=query.limit, offset=query.offset
+        lambda db, actor: output_page_view(
+            task_notes.list_outputs(db, actor, task=task, limit=query.limit, offset=query.offset)
         ),
     )
 
@@ -128,6 +138,7 @@ async def save_output(request: Request) -> Created:
             name=body.name,
             content=body.content,
             idempotency_key=body.idempotency_key,
+            answer=output_answer,
         ),
     )
     return created(result)

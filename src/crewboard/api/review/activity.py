@@ -29,6 +29,8 @@ from crewboard.api.operations import endpoint_for
 from crewboard.contract.args import Args, Offset
 from crewboard.contract.review import activity as activity_tools
 from crewboard.contract.review import proposals as proposal_tools
+from crewboard.contract.review.present_inbox import posted_view, thread_view
+from crewboard.contract.review.present_proposals import proposal_page_view, proposed_view
 from crewboard.services.review import messages, proposals
 
 
@@ -63,6 +65,7 @@ async def post_message(request: Request) -> Created:
             body=body.body,
             task=body.task_id,
             idempotency_key=body.idempotency_key,
+            answer=posted_view,
         ),
     )
     return created(result)
@@ -73,8 +76,10 @@ async def list_messages(request: Request) -> dict[str, Any]:
     project = request.path_params["project"]
     return await run_service(
         request,
-        lambda db, actor: messages.list_thread(
-            db, actor, project, query.participant_id, limit=query.limit, offset=query.offset
+        lambda db, actor: thread_view(
+            messages.list_thread(
+                db, actor, project, query.participant_id, limit=query.limit, offset=query.offset
+            )
         ),
     )
 
@@ -84,8 +89,15 @@ async def list_proposals(request: Request) -> dict[str, Any]:
     project = request.path_params["project"]
     return await run_service(
         request,
-        lambda db, actor: proposals.list_proposals(
-            db, actor, project=project, status=query.status, limit=query.limit, offset=query.offset
+        lambda db, actor: proposal_page_view(
+            proposals.list_proposals(
+                db,
+                actor,
+                project=project,
+                status=query.status,
+                limit=query.limit,
+                offset=query.offset,
+            )
         ),
     )
 
@@ -128,6 +140,7 @@ def _task_card(kind: str, data: dict[str, Any], project: str) -> Any:
             changes=update.changes.model_dump(by_alias=True, exclude_none=True),
             reason=update.reason,
             idempotency_key=update.idempotency_key,
+            answer=proposed_view,
         )
     delete = parse_args(proposal_tools.ProposeTaskDelete, data)
     return lambda db, actor: proposals.propose_task_delete(
@@ -138,6 +151,7 @@ def _task_card(kind: str, data: dict[str, Any], project: str) -> Any:
         workspace_id=delete.workspace_ref(),
         reason=delete.reason,
         idempotency_key=delete.idempotency_key,
+        answer=proposed_view,
     )
 
 
@@ -154,6 +168,7 @@ def _project_card(kind: str, data: dict[str, Any]) -> Any:
             type_hint=task.type_hint,
             role_hint=task.role_hint,
             idempotency_key=task.idempotency_key,
+            answer=proposed_view,
         )
     if kind == "role":
         role = parse_args(proposal_tools.ProposeRole, data)
@@ -166,6 +181,7 @@ def _project_card(kind: str, data: dict[str, Any]) -> Any:
             role=role.role,
             description=role.description,
             idempotency_key=role.idempotency_key,
+            answer=proposed_view,
         )
     team = parse_args(proposal_tools.ProposeComposition, data)
     return lambda db, actor: proposals.propose_composition(
@@ -176,6 +192,7 @@ def _project_card(kind: str, data: dict[str, Any]) -> Any:
         seats=[s.model_dump(by_alias=True, exclude_none=True) for s in team.seats],
         rationale=team.rationale,
         idempotency_key=team.idempotency_key,
+        answer=proposed_view,
     )
 
 

@@ -26,6 +26,7 @@ from crewboard.api.common import (
 from crewboard.api.operations import endpoint_for
 from crewboard.contract.args import Args, Offset
 from crewboard.contract.review.drafts import DraftFields, ResultFields
+from crewboard.contract.review.present import draft_page_view, draft_read_view, hand_in_view
 from crewboard.services.identity.access import ANY_WORKSPACE
 from crewboard.services.paging import MAX_PAGE
 from crewboard.services.review import drafts
@@ -67,6 +68,7 @@ async def submit_result(request: Request) -> Created:
             document=body.document,
             references=[r.model_dump(exclude_none=True) for r in body.references or []],
             via="rest",
+            answer=hand_in_view,
         ),
     )
     return created(result)
@@ -94,6 +96,7 @@ async def create_draft(request: Request) -> Created:
             collection=body.collection,
             document=body.document,
             via="rest",
+            answer=hand_in_view,
         ),
     )
     return created(result)
@@ -101,7 +104,9 @@ async def create_draft(request: Request) -> Created:
 
 async def get_draft(request: Request) -> dict[str, Any]:
     draft_id = request.path_params["draft"]
-    return await run_service(request, lambda db, actor: drafts.get_draft(db, actor, draft_id))
+    return await run_service(
+        request, lambda db, actor: draft_read_view(drafts.get_draft(db, actor, draft_id))
+    )
 
 
 async def list_drafts(request: Request) -> dict[str, Any]:
@@ -110,8 +115,15 @@ async def list_drafts(request: Request) -> dict[str, Any]:
     statuses = [s.strip() for s in (query.status or "").split(",") if s.strip()] or None
     return await run_service(
         request,
-        lambda db, actor: drafts.list_drafts(
-            db, actor, project=project, statuses=statuses, limit=query.limit, offset=query.offset
+        lambda db, actor: draft_page_view(
+            drafts.list_drafts(
+                db,
+                actor,
+                project=project,
+                statuses=statuses,
+                limit=query.limit,
+                offset=query.offset,
+            )
         ),
     )
 

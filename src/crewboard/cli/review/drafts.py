@@ -16,8 +16,9 @@ from crewboard.cli.common import (
     json_option,
     pass_state,
 )
+from crewboard.contract.review.present import decided_view, draft_read_view, rule_view
 from crewboard.domain.identity.records import Actor
-from crewboard.domain.review import RuleMatch
+from crewboard.domain.review import Decided, RuleMatch
 from crewboard.services.review import decisions as review
 from crewboard.services.review import drafts, rules
 from crewboard.storage.database import Database
@@ -29,11 +30,11 @@ def _decide(
     state_: State,
     as_email: str | None,
     as_json: bool,
-    decide: Callable[[Database, Actor], dict[str, Any]],
+    decide: Callable[[Database, Actor], Decided],
 ) -> None:
 
     def act(db: Database) -> None:
-        result = decide(db, acting_person(db, as_email))
+        result = decided_view(decide(db, acting_person(db, as_email)))
         draft = result["draft"]
         emit(as_json, result, lambda: f"draft {draft['id']} is now {draft['status']}")
 
@@ -141,7 +142,7 @@ def review_show(state_: State, draft_id: str, as_email: str | None, as_json: boo
     """Show a draft in full."""
 
     def act(db: Database) -> None:
-        found = drafts.get_draft(db, acting_person(db, as_email), draft_id)
+        found = draft_read_view(drafts.get_draft(db, acting_person(db, as_email), draft_id))
         emit(as_json, found, lambda: _draft_text(found))
 
     guarded(state_, as_json, act)
@@ -186,14 +187,16 @@ def rule_add(
     """Turn on an acceptance rule (project admins)."""
 
     def act(db: Database) -> None:
-        added = rules.add_rule(
-            db,
-            acting_person(db, as_email),
-            project,
-            match=match,
-            value=value,
-            collection=collection,
-            document=document,
+        added = rule_view(
+            rules.add_rule(
+                db,
+                acting_person(db, as_email),
+                project,
+                match=match,
+                value=value,
+                collection=collection,
+                document=document,
+            )
         )
         emit(as_json, added, lambda: f"added rule {added['id']} ({added['match']})")
 
@@ -209,7 +212,7 @@ def rule_list(state_: State, project: str, as_email: str | None, as_json: bool) 
     """List a project's acceptance rules."""
 
     def act(db: Database) -> None:
-        found = rules.list_rules(db, acting_person(db, as_email), project)
+        found = [rule_view(r) for r in rules.list_rules(db, acting_person(db, as_email), project)]
         emit(
             as_json,
             found,
@@ -235,7 +238,7 @@ def rule_remove(state_: State, rule_id: str, as_email: str | None, as_json: bool
     """Turn an acceptance rule off."""
 
     def act(db: Database) -> None:
-        removed = rules.remove_rule(db, acting_person(db, as_email), rule_id)
+        removed = rule_view(rules.remove_rule(db, acting_person(db, as_email), rule_id))
         emit(as_json, removed, lambda: f"removed rule {removed['id']}")
 
     guarded(state_, as_json, act)

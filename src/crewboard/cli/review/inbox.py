@@ -16,6 +16,8 @@ from crewboard.cli.common import (
     json_option,
     pass_state,
 )
+from crewboard.contract.board.present_notes import open_questions_view, question_answered_view
+from crewboard.contract.review.present_inbox import inbox_view
 from crewboard.services.board import questions
 from crewboard.services.review import inbox as inbox_service
 from crewboard.storage.database import Database
@@ -38,7 +40,9 @@ def inbox_list(
     """List what waits for you, newest first, with counts of each kind."""
 
     def act(db: Database) -> None:
-        found = inbox_service.inbox(db, acting_person(db, as_email), project=project, limit=limit)
+        found = inbox_view(
+            inbox_service.inbox(db, acting_person(db, as_email), project=project, limit=limit)
+        )
         emit(as_json, found, lambda: _text(found))
 
     guarded(state_, as_json, act)
@@ -67,7 +71,9 @@ def question_list(state_: State, project: str, as_email: str | None, as_json: bo
     """A project's open questions, the longest waiting first."""
 
     def act(db: Database) -> None:
-        found = questions.list_open_questions(db, acting_person(db, as_email), project)
+        found = open_questions_view(
+            questions.list_open_questions(db, acting_person(db, as_email), project)
+        )
         emit(
             as_json,
             found,
@@ -95,7 +101,9 @@ def question_answer(
     """Answer a question; the answer shows on its task."""
 
     def act(db: Database) -> None:
-        done = questions.answer_question(db, acting_person(db, as_email), question_id, answer)
+        done = question_answered_view(
+            questions.answer_question(db, acting_person(db, as_email), question_id, answer)
+        )
         emit(as_json, done, lambda: f"answered {done['question']['id']}")
 
     guarded(state_, as_json, act)

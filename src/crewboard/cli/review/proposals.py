@@ -18,6 +18,9 @@ from crewboard.cli.common import (
     pass_state,
 )
 from crewboard.contract.review.activity import ListActivity
+from crewboard.contract.review.present_activity import entry_view
+from crewboard.contract.review.present_inbox import thread_view
+from crewboard.contract.review.present_proposals import proposal_page_view, proposal_view
 from crewboard.services.review import activity, messages, proposals
 from crewboard.storage.database import Database
 
@@ -41,7 +44,7 @@ def _decide(verb: str, decide: Any) -> Any:
     def command(state_: State, proposal_id: str, as_email: str | None, as_json: bool) -> None:
 
         def act(db: Database) -> None:
-            card = decide(db, acting_person(db, as_email), proposal_id)
+            card = proposal_view(decide(db, acting_person(db, as_email), proposal_id))
             emit(as_json, card, lambda: f"{card['status']} proposal {card['id']}")
 
         guarded(state_, as_json, act)
@@ -73,8 +76,10 @@ def proposal_list(
     """List proposal cards, newest first."""
 
     def act(db: Database) -> None:
-        found = proposals.list_proposals(
-            db, acting_person(db, as_email), project=project, status=status, limit=limit
+        found = proposal_page_view(
+            proposals.list_proposals(
+                db, acting_person(db, as_email), project=project, status=status, limit=limit
+            )
         )
         cards = found["proposals"]
         emit(
@@ -95,7 +100,7 @@ def proposal_show(state_: State, proposal_id: str, as_email: str | None, as_json
     """Show one proposal card with what it proposes."""
 
     def act(db: Database) -> None:
-        card = proposals.get_proposal(db, acting_person(db, as_email), proposal_id)
+        card = proposal_view(proposals.get_proposal(db, acting_person(db, as_email), proposal_id))
         emit(as_json, card, lambda: f"{_card_line(card)}\n{card['payload']}")
 
     guarded(state_, as_json, act)
@@ -128,10 +133,11 @@ def activity_list(
     def act(db: Database) -> None:
         # The model checks the values, so a bad one is MCP's refusal, not a usage error.
         args = check_args(ListActivity, {"projectId": project, "limit": limit, "since": since})
-        entries, cursor = activity.list_activity(
+        found = activity.list_activity(
             db, acting_person(db, as_email), project=args.project_id, limit=args.limit,
             since=args.since,
         )  # fmt: skip
+        entries, cursor = [entry_view(e) for e in found.entries], found.cursor
         lines = [f"{e['at']}  {e['type']:<26}  {e['summary']}" for e in entries]
         emit(
             as_json,
@@ -165,8 +171,8 @@ def message_list(
     """List a participant's thread, newest first."""
 
     def act(db: Database) -> None:
-        thread = messages.list_thread(
-            db, acting_person(db, as_email), project, participant, limit=limit
+        thread = thread_view(
+            messages.list_thread(db, acting_person(db, as_email), project, participant, limit=limit)
         )
         lines = [
             f"{m['createdAt']}  {m['author'].get('displayName', '')}: {m['body']}"

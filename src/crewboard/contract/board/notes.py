@@ -7,9 +7,10 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from crewboard.contract.args import Args, WorkspaceId
+from crewboard.contract.board import present_notes
 from crewboard.contract.board.tasks import TaskRef
 from crewboard.contract.operation import Call, Cli, NoDoor, Operation, Rest, keyed_write
-from crewboard.contract.reply import RESPONSE_BUDGET, Reply, fit_rows
+from crewboard.contract.reply import RESPONSE_BUDGET, Reply
 from crewboard.domain.identity.access import Toolset
 from crewboard.services.board import note_reads, questions
 from crewboard.services.board import notes as task_notes
@@ -101,27 +102,50 @@ def keyed_reply(result: KeyedResult) -> Reply:
 
 def post_comment(call: Call, args: PostComment) -> Reply:
     return keyed_reply(
-        task_notes.post_comment(call.db, call.actor, content=args.content, **args.target())
+        task_notes.post_comment(
+            call.db,
+            call.actor,
+            content=args.content,
+            answer=present_notes.comment_answer,
+            **args.target(),
+        )
     )
 
 
 def agent_update(call: Call, args: AgentUpdate) -> Reply:
     return keyed_reply(
-        task_notes.agent_update(call.db, call.actor, content=args.content, **args.target())
+        task_notes.agent_update(
+            call.db,
+            call.actor,
+            content=args.content,
+            answer=present_notes.agent_update_answer,
+            **args.target(),
+        )
     )
 
 
 def save_output(call: Call, args: SaveOutput) -> Reply:
     return keyed_reply(
         task_notes.save_output(
-            call.db, call.actor, name=args.name, content=args.content, **args.target()
+            call.db,
+            call.actor,
+            name=args.name,
+            content=args.content,
+            answer=present_notes.output_answer,
+            **args.target(),
         )
     )
 
 
 def ask_question(call: Call, args: AskQuestion) -> Reply:
     return keyed_reply(
-        questions.ask_question(call.db, call.actor, question=args.question, **args.target())
+        questions.ask_question(
+            call.db,
+            call.actor,
+            question=args.question,
+            answer=present_notes.question_answer,
+            **args.target(),
+        )
     )
 
 
@@ -137,7 +161,7 @@ def list_task_notes(call: Call, args: ListTaskNotes) -> Reply:
         cursor=args.cursor,
     )
     # The rows' budget leaves room for the task and the cursor around them.
-    body = page.answer(fit_rows(page.rows, RESPONSE_BUDGET - 4096))
+    body = present_notes.thread_page_view(page, RESPONSE_BUDGET - 4096)
     note = (
         "More notes follow: call again with cursor set to nextCursor, same taskId and kind."
         if body["hasMore"]

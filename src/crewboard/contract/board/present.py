@@ -21,11 +21,13 @@ from crewboard.domain.board.reads import (
     TaskText,
 )
 from crewboard.domain.projects import Project, TeamRole
-from crewboard.services.board.notes import (
+from crewboard.services.board.note_views import (
     comment_view,
+    noted_task_view,
+    notes_section_view,
     output_preview_view,
     question_view,
-    task_ref_view,
+    repos_section_view,
 )
 from crewboard.services.board.queries import TaskLine, TaskPage
 from crewboard.services.board.views import ROW_TEXT_LIMITS, TITLE_CHARS, task_key, task_view
@@ -124,16 +126,6 @@ def readiness_view(ready: Readiness) -> dict[str, Any]:
     }
 
 
-def notes_section_view(section: Any) -> Any:
-    """get_task's notes section (services/board/note_reads.py), as that area words it."""
-    return section
-
-
-def repos_section_view(section: Any) -> Any:
-    """A task's repository sections (services/board/repos.py), as that area words them."""
-    return section
-
-
 def task_activity_view(activity: TaskActivity) -> dict[str, Any]:
     """Everything said and linked on a task: each part as {items, total}, newest first."""
     parts: list[tuple[str, list[dict[str, Any]], int]] = [
@@ -146,10 +138,9 @@ def task_activity_view(activity: TaskActivity) -> dict[str, Any]:
         ("outputs", [output_preview_view(o) for o in activity.outputs], activity.outputs_total),
         ("questions", [question_view(q) for q in activity.questions], activity.questions_total),
     ]
-    sections: dict[str, Any] = {"task": task_ref_view(activity.task, activity.project)}
+    sections: dict[str, Any] = {"task": noted_task_view(activity.task)}
     sections |= {name: {"items": items, "total": total} for name, items, total in parts}
-    repos: dict[str, Any] = repos_section_view(activity.repos)
-    return sections | repos
+    return sections | repos_section_view(activity.repos)
 
 
 def text_window_view(text: TaskText, budget: int) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from crewboard.contract.args import Args, WorkspaceId
 from crewboard.contract.board.notes import TaskWrite, keyed_reply
+from crewboard.contract.board.present_notes import link_answer, repo_listing_view, report_answer
 from crewboard.contract.operation import Call, Cli, Operation, Rest, keyed_write
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, compact, fit_rows
 from crewboard.domain.identity.access import Toolset
@@ -85,9 +86,10 @@ def _fit(body: dict[str, Any], sections: tuple[str, ...]) -> str | None:
 
 def list_task_repos(call: Call, args: ListTaskRepos) -> Reply:
     workspace = args.workspace_ref()
-    body = repos.list_task_repos(
+    listing = repos.list_task_repos(
         call.db, call.actor, project=args.project_id, task=args.task_id, workspace_id=workspace
     )
+    body = repo_listing_view(listing)
     note = _fit(body, tuple(k for k in ("links", "reports", "repos") if k in body))
     return Reply(body, note)
 
@@ -103,6 +105,7 @@ def propose_repo_change(call: Call, args: ProposeRepoChange) -> Reply:
             title=args.title,
             summary=args.summary,
             pr_url=args.pr_url,
+            answer=link_answer,
             **args.target(),
         )
     )
@@ -118,6 +121,7 @@ def report_repo_status(call: Call, args: ReportRepoStatus) -> Reply:
             commit=args.commit,
             tests=args.tests,
             summary=args.summary,
+            answer=report_answer,
             **args.target(),
         )
     )

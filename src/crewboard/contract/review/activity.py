@@ -7,6 +7,8 @@ from pydantic import Field
 from crewboard.contract.args import Args, IdempotencyKey, ProjectRef, WorkspaceId
 from crewboard.contract.operation import Call, Cli, Operation, Rest
 from crewboard.contract.reply import Reply, fit_rows
+from crewboard.contract.review.present_activity import entry_view
+from crewboard.contract.review.present_inbox import posted_view
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.services.review import activity, messages
 
@@ -45,7 +47,7 @@ class PostMessage(Args):
 
 
 def list_activity(call: Call, args: ListActivity) -> Reply:
-    entries, cursor = activity.list_activity(
+    found = activity.list_activity(
         call.db,
         call.actor,
         project=args.project_id,
@@ -55,9 +57,11 @@ def list_activity(call: Call, args: ListActivity) -> Reply:
         mine=args.mine,
         task=args.task_id,
     )
+    entries = [entry_view(e) for e in found.entries]
     kept = fit_rows(entries)
+    cursor = found.cursor
     if len(kept) < len(entries) and args.since is not None:
-        cursor = activity.next_cursor(kept, args.since, oldest_first=True)
+        cursor = activity.next_cursor(found.entries[: len(kept)], args.since, oldest_first=True)
     note = (
         f"cursor: {cursor}\nPass it as since to get only what comes after, oldest first; "
         "keep passing the cursor each answer gives."
@@ -75,6 +79,7 @@ def post_message(call: Call, args: PostMessage) -> Reply:
         body=args.body,
         task=args.task_id,
         idempotency_key=args.idempotency_key,
+        answer=posted_view,
     )
     note = "This key was used before: this is the original answer." if result.replayed else None
     return Reply(result.body, note)

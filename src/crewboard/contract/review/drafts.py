@@ -10,6 +10,7 @@ from crewboard.contract.args import Args, Revision, WorkspaceId
 from crewboard.contract.board.tasks import TaskRef
 from crewboard.contract.operation import Call, NoDoor, Operation, Rest
 from crewboard.contract.reply import Reply
+from crewboard.contract.review.present import hand_in_view
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.services.idempotency import KeyedResult
 from crewboard.services.review import drafts
@@ -134,6 +135,7 @@ def submit_result(call: Call, args: SubmitResult) -> Reply:
             collection=args.collection,
             document=args.document,
             references=[r.model_dump(exclude_none=True) for r in args.references or []],
+            answer=hand_in_view,
         )
     )
 
@@ -153,6 +155,7 @@ def create_draft(call: Call, args: CreateDraft) -> Reply:
             content=args.content,
             collection=args.collection,
             document=args.document,
+            answer=hand_in_view,
         )
     )
 

@@ -11,6 +11,7 @@ from crewboard.contract.args import Args, IdempotencyKey, ProjectRef, WorkspaceI
 from crewboard.contract.board.tasks import Priority, Status, TaskRef, TaskType
 from crewboard.contract.operation import Call, Cli, NoDoor, Operation, Rest, keyed_write
 from crewboard.contract.reply import Reply
+from crewboard.contract.review.present_proposals import proposed_view
 from crewboard.domain.board.tasks import MAX_LONG_TEXT, MAX_TITLE
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.services.idempotency import KeyedResult
@@ -116,6 +117,7 @@ def propose_task(call: Call, args: ProposeTask) -> Reply:
             type_hint=args.type_hint,
             role_hint=args.role_hint,
             idempotency_key=args.idempotency_key,
+            answer=proposed_view,
         )
     )
 
@@ -130,6 +132,7 @@ def propose_task_update(call: Call, args: ProposeTaskUpdate) -> Reply:
             changes=_sent(args.changes),
             reason=args.reason,
             idempotency_key=args.idempotency_key,
+            answer=proposed_view,
         )
     )
 
@@ -143,6 +146,7 @@ def propose_task_delete(call: Call, args: ProposeTaskDelete) -> Reply:
             workspace_id=args.workspace_ref(),
             reason=args.reason,
             idempotency_key=args.idempotency_key,
+            answer=proposed_view,
         )
     )
 
@@ -158,6 +162,7 @@ def propose_role(call: Call, args: ProposeRole) -> Reply:
             role=args.role,
             description=args.description,
             idempotency_key=args.idempotency_key,
+            answer=proposed_view,
         )
     )
 
@@ -172,6 +177,7 @@ def propose_composition(call: Call, args: ProposeComposition) -> Reply:
             seats=[_sent(seat) for seat in args.seats],
             rationale=args.rationale,
             idempotency_key=args.idempotency_key,
+            answer=proposed_view,
         )
     )
 

@@ -3,10 +3,11 @@ version kept), and questions with their answers. Pure values, no I/O."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 
 class NoteKind(StrEnum):
@@ -71,3 +72,98 @@ class CommentHit:
 class CommentHits:
     rows: list[CommentHit]
     total: int  # every comment and agent update of the project that holds the words
+
+
+ThreadNote = TaskComment | TaskOutput | TaskQuestion
+N = TypeVar("N", TaskComment, TaskOutput)
+
+
+@dataclass(frozen=True)
+class NotedTask:
+    """Enough of a task to name it next to what was said on it."""
+
+    id: str
+    key: str
+    title: str
+    status: str
+    project_id: str
+    workspace_id: str | None
+
+
+@dataclass(frozen=True)
+class NotesPage(Generic[N]):
+    """A page of a task's notes of one sort: comments or agent updates (list_comments), or the
+    newest version of each output, previewed (list_outputs)."""
+
+    task: NotedTask
+    rows: list[N]
+    total: int
+    offset: int
+
+
+CommentPage = NotesPage[TaskComment]
+OutputPage = NotesPage[TaskOutput]
+
+
+@dataclass(frozen=True)
+class OutputRead:
+    """One output version in full, with its task (get_output)."""
+
+    task: NotedTask
+    output: TaskOutput
+
+
+@dataclass(frozen=True)
+class OpenQuestion:
+    question: TaskQuestion
+    task: NotedTask
+
+
+@dataclass(frozen=True)
+class OpenQuestions:
+    """A page of a project's unanswered questions, each with its task."""
+
+    project_id: str
+    rows: list[OpenQuestion]
+    total: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class QuestionAnswered:
+    """The question as it stands after an answer; `changed` is False for a repeated answer."""
+
+    question: TaskQuestion
+    changed: bool
+
+
+@dataclass(frozen=True)
+class NotesPart:
+    """The newest notes of one kind on a task, and how many there are in all."""
+
+    notes: Sequence[ThreadNote]
+    total: int
+
+
+@dataclass(frozen=True)
+class NotesSection:
+    """What get_task shows of a task's notes: questions (and how many wait), comments, agent
+    updates and outputs, each the newest few."""
+
+    questions: NotesPart
+    open_questions: int
+    comments: NotesPart
+    agent_updates: NotesPart
+    outputs: NotesPart
+
+
+@dataclass(frozen=True)
+class ThreadPage:
+    """One page of a task's thread (list_task_notes), newest first. A door may show a leading
+    part of `notes`; its cursor then continues after the last one shown."""
+
+    task: NotedTask
+    notes: list[ThreadNote]
+    has_more: bool  # notes past the page follow
+    caller: str  # the principal the cursor is bound to
+    binding: dict[str, Any]  # the task and kind filter the cursor is bound to

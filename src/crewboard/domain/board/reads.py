@@ -6,10 +6,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from crewboard.domain.board.context import ContextPack
-from crewboard.domain.board.notes import TaskComment, TaskOutput, TaskQuestion
+from crewboard.domain.board.notes import (
+    NotedTask,
+    NotesSection,
+    TaskComment,
+    TaskOutput,
+    TaskQuestion,
+)
+from crewboard.domain.board.repos import RepoSections
 from crewboard.domain.board.tasks import Link, Task
 from crewboard.domain.projects import Project, TeamRole
 
@@ -53,8 +59,8 @@ class Readiness:
 
 @dataclass(frozen=True)
 class TaskRead:
-    """get_task's whole read. `notes` is what note_reads.task_notes_section gives; `pack` is
-    the context pack with its receipt (services/board/context.py), None when not asked for."""
+    """get_task's whole read; `pack` is the context pack with its receipt
+    (services/board/context.py), None when not asked for."""
 
     shown: TaskShown
     source: TaskSource | None
@@ -65,7 +71,7 @@ class TaskRead:
     subtasks: tuple[Task, ...]
     subtasks_total: int
     readiness: Readiness
-    notes: Any  # the notes helper's section, passed through
+    notes: NotesSection
     pack: ContextPack | None = None
 
 
@@ -89,11 +95,9 @@ class AgentBrief:
 
 @dataclass(frozen=True)
 class TaskActivity:
-    """Everything said and linked on a task, each part newest first with its total; `repos` is
-    what repos.task_repo_sections gives, passed through."""
+    """Everything said and linked on a task, each part newest first with its total."""
 
-    task: Task
-    project: Project
+    task: NotedTask
     comments: tuple[TaskComment, ...]
     comments_total: int
     agent_updates: tuple[TaskComment, ...]
@@ -102,4 +106,4 @@ class TaskActivity:
     outputs_total: int
     questions: tuple[TaskQuestion, ...]
     questions_total: int
-    repos: Any
+    repos: RepoSections

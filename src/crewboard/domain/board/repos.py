@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from crewboard.domain.board.notes import NotedTask
+
 
 @dataclass(frozen=True)
 class Repo:
@@ -46,3 +48,35 @@ class RepoReport:
     summary: str | None
     reported_by: dict[str, Any]
     created_at: datetime
+
+
+@dataclass(frozen=True)
+class RepoSections:
+    """A task's newest repository links and status reports, each with its total; `repos`
+    names the project's repositories by id."""
+
+    links: list[RepoLink]
+    links_total: int
+    reports: list[RepoReport]
+    reports_total: int
+    repos: dict[str, Repo]
+
+
+@dataclass(frozen=True)
+class RepoListing:
+    """A project's repositories; with a task, also that task's links and reports."""
+
+    project_id: str
+    project_key: str
+    repos: list[Repo]
+    task: NotedTask | None = None
+    sections: RepoSections | None = None
+
+
+@dataclass(frozen=True)
+class LinkMade:
+    """A branch link as proposed; `created` is False when an existing link was updated."""
+
+    link: RepoLink
+    repo: Repo
+    created: bool

@@ -1,7 +1,8 @@
 """What is said on a task: comments, agent progress notes, saved outputs, questions for people.
 
 Every write here is keyed (idempotencyKey required), names the task's workspace explicitly
-and records an event. Notes on one task are written one at a time, each a microsecond or
+and records an event; it answers with what the door's `answer` makes of the record it wrote,
+which the idempotency ledger keeps for a retry. Notes on one task are written one at a time, each a microsecond or
 more after the one before, so a thread and an output's versions have one fixed order.
 """
 
@@ -11,7 +12,15 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from crewboard.domain.board.notes import NoteKind, TaskComment, TaskOutput, TaskQuestion
+from crewboard.domain.board.notes import (
+    CommentPage,
+    NotedTask,
+    NoteKind,
+    OutputPage,
+    OutputRead,
+    TaskComment,
+    TaskOutput,
+)
 from crewboard.domain.board.tasks import Task
 from crewboard.domain.identity.access import Role, Scope
 from crewboard.domain.identity.records import Actor
@@ -20,12 +29,18 @@ from crewboard.domain.projects import Project
 from crewboard.domain.validation import check_no_nul, check_text
 from crewboard.errors import LimitExceeded, NotFound, ValidationFailed
 from crewboard.services.board.mentions import tell_mentioned
+
+# task_activity and the review inbox read these from here. merge: lead removes the re-exports.
+from crewboard.services.board.note_views import comment_view as comment_view  # noqa: PLC0414
+from crewboard.services.board.note_views import noted_task_view
+from crewboard.services.board.note_views import output_preview_view as output_preview_view  # noqa: PLC0414
+from crewboard.services.board.note_views import question_view as question_view  # noqa: PLC0414
 from crewboard.services.board.task_lookup import access_task
 from crewboard.services.board.views import task_key
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write, require_key
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef
-from crewboard.services.paging import check_page, next_offset
-from crewboard.services.views import actor_stamp, iso
+from crewboard.services.paging import check_page
+from crewboard.services.views import actor_stamp
 from crewboard.storage.board.notes import NoteRepository
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
@@ -42,75 +57,27 @@ TICK = timedelta(microseconds=1)
 Perform = Callable[[UnitOfWork, Task, Project], Ack]
 
 
-# --- wire forms ------------------------------------------------------------------------------
+# --- naming the task ---------------------------------------------------------------------------
 
 
-def comment_view(comment: TaskComment) -> dict[str, Any]:
-    return {
-        "id": comment.id,
-        "taskId": comment.task_id,
-        "projectId": comment.project_id,
-        "kind": comment.kind,
-        "content": comment.content,
-        "author": comment.author,
-        "createdAt": iso(comment.created_at),
-    }
-
-
-def output_view(output: TaskOutput) -> dict[str, Any]:
-    """An output version without its content."""
-    return {
-        "id": output.id,
-        "taskId": output.task_id,
-        "projectId": output.project_id,
-        "name": output.name,
-        "version": output.version,
-        "versions": output.versions,
-        "length": output.length,
-        "author": output.author,
-        "createdAt": iso(output.created_at),
-    }
-
-
-def output_preview_view(output: TaskOutput) -> dict[str, Any]:
-    """An output as lists show it: the first 500 characters and whether more follow."""
-    return {
-        **output_view(output),
-        "preview": output.content,
-        "contentTruncated": output.length > len(output.content),
-    }
-
-
-def question_view(question: TaskQuestion) -> dict[str, Any]:
-    return {
-        "id": question.id,
-        "taskId": question.task_id,
-        "projectId": question.project_id,
-        "question": question.question,
-        "status": "open" if question.answered_at is None else "answered",
-        "askedBy": question.asked_by,
-        "askedAt": iso(question.asked_at),
-        "answer": question.answer,
-        "answeredBy": question.answered_by,
-        "answeredAt": iso(question.answered_at),
-    }
-
-
-def without(view: dict[str, Any], text: str) -> dict[str, Any]:
-    """An acknowledgement's form of a view: the caller sent the text, it need not come back."""
-    return {**{k: v for k, v in view.items() if k != text}, "length": len(view[text])}
+def noted_task(task: Task, project: Project) -> NotedTask:
+    """Enough of a task to name it next to what was said on it."""
+    return NotedTask(
+        id=task.id,
+        key=task_key(project, task),
+        title=task.title,
+        status=str(task.status),
+        project_id=project.id,
+        workspace_id=project.workspace_id,
+    )
 
 
 def task_ref_view(task: Task, project: Project) -> dict[str, Any]:
-    """Enough of a task to name it next to what was said on it."""
-    return {
-        "id": task.id,
-        "key": task_key(project, task),
-        "title": task.title,
-        "status": str(task.status),
-        "projectId": project.id,
-        "workspaceId": project.workspace_id,
-    }
+    """The task's reference as the review inbox and task_activity still word it.
+
+    # merge: lead removes once services/review/inbox.py and task_activity use `noted_task`.
+    """
+    return noted_task_view(noted_task(task, project))
 
 
 # --- shared by every keyed write on a task -----------------------------------------------------
@@ -205,6 +172,7 @@ def _write_note(
     workspace_id: WorkspaceRef,
     content: str,
     idempotency_key: str | None,
+    answer: Callable[[TaskComment], dict[str, Any]],
 ) -> KeyedResult:
     text = check_note("content", content)
 
@@ -223,7 +191,6 @@ def _write_note(
         notes.add_comment(comment)
         if kind == COMMENT:
             tell_mentioned(uow, actor, project, found, comment_id=comment.id, text=text)
-        view = without(comment_view(comment), "content")
         record_task_event(
             uow,
             actor,
@@ -232,8 +199,9 @@ def _write_note(
             project,
             payload={"commentId": comment.id, "kind": kind, "excerpt": excerpt(text)},
         )
-        body = {"comment": view} if kind == COMMENT else {"agentUpdate": view}
-        return Ack(body, resource_type=kind, resource_id=comment.id, project_id=project.id)
+        return Ack(
+            answer(comment), resource_type=kind, resource_id=comment.id, project_id=project.id
+        )
 
     return keyed_task_write(
         db,
@@ -255,8 +223,10 @@ def post_comment(
     workspace_id: WorkspaceRef,
     content: str,
     idempotency_key: str | None,
+    answer: Callable[[TaskComment], dict[str, Any]],
 ) -> KeyedResult:
-    """Post a markdown comment on a task, signed with the actor (keyed).
+    """Post a markdown comment on a task, signed with the actor (keyed); the ledger keeps
+    `answer`'s words for the comment.
 
     Raises:
         ValidationFailed, LimitExceeded, IdempotencyConflict, NotFound, PermissionDenied.
@@ -269,6 +239,7 @@ def post_comment(
         workspace_id=workspace_id,
         content=content,
         idempotency_key=idempotency_key,
+        answer=answer,
     )
 
 
@@ -280,6 +251,7 @@ def agent_update(
     workspace_id: WorkspaceRef,
     content: str,
     idempotency_key: str | None,
+    answer: Callable[[TaskComment], dict[str, Any]],
 ) -> KeyedResult:
     """Leave a progress note on a task; the task itself (status included) stays as it is (keyed).
 
@@ -294,6 +266,7 @@ def agent_update(
         workspace_id=workspace_id,
         content=content,
         idempotency_key=idempotency_key,
+        answer=answer,
     )
 
 
@@ -306,7 +279,7 @@ def list_comments(
     limit: int = 50,
     offset: int = 0,
     workspace_id: WorkspaceRef = ANY_WORKSPACE,
-) -> dict[str, Any]:
+) -> CommentPage:
     """A task's comments (or agent updates, or both with kind `all`), newest first, paged.
 
     Raises:
@@ -317,15 +290,10 @@ def list_comments(
     kinds = NOTE_KINDS if kind == "all" else (kind,)
     limit, offset = check_page(limit, offset)
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> CommentPage:
         found, project = access_task(uow, actor, task, workspace_id=workspace_id)
         rows, total = notes_of(uow).comments(found.id, kinds=kinds, limit=limit, offset=offset)
-        return {
-            "task": task_ref_view(found, project),
-            "comments": [comment_view(c) for c in rows],
-            "total": total,
-            "nextOffset": next_offset(offset, len(rows), total),
-        }
+        return CommentPage(noted_task(found, project), rows, total, offset)
 
     return db.read(work)
 
@@ -369,6 +337,7 @@ def save_output(
     name: str,
     content: str,
     idempotency_key: str | None,
+    answer: Callable[[TaskOutput], dict[str, Any]],
 ) -> KeyedResult:
     """Save a named deliverable on a task; the same name again adds a newer version (keyed).
 
@@ -403,7 +372,6 @@ def save_output(
             author=output.author,
             at=output.created_at,
         )
-        view = output_view(output)
         record_task_event(
             uow,
             actor,
@@ -413,7 +381,7 @@ def save_output(
             payload={"outputId": output.id, "name": clean_name, "version": output.version},
         )
         return Ack(
-            {"output": view}, resource_type="output", resource_id=output.id, project_id=project.id
+            answer(output), resource_type="output", resource_id=output.id, project_id=project.id
         )
 
     return keyed_task_write(
@@ -436,7 +404,7 @@ def list_outputs(
     limit: int = 50,
     offset: int = 0,
     workspace_id: WorkspaceRef = ANY_WORKSPACE,
-) -> dict[str, Any]:
+) -> OutputPage:
     """The newest version of each output of a task, by name, with a preview and version count.
 
     Raises:
@@ -444,15 +412,10 @@ def list_outputs(
     """
     limit, offset = check_page(limit, offset)
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> OutputPage:
         found, project = access_task(uow, actor, task, workspace_id=workspace_id)
         rows, total = notes_of(uow).latest_outputs(found.id, limit=limit, offset=offset)
-        return {
-            "task": task_ref_view(found, project),
-            "outputs": [output_preview_view(o) for o in rows],
-            "total": total,
-            "nextOffset": next_offset(offset, len(rows), total),
-        }
+        return OutputPage(noted_task(found, project), rows, total, offset)
 
     return db.read(work)
 
@@ -465,14 +428,14 @@ def get_output(
     name: str,
     version: int | None = None,
     workspace_id: WorkspaceRef = ANY_WORKSPACE,
-) -> dict[str, Any]:
+) -> OutputRead:
     """One output in full: its newest version, or `version` (1 is the first save).
 
     Raises:
         NotFound: no such task, output name or version.
     """
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> OutputRead:
         found, project = access_task(uow, actor, task, workspace_id=workspace_id)
         output = notes_of(uow).output(found.id, name, version)
         if output is None:
@@ -482,12 +445,6 @@ def get_output(
                 "list its outputs to see the names and version counts.",
                 {"resource": "output", "name": name, "version": version},
             )
-        return {
-            "task": task_ref_view(found, project),
-            "output": {**output_view(output), "content": output.content},
-        }
+        return OutputRead(noted_task(found, project), output)
 
     return db.read(work)
-
-
-# --- the task page ----------------------------------------------------------------------------

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import timedelta
 from typing import Any
 
-from crewboard.domain.board.notes import NoteKind, TaskQuestion
+from crewboard.domain.board.notes import (
+    OpenQuestion,
+    OpenQuestions,
+    QuestionAnswered,
+    TaskQuestion,
+)
 from crewboard.domain.board.tasks import Task
 from crewboard.domain.identity.access import Role, Scope
 from crewboard.domain.identity.records import Actor
@@ -18,11 +22,10 @@ from crewboard.services.board.notes import (
     check_note,
     excerpt,
     keyed_task_write,
+    noted_task,
     notes_of,
     question_view,
     record_task_event,
-    task_ref_view,
-    without,
 )
 from crewboard.services.board.task_lookup import access_task
 from crewboard.services.idempotency import Ack, KeyedResult
@@ -32,24 +35,10 @@ from crewboard.services.identity.access import (
     require_person,
     require_signed_in_person,
 )
-from crewboard.services.paging import check_page, next_offset
+from crewboard.services.paging import check_page
 from crewboard.services.views import actor_stamp, iso, stamp_of
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
-
-MAX_NOTE_CHARS = 20_000  # a comment, an agent update, a question or an answer
-MAX_OUTPUT_NAME = 200
-MAX_OUTPUT_BYTES = 1024 * 1024  # an output's content, UTF-8 encoded
-MAX_PAGE = 200
-ACTIVITY_ROWS = 50  # rows per section of task_activity
-EXCERPT_CHARS = 280  # how much of a note an event carries
-COMMENT = NoteKind.COMMENT
-AGENT_UPDATE = NoteKind.AGENT_UPDATE
-NOTE_KINDS = (COMMENT, AGENT_UPDATE)
-TICK = timedelta(microseconds=1)
-
-Perform = Callable[[UnitOfWork, Task, Project], Ack]
-
 
 # --- questions ------------------------------------------------------------------------------
 
@@ -62,8 +51,10 @@ def ask_question(
     workspace_id: WorkspaceRef,
     question: str,
     idempotency_key: str | None,
+    answer: Callable[[TaskQuestion], dict[str, Any]],
 ) -> KeyedResult:
-    """Ask the project's people a question about a task; it waits in their inbox (keyed).
+    """Ask the project's people a question about a task; it waits in their inbox (keyed). The
+    ledger keeps `answer`'s words for the question.
 
     Raises:
         ValidationFailed, LimitExceeded, IdempotencyConflict, NotFound, PermissionDenied.
@@ -89,7 +80,7 @@ def ask_question(
             payload={"questionId": asked.id, "excerpt": excerpt(text)},
         )
         return Ack(
-            {"question": without(question_view(asked), "question")},
+            answer(asked),
             resource_type="question",
             resource_id=asked.id,
             project_id=project.id,
@@ -114,7 +105,7 @@ def _question_not_found(question_id: str) -> NotFound:
     )
 
 
-def answer_question(db: Database, actor: Actor, question_id: str, answer: str) -> dict[str, Any]:
+def answer_question(db: Database, actor: Actor, question_id: str, answer: str) -> QuestionAnswered:
     """Answer a question as a person (web app or operator CLI); the answer shows on the task.
 
     Sending the same answer again is a no-op (`changed: false`). Answering is a person's
@@ -129,7 +120,7 @@ def answer_question(db: Database, actor: Actor, question_id: str, answer: str) -
     require_signed_in_person(actor, "Answering a question")
     text = check_note("answer", answer)
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> QuestionAnswered:
         notes = notes_of(uow)
         asked = notes.question(question_id)
         if asked is None:
@@ -162,16 +153,16 @@ def answer_question(db: Database, actor: Actor, question_id: str, answer: str) -
                     "askedByTokenId": asked.asked_by.get("tokenId"),
                 },
             )
-            return {"question": question_view(answered), "changed": True}
+            return QuestionAnswered(answered, changed=True)
         return _already_answered(notes.question(asked.id) or asked, actor, text)
 
     return db.write(work)
 
 
-def _already_answered(question: TaskQuestion, actor: Actor, text: str) -> dict[str, Any]:
+def _already_answered(question: TaskQuestion, actor: Actor, text: str) -> QuestionAnswered:
     by = question.answered_by or {}
     if question.answer == text and by.get("userId") == actor.user_id:
-        return {"question": question_view(question), "changed": False}
+        return QuestionAnswered(question, changed=False)
     who = by.get("displayName") or by.get("userId") or "someone"
     raise AlreadyExists(
         f"{who} already answered this question at {iso(question.answered_at)}; "
@@ -187,7 +178,7 @@ def list_open_questions(
     *,
     limit: int = 50,
     offset: int = 0,
-) -> dict[str, Any]:
+) -> OpenQuestions:
     """A project's unanswered questions, the longest waiting first, each with its task.
 
     Raises:
@@ -195,18 +186,11 @@ def list_open_questions(
     """
     limit, offset = check_page(limit, offset)
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> OpenQuestions:
         access = access_project(uow, actor, project)
         rows, total = notes_of(uow).open_questions(access.project.id, limit=limit, offset=offset)
         tasks = uow.tasks.get_many(q.task_id for q in rows)
-        return {
-            "projectId": access.project.id,
-            "questions": [
-                {**question_view(q), "task": task_ref_view(tasks[q.task_id], access.project)}
-                for q in rows
-            ],
-            "total": total,
-            "nextOffset": next_offset(offset, len(rows), total),
-        }
+        asked = [OpenQuestion(q, noted_task(tasks[q.task_id], access.project)) for q in rows]
+        return OpenQuestions(access.project.id, asked, total, offset)
 
     return db.read(work)

@@ -14,7 +14,14 @@ from enum import StrEnum
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from crewboard.domain.board.repos import Repo, RepoLink, RepoReport
+from crewboard.domain.board.repos import (
+    LinkMade,
+    Repo,
+    RepoLink,
+    RepoListing,
+    RepoReport,
+    RepoSections,
+)
 from crewboard.domain.board.tasks import Task
 from crewboard.domain.identity.access import Role, Scope, parse_enum
 from crewboard.domain.identity.records import Actor
@@ -22,16 +29,19 @@ from crewboard.domain.ids import new_id
 from crewboard.domain.projects import Project
 from crewboard.domain.validation import check_text
 from crewboard.errors import AlreadyExists, NotFound, ValidationFailed
+from crewboard.services.board.note_views import (
+    repo_view,
+)
 from crewboard.services.board.notes import (
     excerpt,
     keyed_task_write,
+    noted_task,
     record_task_event,
-    task_ref_view,
 )
 from crewboard.services.board.task_lookup import access_task
 from crewboard.services.idempotency import Ack, KeyedResult
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
-from crewboard.services.views import actor_stamp, iso
+from crewboard.services.views import actor_stamp
 from crewboard.storage.board.notes import RepoLinkRepository
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
@@ -101,51 +111,6 @@ def _optional(value: str | None, check: Callable[[str], T]) -> T | None:
     return None if value is None else check(value)
 
 
-# --- wire forms ------------------------------------------------------------------------------
-
-
-def repo_view(repo: Repo) -> dict[str, Any]:
-    return {
-        "id": repo.id,
-        "projectId": repo.project_id,
-        "name": repo.name,
-        "url": repo.url,
-        "defaultBranch": repo.default_branch,
-        "createdAt": iso(repo.created_at),
-    }
-
-
-def link_view(link: RepoLink, repo: Repo | None = None) -> dict[str, Any]:
-    return {
-        "id": link.id,
-        "taskId": link.task_id,
-        "repoId": link.repo_id,
-        "repoName": repo.name if repo else None,
-        "agent": link.agent,
-        "branch": link.branch,
-        "targetBranch": link.target_branch,
-        "title": link.title,
-        "summary": link.summary,
-        "prUrl": link.pr_url,
-        "createdAt": iso(link.created_at),
-        "updatedAt": iso(link.updated_at),
-    }
-
-
-def report_view(report: RepoReport) -> dict[str, Any]:
-    return {
-        "id": report.id,
-        "taskId": report.task_id,
-        "repoId": report.repo_id,
-        "branch": report.branch,
-        "commit": report.commit_sha,
-        "tests": report.tests,
-        "summary": report.summary,
-        "reportedBy": report.reported_by,
-        "createdAt": iso(report.created_at),
-    }
-
-
 def _links(uow: UnitOfWork) -> RepoLinkRepository:
     return RepoLinkRepository(uow.conn)
 
@@ -173,7 +138,7 @@ def add_repo(
     url: str,
     *,
     default_branch: str = "main",
-) -> dict[str, Any]:
+) -> Repo:
     """Add a code repository to a project (project admins).
 
     Raises:
@@ -184,7 +149,7 @@ def add_repo(
     clean_url = check_https_url("url", url)
     branch = check_branch("defaultBranch", default_branch)
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> Repo:
         access = access_project(uow, actor, project, scope=Scope.PROJECTS_ADMIN, role=Role.ADMIN)
         links = _links(uow)
         if links.repo_named(access.project.id, clean_name) is not None:
@@ -202,32 +167,30 @@ def add_repo(
             created_at=uow.now,
         )
         links.add_repo(repo)
-        view = repo_view(repo)
         uow.record_event(
             "repo.added",
             actor=actor.as_payload(),
-            payload={"repo": view},
+            payload={"repo": repo_view(repo)},
             project_id=access.project.id,
             workspace_id=access.project.workspace_id,
         )
-        return view
+        return repo
 
     return db.write(work)
 
 
-def task_repo_sections(uow: UnitOfWork, task: Task, *, limit: int) -> dict[str, Any]:
-    """A task's repository links (with their repository's name) and newest status reports."""
+def task_repo_sections(uow: UnitOfWork, task: Task, *, limit: int) -> RepoSections:
+    """A task's newest `limit` repository links and status reports, with their totals."""
     links = _links(uow)
-    repos = {repo.id: repo for repo in links.repos(task.project_id)}
     linked = links.task_links(task.id)
     reports, total = links.task_reports(task.id, limit=limit)
-    return {
-        "repoLinks": {
-            "items": [link_view(link, repos.get(link.repo_id)) for link in linked[:limit]],
-            "total": len(linked),
-        },
-        "repoReports": {"items": [report_view(r) for r in reports], "total": total},
-    }
+    return RepoSections(
+        links=linked[:limit],
+        links_total=len(linked),
+        reports=reports,
+        reports_total=total,
+        repos={repo.id: repo for repo in links.repos(task.project_id)},
+    )
 
 
 def list_task_repos(
@@ -237,7 +200,7 @@ def list_task_repos(
     project: str | None = None,
     task: str | None = None,
     workspace_id: WorkspaceRef = ANY_WORKSPACE,
-) -> dict[str, Any]:
+) -> RepoListing:
     """A project's repositories; with a task, also its links and newest status reports.
 
     Raises:
@@ -249,25 +212,19 @@ def list_task_repos(
             "projectId", "name a project (projectId) or a task (taskId) to list repositories for."
         )
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
-        found: Task | None = None
-        if task is not None:
-            found, proj = access_task(uow, actor, task, project=project, workspace_id=workspace_id)
-        else:
+    def work(uow: UnitOfWork) -> RepoListing:
+        if task is None:
             assert project is not None  # noqa: S101 - checked above
             proj = access_project(uow, actor, project, workspace_id=workspace_id).project
-        body: dict[str, Any] = {
-            "projectId": proj.id,
-            "projectKey": proj.key,
-            "repos": [repo_view(r) for r in _links(uow).repos(proj.id)],
-        }
-        if found is not None:
-            sections = task_repo_sections(uow, found, limit=REPORTS_SHOWN)
-            body["task"] = task_ref_view(found, proj)
-            body["links"] = sections["repoLinks"]["items"]
-            body["reports"] = sections["repoReports"]["items"]
-            body["reportsTotal"] = sections["repoReports"]["total"]
-        return body
+            return RepoListing(proj.id, proj.key, _links(uow).repos(proj.id))
+        found, proj = access_task(uow, actor, task, project=project, workspace_id=workspace_id)
+        return RepoListing(
+            proj.id,
+            proj.key,
+            _links(uow).repos(proj.id),
+            task=noted_task(found, proj),
+            sections=task_repo_sections(uow, found, limit=REPORTS_SHOWN),
+        )
 
     return db.read(work)
 
@@ -288,10 +245,11 @@ def propose_repo_change(
     title: str | None = None,
     summary: str | None = None,
     pr_url: str | None = None,
+    answer: Callable[[LinkMade], dict[str, Any]],
 ) -> KeyedResult:
     """Link the actor's branch of a repository to a task, or update that link (keyed).
 
-    Fields left out (None) keep what the link had.
+    Fields left out (None) keep what the link had; the ledger keeps `answer`'s words.
 
     Raises:
         NotFound: the task or repository is not open to the actor.
@@ -325,7 +283,6 @@ def propose_repo_change(
             links.add_link(link)
         else:
             links.update_link(link)
-        view = link_view(link, repo)
         record_task_event(
             uow,
             actor,
@@ -333,12 +290,17 @@ def propose_repo_change(
             found,
             project,
             payload={
-                "link": {k: view[k] for k in ("id", "repoId", "branch", "prUrl")},
+                "link": {
+                    "id": link.id,
+                    "repoId": link.repo_id,
+                    "branch": link.branch,
+                    "prUrl": link.pr_url,
+                },
                 "created": current is None,
             },
         )
         return Ack(
-            {"link": view, "created": current is None},
+            answer(LinkMade(link, repo, created=current is None)),
             resource_type="repo_link",
             resource_id=link.id,
             project_id=project.id,
@@ -375,10 +337,12 @@ def report_repo_status(
     commit: str | None = None,
     tests: str | None = None,
     summary: str | None = None,
+    answer: Callable[[RepoReport], dict[str, Any]],
 ) -> KeyedResult:
     """Report how work on a task stands in code: branch, commit, tests, a summary (keyed).
 
-    It never links a branch to the task; propose_repo_change does that.
+    It never links a branch to the task; propose_repo_change does that. The ledger keeps
+    `answer`'s words for the report.
 
     Raises:
         ValidationFailed: nothing to report, or a bad field. NotFound: task or repository.
@@ -408,7 +372,6 @@ def report_repo_status(
             created_at=uow.now,
         )
         _links(uow).add_report(report)
-        view = report_view(report)
         record_task_event(
             uow,
             actor,
@@ -425,7 +388,7 @@ def report_repo_status(
             },
         )
         return Ack(
-            {"report": view},
+            answer(report),
             resource_type="repo_report",
             resource_id=report.id,
             project_id=project.id,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from crewboard.domain.board.reads import TaskActivity
 from crewboard.domain.identity.records import Actor
 from crewboard.services.board import repos
-from crewboard.services.board.notes import AGENT_UPDATE, COMMENT, notes_of
+from crewboard.services.board.notes import AGENT_UPDATE, COMMENT, noted_task, notes_of
 from crewboard.services.board.task_lookup import access_task
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef
 from crewboard.storage.database import Database
@@ -41,8 +41,7 @@ def task_activity(
         outputs, outputs_total = notes.latest_outputs(found.id, limit=ACTIVITY_ROWS, offset=0)
         questions, questions_total = notes.task_questions(found.id, limit=ACTIVITY_ROWS)
         return TaskActivity(
-            task=found,
-            project=project,
+            task=noted_task(found, project),
             comments=tuple(comments),
             comments_total=comments_total,
             agent_updates=tuple(updates),

@@ -14,7 +14,7 @@ from typing import Any
 
 from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.projects import SeatKind, TeamRole
-from crewboard.domain.review import EventRow, TokenName
+from crewboard.domain.review import ActivityRead, AgentChoice, EventRow, ShownEntry, TokenName
 from crewboard.errors import ValidationFailed
 from crewboard.services.identity.access import ANY_WORKSPACE, open_projects
 from crewboard.services.paging import check_limit
@@ -26,7 +26,7 @@ from crewboard.services.review.activity import (
     entry_of,
     parse_cursor,
 )
-from crewboard.services.views import iso, seat_named
+from crewboard.services.views import seat_named
 from crewboard.storage.database import Database
 from crewboard.storage.review.activity import ActivityRepository, EventQuery
 from crewboard.storage.uow import UnitOfWork
@@ -77,16 +77,16 @@ class _Names:
         seat = self.seat_of(token) if kind == "agent_token" else None
         return shown | ({"roleId": seat.id, "roleName": seat.name} if seat else {})
 
-    def agent(self, token: TokenName) -> dict[str, Any]:
+    def agent(self, token: TokenName) -> AgentChoice:
         """An agent token as a choice of the "who" filter."""
         seat = self.seat_of(token)
-        return {
-            "id": token.id,
-            "name": seat.name if seat else token.name,
-            "tokenName": token.name,
-            "for": self.people.get(token.user_id),
-            "revoked": token.revoked_at is not None,
-        }
+        return AgentChoice(
+            id=token.id,
+            name=seat.name if seat else token.name,
+            token_name=token.name,
+            owner=self.people.get(token.user_id),
+            revoked=token.revoked_at is not None,
+        )
 
 
 def read_activity(
@@ -98,7 +98,7 @@ def read_activity(
     who: str | None = None,
     before: str | None = None,
     limit: int = 50,
-) -> dict[str, Any]:
+) -> ActivityRead:
     """One page of a project's activity, newest first, before the entry `before` (a cursor from
     an earlier page): entries with `by` (who acted, resolved), `older` (the cursor of the page
     after this one, or None), `now`, and the people and agents the `who` filter accepts.
@@ -115,7 +115,7 @@ def read_activity(
     prefixes = _kind_prefixes(kind)
     before_id = parse_cursor(before, "before") if before else None
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> ActivityRead:
         (project_id,) = open_projects(uow, actor, project, ANY_WORKSPACE)
         members = [user for user, _ in uow.projects.members(project_id)]
         query = EventQuery(
@@ -138,21 +138,23 @@ def read_activity(
             for e in shown
             if e.type.startswith(HAND_IN) and e.payload.get("draftId")
         )
-        return {
-            "entries": [
-                entry_of(e, actor, hand_ins)
-                | {"by": names.stamp(e.actor), "changed": _changed_fields(e)}
+        return ActivityRead(
+            entries=tuple(
+                ShownEntry(entry_of(e, actor, hand_ins), names.stamp(e.actor), _changed_fields(e))
                 for e in shown
-            ],
-            "older": cursor_of(shown[-1].id) if len(events) > limit else None,
-            "now": iso(uow.now),
-            "people": [{"id": u.id, "name": u.display_name} for u in members],
-            "agents": sorted(
-                (names.agent(t) for t in agents), key=lambda a: (a["revoked"], a["name"].casefold())
             ),
-        }
+            older=cursor_of(shown[-1].id) if len(events) > limit else None,
+            now=uow.now,
+            people=tuple((u.id, u.display_name) for u in members),
+            agents=tuple(
+                sorted(
+                    (names.agent(t) for t in agents), key=lambda a: (a.revoked, a.name.casefold())
+                )
+            ),
+        )
 
-    return db.read(work)
+    result: ActivityRead = db.read(work)
+    return result
 
 
 def _changed_fields(event: EventRow) -> list[str]:

@@ -9,7 +9,8 @@ the task's AI role gains xp. Events name the draft, never its summary or content
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 from crewboard.domain.board.tasks import MAX_TITLE, AssigneeType, Task, TaskStatus
@@ -21,8 +22,12 @@ from crewboard.domain.review import (
     SUPERSEDABLE,
     WAITING,
     XP_PER_ACCEPTED_TASK,
+    Decided,
+    DecisionKind,
     Draft,
+    DraftRow,
     DraftStatus,
+    XpGain,
 )
 from crewboard.domain.validation import check_text
 from crewboard.errors import NotFound, ValidationFailed
@@ -31,7 +36,7 @@ from crewboard.services.board.views import task_key
 from crewboard.services.identity.access import access_project, require_signed_in_person
 from crewboard.services.memory import records as memory
 from crewboard.services.notifications.notify import notify
-from crewboard.services.views import actor_stamp, iso
+from crewboard.services.views import actor_stamp
 from crewboard.storage.database import Database
 from crewboard.storage.review.drafts import DraftRepository
 from crewboard.storage.uow import UnitOfWork
@@ -43,56 +48,6 @@ DONE_STATES = frozenset({TaskStatus.APPROVED, TaskStatus.DONE})
 
 def drafts_of(uow: UnitOfWork) -> DraftRepository:
     return DraftRepository(uow.conn)
-
-
-# --- wire forms ------------------------------------------------------------------------------
-
-
-def draft_view(draft: Draft, project: Project, key: str | None = None) -> dict[str, Any]:
-    """A draft as every door shows it; `content` only when it was loaded."""
-    view: dict[str, Any] = {
-        "id": draft.id,
-        "projectId": draft.project_id,
-        "workspaceId": project.workspace_id,
-        "taskId": draft.task_id,
-        "taskKey": key,
-        "rootTaskId": draft.root_task_id,
-        "title": draft.title,
-        "summary": draft.summary,
-        "collection": draft.collection,
-        "document": draft.document,
-        "references": draft.references,
-        "contextReceiptId": draft.context_receipt_id,
-        "status": draft.status,
-        "via": draft.via,
-        "author": draft.author,
-        "roleId": draft.role_id,
-        "idempotencyKey": draft.idempotency_key,
-        "taskMoved": draft.task_moved,
-        "taskStatusBefore": draft.task_status_before,
-        "followUpTaskId": draft.follow_up_task_id,
-        "reviewComment": draft.review_comment,
-        "memoryRecordId": draft.memory_record_id,
-        "ruleId": draft.rule_id,
-        "decidedBy": draft.decided_by,
-        "decidedAt": iso(draft.decided_at),
-        "createdAt": iso(draft.created_at),
-        "updatedAt": iso(draft.updated_at),
-    }
-    if draft.content is not None:
-        view["content"] = draft.content
-    return view
-
-
-def task_brief_view(task: Task, project: Project) -> dict[str, Any]:
-    """What a hand-in's answers say about its task."""
-    return {
-        "id": task.id,
-        "key": task_key(project, task),
-        "title": task.title,
-        "status": str(task.status),
-        "revision": task.revision,
-    }
 
 
 def preview(text: str) -> str:
@@ -226,16 +181,13 @@ def _restore_task(uow: UnitOfWork, actor: Actor, project: Project, draft: Draft)
     return task
 
 
-def _gain_xp(
-    uow: UnitOfWork, project: Project, task: Task | None, delta: int
-) -> dict[str, Any] | None:
-    role_id = task.assignee_id if task is not None else None
+def _gain_xp(uow: UnitOfWork, project: Project, role_id: str | None, delta: int) -> XpGain | None:
     if role_id is None or not role_id.startswith("rol_"):
         return None
     changed = drafts_of(uow).add_xp(project.id, role_id, delta)
     if changed is None:
         return None
-    return {"roleId": role_id, "gained": delta, "xp": changed[0], "level": changed[1]}
+    return XpGain(role_id, delta, changed[0], changed[1])
 
 
 # --- acceptance -------------------------------------------------------------------------------
@@ -252,11 +204,11 @@ def do_accept(
     collection: str | None = None,
     document: str | None = None,
     comment: str | None = None,
-) -> tuple[Draft, dict[str, Any]]:
+) -> tuple[Draft, XpGain | None]:
     """Accept a draft: file it into memory (unless plain approval), approve its task and the
     chain's first one, supersede the chain's older drafts, give the task's AI role xp.
 
-    Returns the decided draft and the details its event carried.
+    Returns the decided draft and the xp its task's role gained.
     """
     details: dict[str, Any] = {"decidedBy": decided_by}
     values: dict[str, Any] = {"review_comment": comment}
@@ -286,16 +238,16 @@ def do_accept(
         root = uow.tasks.get(draft.root_task_id)
         if root is not None and root.status not in DONE_STATES:
             set_status(uow, actor, project, root, TaskStatus.APPROVED)
-    xp = _gain_xp(uow, project, task, XP_PER_ACCEPTED_TASK)
+    xp = _gain_xp(uow, project, task.assignee_id if task else None, XP_PER_ACCEPTED_TASK)
     if xp is not None:
-        decided_by = {**decided_by, "xpRoleId": xp["roleId"]}
-        details["xp"] = xp
+        decided_by = {**decided_by, "xpRoleId": xp.role_id}
+        details["xp"] = xp.as_payload()
     decided = _decide(uow, draft, status, decided_by, **values)
     details["supersededDraftIds"] = _supersede(uow, actor, decided, project)
     if comment:
         details["commentPreview"] = preview(comment)
     record_decision(uow, actor, decided, project, **details)
-    return decided, details
+    return decided, xp
 
 
 def _supersede(uow: UnitOfWork, actor: Actor, accepted: Draft, project: Project) -> list[str]:
@@ -317,24 +269,48 @@ def _supersede(uow: UnitOfWork, actor: Actor, accepted: Draft, project: Project)
 # --- a person's decisions -------------------------------------------------------------------------
 
 
-def _decision(
-    db: Database, actor: Actor, draft_id: str, action: str, decide: Any
-) -> dict[str, Any]:
-    require_signed_in_person(actor, action)
+@dataclass(frozen=True)
+class Outcome:
+    """What a decision did besides deciding (the fields of `Decided` it fills)."""
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    xp: XpGain | None = None
+    follow_up_task_id: str | None = None
+    removed_memory_record_id: str | None = None
+
+
+Decide = Callable[[UnitOfWork, Draft, Project], tuple[Draft, Outcome]]
+
+
+# What each decision is called when a token tries it (a person decides directly).
+ACTIONS = {
+    DecisionKind.APPROVE: "Approving a hand-in",
+    DecisionKind.REJECT: "Rejecting a hand-in",
+    DecisionKind.REVISE: "Requesting a revision",
+    DecisionKind.UNDO: "Undoing a rule's acceptance",
+}
+
+
+def _decision(
+    db: Database, actor: Actor, draft_id: str, kind: DecisionKind, decide: Decide
+) -> Decided:
+    require_signed_in_person(actor, ACTIONS[kind])
+
+    def work(uow: UnitOfWork) -> Decided:
         draft, project = access_draft(uow, actor, draft_id, role=Role.WRITE)
         uow.serialize(f"draft-chain:{draft.root_task_id}")
-        decided, extra = decide(uow, draft, project)
+        decided, outcome = decide(uow, draft, project)
         task = uow.tasks.get(decided.task_id) if decided.task_id else None
-        key = task_key(project, task) if task else None
-        return {
-            "draft": draft_view(decided, project, key),
-            "task": task_brief_view(task, project) if task else None,
-            **extra,
-        }
+        row = DraftRow(decided, project, task_key(project, task) if task else None)
+        return Decided(
+            kind,
+            row,
+            task,
+            xp=outcome.xp,
+            follow_up_task_id=outcome.follow_up_task_id,
+            removed_memory_record_id=outcome.removed_memory_record_id,
+        )
 
-    result: dict[str, Any] = db.write(work)
+    result: Decided = db.write(work)
     return result
 
 
@@ -351,7 +327,7 @@ def approve(
     collection: str | None = None,
     document: str | None = None,
     comment: str | None = None,
-) -> dict[str, Any]:
+) -> Decided:
     """Approve a waiting draft (and, with `save_to_memory`, file it as a memory record).
 
     Raises:
@@ -361,7 +337,7 @@ def approve(
     """
     note = _comment(comment)
 
-    def decide(uow: UnitOfWork, draft: Draft, project: Project) -> tuple[Draft, dict[str, Any]]:
+    def decide(uow: UnitOfWork, draft: Draft, project: Project) -> tuple[Draft, Outcome]:
         check_state(draft, WAITING, "approving")
         chosen = (
             memory.resolve_collection(project, collection, "collection")
@@ -369,7 +345,7 @@ def approve(
             else draft.collection
         )
         doc = memory.check_document(document, "document") if document is not None else None
-        decided, details = do_accept(
+        decided, xp = do_accept(
             uow,
             actor,
             draft,
@@ -380,14 +356,12 @@ def approve(
             document=str(doc) if doc is not None else draft.document,
             comment=note,
         )
-        return decided, {"memoryRecordId": decided.memory_record_id, "xp": details.get("xp")}
+        return decided, Outcome(xp=xp)
 
-    return _decision(db, actor, draft_id, "Approving a hand-in", decide)
+    return _decision(db, actor, draft_id, DecisionKind.APPROVE, decide)
 
 
-def reject(
-    db: Database, actor: Actor, draft_id: str, *, comment: str | None = None
-) -> dict[str, Any]:
+def reject(db: Database, actor: Actor, draft_id: str, *, comment: str | None = None) -> Decided:
     """Reject a waiting draft; its task goes back to where the hand-in found it.
 
     Raises:
@@ -395,7 +369,7 @@ def reject(
     """
     note = _comment(comment)
 
-    def decide(uow: UnitOfWork, draft: Draft, project: Project) -> tuple[Draft, dict[str, Any]]:
+    def decide(uow: UnitOfWork, draft: Draft, project: Project) -> tuple[Draft, Outcome]:
         check_state(draft, WAITING, "rejecting")
         _restore_task(uow, actor, project, draft)
         decided = _decide(uow, draft, DraftStatus.REJECTED, _person(actor), review_comment=note)
@@ -403,12 +377,12 @@ def reject(
         if note:
             details["commentPreview"] = preview(note)
         record_decision(uow, actor, decided, project, **details)
-        return decided, {}
+        return decided, Outcome()
 
-    return _decision(db, actor, draft_id, "Rejecting a hand-in", decide)
+    return _decision(db, actor, draft_id, DecisionKind.REJECT, decide)
 
 
-def request_revision(db: Database, actor: Actor, draft_id: str, *, comment: str) -> dict[str, Any]:
+def request_revision(db: Database, actor: Actor, draft_id: str, *, comment: str) -> Decided:
     """Send a waiting draft back with a comment: a follow-up task carries the comment to the
     same assignee, and the draft's task goes back to where the hand-in found it.
 
@@ -418,7 +392,7 @@ def request_revision(db: Database, actor: Actor, draft_id: str, *, comment: str)
     """
     note = check_text("comment", comment, max_length=MAX_COMMENT, required=True)
 
-    def decide(uow: UnitOfWork, draft: Draft, project: Project) -> tuple[Draft, dict[str, Any]]:
+    def decide(uow: UnitOfWork, draft: Draft, project: Project) -> tuple[Draft, Outcome]:
         check_state(draft, WAITING, "requesting a revision")
         task = _restore_task(uow, actor, project, draft)
         follow_up = _follow_up_task(uow, actor, project, draft=draft, task=task, note=note)
@@ -439,9 +413,9 @@ def request_revision(db: Database, actor: Actor, draft_id: str, *, comment: str)
             followUpTaskId=follow_up,
             commentPreview=preview(note),
         )
-        return decided, {"followUpTaskId": follow_up}
+        return decided, Outcome(follow_up_task_id=follow_up)
 
-    return _decision(db, actor, draft_id, "Requesting a revision", decide)
+    return _decision(db, actor, draft_id, DecisionKind.REVISE, decide)
 
 
 def _follow_up_task(
@@ -473,7 +447,7 @@ def _follow_up_task(
     return str(ack.body["task"]["id"])
 
 
-def undo_rule_acceptance(db: Database, actor: Actor, draft_id: str) -> dict[str, Any]:
+def undo_rule_acceptance(db: Database, actor: Actor, draft_id: str) -> Decided:
     """Take back what an acceptance rule did with a draft: the memory record it filed goes,
     the task returns to review, the xp is taken back and the draft waits for a person again.
 
@@ -482,24 +456,15 @@ def undo_rule_acceptance(db: Database, actor: Actor, draft_id: str) -> dict[str,
             accepted by a rule.
     """
 
-    def decide(uow: UnitOfWork, draft: Draft, project: Project) -> tuple[Draft, dict[str, Any]]:
+    def decide(uow: UnitOfWork, draft: Draft, project: Project) -> tuple[Draft, Outcome]:
         check_state(draft, frozenset({DraftStatus.ACCEPTED_BY_RULE}), "undoing a rule's acceptance")
         if draft.memory_record_id is not None:
             memory.remove_record(uow, actor, project, draft.memory_record_id)
         task = uow.tasks.get(draft.task_id) if draft.task_id else None
         if task is not None and task.status is TaskStatus.APPROVED:
             set_status(uow, actor, project, task, TaskStatus.REVIEW)
-        xp = None
         role_id = (draft.decided_by or {}).get("xpRoleId")
-        if role_id:
-            changed = drafts_of(uow).add_xp(project.id, role_id, -XP_PER_ACCEPTED_TASK)
-            if changed is not None:
-                xp = {
-                    "roleId": role_id,
-                    "gained": -XP_PER_ACCEPTED_TASK,
-                    "xp": changed[0],
-                    "level": changed[1],
-                }
+        xp = _gain_xp(uow, project, role_id or None, -XP_PER_ACCEPTED_TASK)
         decided = _decide(
             uow, draft, DraftStatus.RETURNED_TO_REVIEW, _person(actor), memory_record_id=None
         )
@@ -511,21 +476,17 @@ def undo_rule_acceptance(db: Database, actor: Actor, draft_id: str) -> dict[str,
             decidedBy=decided.decided_by,
             ruleId=draft.rule_id,
             removedMemoryRecordId=draft.memory_record_id,
-            xp=xp,
+            xp=xp.as_payload() if xp else None,
         )
-        return decided, {"removedMemoryRecordId": draft.memory_record_id, "xp": xp}
+        return decided, Outcome(xp=xp, removed_memory_record_id=draft.memory_record_id)
 
-    return _decision(db, actor, draft_id, "Undoing a rule's acceptance", decide)
+    return _decision(db, actor, draft_id, DecisionKind.UNDO, decide)
 
 
 def _comment(comment: str | None) -> str | None:
     if comment is None:
         return None
     return check_text("comment", comment, max_length=MAX_COMMENT) or None
-
-
-def rule_decider(rule_id: str) -> dict[str, Any]:
-    return {"kind": "rule", "ruleId": rule_id}
 
 
 def new_draft_id() -> str:

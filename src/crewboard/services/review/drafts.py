@@ -10,7 +10,7 @@ draft alone. Either way, a matching acceptance rule accepts it at once.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -18,7 +18,18 @@ from crewboard.domain.board.tasks import MAX_LONG_TEXT, MAX_TITLE, AssigneeType,
 from crewboard.domain.identity.access import Role, Scope, parse_enum, parse_enum_list
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.projects import Project
-from crewboard.domain.review import WAITING, Draft, DraftStatus, ReferenceKind
+from crewboard.domain.review import (
+    WAITING,
+    Draft,
+    DraftPage,
+    DraftRead,
+    DraftRow,
+    DraftStatus,
+    HandedIn,
+    NotMoved,
+    ReferenceKind,
+    rule_decider,
+)
 from crewboard.domain.validation import check_no_nul, check_text
 from crewboard.errors import LimitExceeded, ValidationFailed
 from crewboard.services.board import context
@@ -33,18 +44,10 @@ from crewboard.services.identity.access import (
     open_projects,
 )
 from crewboard.services.memory import records as memory
-from crewboard.services.paging import check_page, next_offset
-from crewboard.services.review.decisions import (
-    access_draft,
-    do_accept,
-    draft_view,
-    drafts_of,
-    new_draft_id,
-    rule_decider,
-    task_brief_view,
-)
+from crewboard.services.paging import check_page
+from crewboard.services.review.decisions import access_draft, do_accept, drafts_of, new_draft_id
 from crewboard.services.review.rules import matching_rule
-from crewboard.services.views import iso, stamp_of
+from crewboard.services.views import stamp_of
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 
@@ -57,6 +60,8 @@ MOVABLE = frozenset({TaskStatus.BACKLOG, TaskStatus.READY_FOR_AI, TaskStatus.IN_
 VIA = ("mcp", "rest", "cli")
 _COMMIT = re.compile(r"^[0-9a-fA-F]{7,64}$")
 _REFERENCE_FIELDS = ("kind", "value", "label", "url")
+
+Answer = Callable[[HandedIn], dict[str, Any]]
 
 
 # --- checking a hand-in ---------------------------------------------------------------------------
@@ -224,20 +229,27 @@ def _apply_rule(uow: UnitOfWork, actor: Actor, draft: Draft, project: Project, t
     return decided
 
 
-def _ack(uow: UnitOfWork, draft: Draft, project: Project, extra: dict[str, Any]) -> Ack:
+def _handed_in(
+    uow: UnitOfWork, kind: str, draft: Draft, project: Project, reason: NotMoved | None
+) -> HandedIn:
     task = uow.tasks.get(draft.task_id) if draft.task_id else None
-    key = task_key(project, task) if task else None
-    view = {k: v for k, v in draft_view(draft, project, key).items() if k != "content"}
-    body = {
-        "draft": view,
-        "task": task_brief_view(task, project) if task else None,
-        **extra,
-        "acceptedByRule": draft.rule_id,
-        "inputsChanged": context.changed_inputs(uow, draft.context_receipt_id)
+    return HandedIn(
+        kind=kind,
+        row=DraftRow(draft, project, task_key(project, task) if task else None),
+        task=task,
+        task_moved=kind == "result" and reason is None,
+        not_moved=reason,
+        inputs_changed=context.changed_inputs(uow, draft.context_receipt_id)
         if draft.context_receipt_id
         else [],
-    }
-    return Ack(body, resource_type="draft", resource_id=draft.id, project_id=project.id)
+    )
+
+
+def _ack(answer: Answer, made: HandedIn) -> Ack:
+    draft = made.row.draft
+    return Ack(
+        answer(made), resource_type="draft", resource_id=draft.id, project_id=draft.project_id
+    )
 
 
 def submit_result(
@@ -257,8 +269,10 @@ def submit_result(
     document: str | None = None,
     references: Sequence[dict[str, Any]] | None = None,
     via: str = "mcp",
+    answer: Answer,
 ) -> KeyedResult:
-    """Hand in a finished task: the draft, the task to review, the references (keyed).
+    """Hand in a finished task: the draft, the task to review, the references (keyed);
+    `answer` words the result, and the ledger keeps that answer for a retry.
 
     Raises:
         NotFound: the task or project. PermissionDenied: without drafts.create and
@@ -318,8 +332,7 @@ def submit_result(
             moved = replace(found, status=TaskStatus.REVIEW, board_order=order)
             found = save_task(uow, actor, proj, found, moved, changed=["status"])
         draft = _apply_rule(uow, actor, draft, proj, found)
-        extra = {"taskMoved": reason is None, "taskNotMovedReason": reason}
-        return _ack(uow, draft, proj, extra)
+        return _ack(answer, _handed_in(uow, "result", draft, proj, reason))
 
     return db.write(
         lambda uow: do_keyed_write(
@@ -333,24 +346,24 @@ def submit_result(
     )
 
 
-def _stays(task: Task, expected_revision: int) -> dict[str, Any] | None:
+def _stays(task: Task, expected_revision: int) -> NotMoved | None:
     """Why a hand-in leaves its task where it is, or None when it moves it to review."""
     if task.status not in MOVABLE:
-        return {
-            "code": "STATUS",
-            "status": str(task.status),
-            "currentRevision": task.revision,
-            "message": f"The task is {task.status}; a hand-in moves a task to review only from "
+        return NotMoved(
+            "STATUS",
+            task.status,
+            task.revision,
+            f"The task is {task.status}; a hand-in moves a task to review only from "
             "backlog, ready_for_ai or in_progress. The draft waits for review all the same.",
-        }
+        )
     if task.revision != expected_revision:
-        return {
-            "code": "REVISION_CONFLICT",
-            "status": str(task.status),
-            "currentRevision": task.revision,
-            "message": f"The task is at revision {task.revision}, not {expected_revision}: it "
+        return NotMoved(
+            "REVISION_CONFLICT",
+            task.status,
+            task.revision,
+            f"The task is at revision {task.revision}, not {expected_revision}: it "
             "changed since you read it, so it stays where it is. The draft waits for review.",
-        }
+        )
     return None
 
 
@@ -382,8 +395,10 @@ def create_draft(
     collection: str | None = None,
     document: str | None = None,
     via: str = "mcp",
+    answer: Answer,
 ) -> KeyedResult:
-    """Land a draft for a task; the task itself stays as it is (key optional).
+    """Land a draft for a task; the task itself stays as it is (key optional); `answer` words
+    the result, as for `submit_result`.
 
     Raises:
         NotFound, PermissionDenied (without drafts.create or the write role),
@@ -431,7 +446,7 @@ def create_draft(
             moved_from=None,
         )
         draft = _apply_rule(uow, actor, draft, proj, found)
-        return _ack(uow, draft, proj, {"taskMoved": False})
+        return _ack(answer, _handed_in(uow, "draft", draft, proj, None))
 
     return db.write(
         lambda uow: do_keyed_write(
@@ -448,7 +463,7 @@ def create_draft(
 # --- reading drafts -------------------------------------------------------------------------------
 
 
-def get_draft(db: Database, actor: Actor, draft_id: str) -> dict[str, Any]:
+def get_draft(db: Database, actor: Actor, draft_id: str) -> DraftRead:
     """One draft in full: content, references, task, whether its inputs changed since, the
     other versions of its chain, the follow-up task and the decision.
 
@@ -456,42 +471,25 @@ def get_draft(db: Database, actor: Actor, draft_id: str) -> dict[str, Any]:
         NotFound: no such draft, or its project is not open to the actor.
     """
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> DraftRead:
         draft, project = access_draft(uow, actor, draft_id)
         related = [i for i in (draft.task_id, draft.follow_up_task_id) if i]
         tasks = uow.tasks.get_many(related)
         task = tasks.get(draft.task_id) if draft.task_id else None
         follow = tasks.get(draft.follow_up_task_id) if draft.follow_up_task_id else None
-        chain = drafts_of(uow).chain(draft.root_task_id)
-        return {
-            **draft_view(draft, project, task_key(project, task) if task else None),
-            "task": task_brief_view(task, project) if task else None,
-            "followUpTask": task_brief_view(follow, project) if follow else None,
-            "inputsChanged": (
+        return DraftRead(
+            row=DraftRow(draft, project, task_key(project, task) if task else None),
+            task=task,
+            follow_up=follow,
+            inputs_changed=(
                 context.changed_inputs(uow, draft.context_receipt_id)
                 if draft.context_receipt_id
                 else []
             ),
-            "versions": [
-                {
-                    "id": d.id,
-                    "taskId": d.task_id,
-                    "status": d.status,
-                    "createdAt": iso(d.created_at),
-                }
-                for d in chain
-            ],
-            "decision": {
-                "status": draft.status,
-                "decidedBy": draft.decided_by,
-                "decidedAt": iso(draft.decided_at),
-                "comment": draft.review_comment,
-            }
-            if draft.decided_at is not None
-            else None,
-        }
+            versions=tuple(drafts_of(uow).chain(draft.root_task_id)),
+        )
 
-    result: dict[str, Any] = db.read(work)
+    result: DraftRead = db.read(work)
     return result
 
 
@@ -503,7 +501,7 @@ def list_drafts(
     statuses: Sequence[str] | None = None,
     limit: int = 50,
     offset: int = 0,
-) -> dict[str, Any]:
+) -> DraftPage:
     """Drafts newest first (without content), of one project or every project open to the actor.
 
     Raises:
@@ -514,33 +512,27 @@ def list_drafts(
     )
     limit, offset = check_page(limit, offset)
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> DraftPage:
         projects = open_projects(uow, actor, project, ANY_WORKSPACE)
         rows, total = drafts_of(uow).page(projects, statuses=wanted, limit=limit, offset=offset)
-        return {
-            "drafts": _views(uow, rows, projects),
-            "total": total,
-            "nextOffset": next_offset(offset, len(rows), total),
-        }
+        return DraftPage(tuple(_rows(uow, rows, projects)), total, offset)
 
-    result: dict[str, Any] = db.read(work)
+    result: DraftPage = db.read(work)
     return result
 
 
-def _views(
-    uow: UnitOfWork, rows: list[Draft], projects: dict[str, Project]
-) -> list[dict[str, Any]]:
+def _rows(uow: UnitOfWork, rows: list[Draft], projects: dict[str, Project]) -> list[DraftRow]:
     numbers = uow.tasks.numbers_of(d.task_id for d in rows if d.task_id)
-    views = []
+    found = []
     for draft in rows:
         project = projects[draft.project_id]
         number = numbers.get(draft.task_id) if draft.task_id else None
         key = f"{project.key}-{number}" if number is not None else None
-        views.append(draft_view(draft, project, key))
-    return views
+        found.append(DraftRow(draft, project, key))
+    return found
 
 
-def waiting_drafts(uow: UnitOfWork, project_ids: Sequence[str]) -> list[dict[str, Any]]:
+def waiting_drafts(uow: UnitOfWork, project_ids: Sequence[str]) -> list[DraftRow]:
     """Hand-ins waiting for a person in these projects, newest first, each with inputsChanged."""
     if not project_ids:
         return []
@@ -551,11 +543,15 @@ def waiting_drafts(uow: UnitOfWork, project_ids: Sequence[str]) -> list[dict[str
     changed = context.changed_inputs_many(
         uow, [d.context_receipt_id for d in rows if d.context_receipt_id]
     )
-    views = _views(uow, rows, {k: v for k, v in projects.items() if v is not None})
-    for view in views:
-        receipt = view["contextReceiptId"]
-        view["inputsChanged"] = list(changed.get(receipt, [])) if receipt else []
-    return views
+    return [
+        replace(
+            row,
+            inputs_changed=tuple(changed.get(row.draft.context_receipt_id, []))
+            if row.draft.context_receipt_id
+            else (),
+        )
+        for row in _rows(uow, rows, {k: v for k, v in projects.items() if v is not None})
+    ]
 
 
 def check_via(via: str) -> str:

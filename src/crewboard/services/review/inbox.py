@@ -7,9 +7,11 @@ says whether this person has read it (`read`), and `unread` counts those they ha
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from crewboard.domain.identity.records import Actor
+from crewboard.domain.review import InboxItem, InboxPage
 from crewboard.services.board.notes import notes_of, question_view, task_ref_view
 from crewboard.services.identity.access import (
     ANY_WORKSPACE,
@@ -21,6 +23,7 @@ from crewboard.services.review.drafts import waiting_drafts
 from crewboard.services.review.messages import addressees, recent_messages
 from crewboard.services.review.proposals import pending_proposals
 from crewboard.services.review.reads import read_items
+from crewboard.services.views import iso
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 
@@ -28,9 +31,7 @@ MAX_ITEMS = 200
 KINDS = ("hand_in", "proposal", "question", "message")
 
 
-def inbox(
-    db: Database, actor: Actor, *, project: str | None = None, limit: int = 50
-) -> dict[str, Any]:
+def inbox(db: Database, actor: Actor, *, project: str | None = None, limit: int = 50) -> InboxPage:
     """Everything waiting for this person, newest first, and how many of each kind.
 
     Raises:
@@ -40,37 +41,43 @@ def inbox(
     require_signed_in_person(actor, "Reading the review inbox")
     check_limit(limit, MAX_ITEMS)
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> InboxPage:
         projects = open_projects(uow, actor, project, ANY_WORKSPACE)
         ids = list(projects)
         mine = addressees(uow, actor, ids)
         items = [
-            *({**d, "kind": "hand_in"} for d in waiting_drafts(uow, ids)),
             *(
-                {**p, "kind": "proposal", "proposalKind": p["kind"]}
+                InboxItem("hand_in", d.draft.id, iso(d.draft.created_at) or "", d)
+                for d in waiting_drafts(uow, ids)
+            ),
+            *(
+                InboxItem("proposal", p.proposal.id, iso(p.proposal.created_at) or "", p)
                 for p in pending_proposals(uow, ids)
             ),
-            *({**q, "kind": "question"} for q in _open_questions(uow, projects)),
             *(
-                {**m, "kind": "message"}
+                InboxItem("question", q["id"], str(q["createdAt"]), q)
+                for q in _open_questions(uow, projects)
+            ),
+            *(
+                InboxItem("message", m.id, iso(m.created_at) or "", m)
                 for m in recent_messages(uow, ids, MAX_ITEMS)
-                if m["participantId"] in mine
+                if m.participant_id in mine
             ),
         ]
-        items.sort(key=lambda item: str(item["createdAt"]), reverse=True)
-        counts = {kind: sum(1 for item in items if item["kind"] == kind) for kind in KINDS}
-        read = read_items(uow, actor, (item["id"] for item in items))
-        for item in items:
-            item["read"] = (item["kind"], item["id"]) in read
-        return {
-            "projects": [{"id": p.id, "key": p.key, "name": p.name} for p in projects.values()],
-            "counts": counts,
-            "total": len(items),
-            "unread": sum(1 for item in items if not item["read"]),
-            "items": items[:limit],
-        }
+        items.sort(key=lambda item: item.created_at, reverse=True)
+        counts = {kind: sum(1 for item in items if item.kind == kind) for kind in KINDS}
+        read = read_items(uow, actor, (item.id for item in items))
+        items = [replace(item, read=(item.kind, item.id) in read) for item in items]
+        return InboxPage(
+            projects=tuple(projects.values()),
+            counts=counts,
+            total=len(items),
+            unread=sum(1 for item in items if not item.read),
+            items=tuple(items[:limit]),
+        )
 
-    return db.read(work)
+    result: InboxPage = db.read(work)
+    return result
 
 
 def _open_questions(uow: UnitOfWork, projects: dict[str, Any]) -> list[dict[str, Any]]:

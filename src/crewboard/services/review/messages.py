@@ -3,6 +3,7 @@ optionally about a task. Posting changes no task, role or memory record."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -10,7 +11,7 @@ from crewboard.domain.identity.access import Role, Scope
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
 from crewboard.domain.projects import Project
-from crewboard.domain.review import InboxMessage
+from crewboard.domain.review import InboxMessage, Thread
 from crewboard.domain.validation import check_no_nul, check_text
 from crewboard.errors import NotFound, ValidationFailed
 from crewboard.services.board.notes import after
@@ -24,7 +25,7 @@ from crewboard.services.identity.access import (
     require_signed_in_person,
 )
 from crewboard.services.paging import check_page
-from crewboard.services.views import actor_stamp, iso, stamp_of
+from crewboard.services.views import actor_stamp, stamp_of
 from crewboard.storage.database import Database
 from crewboard.storage.review.proposals import MessageRepository
 from crewboard.storage.uow import UnitOfWork
@@ -38,17 +39,7 @@ def messages_of(uow: UnitOfWork) -> MessageRepository:
     return MessageRepository(uow.conn)
 
 
-def message_view(message: InboxMessage) -> dict[str, Any]:
-    return {
-        "id": message.id,
-        "projectId": message.project_id,
-        "participantId": message.participant_id,
-        "taskId": message.task_id,
-        "body": message.body,
-        "author": message.author,
-        "createdAt": iso(message.created_at),
-        "dismissedAt": iso(message.dismissed_at) if message.dismissed_at else None,
-    }
+Answer = Callable[[InboxMessage], dict[str, Any]]
 
 
 def preview(text: str) -> str:
@@ -87,8 +78,10 @@ def post_message(
     body: str,
     task: str | None = None,
     idempotency_key: str | None = None,
+    answer: Answer,
 ) -> KeyedResult:
-    """Post into a participant's thread, optionally about a task of the same project.
+    """Post into a participant's thread, optionally about a task of the same project;
+    `answer` words the posted message, and the ledger keeps that answer for a retry.
 
     The key is required for a project in a shared workspace and optional for a private one.
 
@@ -127,7 +120,13 @@ def post_message(
             operation="post_message",
             arguments=arguments,
             perform=lambda: _write(
-                uow, actor, access.project, participant_id=participant_id, text=text, task=task
+                uow,
+                actor,
+                access.project,
+                participant_id=participant_id,
+                text=text,
+                task=task,
+                answer=answer,
             ),
         )
 
@@ -142,6 +141,7 @@ def _write(
     participant_id: str,
     text: str,
     task: str | None,
+    answer: Answer,
 ) -> Ack:
     check_participant(uow, project, participant_id)
     task_id, key = _about(uow, actor, project, task)
@@ -171,9 +171,8 @@ def _write(
         project_id=project.id,
         workspace_id=project.workspace_id,
     )
-    view = {k: v for k, v in message_view(message).items() if k != "body"}
     return Ack(
-        {"message": {**view, "length": len(text)}},
+        answer(message),
         resource_type="message",
         resource_id=message.id,
         project_id=project.id,
@@ -202,7 +201,7 @@ def list_thread(
     limit: int = 50,
     offset: int = 0,
     workspace_id: WorkspaceRef = ANY_WORKSPACE,
-) -> dict[str, Any]:
+) -> Thread:
     """A participant's thread, newest first, paged.
 
     Raises:
@@ -210,22 +209,16 @@ def list_thread(
     """
     check_page(limit, offset, MAX_PAGE)
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> Thread:
         found = access_project(uow, actor, project, workspace_id=workspace_id).project
         rows, total = messages_of(uow).thread(found.id, participant_id, limit=limit, offset=offset)
-        following = offset + len(rows)
-        return {
-            "projectId": found.id,
-            "participantId": participant_id,
-            "messages": [message_view(m) for m in rows],
-            "total": total,
-            "nextOffset": following if following < total else None,
-        }
+        return Thread(found.id, participant_id, tuple(rows), total, offset)
 
-    return db.read(work)
+    result: Thread = db.read(work)
+    return result
 
 
-def dismiss_message(db: Database, actor: Actor, project: str, message_id: str) -> dict[str, Any]:
+def dismiss_message(db: Database, actor: Actor, project: str, message_id: str) -> InboxMessage:
     """A person clears a message from their inbox: one addressed to them or to a seat they
     hold. It stays in its thread. Dismissing it again changes nothing.
 
@@ -236,7 +229,7 @@ def dismiss_message(db: Database, actor: Actor, project: str, message_id: str) -
     require_signed_in_person(actor, "Dismissing an inbox message")
     check_no_nul("messageId", message_id)
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> InboxMessage:
         found = access_project(uow, actor, project).project
         messages = messages_of(uow)
         message = messages.get(message_id)
@@ -259,9 +252,10 @@ def dismiss_message(db: Database, actor: Actor, project: str, message_id: str) -
                 workspace_id=found.workspace_id,
             )
             message = replace(message, dismissed_at=uow.now, dismissed_by=stamp)
-        return message_view(message)
+        return message
 
-    return db.write(work)
+    result: InboxMessage = db.write(work)
+    return result
 
 
 def addressees(uow: UnitOfWork, actor: Actor, project_ids: list[str]) -> set[str]:
@@ -275,6 +269,6 @@ def addressees(uow: UnitOfWork, actor: Actor, project_ids: list[str]) -> set[str
     return {actor.user_id, *seats}
 
 
-def recent_messages(uow: UnitOfWork, project_ids: list[str], limit: int) -> list[dict[str, Any]]:
+def recent_messages(uow: UnitOfWork, project_ids: list[str], limit: int) -> list[InboxMessage]:
     """The newest messages of these projects across their threads (for the inbox)."""
-    return [message_view(m) for m in messages_of(uow).recent(project_ids, limit=limit)]
+    return list(messages_of(uow).recent(project_ids, limit=limit))

@@ -20,7 +20,15 @@ from crewboard.domain.identity.access import parse_enum
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
 from crewboard.domain.projects import Project, SeatKind, TeamRole
-from crewboard.domain.review import Proposal, ProposalKind
+from crewboard.domain.review import (
+    CardMade,
+    Proposal,
+    ProposalKind,
+    SeatsMade,
+    TaskChanged,
+    TaskDeleted,
+    TaskMade,
+)
 from crewboard.domain.validation import check_text
 from crewboard.errors import LimitExceeded, NotFound, ValidationFailed
 from crewboard.services.board.task_updates import do_update_task
@@ -144,8 +152,8 @@ def match_role(uow: UnitOfWork, project_id: str, hint: str | None) -> TeamRole |
     return by_name or next((r for r in roles if r.role.casefold() == wanted), None)
 
 
-def apply_card(uow: UnitOfWork, actor: Actor, project: Project, card: Proposal) -> dict[str, Any]:
-    """Apply a card; answer what it made (ids) for the proposal's result.
+def apply_card(uow: UnitOfWork, actor: Actor, project: Project, card: Proposal) -> CardMade:
+    """Apply a card; answer what it made (ids), which the card keeps as its result.
 
     Raises:
         NotFound: the card's task is gone. ValidationFailed, PermissionDenied: as the task and
@@ -169,7 +177,7 @@ def apply_card(uow: UnitOfWork, actor: Actor, project: Project, card: Proposal) 
 
 def _apply_task(
     uow: UnitOfWork, actor: Actor, project: Project, payload: dict[str, Any]
-) -> dict[str, Any]:
+) -> TaskMade:
     fields: dict[str, Any] = {
         "title": payload["title"],
         "description": payload["description"],
@@ -183,7 +191,7 @@ def _apply_task(
     made = do_create_task(
         uow, actor, project=project.id, workspace_id=ANY_WORKSPACE, fields=fields
     ).body["task"]
-    return {"taskId": made["id"], "taskKey": made["key"], "assigneeId": made["assigneeId"]}
+    return TaskMade(made["id"], made["key"], made["assigneeId"])
 
 
 PATCH_OF: dict[str, tuple[str, Callable[[str], Any]]] = {
@@ -197,7 +205,7 @@ PATCH_OF: dict[str, tuple[str, Callable[[str], Any]]] = {
 
 def _apply_task_update(
     uow: UnitOfWork, actor: Actor, project: Project, task: Task, changes: dict[str, Any]
-) -> dict[str, Any]:
+) -> TaskChanged:
     patch = {
         PATCH_OF[name][0]: PATCH_OF[name][1](diff["to"])
         for name, diff in changes.items()
@@ -219,17 +227,10 @@ def _apply_task_update(
             expected_revision=task.revision,
             patch=patch,
         ).body["task"]["revision"]
-    return {
-        "taskId": task.id,
-        "taskKey": task_key(project, task),
-        "applied": applied,
-        "revision": revision,
-    }
+    return TaskChanged(task.id, task_key(project, task), applied, revision)
 
 
-def _apply_task_delete(
-    uow: UnitOfWork, actor: Actor, project: Project, task: Task
-) -> dict[str, Any]:
+def _apply_task_delete(uow: UnitOfWork, actor: Actor, project: Project, task: Task) -> TaskDeleted:
     """Delete the task; its subtasks lose their parent and linked tasks their link (both +1)."""
     repo = ProposalRepository(uow.conn)
     links = uow.tasks.links_of([task.id])[task.id]
@@ -255,10 +256,10 @@ def _apply_task_delete(
         project_id=project.id,
         workspace_id=project.workspace_id,
     )
-    return {"taskId": task.id, "taskKey": key, "deleted": True}
+    return TaskDeleted(task.id, key)
 
 
-def _apply_seats(uow: UnitOfWork, actor: Actor, project: Project, card: Proposal) -> dict[str, Any]:
+def _apply_seats(uow: UnitOfWork, actor: Actor, project: Project, card: Proposal) -> SeatsMade:
     seats = card.payload["seats"] if card.kind == ProposalKind.COMPOSITION.value else [card.payload]
     made: list[str] = []
     for rank, seat in enumerate(seats):
@@ -286,4 +287,4 @@ def _apply_seats(uow: UnitOfWork, actor: Actor, project: Project, card: Proposal
             workspace_id=project.workspace_id,
         )
         made.append(role.id)
-    return {"roleIds": made}
+    return SeatsMade(made)

@@ -16,7 +16,14 @@ from crewboard.domain.identity.access import Role, Scope, parse_enum
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
 from crewboard.domain.projects import Project
-from crewboard.domain.review import Proposal, ProposalKind, ProposalStatus
+from crewboard.domain.review import (
+    CardMade,
+    Proposal,
+    ProposalKind,
+    ProposalPage,
+    ProposalRow,
+    ProposalStatus,
+)
 from crewboard.domain.validation import check_text
 from crewboard.errors import NotFound, ValidationFailed
 from crewboard.services.board.task_lookup import access_task
@@ -48,55 +55,29 @@ from crewboard.storage.uow import UnitOfWork
 MAX_PAGE = 200
 
 Build = Callable[[UnitOfWork, Project, Task | None], tuple[dict[str, Any], str]]
+Answer = Callable[[ProposalRow], dict[str, Any]]
 
 
 def proposals_of(uow: UnitOfWork) -> ProposalRepository:
     return ProposalRepository(uow.conn)
 
 
-# --- wire forms ------------------------------------------------------------------------------
-
-
-def proposal_view(proposal: Proposal, project_key: str, task_number: int | None) -> dict[str, Any]:
-    return {
-        "id": proposal.id,
-        "projectId": proposal.project_id,
-        "kind": proposal.kind,
-        "taskId": proposal.task_id,
-        "taskKey": f"{project_key}-{task_number}" if task_number is not None else None,
-        "status": proposal.status,
-        "payload": proposal.payload,
-        "reason": proposal.reason,
-        "author": proposal.author,
-        "createdAt": iso(proposal.created_at),
-        "decidedBy": proposal.decided_by,
-        "decidedAt": iso(proposal.decided_at),
-        "result": proposal.result,
-    }
-
-
-def _views(uow: UnitOfWork, rows: list[Proposal]) -> list[dict[str, Any]]:
+def _rows(uow: UnitOfWork, found: list[Proposal]) -> list[ProposalRow]:
     keys: dict[str, str] = {}
-    for project_id in {p.project_id for p in rows}:
+    for project_id in {p.project_id for p in found}:
         project = uow.projects.get(project_id)
         keys[project_id] = project.key if project else "?"
-    numbers = uow.tasks.numbers_of(p.task_id for p in rows if p.task_id)
-    views = []
-    for p in rows:
-        view = proposal_view(p, keys[p.project_id], numbers.get(p.task_id or ""))
-        made = p.result or {}
-        if made.get("taskId") in (None, view["taskId"]) and view["taskKey"]:
-            views.append(view)
-            continue
-        # A card that made a task points at it; one that removed its task keeps the old key.
-        views.append(
-            {
-                **view,
-                "taskId": made.get("taskId") or view["taskId"],
-                "taskKey": made.get("taskKey") or view["taskKey"],
-            }
-        )
-    return views
+    numbers = uow.tasks.numbers_of(p.task_id for p in found if p.task_id)
+    return [_row(p, keys[p.project_id], numbers.get(p.task_id or "")) for p in found]
+
+
+def _row(proposal: Proposal, project_key: str, number: int | None) -> ProposalRow:
+    key = f"{project_key}-{number}" if number is not None else None
+    made = proposal.result or {}
+    if made.get("taskId") in (None, proposal.task_id) and key:
+        return ProposalRow(proposal, proposal.task_id, key)
+    # A card that made a task points at it; one that removed its task keeps the old key.
+    return ProposalRow(proposal, made.get("taskId") or proposal.task_id, made.get("taskKey") or key)
 
 
 def _card_title(kind: ProposalKind, payload: dict[str, Any], task: Task | None) -> str:
@@ -120,8 +101,10 @@ def _propose(
     idempotency_key: str | None,
     arguments: dict[str, Any],
     build: Build,
+    answer: Answer,
 ) -> KeyedResult:
-    """Write one pending card (keyed); `target` is (project, task), either may be None."""
+    """Write one pending card (keyed); `target` is (project, task), either may be None;
+    `answer` words the card, and the ledger keeps that answer for a retry."""
     scope = Scope.TEAM_MANAGE if kind in TEAM_KINDS else Scope.TASKS_MANAGE
     project, task = target
 
@@ -147,12 +130,12 @@ def _propose(
                 created_at=uow.now,
             )
             proposals_of(uow).add(proposal)
-            view = proposal_view(proposal, proj.key, found.number if found else None)
+            row = _row(proposal, proj.key, found.number if found else None)
             _record(
-                uow, actor, "proposal.created", proj, view, title=_card_title(kind, payload, found)
+                uow, actor, "proposal.created", proj, row, title=_card_title(kind, payload, found)
             )
             return Ack(
-                {"proposal": view},
+                answer(row),
                 resource_type="proposal",
                 resource_id=proposal.id,
                 project_id=proj.id,
@@ -201,17 +184,17 @@ def _record(
     actor: Actor,
     event: str,
     project: Project,
-    view: dict[str, Any],
+    row: ProposalRow,
     **extra: Any,
 ) -> None:
     uow.record_event(
         event,
         actor=actor.as_payload(),
         payload={
-            "proposalId": view["id"],
-            "kind": view["kind"],
-            "taskId": view["taskId"],
-            "taskKey": view["taskKey"],
+            "proposalId": row.proposal.id,
+            "kind": row.proposal.kind,
+            "taskId": row.task_id,
+            "taskKey": row.task_key,
             **extra,
         },
         project_id=project.id,
@@ -230,6 +213,7 @@ def propose_task(
     role_hint: str | None = None,
     workspace_id: WorkspaceRef = ANY_WORKSPACE,
     idempotency_key: str | None = None,
+    answer: Answer,
 ) -> KeyedResult:
     """Propose a new task; on accept it lands in backlog, assigned when roleHint names a role.
 
@@ -251,6 +235,7 @@ def propose_task(
         idempotency_key=idempotency_key,
         arguments={"project": project, **payload},
         build=lambda _uow, _proj, _task: (payload, ""),
+        answer=answer,
     )
 
 
@@ -264,6 +249,7 @@ def propose_task_update(
     project: str | None = None,
     workspace_id: WorkspaceRef = ANY_WORKSPACE,
     idempotency_key: str | None = None,
+    answer: Answer,
 ) -> KeyedResult:
     """Propose changes to a task; the card keeps each field's value now and the proposed one.
 
@@ -296,6 +282,7 @@ def propose_task_update(
         idempotency_key=idempotency_key,
         arguments={"task": task, "project": project, "changes": wanted, "reason": why},
         build=build,
+        answer=answer,
     )
 
 
@@ -327,6 +314,7 @@ def propose_task_delete(
     project: str | None = None,
     workspace_id: WorkspaceRef = ANY_WORKSPACE,
     idempotency_key: str | None = None,
+    answer: Answer,
 ) -> KeyedResult:
     """Propose deleting a task; only a person's accept removes it.
 
@@ -346,6 +334,7 @@ def propose_task_delete(
             {"title": found.title, "status": found.status.value} if found else {},
             why,
         ),
+        answer=answer,
     )
 
 
@@ -359,6 +348,7 @@ def propose_role(
     description: str | None = None,
     workspace_id: WorkspaceRef = ANY_WORKSPACE,
     idempotency_key: str | None = None,
+    answer: Answer,
 ) -> KeyedResult:
     """Propose one team role; on accept it is a human seat nobody holds yet.
 
@@ -379,6 +369,7 @@ def propose_role(
         idempotency_key=idempotency_key,
         arguments={"project": project, **payload},
         build=lambda _uow, _proj, _task: (payload, ""),
+        answer=answer,
     )
 
 
@@ -391,6 +382,7 @@ def propose_composition(
     rationale: str | None = None,
     workspace_id: WorkspaceRef = ANY_WORKSPACE,
     idempotency_key: str | None = None,
+    answer: Answer,
 ) -> KeyedResult:
     """Propose a whole team (1-12 seats) as one card; one accept adds every seat.
 
@@ -409,6 +401,7 @@ def propose_composition(
         idempotency_key=idempotency_key,
         arguments={"project": project, **payload},
         build=lambda _uow, _proj, _task: (payload, why),
+        answer=answer,
     )
 
 
@@ -459,9 +452,9 @@ def _decide(
     actor: Actor,
     proposal_id: str,
     status: ProposalStatus,
-    apply: Callable[[UnitOfWork, Actor, Project, Proposal], dict[str, Any]] | None,
-) -> dict[str, Any]:
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    apply: Callable[[UnitOfWork, Actor, Project, Proposal], CardMade] | None,
+) -> ProposalRow:
+    def work(uow: UnitOfWork) -> ProposalRow:
         found, project = _decidable(uow, actor, proposal_id)
         repo = proposals_of(uow)
         # Claim first: a second decider waits on the row, then finds it decided.
@@ -470,17 +463,18 @@ def _decide(
         ):
             raise _already_decided(repo.get(found.id) or found)
         if apply is not None:
-            repo.set_result(found.id, apply(uow, actor, project, found))
+            repo.set_result(found.id, apply(uow, actor, project, found).as_payload())
         decided = repo.get(found.id)
         assert decided is not None  # noqa: S101 - written just above in this transaction
-        (view,) = _views(uow, [decided])
-        _record(uow, actor, f"proposal.{status.value}", project, view, result=decided.result)
-        return view
+        (row,) = _rows(uow, [decided])
+        _record(uow, actor, f"proposal.{status.value}", project, row, result=decided.result)
+        return row
 
-    return db.write(work)
+    result: ProposalRow = db.write(work)
+    return result
 
 
-def accept_proposal(db: Database, actor: Actor, proposal_id: str) -> dict[str, Any]:
+def accept_proposal(db: Database, actor: Actor, proposal_id: str) -> ProposalRow:
     """Apply a pending card in one transaction and mark it accepted with what it made.
 
     Raises:
@@ -492,7 +486,7 @@ def accept_proposal(db: Database, actor: Actor, proposal_id: str) -> dict[str, A
     return _decide(db, actor, proposal_id, ProposalStatus.ACCEPTED, apply_card)
 
 
-def dismiss_proposal(db: Database, actor: Actor, proposal_id: str) -> dict[str, Any]:
+def dismiss_proposal(db: Database, actor: Actor, proposal_id: str) -> ProposalRow:
     """Mark a pending card dismissed; nothing else changes.
 
     Raises:
@@ -506,14 +500,14 @@ def dismiss_proposal(db: Database, actor: Actor, proposal_id: str) -> dict[str, 
 # --- reading -----------------------------------------------------------------------------------
 
 
-def get_proposal(db: Database, actor: Actor, proposal_id: str) -> dict[str, Any]:
+def get_proposal(db: Database, actor: Actor, proposal_id: str) -> ProposalRow:
     """One proposal card, on a project the actor can open.
 
     Raises:
         NotFound: no such proposal open to the actor.
     """
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> ProposalRow:
         found = None if "\x00" in proposal_id else proposals_of(uow).get(proposal_id)
         if found is None:
             raise proposal_not_found(proposal_id)
@@ -521,9 +515,10 @@ def get_proposal(db: Database, actor: Actor, proposal_id: str) -> dict[str, Any]
             access_project(uow, actor, found.project_id)
         except NotFound:
             raise proposal_not_found(proposal_id) from None
-        return _views(uow, [found])[0]
+        return _rows(uow, [found])[0]
 
-    return db.read(work)
+    result: ProposalRow = db.read(work)
+    return result
 
 
 def list_proposals(
@@ -535,7 +530,7 @@ def list_proposals(
     limit: int = 50,
     offset: int = 0,
     workspace_id: WorkspaceRef = ANY_WORKSPACE,
-) -> dict[str, Any]:
+) -> ProposalPage:
     """Proposal cards of the projects open to the actor (or one), newest first, paged.
 
     Raises:
@@ -544,22 +539,18 @@ def list_proposals(
     wanted = parse_enum(status, ProposalStatus, "status").value if status is not None else None
     check_page(limit, offset, MAX_PAGE)
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> ProposalPage:
         ids = list(open_projects(uow, actor, project, workspace_id))
         rows, total = proposals_of(uow).page(ids, status=wanted, limit=limit, offset=offset)
-        following = offset + len(rows)
-        return {
-            "proposals": _views(uow, rows),
-            "total": total,
-            "nextOffset": following if following < total else None,
-        }
+        return ProposalPage(tuple(_rows(uow, rows)), total, offset)
 
-    return db.read(work)
+    result: ProposalPage = db.read(work)
+    return result
 
 
-def pending_proposals(uow: UnitOfWork, project_ids: list[str]) -> list[dict[str, Any]]:
+def pending_proposals(uow: UnitOfWork, project_ids: list[str]) -> list[ProposalRow]:
     """The cards waiting for a decision in these projects, newest first (for the inbox)."""
     rows, _ = proposals_of(uow).page(
         project_ids, status=ProposalStatus.PENDING.value, limit=MAX_PAGE, offset=0
     )
-    return _views(uow, rows)
+    return _rows(uow, rows)

@@ -9,10 +9,9 @@ event (an event would refresh every open page of every member for one person's c
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from crewboard.domain.identity.records import Actor
-from crewboard.domain.review import WAITING
+from crewboard.domain.review import WAITING, AllRead, ReadMarks, UnreadMark
 from crewboard.domain.validation import check_no_nul
 from crewboard.errors import NotFound, ValidationFailed
 from crewboard.services.identity.access import access_project, require_signed_in_person
@@ -51,7 +50,7 @@ def _check_item(uow: UnitOfWork, project_id: str, key: str, kind: str, item_id: 
 
 def mark_read(
     db: Database, actor: Actor, project: str, items: Iterable[tuple[str, str]]
-) -> dict[str, Any]:
+) -> ReadMarks:
     """Mark inbox items (kind, id) of a project read for this person; again changes nothing.
 
     Raises:
@@ -61,19 +60,18 @@ def mark_read(
     require_signed_in_person(actor, "Marking inbox items read")
     wanted = [(check_item_kind(kind), item_id) for kind, item_id in items]
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> ReadMarks:
         found = access_project(uow, actor, project).project
         for kind, item_id in wanted:
             _check_item(uow, found.id, found.key, kind, item_id)
         reads_of(uow).mark(actor.user_id, found.id, wanted, uow.now)
-        return {"projectId": found.id, "read": [{"kind": k, "id": i} for k, i in wanted]}
+        return ReadMarks(found.id, tuple(wanted))
 
-    return db.write(work)
+    result: ReadMarks = db.write(work)
+    return result
 
 
-def mark_unread(
-    db: Database, actor: Actor, project: str, kind: str, item_id: str
-) -> dict[str, Any]:
+def mark_unread(db: Database, actor: Actor, project: str, kind: str, item_id: str) -> UnreadMark:
     """Make an inbox item new again for this person (`changed: false` when it was not read).
 
     Raises:
@@ -82,18 +80,17 @@ def mark_unread(
     require_signed_in_person(actor, "Marking an inbox item unread")
     check_item_kind(kind)
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> UnreadMark:
         found = access_project(uow, actor, project).project
         _check_item(uow, found.id, found.key, kind, item_id)
         changed = reads_of(uow).unmark(actor.user_id, kind, item_id)
-        return {"projectId": found.id, "kind": kind, "id": item_id, "changed": changed}
+        return UnreadMark(found.id, kind, item_id, changed)
 
-    return db.write(work)
+    result: UnreadMark = db.write(work)
+    return result
 
 
-def mark_all_read(
-    db: Database, actor: Actor, project: str, kind: str | None = None
-) -> dict[str, Any]:
+def mark_all_read(db: Database, actor: Actor, project: str, kind: str | None = None) -> AllRead:
     """Mark everything in this person's inbox of a project read (or everything of one kind).
 
     Raises:
@@ -103,12 +100,13 @@ def mark_all_read(
     if kind is not None:
         check_item_kind(kind)
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> AllRead:
         found = access_project(uow, actor, project).project
         marked = reads_of(uow).mark_all(actor.user_id, found.id, WAITING_DRAFTS, uow.now, kind)
-        return {"projectId": found.id, "marked": marked}
+        return AllRead(found.id, marked)
 
-    return db.write(work)
+    result: AllRead = db.write(work)
+    return result
 
 
 def unread_count(db: Database, actor: Actor, project: str) -> int:

@@ -6,8 +6,6 @@ or those of one AI role (`ai_role`). Only a person turns rules on or off, never 
 
 from __future__ import annotations
 
-from typing import Any
-
 from crewboard.domain.board.tasks import AssigneeType, Task, TaskType
 from crewboard.domain.identity.access import Role, parse_enum
 from crewboard.domain.identity.records import Actor
@@ -18,25 +16,12 @@ from crewboard.errors import AlreadyExists, NotFound, ValidationFailed
 from crewboard.services.identity.access import access_project, require_signed_in_person
 from crewboard.services.memory import records as memory
 from crewboard.services.review.decisions import drafts_of
-from crewboard.services.views import actor_stamp, iso
+from crewboard.services.views import actor_stamp
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 
 # A more specific rule wins when several match a hand-in.
 _PRECEDENCE = (RuleMatch.AI_ROLE, RuleMatch.TASK_TYPE, RuleMatch.ALL)
-
-
-def rule_view(rule: AcceptanceRule) -> dict[str, Any]:
-    return {
-        "id": rule.id,
-        "projectId": rule.project_id,
-        "match": rule.match,
-        "value": rule.value,
-        "collection": rule.collection,
-        "document": rule.document,
-        "createdBy": rule.created_by,
-        "createdAt": iso(rule.created_at),
-    }
 
 
 def _check_value(
@@ -69,7 +54,7 @@ def add_rule(
     value: str | None = None,
     collection: str | None = None,
     document: str | None = None,
-) -> dict[str, Any]:
+) -> AcceptanceRule:
     """Turn on an acceptance rule (a person with the admin role on the project).
 
     Raises:
@@ -81,7 +66,7 @@ def add_rule(
     kind = parse_enum(match, RuleMatch, "match")
     doc = memory.check_document(document, "document") if document is not None else None
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> AcceptanceRule:
         proj = access_project(uow, actor, project, role=Role.ADMIN).project
         checked = _check_value(uow, proj.id, kind, value)
         repo = drafts_of(uow)
@@ -107,36 +92,35 @@ def add_rule(
             created_at=uow.now,
         )
         repo.add_rule(rule)
-        view = rule_view(rule)
         uow.record_event(
             "acceptance_rule.added",
             actor=actor.as_payload(),
-            payload={"rule": view},
+            payload={"rule": rule.as_payload()},
             project_id=proj.id,
             workspace_id=proj.workspace_id,
         )
-        return view
+        return rule
 
-    result: dict[str, Any] = db.write(work)
+    result: AcceptanceRule = db.write(work)
     return result
 
 
-def list_rules(db: Database, actor: Actor, project: str) -> list[dict[str, Any]]:
+def list_rules(db: Database, actor: Actor, project: str) -> list[AcceptanceRule]:
     """A project's acceptance rules, oldest first.
 
     Raises:
         NotFound: the project is not open to the actor.
     """
 
-    def work(uow: UnitOfWork) -> list[dict[str, Any]]:
+    def work(uow: UnitOfWork) -> list[AcceptanceRule]:
         proj = access_project(uow, actor, project).project
-        return [rule_view(r) for r in drafts_of(uow).rules(proj.id)]
+        return list(drafts_of(uow).rules(proj.id))
 
-    result: list[dict[str, Any]] = db.read(work)
+    result: list[AcceptanceRule] = db.read(work)
     return result
 
 
-def remove_rule(db: Database, actor: Actor, rule_id: str) -> dict[str, Any]:
+def remove_rule(db: Database, actor: Actor, rule_id: str) -> AcceptanceRule:
     """Turn an acceptance rule off; what it accepted earlier stays accepted.
 
     Raises:
@@ -144,7 +128,7 @@ def remove_rule(db: Database, actor: Actor, rule_id: str) -> dict[str, Any]:
     """
     require_signed_in_person(actor, "Turning off an acceptance rule")
 
-    def work(uow: UnitOfWork) -> dict[str, Any]:
+    def work(uow: UnitOfWork) -> AcceptanceRule:
         repo = drafts_of(uow)
         rule = None if "\x00" in rule_id else repo.get_rule(rule_id)
         missing = NotFound(
@@ -158,17 +142,16 @@ def remove_rule(db: Database, actor: Actor, rule_id: str) -> dict[str, Any]:
         except NotFound:
             raise missing from None
         repo.remove_rule(rule.id)
-        view = rule_view(rule)
         uow.record_event(
             "acceptance_rule.removed",
             actor=actor.as_payload(),
-            payload={"rule": view},
+            payload={"rule": rule.as_payload()},
             project_id=proj.id,
             workspace_id=proj.workspace_id,
         )
-        return view
+        return rule
 
-    result: dict[str, Any] = db.write(work)
+    result: AcceptanceRule = db.write(work)
     return result
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from crewboard.domain.board.reads import TaskRead
 from crewboard.domain.board.tasks import TaskStatus, search_words
 from crewboard.domain.identity.records import Actor
-from crewboard.domain.review import WAITING
+from crewboard.domain.review import WAITING, DraftRow
 from crewboard.errors import ValidationFailed
 from crewboard.services.board.queries import MAX_Q, assignee_filter, get_task
 from crewboard.services.board.task_activity import task_activity
@@ -22,7 +22,7 @@ from crewboard.services.board.task_updates import update_task
 from crewboard.services.board.week import list_task_events
 from crewboard.services.identity.access import access_project
 from crewboard.services.projects.team import list_team, team_view
-from crewboard.services.review.decisions import approve, draft_view, drafts_of
+from crewboard.services.review.decisions import approve, drafts_of
 from crewboard.services.screens.task_history import task_history
 from crewboard.storage.board.tasks import TaskFilter
 from crewboard.storage.database import Database
@@ -160,29 +160,29 @@ def task_page(db: Database, actor: Actor, *, project: str, ref: str) -> dict[str
     }
 
 
-def task_handins(db: Database, actor: Actor, task: str) -> list[dict[str, Any]]:
+def task_handins(db: Database, actor: Actor, task: str) -> list[DraftRow]:
     """The hand-ins (drafts) of a task and of its chain of revisions, newest first.
 
     Raises:
         NotFound: the task is not open to the actor.
     """
 
-    def work(uow: UnitOfWork) -> list[dict[str, Any]]:
+    def work(uow: UnitOfWork) -> list[DraftRow]:
         found, project = access_task(uow, actor, task)
         repo = drafts_of(uow)
         chain = repo.chain(repo.root_for(found.id))
         numbers = uow.tasks.numbers_of({d.task_id for d in chain if d.task_id})
-        views = [
-            draft_view(
+        rows = [
+            DraftRow(
                 d,
                 project,
                 f"{project.key}-{numbers[d.task_id]}" if d.task_id in numbers else None,
             )
             for d in reversed(chain)
         ]
-        return views[:HANDINS_SHOWN]
+        return rows[:HANDINS_SHOWN]
 
-    result: list[dict[str, Any]] = db.read(work)
+    result: list[DraftRow] = db.read(work)
     return result
 
 

@@ -6,9 +6,19 @@ marks the item read for the person who opens it."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from crewboard.domain.identity.records import Actor
+from crewboard.domain.review import (
+    DraftRead,
+    DraftRow,
+    InboxItem,
+    InboxMessage,
+    InboxPage,
+    ProposalRow,
+)
 from crewboard.errors import NotFound, ValidationFailed
 from crewboard.services.memory import records as memory
 from crewboard.services.review import drafts, proposals
@@ -36,13 +46,34 @@ def check_kind(kind: str | None) -> str | None:
     return kind
 
 
-def inbox_page(
-    db: Database, actor: Actor, *, project: str, kind: str | None = None
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class InboxScreen:
+    """The inbox page: the inbox, the rows of the chosen kind with their labels (aligned), the
+    task keys of the messages' tasks and the names of the messages' participants."""
+
+    inbox: InboxPage
+    kind: str | None
+    rows: tuple[InboxItem, ...]
+    labels: tuple[str, ...]
+    task_keys: dict[str, str]
+    participant_names: dict[str, str]
+    unread_shown: int
+
+
+@dataclass(frozen=True)
+class NextItem:
+    """What to decide next: its kind, id and the label its row has."""
+
+    kind: str
+    id: str
+    label: str
+
+
+def inbox_page(db: Database, actor: Actor, *, project: str, kind: str | None = None) -> InboxScreen:
     """What waits for the person in one project (newest first), optionally of one kind.
 
-    Counts always cover every kind; `items` holds the chosen kind's only, each with `label`,
-    a name unique on the page that its buttons' accessible names use.
+    Counts always cover every kind; `rows` holds the chosen kind's only, each with a label
+    (in `labels`), a name unique on the page that its buttons' accessible names use.
 
     Raises:
         PermissionDenied: through a token. NotFound: the project is not open to the actor.
@@ -50,27 +81,30 @@ def inbox_page(
     """
     wanted = check_kind(kind)
     found = inbox(db, actor, project=project, limit=MAX_ITEMS)
-    items = [item for item in found["items"] if wanted is None or item["kind"] == wanted]
-    messages = [item for item in items if item["kind"] == "message"]
+    rows = tuple(item for item in found.items if wanted is None or item.kind == wanted)
+    messages = [item.item for item in rows if isinstance(item.item, InboxMessage)]
+    keys: dict[str, str] = {}
+    names: dict[str, str] = {}
     if messages:
         keys, names = db.read(lambda uow: _labels(uow, messages))
-        for message in messages:
-            message["taskKey"] = keys.get(message["taskId"] or "")
-            message["participantName"] = names.get(message["participantId"])
-    name_rows(items)
-    unread_here = sum(1 for item in items if not item["read"])
-    return {**found, "kind": wanted, "items": items, "unreadShown": unread_here}
+    return InboxScreen(
+        inbox=found,
+        kind=wanted,
+        rows=rows,
+        labels=tuple(row_labels(rows)),
+        task_keys=keys,
+        participant_names=names,
+        unread_shown=sum(1 for item in rows if not item.read),
+    )
 
 
-def _labels(
-    uow: UnitOfWork, messages: list[dict[str, Any]]
-) -> tuple[dict[str, str], dict[str, str]]:
+def _labels(uow: UnitOfWork, messages: list[InboxMessage]) -> tuple[dict[str, str], dict[str, str]]:
     """Task keys of the messages' tasks and names of their participants."""
     project_keys: dict[str, str] = {}
-    for project_id in {m["projectId"] for m in messages}:
+    for project_id in {m.project_id for m in messages}:
         project = uow.projects.get(project_id)
         project_keys[project_id] = project.key if project else "?"
-    task_projects = {m["taskId"]: m["projectId"] for m in messages if m["taskId"]}
+    task_projects = {m.task_id: m.project_id for m in messages if m.task_id}
     numbers = uow.tasks.numbers_of(task_projects)
     keys = {
         task_id: f"{project_keys[task_projects[task_id]]}-{number}"
@@ -78,11 +112,11 @@ def _labels(
     }
     names: dict[str, str] = {}
     for message in messages:
-        participant = str(message["participantId"])
+        participant = message.participant_id
         if participant in names:
             continue
         if participant.startswith("rol_"):
-            seat = uow.team.get(message["projectId"], participant)
+            seat = uow.team.get(message.project_id, participant)
             names[participant] = seat.name if seat else participant
         else:
             user = uow.users.get(participant)
@@ -107,9 +141,9 @@ def _excerpt(text: str | None) -> str:
     return f"“{cut}{'…' if len(words) > EXCERPT_WORDS else ''}”"
 
 
-def _proposal_name(item: dict[str, Any]) -> str:
-    payload = item.get("payload") or {}
-    key = item.get("taskKey") or "a task"
+def _proposal_name(row: ProposalRow) -> str:
+    payload = row.proposal.payload or {}
+    key = row.task_key or "a task"
     names = {
         "task": f"the new-task proposal “{payload.get('title', '')}”",
         "task_update": f"the proposal to change {key}",
@@ -117,35 +151,37 @@ def _proposal_name(item: dict[str, Any]) -> str:
         "role": f"the new-role proposal “{payload.get('name', '')}”",
         "composition": "the team proposal",
     }
-    return names.get(str(item.get("proposalKind") or item.get("kind")), "the proposal")
+    return names.get(str(row.proposal.kind), "the proposal")
 
 
-def _name(item: dict[str, Any]) -> tuple[str, str]:
+def _name(entry: InboxItem) -> tuple[str, str]:
     """A row's name and the detail that tells it from a row of the same name."""
-    kind = item["kind"]
-    if kind == "hand_in":
-        key = item.get("taskKey")
+    item = entry.item
+    if isinstance(item, DraftRow):
+        key = item.task_key
         name = f"{key}'s hand-in" if key else "the hand-in"
-        return name, f"“{item.get('title', '')}”"
-    if kind == "proposal":
-        return _proposal_name(item), _excerpt(item.get("reason"))
-    if kind == "question":
-        task = item.get("task") or {}
-        return f"the question on {task.get('key', 'a task')}", _excerpt(item.get("question"))
-    return f"the message from {author_name(item.get('author'))}", _excerpt(item.get("body"))
+        return name, f"“{item.draft.title}”"
+    if isinstance(item, InboxMessage):
+        return f"the message from {author_name(item.author)}", _excerpt(item.body)
+    if isinstance(item, ProposalRow):
+        return _proposal_name(item), _excerpt(item.proposal.reason)
+    task = item.get("task") or {}
+    return f"the question on {task.get('key', 'a task')}", _excerpt(item.get("question"))
 
 
-def name_rows(items: list[dict[str, Any]]) -> None:
-    """Give each row a `label` no other row on the page has (repeated buttons then have
+def row_labels(items: Sequence[InboxItem]) -> list[str]:
+    """A label for each row that no other row on the page has (repeated buttons then have
     unique accessible names): its name, with a detail, then a number, where names repeat."""
     named = [_name(item) for item in items]
     repeated = Counter(name for name, _ in named)
     labels = [f"{name} {detail}" if repeated[name] > 1 else name for name, detail in named]
     seen: Counter[str] = Counter()
     again = Counter(labels)
-    for item, label in zip(items, labels, strict=True):
+    shown = []
+    for label in labels:
         seen[label] += 1
-        item["label"] = f"{label} ({seen[label]})" if again[label] > 1 else label
+        shown.append(f"{label} ({seen[label]})" if again[label] > 1 else label)
+    return shown
 
 
 # --- what comes next ------------------------------------------------------------------------------
@@ -156,9 +192,9 @@ def next_waiting(
     actor: Actor,
     *,
     project: str,
-    after: dict[str, Any],
+    after: Mapping[str, Any],
     kind: str | None = None,
-) -> dict[str, Any] | None:
+) -> NextItem | None:
     """The item to decide next once `after` (an item's view: id and createdAt) is decided:
     the next older one in the inbox's order (newest first), else the newest one left; of one
     kind when `kind` is given. None when nothing is left to decide.
@@ -168,49 +204,58 @@ def next_waiting(
     """
     wanted = check_kind(kind)
     kinds = (wanted,) if wanted else DECIDED_KINDS
-    found = inbox(db, actor, project=project, limit=MAX_ITEMS)["items"]
-    left = [i for i in found if i["kind"] in kinds and i["id"] != after.get("id")]
+    found = inbox(db, actor, project=project, limit=MAX_ITEMS).items
+    left = [i for i in found if i.kind in kinds and i.id != after.get("id")]
     if not left:
         return None
-    name_rows(left)
     mark = (str(after.get("createdAt") or ""), str(after.get("id") or ""))
-    left.sort(key=lambda i: (str(i["createdAt"]), str(i["id"])), reverse=True)
-    older = next((i for i in left if (str(i["createdAt"]), str(i["id"])) < mark), None)
-    chosen = older or left[0]
-    return {"kind": chosen["kind"], "id": chosen["id"], "label": chosen["label"]}
+    labelled = list(zip(left, row_labels(left), strict=True))
+    labelled.sort(key=lambda pair: (pair[0].created_at, pair[0].id), reverse=True)
+    older = next((p for p in labelled if (p[0].created_at, p[0].id) < mark), None)
+    chosen, label = older or labelled[0]
+    return NextItem(chosen.kind, chosen.id, label)
 
 
 # --- an item's page -----------------------------------------------------------------------------
 
 
-def open_hand_in(db: Database, actor: Actor, *, project_id: str, draft_id: str) -> dict[str, Any]:
-    """A hand-in of this project in full, with the memory record its decision filed (id and
-    title), marked read for the person who opens it.
+@dataclass(frozen=True)
+class HandInScreen:
+    """A hand-in's page: the draft in full and the memory record its decision filed (id and
+    title), if it is still there."""
+
+    read: DraftRead
+    memory_record: tuple[str, str] | None
+
+
+def open_hand_in(db: Database, actor: Actor, *, project_id: str, draft_id: str) -> HandInScreen:
+    """A hand-in of this project in full, with the memory record its decision filed, marked
+    read for the person who opens it.
 
     Raises:
         NotFound: no such draft in this project open to the actor.
     """
-    draft = drafts.get_draft(db, actor, draft_id)
-    _in_project(draft, project_id, draft_not_found(draft_id))
+    found = drafts.get_draft(db, actor, draft_id)
+    if found.row.draft.project_id != project_id:
+        raise draft_not_found(draft_id)
     _read(db, actor, project_id, "hand_in", draft_id)
-    return {**draft, "memoryRecord": _record(db, actor, draft.get("memoryRecordId"))}
+    return HandInScreen(found, _record(db, actor, found.row.draft.memory_record_id))
 
 
-def open_proposal(
-    db: Database, actor: Actor, *, project_id: str, proposal_id: str
-) -> dict[str, Any]:
+def open_proposal(db: Database, actor: Actor, *, project_id: str, proposal_id: str) -> ProposalRow:
     """A proposal card of this project, marked read for the person who opens it.
 
     Raises:
         NotFound: no such card in this project open to the actor.
     """
     card = proposals.get_proposal(db, actor, proposal_id)
-    _in_project(card, project_id, proposals.proposal_not_found(proposal_id))
+    if card.proposal.project_id != project_id:
+        raise proposals.proposal_not_found(proposal_id)
     _read(db, actor, project_id, "proposal", proposal_id)
     return card
 
 
-def _record(db: Database, actor: Actor, record_id: str | None) -> dict[str, Any] | None:
+def _record(db: Database, actor: Actor, record_id: str | None) -> tuple[str, str] | None:
     """The memory record a decision filed (id and title), None when none or gone since."""
     if not record_id:
         return None
@@ -218,13 +263,7 @@ def _record(db: Database, actor: Actor, record_id: str | None) -> dict[str, Any]
         found = memory.get_record(db, actor, record_id)
     except NotFound:
         return None
-    return {"id": found.id, "title": found.title}
-
-
-def _in_project(found: dict[str, Any], project_id: str, missing: NotFound) -> None:
-    """Raises: NotFound when the item belongs to another project than the page's."""
-    if found["projectId"] != project_id:
-        raise missing
+    return found.id, found.title
 
 
 def _read(db: Database, actor: Actor, project_id: str, kind: str, item_id: str) -> None:

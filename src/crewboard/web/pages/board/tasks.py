@@ -12,6 +12,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute
 
 from crewboard.contract.board.present import get_task_view, task_activity_view
+from crewboard.contract.board.present_notes import comment_answer, output_read_view
 from crewboard.domain.board.tasks import TaskType
 from crewboard.domain.validation import parse_whole
 from crewboard.errors import (
@@ -407,6 +408,7 @@ def comment(page: Page) -> Response:
         workspace_id=page.project["workspaceId"],
         content=page.field("content"),
         idempotency_key=form_key(page),
+        answer=comment_answer,
     )
     return page.redirect(
         _task_path(page, ref_of(page)) + "#comments",
@@ -418,13 +420,14 @@ def output(page: Page) -> Response:
     """One output of a task as plain preformatted text (?version=N for an older one)."""
     raw = page.param("version")
     version = parse_whole("version", raw, minimum=1) if raw else None
-    found = task_notes.get_output(
+    read = task_notes.get_output(
         page.db,
         page.actor,
         task=_task_in_project(page),
         name=str(page.request.path_params["name"]),
         version=version,
     )
+    found = output_read_view(read)
     assert page.project is not None  # noqa: S101 - a project route
     if found["task"]["projectId"] != page.project["id"]:
         raise task_lookup.task_not_found(ref_of(page))

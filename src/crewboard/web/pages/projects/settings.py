@@ -25,7 +25,7 @@ WORKSPACES = "/settings/workspaces"
 def project_page(page_: Page) -> Response:
     """A project's settings (a form for admins, read-only for others) and its rules."""
     view = project_settings(page_.db, page_.actor, page_.project_key)
-    project = view["project"]
+    project = present.viewed_project_view(view.project)
     return page_.render(
         "settings_project.html",
         title=f"{project['name']} settings",
@@ -34,7 +34,7 @@ def project_page(page_: Page) -> Response:
         is_admin=project.get("viewerRole") == str(Role.ADMIN),
         statuses=[str(s) for s in ProjectStatus],
         types=[str(t) for t in ProjectType],
-        matches=view["ruleMatches"],
+        matches=view.rule_matches,
         here=page_.path("settings/project"),
     )
 

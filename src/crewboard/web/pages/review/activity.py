@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
+from crewboard.contract.review.present_activity import activity_read_view
 from crewboard.errors import ValidationFailed
 from crewboard.services.review import activity_page as activity
 from crewboard.web.context import Page, project_routes
@@ -114,14 +115,16 @@ def activity_page(page: Page) -> Response:
 
 
 def _read(page: Page, *, kind: str, who: str, before: str) -> dict[str, Any]:
-    return activity.read_activity(
-        page.db,
-        page.actor,
-        project=page.project_key,
-        kind=kind or None,
-        who=who or None,
-        before=before or None,
-        limit=PAGE_SIZE,
+    return activity_read_view(
+        activity.read_activity(
+            page.db,
+            page.actor,
+            project=page.project_key,
+            kind=kind or None,
+            who=who or None,
+            before=before or None,
+            limit=PAGE_SIZE,
+        )
     )
 
 

@@ -9,14 +9,26 @@ from typing import Any
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
-from crewboard.domain.review import WAITING, ProposalStatus
+from crewboard.contract.board.present_notes import question_answered_view
+from crewboard.contract.review.present import draft_read_view
+from crewboard.contract.review.present_inbox import inbox_item_view, inbox_view
+from crewboard.contract.review.present_proposals import proposal_view
+from crewboard.domain.review import WAITING, Decided, ProposalStatus
 from crewboard.errors import NotFound
 from crewboard.services.board import questions
 from crewboard.services.memory.records import DOCUMENT_TITLES
 from crewboard.services.review import decisions as review
 from crewboard.services.review import messages, proposals, reads
 from crewboard.services.review.inbox import KINDS
-from crewboard.services.screens.inbox import inbox_page, next_waiting, open_hand_in, open_proposal
+from crewboard.services.screens.inbox import (
+    InboxScreen,
+    NextItem,
+    inbox_page,
+    next_waiting,
+    open_hand_in,
+    open_proposal,
+)
+from crewboard.services.views import iso
 from crewboard.web.context import Page, project_routes
 
 KIND_LABELS = {
@@ -49,36 +61,58 @@ def show_inbox(page: Page) -> Response:
     return page.render(
         "inbox.html",
         title="Inbox",
-        inbox=found,
+        inbox=_inbox_words(found),
         kinds=[(kind, KIND_LABELS[kind]) for kind in KINDS],
     )
 
 
+def _inbox_words(found: InboxScreen) -> dict[str, Any]:
+    """The inbox as its template reads it: each row's view with its label, and a message's
+    task key and participant's name."""
+    items = []
+    for entry, label in zip(found.rows, found.labels, strict=True):
+        view = inbox_item_view(entry)
+        if entry.kind == "message":
+            view["taskKey"] = found.task_keys.get(view["taskId"] or "")
+            view["participantName"] = found.participant_names.get(view["participantId"])
+        view["label"] = label
+        items.append(view)
+    return {
+        **inbox_view(found.inbox),
+        "kind": found.kind,
+        "items": items,
+        "unreadShown": found.unread_shown,
+    }
+
+
 def answer(page: Page) -> Response:
     """Answer a question from the inbox, then go on to the next item waiting."""
-    done = questions.answer_question(
-        page.db, page.actor, _param(page, "question_id"), page.field("answer")
+    done = question_answered_view(
+        questions.answer_question(
+            page.db, page.actor, _param(page, "question_id"), page.field("answer")
+        )
     )
     text = "Answer sent." if done["changed"] else "You had already sent that answer."
     asked = {"id": done["question"]["id"], "createdAt": done["question"]["askedAt"]}
     return _onwards(page, text, asked, kind=_optional(page, "kind"), back=page.field("next"))
 
 
-def _item_path(page: Page, item: dict[str, Any], kind: str | None) -> str:
+def _item_path(page: Page, item: NextItem, kind: str | None) -> str:
     """Where an item is decided: its page, or the inbox at its row (a question's form)."""
-    if item["kind"] == "hand_in":
-        return page.path(f"inbox/drafts/{item['id']}")
-    if item["kind"] == "proposal":
-        return page.path(f"inbox/proposals/{item['id']}")
+    if item.kind == "hand_in":
+        return page.path(f"inbox/drafts/{item.id}")
+    if item.kind == "proposal":
+        return page.path(f"inbox/proposals/{item.id}")
     listed = page.path("inbox") + (f"?kind={kind}" if kind else "")
-    return f"{listed}#item-{item['id']}"
+    return f"{listed}#item-{item.id}"
 
 
 def _onwards(
     page: Page, done: str, decided: dict[str, Any], kind: str | None = None, back: str = ""
 ) -> Response:
-    """After a decision: on to the next item waiting (saying what was done and what is next),
-    or back to the inbox (`back`, the list it was decided from) when nothing is left."""
+    """After a decision (of the item with this id and createdAt): on to the next item waiting
+    (saying what was done and what is next), or back to the inbox (`back`, the list it was
+    decided from) when nothing is left."""
     following = next_waiting(
         page.db, page.actor, project=page.project_key, after=decided, kind=kind
     )
@@ -86,7 +120,7 @@ def _onwards(
         listed = back or page.path("inbox") + (f"?kind={kind}" if kind else "")
         return page.redirect(listed, notice=f"{done} Nothing else waits for you here.")
     return page.redirect(
-        _item_path(page, following, kind), notice=f"{done} Next: {following['label']}."
+        _item_path(page, following, kind), notice=f"{done} Next: {following.label}."
     )
 
 
@@ -96,9 +130,14 @@ def _onwards(
 def show_draft(page: Page) -> Response:
     """One hand-in in full, with the forms to decide about it."""
     assert page.project is not None  # noqa: S101 - project routes always have one
-    draft = open_hand_in(
+    found = open_hand_in(
         page.db, page.actor, project_id=page.project["id"], draft_id=_param(page, "draft_id")
     )
+    record = found.memory_record
+    draft = {
+        **draft_read_view(found.read),
+        "memoryRecord": {"id": record[0], "title": record[1]} if record else None,
+    }
     return page.render(
         "hand_in.html",
         title=draft["title"],
@@ -108,11 +147,11 @@ def show_draft(page: Page) -> Response:
     )
 
 
-def _approve(page: Page, draft_id: str) -> dict[str, Any]:
+def _approve(page: Page, draft_id: str) -> Decided:
     return review.approve(page.db, page.actor, draft_id, comment=_optional(page, "comment"))
 
 
-def _save(page: Page, draft_id: str) -> dict[str, Any]:
+def _save(page: Page, draft_id: str) -> Decided:
     return review.approve(
         page.db,
         page.actor,
@@ -124,19 +163,19 @@ def _save(page: Page, draft_id: str) -> dict[str, Any]:
     )
 
 
-def _reject(page: Page, draft_id: str) -> dict[str, Any]:
+def _reject(page: Page, draft_id: str) -> Decided:
     return review.reject(page.db, page.actor, draft_id, comment=_optional(page, "comment"))
 
 
-def _revise(page: Page, draft_id: str) -> dict[str, Any]:
+def _revise(page: Page, draft_id: str) -> Decided:
     return review.request_revision(page.db, page.actor, draft_id, comment=page.field("comment"))
 
 
-def _undo(page: Page, draft_id: str) -> dict[str, Any]:
+def _undo(page: Page, draft_id: str) -> Decided:
     return review.undo_rule_acceptance(page.db, page.actor, draft_id)
 
 
-Decide = Callable[[Page, str], dict[str, Any]]
+Decide = Callable[[Page, str], Decided]
 
 DECISIONS: dict[str, tuple[Decide, str]] = {
     "approve": (_approve, "Approved"),
@@ -159,11 +198,11 @@ def decide_draft(page: Page) -> Response:
             {"resource": "decision"},
         )
     decide, said = chosen
-    draft = decide(page, draft_id)["draft"]
-    done = f"{said} “{draft['title']}”."
+    draft = decide(page, draft_id).row.draft
+    done = f"{said} “{draft.title}”."
     if _param(page, "decision") == "undo":
         return page.redirect(page.path(f"inbox/drafts/{draft_id}"), notice=done)
-    return _onwards(page, done, draft)
+    return _onwards(page, done, {"id": draft.id, "createdAt": iso(draft.created_at)})
 
 
 # --- proposal cards ----------------------------------------------------------------------------
@@ -172,8 +211,13 @@ def decide_draft(page: Page) -> Response:
 def show_proposal(page: Page) -> Response:
     """One proposal card: what it would change, and accept / dismiss."""
     assert page.project is not None  # noqa: S101 - project routes always have one
-    card = open_proposal(
-        page.db, page.actor, project_id=page.project["id"], proposal_id=_param(page, "proposal_id")
+    card = proposal_view(
+        open_proposal(
+            page.db,
+            page.actor,
+            project_id=page.project["id"],
+            proposal_id=_param(page, "proposal_id"),
+        )
     )
     return page.render(
         "proposal.html",
@@ -184,13 +228,14 @@ def show_proposal(page: Page) -> Response:
 
 
 def accept(page: Page) -> Response:
-    card = proposals.accept_proposal(page.db, page.actor, _param(page, "proposal_id"))
-    return _onwards(page, "Proposal accepted.", card)
+    card = proposals.accept_proposal(page.db, page.actor, _param(page, "proposal_id")).proposal
+    return _onwards(page, "Proposal accepted.", {"id": card.id, "createdAt": iso(card.created_at)})
 
 
 def dismiss(page: Page) -> Response:
-    card = proposals.dismiss_proposal(page.db, page.actor, _param(page, "proposal_id"))
-    return _onwards(page, "Proposal dismissed; nothing changed.", card)
+    card = proposals.dismiss_proposal(page.db, page.actor, _param(page, "proposal_id")).proposal
+    decided = {"id": card.id, "createdAt": iso(card.created_at)}
+    return _onwards(page, "Proposal dismissed; nothing changed.", decided)
 
 
 def dismiss_message(page: Page) -> Response:
@@ -226,7 +271,7 @@ def mark_all_read(page: Page) -> Response:
     """Mark everything in this person's inbox read (or all of the kind shown)."""
     kind = _optional(page, "kind")
     done = reads.mark_all_read(page.db, page.actor, page.project_key, kind)
-    count = done["marked"]
+    count = done.marked
     text = f"Marked {count} item{'s' if count != 1 else ''} read." if count else "Nothing was new."
     return page.redirect(page.field("next") or page.path("inbox"), notice=text)
 

@@ -22,7 +22,7 @@ def add_rule(page_: Page) -> Response:
         collection=page_.field("collection") or None,
         document=page_.field("document") or None,
     )
-    what = rule["match"] + (f" {rule['value']}" if rule["value"] else "")
+    what = rule.match + (f" {rule.value}" if rule.value else "")
     return page_.redirect(page_.path("settings/project"), notice=f"Acceptance rule on: {what}.")
 
 
