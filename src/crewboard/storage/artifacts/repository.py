@@ -18,6 +18,7 @@ from crewboard.storage.artifacts.tables import (
     artifact_revisions,
     artifacts,
 )
+from crewboard.storage.rows import record_from_row
 
 _a = artifacts.c
 _r = artifact_revisions.c
@@ -37,40 +38,21 @@ _FILES = (
 
 
 def _artifact(row: Row[Any]) -> Artifact:
-    return Artifact(
-        id=row.id,
-        project_id=row.project_id,
-        slug=row.slug,
-        title=row.title,
-        description=row.description,
-        revision_count=row.revision_count,
-        created_by=row.created_by,
-        created_at=row.created_at,
-        updated_by=row.updated_by,
-        updated_at=row.updated_at,
-    )
+    return record_from_row(Artifact, row)
 
 
 def _revision(row: Row[Any]) -> ArtifactRevision:
-    return ArtifactRevision(
-        artifact_id=row.artifact_id,
-        revision=row.revision,
-        kind=RevisionKind(row.kind),
-        base_revision=row.base_revision,
-        file_count=row.file_count,
-        total_size=int(row.total_size),
-        author=row.author,
-        created_at=row.created_at,
+    return record_from_row(
+        ArtifactRevision, row, kind=RevisionKind(row.kind), total_size=int(row.total_size)
     )
 
 
 def _file(row: Row[Any]) -> ArtifactFile:
-    return ArtifactFile(
-        path=row.path,
+    return record_from_row(
+        ArtifactFile,
+        row,
         kind=FileKind(row.kind),
-        media_type=row.media_type,
         size=int(row.size),
-        digest=row.digest,
         lines=LineIndex(row.total_lines, tuple(row.line_marks)),
     )
 

@@ -33,6 +33,7 @@ from crewboard.domain.board.tasks import (
 )
 from crewboard.storage.board import tables as t
 from crewboard.storage.board.task_listing import TaskFilter, TaskLine, TaskListing
+from crewboard.storage.rows import record_from_row
 
 # Services take the filter and the list row from here, beside the repository.
 __all__ = ["TaskFilter", "TaskLine", "TaskRepository", "task_columns", "task_from_row"]
@@ -94,38 +95,24 @@ _LIFECYCLE_SUMMARY = select(func.count(), func.max(t.task_events.c.occurred_at))
 )
 
 
-def task_from_row(row: Row[Any]) -> Task:
-    return Task(
-        id=row.id,
-        project_id=row.project_id,
-        number=row.number,
-        title=row.title,
-        description=row.description,
-        brief=row.brief,
+def task_from_row(
+    row: Row[Any], source_file_id: str | None = None, source_line: int | None = None
+) -> Task:
+    """The task a tasks row holds; its source file and line where the query joined them."""
+    return record_from_row(
+        Task,
+        row,
         type=TaskType(row.type),
         status=TaskStatus(row.status),
         priority=Priority(row.priority),
-        assignee_id=row.assignee_id,
         assignee_type=AssigneeType(row.assignee_type) if row.assignee_type else None,
-        human_owner_id=row.human_owner_id,
         tags=tuple(row.tags),
         labels=tuple(row.labels),
-        due_date=row.due_date,
-        start_date=row.start_date,
-        story_points=row.story_points,
-        cycle=row.cycle,
-        parent_task_id=row.parent_task_id,
         context_refs=tuple(row.context_refs),
         context_item_ids=tuple(row.context_item_ids),
         external_reference_ids=tuple(row.external_reference_ids),
-        output_destination=row.output_destination,
-        board_order=row.board_order,
-        revision=row.revision,
-        coverage=row.coverage,
-        created_by=row.created_by,
-        updated_by=row.updated_by,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
+        source_file_id=source_file_id,
+        source_line=source_line,
     )
 
 
@@ -220,9 +207,7 @@ class TaskRepository(TaskListing):
         if not ids:
             return []
         return [
-            replace(
-                task_from_row(row), source_file_id=row.source_file_id_, source_line=row.source_line_
-            )
+            task_from_row(row, row.source_file_id_, row.source_line_)
             for row in self.conn.execute(_TASKS_OF_SOURCE, {"file_ids": ids})
         ]
 

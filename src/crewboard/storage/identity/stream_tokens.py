@@ -9,6 +9,7 @@ from sqlalchemy import Connection, Row, bindparam, func, select, update
 
 from crewboard.domain.identity.records import StreamToken
 from crewboard.storage.identity.tables import stream_tokens
+from crewboard.storage.rows import record_from_row
 
 _s = stream_tokens.c
 _BY_HASH = select(stream_tokens).where(_s.secret_hash == bindparam("secret_hash"))
@@ -16,17 +17,7 @@ _BY_ID = select(stream_tokens).where(_s.id == bindparam("id"))
 
 
 def _token(row: Row[Any]) -> StreamToken:
-    return StreamToken(
-        id=row.id,
-        user_id=row.user_id,
-        name=row.name,
-        display_prefix=row.display_prefix,
-        project_ids=tuple(row.project_ids),
-        created_by=row.created_by,
-        created_at=row.created_at,
-        expires_at=row.expires_at,
-        revoked_at=row.revoked_at,
-    )
+    return record_from_row(StreamToken, row, project_ids=tuple(row.project_ids))
 
 
 class StreamTokenRepository:

@@ -10,6 +10,7 @@ from sqlalchemy import Connection, Row, bindparam, or_, select
 from crewboard.domain.identity.access import Role, Scope, TokenKind, Toolset
 from crewboard.domain.identity.records import ApiToken
 from crewboard.storage.identity import tables as t
+from crewboard.storage.rows import record_from_row
 
 # Built once: constructing a statement costs about as much as running it on SQLite.
 # Every message checks its token: the token and its person's name in one statement.
@@ -21,19 +22,13 @@ _TOKEN_AND_PERSON = (
 
 
 def _token(row: Row[Any]) -> ApiToken:
-    return ApiToken(
-        id=row.id,
-        user_id=row.user_id,
-        name=row.name,
+    return record_from_row(
+        ApiToken,
+        row,
         kind=TokenKind(row.kind),
         scopes=frozenset(Scope(s) for s in row.scopes),
-        display_prefix=row.display_prefix,
-        created_at=row.created_at,
-        project_id=row.project_id,
         role=Role(row.role) if row.role else None,
         toolsets=tuple(Toolset(s) for s in row.toolsets),
-        last_used_at=row.last_used_at,
-        revoked_at=row.revoked_at,
     )
 
 

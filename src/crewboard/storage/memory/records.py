@@ -17,6 +17,7 @@ from crewboard.domain.memory import (
 )
 from crewboard.domain.validation import INT32_MAX
 from crewboard.storage.memory import tables as t
+from crewboard.storage.rows import record_from_row
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,12 @@ _RECORD_FIELDS = tuple(c.name for c in t.memory_records.columns)
 
 
 def _memory_record(row: Any) -> MemoryRecord:
-    return MemoryRecord(**row._asdict() | {"status": MemoryStatus(row.status)})
+    return record_from_row(
+        MemoryRecord,
+        row,
+        status=MemoryStatus(row.status),
+        content_length=row._mapping.get("content_length"),  # lists read no content
+    )
 
 
 def _record_values(record: MemoryRecord) -> dict[str, Any]:

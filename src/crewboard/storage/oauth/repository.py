@@ -16,6 +16,7 @@ from crewboard.storage.oauth.tables import (
     oauth_requests,
     oauth_secrets,
 )
+from crewboard.storage.rows import record_from_row
 
 _c, _g, _r, _s = oauth_clients.c, oauth_grants.c, oauth_requests.c, oauth_secrets.c
 
@@ -35,33 +36,17 @@ _ACCESS = (
 
 
 def _client(row: Row[Any]) -> OAuthClient:
-    return OAuthClient(
-        id=row.id,
-        kind=row.kind,
-        name=row.name,
-        redirect_uris=tuple(row.redirect_uris),
-        auth_method=row.auth_method,
-        scope=row.scope,
-        metadata=dict(row.client_metadata),
-        created_at=row.created_at,
-        expires_at=row.expires_at,
+    return record_from_row(
+        OAuthClient, row, redirect_uris=tuple(row.redirect_uris), metadata=dict(row.client_metadata)
     )
 
 
 def _grant(row: Row[Any]) -> Grant:
-    return Grant(
-        id=row.id,
-        user_id=row.user_id,
-        client_id=row.client_id,
-        client_name=row.client_name,
+    return record_from_row(
+        Grant,
+        row,
         scopes=frozenset(Scope(s) for s in row.scopes),
-        resource=row.resource,
-        project_id=row.project_id,
         role=Role(row.role) if row.role else None,
-        created_at=row.created_at,
-        last_used_at=row.last_used_at,
-        revoked_at=row.revoked_at,
-        revoked_reason=row.revoked_reason,
     )
 
 

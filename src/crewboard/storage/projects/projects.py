@@ -20,6 +20,7 @@ from crewboard.domain.projects import (
 from crewboard.storage.identity import tables as identity_tables
 from crewboard.storage.identity.users import user_from_row
 from crewboard.storage.projects import tables as t
+from crewboard.storage.rows import record_from_row
 
 
 # Built once: constructing a statement costs about as much as running it on SQLite.
@@ -60,20 +61,12 @@ _MEMBERS = (
 
 
 def _project(row: Row[Any]) -> Project:
-    return Project(
-        id=row.id,
-        workspace_id=row.workspace_id,
-        key=row.key,
-        name=row.name,
-        goal=row.goal,
-        phase=row.phase,
+    return record_from_row(
+        Project,
+        row,
         status=ProjectStatus(row.status),
-        description=row.description,
         type=ProjectType(row.type),
         collections=tuple(row.collections),
-        archived_at=row.archived_at,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
     )
 
 

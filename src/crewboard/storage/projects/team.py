@@ -9,6 +9,7 @@ from sqlalchemy import Connection, Row, bindparam, select
 
 from crewboard.domain.projects import Effort, SeatKind, TeamRole
 from crewboard.storage.projects import tables as t
+from crewboard.storage.rows import record_from_row
 
 # Built once, values passed as parameters: building one costs more than running it on SQLite.
 _ROLE = select(t.team_roles).where(
@@ -17,20 +18,8 @@ _ROLE = select(t.team_roles).where(
 
 
 def _team_role(row: Row[Any]) -> TeamRole:
-    return TeamRole(
-        id=row.id,
-        project_id=row.project_id,
-        name=row.name,
-        role=row.role,
-        kind=SeatKind(row.kind),
-        member_user_id=row.member_user_id,
-        model=row.model,
-        effort=Effort(row.effort) if row.effort else None,
-        rank=row.rank,
-        level=row.level,
-        xp=row.xp,
-        archived_at=row.archived_at,
-        created_at=row.created_at,
+    return record_from_row(
+        TeamRole, row, kind=SeatKind(row.kind), effort=Effort(row.effort) if row.effort else None
     )
 
 

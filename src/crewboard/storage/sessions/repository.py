@@ -23,6 +23,7 @@ from crewboard.domain.sessions import (
     Turn,
     TurnStatus,
 )
+from crewboard.storage.rows import record_from_row
 from crewboard.storage.sessions.tables import (
     project_session_settings,
     session_models,
@@ -42,82 +43,40 @@ _s, _m, _t, _p = (
 
 
 def _session(row: Row[Any]) -> Session:
-    return Session(
-        id=row.id,
-        project_id=row.project_id,
-        title=row.title,
+    return record_from_row(
+        Session,
+        row,
         mode=Mode(row.mode),
-        workflow_id=row.workflow_id,
         language=Language(row.language),
-        model_id=row.model_id,
         status=Status(row.status),
         pending_action=PendingAction(row.pending_action),
         attachment_ids=tuple(row.attachment_ids),
         spec_file_ids=tuple(row.spec_file_ids),
-        turn_count=row.turn_count,
-        message_count=row.message_count,
-        input_tokens=row.input_tokens,
-        output_tokens=row.output_tokens,
-        provider_seconds=row.provider_seconds,
         created_by=dict(row.created_by),
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        archived_at=row.archived_at,
         last_error=dict(row.last_error) if row.last_error else None,
     )
 
 
 def _turn(row: Row[Any]) -> Turn:
-    return Turn(
-        id=row.id,
-        session_id=row.session_id,
-        project_id=row.project_id,
-        seq=row.seq,
-        status=TurnStatus(row.status),
-        model_id=row.model_id,
-        attempts=row.attempts,
-        partial=row.partial,
-        error=dict(row.error) if row.error else None,
-        input_tokens=row.input_tokens,
-        output_tokens=row.output_tokens,
-        provider_seconds=row.provider_seconds,
-        queued_at=row.queued_at,
-        started_at=row.started_at,
-        finished_at=row.finished_at,
-        claim=row.claim,
-        lease_until=row.lease_until,
+    return record_from_row(
+        Turn, row, status=TurnStatus(row.status), error=dict(row.error) if row.error else None
     )
 
 
 def _proposal(row: Row[Any]) -> SessionProposal:
-    return SessionProposal(
-        id=row.id,
-        session_id=row.session_id,
-        project_id=row.project_id,
-        turn_id=row.turn_id,
+    return record_from_row(
+        SessionProposal,
+        row,
         kind=SessionProposalKind(row.kind),
         status=SessionProposalStatus(row.status),
         body=dict(row.body),
-        path=row.path,
-        base_version=row.base_version,
-        created_at=row.created_at,
         decided_by=dict(row.decided_by) if row.decided_by else None,
-        decided_at=row.decided_at,
-        feedback=row.feedback,
         result=dict(row.result) if row.result else None,
     )
 
 
 def _message(row: Row[Any]) -> Message:
-    return Message(
-        id=row.id,
-        session_id=row.session_id,
-        seq=row.seq,
-        role=row.role,
-        content=row.content,
-        author=dict(row.author) if row.author else None,
-        created_at=row.created_at,
-    )
+    return record_from_row(Message, row, author=dict(row.author) if row.author else None)
 
 
 def _escape_like(text: str) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import Connection, Row, and_, bindparam, delete, func, select, update
 
 from crewboard.domain.spec_comments import Anchor, CommentThread, SpecComment, ThreadStatus
+from crewboard.storage.rows import record_from_row
 from crewboard.storage.specs.tables import spec_comment_threads, spec_comments
 
 _t = spec_comment_threads.c
@@ -30,10 +31,9 @@ _MOVE = (
 
 
 def _thread(row: Row[Any]) -> CommentThread:
-    return CommentThread(
-        id=row.id,
-        project_id=row.project_id,
-        file_id=row.file_id,
+    return record_from_row(
+        CommentThread,
+        row,
         status=ThreadStatus(row.status),
         orphaned=bool(row.orphaned),
         anchor=Anchor(
@@ -43,29 +43,11 @@ def _thread(row: Row[Any]) -> CommentThread:
             start=row.anchor_start,
             end=row.anchor_end,
         ),
-        anchor_revision=row.anchor_revision,
-        created_by=row.created_by,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        resolved_by=row.resolved_by,
-        resolved_at=row.resolved_at,
     )
 
 
 def _comment(row: Row[Any]) -> SpecComment:
-    return SpecComment(
-        id=row.id,
-        thread_id=row.thread_id,
-        project_id=row.project_id,
-        seq=row.seq,
-        author=row.author,
-        body=row.body,
-        content_version=row.content_version,
-        deleted=bool(row.deleted),
-        ai_work=bool(row.ai_work),
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-    )
+    return record_from_row(SpecComment, row, deleted=bool(row.deleted), ai_work=bool(row.ai_work))
 
 
 def _filter(status: str | None) -> Any:
