@@ -16,7 +16,7 @@ from crewboard.storage.oauth.tables import (
     oauth_requests,
     oauth_secrets,
 )
-from crewboard.storage.rows import record_from_row
+from crewboard.storage.rows import record_from_row, record_values
 
 _c, _g, _r, _s = oauth_clients.c, oauth_grants.c, oauth_requests.c, oauth_secrets.c
 
@@ -84,16 +84,7 @@ class OAuthRepository:
     def add_request(self, pending: PendingAuthorization) -> None:
         self.conn.execute(
             oauth_requests.insert().values(
-                id=pending.id,
-                client_id=pending.client_id,
-                redirect_uri=pending.redirect_uri,
-                redirect_explicit=pending.redirect_explicit,
-                scopes=list(pending.scopes),
-                resource=pending.resource,
-                code_challenge=pending.code_challenge,
-                state=pending.state,
-                created_at=pending.created_at,
-                expires_at=pending.expires_at,
+                **record_values(pending, oauth_requests, scopes=list(pending.scopes))
             )
         )
 
@@ -101,18 +92,7 @@ class OAuthRepository:
         row = self.conn.execute(select(oauth_requests).where(_r.id == request_id)).first()
         if row is None:
             return None
-        return PendingAuthorization(
-            id=row.id,
-            client_id=row.client_id,
-            redirect_uri=row.redirect_uri,
-            redirect_explicit=row.redirect_explicit,
-            scopes=tuple(row.scopes),
-            resource=row.resource,
-            code_challenge=row.code_challenge,
-            state=row.state,
-            created_at=row.created_at,
-            expires_at=row.expires_at,
-        )
+        return record_from_row(PendingAuthorization, row, scopes=tuple(row.scopes))
 
     def take_request(self, request_id: str) -> bool:
         """Delete a pending request; False when another answer took it first."""

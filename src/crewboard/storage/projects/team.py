@@ -9,7 +9,7 @@ from sqlalchemy import Connection, Row, bindparam, select
 
 from crewboard.domain.projects import Effort, SeatKind, TeamRole
 from crewboard.storage.projects import tables as t
-from crewboard.storage.rows import record_from_row
+from crewboard.storage.rows import record_from_row, record_values
 
 # Built once, values passed as parameters: building one costs more than running it on SQLite.
 _ROLE = select(t.team_roles).where(
@@ -30,19 +30,12 @@ class TeamRepository:
     def add(self, role: TeamRole) -> None:
         self.conn.execute(
             t.team_roles.insert().values(
-                id=role.id,
-                project_id=role.project_id,
-                name=role.name,
-                role=role.role,
-                kind=role.kind.value,
-                member_user_id=role.member_user_id,
-                model=role.model,
-                effort=role.effort.value if role.effort else None,
-                rank=role.rank,
-                level=role.level,
-                xp=role.xp,
-                archived_at=role.archived_at,
-                created_at=role.created_at,
+                **record_values(
+                    role,
+                    t.team_roles,
+                    kind=role.kind.value,
+                    effort=role.effort.value if role.effort else None,
+                )
             )
         )
 

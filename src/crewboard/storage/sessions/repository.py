@@ -23,7 +23,7 @@ from crewboard.domain.sessions import (
     Turn,
     TurnStatus,
 )
-from crewboard.storage.rows import record_from_row
+from crewboard.storage.rows import record_from_row, record_values
 from crewboard.storage.sessions.tables import (
     project_session_settings,
     session_models,
@@ -172,27 +172,16 @@ class SessionRepository:
     def add(self, session: Session) -> None:
         self.conn.execute(
             insert(spec_sessions).values(
-                id=session.id,
-                project_id=session.project_id,
-                title=session.title,
-                mode=session.mode.value,
-                workflow_id=session.workflow_id,
-                language=session.language.value,
-                model_id=session.model_id,
-                status=session.status.value,
-                pending_action=session.pending_action.value,
-                attachment_ids=list(session.attachment_ids),
-                spec_file_ids=list(session.spec_file_ids),
-                turn_count=session.turn_count,
-                message_count=session.message_count,
-                input_tokens=session.input_tokens,
-                output_tokens=session.output_tokens,
-                provider_seconds=session.provider_seconds,
-                last_error=session.last_error,
-                created_by=session.created_by,
-                created_at=session.created_at,
-                updated_at=session.updated_at,
-                archived_at=session.archived_at,
+                **record_values(
+                    session,
+                    spec_sessions,
+                    mode=session.mode.value,
+                    language=session.language.value,
+                    status=session.status.value,
+                    pending_action=session.pending_action.value,
+                    attachment_ids=list(session.attachment_ids),
+                    spec_file_ids=list(session.spec_file_ids),
+                )
             )
         )
 
@@ -265,15 +254,7 @@ class SessionRepository:
 
     def add_message(self, message: Message) -> None:
         self.conn.execute(
-            insert(spec_session_messages).values(
-                id=message.id,
-                session_id=message.session_id,
-                seq=message.seq,
-                role=message.role,
-                content=message.content,
-                author=message.author,
-                created_at=message.created_at,
-            )
+            insert(spec_session_messages).values(**record_values(message, spec_session_messages))
         )
 
     def messages(self, session_id: str) -> list[Message]:
