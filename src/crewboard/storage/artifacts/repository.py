@@ -18,7 +18,7 @@ from crewboard.storage.artifacts.tables import (
     artifact_revisions,
     artifacts,
 )
-from crewboard.storage.rows import record_from_row
+from crewboard.storage.rows import record_from_row, record_values
 
 _a = artifacts.c
 _r = artifact_revisions.c
@@ -85,18 +85,7 @@ class ArtifactRepository:
     def add(self, item: Artifact) -> None:
         self.conn.execute(
             artifacts.insert(),
-            {
-                "id": item.id,
-                "project_id": item.project_id,
-                "slug": item.slug,
-                "title": item.title,
-                "description": item.description,
-                "revision_count": item.revision_count,
-                "created_by": item.created_by,
-                "created_at": item.created_at,
-                "updated_by": item.updated_by,
-                "updated_at": item.updated_at,
-            },
+            record_values(item, artifacts),
         )
 
     def advance(self, item: Artifact, *, expected_count: int) -> bool:
@@ -117,16 +106,7 @@ class ArtifactRepository:
     def add_revision(self, revision: ArtifactRevision, files: Iterable[ArtifactFile]) -> None:
         self.conn.execute(
             artifact_revisions.insert(),
-            {
-                "artifact_id": revision.artifact_id,
-                "revision": revision.revision,
-                "kind": revision.kind.value,
-                "base_revision": revision.base_revision,
-                "file_count": revision.file_count,
-                "total_size": revision.total_size,
-                "author": revision.author,
-                "created_at": revision.created_at,
-            },
+            record_values(revision, artifact_revisions, kind=revision.kind.value),
         )
         rows = [
             {

@@ -15,7 +15,7 @@ from crewboard.storage.board import tables as t
 from crewboard.storage.memory import tables as memory_tables
 from crewboard.storage.projects import tables as projects_tables
 from crewboard.storage.review import tables as review_tables
-from crewboard.storage.rows import record_from_row
+from crewboard.storage.rows import record_from_row, record_values
 
 # How much of a summary and of a content an index line is taken from (its first line).
 LINE_SOURCE_CHARS = 400
@@ -212,14 +212,7 @@ class ContextRepository:
     def add_receipt(self, receipt: Receipt) -> None:
         self.conn.execute(
             _INSERT_RECEIPT,
-            {
-                "id": receipt.id,
-                "project_id": receipt.project_id,
-                "task_id": receipt.task_id,
-                "token_id": receipt.token_id,
-                "items": receipt.items,
-                "created_at": receipt.created_at,
-            },
+            record_values(receipt, _RECEIPTS),
         )
 
     def receipts(self, ids: Iterable[str]) -> dict[str, Receipt]:

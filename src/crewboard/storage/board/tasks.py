@@ -33,7 +33,7 @@ from crewboard.domain.board.tasks import (
 )
 from crewboard.storage.board import tables as t
 from crewboard.storage.board.task_listing import TaskFilter, TaskLine, TaskListing
-from crewboard.storage.rows import record_from_row
+from crewboard.storage.rows import record_from_row, record_values
 
 # Services take the filter and the list row from here, beside the repository.
 __all__ = ["TaskFilter", "TaskLine", "TaskRepository", "task_columns", "task_from_row"]
@@ -118,37 +118,21 @@ def task_from_row(
 
 def task_columns(task: Task) -> dict[str, Any]:
     """The row values of a task (everything but the id, which never changes)."""
-    return {
-        "project_id": task.project_id,
-        "number": task.number,
-        "title": task.title,
-        "description": task.description,
-        "brief": task.brief,
-        "type": task.type.value,
-        "status": task.status.value,
-        "priority": task.priority.value,
-        "assignee_id": task.assignee_id,
-        "assignee_type": task.assignee_type.value if task.assignee_type else None,
-        "human_owner_id": task.human_owner_id,
-        "tags": list(task.tags),
-        "labels": list(task.labels),
-        "due_date": task.due_date,
-        "start_date": task.start_date,
-        "story_points": task.story_points,
-        "cycle": task.cycle,
-        "parent_task_id": task.parent_task_id,
-        "context_refs": list(task.context_refs),
-        "context_item_ids": list(task.context_item_ids),
-        "external_reference_ids": list(task.external_reference_ids),
-        "output_destination": task.output_destination,
-        "board_order": task.board_order,
-        "revision": task.revision,
-        "coverage": task.coverage,
-        "created_by": task.created_by,
-        "updated_by": task.updated_by,
-        "created_at": task.created_at,
-        "updated_at": task.updated_at,
-    }
+    values = record_values(
+        task,
+        t.tasks,
+        type=task.type.value,
+        status=task.status.value,
+        priority=task.priority.value,
+        assignee_type=task.assignee_type.value if task.assignee_type else None,
+        tags=list(task.tags),
+        labels=list(task.labels),
+        context_refs=list(task.context_refs),
+        context_item_ids=list(task.context_item_ids),
+        external_reference_ids=list(task.external_reference_ids),
+    )
+    del values["id"]
+    return values
 
 
 class TaskRepository(TaskListing):

@@ -16,7 +16,7 @@ from crewboard.storage.handoffs.tables import (
     handoff_recipients,
     handoffs,
 )
-from crewboard.storage.rows import record_from_row
+from crewboard.storage.rows import record_from_row, record_values
 
 _h = handoffs.c
 _r = handoff_recipients.c
@@ -48,38 +48,17 @@ def _item(row: Row[Any]) -> ActionItem:
 
 
 def _handoff_values(item: Handoff) -> dict[str, Any]:
-    return {
-        "project_id": item.project_id,
-        "author_user_id": item.author_user_id,
-        "author": item.author,
-        "day": item.day,
-        "source_zone": item.source_zone,
-        "destination_zone": item.destination_zone,
-        "completed": item.completed,
-        "in_progress": item.in_progress,
-        "blockers": item.blockers,
-        "next_steps": item.next_steps,
-        "linked_task_ids": list(item.linked_task_ids),
-        "created_at": item.created_at,
-        "updated_at": item.updated_at,
-        "updated_by": item.updated_by,
-    }
+    """Every column but the id, which never changes."""
+    values = record_values(item, handoffs, linked_task_ids=list(item.linked_task_ids))
+    del values["id"]
+    return values
 
 
 def _item_values(item: ActionItem) -> dict[str, Any]:
-    return {
-        "handoff_id": item.handoff_id,
-        "project_id": item.project_id,
-        "day": item.day,
-        "text": item.text,
-        "assignee_user_id": item.assignee_user_id,
-        "status": item.status.value,
-        "due_date": item.due_date,
-        "created_by": item.created_by,
-        "created_at": item.created_at,
-        "updated_at": item.updated_at,
-        "updated_by": item.updated_by,
-    }
+    """Every column but the id, which never changes."""
+    values = record_values(item, handoff_action_items, status=item.status.value)
+    del values["id"]
+    return values
 
 
 class HandoffRepository:

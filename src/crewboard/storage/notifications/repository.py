@@ -21,7 +21,7 @@ from crewboard.storage.notifications.tables import (
     notification_settings,
     notifications,
 )
-from crewboard.storage.rows import record_from_row
+from crewboard.storage.rows import record_from_row, record_values
 
 _n = notifications.c
 _o = email_outbox.c
@@ -77,19 +77,7 @@ class NotificationRepository:
     def add(self, notification: Notification) -> None:
         self.conn.execute(
             _INSERT_NOTIFICATION,
-            {
-                "id": notification.id,
-                "user_id": notification.user_id,
-                "project_id": notification.project_id,
-                "kind": notification.kind,
-                "title": notification.title,
-                "body": notification.body,
-                "link": notification.link,
-                "source": notification.source,
-                "in_app": notification.in_app,
-                "created_at": notification.created_at,
-                "read_at": notification.read_at,
-            },
+            record_values(notification, notifications),
         )
 
     def list_for_user(

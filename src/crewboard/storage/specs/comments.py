@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import Connection, Row, and_, bindparam, delete, func, select, update
 
 from crewboard.domain.spec_comments import Anchor, CommentThread, SpecComment, ThreadStatus
-from crewboard.storage.rows import record_from_row
+from crewboard.storage.rows import record_from_row, record_values
 from crewboard.storage.specs.tables import spec_comment_threads, spec_comments
 
 _t = spec_comment_threads.c
@@ -69,24 +69,18 @@ class SpecCommentRepository:
         anchor = thread.anchor
         self.conn.execute(
             spec_comment_threads.insert(),
-            {
-                "id": thread.id,
-                "project_id": thread.project_id,
-                "file_id": thread.file_id,
-                "status": thread.status.value,
-                "orphaned": thread.orphaned,
-                "anchor_quote": anchor.quote,
-                "anchor_prefix": anchor.prefix,
-                "anchor_suffix": anchor.suffix,
-                "anchor_start": anchor.start,
-                "anchor_end": anchor.end,
-                "anchor_revision": thread.anchor_revision,
-                "created_by": thread.created_by,
-                "created_at": thread.created_at,
-                "resolved_by": None,
-                "resolved_at": None,
-                "updated_at": thread.updated_at,
-            },
+            record_values(
+                thread,
+                spec_comment_threads,
+                status=thread.status.value,
+                anchor_quote=anchor.quote,
+                anchor_prefix=anchor.prefix,
+                anchor_suffix=anchor.suffix,
+                anchor_start=anchor.start,
+                anchor_end=anchor.end,
+                resolved_by=None,
+                resolved_at=None,
+            ),
         )
 
     def get_thread(self, thread_id: str) -> CommentThread | None:
@@ -188,19 +182,7 @@ class SpecCommentRepository:
     def add_comment(self, comment: SpecComment) -> None:
         self.conn.execute(
             spec_comments.insert(),
-            {
-                "id": comment.id,
-                "thread_id": comment.thread_id,
-                "project_id": comment.project_id,
-                "seq": comment.seq,
-                "author": comment.author,
-                "body": comment.body,
-                "content_version": comment.content_version,
-                "deleted": comment.deleted,
-                "ai_work": comment.ai_work,
-                "created_at": comment.created_at,
-                "updated_at": comment.updated_at,
-            },
+            record_values(comment, spec_comments),
         )
 
     def get_comment(self, comment_id: str) -> SpecComment | None:
