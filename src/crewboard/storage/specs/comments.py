@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict, fields
 from datetime import datetime
 from typing import Any
 
@@ -16,18 +17,20 @@ _t = spec_comment_threads.c
 _c = spec_comments.c
 _THREAD = select(spec_comment_threads).where(_t.id == bindparam("id"))
 _COMMENT = select(spec_comments).where(_c.id == bindparam("id"))
+# A thread's anchor is kept in a column per field of it, named `anchor_<field>`.
+_ANCHOR_FIELDS = tuple(field.name for field in fields(Anchor))
 _MOVE = (
     update(spec_comment_threads)
     .where(_t.id == bindparam("thread_id"))
     .values(
-        anchor_quote=bindparam("quote"),
-        anchor_prefix=bindparam("prefix"),
-        anchor_suffix=bindparam("suffix"),
-        anchor_start=bindparam("start"),
-        anchor_end=bindparam("end"),
-        anchor_revision=bindparam("revision"),
+        {f"anchor_{name}": bindparam(name) for name in _ANCHOR_FIELDS}
+        | {"anchor_revision": bindparam("revision")}
     )
 )
+
+
+def _anchor_columns(anchor: Anchor) -> dict[str, Any]:
+    return {f"anchor_{name}": getattr(anchor, name) for name in _ANCHOR_FIELDS}
 
 
 def _thread(row: Row[Any]) -> CommentThread:
@@ -36,13 +39,7 @@ def _thread(row: Row[Any]) -> CommentThread:
         row,
         status=ThreadStatus(row.status),
         orphaned=bool(row.orphaned),
-        anchor=Anchor(
-            quote=row.anchor_quote,
-            prefix=row.anchor_prefix,
-            suffix=row.anchor_suffix,
-            start=row.anchor_start,
-            end=row.anchor_end,
-        ),
+        anchor=Anchor(**{name: row._mapping[f"anchor_{name}"] for name in _ANCHOR_FIELDS}),
     )
 
 
@@ -66,18 +63,13 @@ class SpecCommentRepository:
     # --- threads ---------------------------------------------------------------------------
 
     def add_thread(self, thread: CommentThread) -> None:
-        anchor = thread.anchor
         self.conn.execute(
             spec_comment_threads.insert(),
             record_values(
                 thread,
                 spec_comment_threads,
                 status=thread.status.value,
-                anchor_quote=anchor.quote,
-                anchor_prefix=anchor.prefix,
-                anchor_suffix=anchor.suffix,
-                anchor_start=anchor.start,
-                anchor_end=anchor.end,
+                **_anchor_columns(thread.anchor),
                 resolved_by=None,
                 resolved_at=None,
             ),
@@ -125,15 +117,7 @@ class SpecCommentRepository:
         self.conn.execute(
             _MOVE,
             [
-                {
-                    "thread_id": thread_id,
-                    "quote": anchor.quote,
-                    "prefix": anchor.prefix,
-                    "suffix": anchor.suffix,
-                    "start": anchor.start,
-                    "end": anchor.end,
-                    "revision": revision,
-                }
+                {"thread_id": thread_id, **asdict(anchor), "revision": revision}
                 for thread_id, anchor, revision in moves
             ],
         )
