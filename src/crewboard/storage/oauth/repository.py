@@ -108,15 +108,15 @@ class OAuthRepository:
     def add_grant(self, grant: Grant) -> None:
         self.conn.execute(
             oauth_grants.insert().values(
-                id=grant.id,
-                user_id=grant.user_id,
-                client_id=grant.client_id,
-                client_name=grant.client_name,
-                scopes=sorted(s.value for s in grant.scopes),
-                resource=grant.resource,
-                project_id=grant.project_id,
-                role=grant.role.value if grant.role else None,
-                created_at=grant.created_at,
+                **record_values(
+                    grant,
+                    oauth_grants,
+                    scopes=sorted(s.value for s in grant.scopes),
+                    role=grant.role.value if grant.role else None,
+                    last_used_at=None,
+                    revoked_at=None,
+                    revoked_reason=None,
+                )
             )
         )
 

@@ -268,21 +268,9 @@ class SessionRepository:
     def add_turn(self, turn: Turn) -> None:
         self.conn.execute(
             insert(spec_session_turns).values(
-                id=turn.id,
-                session_id=turn.session_id,
-                project_id=turn.project_id,
-                seq=turn.seq,
-                status=turn.status.value,
-                model_id=turn.model_id,
-                attempts=turn.attempts,
-                partial=turn.partial,
-                error=turn.error,
-                input_tokens=turn.input_tokens,
-                output_tokens=turn.output_tokens,
-                provider_seconds=turn.provider_seconds,
-                queued_at=turn.queued_at,
-                started_at=turn.started_at,
-                finished_at=turn.finished_at,
+                **record_values(
+                    turn, spec_session_turns, status=turn.status.value, claim=None, lease_until=None
+                )
             )
         )
 
@@ -391,16 +379,16 @@ class SessionRepository:
     def add_proposal(self, proposal: SessionProposal) -> None:
         self.conn.execute(
             insert(spec_session_proposals).values(
-                id=proposal.id,
-                session_id=proposal.session_id,
-                project_id=proposal.project_id,
-                turn_id=proposal.turn_id,
-                kind=proposal.kind.value,
-                status=proposal.status.value,
-                body=proposal.body,
-                path=proposal.path,
-                base_version=proposal.base_version,
-                created_at=proposal.created_at,
+                **record_values(
+                    proposal,
+                    spec_session_proposals,
+                    kind=proposal.kind.value,
+                    status=proposal.status.value,
+                    decided_at=None,
+                    decided_by=None,
+                    feedback=None,
+                    result=None,
+                )
             )
         )
 
