@@ -100,6 +100,14 @@ class LimitExceeded(CrewboardError):
     code = ErrorCode.LIMIT_EXCEEDED
     http_status = 422
 
+    @classmethod
+    def over(cls, field: str, actual: int, limit: int, unit: str = "characters") -> LimitExceeded:
+        """Build the usual refusal of one field over its limit, naming both numbers."""
+        return cls(
+            f"{field}: {actual} {unit} is over the limit of {limit}.",
+            {"field": field, "limit": limit, "actual": actual},
+        )
+
 
 class BodyTooLarge(LimitExceeded):
     """A request body over the size a door reads (REST answers 413 Content Too Large)."""
