@@ -67,6 +67,7 @@ async def submit_result(request: Request) -> Created:
             document=body.document,
             references=[r.model_dump(exclude_none=True) for r in body.references or []],
             via="rest",
+            claim_fence=body.claim_fence,
         ),
     )
     return created(result)
