@@ -17,6 +17,7 @@ from crewboard.services.board import claims, task_updates, tasks
 from crewboard.services.board.claim_lapses import sweep_lapsed
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
+from crewboard.services.review import drafts
 from crewboard.storage import schema
 from crewboard.storage.database import Database
 from tests.support.errors import refused
@@ -37,7 +38,7 @@ def agent(db: Database, owner: User) -> Actor:
     return tokens.authenticate_token(db, issued.secret)
 
 
-def new_task(db: Database, owner: User, title: str, **fields: object) -> dict[str, object]:
+def new_task(db: Database, owner: User, title: str, **fields: object) -> dict[str, Any]:
     made = tasks.create_task(
         db, person_actor(owner), project="CRW", workspace_id=None, idempotency_key=title,
         title=title, status="ready_for_ai", **fields,
@@ -56,12 +57,10 @@ def events(db: Database, type_: str) -> list[dict[str, Any]]:
         return [dict(row[0]) for row in rows]
 
 
-def rename(
-    db: Database, actor: Actor, task: dict[str, object], fence: int | None, key: str
-) -> None:
+def rename(db: Database, actor: Actor, task: dict[str, Any], fence: int | None, key: str) -> None:
     task_updates.update_task(
         db, actor, project="CRW", workspace_id=None, idempotency_key=key, task_id=str(task["id"]),
-        expected_revision=int(str(task["revision"])), patch={"title": f"Renamed {key}"},
+        expected_revision=int(task["revision"]), patch={"title": f"Renamed {key}"},
         claim_fence=fence,
     )  # fmt: skip
 
@@ -117,7 +116,7 @@ def test_a_write_with_a_lost_fence_is_refused_naming_the_holder_and_changes_noth
     assert len(events(db, "task.claim_lapsed")) == 1  # recorded by the taker, once
 
 
-def tasks_get(db: Database, owner: User) -> dict[str, object]:
+def tasks_get(db: Database, owner: User) -> dict[str, Any]:
     with db.engine.connect() as conn:
         row = conn.exec_driver_sql("SELECT id, revision, title FROM tasks WHERE number = 1").one()
     return {"id": row[0], "revision": row[1], "title": row[2]}
@@ -182,3 +181,27 @@ def test_a_lease_outside_its_range_is_refused_naming_the_field(db: Database, own
         workspace_id=None, lease_seconds=5,
     )  # fmt: skip
     assert error.details["field"] == "leaseSeconds"
+
+
+def test_a_hand_in_from_a_broken_claim_is_refused_and_lands_no_draft(
+    db: Database, owner: User
+) -> None:
+    task = new_task(db, owner, "One")
+    holder = agent(db, owner)
+    fence = claims.claim_task(db, holder, task="CRW-1", workspace_id=None).claim.fence
+    claims.break_claim(db, person_actor(owner), task="CRW-1", fence=fence)
+    error = refused(
+        ErrorCode.CLAIM_LOST, drafts.submit_result, db, holder, project="CRW",
+        workspace_id=None, task="CRW-1", idempotency_key="hand-in",
+        expected_revision=int(task["revision"]), context_receipt_id=None, title="Done",
+        content="The result.", claim_fence=fence,
+    )  # fmt: skip
+    assert error.details["holder"] is None
+    assert count_rows(db, "drafts") == 0
+    claims.claim_task(db, holder, task="CRW-1", workspace_id=None)
+    landed = drafts.submit_result(
+        db, holder, project="CRW", workspace_id=None, task="CRW-1", idempotency_key="again",
+        expected_revision=int(task["revision"]), context_receipt_id=None, title="Done",
+        content="The result.", claim_fence=fence + 1,
+    )  # fmt: skip
+    assert landed.body["taskMoved"] is True
