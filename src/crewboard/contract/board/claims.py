@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -95,60 +96,41 @@ def claim_next_task(call: Call, args: ClaimNextTask) -> Reply:
 _RENEW = "Renew with renew_claims before expiresAt; send claimFence with your writes."
 
 
-def _claim_write(
-    name: str, title: str, description: str, args: type[Args], **doors: Any
-) -> Operation:
-    """A claim tool: a board write of the agent's loop, not keyed (claiming again is safe)."""
+# name, title, description, arguments, handler, route, command
+Row = tuple[str, str, str, type[Args], Callable[[Call, Any], Reply], Rest, Cli]
+
+
+def _claim_write(row: Row) -> Operation:
+    """A claim tool: a board write of the agent's loop, not keyed. Claiming, renewing or
+    releasing again changes nothing more; claiming the next task again takes another one."""
+    name, title, description, args, run, rest, cli = row
     return Operation(
         name=name,
         title=title,
         description=description,
         args=args,
         toolset=Toolset.BOARD,
-        run=doors.pop("run"),
+        run=run,
         scopes=(Scope.TASKS_MANAGE,),
         read_only=False,
-        idempotent=doors.pop("idempotent", True),
-        **doors,
+        idempotent=name != "claim_next_task",
+        rest=rest,
+        cli=cli,
     )
 
 
-OPERATIONS = (
-    _claim_write(
-        "claim_task",
-        "Claim a task",
-        "Hold a task so no other agent takes it; send its fence as claimFence.",
-        ClaimTask,
-        run=claim_task,
-        rest=Rest("POST", "/api/v1/tasks/{task}/claim"),
-        cli=Cli(("task", "claim")),
-    ),
-    _claim_write(
-        "release_task",
-        "Release a claim",
-        "Let go of your claim on a task.",
-        ReleaseTask,
-        run=release_task,
-        rest=Rest("DELETE", "/api/v1/tasks/{task}/claim"),
-        cli=Cli(("task", "release")),
-    ),
-    _claim_write(
-        "renew_claims",
-        "Renew claims",
-        "Renew your live claims (one task's, or all).",
-        RenewClaims,
-        run=renew_claims,
-        rest=Rest("POST", "/api/v1/claims/renew"),
-        cli=Cli(("task", "renew")),
-    ),
-    _claim_write(
-        "claim_next_task",
-        "Claim next task",
-        "Claim the best free task your role may do.",
-        ClaimNextTask,
-        run=claim_next_task,
-        idempotent=False,
-        rest=Rest("POST", "/api/v1/projects/{project}/claims/next"),
-        cli=Cli(("task", "claim-next")),
-    ),
-)
+# fmt: off
+OPERATIONS = tuple(_claim_write(row) for row in (
+    ("claim_task", "Claim a task",
+     "Hold a task so no other agent takes it; send its fence as claimFence.",
+     ClaimTask, claim_task, Rest("POST", "/api/v1/tasks/{task}/claim"), Cli(("task", "claim"))),
+    ("release_task", "Release a claim", "Let go of your claim on a task.",
+     ReleaseTask, release_task, Rest("DELETE", "/api/v1/tasks/{task}/claim"),
+     Cli(("task", "release"))),
+    ("renew_claims", "Renew claims", "Renew your live claims (one task's, or all).",
+     RenewClaims, renew_claims, Rest("POST", "/api/v1/claims/renew"), Cli(("task", "renew"))),
+    ("claim_next_task", "Claim next task", "Claim the best free task your role may do.",
+     ClaimNextTask, claim_next_task, Rest("POST", "/api/v1/projects/{project}/claims/next"),
+     Cli(("task", "claim-next"))),
+))
+# fmt: on
