@@ -17,7 +17,7 @@ from crewboard.services.board import claims, task_updates, tasks
 from crewboard.services.board.claim_lapses import sweep_lapsed
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
-from crewboard.services.review import drafts
+from crewboard.services.review import activity, drafts
 from crewboard.storage import schema
 from crewboard.storage.database import Database
 from tests.support.errors import refused
@@ -138,6 +138,8 @@ def test_the_sweeper_records_a_lapse_once_and_tells_the_projects_people(
     assert sweep_lapsed(db) == 0
     assert len(events(db, "task.claim_lapsed")) == 1
     assert count_rows(db, "notifications") == 1
+    entries, _ = activity.list_activity(db, person_actor(owner), project="CRW")
+    assert [e["type"] for e in entries[:2]] == ["task.claim_lapsed", "task.claimed"]
     refused(ErrorCode.CLAIM_LOST, claims.renew_claims, db, holder, workspace_id=None, task="CRW-1")
 
 
