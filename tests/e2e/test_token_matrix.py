@@ -81,6 +81,7 @@ REFUSALS = MIXED | {
     "ALREADY_EXISTS",
     "REVISION_CONFLICT",
     "IDEMPOTENCY_CONFLICT",
+    "CLAIM_LOST",
 }
 # What the default run covers (both kinds, both limits, every cap, a kind the issuer refuses);
 # the other eleven run under the slow marker.
@@ -143,6 +144,14 @@ def _on(spot: Spot, **more: Any) -> dict[str, Any]:
 
 def _keyed(spot: Spot, **more: Any) -> dict[str, Any]:
     return _on(spot, idempotencyKey=key(), **more)
+
+
+def _on_claim(spot: Spot) -> dict[str, Any]:
+    return {"taskId": spot.task_id, "workspaceId": None}
+
+
+def _lost(_spot: Spot) -> frozenset[str]:
+    return frozenset({"CLAIM_LOST"})
 
 
 def _on_task(spot: Spot, **more: Any) -> dict[str, Any]:
@@ -453,6 +462,12 @@ MCP: dict[str, Entry] = {
         ),
     ),
     "assign_task": Entry(_assign, mixed=(_assign,)),
+    # The token's own claim on the home task: taken, renewed, let go. A renewal or release
+    # with no claim of the token's to act on is refused CLAIM_LOST, and changes nothing.
+    "claim_task": Entry(lambda at: Tool("claim_task", _on_claim(at.home))),
+    "renew_claims": Entry(lambda at: Tool("renew_claims", _on_claim(at.home)), allowed=_lost),
+    "release_task": Entry(lambda at: Tool("release_task", _on_claim(at.home)), allowed=_lost),
+    "claim_next_task": Entry(lambda at: Tool("claim_next_task", _on(at.home))),
     "update_tasks": Entry(
         lambda at: _plan(at, taskIds=[at.other.task_id], priority="high"),
         mixed=(

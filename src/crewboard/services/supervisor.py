@@ -15,6 +15,7 @@ that lives in the same task group.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import time
@@ -118,6 +119,24 @@ class LoopHealth:
 
 
 Loop = Callable[[LoopHealth], Awaitable[None]]
+
+
+async def repeat(
+    health: LoopHealth, work: Callable[[], Awaitable[object]], every: float, wake: asyncio.Event
+) -> None:
+    """Run `work` now, then again `every` seconds after each pass or as soon as `wake` is set,
+    until cancelled. A pass that fails backs off as `health` says, and the loop goes on."""
+    while True:
+        try:
+            await work()
+        except Exception as error:  # back off and try again
+            wait = health.failed(error)
+        else:
+            health.ok()
+            wait = every
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(wake.wait(), wait)
+        wake.clear()
 
 
 class Supervisor:

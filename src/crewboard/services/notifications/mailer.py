@@ -14,7 +14,6 @@ send of one notification carries the same Message-ID, so receivers can recognise
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import smtplib
 import ssl
@@ -34,7 +33,7 @@ from crewboard.domain.notifications import (
     retry_delay,
 )
 from crewboard.services.notifications.notify import CREATED, enable_email
-from crewboard.services.supervisor import LoopHealth
+from crewboard.services.supervisor import LoopHealth, repeat
 from crewboard.storage.database import Database
 from crewboard.storage.notifications.repository import OutboxRepository
 from crewboard.storage.uow import EventRecord, UnitOfWork
@@ -146,17 +145,7 @@ class Mailer:
         health = health or LoopHealth("mail")
         health.wake = self.wake
         self._loop = asyncio.get_running_loop()
-        while True:
-            try:
-                await self.drain()
-            except Exception as error:  # back off and try again
-                wait = health.failed(error)
-            else:
-                health.ok()
-                wait = self.poll
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), wait)
-            self._wake.clear()
+        await repeat(health, self.drain, self.poll, self._wake)
 
     async def drain(self) -> int:
         """Send every email due now; how many went out."""
