@@ -9,6 +9,7 @@ from typing import Any
 from crewboard.domain.identity.access import Role, Scope, missing_permission
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.projects import (
+    ProjectAccess,
     StatePage,
     StateRead,
     StateRestored,
@@ -89,16 +90,9 @@ def update_project_state(
     expected = check_revision(expected_revision)
 
     def work(uow: UnitOfWork) -> StateSaved:
-        access = access_project(
-            uow,
-            actor,
-            project,
-            scope=Scope.TASKS_MANAGE,
-            role=Role.WRITE,
-            workspace_id=workspace_id,
-        )
+        access = _access_to_edit(uow, actor, project, workspace_id)
         project_id = access.project.id
-        author = {**actor.as_payload(), "displayName": actor.display_name}
+        author = _author(actor)
         revision = uow.state.save(
             project_id, content=text, expected_revision=expected, author=author, at=uow.now
         )
@@ -118,6 +112,19 @@ def update_project_state(
         return StateSaved(page)
 
     return db.write(work)
+
+
+def _access_to_edit(
+    uow: UnitOfWork, actor: Actor, project: str, workspace_id: WorkspaceRef
+) -> ProjectAccess:
+    """Raises: NotFound, PermissionDenied (the page is written with the tasks.manage scope)."""
+    return access_project(
+        uow, actor, project, scope=Scope.TASKS_MANAGE, role=Role.WRITE, workspace_id=workspace_id
+    )
+
+
+def _author(actor: Actor) -> dict[str, Any]:
+    return {**actor.as_payload(), "displayName": actor.display_name}
 
 
 def _replayed_save(
@@ -187,14 +194,7 @@ def restore_state_version(
     expected = check_revision(expected_revision)
 
     def work(uow: UnitOfWork) -> StateRestored:
-        access = access_project(
-            uow,
-            actor,
-            project,
-            scope=Scope.TASKS_MANAGE,
-            role=Role.WRITE,
-            workspace_id=workspace_id,
-        )
+        access = _access_to_edit(uow, actor, project, workspace_id)
         project_id = access.project.id
         old = uow.state.version(project_id, revision)
         if old is None:
@@ -203,7 +203,7 @@ def restore_state_version(
                 "the page's history.",
                 {"resource": "state_version", "revision": revision},
             )
-        author = {**actor.as_payload(), "displayName": actor.display_name}
+        author = _author(actor)
         saved = uow.state.save(
             project_id,
             content=old.content,

@@ -12,7 +12,14 @@ from typing import Any
 from crewboard.domain.identity.access import Role, Scope, missing_permission, parse_enum
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.projects import Effort, ProjectTeam, SeatKind, TeamPage, TeamRole
+from crewboard.domain.projects import (
+    Effort,
+    ProjectAccess,
+    ProjectTeam,
+    SeatKind,
+    TeamPage,
+    TeamRole,
+)
 from crewboard.domain.validation import check_email, check_text
 from crewboard.errors import NotFound, ValidationFailed
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
@@ -145,13 +152,7 @@ def add_team_role(
             created_at=uow.now,
         )
         uow.team.add(seat)
-        uow.record_event(
-            "team.role_added",
-            actor=actor.as_payload(),
-            payload={"role": team_role_view(seat)},
-            project_id=access.project.id,
-            workspace_id=access.project.workspace_id,
-        )
+        _record_role_event(uow, actor, access, "team.role_added", seat)
         return seat
 
     return db.write(work)
@@ -199,13 +200,19 @@ def archive_team_role(db: Database, actor: Actor, *, project: str, role_id: str)
             )
         uow.team.set_archived(seat.id, uow.now)
         archived = replace(seat, archived_at=uow.now)
-        uow.record_event(
-            "team.role_archived",
-            actor=actor.as_payload(),
-            payload={"role": team_role_view(archived)},
-            project_id=access.project.id,
-            workspace_id=access.project.workspace_id,
-        )
+        _record_role_event(uow, actor, access, "team.role_archived", archived)
         return archived
 
     return db.write(work)
+
+
+def _record_role_event(
+    uow: UnitOfWork, actor: Actor, access: ProjectAccess, kind: str, seat: TeamRole
+) -> None:
+    uow.record_event(
+        kind,
+        actor=actor.as_payload(),
+        payload={"role": team_role_view(seat)},
+        project_id=access.project.id,
+        workspace_id=access.project.workspace_id,
+    )
