@@ -18,6 +18,7 @@ from crewboard.domain.projects import (
 )
 from crewboard.domain.validation import INT32_MAX, check_no_nul
 from crewboard.errors import LimitExceeded, NotFound, RevisionConflict, ValidationFailed
+from crewboard.services.events import record_project_event
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
 from crewboard.services.paging import check_page
 from crewboard.services.views import iso
@@ -102,12 +103,8 @@ def update_project_state(
                 raise _conflict(uow, project_id, expected)
             return replayed
         page = uow.state.get(project_id)
-        uow.record_event(
-            "state.updated",
-            actor=actor.as_payload(),
-            payload={"revision": revision, "length": len(text)},
-            project_id=project_id,
-            workspace_id=access.project.workspace_id,
+        record_project_event(
+            uow, actor, "state.updated", access.project, {"revision": revision, "length": len(text)}
         )
         return StateSaved(page)
 
@@ -214,12 +211,12 @@ def restore_state_version(
         )
         if saved is None:
             raise _conflict(uow, project_id, expected)
-        uow.record_event(
+        record_project_event(
+            uow,
+            actor,
             "state.restored",
-            actor=actor.as_payload(),
-            payload={"revision": saved, "restoredFrom": revision},
-            project_id=project_id,
-            workspace_id=access.project.workspace_id,
+            access.project,
+            {"revision": saved, "restoredFrom": revision},
         )
         return StateRestored(uow.state.get(project_id), revision)
 

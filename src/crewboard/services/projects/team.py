@@ -14,7 +14,6 @@ from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
 from crewboard.domain.projects import (
     Effort,
-    ProjectAccess,
     ProjectTeam,
     SeatKind,
     TeamPage,
@@ -22,6 +21,7 @@ from crewboard.domain.projects import (
 )
 from crewboard.domain.validation import check_email, check_text
 from crewboard.errors import NotFound, ValidationFailed
+from crewboard.services.events import record_project_event
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
 from crewboard.services.views import iso
 from crewboard.storage.database import Database
@@ -152,7 +152,9 @@ def add_team_role(
             created_at=uow.now,
         )
         uow.team.add(seat)
-        _record_role_event(uow, actor, access, "team.role_added", seat)
+        record_project_event(
+            uow, actor, "team.role_added", access.project, {"role": team_role_view(seat)}
+        )
         return seat
 
     return db.write(work)
@@ -200,19 +202,9 @@ def archive_team_role(db: Database, actor: Actor, *, project: str, role_id: str)
             )
         uow.team.set_archived(seat.id, uow.now)
         archived = replace(seat, archived_at=uow.now)
-        _record_role_event(uow, actor, access, "team.role_archived", archived)
+        record_project_event(
+            uow, actor, "team.role_archived", access.project, {"role": team_role_view(archived)}
+        )
         return archived
 
     return db.write(work)
-
-
-def _record_role_event(
-    uow: UnitOfWork, actor: Actor, access: ProjectAccess, kind: str, seat: TeamRole
-) -> None:
-    uow.record_event(
-        kind,
-        actor=actor.as_payload(),
-        payload={"role": team_role_view(seat)},
-        project_id=access.project.id,
-        workspace_id=access.project.workspace_id,
-    )
