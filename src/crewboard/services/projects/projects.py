@@ -124,13 +124,7 @@ def do_create_project(
         uow.projects.add(project, owner_user_id=actor.user_id)
         uow.projects.set_member(project.id, actor.user_id, Role.ADMIN, uow.now)
         view = project_view(project, Role.ADMIN)
-        uow.record_event(
-            "project.created",
-            actor=actor.as_payload(),
-            payload={"project": view},
-            project_id=project.id,
-            workspace_id=workspace_id,
-        )
+        record_project_event(uow, actor, "project.created", project, {"project": view})
         return Ack(
             body=answer(ViewedProject(project, Role.ADMIN)),
             resource_type="project",
