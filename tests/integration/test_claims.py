@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from crewboard.contract.review.present import hand_in_view
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import ErrorCode
@@ -138,8 +139,8 @@ def test_the_sweeper_records_a_lapse_once_and_tells_the_projects_people(
     assert sweep_lapsed(db) == 0
     assert len(events(db, "task.claim_lapsed")) == 1
     assert count_rows(db, "notifications") == 1
-    entries, _ = activity.list_activity(db, person_actor(owner), project="CRW")
-    assert [e["type"] for e in entries[:2]] == ["task.claim_lapsed", "task.claimed"]
+    entries = activity.list_activity(db, person_actor(owner), project="CRW").entries
+    assert [e.event.type for e in entries[:2]] == ["task.claim_lapsed", "task.claimed"]
     refused(ErrorCode.CLAIM_LOST, claims.renew_claims, db, holder, workspace_id=None, task="CRW-1")
 
 
@@ -196,7 +197,7 @@ def test_a_hand_in_from_a_broken_claim_is_refused_and_lands_no_draft(
         ErrorCode.CLAIM_LOST, drafts.submit_result, db, holder, project="CRW",
         workspace_id=None, task="CRW-1", idempotency_key="hand-in",
         expected_revision=int(task["revision"]), context_receipt_id=None, title="Done",
-        content="The result.", claim_fence=fence,
+        content="The result.", claim_fence=fence, answer=hand_in_view,
     )  # fmt: skip
     assert error.details["holder"] is None
     assert count_rows(db, "drafts") == 0
@@ -204,6 +205,6 @@ def test_a_hand_in_from_a_broken_claim_is_refused_and_lands_no_draft(
     landed = drafts.submit_result(
         db, holder, project="CRW", workspace_id=None, task="CRW-1", idempotency_key="again",
         expected_revision=int(task["revision"]), context_receipt_id=None, title="Done",
-        content="The result.", claim_fence=fence + 1,
+        content="The result.", claim_fence=fence + 1, answer=hand_in_view,
     )  # fmt: skip
     assert landed.body["taskMoved"] is True

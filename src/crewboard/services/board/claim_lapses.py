@@ -9,12 +9,10 @@ lease is still running); the caller that takes it records the lapse then.
 
 from __future__ import annotations
 
-import asyncio
-
 from anyio import to_thread
 
 from crewboard.services.board.claims import end_if_lapsed
-from crewboard.services.supervisor import LoopHealth, repeat
+from crewboard.services.supervisor import LoopHealth, Wakeup, repeat
 from crewboard.storage.board.claims import ClaimRepository
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
@@ -45,17 +43,17 @@ class ClaimSweeper:
     def __init__(self, db: Database, every: float = SWEEP_EVERY) -> None:
         self.db = db
         self.every = every
-        self._wake = asyncio.Event()
+        self._wakeup = Wakeup()
 
     def wake(self) -> None:
-        self._wake.set()
+        self._wakeup.wake()
 
     async def run(self, health: LoopHealth | None = None) -> None:
         """Sweep every `every` seconds (at once again while whole batches come back), until
         cancelled; a pass that fails backs off and tries again: the claims wait."""
         health = health or LoopHealth("claims")
         health.wake = self.wake
-        await repeat(health, self._sweep, self.every, self._wake)
+        await repeat(health, self._sweep, self.every, self._wakeup)
 
     async def _sweep(self) -> None:
         while await to_thread.run_sync(sweep_lapsed, self.db) >= BATCH:

@@ -7,6 +7,7 @@ of any revision for download.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -191,19 +192,22 @@ def _numbered(window: dict[str, Any] | None) -> list[tuple[int, str]]:
     return [(window["offset"] + n, line.rstrip("\r")) for n, line in enumerate(lines)]
 
 
+def _read_bytes(
+    page: Page, *, revision: int | None = None, trashed: bool = False
+) -> tuple[dict[str, Any], bytes]:
+    """The page's file at a revision (the newest when None): its view and its bytes."""
+    project, ref = page.project_key, _ref(page)
+    return present.read_file_bytes(
+        page.db, page.actor, project=project, ref=ref, revision=revision, include_trashed=trashed
+    )
+
+
 def _diff(page: Page, file: dict[str, Any]) -> dict[str, Any]:
     """Two revisions side by side as a unified diff: each line kept, added or removed."""
     older, newer = (parse_whole(name, page.param(name), minimum=1) for name in ("from", "to"))
     texts = []
     for number in (older, newer):
-        view, data = present.read_file_bytes(
-            page.db,
-            page.actor,
-            project=page.project_key,
-            ref=_ref(page),
-            revision=number,
-            include_trashed=True,
-        )
+        view, data = _read_bytes(page, revision=number, trashed=True)
         if view["kind"] != "text" or len(data) > DIFF_BYTES:
             raise ValidationFailed.field(
                 "from", "only text revisions up to 1 MiB are compared here; download them instead."
@@ -218,18 +222,33 @@ def _diff(page: Page, file: dict[str, Any]) -> dict[str, Any]:
 
 def spec_edit(page: Page) -> Response:
     """The whole text in a form, with the version it was read at."""
-    view, data = present.read_file_bytes(
-        page.db, page.actor, project=page.project_key, ref=_ref(page)
-    )
+    view, data = _read_bytes(page)
     editable = view["kind"] == "text" and len(data) <= EDITABLE_BYTES
+    text = data.decode("utf-8") if editable else ""
+    return _edit_form(page, view, text, editable=editable, expected=view["contentVersion"])
+
+
+def _edit_form(
+    page: Page,
+    view: dict[str, Any],
+    text: str,
+    *,
+    editable: bool = True,
+    expected: Any,
+    theirs: str | None = None,
+    status_code: int = 200,
+) -> Response:
+    """The edit form holding `text`, saved from version `expected` (`theirs` beside it after a
+    conflict)."""
     return page.render(
         "spec_edit.html",
+        status_code=status_code,
         title=f"Edit {view['path']}",
         file=view,
-        text=data.decode("utf-8") if editable else "",
+        text=text,
         editable=editable,
-        expected=view["contentVersion"],
-        theirs=None,
+        expected=expected,
+        theirs=theirs,
     )
 
 
@@ -250,34 +269,15 @@ def spec_save(page: Page) -> Response:
         )
     except RevisionConflict as conflict:
         show_conflict(page, conflict, "this file")
-        view, data = present.read_file_bytes(
-            page.db, page.actor, project=page.project_key, ref=_ref(page)
-        )
-        return page.render(
-            "spec_edit.html",
-            status_code=409,
-            title=f"Edit {view['path']}",
-            file=view,
-            text=text,
-            editable=True,
-            expected=view["contentVersion"],
-            theirs=data.decode("utf-8", errors="replace"),
+        view, data = _read_bytes(page)
+        theirs = data.decode("utf-8", errors="replace")
+        return _edit_form(
+            page, view, text, expected=view["contentVersion"], theirs=theirs, status_code=409
         )
     except CrewboardError as error:
         show_refusal(page, error)
-        view, _data = present.read_file_bytes(
-            page.db, page.actor, project=page.project_key, ref=_ref(page), include_trashed=True
-        )
-        return page.render(
-            "spec_edit.html",
-            status_code=error.http_status,
-            title=f"Edit {view['path']}",
-            file=view,
-            text=text,
-            editable=True,
-            expected=expected,
-            theirs=None,
-        )
+        view, _data = _read_bytes(page, trashed=True)
+        return _edit_form(page, view, text, expected=expected, status_code=error.http_status)
     file = saved.body["file"]
     return page.redirect(
         page.path(f"specs/files/{file['id']}"),
@@ -352,37 +352,28 @@ def thread_reply(page: Page) -> Response:
 
 
 def thread_resolve(page: Page) -> Response:
-    done = present.resolve_thread(
-        page.db,
-        page.actor,
-        project=page.project_key,
-        workspace_id=_workspace(page),
-        thread_id=_thread_id(page),
-    )
-    return _back_to_file(page, done["thread"]["fileId"], "Resolved the thread.")
+    return _set_thread_state(page, present.resolve_thread, "Resolved the thread.")
 
 
 def thread_reopen(page: Page) -> Response:
-    done = present.reopen_thread(
+    return _set_thread_state(page, present.reopen_thread, "Reopened the thread.")
+
+
+def _set_thread_state(page: Page, change: Callable[..., dict[str, Any]], notice: str) -> Response:
+    """Resolve or reopen the page's thread, then back to its file."""
+    done = change(
         page.db,
         page.actor,
         project=page.project_key,
         workspace_id=_workspace(page),
         thread_id=_thread_id(page),
     )
-    return _back_to_file(page, done["thread"]["fileId"], "Reopened the thread.")
+    return _back_to_file(page, done["thread"]["fileId"], notice)
 
 
 def spec_raw(page: Page) -> Response:
     """A revision's bytes, as a download (never shown inline: a file is not a page)."""
-    view, data = present.read_file_bytes(
-        page.db,
-        page.actor,
-        project=page.project_key,
-        ref=_ref(page),
-        revision=_whole(page, "revision"),
-        include_trashed=True,
-    )
+    view, data = _read_bytes(page, revision=_whole(page, "revision"), trashed=True)
     name = view["path"].rsplit("/", 1)[-1]
     kind = "text/plain; charset=utf-8" if view["kind"] == "text" else "application/octet-stream"
     return download(data, name, kind, inline=False)
