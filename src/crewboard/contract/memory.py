@@ -8,7 +8,7 @@ from pydantic import Field
 
 from crewboard.contract import memory_present
 from crewboard.contract.args import Args, Offset
-from crewboard.contract.operation import Call, Cli, Operation, Rest
+from crewboard.contract.operation import Area, Call, Cli, Rest
 from crewboard.contract.reply import Reply, page_note
 from crewboard.domain.identity.access import Toolset
 from crewboard.services.memory import records as memory
@@ -85,20 +85,19 @@ def get_project_memory(call: Call, args: GetProjectMemory) -> Reply:
     return Reply(body, " ".join(n for n in notes if n) or None)
 
 
+MEMORY = Area(Toolset.MEMORY)
+
 OPERATIONS = (
-    Operation(
-        name="get_project_memory",
-        title="Read project memory",
-        description=(
-            "The project's accepted knowledge, to treat as settled: approved and canon records and "
-            "the documents (overview, context, decisions, notes, legal). Narrow by document, "
-            "collection or ids. Text cut to fit is flagged (contentTruncated): read it in windows "
-            "with contentOffset."
-        ),
-        args=GetProjectMemory,
-        toolset=Toolset.MEMORY,
-        run=get_project_memory,
-        rest=Rest("GET", "/api/v1/projects/{project}/memory"),
-        cli=Cli(("memory", "read")),
+    MEMORY.read(
+        "get_project_memory",
+        "Read project memory",
+        "The project's accepted knowledge, to treat as settled: approved and canon records and "
+        "the documents (overview, context, decisions, notes, legal). Narrow by document, "
+        "collection or ids. Text cut to fit is flagged (contentTruncated): read it in windows "
+        "with contentOffset.",
+        GetProjectMemory,
+        get_project_memory,
+        Rest("GET", "/api/v1/projects/{project}/memory"),
+        Cli(("memory", "read")),
     ),
 )

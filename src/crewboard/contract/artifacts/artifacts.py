@@ -11,7 +11,7 @@ from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
 from crewboard.contract.artifacts import present
-from crewboard.contract.operation import Call, Cli, Operation, Rest, keyed_write
+from crewboard.contract.operation import Area, Call, Cli, Rest
 from crewboard.contract.reply import WINDOW_ROOM, Reply, paged_reply, window_note
 from crewboard.domain.artifacts import (
     KEPT_REVISIONS,
@@ -216,45 +216,40 @@ def rollback_artifact(call: Call, args: RollbackArtifact) -> Reply:
     return Reply(made.body, _replayed(made))
 
 
+ARTIFACTS = Area(Toolset.ARTIFACTS, write_scopes=(Scope.SPECS_WRITE,))
+
 OPERATIONS = (
-    Operation(
-        name="list_artifacts",
-        title="List artifacts",
-        description="A project's artifacts, most recently changed first, with revisionCount.",
-        args=ListArtifacts,
-        toolset=Toolset.ARTIFACTS,
-        run=list_artifacts,
-        rest=Rest("GET", "/api/v1/projects/{project}/artifacts"),
-        cli=Cli(("artifact", "list")),
+    ARTIFACTS.read(
+        "list_artifacts",
+        "List artifacts",
+        "A project's artifacts, most recently changed first, with revisionCount.",
+        ListArtifacts,
+        list_artifacts,
+        Rest("GET", "/api/v1/projects/{project}/artifacts"),
+        Cli(("artifact", "list")),
     ),
-    Operation(
-        name="get_artifact",
-        title="Artifact details",
-        description=(
-            "An artifact and the files of its newest revision (or of revision): path, type, "
-            "size, checksum; with the kept revisions. revisionCount is the expectedVersion a "
-            "write names."
-        ),
-        args=GetArtifact,
-        toolset=Toolset.ARTIFACTS,
-        run=get_artifact,
-        rest=Rest("GET", "/api/v1/projects/{project}/artifacts/{artifact}"),
-        cli=Cli(("artifact", "show")),
+    ARTIFACTS.read(
+        "get_artifact",
+        "Artifact details",
+        "An artifact and the files of its newest revision (or of revision): path, type, "
+        "size, checksum; with the kept revisions. revisionCount is the expectedVersion a "
+        "write names.",
+        GetArtifact,
+        get_artifact,
+        Rest("GET", "/api/v1/projects/{project}/artifacts/{artifact}"),
+        Cli(("artifact", "show")),
     ),
-    Operation(
-        name="read_artifact_file",
-        title="Read an artifact file",
-        description=(
-            "One text file of an artifact in windows of lines (offset from 1, limit up to "
-            "2,000; nextOffset for more). Binary files (images, fonts) cannot be read here."
-        ),
-        args=ReadArtifactFile,
-        toolset=Toolset.ARTIFACTS,
-        run=read_artifact_file,
-        rest=Rest("GET", "/api/v1/projects/{project}/artifacts/{artifact}/lines"),
-        cli=Cli(("artifact", "read")),
+    ARTIFACTS.read(
+        "read_artifact_file",
+        "Read an artifact file",
+        "One text file of an artifact in windows of lines (offset from 1, limit up to "
+        "2,000; nextOffset for more). Binary files (images, fonts) cannot be read here.",
+        ReadArtifactFile,
+        read_artifact_file,
+        Rest("GET", "/api/v1/projects/{project}/artifacts/{artifact}/lines"),
+        Cli(("artifact", "read")),
     ),
-    keyed_write(
+    ARTIFACTS.write(
         "create_artifact",
         "Create an artifact",
         f"A new artifact from a set of files, as revision 1: at most {MAX_FILES} files, 2 MiB a "
@@ -262,12 +257,10 @@ OPERATIONS = (
         "is unique in the project.",
         CreateArtifact,
         create_artifact,
-        toolset=Toolset.ARTIFACTS,
-        scopes=(Scope.SPECS_WRITE,),
-        rest=Rest("POST", "/api/v1/projects/{project}/artifacts", status=201),
-        cli=Cli(("artifact", "create")),
+        Rest.created("/api/v1/projects/{project}/artifacts"),
+        Cli(("artifact", "create")),
     ),
-    keyed_write(
+    ARTIFACTS.write(
         "write_artifact_revision",
         "Write an artifact revision",
         "Add a revision. Without baseRevision the files sent are the whole artifact; with it "
@@ -276,12 +269,10 @@ OPERATIONS = (
         "the revisionCount you read: if someone wrote since, nothing is written.",
         WriteArtifactRevision,
         write_artifact_revision,
-        toolset=Toolset.ARTIFACTS,
-        scopes=(Scope.SPECS_WRITE,),
-        rest=Rest("POST", "/api/v1/projects/{project}/artifacts/{artifact}/revisions", status=201),
-        cli=Cli(("artifact", "write")),
+        Rest.created("/api/v1/projects/{project}/artifacts/{artifact}/revisions"),
+        Cli(("artifact", "write")),
     ),
-    keyed_write(
+    ARTIFACTS.write(
         "rollback_artifact",
         "Roll an artifact back",
         f"Bring back an earlier revision's files by adding a new revision (history is never "
@@ -289,9 +280,7 @@ OPERATIONS = (
         "found.",
         RollbackArtifact,
         rollback_artifact,
-        toolset=Toolset.ARTIFACTS,
-        scopes=(Scope.SPECS_WRITE,),
-        rest=Rest("POST", "/api/v1/projects/{project}/artifacts/{artifact}/rollback", status=201),
-        cli=Cli(("artifact", "rollback")),
+        Rest.created("/api/v1/projects/{project}/artifacts/{artifact}/rollback"),
+        Cli(("artifact", "rollback")),
     ),
 )

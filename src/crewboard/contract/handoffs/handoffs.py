@@ -16,7 +16,7 @@ from crewboard.contract.args import (
     also_named,
 )
 from crewboard.contract.handoffs import present
-from crewboard.contract.operation import Call, Cli, NoDoor, Operation, Rest, keyed_write
+from crewboard.contract.operation import Area, Call, Cli, Rest
 from crewboard.contract.reply import ROWS_BUDGET, Reply, paged_reply
 from crewboard.domain.handoffs import (
     MAX_BODY,
@@ -26,7 +26,7 @@ from crewboard.domain.handoffs import (
     Bodies,
     ItemStatus,
 )
-from crewboard.domain.identity.access import Scope, Toolset
+from crewboard.domain.identity.access import Toolset
 
 HandoffRef = Field(min_length=1, max_length=64, description="The handoff's id (hof_…).")
 ItemRef = Field(min_length=1, max_length=64, description="The action item's id (hai_…).")
@@ -254,47 +254,10 @@ def update_handoff_action_item(call: Call, args: UpdateActionItem) -> Reply:
     )
 
 
-def _edit(
-    name: str,
-    title: str,
-    description: str,
-    args: type[Args],
-    run: Any,
-    *,
-    cli: Cli | NoDoor,
-    rest: Rest | NoDoor,
-) -> Operation:
-    """A write that names the updatedAt it read: a retry after it landed is refused as stale,
-    so it is not idempotent."""
-    return Operation(
-        name=name, title=title, description=description + PERSON_ONLY, args=args,
-        toolset=Toolset.HANDOFFS, run=run, scopes=(Scope.TASKS_MANAGE,), read_only=False,
-        idempotent=False,
-        rest=rest,
-        cli=cli,
-    )  # fmt: skip
-
-
-def _read(
-    name: str,
-    title: str,
-    description: str,
-    args: type[Args],
-    run: Any,
-    *,
-    cli: Cli | NoDoor,
-    rest: Rest | NoDoor,
-) -> Operation:
-    return Operation(
-        name=name, title=title, description=description + PERSON_ONLY, args=args,
-        toolset=Toolset.HANDOFFS, run=run,
-        rest=rest,
-        cli=cli,
-    )  # fmt: skip
-
+HANDOFFS = Area(Toolset.HANDOFFS, ending=PERSON_ONLY)
 
 OPERATIONS = (
-    keyed_write(
+    HANDOFFS.write(
         "create_handoff",
         "Write a shift handoff",
         "Your handoff of a project for a day (one per person, project and day; the day is "
@@ -302,14 +265,13 @@ OPERATIONS = (
         f"completed, inProgress, blockers, nextSteps (each up to {MAX_BODY} characters), "
         "linked tasks and recipients (told only with sendNotification or sendEmail). A second "
         "one for the same day is refused with HANDOFF_ALREADY_EXISTS naming it: change that "
-        "one with update_handoff." + PERSON_ONLY,
+        "one with update_handoff.",
         CreateHandoff,
         create_handoff,
-        toolset=Toolset.HANDOFFS,
-        rest=Rest("POST", "/api/v1/projects/{project}/handoffs", status=201),
-        cli=Cli(("handoff", "create")),
+        Rest.created("/api/v1/projects/{project}/handoffs"),
+        Cli(("handoff", "create")),
     ),
-    _edit(
+    HANDOFFS.edit(
         "update_handoff",
         "Change a handoff",
         "Change a handoff: fields left out stay, null clears one. Only its author changes "
@@ -318,67 +280,66 @@ OPERATIONS = (
         "nothing is written.",
         UpdateHandoff,
         update_handoff,
-        rest=Rest("PATCH", "/api/v1/handoffs/{handoff}"),
-        cli=Cli(("handoff", "update")),
+        Rest("PATCH", "/api/v1/handoffs/{handoff}"),
+        Cli(("handoff", "update")),
     ),
-    _read(
+    HANDOFFS.read(
         "list_handoffs",
         "List handoffs",
         "A project's handoffs, newest day first, without their bodies: filter by author, "
         "recipient and inclusive since/until dates.",
         ListHandoffs,
         list_handoffs,
-        rest=Rest("GET", "/api/v1/projects/{project}/handoffs"),
-        cli=Cli(("handoff", "list")),
+        Rest("GET", "/api/v1/projects/{project}/handoffs"),
+        Cli(("handoff", "list")),
     ),
-    _read(
+    HANDOFFS.read(
         "get_handoff",
         "Read a handoff",
         "A handoff's bodies, the linked tasks you may open, and its first action items "
         "(actionItemsCursor continues).",
         GetHandoff,
         get_handoff,
-        rest=Rest("GET", "/api/v1/handoffs/{handoff}"),
-        cli=Cli(("handoff", "show")),
+        Rest("GET", "/api/v1/handoffs/{handoff}"),
+        Cli(("handoff", "show")),
     ),
-    _read(
+    HANDOFFS.read(
         "list_handoff_action_items",
         "List handoff action items",
         "Action items oldest first: one handoff's (handoffId), or those of a project's "
         "handoffs on one date (projectId and date). nextCursor continues.",
         ListActionItems,
         list_handoff_action_items,
-        rest=Rest("GET", "/api/v1/handoffs/{handoff}/action-items"),
-        cli=Cli(("action-item", "list")),
+        Rest("GET", "/api/v1/handoffs/{handoff}/action-items"),
+        Cli(("action-item", "list")),
     ),
-    _read(
+    HANDOFFS.read(
         "get_handoff_action_item",
         "Read an action item",
         "One handoff action item: text, assignee, status, due date.",
         GetActionItem,
         get_handoff_action_item,
-        rest=Rest("GET", "/api/v1/handoff-action-items/{item}"),
-        cli=Cli(("action-item", "show")),
+        Rest("GET", "/api/v1/handoff-action-items/{item}"),
+        Cli(("action-item", "show")),
     ),
-    keyed_write(
+    HANDOFFS.write(
         "create_handoff_action_item",
         "Add an action item",
         "A follow-up on a handoff: text, an assignee from the project, status (open, "
-        "in_progress, done, cancelled) and a due date." + PERSON_ONLY,
+        "in_progress, done, cancelled) and a due date.",
         CreateActionItem,
         create_handoff_action_item,
-        toolset=Toolset.HANDOFFS,
-        rest=Rest("POST", "/api/v1/handoffs/{handoff}/action-items", status=201),
-        cli=Cli(("handoff", "add-item")),
+        Rest.created("/api/v1/handoffs/{handoff}/action-items"),
+        Cli(("handoff", "add-item")),
     ),
-    _edit(
+    HANDOFFS.edit(
         "update_handoff_action_item",
         "Change an action item",
         "Change an action item's text, assignee, status or due date (null clears the assignee "
         "or the due date). expectedUpdatedAt is the updatedAt you read.",
         UpdateActionItem,
         update_handoff_action_item,
-        rest=Rest("PATCH", "/api/v1/handoff-action-items/{item}"),
-        cli=Cli(("action-item", "update")),
+        Rest("PATCH", "/api/v1/handoff-action-items/{item}"),
+        Cli(("action-item", "update")),
     ),
 )

@@ -9,7 +9,7 @@ import binascii
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.contract.operation import Call, Cli, Operation, Rest, keyed_write
+from crewboard.contract.operation import Area, Call, Cli, Rest
 from crewboard.contract.reply import WINDOW_ROOM, Reply, paged_reply, window_note
 from crewboard.contract.specs import local, present
 from crewboard.domain.files import MAX_WINDOW_LINES
@@ -139,42 +139,39 @@ def upload_attachment(call: Call, args: UploadAttachment) -> Reply:
     )
 
 
+SPECS = Area(Toolset.SPECS, write_scopes=(Scope.SPECS_WRITE,))
+
 OPERATIONS = (
-    Operation(
-        name="list_attachments",
-        title="List attachments",
-        description="A project's attachments by name, with kind, type and size.",
-        args=ListAttachments,
-        toolset=Toolset.SPECS,
-        run=list_attachments,
-        rest=Rest("GET", "/api/v1/projects/{project}/attachments"),
-        cli=Cli(("attachment", "list")),
+    SPECS.read(
+        "list_attachments",
+        "List attachments",
+        "A project's attachments by name, with kind, type and size.",
+        ListAttachments,
+        list_attachments,
+        Rest("GET", "/api/v1/projects/{project}/attachments"),
+        Cli(("attachment", "list")),
     ),
-    Operation(
-        name="get_attachment",
-        title="Attachment details",
-        description="One attachment's name, kind, media type, size and who added it.",
-        args=GetAttachment,
-        toolset=Toolset.SPECS,
-        run=get_attachment,
-        rest=Rest("GET", "/api/v1/projects/{project}/attachments/{attachment}"),
-        cli=Cli(("attachment", "show")),
+    SPECS.read(
+        "get_attachment",
+        "Attachment details",
+        "One attachment's name, kind, media type, size and who added it.",
+        GetAttachment,
+        get_attachment,
+        Rest("GET", "/api/v1/projects/{project}/attachments/{attachment}"),
+        Cli(("attachment", "show")),
     ),
-    Operation(
-        name="read_attachment",
-        title="Read an attachment",
-        description=(
-            "Text in windows of lines (offset from 1, limit; nextOffset for more); PNG, JPEG, "
-            "GIF and WebP whole, as an image. PDF, DOCX and XLSX cannot be read here: they open "
-            "in the web app."
-        ),
-        args=ReadAttachment,
-        toolset=Toolset.SPECS,
-        run=read_attachment,
-        rest=Rest("GET", "/api/v1/projects/{project}/attachments/{attachment}/lines"),
-        cli=Cli(("attachment", "read")),
+    SPECS.read(
+        "read_attachment",
+        "Read an attachment",
+        "Text in windows of lines (offset from 1, limit; nextOffset for more); PNG, JPEG, "
+        "GIF and WebP whole, as an image. PDF, DOCX and XLSX cannot be read here: they open "
+        "in the web app.",
+        ReadAttachment,
+        read_attachment,
+        Rest("GET", "/api/v1/projects/{project}/attachments/{attachment}/lines"),
+        Cli(("attachment", "read")),
     ),
-    keyed_write(
+    SPECS.write(
         "upload_attachment",
         "Add an attachment",
         "Add a file of up to 10 MiB: PDF, DOCX, XLSX, PNG, JPEG, GIF, WebP or UTF-8 text (the "
@@ -182,9 +179,7 @@ OPERATIONS = (
         "override: true replaces the attachment of the same name.",
         UploadAttachment,
         upload_attachment,
-        toolset=Toolset.SPECS,
-        scopes=(Scope.SPECS_WRITE,),
-        rest=Rest("POST", "/api/v1/projects/{project}/attachments", status=201),
-        cli=Cli(("attachment", "upload")),
+        Rest.created("/api/v1/projects/{project}/attachments"),
+        Cli(("attachment", "upload")),
     ),
 )

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.contract.operation import Call, Cli, Operation, Rest, keyed_write
+from crewboard.contract.operation import Area, Call, Cli, Rest
 from crewboard.contract.reply import Reply, page_note
 from crewboard.contract.specs import present
 from crewboard.domain.files import MAX_PATH
@@ -168,22 +168,21 @@ def delete_spec_file_comment(call: Call, args: DeleteSpecFileComment) -> Reply:
 
 _WRITE = (Scope.SPECS_WRITE,)
 
+SPECS = Area(Toolset.SPECS, write_scopes=_WRITE)
+
 OPERATIONS = (
-    Operation(
-        name="list_spec_file_comments",
-        title="List comments on a spec file",
-        description=(
-            "A file's comment threads in file order, each with its passage (anchor.quote), "
-            "status and comments (bodies cut to 1,000 characters). status: open, resolved or "
-            "orphaned (the passage was edited away)."
-        ),
-        args=ListSpecFileComments,
-        toolset=Toolset.SPECS,
-        run=list_spec_file_comments,
-        rest=Rest("GET", "/api/v1/projects/{project}/specs/{file}/threads"),
-        cli=Cli(("spec-comment", "list")),
+    SPECS.read(
+        "list_spec_file_comments",
+        "List comments on a spec file",
+        "A file's comment threads in file order, each with its passage (anchor.quote), "
+        "status and comments (bodies cut to 1,000 characters). status: open, resolved or "
+        "orphaned (the passage was edited away).",
+        ListSpecFileComments,
+        list_spec_file_comments,
+        Rest("GET", "/api/v1/projects/{project}/specs/{file}/threads"),
+        Cli(("spec-comment", "list")),
     ),
-    keyed_write(
+    SPECS.write(
         "create_spec_file_comment_thread",
         "Comment on a passage",
         "Start a thread on a passage: anchorQuote copied exactly from the current text, never "
@@ -191,52 +190,37 @@ OPERATIONS = (
         "anchorPrefix/anchorSuffix. Not on a file in the trash bin.",
         CreateSpecFileCommentThread,
         create_spec_file_comment_thread,
-        toolset=Toolset.SPECS,
-        scopes=_WRITE,
-        rest=Rest("POST", "/api/v1/projects/{project}/specs/{file}/threads", status=201),
-        cli=Cli(("spec-comment", "start")),
+        Rest.created("/api/v1/projects/{project}/specs/{file}/threads"),
+        Cli(("spec-comment", "start")),
     ),
-    keyed_write(
+    SPECS.write(
         "reply_spec_file_comment_thread",
         "Reply to a comment thread",
         "Add a comment at the end of a thread. Not on a file in the trash bin.",
         ReplySpecFileCommentThread,
         reply_spec_file_comment_thread,
-        toolset=Toolset.SPECS,
-        scopes=_WRITE,
-        rest=Rest("POST", "/api/v1/projects/{project}/threads/{thread}/replies", status=201),
-        cli=Cli(("spec-comment", "reply")),
+        Rest.created("/api/v1/projects/{project}/threads/{thread}/replies"),
+        Cli(("spec-comment", "reply")),
     ),
-    Operation(
-        name="update_spec_file_comment",
-        title="Edit your comment",
-        description=(
-            "Rewrite one of your own comments from its contentVersion (expectedVersion: the "
-            "comment's, not the file's)."
-        ),
-        args=UpdateSpecFileComment,
-        toolset=Toolset.SPECS,
-        run=update_spec_file_comment,
-        scopes=_WRITE,
-        read_only=False,
-        idempotent=False,
-        rest=Rest("PATCH", "/api/v1/projects/{project}/comments/{comment}"),
-        cli=Cli(("spec-comment", "edit")),
+    SPECS.edit(
+        "update_spec_file_comment",
+        "Edit your comment",
+        "Rewrite one of your own comments from its contentVersion (expectedVersion: the "
+        "comment's, not the file's).",
+        UpdateSpecFileComment,
+        update_spec_file_comment,
+        Rest("PATCH", "/api/v1/projects/{project}/comments/{comment}"),
+        Cli(("spec-comment", "edit")),
     ),
-    Operation(
-        name="delete_spec_file_comment",
-        title="Delete your comment",
-        description=(
-            "Delete one of your own comments. A reply disappears; a first comment with replies "
-            "stays as a 'deleted' placeholder; a first comment alone removes its thread."
-        ),
-        args=DeleteSpecFileComment,
-        toolset=Toolset.SPECS,
-        run=delete_spec_file_comment,
-        scopes=_WRITE,
-        read_only=False,
+    SPECS.write(
+        "delete_spec_file_comment",
+        "Delete your comment",
+        "Delete one of your own comments. A reply disappears; a first comment with replies "
+        "stays as a 'deleted' placeholder; a first comment alone removes its thread.",
+        DeleteSpecFileComment,
+        delete_spec_file_comment,
+        Rest("DELETE", "/api/v1/projects/{project}/comments/{comment}"),
+        Cli(("spec-comment", "delete")),
         destructive=True,
-        rest=Rest("DELETE", "/api/v1/projects/{project}/comments/{comment}"),
-        cli=Cli(("spec-comment", "delete")),
     ),
 )

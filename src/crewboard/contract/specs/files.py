@@ -9,7 +9,7 @@ import binascii
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.contract.operation import Call, Cli, NoDoor, Operation, Rest, keyed_write
+from crewboard.contract.operation import Area, Call, Cli, NoDoor, Rest
 from crewboard.contract.reply import WINDOW_ROOM, Reply, paged_reply, window_note
 from crewboard.contract.specs import local, present
 from crewboard.domain.files import MAX_PATH, MAX_WINDOW_LINES
@@ -253,60 +253,51 @@ def download_spec_file(call: Call, args: DownloadSpecFile) -> Reply:
 
 _WRITE = (Scope.SPECS_WRITE,)
 
+SPECS = Area(Toolset.SPECS, write_scopes=_WRITE)
+
 OPERATIONS = (
-    Operation(
-        name="list_spec_files",
-        title="List spec files",
-        description=(
-            "A project's spec files in path order, with kind, size, lines and revision count. "
-            "path: only that folder; trashed: true lists the trash bin."
-        ),
-        args=ListSpecFiles,
-        toolset=Toolset.SPECS,
-        run=list_spec_files,
-        rest=Rest("GET", "/api/v1/projects/{project}/specs"),
-        cli=Cli(("spec", "list")),
+    SPECS.read(
+        "list_spec_files",
+        "List spec files",
+        "A project's spec files in path order, with kind, size, lines and revision count. "
+        "path: only that folder; trashed: true lists the trash bin.",
+        ListSpecFiles,
+        list_spec_files,
+        Rest("GET", "/api/v1/projects/{project}/specs"),
+        Cli(("spec", "list")),
     ),
-    Operation(
-        name="get_spec_file",
-        title="Spec file details",
-        description=(
-            "One file's details by fileId or path, with the contentVersion update_spec_file "
-            "needs; revisions: N adds the N newest revisions (who saved, when)."
-        ),
-        args=GetSpecFile,
-        toolset=Toolset.SPECS,
-        run=get_spec_file,
-        rest=Rest("GET", "/api/v1/projects/{project}/specs/{file}"),
-        cli=Cli(("spec", "show")),
+    SPECS.read(
+        "get_spec_file",
+        "Spec file details",
+        "One file's details by fileId or path, with the contentVersion update_spec_file "
+        "needs; revisions: N adds the N newest revisions (who saved, when).",
+        GetSpecFile,
+        get_spec_file,
+        Rest("GET", "/api/v1/projects/{project}/specs/{file}"),
+        Cli(("spec", "show")),
     ),
-    Operation(
-        name="read_spec_file",
-        title="Read a spec file",
-        description=(
-            "Lines of a text file: offset (from 1), up to limit lines; totalLines, truncated "
-            "and nextOffset say what is left. revision reads an older one. Binary files and "
-            "files over 8 MiB are refused."
-        ),
-        args=ReadSpecFile,
-        toolset=Toolset.SPECS,
-        run=read_spec_file,
-        rest=Rest("GET", "/api/v1/projects/{project}/specs/{file}/lines"),
-        cli=Cli(("spec", "read")),
+    SPECS.read(
+        "read_spec_file",
+        "Read a spec file",
+        "Lines of a text file: offset (from 1), up to limit lines; totalLines, truncated "
+        "and nextOffset say what is left. revision reads an older one. Binary files and "
+        "files over 8 MiB are refused.",
+        ReadSpecFile,
+        read_spec_file,
+        Rest("GET", "/api/v1/projects/{project}/specs/{file}/lines"),
+        Cli(("spec", "read")),
     ),
-    keyed_write(
+    SPECS.write(
         "upload_spec_file",
         "Add a spec file",
         "A new file at a path that has none yet: content (text), contentBase64 (bytes) or, on "
         "the stdio server, localFilePath.",
         UploadSpecFile,
         upload_spec_file,
-        toolset=Toolset.SPECS,
-        scopes=_WRITE,
-        rest=Rest("POST", "/api/v1/projects/{project}/specs", status=201),
-        cli=Cli(("spec", "upload")),
+        Rest.created("/api/v1/projects/{project}/specs"),
+        Cli(("spec", "upload")),
     ),
-    keyed_write(
+    SPECS.write(
         "update_spec_file",
         "Save a spec file",
         "Save a new revision of the whole file from the contentVersion you read "
@@ -314,54 +305,41 @@ OPERATIONS = (
         "merge, and save from the new version; do not resend your text as it was.",
         UpdateSpecFile,
         update_spec_file,
-        toolset=Toolset.SPECS,
-        scopes=_WRITE,
-        rest=Rest("PUT", "/api/v1/projects/{project}/specs/{file}"),
-        cli=Cli(("spec", "save")),
+        Rest("PUT", "/api/v1/projects/{project}/specs/{file}"),
+        Cli(("spec", "save")),
     ),
-    Operation(
-        name="move_spec_file_to_trash",
-        title="Move a spec file to the trash",
-        description=(
-            "Move a file to the trash bin: it leaves lists and reads but can be restored. Not "
-            "a delete."
-        ),
-        args=TrashAction,
-        toolset=Toolset.SPECS,
-        run=move_spec_file_to_trash,
-        scopes=_WRITE,
-        read_only=False,
-        rest=Rest("POST", "/api/v1/projects/{project}/specs/{file}/trash"),
-        cli=Cli(("spec", "trash")),
+    SPECS.write(
+        "move_spec_file_to_trash",
+        "Move a spec file to the trash",
+        "Move a file to the trash bin: it leaves lists and reads but can be restored. Not "
+        "a delete.",
+        TrashAction,
+        move_spec_file_to_trash,
+        Rest("POST", "/api/v1/projects/{project}/specs/{file}/trash"),
+        Cli(("spec", "trash")),
     ),
-    Operation(
-        name="restore_spec_file_from_trash",
-        title="Restore a spec file",
-        description="Take a file out of the trash bin, back at its path.",
-        args=TrashAction,
-        toolset=Toolset.SPECS,
-        run=restore_spec_file_from_trash,
-        scopes=_WRITE,
-        read_only=False,
-        rest=Rest("POST", "/api/v1/projects/{project}/specs/{file}/restore"),
-        cli=Cli(("spec", "restore")),
+    SPECS.write(
+        "restore_spec_file_from_trash",
+        "Restore a spec file",
+        "Take a file out of the trash bin, back at its path.",
+        TrashAction,
+        restore_spec_file_from_trash,
+        Rest("POST", "/api/v1/projects/{project}/specs/{file}/restore"),
+        Cli(("spec", "restore")),
     ),
-    Operation(
-        name="download_spec_file",
-        title="Save a spec file to disk",
-        description=(
-            "stdio server only: write a file (any kind, up to 50 MiB) under the working folder, "
-            "by default at .specs/<its path>; refuses to replace a file unless overwrite: true. "
-            "Answers where it saved, not the content."
-        ),
-        args=DownloadSpecFile,
-        toolset=Toolset.SPECS,
-        run=download_spec_file,
+    SPECS.read(
+        "download_spec_file",
+        "Save a spec file to disk",
+        "stdio server only: write a file (any kind, up to 50 MiB) under the working folder, "
+        "by default at .specs/<its path>; refuses to replace a file unless overwrite: true. "
+        "Answers where it saved, not the content.",
+        DownloadSpecFile,
+        download_spec_file,
+        NoDoor("it writes the file on the caller's disk; over HTTP, GET the content route"),
+        Cli(("spec", "download")),
         stdio_only=True,
         # It writes the caller's files and, with overwrite, replaces one.
         writes_locally=True,
         destructive=True,
-        rest=NoDoor("it writes the file on the caller's disk; over HTTP, GET the content route"),
-        cli=Cli(("spec", "download")),
     ),
 )
