@@ -32,6 +32,7 @@ from crewboard.domain.handoffs import ActionItem, Bodies, Handoff, ItemStatus
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
+from crewboard.services.handoffs import commands
 from crewboard.services.identity.users import do_create_user, person_actor
 from crewboard.services.notifications import inbox
 from crewboard.services.notifications.notify import enable_email
@@ -187,9 +188,10 @@ def fan_out(db: Database, people: list[Actor], count: int) -> None:
         when = (day + timedelta(days=n)).isoformat()
 
         def write(tell: bool = tell, when: str = when) -> object:
-            return handoffs.create_handoff(
+            return commands.create_handoff(
                 db, author, project="BIG", workspace_id=None, bodies=Bodies("Done."), day=when,
                 recipients=recipients, send_notification=tell, send_email=tell,
+                answer=handoffs.made_view(author),
             )  # fmt: skip
 
         times[tell].append(timed(write))

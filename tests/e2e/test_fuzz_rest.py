@@ -45,8 +45,6 @@ from schemathesis.core.failures import FailureGroup
 
 from crewboard.api.openapi import LIVE_PATH
 from crewboard.config import Settings
-from crewboard.contract.artifacts import present as artifacts
-from crewboard.contract.handoffs import present as handoffs
 from crewboard.contract.projects import present
 from crewboard.contract.sessions.present import started_answer
 from crewboard.contract.specs import present as attachments
@@ -68,6 +66,7 @@ from crewboard.services.specs import file_lookup
 from crewboard.storage.database import Database
 from crewboard.storage.tables import metadata
 from tests.conftest import ONLY_POSTGRESQL, POSTGRESQL_IN_THE_SLOW_RUN
+from tests.support import artifact_writes, handoff_writes
 from tests.support.databases import Reader
 from tests.support.factories import make_project, make_user
 from tests.support.review import review_world
@@ -200,16 +199,16 @@ def build_world(db: Database) -> World:
         ).body["attachment"]["id"]
         for name, content in (("notes.txt", b"one\ntwo\n"), ("shot.png", PNG))
     ]
-    mockup = artifacts.create_artifact(
+    mockup = artifact_writes.create_artifact(
         db, actor, project="CRW", workspace_id=None, slug="login", title=None, description=None,
         files=[FileInput("index.html", b"<h1>Login</h1>\n"), FileInput("logo.png", PNG)],
         idempotency_key="artifact",
     ).body["artifact"]  # fmt: skip
-    handoff = handoffs.create_handoff(
+    handoff = handoff_writes.create_handoff(
         db, actor, project="CRW", workspace_id=None, bodies=Bodies("Shipped."), day="2026-03-01",
         linked_task_ids=task_ids[:2], idempotency_key="handoff",
     ).body["handoff"]  # fmt: skip
-    item = handoffs.create_handoff_action_item(
+    item = handoff_writes.create_handoff_action_item(
         db, actor, handoff_id=handoff["id"], text="Follow up", idempotency_key="item"
     ).body["actionItem"]
     session_ids = [_session(db, actor, n, archived=n > 0) for n in range(4)]

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from crewboard.contract.artifacts import present as artifacts
 from crewboard.contract.sessions.present import started_answer
 from crewboard.contract.specs import present as attachments
 from crewboard.contract.specs import present as files
@@ -22,7 +21,7 @@ from crewboard.services.sessions import sessions
 from crewboard.services.specs.file_lookup import FileRef
 from crewboard.storage.database import Database
 from tests.conftest import POSTGRESQL_IN_THE_SLOW_RUN
-from tests.support import axe
+from tests.support import artifact_writes, axe
 from tests.support.browser_pages import (
     LIVE,
     LONG,
@@ -226,11 +225,11 @@ def spec_world(db: Database, email: str) -> tuple[str, str]:
         content=PNG, override=False, idempotency_key=None,
     )  # fmt: skip
     mockup = [FileInput("index.html", f"<h1>Mockup</h1>\n<p>{LONG}</p>\n".encode())]
-    artifacts.create_artifact(
+    artifact_writes.create_artifact(
         db, owner, project="CRW", workspace_id=None, slug="mockup", title=f"Mockup {LONG}"[:200],
         description=LONG, files=mockup, idempotency_key=None,
     )  # fmt: skip
-    artifacts.write_artifact_revision(
+    artifact_writes.write_artifact_revision(
         db, owner, project="CRW", workspace_id=None, ref="mockup",
         files=[FileInput("index.html", b"<h1>Mockup, again</h1>\n")], remove=[],
         base_revision=None, expected_version=1, idempotency_key=None,

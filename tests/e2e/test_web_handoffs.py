@@ -18,6 +18,7 @@ from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import User
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
+from tests.support import handoff_writes
 from tests.support.factories import grant, make_project, make_task, make_user
 from tests.support.web import post_form, sign_in
 
@@ -120,7 +121,7 @@ def test_a_reader_sees_handoffs_without_forms_and_no_hidden_task(
     make_project(db, owner, "SEC")
     make_task(db, owner, "SEC", "Rotate the secret keys")
     make_task(db, owner, "CRW", "Update the docs")
-    handoffs.create_handoff(
+    handoff_writes.create_handoff(
         db, person_actor(owner), project="CRW", workspace_id=None, bodies=Bodies("Done."),
         day=DAY, linked_task_ids=["CRW-1", "SEC-1"],
     )  # fmt: skip

@@ -35,6 +35,7 @@ from crewboard.storage.blobs import DatabaseBlobStore
 from crewboard.storage.database import Database
 from crewboard.storage.specs import tables as spec_tables
 from tests.conftest import ONLY_POSTGRESQL
+from tests.support import artifact_writes
 from tests.support.factories import count_rows, grant, make_project, make_user, token_actor
 
 PAGE = b"<!doctype html>\n<title>Login</title>\n<link rel=stylesheet href=site.css>\n"
@@ -69,7 +70,7 @@ MOCKUP = files(index_html=PAGE, site_css=CSS, img__logo_png=LOGO)
 
 def create(db: Database, actor: Actor, slug: str = "login", sent: list[FileInput] | None = None,
            **more: Any) -> dict[str, Any]:  # fmt: skip
-    made = artifacts.create_artifact(
+    made = artifact_writes.create_artifact(
         db, actor, project="CRW", workspace_id=None, slug=slug, title=more.pop("title", None),
         description=more.pop("description", None), files=MOCKUP if sent is None else sent,
         idempotency_key=more.pop("key", None),
@@ -78,7 +79,7 @@ def create(db: Database, actor: Actor, slug: str = "login", sent: list[FileInput
 
 
 def write(db: Database, actor: Actor, sent: list[FileInput], expected: int, **more: Any) -> Any:
-    return artifacts.write_artifact_revision(
+    return artifact_writes.write_artifact_revision(
         db, actor, project="CRW", workspace_id=None, ref=more.pop("ref", "login"), files=sent,
         remove=more.pop("remove", []), base_revision=more.pop("base", None),
         expected_version=expected, idempotency_key=more.pop("key", None),
@@ -232,7 +233,7 @@ def test_a_stale_expected_version_is_refused_naming_who_wrote_and_nothing_is_wri
 def test_rollback_adds_a_revision_with_the_old_files(db: Database, me: Actor) -> None:
     create(db, me)
     write(db, me, files(index_html=b"v2\n"), 1)
-    back = artifacts.rollback_artifact(
+    back = artifact_writes.rollback_artifact(
         db, me, project="CRW", workspace_id=None, ref="login", revision=1, expected_version=2,
         idempotency_key=None,
     ).body  # fmt: skip
@@ -256,7 +257,7 @@ def test_only_the_fifty_newest_revisions_are_kept_and_older_ones_are_not_found(
         details(db, me, revision=1)
     assert gone.value.details["oldestKept"] == 2
     with pytest.raises(NotFound):
-        artifacts.rollback_artifact(
+        artifact_writes.rollback_artifact(
             db, me, project="CRW", workspace_id=None, ref="login", revision=1,
             expected_version=51, idempotency_key=None,
         )  # fmt: skip
@@ -360,7 +361,7 @@ def test_text_files_read_in_windows_and_binaries_are_refused(db: Database, me: A
 
 def test_a_key_replays_and_events_say_what_was_written(db: Database, me: Actor) -> None:
     first = create(db, me, key="k1")
-    again = artifacts.create_artifact(
+    again = artifact_writes.create_artifact(
         db, me, project="CRW", workspace_id=None, slug="login", title=None, description=None,
         files=MOCKUP, idempotency_key="k1",
     )  # fmt: skip

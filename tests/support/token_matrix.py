@@ -39,6 +39,7 @@ from crewboard.services.sessions import sessions
 from crewboard.services.specs import file_lookup
 from crewboard.storage import tables
 from crewboard.storage.database import Database
+from tests.support import artifact_writes, handoff_writes
 from tests.support.databases import Reader
 from tests.support.factories import make_project
 from tests.support.mcp_client import body_of
@@ -276,14 +277,16 @@ def furnish(db: Database, user: User, key: str) -> Spot:
         content=b"# Plan\n",
         idempotency_key=None,
     )
-    mockup = artifacts.create_artifact(
+    mockup = artifact_writes.create_artifact(
         db, person, project=key, workspace_id=None, slug="mockup", title=None, description=None,
         files=[FileInput("index.html", b"<h1>Mockup</h1>\n")], idempotency_key=None,
     )  # fmt: skip
-    handoff = handoffs.create_handoff(
+    handoff = handoff_writes.create_handoff(
         db, person, project=key, workspace_id=None, bodies=Bodies("Set up."), day="2000-01-01"
     ).body["handoff"]
-    item = handoffs.create_handoff_action_item(db, person, handoff_id=handoff["id"], text="Check")
+    item = handoff_writes.create_handoff_action_item(
+        db, person, handoff_id=handoff["id"], text="Check"
+    )
     return Spot(
         project_id=project_id,
         key=key,

@@ -6,8 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from crewboard.contract import memory_present as memory_edits
-from crewboard.contract.artifacts import present as artifacts
-from crewboard.contract.handoffs import present as handoffs
 from crewboard.contract.projects import present
 from crewboard.contract.sessions.present import started_answer
 from crewboard.contract.specs import present as spec_attachments
@@ -24,6 +22,7 @@ from crewboard.services.review import decisions, drafts, messages
 from crewboard.services.sessions import sessions
 from crewboard.services.specs.file_lookup import FileRef
 from crewboard.storage.database import Database
+from tests.support import artifact_writes, handoff_writes
 from tests.support.factories import make_user
 
 # Text every kind of character travels in: CJK, emoji, a control character, quotes, a newline.
@@ -92,21 +91,21 @@ def furnish_everything(db: Database, key: str = "MOVE") -> Everything:
         db, person, project=key, workspace_id=None, name="logo.png",
         content=b"\x89PNG\r\n\x1a\n" + bytes(range(256)), override=False, idempotency_key=None,
     ).body["attachment"]  # fmt: skip
-    artifact = artifacts.create_artifact(
+    artifact = artifact_writes.create_artifact(
         db, person, project=key, workspace_id=None, slug="mockup", title="Mockup",
         description=ODD, files=[FileInput("index.html", b"<h1>One</h1>\n"),
         FileInput("css/site.css", b"h1 {}\n")], idempotency_key=None,
     ).body["artifact"]  # fmt: skip
-    artifacts.write_artifact_revision(
+    artifact_writes.write_artifact_revision(
         db, person, project=key, workspace_id=None, ref="mockup",
         files=[FileInput("index.html", b"<h1>Two</h1>\n")], remove=[], base_revision=1,
         expected_version=1, idempotency_key=None,
     )  # fmt: skip
-    handoff = handoffs.create_handoff(
+    handoff = handoff_writes.create_handoff(
         db, person, project=key, workspace_id=None, bodies=Bodies(ODD, "Doing", "None", "Next"),
         day="2026-12-01", linked_task_ids=[main["id"]], recipients=[member.email],
     ).body["handoff"]  # fmt: skip
-    handoffs.create_handoff_action_item(
+    handoff_writes.create_handoff_action_item(
         db, person, handoff_id=handoff["id"], text="Check the archive", assignee=member.email,
         due_date="2026-12-02",
     )  # fmt: skip

@@ -34,10 +34,10 @@ from crewboard.api.common import (
     reads_headers,
     refuse_carried,
     run_service,
-    workspace_of,
 )
-from crewboard.api.operations import endpoint_for
+from crewboard.api.operations import endpoint_for, keyed_endpoint, run_made
 from crewboard.contract import args as a
+from crewboard.contract.artifacts import artifacts as contract
 from crewboard.contract.artifacts import present
 from crewboard.contract.artifacts.artifacts import (
     CreateArtifact,
@@ -46,15 +46,13 @@ from crewboard.contract.artifacts.artifacts import (
     ReadArtifactFile,
     RollbackArtifact,
     WriteArtifactRevision,
-    inputs,
 )
+from crewboard.contract.operation import Call
 from crewboard.contract.reply import WINDOW_ROOM
-from crewboard.domain.identity.records import Actor
 from crewboard.errors import NotFound
 from crewboard.jsonbody import MAX_BODY, MAX_UPLOAD_BODY
 from crewboard.services.artifacts import artifacts
-from crewboard.services.identity.access import WorkspaceRef
-from crewboard.storage.database import Database
+from crewboard.services.idempotency import KeyedResult
 
 P = "/api/v1/projects/{project}"
 A = f"{P}/artifacts"
@@ -73,13 +71,13 @@ def _carried(data: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def _named(request: Request, model: type[a.Args]) -> dict[str, Any]:
+def _path(request: Request) -> dict[str, Any]:
     path = request.path_params
-    return {
-        **query_params(request, model),
-        "projectId": path["project"],
-        "artifactId": path["artifact"],
-    }
+    return {"projectId": path["project"], "artifactId": path["artifact"]}
+
+
+def _named(request: Request, model: type[a.Args]) -> dict[str, Any]:
+    return {**query_params(request, model), **_path(request)}
 
 
 async def list_artifacts(request: Request) -> dict[str, Any]:
@@ -171,88 +169,28 @@ async def artifact_zip(request: Request) -> Response:
     )
 
 
-@reads_headers(IDEMPOTENCY_KEY)
-async def create_artifact(request: Request) -> Created:
-    data = _carried(await keyed_body(request, MAX_UPLOAD_BODY))
-    workspace = workspace_of(data)
-    args = parse_args(
-        CreateArtifact, {"workspaceId": None, **data, "projectId": request.path_params["project"]}
-    )
-    files = inputs(args.files)
-    result = await run_service(
-        request,
-        lambda db, actor: present.create_artifact(
-            db,
-            actor,
-            project=args.project_id,
-            workspace_id=workspace,
-            slug=args.slug,
-            title=args.title,
-            description=args.description,
-            files=files,
-            idempotency_key=args.idempotency_key,
-        ),
-    )
-    return created(result)
-
-
-def _expected(request: Request, data: dict[str, Any]) -> tuple[int, bool]:
-    """The revision count the writer read: If-Match (412 when stale) or expectedVersion (409)."""
-    return expected_revision(request, data, "expectedVersion")
-
-
-def _write_args(request: Request, data: dict[str, Any], model: type[a.Args], expected: int) -> Any:
-    """The body checked by `model`, with the path's project and artifact."""
-    path = request.path_params
-    filled = {
-        "workspaceId": None,
-        **data,
-        "projectId": path["project"],
-        "artifactId": path["artifact"],
-        "expectedVersion": expected,
-    }
-    return parse_args(model, filled)
-
-
 async def _revise(
-    request: Request, model: type[a.Args], limit: int, write: Callable[..., Any]
+    request: Request, model: type[a.Args], limit: int, made: Callable[[Call, Any], KeyedResult]
 ) -> Created:
-    """A new revision from the count the writer read (If-Match 412, expectedVersion 409):
-    `write(db, actor, args, workspace)` makes it."""
+    """A new revision from the count the writer read: If-Match (412 when stale) or
+    expectedVersion in the body (409)."""
     data = _carried(await keyed_body(request, limit))
-    workspace = workspace_of(data)
-    expected, via_header = _expected(request, data)
-    args = _write_args(request, data, model, expected)
-    result = await guard_precondition(
-        lambda: run_service(request, lambda db, actor: write(db, actor, args, workspace)),
-        via_header,
-    )
+    expected, via_header = expected_revision(request, data, "expectedVersion")
+    args = parse_args(model, {**_path(request), **data, "expectedVersion": expected})
+    result = await guard_precondition(lambda: run_made(request, made, args), via_header)
     return created(result)
 
 
 @reads_headers(IDEMPOTENCY_KEY, IF_MATCH_REVISION)
 async def write_revision(request: Request) -> Created:
-    def write(db: Database, actor: Actor, args: Any, workspace: WorkspaceRef) -> Any:
-        return present.write_artifact_revision(
-            db, actor, project=args.project_id, workspace_id=workspace, ref=args.artifact_id,
-            files=inputs(args.files), remove=args.remove, base_revision=args.base_revision,
-            expected_version=args.expected_version, idempotency_key=args.idempotency_key,
-            merge_onto_current=args.merge_onto_current,
-        )  # fmt: skip
-
-    return await _revise(request, WriteArtifactRevision, MAX_UPLOAD_BODY, write)
+    return await _revise(
+        request, WriteArtifactRevision, MAX_UPLOAD_BODY, contract.write_artifact_revision
+    )
 
 
 @reads_headers(IDEMPOTENCY_KEY, IF_MATCH_REVISION)
 async def rollback(request: Request) -> Created:
-    def write(db: Database, actor: Actor, args: Any, workspace: WorkspaceRef) -> Any:
-        return present.rollback_artifact(
-            db, actor, project=args.project_id, workspace_id=workspace, ref=args.artifact_id,
-            revision=args.revision, expected_version=args.expected_version,
-            idempotency_key=args.idempotency_key,
-        )  # fmt: skip
-
-    return await _revise(request, RollbackArtifact, MAX_BODY, write)
+    return await _revise(request, RollbackArtifact, MAX_BODY, contract.rollback_artifact)
 
 
 # --- what OpenAPI shows of the queries and bodies ----------------------------------------------
@@ -295,12 +233,13 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "The project's artifacts, most recently changed first, paged",
         query=ListArtifacts,
     ),
-    endpoint_for(
+    keyed_endpoint(
         "create_artifact",
-        create_artifact,
+        contract.create_artifact,
         "Create an artifact from a set of files as revision 1 (at most 50 files, 2 MiB a file, "
         "10 MiB in all; Idempotency-Key header)",
         CreateBody,
+        limit=MAX_UPLOAD_BODY,
     ),
     endpoint_for(
         "get_artifact",

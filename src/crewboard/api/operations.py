@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from anyio import to_thread
 from starlette.requests import Request
@@ -25,10 +26,12 @@ from crewboard.api.common import (
     IF_MATCH_REVISION,
     PATH_FIELDS,
     BodyChoice,
+    Created,
     Endpoint,
     Handler,
     PreconditionFailed,
     actor_of,
+    created,
     if_match,
     keyed_body,
     parse_args,
@@ -41,8 +44,12 @@ from crewboard.contract.args import Args, input_schema
 from crewboard.contract.catalogue import Catalogue, default_catalogue
 from crewboard.contract.operation import Call, Operation, Rest
 from crewboard.errors import RevisionConflict, ValidationFailed
+from crewboard.jsonbody import MAX_BODY
+from crewboard.services.idempotency import KeyedResult
 
 _BODY_METHODS = frozenset({"POST", "PATCH", "PUT"})
+A = TypeVar("A", bound=Args)
+T = TypeVar("T")
 
 
 @functools.cache
@@ -57,10 +64,14 @@ def declared_route(name: str) -> Rest:
     Raises:
         ValueError: no such operation, or it declares no route (a programming error).
     """
+    return _route(name).rest
+
+
+def _route(name: str) -> _Route:
     operation = catalogue().find(name)
     if operation is None or not isinstance(operation.rest, Rest):
         raise ValueError(f"operation {name!r} declares no REST route")
-    return operation.rest
+    return _Route(operation, operation.rest, path_arguments(operation.rest.path, operation.args))
 
 
 def endpoint_for(
@@ -86,6 +97,39 @@ def endpoint_for(
         produces=produces,
         operation=name,
     )
+
+
+def call_of(request: Request) -> Call:
+    """What an operation's handler is given, for this request's caller."""
+    return Call(request.app.state.db, actor_of(request), request.app.state.settings)
+
+
+async def run_made(request: Request, made: Callable[[Call, A], T], args: A) -> T:
+    """`made(call, args)` in a worker thread (it blocks on the database), as the caller."""
+    return await to_thread.run_sync(made, call_of(request), args)
+
+
+def keyed_endpoint(
+    name: str,
+    made: Callable[[Call, Any], KeyedResult],
+    summary: str,
+    body: type[Args],
+    *,
+    limit: int = MAX_BODY,
+) -> Endpoint:
+    """The endpoint of a keyed create that REST answers in a shape of its own: 201 with
+    `replayed`. The body (up to `limit` bytes, the key also from `Idempotency-Key`) and the
+    path's arguments are checked by the operation's model as on a generic route; `made` runs
+    the use case and answers the ledger's result (the operation's `run` is `keyed(made)`).
+    `body` is what OpenAPI shows of the body."""
+    route = _route(name)
+
+    @reads_headers(IDEMPOTENCY_KEY)
+    async def answer(request: Request) -> Created:
+        args = route.body_arguments(request, await keyed_body(request, limit))
+        return created(await run_made(request, made, args))
+
+    return endpoint_for(name, answer, summary, body)
 
 
 def path_arguments(path: str, model: type[Args]) -> dict[str, str]:
@@ -165,7 +209,7 @@ class _Route:
     async def answer(self, request: Request, args: Args, *, via_header: bool = False) -> Response:
         """Run the operation in a worker thread (it blocks on the database) and answer its
         reply's body; a stale revision that If-Match named is 412, as on the hand routes."""
-        call = Call(request.app.state.db, actor_of(request), request.app.state.settings)
+        call = call_of(request)
         try:
             reply = await to_thread.run_sync(self.operation.run, call, args)
             if reply.follow is not None:  # waits on the event loop, holding no thread

@@ -20,6 +20,7 @@ from crewboard.cli.common import (
 from crewboard.contract.handoffs import present
 from crewboard.contract.handoffs.handoffs import CreateActionItem, ListHandoffs
 from crewboard.domain.handoffs import BODY_LABELS, WIRE_BODIES, Bodies, ItemStatus
+from crewboard.services.handoffs import commands
 from crewboard.services.identity.access import ANY_WORKSPACE
 from crewboard.storage.database import Database
 
@@ -128,12 +129,13 @@ def handoff_write(state_: State, project: str, completed: str, in_progress: str,
     def act(db: Database) -> None:
         zones = present.day_sheet(db, acting_person(db, as_email), project=project, day=None)
         a, b = zones["zones"]["a"], zones["zones"]["b"]
-        made = present.create_handoff(
-            db, acting_person(db, as_email), project=project, workspace_id=ANY_WORKSPACE,
+        person = acting_person(db, as_email)
+        made = commands.create_handoff(
+            db, person, project=project, workspace_id=ANY_WORKSPACE,
             bodies=Bodies(completed, in_progress, blockers, next_steps), day=day,
             source_time_zone=b if reverse else a, destination_time_zone=a if reverse else b,
             linked_task_ids=list(tasks), recipients=list(recipients),
-            send_notification=notify, send_email=email,
+            send_notification=notify, send_email=email, answer=present.made_view(person),
         ).body  # fmt: skip
         told = made["notifications"]
         said = [f"wrote {_line(made['handoff'])}"]
@@ -164,9 +166,10 @@ def handoff_add_item(state_: State, handoff_id: str, text: str, assignee: str | 
             "handoffId": handoff_id, "text": text, "assignee": assignee, "dueDate": due,
             "status": status,
         })  # fmt: skip
-        made = present.create_handoff_action_item(
+        made = commands.create_handoff_action_item(
             db, acting_person(db, as_email), handoff_id=args.handoff_id, text=args.text,
             assignee=args.assignee, status=args.status.value, due_date=args.due_date,
+            answer=present.item_answer,
         ).body["actionItem"]  # fmt: skip
         emit(as_json, made, lambda: f"added {made['id']} [{made['status']}] {made['text']}")
 
@@ -192,10 +195,10 @@ def handoff_set_item(state_: State, item_id: str, status: str | None, assignee: 
             changes["status"] = status
         if assignee is not None:
             changes["assignee"] = None if assignee == "none" else assignee
-        made = present.update_handoff_action_item(
-            db, person, item_id=item_id, expected_updated_at=now["updatedAt"],
-            changes=changes,
-        )["actionItem"]  # fmt: skip
+        read = commands.update_handoff_action_item(
+            db, person, item_id=item_id, expected_updated_at=now["updatedAt"], changes=changes
+        )
+        made = present.item_answer(read)["actionItem"]
         emit(as_json, made, lambda: f"{made['id']} [{made['status']}] {made['text']}")
 
     guarded(state_, as_json, act)

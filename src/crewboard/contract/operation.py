@@ -21,6 +21,7 @@ from crewboard.contract.schema import lean_schema
 from crewboard.domain.identity.access import Role, Scope, Toolset
 from crewboard.domain.identity.records import Actor
 from crewboard.errors import PermissionDenied
+from crewboard.services.idempotency import KeyedResult
 from crewboard.storage.database import Database
 
 
@@ -189,6 +190,21 @@ class Area:
             name, title, description + self.ending, args, self.toolset, run, read_only=read_only,
             **flags, rest=rest, cli=cli,
         )  # fmt: skip
+
+
+def keyed(
+    made: Callable[[Call, Any], KeyedResult], again: str = "Already made by this key"
+) -> Runner:
+    """The `run` of a keyed write whose use case `made` answers with the ledger's result (the
+    REST door, which answers 201 with `replayed`, calls `made` itself): its body, and a note
+    when the key had been used (`again`, then "this is its answer")."""
+
+    @functools.wraps(made)
+    def run(call: Call, args: Any) -> Reply:
+        result = made(call, args)
+        return Reply(result.body, f"{again}: this is its answer." if result.replayed else None)
+
+    return run
 
 
 def keyed_write(

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any
 
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
 from crewboard.contract.artifacts import present
-from crewboard.contract.operation import Area, Call, Cli, Rest
+from crewboard.contract.operation import Area, Call, Cli, Rest, keyed
 from crewboard.contract.reply import WINDOW_ROOM, Reply, paged_reply, window_note
 from crewboard.domain.artifacts import (
     KEPT_REVISIONS,
@@ -26,6 +25,7 @@ from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.errors import ValidationFailed
 from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
+from crewboard.services.idempotency import KeyedResult
 
 # Characters of the largest file as base64: four for every three bytes, padded.
 MAX_FILE_BASE64 = -(-MAX_FILE_BYTES // 3) * 4
@@ -184,36 +184,31 @@ def read_artifact_file(call: Call, args: ReadArtifactFile) -> Reply:
     return Reply(body, window_note(body))
 
 
-def _replayed(made: Any) -> str | None:
-    return "Already made by this key: this is its answer." if made.replayed else None
-
-
-def create_artifact(call: Call, args: CreateArtifact) -> Reply:
-    made = present.create_artifact(
+def create_artifact(call: Call, args: CreateArtifact) -> KeyedResult:
+    return artifacts.create_artifact(
         call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
         slug=args.slug, title=args.title, description=args.description,
         files=inputs(args.files), idempotency_key=args.idempotency_key,
+        answer=present.written_view,
     )  # fmt: skip
-    return Reply(made.body, _replayed(made))
 
 
-def write_artifact_revision(call: Call, args: WriteArtifactRevision) -> Reply:
-    made = present.write_artifact_revision(
+def write_artifact_revision(call: Call, args: WriteArtifactRevision) -> KeyedResult:
+    return artifacts.write_artifact_revision(
         call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
         ref=args.artifact_id, files=inputs(args.files), remove=args.remove,
         base_revision=args.base_revision, expected_version=args.expected_version,
         idempotency_key=args.idempotency_key, merge_onto_current=args.merge_onto_current,
+        answer=present.written_view,
     )  # fmt: skip
-    return Reply(made.body, _replayed(made))
 
 
-def rollback_artifact(call: Call, args: RollbackArtifact) -> Reply:
-    made = present.rollback_artifact(
+def rollback_artifact(call: Call, args: RollbackArtifact) -> KeyedResult:
+    return artifacts.rollback_artifact(
         call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
         ref=args.artifact_id, revision=args.revision, expected_version=args.expected_version,
-        idempotency_key=args.idempotency_key,
+        idempotency_key=args.idempotency_key, answer=present.written_view,
     )  # fmt: skip
-    return Reply(made.body, _replayed(made))
 
 
 ARTIFACTS = Area(Toolset.ARTIFACTS, write_scopes=(Scope.SPECS_WRITE,))
@@ -256,7 +251,7 @@ OPERATIONS = (
         "file and 10 MiB in all; each file as content (text) or contentBase64 (bytes). The slug "
         "is unique in the project.",
         CreateArtifact,
-        create_artifact,
+        keyed(create_artifact),
         Rest.created("/api/v1/projects/{project}/artifacts"),
         Cli(("artifact", "create")),
     ),
@@ -268,7 +263,7 @@ OPERATIONS = (
         "drop; an older baseRevision is refused unless mergeOntoCurrent. expectedVersion is "
         "the revisionCount you read: if someone wrote since, nothing is written.",
         WriteArtifactRevision,
-        write_artifact_revision,
+        keyed(write_artifact_revision),
         Rest.created("/api/v1/projects/{project}/artifacts/{artifact}/revisions"),
         Cli(("artifact", "write")),
     ),
@@ -279,7 +274,7 @@ OPERATIONS = (
         f"rewritten). Only the {KEPT_REVISIONS} newest revisions are kept; an older one is not "
         "found.",
         RollbackArtifact,
-        rollback_artifact,
+        keyed(rollback_artifact),
         Rest.created("/api/v1/projects/{project}/artifacts/{artifact}/rollback"),
         Cli(("artifact", "rollback")),
     ),

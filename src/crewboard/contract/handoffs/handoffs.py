@@ -16,7 +16,7 @@ from crewboard.contract.args import (
     also_named,
 )
 from crewboard.contract.handoffs import present
-from crewboard.contract.operation import Area, Call, Cli, Rest
+from crewboard.contract.operation import Area, Call, Cli, Rest, keyed
 from crewboard.contract.reply import ROWS_BUDGET, Reply, paged_reply
 from crewboard.domain.handoffs import (
     MAX_BODY,
@@ -27,6 +27,8 @@ from crewboard.domain.handoffs import (
     ItemStatus,
 )
 from crewboard.domain.identity.access import Toolset
+from crewboard.services.handoffs import commands
+from crewboard.services.idempotency import KeyedResult
 
 HandoffRef = Field(min_length=1, max_length=64, description="The handoff's id (hof_…).")
 ItemRef = Field(min_length=1, max_length=64, description="The action item's id (hai_…).")
@@ -165,33 +167,24 @@ class UpdateActionItem(Args):
         }
 
 
-def _replayed(made: Any) -> str | None:
-    return "Already made by this key: this is its answer." if made.replayed else None
-
-
-def create_handoff(call: Call, args: CreateHandoff) -> Reply:
-    made = present.create_handoff(
+def create_handoff(call: Call, args: CreateHandoff) -> KeyedResult:
+    return commands.create_handoff(
         call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
         bodies=Bodies(args.completed, args.in_progress, args.blockers, args.next_steps),
         day=args.date, source_time_zone=args.source_time_zone,
         destination_time_zone=args.destination_time_zone, linked_task_ids=args.linked_task_ids,
         recipients=args.recipients, idempotency_key=args.idempotency_key,
         send_notification=args.send_notification, send_email=args.send_email,
+        answer=present.made_view(call.actor),
     )  # fmt: skip
-    return Reply(made.body, _replayed(made))
 
 
 def update_handoff(call: Call, args: UpdateHandoff) -> Reply:
-    return Reply(
-        present.update_handoff(
-            call.db,
-            call.actor,
-            handoff_id=args.handoff_id,
-            workspace_id=args.workspace_ref(),
-            expected_updated_at=args.expected_updated_at,
-            changes=args.changes(),
-        )
-    )
+    read = commands.update_handoff(
+        call.db, call.actor, handoff_id=args.handoff_id, workspace_id=args.workspace_ref(),
+        expected_updated_at=args.expected_updated_at, changes=args.changes(),
+    )  # fmt: skip
+    return Reply(present.changed_view(read, call.actor))
 
 
 def list_handoffs(call: Call, args: ListHandoffs) -> Reply:
@@ -232,26 +225,20 @@ def get_handoff_action_item(call: Call, args: GetActionItem) -> Reply:
     return Reply(present.get_handoff_action_item(call.db, call.actor, item_id=args.action_item_id))
 
 
-def create_handoff_action_item(call: Call, args: CreateActionItem) -> Reply:
-    made = present.create_handoff_action_item(
+def create_handoff_action_item(call: Call, args: CreateActionItem) -> KeyedResult:
+    return commands.create_handoff_action_item(
         call.db, call.actor, handoff_id=args.handoff_id, workspace_id=args.workspace_ref(),
         text=args.text, assignee=args.assignee, status=args.status.value, due_date=args.due_date,
-        idempotency_key=args.idempotency_key,
+        idempotency_key=args.idempotency_key, answer=present.item_answer,
     )  # fmt: skip
-    return Reply(made.body, _replayed(made))
 
 
 def update_handoff_action_item(call: Call, args: UpdateActionItem) -> Reply:
-    return Reply(
-        present.update_handoff_action_item(
-            call.db,
-            call.actor,
-            item_id=args.action_item_id,
-            workspace_id=args.workspace_ref(),
-            expected_updated_at=args.expected_updated_at,
-            changes=args.changes(),
-        )
-    )
+    read = commands.update_handoff_action_item(
+        call.db, call.actor, item_id=args.action_item_id, workspace_id=args.workspace_ref(),
+        expected_updated_at=args.expected_updated_at, changes=args.changes(),
+    )  # fmt: skip
+    return Reply(present.item_answer(read))
 
 
 HANDOFFS = Area(Toolset.HANDOFFS, ending=PERSON_ONLY)
@@ -267,7 +254,7 @@ OPERATIONS = (
         "one for the same day is refused with HANDOFF_ALREADY_EXISTS naming it: change that "
         "one with update_handoff.",
         CreateHandoff,
-        create_handoff,
+        keyed(create_handoff),
         Rest.created("/api/v1/projects/{project}/handoffs"),
         Cli(("handoff", "create")),
     ),
@@ -328,7 +315,7 @@ OPERATIONS = (
         "A follow-up on a handoff: text, an assignee from the project, status (open, "
         "in_progress, done, cancelled) and a due date.",
         CreateActionItem,
-        create_handoff_action_item,
+        keyed(create_handoff_action_item),
         Rest.created("/api/v1/handoffs/{handoff}/action-items"),
         Cli(("handoff", "add-item")),
     ),
