@@ -47,9 +47,6 @@ from crewboard.api.openapi import LIVE_PATH
 from crewboard.config import Settings
 from crewboard.contract.projects import present
 from crewboard.contract.sessions.present import started_answer
-from crewboard.contract.specs import present as attachments
-from crewboard.contract.specs import present as spec_comments
-from crewboard.contract.specs import present as spec_files
 from crewboard.domain.handoffs import Bodies
 from crewboard.domain.identity.access import Scope
 from crewboard.domain.identity.records import Actor
@@ -66,7 +63,7 @@ from crewboard.services.specs import file_lookup
 from crewboard.storage.database import Database
 from crewboard.storage.tables import metadata
 from tests.conftest import ONLY_POSTGRESQL, POSTGRESQL_IN_THE_SLOW_RUN
-from tests.support import artifact_writes, handoff_writes
+from tests.support import artifact_calls, handoff_writes, spec_writes
 from tests.support.databases import Reader
 from tests.support.factories import make_project, make_user
 from tests.support.review import review_world
@@ -166,7 +163,7 @@ def build_world(db: Database) -> World:
         )
     crw = present.describe_project(db, actor, "CRW")["project"]["id"]
     specs = [
-        spec_files.upload_spec_file(
+        spec_writes.upload_spec_file(
             db,
             actor,
             project="CRW",
@@ -177,17 +174,17 @@ def build_world(db: Database) -> World:
         ).body["file"]["id"]
         for path, content in (("docs/spec.md", b"# Spec\nline 2\n"), ("logo.png", PNG))
     ]
-    thread = spec_comments.create_spec_file_comment_thread(
+    thread = spec_writes.create_spec_file_comment_thread(
         db, actor, project="CRW", workspace_id=None, ref=file_lookup.FileRef(file_id=specs[0]),
         anchor_quote="line 2", anchor_prefix=None, anchor_suffix=None, body="Why?",
         idempotency_key="thread",
     ).body["thread"]  # fmt: skip
-    answer = spec_comments.reply_spec_file_comment_thread(
+    answer = spec_writes.reply_spec_file_comment_thread(
         db, actor, project="CRW", workspace_id=None, thread_id=thread["id"], body="Because.",
         idempotency_key="reply",
     ).body["comment"]  # fmt: skip
     attached = [
-        attachments.upload_attachment(
+        spec_writes.upload_attachment(
             db,
             actor,
             project="CRW",
@@ -199,7 +196,7 @@ def build_world(db: Database) -> World:
         ).body["attachment"]["id"]
         for name, content in (("notes.txt", b"one\ntwo\n"), ("shot.png", PNG))
     ]
-    mockup = artifact_writes.create_artifact(
+    mockup = artifact_calls.create_artifact(
         db, actor, project="CRW", workspace_id=None, slug="login", title=None, description=None,
         files=[FileInput("index.html", b"<h1>Login</h1>\n"), FileInput("logo.png", PNG)],
         idempotency_key="artifact",

@@ -28,9 +28,6 @@ from crewboard.contract import memory_present as memory_edits
 from crewboard.contract.catalogue import default_catalogue
 from crewboard.contract.projects import present
 from crewboard.contract.sessions.present import started_answer
-from crewboard.contract.specs import present as spec_attachments
-from crewboard.contract.specs import present as spec_comments
-from crewboard.contract.specs import present as spec_files
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.handoffs import MAX_BODY, MAX_ITEM_TEXT, Bodies
 from crewboard.domain.identity.access import Toolset
@@ -49,7 +46,7 @@ from crewboard.services.text_windows import ANSWER_BUDGET
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 from tests.conftest import BACKENDS, CLOCK_START
-from tests.support import artifact_writes, handoff_writes
+from tests.support import artifact_calls, handoff_writes, spec_writes
 from tests.support.databases import PostgresDatabases, SqliteDatabases
 from tests.support.factories import make_user
 from tests.support.mcp_client import body_of, mcp_client
@@ -246,33 +243,33 @@ def _spec_world(db: Database, person: Actor) -> tuple[str, str, str, str]:
     folder = "/".join(f"folder {n} 漢字とかな 🙂" + "f" * 180 for n in range(2))  # long, deep
     small: list[str] = []
     for n in range(200):
-        small.append(spec_files.upload_spec_file(
+        small.append(spec_writes.upload_spec_file(
             db, person, project="CRW", workspace_id=None, path=f"{folder}/{n:03d}.md",
             content=b"x\n", idempotency_key=None,
         ).body["file"]["id"])  # fmt: skip
     big = "".join(mixed(5000, f"l{n}").replace("\n", " ") + "\n" for n in range(600))
-    made = spec_files.upload_spec_file(
+    made = spec_writes.upload_spec_file(
         db, person, project="CRW", workspace_id=None, path="docs/big.md",
         content=big.encode(), idempotency_key=None,
     ).body["file"]  # fmt: skip
     images: list[str] = []
     for n in range(199):
-        images.append(spec_attachments.upload_attachment(
+        images.append(spec_writes.upload_attachment(
             db, person, project="CRW", workspace_id=None, name=f"{n:03d}-" + "a" * 240 + ".png",
             content=b"\x89PNG\r\n\x1a\n" + bytes(64), override=False, idempotency_key=None,
         ).body["attachment"]["id"])  # fmt: skip
-    text = spec_attachments.upload_attachment(
+    text = spec_writes.upload_attachment(
         db, person, project="CRW", workspace_id=None, name="notes.txt",
         content=big.encode(), override=False, idempotency_key=None,
     ).body["attachment"]  # fmt: skip
     for n in range(100):
         quote = big.split("\n")[n][:40]
-        thread = spec_comments.create_spec_file_comment_thread(
+        thread = spec_writes.create_spec_file_comment_thread(
             db, person, project="CRW", workspace_id=None, ref=FileRef(file_id=made["id"]),
             anchor_quote=quote, anchor_prefix=None, anchor_suffix=None,
             body=mixed(10_000, f"c{n}"), idempotency_key=None,
         ).body["thread"]  # fmt: skip
-        spec_comments.reply_spec_file_comment_thread(
+        spec_writes.reply_spec_file_comment_thread(
             db, person, project="CRW", workspace_id=None, thread_id=thread["id"],
             body=mixed(10_000, f"r{n}"), idempotency_key=None,
         )  # fmt: skip
@@ -310,7 +307,7 @@ def _session_world(
             )  # fmt: skip
     wide = [big]
     for n in range(5):
-        wide.append(spec_files.upload_spec_file(
+        wide.append(spec_writes.upload_spec_file(
             db, person, project="CRW", workspace_id=None, path=f"context/{n}.md",
             content=mixed(130_000, f"ctx{n}").encode(), idempotency_key=None,
         ).body["file"]["id"])  # fmt: skip
@@ -328,19 +325,19 @@ def _artifact_world(db: Database, person: Actor, big: str) -> None:
     paths and 50 revisions, one file of long lines."""
     folder = "/".join(f"folder {n} 漢字とかな 🙂" + "f" * 200 for n in range(2))
     for n in range(100):
-        artifact_writes.create_artifact(
+        artifact_calls.create_artifact(
             db, person, project="CRW", workspace_id=None, slug=f"a{n:03d}",
             title=mixed(200, f"t{n}"), description=mixed(2000, f"d{n}"),
             files=[FileInput("index.html", b"<p>\n")], idempotency_key=None,
         )  # fmt: skip
     many = [FileInput(f"{folder}/{n:02d}-" + "p" * 40 + ".css", b"p {}\n") for n in range(49)]
-    artifact_writes.create_artifact(
+    artifact_calls.create_artifact(
         db, person, project="CRW", workspace_id=None, slug="deep", title=mixed(200, "deep"),
         description=mixed(2000, "deep"), files=[*many, FileInput("big.js", big.encode()[: 2 * 1024 * 1024].rsplit(b"\n", 1)[0])],
         idempotency_key=None,
     )  # fmt: skip
     for n in range(2, 51):
-        artifact_writes.write_artifact_revision(
+        artifact_calls.write_artifact_revision(
             db, person, project="CRW", workspace_id=None, ref="deep",
             files=[FileInput(many[0].path, f"p {{ n: {n} }}\n".encode())], remove=[],
             base_revision=n - 1, expected_version=n - 1, idempotency_key=None,

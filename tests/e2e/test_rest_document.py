@@ -31,7 +31,7 @@ from crewboard.services.board import tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
-from tests.support import artifact_writes
+from tests.support import artifact_calls
 from tests.support.factories import make_project, make_user
 from tests.support.server import free_port, running_server
 
@@ -55,7 +55,7 @@ def served(db: Database, tmp_path: Path) -> Iterator[Served]:
     tasks.create_task(
         db, actor, project="CRW", workspace_id=None, idempotency_key="t1", title="First"
     )
-    artifact_writes.create_artifact(
+    artifact_calls.create_artifact(
         db, actor, project="CRW", workspace_id=None, slug="login", title=None, description=None,
         files=[FileInput("index.html", b"<h1>Login</h1>\n")], idempotency_key="artifact",
     )  # fmt: skip

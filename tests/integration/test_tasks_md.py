@@ -25,6 +25,7 @@ from crewboard.services.specs.file_lookup import FileRef
 from crewboard.services.specs.tasks_md import install
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
+from tests.support import spec_writes
 from tests.support.errors import refused
 from tests.support.factories import make_project, make_task, make_user, token_actor
 
@@ -59,7 +60,7 @@ def me(owner: User) -> Actor:
 
 
 def upload(db: Database, actor: Actor, path: str, content: str) -> str:
-    made = files.upload_spec_file(
+    made = spec_writes.upload_spec_file(
         db, actor, project=KEY, workspace_id=None, path=path, content=content.encode(),
         idempotency_key=None,
     )  # fmt: skip
@@ -68,7 +69,7 @@ def upload(db: Database, actor: Actor, path: str, content: str) -> str:
 
 def save(db: Database, actor: Actor, file_id: str, content: str) -> None:
     now = files.get_spec_file(db, actor, project=KEY, ref=FileRef(file_id=file_id))
-    files.update_spec_file(
+    spec_writes.update_spec_file(
         db, actor, project=KEY, workspace_id=None, ref=FileRef(file_id=file_id),
         content=content.encode(), expected_version=now["file"]["contentVersion"],
         idempotency_key=None,

@@ -16,7 +16,6 @@ from typing import Any
 import httpx2
 from mcp import Client, MCPError
 
-from crewboard.contract.artifacts import present as artifacts
 from crewboard.contract.handoffs import present as handoffs
 from crewboard.contract.projects import present
 from crewboard.contract.sessions.present import started_answer
@@ -39,7 +38,7 @@ from crewboard.services.sessions import sessions
 from crewboard.services.specs import file_lookup
 from crewboard.storage import tables
 from crewboard.storage.database import Database
-from tests.support import artifact_writes, handoff_writes
+from tests.support import artifact_calls, handoff_writes, spec_writes
 from tests.support.databases import Reader
 from tests.support.factories import make_project
 from tests.support.mcp_client import body_of
@@ -164,7 +163,7 @@ class World:
         """The artifact's revision count now (1 for a ghost)."""
         if spot.ghost:
             return 1
-        found = artifacts.get_artifact(
+        found = artifact_calls.get_artifact(
             self.db, self.person, project=spot.project_id, ref=spot.artifact_id
         )
         return int(found["artifact"]["revisionCount"])
@@ -268,7 +267,7 @@ def furnish(db: Database, user: User, key: str) -> Spot:
     present.update_project_state(
         db, person, project=key, workspace_id=None, content="Where it stands.", expected_revision=0
     )
-    spec = files.upload_spec_file(
+    spec = spec_writes.upload_spec_file(
         db,
         person,
         project=key,
@@ -277,7 +276,7 @@ def furnish(db: Database, user: User, key: str) -> Spot:
         content=b"# Plan\n",
         idempotency_key=None,
     )
-    mockup = artifact_writes.create_artifact(
+    mockup = artifact_calls.create_artifact(
         db, person, project=key, workspace_id=None, slug="mockup", title=None, description=None,
         files=[FileInput("index.html", b"<h1>Mockup</h1>\n")], idempotency_key=None,
     )  # fmt: skip

@@ -48,7 +48,6 @@ from crewboard.contract.artifacts.artifacts import (
     WriteArtifactRevision,
 )
 from crewboard.contract.operation import Call
-from crewboard.contract.reply import WINDOW_ROOM
 from crewboard.errors import NotFound
 from crewboard.jsonbody import MAX_BODY, MAX_UPLOAD_BODY
 from crewboard.services.artifacts import artifacts
@@ -85,40 +84,17 @@ async def list_artifacts(request: Request) -> dict[str, Any]:
     args = parse_args(
         ListArtifacts, {**query, "projectId": request.path_params["project"]}, strict=False
     )
-    return await run_service(
-        request,
-        lambda db, actor: present.list_artifacts(
-            db, actor, project=args.project_id, limit=args.limit, offset=args.offset
-        ),
-    )
+    return await run_made(request, contract.artifacts_page, args)
 
 
 async def get_artifact(request: Request) -> dict[str, Any]:
     args = parse_args(GetArtifact, _named(request, RevisionQuery), strict=False)
-    return await run_service(
-        request,
-        lambda db, actor: present.get_artifact(
-            db, actor, project=args.project_id, ref=args.artifact_id, revision=args.revision
-        ),
-    )
+    return await run_made(request, contract.artifact_shown, args)
 
 
 async def read_artifact_file(request: Request) -> dict[str, Any]:
     args = parse_args(ReadArtifactFile, _named(request, LinesQuery), strict=False)
-    return await run_service(
-        request,
-        lambda db, actor: present.read_artifact_file(
-            db,
-            actor,
-            project=args.project_id,
-            ref=args.artifact_id,
-            path=args.path,
-            revision=args.revision,
-            offset=args.offset,
-            limit=args.limit,
-            room=WINDOW_ROOM,
-        ),
-    )
+    return await run_made(request, contract.artifact_lines, args)
 
 
 async def artifact_file(request: Request) -> Response:

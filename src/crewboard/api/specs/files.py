@@ -8,6 +8,7 @@ here: the server's disk is not the caller's (the stdio server reads local files)
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from pydantic import ConfigDict
@@ -33,7 +34,7 @@ from crewboard.api.common import (
     run_service,
     workspace_of,
 )
-from crewboard.api.operations import endpoint_for
+from crewboard.api.operations import endpoint_for, run_made
 from crewboard.api.specs.common import (
     BINARY,
     CAP,
@@ -46,6 +47,7 @@ from crewboard.api.specs.common import (
     named,
 )
 from crewboard.contract import args as a
+from crewboard.contract.specs import files as contract
 from crewboard.contract.specs import present
 from crewboard.contract.specs.files import (
     GetSpecFile,
@@ -66,33 +68,12 @@ async def list_spec_files(request: Request) -> dict[str, Any]:
     args = parse_args(
         ListSpecFiles, {**query, "projectId": request.path_params["project"]}, strict=False
     )
-    return await run_service(
-        request,
-        lambda db, actor: present.list_spec_files(
-            db,
-            actor,
-            project=args.project_id,
-            path=args.path,
-            trashed=args.trashed,
-            limit=args.limit,
-            offset=args.offset,
-        ),
-    )
+    return await run_made(request, contract.spec_files_page, args)
 
 
 async def get_spec_file(request: Request) -> dict[str, Any]:
     args = parse_args(GetSpecFile, named(request, DetailsQuery), strict=False)
-    return await run_service(
-        request,
-        lambda db, actor: present.get_spec_file(
-            db,
-            actor,
-            project=args.project_id,
-            ref=args.ref(),
-            include_trashed=args.include_trashed,
-            revisions_limit=args.revisions,
-        ),
-    )
+    return await run_made(request, contract.spec_file_shown, args)
 
 
 async def read_spec_file(request: Request) -> dict[str, Any]:
@@ -143,19 +124,7 @@ async def upload_spec_file(request: Request) -> Created:
     data = body_of(await keyed_body(request, MAX_UPLOAD_BODY), ("projectId", "fileId"))
     args = parse_args(UploadSpecFile, {**data, "projectId": request.path_params["project"]})
     content = content_of(args.content, args.content_base64)
-    result = await run_service(
-        request,
-        lambda db, actor: present.upload_spec_file(
-            db,
-            actor,
-            project=args.project_id,
-            workspace_id=args.workspace_ref(),
-            path=args.path,
-            content=content,
-            idempotency_key=args.idempotency_key,
-        ),
-    )
-    return created(result)
+    return created(await run_made(request, partial(contract.save_new_file, content=content), args))
 
 
 @reads_headers(IDEMPOTENCY_KEY, IF_MATCH_VERSION)
@@ -167,27 +136,14 @@ async def update_spec_file(request: Request) -> dict[str, Any]:
             "expectedVersion",
             'required: the contentVersion you read (or send it as If-Match: "cv_…").',
         )
-    workspace = workspace_of(data)
     path = request.path_params
-    filled = {"workspaceId": None, **data, "projectId": path["project"], "fileId": path["file"]}
+    filled = {**data, "projectId": path["project"], "fileId": path["file"]}
     if from_header is not None:
         filled["expectedVersion"] = from_header
     args = parse_args(UpdateSpecFile, filled)
     content = content_of(args.content, args.content_base64)
     result = await guard_precondition(
-        lambda: run_service(
-            request,
-            lambda db, actor: present.update_spec_file(
-                db,
-                actor,
-                project=args.project_id,
-                workspace_id=workspace,
-                ref=args.ref(),
-                content=content,
-                expected_version=args.expected_version,
-                idempotency_key=args.idempotency_key,
-            ),
-        ),
+        lambda: run_made(request, partial(contract.save_file, content=content), args),
         from_header is not None,
     )
     return {**result.body, "replayed": result.replayed}

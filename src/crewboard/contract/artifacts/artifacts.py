@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from typing import Any
 
 from pydantic import Field
 
@@ -151,36 +152,44 @@ class RollbackArtifact(Args):
     idempotency_key: IdempotencyKey = None
 
 
+# A read's whole answer, which REST gives as it is; MCP and the CLI fit it to the budget.
+
+
+def artifacts_page(call: Call, args: ListArtifacts) -> dict[str, Any]:
+    found = artifacts.list_artifacts(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        limit=args.limit, offset=args.offset,
+    )  # fmt: skip
+    return present.page_view(found)
+
+
+def artifact_shown(call: Call, args: GetArtifact) -> dict[str, Any]:
+    shown = artifacts.get_artifact(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        ref=args.artifact_id, revision=args.revision,
+    )  # fmt: skip
+    return present.shown_view(shown)
+
+
+def artifact_lines(call: Call, args: ReadArtifactFile) -> dict[str, Any]:
+    read = artifacts.read_artifact_file(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        ref=args.artifact_id, path=args.path, revision=args.revision, offset=args.offset,
+        limit=args.limit, room=WINDOW_ROOM,
+    )  # fmt: skip
+    return present.lines_view(read)
+
+
 def list_artifacts(call: Call, args: ListArtifacts) -> Reply:
-    found = present.list_artifacts(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
-        limit=args.limit,
-        offset=args.offset,
-    )
-    return paged_reply(found, "artifacts", args.offset)
+    return paged_reply(artifacts_page(call, args), "artifacts", args.offset)
 
 
 def get_artifact(call: Call, args: GetArtifact) -> Reply:
-    body = present.get_artifact(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
-        ref=args.artifact_id,
-        revision=args.revision,
-    )
-    return Reply(*present.fit_revisions(body))
+    return Reply(*present.fit_revisions(artifact_shown(call, args)))
 
 
 def read_artifact_file(call: Call, args: ReadArtifactFile) -> Reply:
-    body = present.read_artifact_file(
-        call.db, call.actor, project=args.project_id,
-        workspace_id=args.workspace_ref(), ref=args.artifact_id, path=args.path,
-        revision=args.revision, offset=args.offset, limit=args.limit, room=WINDOW_ROOM,
-    )  # fmt: skip
+    body = artifact_lines(call, args)
     return Reply(body, window_note(body))
 
 

@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import base64
 import binascii
+from typing import Any
 
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.contract.operation import Area, Call, Cli, NoDoor, Rest
+from crewboard.contract.operation import Area, Call, Cli, NoDoor, Rest, keyed
 from crewboard.contract.reply import WINDOW_ROOM, Reply, paged_reply, window_note
 from crewboard.contract.specs import local, present
 from crewboard.domain.files import MAX_PATH, MAX_WINDOW_LINES
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.errors import ValidationFailed
 from crewboard.jsonbody import MAX_UPLOAD_BODY
+from crewboard.services.idempotency import KeyedResult
+from crewboard.services.specs import files
 from crewboard.services.specs.file_lookup import FileRef
 
 FilePath = Field(default=None, min_length=1, max_length=MAX_PATH, description="Or the file's path.")
@@ -139,32 +142,29 @@ class DownloadSpecFile(_Named):
     include_trashed: bool = False
 
 
+# A read's whole answer, which REST gives as it is; MCP and the CLI fit a page to the budget.
+
+
+def spec_files_page(call: Call, args: ListSpecFiles) -> dict[str, Any]:
+    return present.list_spec_files(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        path=args.path, trashed=args.trashed, limit=args.limit, offset=args.offset,
+    )  # fmt: skip
+
+
+def spec_file_shown(call: Call, args: GetSpecFile) -> dict[str, Any]:
+    return present.get_spec_file(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        ref=args.ref(), include_trashed=args.include_trashed, revisions_limit=args.revisions,
+    )  # fmt: skip
+
+
 def list_spec_files(call: Call, args: ListSpecFiles) -> Reply:
-    found = present.list_spec_files(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
-        path=args.path,
-        trashed=args.trashed,
-        limit=args.limit,
-        offset=args.offset,
-    )
-    return paged_reply(found, "files", args.offset)
+    return paged_reply(spec_files_page(call, args), "files", args.offset)
 
 
 def get_spec_file(call: Call, args: GetSpecFile) -> Reply:
-    return Reply(
-        present.get_spec_file(
-            call.db,
-            call.actor,
-            project=args.project_id,
-            workspace_id=args.workspace_ref(),
-            ref=args.ref(),
-            include_trashed=args.include_trashed,
-            revisions_limit=args.revisions,
-        )
-    )
+    return Reply(spec_file_shown(call, args))
 
 
 def read_spec_file(call: Call, args: ReadSpecFile) -> Reply:
@@ -183,35 +183,30 @@ def read_spec_file(call: Call, args: ReadSpecFile) -> Reply:
     return Reply(body, window_note(body))
 
 
-def upload_spec_file(call: Call, args: UploadSpecFile) -> Reply:
-    made = present.upload_spec_file(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
-        path=args.path,
-        content=args.data(call),
-        idempotency_key=args.idempotency_key,
-    )
-    return Reply(
-        made.body, "Already made by this key: this is its answer." if made.replayed else None
-    )
+def upload_spec_file(call: Call, args: UploadSpecFile) -> KeyedResult:
+    return save_new_file(call, args, args.data(call))
 
 
-def update_spec_file(call: Call, args: UpdateSpecFile) -> Reply:
-    saved = present.update_spec_file(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
-        ref=args.ref(),
-        content=args.data(call),
-        expected_version=args.expected_version,
-        idempotency_key=args.idempotency_key,
-    )
-    return Reply(
-        saved.body, "Already saved by this key: this is its answer." if saved.replayed else None
-    )
+def save_new_file(call: Call, args: UploadSpecFile, content: bytes) -> KeyedResult:
+    """`files.upload_spec_file` with these bytes (REST reads them its own way)."""
+    return files.upload_spec_file(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        path=args.path, content=content, idempotency_key=args.idempotency_key,
+        answer=present.new_file_view,
+    )  # fmt: skip
+
+
+def update_spec_file(call: Call, args: UpdateSpecFile) -> KeyedResult:
+    return save_file(call, args, args.data(call))
+
+
+def save_file(call: Call, args: UpdateSpecFile, content: bytes) -> KeyedResult:
+    """`files.update_spec_file` with these bytes (REST reads them its own way)."""
+    return files.update_spec_file(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        ref=args.ref(), content=content, expected_version=args.expected_version,
+        idempotency_key=args.idempotency_key, answer=present.saved_view,
+    )  # fmt: skip
 
 
 def move_spec_file_to_trash(call: Call, args: TrashAction) -> Reply:
@@ -293,7 +288,7 @@ OPERATIONS = (
         "A new file at a path that has none yet: content (text), contentBase64 (bytes) or, on "
         "the stdio server, localFilePath.",
         UploadSpecFile,
-        upload_spec_file,
+        keyed(upload_spec_file),
         Rest.created("/api/v1/projects/{project}/specs"),
         Cli(("spec", "upload")),
     ),
@@ -304,7 +299,7 @@ OPERATIONS = (
         "(expectedVersion). If someone saved meanwhile nothing is written: read it again, "
         "merge, and save from the new version; do not resend your text as it was.",
         UpdateSpecFile,
-        update_spec_file,
+        keyed(update_spec_file, "Already saved by this key"),
         Rest("PUT", "/api/v1/projects/{project}/specs/{file}"),
         Cli(("spec", "save")),
     ),
