@@ -63,7 +63,7 @@ from crewboard.services.specs import file_lookup
 from crewboard.storage.database import Database
 from crewboard.storage.tables import metadata
 from tests.conftest import ONLY_POSTGRESQL, POSTGRESQL_IN_THE_SLOW_RUN
-from tests.support import artifact_calls, handoff_writes, spec_writes
+from tests.support import artifact_calls, handoff_calls, spec_writes
 from tests.support.databases import Reader
 from tests.support.factories import make_project, make_user
 from tests.support.review import review_world
@@ -201,11 +201,11 @@ def build_world(db: Database) -> World:
         files=[FileInput("index.html", b"<h1>Login</h1>\n"), FileInput("logo.png", PNG)],
         idempotency_key="artifact",
     ).body["artifact"]  # fmt: skip
-    handoff = handoff_writes.create_handoff(
+    handoff = handoff_calls.create_handoff(
         db, actor, project="CRW", workspace_id=None, bodies=Bodies("Shipped."), day="2026-03-01",
         linked_task_ids=task_ids[:2], idempotency_key="handoff",
     ).body["handoff"]  # fmt: skip
-    item = handoff_writes.create_handoff_action_item(
+    item = handoff_calls.create_handoff_action_item(
         db, actor, handoff_id=handoff["id"], text="Follow up", idempotency_key="item"
     ).body["actionItem"]
     session_ids = [_session(db, actor, n, archived=n > 0) for n in range(4)]

@@ -46,7 +46,7 @@ from crewboard.services.text_windows import ANSWER_BUDGET
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 from tests.conftest import BACKENDS, CLOCK_START
-from tests.support import artifact_calls, handoff_writes, spec_writes
+from tests.support import artifact_calls, handoff_calls, spec_writes
 from tests.support.databases import PostgresDatabases, SqliteDatabases
 from tests.support.factories import make_user
 from tests.support.mcp_client import body_of, mcp_client
@@ -215,21 +215,21 @@ def _handoff_world(db: Database, person: Actor, task_ids: list[str]) -> tuple[st
     people = [f"person{n}@example.com" for n in range(20)]
     bodies = Bodies(*(mixed(MAX_BODY, name) for name in ("done", "doing", "stuck", "next")))
     for n in range(98):
-        handoff_writes.create_handoff(
+        handoff_calls.create_handoff(
             db, person, project="CRW", workspace_id=None, bodies=Bodies("short"),
             day=(date(2026, 1, 1) + timedelta(days=n)).isoformat(), recipients=people,
         )  # fmt: skip
-    made = handoff_writes.create_handoff(
+    made = handoff_calls.create_handoff(
         db, person, project="CRW", workspace_id=None, bodies=bodies, day="2026-06-01",
         linked_task_ids=task_ids[:50], recipients=people,
     ).body["handoff"]  # fmt: skip
     for n in range(200):
-        item = handoff_writes.create_handoff_action_item(
+        item = handoff_calls.create_handoff_action_item(
             db, person, handoff_id=made["id"], text=mixed(MAX_ITEM_TEXT, f"item {n}"),
             assignee=people[n % 20], due_date="2026-06-02",
         ).body["actionItem"]  # fmt: skip
     emoji = Bodies(*(["🙂" * MAX_BODY] * 4))
-    huge = handoff_writes.create_handoff(
+    huge = handoff_calls.create_handoff(
         db, person, project="CRW", workspace_id=None, bodies=emoji, day="2026-06-02",
         linked_task_ids=task_ids[:50], recipients=people,
     ).body["handoff"]  # fmt: skip

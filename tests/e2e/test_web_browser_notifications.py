@@ -16,7 +16,7 @@ from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import User
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
-from tests.support import axe, handoff_writes
+from tests.support import axe, handoff_calls
 from tests.support.browser_pages import LIVE, browser, page, shot, sign_in, world
 from tests.support.factories import grant, make_project, make_user
 
@@ -25,7 +25,7 @@ __all__ = ["browser", "page", "world"]  # the fixtures this module borrows
 
 
 def handoff(db: Database, author: User, key: str, day: str, recipient: User) -> None:
-    handoff_writes.create_handoff(
+    handoff_calls.create_handoff(
         db, person_actor(author), project=key, workspace_id=None,
         bodies=Bodies(completed="Shipped the login fix."), day=day,
         recipients=[recipient.id], send_notification=True,

@@ -16,7 +16,6 @@ from typing import Any
 import httpx2
 from mcp import Client, MCPError
 
-from crewboard.contract.handoffs import present as handoffs
 from crewboard.contract.projects import present
 from crewboard.contract.sessions.present import started_answer
 from crewboard.contract.specs import present as files
@@ -38,7 +37,7 @@ from crewboard.services.sessions import sessions
 from crewboard.services.specs import file_lookup
 from crewboard.storage import tables
 from crewboard.storage.database import Database
-from tests.support import artifact_calls, handoff_writes, spec_writes
+from tests.support import artifact_calls, handoff_calls, spec_writes
 from tests.support.databases import Reader
 from tests.support.factories import make_project
 from tests.support.mcp_client import body_of
@@ -172,14 +171,16 @@ class World:
         """The handoff's updatedAt now (one of the right shape for a ghost)."""
         if spot.ghost:
             return GHOST_VERSION
-        found = handoffs.get_handoff(self.db, self.person, handoff_id=spot.handoff_id)
+        found = handoff_calls.get_handoff(self.db, self.person, handoff_id=spot.handoff_id)
         return str(found["handoff"]["updatedAt"])
 
     def item_version(self, spot: Spot) -> str:
         """The action item's updatedAt now (one of the right shape for a ghost)."""
         if spot.ghost:
             return GHOST_VERSION
-        found = handoffs.get_handoff_action_item(self.db, self.person, item_id=spot.action_item_id)
+        found = handoff_calls.get_handoff_action_item(
+            self.db, self.person, item_id=spot.action_item_id
+        )
         return str(found["actionItem"]["updatedAt"])
 
     def stream_token(self, spot: Spot) -> str:
@@ -280,10 +281,10 @@ def furnish(db: Database, user: User, key: str) -> Spot:
         db, person, project=key, workspace_id=None, slug="mockup", title=None, description=None,
         files=[FileInput("index.html", b"<h1>Mockup</h1>\n")], idempotency_key=None,
     )  # fmt: skip
-    handoff = handoff_writes.create_handoff(
+    handoff = handoff_calls.create_handoff(
         db, person, project=key, workspace_id=None, bodies=Bodies("Set up."), day="2000-01-01"
     ).body["handoff"]
-    item = handoff_writes.create_handoff_action_item(
+    item = handoff_calls.create_handoff_action_item(
         db, person, handoff_id=handoff["id"], text="Check"
     )
     return Spot(

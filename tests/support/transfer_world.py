@@ -19,7 +19,7 @@ from crewboard.services.review import decisions, drafts, messages
 from crewboard.services.sessions import sessions
 from crewboard.services.specs.file_lookup import FileRef
 from crewboard.storage.database import Database
-from tests.support import artifact_calls, handoff_writes, spec_writes
+from tests.support import artifact_calls, handoff_calls, spec_writes
 from tests.support.factories import make_user
 
 # Text every kind of character travels in: CJK, emoji, a control character, quotes, a newline.
@@ -98,11 +98,11 @@ def furnish_everything(db: Database, key: str = "MOVE") -> Everything:
         files=[FileInput("index.html", b"<h1>Two</h1>\n")], remove=[], base_revision=1,
         expected_version=1, idempotency_key=None,
     )  # fmt: skip
-    handoff = handoff_writes.create_handoff(
+    handoff = handoff_calls.create_handoff(
         db, person, project=key, workspace_id=None, bodies=Bodies(ODD, "Doing", "None", "Next"),
         day="2026-12-01", linked_task_ids=[main["id"]], recipients=[member.email],
     ).body["handoff"]  # fmt: skip
-    handoff_writes.create_handoff_action_item(
+    handoff_calls.create_handoff_action_item(
         db, person, handoff_id=handoff["id"], text="Check the archive", assignee=member.email,
         due_date="2026-12-02",
     )  # fmt: skip

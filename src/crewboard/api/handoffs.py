@@ -21,13 +21,14 @@ from crewboard.api.common import (
     query_params,
     run_service,
 )
-from crewboard.api.operations import endpoint_for, keyed_endpoint
+from crewboard.api.operations import endpoint_for, keyed_endpoint, run_made
 from crewboard.contract.handoffs import handoffs, present
 from crewboard.contract.handoffs.handoffs import (
     CreateActionItem,
     CreateHandoff,
     ListActionItems,
 )
+from crewboard.services.handoffs import queries
 
 P = "/api/v1/projects/{project}"
 
@@ -36,24 +37,16 @@ async def get_handoff(request: Request) -> dict[str, Any]:
     query_params(request, NoQuery)
     ref = request.path_params["handoff"]
     return await run_service(
-        request, lambda db, actor: present.get_handoff(db, actor, handoff_id=ref)
+        request,
+        lambda db, actor: present.handoff_answer(
+            queries.get_handoff(db, actor, handoff_id=ref), actor
+        ),
     )
 
 
 async def _items(request: Request, filters: dict[str, Any]) -> dict[str, Any]:
     args = parse_args(ListActionItems, filters, strict=False)
-    return await run_service(
-        request,
-        lambda db, actor: present.list_handoff_action_items(
-            db,
-            actor,
-            handoff_id=args.handoff_id,
-            project=args.project_id,
-            day=args.date,
-            cursor=args.cursor,
-            limit=args.limit,
-        ),
-    )
+    return await run_made(request, handoffs.action_items_page, args)
 
 
 async def handoff_items(request: Request) -> dict[str, Any]:

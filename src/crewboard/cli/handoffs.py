@@ -20,7 +20,7 @@ from crewboard.cli.common import (
 from crewboard.contract.handoffs import present
 from crewboard.contract.handoffs.handoffs import CreateActionItem, ListHandoffs
 from crewboard.domain.handoffs import BODY_LABELS, WIRE_BODIES, Bodies, ItemStatus
-from crewboard.services.handoffs import commands
+from crewboard.services.handoffs import commands, queries
 from crewboard.services.identity.access import ANY_WORKSPACE
 from crewboard.storage.database import Database
 
@@ -70,11 +70,12 @@ def handoff_list(
             "projectId": project, "author": author, "recipient": recipient, "since": since,
             "until": until, "limit": limit, "offset": offset,
         })  # fmt: skip
-        found = present.list_handoffs(
+        page = queries.list_handoffs(
             db, acting_person(db, as_email), project=args.project_id, author=args.author,
             recipient=args.recipient, since=args.since, until=args.until, limit=args.limit,
             offset=args.offset,
         )  # fmt: skip
+        found = present.handoff_page_view(page)
         emit(as_json, found, lambda: "\n".join(map(_line, found["handoffs"])) or "none")
 
     guarded(state_, as_json, act)
@@ -89,7 +90,8 @@ def handoff_show(state_: State, handoff_id: str, as_email: str | None, as_json: 
     """A handoff whole: its bodies, linked tasks and first action items."""
 
     def act(db: Database) -> None:
-        h = present.get_handoff(db, acting_person(db, as_email), handoff_id=handoff_id)
+        person = acting_person(db, as_email)
+        h = present.handoff_answer(queries.get_handoff(db, person, handoff_id=handoff_id), person)
         h = h["handoff"]
 
         def text() -> str:
@@ -189,7 +191,8 @@ def handoff_set_item(state_: State, item_id: str, status: str | None, assignee: 
 
     def act(db: Database) -> None:
         person = acting_person(db, as_email)
-        now = present.get_handoff_action_item(db, person, item_id=item_id)["actionItem"]
+        now = present.item_answer(queries.get_handoff_action_item(db, person, item_id=item_id))
+        now = now["actionItem"]
         changes: dict[str, Any] = {}
         if status is not None:
             changes["status"] = status

@@ -164,11 +164,12 @@ def artifacts_page(call: Call, args: ListArtifacts) -> dict[str, Any]:
 
 
 def artifact_shown(call: Call, args: GetArtifact) -> dict[str, Any]:
-    shown = artifacts.get_artifact(
-        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
-        ref=args.artifact_id, revision=args.revision,
+    return present.shown_view(
+        artifacts.get_artifact(
+            call.db, call.actor, ref=args.artifact_id, revision=args.revision,
+            project=args.project_id, workspace_id=args.workspace_ref(),
+        )
     )  # fmt: skip
-    return present.shown_view(shown)
 
 
 def artifact_lines(call: Call, args: ReadArtifactFile) -> dict[str, Any]:

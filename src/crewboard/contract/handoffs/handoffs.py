@@ -27,7 +27,7 @@ from crewboard.domain.handoffs import (
     ItemStatus,
 )
 from crewboard.domain.identity.access import Toolset
-from crewboard.services.handoffs import commands
+from crewboard.services.handoffs import commands, queries
 from crewboard.services.idempotency import KeyedResult
 
 HandoffRef = Field(min_length=1, max_length=64, description="The handoff's id (hof_…).")
@@ -184,16 +184,16 @@ def update_handoff(call: Call, args: UpdateHandoff) -> Reply:
         call.db, call.actor, handoff_id=args.handoff_id, workspace_id=args.workspace_ref(),
         expected_updated_at=args.expected_updated_at, changes=args.changes(),
     )  # fmt: skip
-    return Reply(present.changed_view(read, call.actor))
+    return Reply(present.handoff_answer(read, call.actor))
 
 
 def list_handoffs(call: Call, args: ListHandoffs) -> Reply:
-    found = present.list_handoffs(
+    page = queries.list_handoffs(
         call.db, call.actor, project=args.project_id, author=args.author,
         recipient=args.recipient, since=args.since, until=args.until, limit=args.limit,
         offset=args.offset,
     )  # fmt: skip
-    return paged_reply(found, "handoffs", args.offset)
+    return paged_reply(present.handoff_page_view(page), "handoffs", args.offset)
 
 
 def _more_items(cursor: str | None) -> str | None:
@@ -203,7 +203,8 @@ def _more_items(cursor: str | None) -> str | None:
 
 
 def get_handoff(call: Call, args: GetHandoff) -> Reply:
-    body = present.get_handoff(call.db, call.actor, handoff_id=args.handoff_id, room=ROWS_BUDGET)
+    read = queries.get_handoff(call.db, call.actor, handoff_id=args.handoff_id)
+    body = present.handoff_answer(read, call.actor, ROWS_BUDGET)
     notes = [_more_items(body["handoff"]["actionItemsCursor"])]
     if body["handoff"].get("truncated"):
         notes.append(
@@ -213,16 +214,23 @@ def get_handoff(call: Call, args: GetHandoff) -> Reply:
     return Reply(body, " ".join(n for n in notes if n) or None)
 
 
-def list_handoff_action_items(call: Call, args: ListActionItems) -> Reply:
-    body = present.list_handoff_action_items(
+def action_items_page(call: Call, args: ListActionItems, room: int | None = None) -> dict[str, Any]:
+    """A page of action items, whole (as REST gives it) or within `room` bytes."""
+    page = queries.list_handoff_action_items(
         call.db, call.actor, handoff_id=args.handoff_id, project=args.project_id, day=args.date,
-        cursor=args.cursor, limit=args.limit, room=ROWS_BUDGET,
+        cursor=args.cursor, limit=args.limit,
     )  # fmt: skip
+    return present.item_page_view(page, call.actor, room)
+
+
+def list_handoff_action_items(call: Call, args: ListActionItems) -> Reply:
+    body = action_items_page(call, args, ROWS_BUDGET)
     return Reply(body, _more_items(body["nextCursor"]))
 
 
 def get_handoff_action_item(call: Call, args: GetActionItem) -> Reply:
-    return Reply(present.get_handoff_action_item(call.db, call.actor, item_id=args.action_item_id))
+    read = queries.get_handoff_action_item(call.db, call.actor, item_id=args.action_item_id)
+    return Reply(present.item_answer(read))
 
 
 def create_handoff_action_item(call: Call, args: CreateActionItem) -> KeyedResult:

@@ -2,9 +2,9 @@
 `services/handoffs` into the camelCase answers every door gives (MCP, REST, the CLI's JSON and
 the web page), and fits a handoff or a page of action items to an answer budget.
 
-The functions named after a read run it and word its result; a write's caller runs the
-command and words its result with `made_view`, `changed_view` or `item_answer`, so a use case
-answers alike on every door.
+A door runs the use case (`commands`, `queries`) and words its result with these views
+(`made_view`, `handoff_answer`, `item_answer`, the page views), so a use case answers alike on
+every door.
 """
 
 from __future__ import annotations
@@ -208,66 +208,15 @@ def made_view(actor: Actor) -> Callable[[HandoffMade], dict[str, Any]]:
     return answer
 
 
-def changed_view(read: HandoffRead, actor: Actor) -> dict[str, Any]:
-    """The answer to a handoff changed: `handoff`, whole."""
-    return {"handoff": handoff_view(read, actor)}
+def handoff_answer(read: HandoffRead, actor: Actor, room: int | None = None) -> dict[str, Any]:
+    """The answer to a handoff changed or read: `handoff`, whole or within `room` bytes
+    (`actionItemsCursor` continues with list_handoff_action_items)."""
+    return {"handoff": handoff_view(read, actor, room)}
 
 
 def item_answer(read: ItemRead) -> dict[str, Any]:
     """The answer to an action item made, changed or read: `actionItem`."""
     return {"actionItem": item_view(read.item, read.users)}
-
-
-# --- the reads, worded ---------------------------------------------------------------------
-
-
-def get_handoff(
-    db: Database, actor: Actor, *, handoff_id: str, room: int | None = None
-) -> dict[str, Any]:
-    """The handoff, within `room` bytes when given (`actionItemsCursor` continues with
-    list_handoff_action_items)."""
-    read = queries.get_handoff(db, actor, handoff_id=handoff_id)
-    return {"handoff": handoff_view(read, actor, room)}
-
-
-def list_handoffs(
-    db: Database,
-    actor: Actor,
-    *,
-    project: str,
-    author: str | None = None,
-    recipient: str | None = None,
-    since: str | None = None,
-    until: str | None = None,
-    limit: int = DEFAULT_PAGE,
-    offset: int = 0,
-) -> dict[str, Any]:
-    page = queries.list_handoffs(
-        db, actor, project=project, author=author, recipient=recipient, since=since,
-        until=until, limit=limit, offset=offset,
-    )  # fmt: skip
-    return handoff_page_view(page)
-
-
-def list_handoff_action_items(
-    db: Database,
-    actor: Actor,
-    *,
-    handoff_id: str | None = None,
-    project: str | None = None,
-    day: str | None = None,
-    cursor: str | None = None,
-    limit: int = DEFAULT_PAGE,
-    room: int | None = None,
-) -> dict[str, Any]:
-    page = queries.list_handoff_action_items(
-        db, actor, handoff_id=handoff_id, project=project, day=day, cursor=cursor, limit=limit
-    )
-    return item_page_view(page, actor, room)
-
-
-def get_handoff_action_item(db: Database, actor: Actor, *, item_id: str) -> dict[str, Any]:
-    return item_answer(queries.get_handoff_action_item(db, actor, item_id=item_id))
 
 
 def day_sheet(db: Database, actor: Actor, *, project: str, day: str | None) -> dict[str, Any]:
