@@ -35,7 +35,7 @@ from crewboard.api.common import (
     refuse_carried,
     run_service,
 )
-from crewboard.api.operations import endpoint_for, keyed_endpoint, run_made
+from crewboard.api.operations import endpoint_for, keyed_endpoint, read_endpoint, run_made
 from crewboard.contract import args as a
 from crewboard.contract.artifacts import artifacts as contract
 from crewboard.contract.artifacts import present
@@ -77,24 +77,6 @@ def _path(request: Request) -> dict[str, Any]:
 
 def _named(request: Request, model: type[a.Args]) -> dict[str, Any]:
     return {**query_params(request, model), **_path(request)}
-
-
-async def list_artifacts(request: Request) -> dict[str, Any]:
-    query = query_params(request, ListArtifacts)
-    args = parse_args(
-        ListArtifacts, {**query, "projectId": request.path_params["project"]}, strict=False
-    )
-    return await run_made(request, contract.artifacts_page, args)
-
-
-async def get_artifact(request: Request) -> dict[str, Any]:
-    args = parse_args(GetArtifact, _named(request, RevisionQuery), strict=False)
-    return await run_made(request, contract.artifact_shown, args)
-
-
-async def read_artifact_file(request: Request) -> dict[str, Any]:
-    args = parse_args(ReadArtifactFile, _named(request, LinesQuery), strict=False)
-    return await run_made(request, contract.artifact_lines, args)
 
 
 async def artifact_file(request: Request) -> Response:
@@ -203,9 +185,9 @@ RollbackBody = model_without(
 )
 
 ENDPOINTS: tuple[Endpoint, ...] = (
-    endpoint_for(
+    read_endpoint(
         "list_artifacts",
-        list_artifacts,
+        contract.artifacts_page,
         "The project's artifacts, most recently changed first, paged",
         query=ListArtifacts,
     ),
@@ -217,15 +199,15 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         CreateBody,
         limit=MAX_UPLOAD_BODY,
     ),
-    endpoint_for(
+    read_endpoint(
         "get_artifact",
-        get_artifact,
+        contract.artifact_shown,
         "An artifact (by id or slug), one revision's files and the kept revisions",
         query=RevisionQuery,
     ),
-    endpoint_for(
+    read_endpoint(
         "read_artifact_file",
-        read_artifact_file,
+        contract.artifact_lines,
         "A text file of a revision in windows of lines (path, offset, limit)",
         query=LinesQuery,
     ),

@@ -21,7 +21,7 @@ from crewboard.api.common import (
     query_params,
     run_service,
 )
-from crewboard.api.operations import endpoint_for, keyed_endpoint, run_made
+from crewboard.api.operations import endpoint_for, keyed_endpoint, read_endpoint, run_made
 from crewboard.contract.handoffs import handoffs, present
 from crewboard.contract.handoffs.handoffs import (
     CreateActionItem,
@@ -44,19 +44,12 @@ async def get_handoff(request: Request) -> dict[str, Any]:
     )
 
 
-async def _items(request: Request, filters: dict[str, Any]) -> dict[str, Any]:
-    args = parse_args(ListActionItems, filters, strict=False)
-    return await run_made(request, handoffs.action_items_page, args)
-
-
-async def handoff_items(request: Request) -> dict[str, Any]:
-    query = query_params(request, ItemsQuery)
-    return await _items(request, {**query, "handoffId": request.path_params["handoff"]})
-
-
 async def project_items(request: Request) -> dict[str, Any]:
     query = query_params(request, DayItemsQuery)
-    return await _items(request, {**query, "projectId": request.path_params["project"]})
+    filters = {**query, "projectId": request.path_params["project"]}
+    return await run_made(
+        request, handoffs.action_items_page, parse_args(ListActionItems, filters, strict=False)
+    )
 
 
 # --- what OpenAPI shows of the queries and bodies ----------------------------------------------
@@ -109,9 +102,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         query=DayItemsQuery,
     ),
     endpoint_for("get_handoff", get_handoff, "A handoff with its bodies and first action items"),
-    endpoint_for(
+    read_endpoint(
         "list_handoff_action_items",
-        handoff_items,
+        handoffs.action_items_page,
         "A handoff's action items, oldest first (cursor)",
         query=ItemsQuery,
     ),

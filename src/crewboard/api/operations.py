@@ -36,6 +36,7 @@ from crewboard.api.common import (
     keyed_body,
     parse_args,
     query_list,
+    query_params,
     read_body,
     reads_headers,
     refuse_carried,
@@ -107,6 +108,25 @@ def call_of(request: Request) -> Call:
 async def run_made(request: Request, made: Callable[[Call, A], T], args: A) -> T:
     """`made(call, args)` in a worker thread (it blocks on the database), as the caller."""
     return await to_thread.run_sync(made, call_of(request), args)
+
+
+def read_endpoint(
+    name: str,
+    made: Callable[[Call, Any], dict[str, Any]],
+    summary: str,
+    *,
+    query: type[Args],
+) -> Endpoint:
+    """The endpoint of a read that REST answers whole where MCP fits it to its budget: the
+    query string (each parameter a field of `query`, which OpenAPI shows) and the path's
+    arguments, checked by the operation's model; `made` answers."""
+    route = _route(name)
+
+    async def answer(request: Request) -> dict[str, Any]:
+        given = {**query_params(request, query), **route.from_path(request)}
+        return await run_made(request, made, parse_args(route.operation.args, given, strict=False))
+
+    return endpoint_for(name, answer, summary, query=query)
 
 
 def keyed_endpoint(
@@ -235,23 +255,15 @@ def _query_handler(route: _Route) -> Handler:
     return answer
 
 
-def _body_handler(route: _Route) -> Handler:
+def _body_handler(route: _Route, *, keyed: bool = False) -> Handler:
+    """The JSON body as the arguments; a keyed write's key may come in Idempotency-Key."""
+
     async def answer(request: Request) -> Response:
         route.operation.check_scopes(actor_of(request))
-        data = await read_body(request)
+        data = await (keyed_body(request) if keyed else read_body(request))
         return await route.answer(request, route.body_arguments(request, data))
 
-    return answer
-
-
-def _keyed_handler(route: _Route) -> Handler:
-    @reads_headers(IDEMPOTENCY_KEY)
-    async def answer(request: Request) -> Response:
-        route.operation.check_scopes(actor_of(request))
-        data = await keyed_body(request)
-        return await route.answer(request, route.body_arguments(request, data))
-
-    return answer
+    return reads_headers(IDEMPOTENCY_KEY)(answer) if keyed else answer
 
 
 def _keyed_revision_handler(route: _Route) -> Handler:
@@ -295,7 +307,7 @@ def operation_endpoint(operation: Operation) -> Endpoint:
             raise ValueError(f"{operation.name}: a revision without a key has no handler")
         handler = _keyed_revision_handler(route)
     elif "idempotencyKey" in fields:
-        handler = _keyed_handler(route)
+        handler = _body_handler(route, keyed=True)
     else:
         handler = _body_handler(route)
     return Endpoint(

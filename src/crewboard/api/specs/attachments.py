@@ -24,7 +24,7 @@ from crewboard.api.common import (
     reads_headers,
     run_service,
 )
-from crewboard.api.operations import endpoint_for, run_made
+from crewboard.api.operations import endpoint_for, read_endpoint, run_made
 from crewboard.api.specs.common import (
     TEXT,
     body_of,
@@ -61,14 +61,6 @@ def _attachment_args(request: Request, model: type[M], query: type[a.Args]) -> M
     path = request.path_params
     named = {"projectId": path["project"], "attachmentId": path["attachment"]}
     return parse_args(model, {**query_params(request, query), **named}, strict=False)
-
-
-async def list_attachments(request: Request) -> dict[str, Any]:
-    query = query_params(request, ListAttachments)
-    args = parse_args(
-        ListAttachments, {**query, "projectId": request.path_params["project"]}, strict=False
-    )
-    return await run_made(request, contract.attachments_page, args)
 
 
 async def get_attachment(request: Request) -> dict[str, Any]:
@@ -157,9 +149,9 @@ AttachmentUploadBody = model_without(
 
 AT = "/api/v1/projects/{project}/attachments"
 ENDPOINTS: tuple[Endpoint, ...] = (
-    endpoint_for(
+    read_endpoint(
         "list_attachments",
-        list_attachments,
+        contract.attachments_page,
         "The project's attachments by name, paged",
         query=ListAttachments,
     ),

@@ -26,13 +26,12 @@ from crewboard.api.common import (
     run_service,
     workspace_of,
 )
-from crewboard.api.operations import endpoint_for, run_made
+from crewboard.api.operations import endpoint_for, read_endpoint, run_made
 from crewboard.api.specs.common import (
     NOT_IN_BODY,
     body_of,
     expected_version,
     if_match_version,
-    named,
 )
 from crewboard.contract.specs import comments as contract
 from crewboard.contract.specs import present
@@ -46,11 +45,6 @@ from crewboard.contract.specs.comments import (
 from crewboard.errors import ValidationFailed
 
 # --- comment threads -------------------------------------------------------------------------
-
-
-async def list_threads(request: Request) -> dict[str, Any]:
-    args = parse_args(ListSpecFileComments, named(request, ThreadsQuery), strict=False)
-    return await run_made(request, contract.threads_page, args)
 
 
 def _on(request: Request, data: dict[str, Any], **named: str) -> dict[str, Any]:
@@ -155,9 +149,9 @@ CommentDeleteBody = model_without(
 P = "/api/v1/projects/{project}"
 F = f"{P}/specs/{{file}}"
 ENDPOINTS: tuple[Endpoint, ...] = (
-    endpoint_for(
+    read_endpoint(
         "list_spec_file_comments",
-        list_threads,
+        contract.threads_page,
         "A file's comment threads in file order (status: open, resolved or orphaned), paged",
         query=ThreadsQuery,
     ),

@@ -28,13 +28,12 @@ from crewboard.api.common import (
     keyed_body,
     model_without,
     parse_args,
-    query_params,
     read_body,
     reads_headers,
     run_service,
     workspace_of,
 )
-from crewboard.api.operations import endpoint_for, run_made
+from crewboard.api.operations import endpoint_for, read_endpoint, run_made
 from crewboard.api.specs.common import (
     BINARY,
     CAP,
@@ -61,19 +60,6 @@ from crewboard.errors import ValidationFailed
 from crewboard.jsonbody import MAX_UPLOAD_BODY
 
 # --- reading ---------------------------------------------------------------------------------
-
-
-async def list_spec_files(request: Request) -> dict[str, Any]:
-    query = query_params(request, ListSpecFiles)
-    args = parse_args(
-        ListSpecFiles, {**query, "projectId": request.path_params["project"]}, strict=False
-    )
-    return await run_made(request, contract.spec_files_page, args)
-
-
-async def get_spec_file(request: Request) -> dict[str, Any]:
-    args = parse_args(GetSpecFile, named(request, DetailsQuery), strict=False)
-    return await run_made(request, contract.spec_file_shown, args)
 
 
 async def read_spec_file(request: Request) -> dict[str, Any]:
@@ -215,9 +201,9 @@ P = "/api/v1/projects/{project}"
 S = f"{P}/specs"
 F = f"{S}/{{file}}"
 ENDPOINTS: tuple[Endpoint, ...] = (
-    endpoint_for(
+    read_endpoint(
         "list_spec_files",
-        list_spec_files,
+        contract.spec_files_page,
         "Spec files in path order (path: a folder; trashed: the trash bin), paged",
         query=ListSpecFiles,
     ),
@@ -227,9 +213,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         f"Add a spec file at a new path: content or contentBase64 ({CAP}; Idempotency-Key header)",
         UploadBody,
     ),
-    endpoint_for(
+    read_endpoint(
         "get_spec_file",
-        get_spec_file,
+        contract.spec_file_shown,
         "One spec file with its contentVersion (revisions: the N newest)",
         query=DetailsQuery,
     ),

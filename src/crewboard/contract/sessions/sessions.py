@@ -152,7 +152,7 @@ def list_spec_sessions(call: Call, args: ListSpecSessions) -> Reply:
 
 def get_spec_session(call: Call, args: GetSpecSession) -> Reply:
     if args.given("context_offset") or args.given("context_limit"):
-        return _context_window(call, args)
+        return context_window(call, args)
     found = sessions.get_session(
         call.db,
         call.actor,
@@ -177,7 +177,7 @@ def get_spec_session(call: Call, args: GetSpecSession) -> Reply:
     return Reply(fitted, note)
 
 
-def _context_window(call: Call, args: GetSpecSession) -> Reply:
+def context_window(call: Call, args: GetSpecSession) -> Reply:
     """One window of the session's working context (contextOffset, contextLimit).
 
     Raises:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import Field
@@ -210,25 +211,21 @@ def save_file(call: Call, args: UpdateSpecFile, content: bytes) -> KeyedResult:
 
 
 def move_spec_file_to_trash(call: Call, args: TrashAction) -> Reply:
-    done = present.move_spec_file_to_trash(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
-        ref=args.ref(),
-    )
-    return Reply(done, None if done["changed"] else "It was already in the trash bin.")
+    return _trash(call, args, present.move_spec_file_to_trash, "It was already in the trash bin.")
 
 
 def restore_spec_file_from_trash(call: Call, args: TrashAction) -> Reply:
-    done = present.restore_spec_file_from_trash(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
+    return _trash(call, args, present.restore_spec_file_from_trash, "It was not in the trash bin.")
+
+
+def _trash(
+    call: Call, args: TrashAction, change: Callable[..., dict[str, Any]], unchanged: str
+) -> Reply:
+    done = change(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
         ref=args.ref(),
-    )
-    return Reply(done, None if done["changed"] else "It was not in the trash bin.")
+    )  # fmt: skip
+    return Reply(done, None if done["changed"] else unchanged)
 
 
 def download_spec_file(call: Call, args: DownloadSpecFile) -> Reply:
