@@ -57,19 +57,13 @@ class GetProjectMemory(Args):
 
 def get_project_memory(call: Call, args: GetProjectMemory) -> Reply:
     body = memory_present.get_project_memory(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
-        document=args.document,
-        collection=args.collection,
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        document=args.document, collection=args.collection,
         ids=list(args.ids) if args.ids is not None else None,
-        include_content=args.include_content,
-        limit=args.limit,
-        offset=args.offset,
+        include_content=args.include_content, limit=args.limit, offset=args.offset,
         content_offset=args.content_offset if args.given("content_offset") else None,
         content_limit=args.content_limit if args.given("content_limit") else None,
-    )
+    )  # fmt: skip
     if "text" in body:
         following = body["nextOffset"]
         more = f"Pass contentOffset {following} for more ({body['length']} characters)."

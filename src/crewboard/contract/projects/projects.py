@@ -16,15 +16,10 @@ ROW_BUDGET = RESPONSE_BUDGET - 4096  # one project row and the page around it
 
 def list_projects(call: Call, args: a.ListProjects) -> Reply:
     page = projects.list_projects(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_id,
-        filter_workspace=args.given("workspace_id"),
-        include_archived=args.include_archived,
-        limit=args.limit,
-        offset=args.offset,
-    )
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_id,
+        filter_workspace=args.given("workspace_id"), include_archived=args.include_archived,
+        limit=args.limit, offset=args.offset,
+    )  # fmt: skip
     rows = fit_rows([present.fit_project(view, ROW_BUDGET) for view in present.project_rows(page)])
     following = args.offset + len(rows)
     body = {
@@ -52,28 +47,20 @@ def create_project(call: Call, args: a.CreateProject) -> Reply:
 
 
 def update_project(call: Call, args: a.UpdateProject) -> Reply:
-    return Reply(
-        present.update_project(
-            call.db,
-            call.actor,
-            project=args.project_id,
-            workspace_id=args.workspace_ref(),
-            **args.changes(),
-        )
-    )
+    changed = present.update_project(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        **args.changes(),
+    )  # fmt: skip
+    return Reply(changed)
 
 
 def _set_archived(archived: bool):  # type: ignore[no-untyped-def]
     def run(call: Call, args: a.ProjectAction) -> Reply:
-        return Reply(
-            present.set_project_archived(
-                call.db,
-                call.actor,
-                project=args.project_id,
-                workspace_id=args.workspace_ref(),
-                archived=archived,
-            )
-        )
+        changed = present.set_project_archived(
+            call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+            archived=archived,
+        )  # fmt: skip
+        return Reply(changed)
 
     return run
 

@@ -21,13 +21,9 @@ def get_project_state(call: Call, args: a.GetProjectState) -> Reply:
 
 def update_project_state(call: Call, args: a.UpdateProjectState) -> Reply:
     saved = state.update_project_state(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
-        content=args.content,
-        expected_revision=args.expected_revision,
-    )
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        content=args.content, expected_revision=args.expected_revision,
+    )  # fmt: skip
     note = "This save had already happened: this is its answer." if saved.replayed else None
     return Reply(present.state_saved_view(saved), note)
 

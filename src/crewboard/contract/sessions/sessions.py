@@ -154,12 +154,9 @@ def get_spec_session(call: Call, args: GetSpecSession) -> Reply:
     if args.given("context_offset") or args.given("context_limit"):
         return context_window(call, args)
     found = sessions.get_session(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
         ref=args.session_id,
-    )
+    )  # fmt: skip
     body = present.found_answer(found, call.settings.public_url)
     if not args.include_context:
         return Reply(body)
@@ -192,12 +189,9 @@ def context_window(call: Call, args: GetSpecSession) -> Reply:
         limit_field="contextLimit",
     )  # fmt: skip
     text = session_context(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        ref=args.session_id,
+        call.db, call.actor, project=args.project_id, ref=args.session_id,
         workspace_id=args.workspace_ref(),
-    )
+    )  # fmt: skip
     body = window(
         {"sessionId": args.session_id, "field": "context"}, text, offset=args.context_offset,
         limit=args.context_limit, budget=RESPONSE_BUDGET, offset_field="contextOffset",

@@ -111,15 +111,10 @@ def get_attachment(call: Call, args: GetAttachment) -> Reply:
 
 def read_attachment(call: Call, args: ReadAttachment) -> Reply:
     body = present.read_attachment(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
-        attachment_id=args.attachment_id,
-        offset=args.offset,
-        limit=args.limit,
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        attachment_id=args.attachment_id, offset=args.offset, limit=args.limit,
         room=WINDOW_ROOM,
-    )
+    )  # fmt: skip
     image = body.pop("image", None)
     if image is not None:
         return Reply(body, image=(image, body["attachment"]["mediaType"]))

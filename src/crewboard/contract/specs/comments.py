@@ -120,17 +120,11 @@ def reply_spec_file_comment_thread(call: Call, args: ReplySpecFileCommentThread)
 
 
 def update_spec_file_comment(call: Call, args: UpdateSpecFileComment) -> Reply:
-    return Reply(
-        present.update_spec_file_comment(
-            call.db,
-            call.actor,
-            project=args.project_id,
-            workspace_id=args.workspace_ref(),
-            comment_id=args.comment_id,
-            body=args.body,
-            expected_version=args.expected_version,
-        )
-    )
+    edited = present.update_spec_file_comment(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        comment_id=args.comment_id, body=args.body, expected_version=args.expected_version,
+    )  # fmt: skip
+    return Reply(edited)
 
 
 _OUTCOMES = {
@@ -142,12 +136,9 @@ _OUTCOMES = {
 
 def delete_spec_file_comment(call: Call, args: DeleteSpecFileComment) -> Reply:
     done = present.delete_spec_file_comment(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
         comment_id=args.comment_id,
-    )
+    )  # fmt: skip
     return Reply(done, _OUTCOMES[done["outcome"]])
 
 

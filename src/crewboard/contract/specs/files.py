@@ -170,17 +170,10 @@ def get_spec_file(call: Call, args: GetSpecFile) -> Reply:
 
 def read_spec_file(call: Call, args: ReadSpecFile) -> Reply:
     body = present.read_spec_file(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
-        ref=args.ref(),
-        offset=args.offset,
-        limit=args.limit,
-        revision=args.revision,
-        room=WINDOW_ROOM,
-        include_trashed=args.include_trashed,
-    )
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        ref=args.ref(), offset=args.offset, limit=args.limit, revision=args.revision,
+        room=WINDOW_ROOM, include_trashed=args.include_trashed,
+    )  # fmt: skip
     return Reply(body, window_note(body))
 
 
@@ -231,14 +224,9 @@ def _trash(
 def download_spec_file(call: Call, args: DownloadSpecFile) -> Reply:
     local.require_stdio(call, "download_spec_file")
     view, data = present.read_file_bytes(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
-        ref=args.ref(),
-        revision=args.revision,
-        include_trashed=args.include_trashed,
-    )
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        ref=args.ref(), revision=args.revision, include_trashed=args.include_trashed,
+    )  # fmt: skip
     saved_to = local.write_local(call, args.folder, view["path"], data, overwrite=args.overwrite)
     return Reply({"file": view, "savedTo": str(saved_to), "bytes": len(data)})
 
