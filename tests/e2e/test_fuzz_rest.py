@@ -63,7 +63,7 @@ from crewboard.services.specs import file_lookup
 from crewboard.storage.database import Database
 from crewboard.storage.tables import metadata
 from tests.conftest import ONLY_POSTGRESQL, POSTGRESQL_IN_THE_SLOW_RUN
-from tests.support import artifact_calls, handoff_calls, spec_writes
+from tests.support import artifact_calls, handoff_calls, spec_calls
 from tests.support.databases import Reader
 from tests.support.factories import make_project, make_user
 from tests.support.review import review_world
@@ -163,7 +163,7 @@ def build_world(db: Database) -> World:
         )
     crw = present.describe_project(db, actor, "CRW")["project"]["id"]
     specs = [
-        spec_writes.upload_spec_file(
+        spec_calls.upload_spec_file(
             db,
             actor,
             project="CRW",
@@ -174,17 +174,17 @@ def build_world(db: Database) -> World:
         ).body["file"]["id"]
         for path, content in (("docs/spec.md", b"# Spec\nline 2\n"), ("logo.png", PNG))
     ]
-    thread = spec_writes.create_spec_file_comment_thread(
+    thread = spec_calls.create_spec_file_comment_thread(
         db, actor, project="CRW", workspace_id=None, ref=file_lookup.FileRef(file_id=specs[0]),
         anchor_quote="line 2", anchor_prefix=None, anchor_suffix=None, body="Why?",
         idempotency_key="thread",
     ).body["thread"]  # fmt: skip
-    answer = spec_writes.reply_spec_file_comment_thread(
+    answer = spec_calls.reply_spec_file_comment_thread(
         db, actor, project="CRW", workspace_id=None, thread_id=thread["id"], body="Because.",
         idempotency_key="reply",
     ).body["comment"]  # fmt: skip
     attached = [
-        spec_writes.upload_attachment(
+        spec_calls.upload_attachment(
             db,
             actor,
             project="CRW",

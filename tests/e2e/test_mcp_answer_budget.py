@@ -46,7 +46,7 @@ from crewboard.services.text_windows import ANSWER_BUDGET
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 from tests.conftest import BACKENDS, CLOCK_START
-from tests.support import artifact_calls, handoff_calls, spec_writes
+from tests.support import artifact_calls, handoff_calls, spec_calls
 from tests.support.databases import PostgresDatabases, SqliteDatabases
 from tests.support.factories import make_user
 from tests.support.mcp_client import body_of, mcp_client
@@ -243,33 +243,33 @@ def _spec_world(db: Database, person: Actor) -> tuple[str, str, str, str]:
     folder = "/".join(f"folder {n} 漢字とかな 🙂" + "f" * 180 for n in range(2))  # long, deep
     small: list[str] = []
     for n in range(200):
-        small.append(spec_writes.upload_spec_file(
+        small.append(spec_calls.upload_spec_file(
             db, person, project="CRW", workspace_id=None, path=f"{folder}/{n:03d}.md",
             content=b"x\n", idempotency_key=None,
         ).body["file"]["id"])  # fmt: skip
     big = "".join(mixed(5000, f"l{n}").replace("\n", " ") + "\n" for n in range(600))
-    made = spec_writes.upload_spec_file(
+    made = spec_calls.upload_spec_file(
         db, person, project="CRW", workspace_id=None, path="docs/big.md",
         content=big.encode(), idempotency_key=None,
     ).body["file"]  # fmt: skip
     images: list[str] = []
     for n in range(199):
-        images.append(spec_writes.upload_attachment(
+        images.append(spec_calls.upload_attachment(
             db, person, project="CRW", workspace_id=None, name=f"{n:03d}-" + "a" * 240 + ".png",
             content=b"\x89PNG\r\n\x1a\n" + bytes(64), override=False, idempotency_key=None,
         ).body["attachment"]["id"])  # fmt: skip
-    text = spec_writes.upload_attachment(
+    text = spec_calls.upload_attachment(
         db, person, project="CRW", workspace_id=None, name="notes.txt",
         content=big.encode(), override=False, idempotency_key=None,
     ).body["attachment"]  # fmt: skip
     for n in range(100):
         quote = big.split("\n")[n][:40]
-        thread = spec_writes.create_spec_file_comment_thread(
+        thread = spec_calls.create_spec_file_comment_thread(
             db, person, project="CRW", workspace_id=None, ref=FileRef(file_id=made["id"]),
             anchor_quote=quote, anchor_prefix=None, anchor_suffix=None,
             body=mixed(10_000, f"c{n}"), idempotency_key=None,
         ).body["thread"]  # fmt: skip
-        spec_writes.reply_spec_file_comment_thread(
+        spec_calls.reply_spec_file_comment_thread(
             db, person, project="CRW", workspace_id=None, thread_id=thread["id"],
             body=mixed(10_000, f"r{n}"), idempotency_key=None,
         )  # fmt: skip
@@ -307,7 +307,7 @@ def _session_world(
             )  # fmt: skip
     wide = [big]
     for n in range(5):
-        wide.append(spec_writes.upload_spec_file(
+        wide.append(spec_calls.upload_spec_file(
             db, person, project="CRW", workspace_id=None, path=f"context/{n}.md",
             content=mixed(130_000, f"ctx{n}").encode(), idempotency_key=None,
         ).body["file"]["id"])  # fmt: skip

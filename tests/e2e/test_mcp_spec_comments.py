@@ -16,7 +16,7 @@ from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.specs import file_lookup
 from crewboard.storage.database import Database
-from tests.support import spec_writes
+from tests.support import spec_calls
 from tests.support.factories import make_project, make_user
 from tests.support.mcp_client import MODES, body_of, mcp_client
 
@@ -53,7 +53,7 @@ def owner(db: Database) -> User:
 
 @pytest.fixture
 def file_id(db: Database, owner: User) -> str:
-    made = spec_writes.upload_spec_file(
+    made = spec_calls.upload_spec_file(
         db, person_actor(owner), project="CRW", workspace_id=None, path="docs/exports.md",
         content=SPEC.encode(), idempotency_key=None,
     )  # fmt: skip
@@ -263,14 +263,14 @@ async def test_a_thread_longer_than_an_answer_comes_cut_to_fit_and_flagged(
     the first ones that fit, flags the thread and keeps its count."""
 
     me = person_actor(owner)
-    made = spec_writes.create_spec_file_comment_thread(
+    made = spec_calls.create_spec_file_comment_thread(
         db, me, project="CRW", workspace_id=None, ref=file_lookup.FileRef(file_id=file_id),
         anchor_quote="ten minutes", anchor_prefix=None, anchor_suffix=None,
         body="Why ten?", idempotency_key=None,
     )  # fmt: skip
     thread_id = made.body["thread"]["id"]
     for n in range(60):
-        spec_writes.reply_spec_file_comment_thread(
+        spec_calls.reply_spec_file_comment_thread(
             db, me, project="CRW", workspace_id=None, thread_id=thread_id,
             body=f"{n} " + "é" * 998, idempotency_key=None,
         )  # fmt: skip

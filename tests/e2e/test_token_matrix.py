@@ -44,7 +44,7 @@ from crewboard.domain.ids import new_id
 from crewboard.services.specs import file_lookup
 from crewboard.storage.database import Database
 from tests.conftest import ONLY_SQLITE, POSTGRESQL_IN_THE_SLOW_RUN
-from tests.support import spec_writes
+from tests.support import spec_calls
 from tests.support.databases import Reader
 from tests.support.factories import make_user
 from tests.support.mcp_client import MODES, mcp_client
@@ -313,7 +313,7 @@ def _file_text(world: World, spot: Spot) -> str:
 
 
 def _thread(world: World, spot: Spot, actor: Actor) -> dict[str, Any]:
-    made = spec_writes.create_spec_file_comment_thread(
+    made = spec_calls.create_spec_file_comment_thread(
         world.db, actor, project=spot.project_id, workspace_id=None,
         ref=file_lookup.FileRef(file_id=spot.file_id), anchor_quote=_file_text(world, spot),
         anchor_prefix=None, anchor_suffix=None, body="Why?", idempotency_key=None,

@@ -19,7 +19,7 @@ from crewboard.services.sessions import sessions
 from crewboard.services.specs.file_lookup import FileRef
 from crewboard.storage.database import Database
 from tests.conftest import POSTGRESQL_IN_THE_SLOW_RUN
-from tests.support import artifact_calls, axe, spec_writes
+from tests.support import artifact_calls, axe, spec_calls
 from tests.support.browser_pages import (
     LIVE,
     LONG,
@@ -209,16 +209,16 @@ def spec_world(db: Database, email: str) -> tuple[str, str]:
     assert user is not None
     owner = person_actor(user)
     text = f"# Design\n\nSessions expire. See {LONG}\n"
-    made = spec_writes.upload_spec_file(
+    made = spec_calls.upload_spec_file(
         db, owner, project="CRW", workspace_id=None, path="docs/design.md",
         content=text.encode(), idempotency_key=None,
     ).body["file"]  # fmt: skip
-    spec_writes.update_spec_file(
+    spec_calls.update_spec_file(
         db, owner, project="CRW", workspace_id=None, ref=FileRef(file_id=made["id"]),
         content=(text + "Tokens rotate daily.\n").encode(),
         expected_version=made["contentVersion"], idempotency_key=None,
     )  # fmt: skip
-    spec_writes.upload_attachment(
+    spec_calls.upload_attachment(
         db, owner, project="CRW", workspace_id=None, name=f"diagram-{'x' * 80}.png",
         content=PNG, override=False, idempotency_key=None,
     )  # fmt: skip
@@ -232,7 +232,7 @@ def spec_world(db: Database, email: str) -> tuple[str, str]:
         files=[FileInput("index.html", b"<h1>Mockup, again</h1>\n")], remove=[],
         base_revision=None, expected_version=1, idempotency_key=None,
     )  # fmt: skip
-    plan = spec_writes.upload_spec_file(
+    plan = spec_calls.upload_spec_file(
         db, owner, project="CRW", workspace_id=None, path="release/tasks.md",
         content=f"# Plan\n\n- [ ] Read {LONG}\n- [x] Ship\n".encode(), idempotency_key=None,
     ).body["file"]  # fmt: skip

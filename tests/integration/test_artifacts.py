@@ -34,7 +34,7 @@ from crewboard.storage.blobs import DatabaseBlobStore
 from crewboard.storage.database import Database
 from crewboard.storage.specs import tables as spec_tables
 from tests.conftest import ONLY_POSTGRESQL
-from tests.support import artifact_calls, spec_writes
+from tests.support import artifact_calls, spec_calls
 from tests.support.factories import count_rows, grant, make_project, make_user, token_actor
 
 PAGE = b"<!doctype html>\n<title>Login</title>\n<link rel=stylesheet href=site.css>\n"
@@ -277,7 +277,7 @@ def test_the_same_bytes_are_stored_once_across_revisions_and_artifacts(
 
 
 def test_a_blob_another_area_still_names_is_not_collected(db: Database, me: Actor) -> None:
-    spec_writes.upload_attachment(
+    spec_calls.upload_attachment(
         db, me, project="CRW", workspace_id=None, name="page.txt", content=b"revision 1\n",
         override=False, idempotency_key=None,
     )  # fmt: skip

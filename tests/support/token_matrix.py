@@ -37,7 +37,7 @@ from crewboard.services.sessions import sessions
 from crewboard.services.specs import file_lookup
 from crewboard.storage import tables
 from crewboard.storage.database import Database
-from tests.support import artifact_calls, handoff_calls, spec_writes
+from tests.support import artifact_calls, handoff_calls, spec_calls
 from tests.support.databases import Reader
 from tests.support.factories import make_project
 from tests.support.mcp_client import body_of
@@ -194,7 +194,11 @@ class World:
     def set_trashed(self, spot: Spot, trashed: bool) -> None:
         if spot.ghost:
             return
-        change = files.move_spec_file_to_trash if trashed else files.restore_spec_file_from_trash
+        change = (
+            spec_calls.move_spec_file_to_trash
+            if trashed
+            else spec_calls.restore_spec_file_from_trash
+        )
         change(
             self.db,
             self.person,
@@ -268,7 +272,7 @@ def furnish(db: Database, user: User, key: str) -> Spot:
     present.update_project_state(
         db, person, project=key, workspace_id=None, content="Where it stands.", expected_revision=0
     )
-    spec = spec_writes.upload_spec_file(
+    spec = spec_calls.upload_spec_file(
         db,
         person,
         project=key,

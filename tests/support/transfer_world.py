@@ -19,7 +19,7 @@ from crewboard.services.review import decisions, drafts, messages
 from crewboard.services.sessions import sessions
 from crewboard.services.specs.file_lookup import FileRef
 from crewboard.storage.database import Database
-from tests.support import artifact_calls, handoff_calls, spec_writes
+from tests.support import artifact_calls, handoff_calls, spec_calls
 from tests.support.factories import make_user
 
 # Text every kind of character travels in: CJK, emoji, a control character, quotes, a newline.
@@ -84,7 +84,7 @@ def furnish_everything(db: Database, key: str = "MOVE") -> Everything:
     agent = tokens.authenticate_token(db, secret)
     _talk(db, person, agent, key=key, task=main["id"], seat=seat)
     file_id, file_text = _specs(db, person, key)
-    attachment = spec_writes.upload_attachment(
+    attachment = spec_calls.upload_attachment(
         db, person, project=key, workspace_id=None, name="logo.png",
         content=b"\x89PNG\r\n\x1a\n" + bytes(range(256)), override=False, idempotency_key=None,
     ).body["attachment"]  # fmt: skip
@@ -170,20 +170,20 @@ def _draft_id(body: dict[str, object]) -> str:
 
 def _specs(db: Database, person: Actor, key: str) -> tuple[str, str]:
     text = f"# Plan\n\n{ODD}\n"
-    made = spec_writes.upload_spec_file(
+    made = spec_calls.upload_spec_file(
         db, person, project=key, workspace_id=None, path="docs/plan.md",
         content=b"# Plan\n", idempotency_key=None,
     ).body["file"]  # fmt: skip
-    spec_writes.update_spec_file(
+    spec_calls.update_spec_file(
         db, person, project=key, workspace_id=None, ref=FileRef(file_id=made["id"]),
         content=text.encode(), expected_version=made["contentVersion"], idempotency_key=None,
     )  # fmt: skip
-    thread = spec_writes.create_spec_file_comment_thread(
+    thread = spec_calls.create_spec_file_comment_thread(
         db, person, project=key, workspace_id=None, ref=FileRef(file_id=made["id"]),
         anchor_quote="# Plan", anchor_prefix=None, anchor_suffix=None, body="Title?",
         idempotency_key=None,
     ).body["thread"]  # fmt: skip
-    spec_writes.reply_spec_file_comment_thread(
+    spec_calls.reply_spec_file_comment_thread(
         db, person, project=key, workspace_id=None, thread_id=thread["id"], body="Fine.",
         idempotency_key=None,
     )  # fmt: skip

@@ -31,7 +31,6 @@ from crewboard.api.common import (
     read_body,
     reads_headers,
     run_service,
-    workspace_of,
 )
 from crewboard.api.operations import endpoint_for, read_endpoint, run_made
 from crewboard.api.specs.common import (
@@ -136,22 +135,13 @@ async def update_spec_file(request: Request) -> dict[str, Any]:
 
 
 def _trash(trash: bool) -> Handler:
-    service = present.move_spec_file_to_trash if trash else present.restore_spec_file_from_trash
-
     async def handler(request: Request) -> dict[str, Any]:
         data = body_of(await read_body(request), NOT_IN_BODY)
         path = request.path_params
         args = parse_args(
-            TrashAction,
-            {"workspaceId": None, **data, "projectId": path["project"], "fileId": path["file"]},
+            TrashAction, {**data, "projectId": path["project"], "fileId": path["file"]}
         )
-        workspace = workspace_of(data)
-        return await run_service(
-            request,
-            lambda db, actor: service(
-                db, actor, project=args.project_id, workspace_id=workspace, ref=args.ref()
-            ),
-        )
+        return await run_made(request, partial(contract.trash_change, trash=trash), args)
 
     return handler
 

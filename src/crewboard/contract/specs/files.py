@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Callable
 from typing import Any
 
 from pydantic import Field
@@ -204,21 +203,23 @@ def save_file(call: Call, args: UpdateSpecFile, content: bytes) -> KeyedResult:
 
 
 def move_spec_file_to_trash(call: Call, args: TrashAction) -> Reply:
-    return _trash(call, args, present.move_spec_file_to_trash, "It was already in the trash bin.")
+    done = trash_change(call, args, trash=True)
+    return Reply(done, None if done["changed"] else "It was already in the trash bin.")
 
 
 def restore_spec_file_from_trash(call: Call, args: TrashAction) -> Reply:
-    return _trash(call, args, present.restore_spec_file_from_trash, "It was not in the trash bin.")
+    done = trash_change(call, args, trash=False)
+    return Reply(done, None if done["changed"] else "It was not in the trash bin.")
 
 
-def _trash(
-    call: Call, args: TrashAction, change: Callable[..., dict[str, Any]], unchanged: str
-) -> Reply:
+def trash_change(call: Call, args: TrashAction, *, trash: bool) -> dict[str, Any]:
+    """The file moved to the trash bin (`trash`) or out of it, as every door answers it."""
+    change = files.move_spec_file_to_trash if trash else files.restore_spec_file_from_trash
     done = change(
         call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
         ref=args.ref(),
     )  # fmt: skip
-    return Reply(done, None if done["changed"] else unchanged)
+    return present.trash_view(done)
 
 
 def download_spec_file(call: Call, args: DownloadSpecFile) -> Reply:

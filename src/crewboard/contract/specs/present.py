@@ -30,6 +30,7 @@ from crewboard.domain.specs import (
     SpecSave,
     TextWindow,
     ThreadRead,
+    TrashChange,
 )
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef
 from crewboard.services.paging import next_offset
@@ -228,21 +229,9 @@ def saved_view(save: SpecSave) -> dict[str, Any]:
     return {"file": file_view(save.file), "revision": revision_view(save.revision)}
 
 
-def move_spec_file_to_trash(
-    db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef, ref: FileRef
-) -> dict[str, Any]:
-    done = files.move_spec_file_to_trash(
-        db, actor, project=project, workspace_id=workspace_id, ref=ref
-    )
-    return {"file": file_view(done.file), "changed": done.changed}
-
-
-def restore_spec_file_from_trash(
-    db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef, ref: FileRef
-) -> dict[str, Any]:
-    done = files.restore_spec_file_from_trash(
-        db, actor, project=project, workspace_id=workspace_id, ref=ref
-    )
+def trash_view(done: TrashChange) -> dict[str, Any]:
+    """The answer to a file moved to the trash bin or out of it: `file`, and whether that
+    `changed` anything."""
     return {"file": file_view(done.file), "changed": done.changed}
 
 

@@ -289,8 +289,14 @@ def spec_save(page: Page) -> Response:
 
 
 def spec_trash(page: Page) -> Response:
-    done = present.move_spec_file_to_trash(
-        page.db, page.actor, project=page.project_key, workspace_id=_workspace(page), ref=_ref(page)
+    done = present.trash_view(
+        files.move_spec_file_to_trash(
+            page.db,
+            page.actor,
+            project=page.project_key,
+            workspace_id=_workspace(page),
+            ref=_ref(page),
+        )
     )
     return page.redirect(
         page.path("specs"), notice=f"Moved {done['file']['path']} to the trash bin."
@@ -298,8 +304,14 @@ def spec_trash(page: Page) -> Response:
 
 
 def spec_restore(page: Page) -> Response:
-    done = present.restore_spec_file_from_trash(
-        page.db, page.actor, project=page.project_key, workspace_id=_workspace(page), ref=_ref(page)
+    done = present.trash_view(
+        files.restore_spec_file_from_trash(
+            page.db,
+            page.actor,
+            project=page.project_key,
+            workspace_id=_workspace(page),
+            ref=_ref(page),
+        )
     )
     file = done["file"]
     return page.redirect(page.path(f"specs/files/{file['id']}"), notice=f"Restored {file['path']}.")

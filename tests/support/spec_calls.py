@@ -1,4 +1,4 @@
-"""The spec writes as the doors run them, for tests that set a scene: the use case of
+"""The spec use cases as the doors run them, for tests that set a scene: the use case of
 `services/specs`, its result worded by `contract/specs/present` (kept in the idempotency
 ledger, as on every door)."""
 
@@ -33,3 +33,11 @@ def create_spec_file_comment_thread(db: Database, actor: Actor, **given: Any) ->
 def reply_spec_file_comment_thread(db: Database, actor: Actor, **given: Any) -> KeyedResult:
     answer = present.comment_answer(actor)
     return comments.reply_spec_file_comment_thread(db, actor, answer=answer, **given)
+
+
+def move_spec_file_to_trash(db: Database, actor: Actor, **given: Any) -> dict[str, Any]:
+    return present.trash_view(files.move_spec_file_to_trash(db, actor, **given))
+
+
+def restore_spec_file_from_trash(db: Database, actor: Actor, **given: Any) -> dict[str, Any]:
+    return present.trash_view(files.restore_spec_file_from_trash(db, actor, **given))
