@@ -37,7 +37,6 @@ from crewboard.api.operations import path_arguments
 from crewboard.api.routes import all_endpoints
 from crewboard.config import Settings
 from crewboard.contract.catalogue import default_catalogue
-from crewboard.contract.specs import present as comments
 from crewboard.contract.specs import present as files
 from crewboard.domain.identity.access import Role, TokenKind
 from crewboard.domain.identity.records import Actor
@@ -45,6 +44,7 @@ from crewboard.domain.ids import new_id
 from crewboard.services.specs import file_lookup
 from crewboard.storage.database import Database
 from tests.conftest import ONLY_SQLITE, POSTGRESQL_IN_THE_SLOW_RUN
+from tests.support import spec_calls
 from tests.support.databases import Reader
 from tests.support.factories import make_user
 from tests.support.mcp_client import MODES, mcp_client
@@ -322,7 +322,7 @@ def _file_text(world: World, spot: Spot) -> str:
 
 
 def _thread(world: World, spot: Spot, actor: Actor) -> dict[str, Any]:
-    made = comments.create_spec_file_comment_thread(
+    made = spec_calls.create_spec_file_comment_thread(
         world.db, actor, project=spot.project_id, workspace_id=None,
         ref=file_lookup.FileRef(file_id=spot.file_id), anchor_quote=_file_text(world, spot),
         anchor_prefix=None, anchor_suffix=None, body="Why?", idempotency_key=None,

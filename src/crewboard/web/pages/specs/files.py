@@ -19,6 +19,7 @@ from crewboard.domain.files import MAX_WINDOW_LINES
 from crewboard.domain.validation import parse_whole
 from crewboard.errors import CrewboardError, RevisionConflict, ValidationFailed
 from crewboard.jsonbody import MAX_UPLOAD_BODY
+from crewboard.services.specs import comments, files
 from crewboard.services.specs.file_lookup import FileRef
 from crewboard.web.context import Page, project_routes
 from crewboard.web.diffs import diff_rows
@@ -88,7 +89,7 @@ def spec_upload(page: Page) -> Response:
     uploaded = page.upload("file")
     content = uploaded[1] if uploaded else page.field("content").encode("utf-8")
     try:
-        made = present.upload_spec_file(
+        made = files.upload_spec_file(
             page.db,
             page.actor,
             project=page.project_key,
@@ -96,6 +97,7 @@ def spec_upload(page: Page) -> Response:
             path=path or (uploaded[0] if uploaded else ""),
             content=content,
             idempotency_key=page.field("key") or None,
+            answer=present.new_file_view,
         )
     except CrewboardError as error:
         show_refusal(page, error)
@@ -257,7 +259,7 @@ def spec_save(page: Page) -> Response:
     text = page.field("content")
     expected = page.field("expected_version")
     try:
-        saved = present.update_spec_file(
+        saved = files.update_spec_file(
             page.db,
             page.actor,
             project=page.project_key,
@@ -266,6 +268,7 @@ def spec_save(page: Page) -> Response:
             content=text.encode("utf-8"),
             expected_version=expected,
             idempotency_key=page.field("key") or None,
+            answer=present.saved_view,
         )
     except RevisionConflict as conflict:
         show_conflict(page, conflict, "this file")
@@ -286,8 +289,14 @@ def spec_save(page: Page) -> Response:
 
 
 def spec_trash(page: Page) -> Response:
-    done = present.move_spec_file_to_trash(
-        page.db, page.actor, project=page.project_key, workspace_id=_workspace(page), ref=_ref(page)
+    done = present.trash_view(
+        files.move_spec_file_to_trash(
+            page.db,
+            page.actor,
+            project=page.project_key,
+            workspace_id=_workspace(page),
+            ref=_ref(page),
+        )
     )
     return page.redirect(
         page.path("specs"), notice=f"Moved {done['file']['path']} to the trash bin."
@@ -295,8 +304,14 @@ def spec_trash(page: Page) -> Response:
 
 
 def spec_restore(page: Page) -> Response:
-    done = present.restore_spec_file_from_trash(
-        page.db, page.actor, project=page.project_key, workspace_id=_workspace(page), ref=_ref(page)
+    done = present.trash_view(
+        files.restore_spec_file_from_trash(
+            page.db,
+            page.actor,
+            project=page.project_key,
+            workspace_id=_workspace(page),
+            ref=_ref(page),
+        )
     )
     file = done["file"]
     return page.redirect(page.path(f"specs/files/{file['id']}"), notice=f"Restored {file['path']}.")
@@ -315,7 +330,7 @@ def thread_start(page: Page) -> Response:
     """A thread on the passage the person selected (or pasted), with its first comment. A
     refusal (a passage not in the file, or found twice) shows the page again with both kept."""
     try:
-        present.create_spec_file_comment_thread(
+        comments.create_spec_file_comment_thread(
             page.db,
             page.actor,
             project=page.project_key,
@@ -326,6 +341,7 @@ def thread_start(page: Page) -> Response:
             anchor_suffix=page.field("suffix") or None,
             body=page.field("body"),
             idempotency_key=page.field("key") or None,
+            answer=present.thread_answer(page.actor),
         )
     except CrewboardError as error:
         show_refusal(page, error)
@@ -339,7 +355,7 @@ def _thread_id(page: Page) -> str:
 
 
 def thread_reply(page: Page) -> Response:
-    present.reply_spec_file_comment_thread(
+    comments.reply_spec_file_comment_thread(
         page.db,
         page.actor,
         project=page.project_key,
@@ -347,6 +363,7 @@ def thread_reply(page: Page) -> Response:
         thread_id=_thread_id(page),
         body=page.field("body"),
         idempotency_key=page.field("key") or None,
+        answer=present.comment_answer(page.actor),
     )
     return _back_to_file(page, page.field("file_id"), "Replied.")
 
