@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from functools import partial
+from typing import Any
 
 from bench.runner import add_database_options, progress
 from bench.specs import database
@@ -32,6 +33,7 @@ from crewboard.domain.handoffs import ActionItem, Bodies, Handoff, ItemStatus
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
+from crewboard.services.handoffs import commands, queries
 from crewboard.services.identity.users import do_create_user, person_actor
 from crewboard.services.notifications import inbox
 from crewboard.services.notifications.notify import enable_email
@@ -153,25 +155,35 @@ def main(argv: list[str] | None = None) -> None:
         print(f"handoffs on {options.database} (medians):")
         me = people[1]
         newest = {
-            key: handoffs.list_handoffs(db, me, project=key, limit=1)["handoffs"][0]["id"]
+            key: listed(db, me, project=key, limit=1)["handoffs"][0]["id"]
             for key in ("BIG", "SMALL")
         }
         compare("list_handoffs, a page of 10",
-                lambda: handoffs.list_handoffs(db, me, project=big, limit=10),
-                lambda: handoffs.list_handoffs(db, me, project=small, limit=10),
+                lambda: listed(db, me, project=big, limit=10),
+                lambda: listed(db, me, project=small, limit=10),
                 options.reads)  # fmt: skip
         compare("list_handoffs, default page (20/10)",
-                lambda: handoffs.list_handoffs(db, me, project=big),
-                lambda: handoffs.list_handoffs(db, me, project=small), options.reads)  # fmt: skip
+                lambda: listed(db, me, project=big),
+                lambda: listed(db, me, project=small), options.reads)  # fmt: skip
         compare("list_handoffs, one author",
-                lambda: handoffs.list_handoffs(db, me, project=big, author=me.user_id),
-                lambda: handoffs.list_handoffs(db, me, project=small, author=me.user_id),
+                lambda: listed(db, me, project=big, author=me.user_id),
+                lambda: listed(db, me, project=small, author=me.user_id),
                 options.reads)  # fmt: skip
         compare("get_handoff",
-                lambda: handoffs.get_handoff(db, me, handoff_id=newest["BIG"]),
-                lambda: handoffs.get_handoff(db, me, handoff_id=newest["SMALL"]),
+                lambda: shown(db, me, handoff_id=newest["BIG"]),
+                lambda: shown(db, me, handoff_id=newest["SMALL"]),
                 options.reads)  # fmt: skip
         fan_out(db, people, options.fanouts)
+
+
+def listed(db: Database, actor: Actor, **filters: Any) -> dict[str, Any]:
+    """A page of handoffs as every door words it."""
+    return handoffs.handoff_page_view(queries.list_handoffs(db, actor, **filters))
+
+
+def shown(db: Database, actor: Actor, *, handoff_id: str) -> dict[str, Any]:
+    """A handoff whole, as REST and the CLI word it."""
+    return handoffs.handoff_answer(queries.get_handoff(db, actor, handoff_id=handoff_id), actor)
 
 
 def fan_out(db: Database, people: list[Actor], count: int) -> None:
@@ -187,9 +199,10 @@ def fan_out(db: Database, people: list[Actor], count: int) -> None:
         when = (day + timedelta(days=n)).isoformat()
 
         def write(tell: bool = tell, when: str = when) -> object:
-            return handoffs.create_handoff(
+            return commands.create_handoff(
                 db, author, project="BIG", workspace_id=None, bodies=Bodies("Done."), day=when,
                 recipients=recipients, send_notification=tell, send_email=tell,
+                answer=handoffs.made_view(author),
             )  # fmt: skip
 
         times[tell].append(timed(write))

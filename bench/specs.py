@@ -56,7 +56,9 @@ from crewboard.domain.ids import new_id
 from crewboard.domain.spec_comments import place, reanchor
 from crewboard.domain.specs import MAX_READ_BYTES
 from crewboard.services.identity.users import do_create_user, person_actor
+from crewboard.services.specs import comments as spec_comments
 from crewboard.services.specs import file_lookup
+from crewboard.services.specs import files as spec_files
 from crewboard.storage import migrate
 from crewboard.storage.database import Database
 
@@ -128,9 +130,9 @@ def owner_of(db: Database) -> Actor:
 
 def upload(db: Database, owner: Actor, path: str, content: bytes, project: str = "SPEC") -> str:
     """A new spec file's id."""
-    made = files.upload_spec_file(
+    made = spec_files.upload_spec_file(
         db, owner, project=project, workspace_id=None, path=path, content=content,
-        idempotency_key=None,
+        idempotency_key=None, answer=files.new_file_view,
     )  # fmt: skip
     return str(made.body["file"]["id"])
 
@@ -141,10 +143,11 @@ def seed(db: Database, first: str, passages: list[str]) -> tuple[Actor, str, str
     commented = upload(db, owner, "docs/commented.md", first.encode())
     plain = upload(db, owner, "docs/plain.md", first.encode())
     for passage in passages:
-        comments.create_spec_file_comment_thread(
+        spec_comments.create_spec_file_comment_thread(
             db, owner, project="SPEC", workspace_id=None, ref=file_lookup.FileRef(file_id=commented),
             anchor_quote=passage, anchor_prefix=None, anchor_suffix=None,
             body="Is this still right?", idempotency_key=new_id("key"),
+            answer=comments.thread_answer(owner),
         )  # fmt: skip
     return owner, commented, plain
 
@@ -164,9 +167,9 @@ def saver(db: Database, owner: Actor, file_id: str) -> Callable[[str], float]:
         version = files.get_spec_file(db, owner, project="SPEC", ref=ref)["file"]["contentVersion"]
 
         def work() -> object:
-            return files.update_spec_file(
+            return spec_files.update_spec_file(
                 db, owner, project="SPEC", workspace_id=None, ref=ref, content=text.encode(),
-                expected_version=version, idempotency_key=None,
+                expected_version=version, idempotency_key=None, answer=files.saved_view,
             )  # fmt: skip
 
         return timed(work)
@@ -376,10 +379,10 @@ def run_history(args: argparse.Namespace) -> bool:
         version = files.get_spec_file(db, owner, project="SPEC", ref=ref)["file"]["contentVersion"]
         began = time.perf_counter()
         for n in range(2, args.revisions + 1):
-            saved = files.update_spec_file(
+            saved = spec_files.update_spec_file(
                 db, owner, project="SPEC", workspace_id=None, ref=ref,
                 content=f"{base}revision {n}\n".encode(), expected_version=version,
-                idempotency_key=None,
+                idempotency_key=None, answer=files.saved_view,
             )  # fmt: skip
             version = saved.body["file"]["contentVersion"]
             if n % 1000 == 0:

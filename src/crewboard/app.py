@@ -26,6 +26,7 @@ from crewboard.contract.catalogue import Catalogue
 from crewboard.errors import InternalError, MethodNotAllowed, NotFound, Unavailable
 from crewboard.mcp.mount import McpDoor
 from crewboard.security import HostOriginGuard
+from crewboard.services.board.claim_lapses import ClaimSweeper
 from crewboard.services.live import Broker
 from crewboard.services.notifications.mailer import Mailer
 from crewboard.services.sessions.runner import SessionRunner
@@ -218,7 +219,11 @@ def create_app(
     runner = SessionRunner(db, settings) if settings.session_runners > 0 else None
 
     supervisor = Supervisor()  # keeps the loops running through database outages
-    loops: dict[str, Loop] = {"live": broker.run}
+    loops: dict[str, Loop] = {
+        "live": broker.run,
+        # Leases that ran out: every node looks; one records each lapse.
+        "claims": ClaimSweeper(db, settings.claim_sweep_interval).run,
+    }
     if mailer is not None:
         loops["mail"] = mailer.run
     if runner is not None:

@@ -139,6 +139,11 @@ class Settings(BaseSettings):
         default=2_000_000, ge=1_000, le=1_000_000_000,
         description="Input plus output tokens one spec session may spend; it stops there.",
     )  # fmt: skip
+    claim_sweep_interval: float = Field(
+        default=5.0, ge=0.05, le=300,
+        description="Seconds between two looks for task claims whose lease ran out (their "
+        "lapse is recorded and the project's people told).",
+    )  # fmt: skip
 
     live_streams: int = Field(
         default=500, ge=10, le=100_000,

@@ -17,6 +17,8 @@ web app into a flash message, the CLI into a message on stderr and exit status 1
     │   └── HandoffAlreadyExists HANDOFF_ALREADY_EXISTS   409
     ├── RevisionConflict         REVISION_CONFLICT        409
     ├── IdempotencyConflict      IDEMPOTENCY_CONFLICT     409
+    ├── ClaimLost                CLAIM_LOST               409  (a write sent a claim fence that
+    │                                                          is not the task's live claim)
     ├── MethodNotAllowed         METHOD_NOT_ALLOWED       405  (REST: a path without that method)
     ├── Unavailable              UNAVAILABLE              503  (the database is out of reach for a
     │                                                          moment: retry, keyed writes with
@@ -42,6 +44,7 @@ class ErrorCode(StrEnum):
     HANDOFF_ALREADY_EXISTS = "HANDOFF_ALREADY_EXISTS"
     REVISION_CONFLICT = "REVISION_CONFLICT"
     IDEMPOTENCY_CONFLICT = "IDEMPOTENCY_CONFLICT"
+    CLAIM_LOST = "CLAIM_LOST"
     METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
     UNAVAILABLE = "UNAVAILABLE"
     INTERNAL = "INTERNAL"
@@ -100,6 +103,14 @@ class LimitExceeded(CrewboardError):
     code = ErrorCode.LIMIT_EXCEEDED
     http_status = 422
 
+    @classmethod
+    def over(cls, field: str, actual: int, limit: int, unit: str = "characters") -> LimitExceeded:
+        """Build the usual refusal of one field over its limit, naming both numbers."""
+        return cls(
+            f"{field}: {actual} {unit} is over the limit of {limit}.",
+            {"field": field, "limit": limit, "actual": actual},
+        )
+
 
 class BodyTooLarge(LimitExceeded):
     """A request body over the size a door reads (REST answers 413 Content Too Large)."""
@@ -144,6 +155,15 @@ class IdempotencyConflict(CrewboardError):
     http_status = 409
 
 
+class ClaimLost(CrewboardError):
+    """A write sent the fence of a claim that is no longer the task's live one (its lease
+    lapsed, a person broke it, another holder took the task): nothing was written. Details
+    name the current holder (None when free) and the current fence."""
+
+    code = ErrorCode.CLAIM_LOST
+    http_status = 409
+
+
 class MethodNotAllowed(CrewboardError):
     code = ErrorCode.METHOD_NOT_ALLOWED
     http_status = 405
@@ -178,6 +198,7 @@ ERROR_TYPES: tuple[type[CrewboardError], ...] = (
     HandoffAlreadyExists,
     RevisionConflict,
     IdempotencyConflict,
+    ClaimLost,
     MethodNotAllowed,
     Unavailable,
     InternalError,

@@ -328,6 +328,7 @@ def outage(node: Node, seconds: float) -> dict[str, float]:
     loops = httpx2.get(f"{node.base}/readyz", timeout=30).json()["loops"]
     assert {name: view["state"] for name, view in loops.items()} == {
         "live": "running",
+        "claims": "running",
         "mail": "running",
         "sessions": "running",
     }

@@ -171,6 +171,22 @@ def _assign_task(w: World, t: str) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def _claimed(w: World, t: str) -> str:
+    """A new task claimed through the door under test: only its caller holds the claim."""
+    made = w.new_task(t)
+    w.make("claim_task", {"taskId": made["id"], **W}, w.door)
+    return str(made["id"])
+
+
+def _claim_next(w: World, t: str) -> dict[str, Any]:
+    """claim_next_task's arguments, once a new task is ready for it to find."""
+    w.make("create_task", {
+        "projectId": "CRW", **W, "idempotencyKey": f"ready-{t}", "title": f"Ready {t}",
+        "status": "ready_for_ai",
+    })  # fmt: skip
+    return {"projectId": "CRW", **W, "leaseSeconds": 60}
+
+
 def _submit_result(w: World, t: str) -> dict[str, Any]:
     made = w.new_task(t)
     return {
@@ -350,6 +366,27 @@ SCENARIOS: dict[str, Scenario] = {
             "assigneeType": "robot",
         },
         "VALIDATION", "assigneeType",
+    ),
+    "claim_task": Scenario(
+        lambda w, t: {"taskId": w.new_task(t)["id"], **W, "leaseSeconds": 60},
+        lambda b, w: b["claim"]["fence"] >= 1 and b["claim"]["key"].startswith("CRW-"),
+        lambda w, t: {"taskId": w.task, **W, "leaseSeconds": 5}, "VALIDATION", "leaseSeconds",
+    ),
+    "release_task": Scenario(
+        lambda w, t: {"taskId": _claimed(w, t), **W},
+        lambda b, w: b["claim"]["ended"] == "released",
+        lambda w, t: {"taskId": w.new_task(t)["id"], **W}, "CLAIM_LOST",
+    ),
+    "renew_claims": Scenario(
+        lambda w, t: {"taskId": _claimed(w, t), **W},
+        lambda b, w: len(b["claims"]) == 1 and b["claims"][0]["fence"] >= 1,
+        lambda w, t: {"taskId": NOWHERE, **W}, "NOT_FOUND",
+    ),
+    "claim_next_task": Scenario(
+        _claim_next,
+        lambda b, w: b["claim"]["fence"] >= 1,
+        lambda w, t: {"projectId": "CRW", **W, "leaseSeconds": 4000},
+        "VALIDATION", "leaseSeconds",
     ),
     "update_tasks": Scenario(
         lambda w, t: {

@@ -45,15 +45,10 @@ from schemathesis.core.failures import FailureGroup
 
 from crewboard.api.openapi import LIVE_PATH
 from crewboard.config import Settings
-from crewboard.contract.artifacts import present as artifacts
 from crewboard.contract.board import present_notes
-from crewboard.contract.handoffs import present as handoffs
 from crewboard.contract.projects import present
 from crewboard.contract.review.present import hand_in_view
 from crewboard.contract.sessions.present import started_answer
-from crewboard.contract.specs import present as attachments
-from crewboard.contract.specs import present as spec_comments
-from crewboard.contract.specs import present as spec_files
 from crewboard.domain.handoffs import Bodies
 from crewboard.domain.identity.access import Scope
 from crewboard.domain.identity.records import Actor
@@ -70,6 +65,7 @@ from crewboard.services.specs import file_lookup
 from crewboard.storage.database import Database
 from crewboard.storage.tables import metadata
 from tests.conftest import ONLY_POSTGRESQL, POSTGRESQL_IN_THE_SLOW_RUN
+from tests.support import artifact_calls, handoff_calls, spec_calls
 from tests.support.databases import Reader
 from tests.support.factories import make_project, make_user
 from tests.support.review import review_world
@@ -177,7 +173,7 @@ def build_world(db: Database) -> World:
         )
     crw = present.describe_project(db, actor, "CRW")["project"]["id"]
     specs = [
-        spec_files.upload_spec_file(
+        spec_calls.upload_spec_file(
             db,
             actor,
             project="CRW",
@@ -188,17 +184,17 @@ def build_world(db: Database) -> World:
         ).body["file"]["id"]
         for path, content in (("docs/spec.md", b"# Spec\nline 2\n"), ("logo.png", PNG))
     ]
-    thread = spec_comments.create_spec_file_comment_thread(
+    thread = spec_calls.create_spec_file_comment_thread(
         db, actor, project="CRW", workspace_id=None, ref=file_lookup.FileRef(file_id=specs[0]),
         anchor_quote="line 2", anchor_prefix=None, anchor_suffix=None, body="Why?",
         idempotency_key="thread",
     ).body["thread"]  # fmt: skip
-    answer = spec_comments.reply_spec_file_comment_thread(
+    answer = spec_calls.reply_spec_file_comment_thread(
         db, actor, project="CRW", workspace_id=None, thread_id=thread["id"], body="Because.",
         idempotency_key="reply",
     ).body["comment"]  # fmt: skip
     attached = [
-        attachments.upload_attachment(
+        spec_calls.upload_attachment(
             db,
             actor,
             project="CRW",
@@ -210,16 +206,16 @@ def build_world(db: Database) -> World:
         ).body["attachment"]["id"]
         for name, content in (("notes.txt", b"one\ntwo\n"), ("shot.png", PNG))
     ]
-    mockup = artifacts.create_artifact(
+    mockup = artifact_calls.create_artifact(
         db, actor, project="CRW", workspace_id=None, slug="login", title=None, description=None,
         files=[FileInput("index.html", b"<h1>Login</h1>\n"), FileInput("logo.png", PNG)],
         idempotency_key="artifact",
     ).body["artifact"]  # fmt: skip
-    handoff = handoffs.create_handoff(
+    handoff = handoff_calls.create_handoff(
         db, actor, project="CRW", workspace_id=None, bodies=Bodies("Shipped."), day="2026-03-01",
         linked_task_ids=task_ids[:2], idempotency_key="handoff",
     ).body["handoff"]  # fmt: skip
-    item = handoffs.create_handoff_action_item(
+    item = handoff_calls.create_handoff_action_item(
         db, actor, handoff_id=handoff["id"], text="Follow up", idempotency_key="item"
     ).body["actionItem"]
     session_ids = [_session(db, actor, n, archived=n > 0) for n in range(4)]

@@ -25,17 +25,12 @@ from sqlalchemy.engine import URL
 
 from crewboard.config import Settings
 from crewboard.contract import memory_present as memory_edits
-from crewboard.contract.artifacts import present as artifacts
 from crewboard.contract.board import present_notes
 from crewboard.contract.catalogue import default_catalogue
-from crewboard.contract.handoffs import present as handoffs
 from crewboard.contract.projects import present
 from crewboard.contract.review.present import hand_in_view
 from crewboard.contract.review.present_inbox import posted_view
 from crewboard.contract.sessions.present import started_answer
-from crewboard.contract.specs import present as spec_attachments
-from crewboard.contract.specs import present as spec_comments
-from crewboard.contract.specs import present as spec_files
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.handoffs import MAX_BODY, MAX_ITEM_TEXT, Bodies
 from crewboard.domain.identity.access import Toolset
@@ -54,7 +49,7 @@ from crewboard.services.text_windows import ANSWER_BUDGET
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 from tests.conftest import BACKENDS, CLOCK_START
-from tests.support import task_reads
+from tests.support import artifact_calls, handoff_calls, spec_calls, task_reads
 from tests.support.databases import PostgresDatabases, SqliteDatabases
 from tests.support.factories import make_user
 from tests.support.mcp_client import body_of, mcp_client
@@ -223,21 +218,21 @@ def _handoff_world(db: Database, person: Actor, task_ids: list[str]) -> tuple[st
     people = [f"person{n}@example.com" for n in range(20)]
     bodies = Bodies(*(mixed(MAX_BODY, name) for name in ("done", "doing", "stuck", "next")))
     for n in range(98):
-        handoffs.create_handoff(
+        handoff_calls.create_handoff(
             db, person, project="CRW", workspace_id=None, bodies=Bodies("short"),
             day=(date(2026, 1, 1) + timedelta(days=n)).isoformat(), recipients=people,
         )  # fmt: skip
-    made = handoffs.create_handoff(
+    made = handoff_calls.create_handoff(
         db, person, project="CRW", workspace_id=None, bodies=bodies, day="2026-06-01",
         linked_task_ids=task_ids[:50], recipients=people,
     ).body["handoff"]  # fmt: skip
     for n in range(200):
-        item = handoffs.create_handoff_action_item(
+        item = handoff_calls.create_handoff_action_item(
             db, person, handoff_id=made["id"], text=mixed(MAX_ITEM_TEXT, f"item {n}"),
             assignee=people[n % 20], due_date="2026-06-02",
         ).body["actionItem"]  # fmt: skip
     emoji = Bodies(*(["🙂" * MAX_BODY] * 4))
-    huge = handoffs.create_handoff(
+    huge = handoff_calls.create_handoff(
         db, person, project="CRW", workspace_id=None, bodies=emoji, day="2026-06-02",
         linked_task_ids=task_ids[:50], recipients=people,
     ).body["handoff"]  # fmt: skip
@@ -251,33 +246,33 @@ def _spec_world(db: Database, person: Actor) -> tuple[str, str, str, str]:
     folder = "/".join(f"folder {n} 漢字とかな 🙂" + "f" * 180 for n in range(2))  # long, deep
     small: list[str] = []
     for n in range(200):
-        small.append(spec_files.upload_spec_file(
+        small.append(spec_calls.upload_spec_file(
             db, person, project="CRW", workspace_id=None, path=f"{folder}/{n:03d}.md",
             content=b"x\n", idempotency_key=None,
         ).body["file"]["id"])  # fmt: skip
     big = "".join(mixed(5000, f"l{n}").replace("\n", " ") + "\n" for n in range(600))
-    made = spec_files.upload_spec_file(
+    made = spec_calls.upload_spec_file(
         db, person, project="CRW", workspace_id=None, path="docs/big.md",
         content=big.encode(), idempotency_key=None,
     ).body["file"]  # fmt: skip
     images: list[str] = []
     for n in range(199):
-        images.append(spec_attachments.upload_attachment(
+        images.append(spec_calls.upload_attachment(
             db, person, project="CRW", workspace_id=None, name=f"{n:03d}-" + "a" * 240 + ".png",
             content=b"\x89PNG\r\n\x1a\n" + bytes(64), override=False, idempotency_key=None,
         ).body["attachment"]["id"])  # fmt: skip
-    text = spec_attachments.upload_attachment(
+    text = spec_calls.upload_attachment(
         db, person, project="CRW", workspace_id=None, name="notes.txt",
         content=big.encode(), override=False, idempotency_key=None,
     ).body["attachment"]  # fmt: skip
     for n in range(100):
         quote = big.split("\n")[n][:40]
-        thread = spec_comments.create_spec_file_comment_thread(
+        thread = spec_calls.create_spec_file_comment_thread(
             db, person, project="CRW", workspace_id=None, ref=FileRef(file_id=made["id"]),
             anchor_quote=quote, anchor_prefix=None, anchor_suffix=None,
             body=mixed(10_000, f"c{n}"), idempotency_key=None,
         ).body["thread"]  # fmt: skip
-        spec_comments.reply_spec_file_comment_thread(
+        spec_calls.reply_spec_file_comment_thread(
             db, person, project="CRW", workspace_id=None, thread_id=thread["id"],
             body=mixed(10_000, f"r{n}"), idempotency_key=None,
         )  # fmt: skip
@@ -315,7 +310,7 @@ def _session_world(
             )  # fmt: skip
     wide = [big]
     for n in range(5):
-        wide.append(spec_files.upload_spec_file(
+        wide.append(spec_calls.upload_spec_file(
             db, person, project="CRW", workspace_id=None, path=f"context/{n}.md",
             content=mixed(130_000, f"ctx{n}").encode(), idempotency_key=None,
         ).body["file"]["id"])  # fmt: skip
@@ -333,19 +328,19 @@ def _artifact_world(db: Database, person: Actor, big: str) -> None:
     paths and 50 revisions, one file of long lines."""
     folder = "/".join(f"folder {n} 漢字とかな 🙂" + "f" * 200 for n in range(2))
     for n in range(100):
-        artifacts.create_artifact(
+        artifact_calls.create_artifact(
             db, person, project="CRW", workspace_id=None, slug=f"a{n:03d}",
             title=mixed(200, f"t{n}"), description=mixed(2000, f"d{n}"),
             files=[FileInput("index.html", b"<p>\n")], idempotency_key=None,
         )  # fmt: skip
     many = [FileInput(f"{folder}/{n:02d}-" + "p" * 40 + ".css", b"p {}\n") for n in range(49)]
-    artifacts.create_artifact(
+    artifact_calls.create_artifact(
         db, person, project="CRW", workspace_id=None, slug="deep", title=mixed(200, "deep"),
         description=mixed(2000, "deep"), files=[*many, FileInput("big.js", big.encode()[: 2 * 1024 * 1024].rsplit(b"\n", 1)[0])],
         idempotency_key=None,
     )  # fmt: skip
     for n in range(2, 51):
-        artifacts.write_artifact_revision(
+        artifact_calls.write_artifact_revision(
             db, person, project="CRW", workspace_id=None, ref="deep",
             files=[FileInput(many[0].path, f"p {{ n: {n} }}\n".encode())], remove=[],
             base_revision=n - 1, expected_version=n - 1, idempotency_key=None,

@@ -11,12 +11,12 @@ import pytest
 from mcp import Client
 
 from crewboard.contract.catalogue import default_catalogue
-from crewboard.contract.specs import present as files
 from crewboard.domain.identity.records import User
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.specs import file_lookup
 from crewboard.storage.database import Database
+from tests.support import spec_calls
 from tests.support.factories import make_project, make_user
 from tests.support.mcp_client import MODES, body_of, mcp_client
 
@@ -53,7 +53,7 @@ def owner(db: Database) -> User:
 
 @pytest.fixture
 def file_id(db: Database, owner: User) -> str:
-    made = files.upload_spec_file(
+    made = spec_calls.upload_spec_file(
         db, person_actor(owner), project="CRW", workspace_id=None, path="docs/exports.md",
         content=SPEC.encode(), idempotency_key=None,
     )  # fmt: skip
@@ -261,17 +261,16 @@ async def test_a_thread_longer_than_an_answer_comes_cut_to_fit_and_flagged(
 ) -> None:
     """Sixty comments of 1,000 characters are more than one answer holds: the list answers
     the first ones that fit, flags the thread and keeps its count."""
-    from crewboard.contract.specs import present as comments  # noqa: PLC0415 - this test only
 
     me = person_actor(owner)
-    made = comments.create_spec_file_comment_thread(
+    made = spec_calls.create_spec_file_comment_thread(
         db, me, project="CRW", workspace_id=None, ref=file_lookup.FileRef(file_id=file_id),
         anchor_quote="ten minutes", anchor_prefix=None, anchor_suffix=None,
         body="Why ten?", idempotency_key=None,
     )  # fmt: skip
     thread_id = made.body["thread"]["id"]
     for n in range(60):
-        comments.reply_spec_file_comment_thread(
+        spec_calls.reply_spec_file_comment_thread(
             db, me, project="CRW", workspace_id=None, thread_id=thread_id,
             body=f"{n} " + "é" * 998, idempotency_key=None,
         )  # fmt: skip

@@ -15,12 +15,11 @@ import pytest
 from mcp import Client, StdioServerParameters
 from sqlalchemy.engine import URL
 
-from crewboard.contract.specs import present as attachments
-from crewboard.contract.specs import present as files
 from crewboard.domain.identity.records import User
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
+from tests.support import spec_calls
 from tests.support.factories import make_project, make_user
 from tests.support.mcp_client import body_of, mcp_client
 from tests.support.model_server import Api, Broken, Hang, ModelServer, Reply, Status
@@ -323,11 +322,11 @@ async def test_the_working_context_names_the_files_the_session_works_on(
 ) -> None:
     configure_model(db, model_server)
     actor = person_actor(owner)
-    spec = files.upload_spec_file(
+    spec = spec_calls.upload_spec_file(
         db, actor, project="CRW", workspace_id=None, path="specs/billing/requirements.md",
         content=b"# Billing\n1. Invoices are numbered.\n", idempotency_key=None,
     ).body["file"]  # fmt: skip
-    note = attachments.upload_attachment(
+    note = spec_calls.upload_attachment(
         db, actor, project="CRW", workspace_id=None, name="notes.txt",
         content=b"Customers asked for CSV in March.\n", override=False, idempotency_key=None,
     ).body["attachment"]  # fmt: skip
@@ -374,7 +373,7 @@ async def test_get_project_lists_the_active_sessions_and_counts_spec_files(
     db: Database, serve: Serve, secret: str, owner: User, model_server: ModelServer
 ) -> None:
     configure_model(db, model_server)
-    files.upload_spec_file(
+    spec_calls.upload_spec_file(
         db, person_actor(owner), project="CRW", workspace_id=None, path="specs/a.md",
         content=b"# A\n", idempotency_key=None,
     )  # fmt: skip

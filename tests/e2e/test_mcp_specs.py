@@ -28,6 +28,7 @@ from crewboard.services.identity.users import person_actor
 from crewboard.services.specs import file_lookup
 from crewboard.services.views import iso
 from crewboard.storage.database import Database
+from tests.support import spec_calls
 from tests.support.factories import grant, make_project, make_user
 from tests.support.mcp_client import MODES, body_of, mcp_client
 
@@ -407,7 +408,7 @@ async def test_the_trash_hides_a_file_from_lists_and_reads_until_it_is_restored(
 async def test_a_read_only_token_reads_spec_files_but_is_shown_and_allowed_no_write(
     url: str, db: Database, owner: User, mode: str
 ) -> None:
-    files.upload_spec_file(
+    spec_calls.upload_spec_file(
         db,
         person_actor(owner),
         project="CRW",
@@ -462,7 +463,7 @@ async def test_the_callers_disk_is_out_of_reach_over_http(
 ) -> None:
     local = here.parent / "local.md"
     local.write_text("on the caller's disk\n")
-    files.upload_spec_file(
+    spec_calls.upload_spec_file(
         db,
         person_actor(owner),
         project="CRW",
@@ -539,7 +540,7 @@ class Local:
 @pytest.fixture
 def local(database_url: URL, db: Database, owner: User, tmp_path: Path) -> Local:
     for path, content in (("docs/plan.md", b"# Plan\nFrom Crewboard\n"), ("logo.png", PNG)):
-        files.upload_spec_file(
+        spec_calls.upload_spec_file(
             db,
             person_actor(owner),
             project="CRW",
@@ -633,7 +634,7 @@ async def test_stdio_download_never_writes_outside_the_working_folder(
 
 
 def _add(local: Local, path: str, content: bytes) -> None:
-    files.upload_spec_file(
+    spec_calls.upload_spec_file(
         local.db,
         person_actor(local.owner),
         project="CRW",

@@ -25,13 +25,13 @@ from crewboard.api.common import Endpoint
 from crewboard.api.openapi import LIVE_PATH
 from crewboard.api.routes import all_endpoints
 from crewboard.config import Settings
-from crewboard.contract.artifacts import present as artifacts
 from crewboard.domain.identity.access import Scope
 from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.board import tasks
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
+from tests.support import artifact_calls
 from tests.support.factories import make_project, make_user
 from tests.support.server import free_port, running_server
 
@@ -55,7 +55,7 @@ def served(db: Database, tmp_path: Path) -> Iterator[Served]:
     tasks.create_task(
         db, actor, project="CRW", workspace_id=None, idempotency_key="t1", title="First"
     )
-    artifacts.create_artifact(
+    artifact_calls.create_artifact(
         db, actor, project="CRW", workspace_id=None, slug="login", title=None, description=None,
         files=[FileInput("index.html", b"<h1>Login</h1>\n")], idempotency_key="artifact",
     )  # fmt: skip

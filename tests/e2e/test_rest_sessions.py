@@ -14,12 +14,11 @@ from typing import Any
 import httpx2
 import pytest
 
-from crewboard.contract.specs import present as attachments
-from crewboard.contract.specs import present as files
 from crewboard.domain.identity.records import User
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
+from tests.support import spec_calls
 from tests.support.factories import count_rows, make_project, make_user
 from tests.support.model_server import ModelServer, Reply
 from tests.support.sessions import configure_model, questions, system_prompt
@@ -291,11 +290,11 @@ def test_include_context_adds_the_files_the_session_works_on(
 ) -> None:
     configure_model(db, model_server)
     actor = person_actor(owner)
-    spec = files.upload_spec_file(
+    spec = spec_calls.upload_spec_file(
         db, actor, project="CRW", workspace_id=None, path="specs/billing/requirements.md",
         content=b"# Billing\n1. Invoices are numbered.\n", idempotency_key=None,
     ).body["file"]  # fmt: skip
-    note = attachments.upload_attachment(
+    note = spec_calls.upload_attachment(
         db, actor, project="CRW", workspace_id=None, name="notes.txt",
         content=b"Customers asked for CSV in March.\n", override=False, idempotency_key=None,
     ).body["attachment"]  # fmt: skip

@@ -37,7 +37,6 @@ from crewboard.api.operations import path_arguments
 from crewboard.api.routes import all_endpoints
 from crewboard.config import Settings
 from crewboard.contract.catalogue import default_catalogue
-from crewboard.contract.specs import present as comments
 from crewboard.contract.specs import present as files
 from crewboard.domain.identity.access import Role, TokenKind
 from crewboard.domain.identity.records import Actor
@@ -45,6 +44,7 @@ from crewboard.domain.ids import new_id
 from crewboard.services.specs import file_lookup
 from crewboard.storage.database import Database
 from tests.conftest import ONLY_SQLITE, POSTGRESQL_IN_THE_SLOW_RUN
+from tests.support import spec_calls
 from tests.support.databases import Reader
 from tests.support.factories import make_user
 from tests.support.mcp_client import MODES, mcp_client
@@ -81,6 +81,7 @@ REFUSALS = MIXED | {
     "ALREADY_EXISTS",
     "REVISION_CONFLICT",
     "IDEMPOTENCY_CONFLICT",
+    "CLAIM_LOST",
 }
 # What the default run covers (both kinds, both limits, every cap, a kind the issuer refuses);
 # the other eleven run under the slow marker.
@@ -143,6 +144,14 @@ def _on(spot: Spot, **more: Any) -> dict[str, Any]:
 
 def _keyed(spot: Spot, **more: Any) -> dict[str, Any]:
     return _on(spot, idempotencyKey=key(), **more)
+
+
+def _on_claim(spot: Spot) -> dict[str, Any]:
+    return {"taskId": spot.task_id, "workspaceId": None}
+
+
+def _lost(_spot: Spot) -> frozenset[str]:
+    return frozenset({"CLAIM_LOST"})
 
 
 def _on_task(spot: Spot, **more: Any) -> dict[str, Any]:
@@ -313,7 +322,7 @@ def _file_text(world: World, spot: Spot) -> str:
 
 
 def _thread(world: World, spot: Spot, actor: Actor) -> dict[str, Any]:
-    made = comments.create_spec_file_comment_thread(
+    made = spec_calls.create_spec_file_comment_thread(
         world.db, actor, project=spot.project_id, workspace_id=None,
         ref=file_lookup.FileRef(file_id=spot.file_id), anchor_quote=_file_text(world, spot),
         anchor_prefix=None, anchor_suffix=None, body="Why?", idempotency_key=None,
@@ -453,6 +462,12 @@ MCP: dict[str, Entry] = {
         ),
     ),
     "assign_task": Entry(_assign, mixed=(_assign,)),
+    # The token's own claim on the home task: taken, renewed, let go. A renewal or release
+    # with no claim of the token's to act on is refused CLAIM_LOST, and changes nothing.
+    "claim_task": Entry(lambda at: Tool("claim_task", _on_claim(at.home))),
+    "renew_claims": Entry(lambda at: Tool("renew_claims", _on_claim(at.home)), allowed=_lost),
+    "release_task": Entry(lambda at: Tool("release_task", _on_claim(at.home)), allowed=_lost),
+    "claim_next_task": Entry(lambda at: Tool("claim_next_task", _on(at.home))),
     "update_tasks": Entry(
         lambda at: _plan(at, taskIds=[at.other.task_id], priority="high"),
         mixed=(

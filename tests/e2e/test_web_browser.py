@@ -11,10 +11,7 @@ from typing import Any
 
 import pytest
 
-from crewboard.contract.artifacts import present as artifacts
 from crewboard.contract.sessions.present import started_answer
-from crewboard.contract.specs import present as attachments
-from crewboard.contract.specs import present as files
 from crewboard.domain.sessions import Mode
 from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.identity.users import person_actor
@@ -22,7 +19,7 @@ from crewboard.services.sessions import sessions
 from crewboard.services.specs.file_lookup import FileRef
 from crewboard.storage.database import Database
 from tests.conftest import POSTGRESQL_IN_THE_SLOW_RUN
-from tests.support import axe
+from tests.support import artifact_calls, axe, spec_calls
 from tests.support.browser_pages import (
     LIVE,
     LONG,
@@ -212,30 +209,30 @@ def spec_world(db: Database, email: str) -> tuple[str, str]:
     assert user is not None
     owner = person_actor(user)
     text = f"# Design\n\nSessions expire. See {LONG}\n"
-    made = files.upload_spec_file(
+    made = spec_calls.upload_spec_file(
         db, owner, project="CRW", workspace_id=None, path="docs/design.md",
         content=text.encode(), idempotency_key=None,
     ).body["file"]  # fmt: skip
-    files.update_spec_file(
+    spec_calls.update_spec_file(
         db, owner, project="CRW", workspace_id=None, ref=FileRef(file_id=made["id"]),
         content=(text + "Tokens rotate daily.\n").encode(),
         expected_version=made["contentVersion"], idempotency_key=None,
     )  # fmt: skip
-    attachments.upload_attachment(
+    spec_calls.upload_attachment(
         db, owner, project="CRW", workspace_id=None, name=f"diagram-{'x' * 80}.png",
         content=PNG, override=False, idempotency_key=None,
     )  # fmt: skip
     mockup = [FileInput("index.html", f"<h1>Mockup</h1>\n<p>{LONG}</p>\n".encode())]
-    artifacts.create_artifact(
+    artifact_calls.create_artifact(
         db, owner, project="CRW", workspace_id=None, slug="mockup", title=f"Mockup {LONG}"[:200],
         description=LONG, files=mockup, idempotency_key=None,
     )  # fmt: skip
-    artifacts.write_artifact_revision(
+    artifact_calls.write_artifact_revision(
         db, owner, project="CRW", workspace_id=None, ref="mockup",
         files=[FileInput("index.html", b"<h1>Mockup, again</h1>\n")], remove=[],
         base_revision=None, expected_version=1, idempotency_key=None,
     )  # fmt: skip
-    plan = files.upload_spec_file(
+    plan = spec_calls.upload_spec_file(
         db, owner, project="CRW", workspace_id=None, path="release/tasks.md",
         content=f"# Plan\n\n- [ ] Read {LONG}\n- [x] Ship\n".encode(), idempotency_key=None,
     ).body["file"]  # fmt: skip

@@ -11,13 +11,12 @@ from typing import Any
 
 import pytest
 
-from crewboard.contract.handoffs import present as handoffs
 from crewboard.domain.handoffs import Bodies
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import User
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
-from tests.support import axe
+from tests.support import axe, handoff_calls
 from tests.support.browser_pages import LIVE, browser, page, shot, sign_in, world
 from tests.support.factories import grant, make_project, make_user
 
@@ -26,7 +25,7 @@ __all__ = ["browser", "page", "world"]  # the fixtures this module borrows
 
 
 def handoff(db: Database, author: User, key: str, day: str, recipient: User) -> None:
-    handoffs.create_handoff(
+    handoff_calls.create_handoff(
         db, person_actor(author), project=key, workspace_id=None,
         bodies=Bodies(completed="Shipped the login fix."), day=day,
         recipients=[recipient.id], send_notification=True,

@@ -11,12 +11,11 @@ from typing import Any
 
 import pytest
 
-from crewboard.contract.specs import present as files
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.specs.file_lookup import FileRef
 from crewboard.storage.database import Database
-from tests.support import axe
+from tests.support import axe, spec_calls
 from tests.support.browser_pages import (  # the browser fixtures and the agent's helpers
     agent_call,
     as_agent,
@@ -38,11 +37,11 @@ def spec_file(db: Database, email: str) -> dict[str, Any]:
     user = db.read(lambda uow: uow.users.get_by_email(email))
     assert user is not None
     owner = person_actor(user)
-    made = files.upload_spec_file(
+    made = spec_calls.upload_spec_file(
         db, owner, project="CRW", workspace_id=None, path="docs/login.md",
         content=TEXT.replace("15", "30").encode(), idempotency_key=None,
     ).body["file"]  # fmt: skip
-    saved = files.update_spec_file(
+    saved = spec_calls.update_spec_file(
         db, owner, project="CRW", workspace_id=None, ref=FileRef(file_id=made["id"]),
         content=TEXT.encode(), expected_version=made["contentVersion"], idempotency_key=None,
     )  # fmt: skip

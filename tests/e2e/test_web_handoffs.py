@@ -11,13 +11,13 @@ from contextlib import closing
 import httpx2
 import pytest
 
-from crewboard.contract.handoffs import present as handoffs
 from crewboard.contract.projects import present
 from crewboard.domain.handoffs import Bodies
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import User
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
+from tests.support import handoff_calls
 from tests.support.factories import grant, make_project, make_task, make_user
 from tests.support.web import post_form, sign_in
 
@@ -69,7 +69,7 @@ def test_write_change_and_work_a_handoff_in_the_web_app(
         assert "<strong>it</strong>" in day  # the bodies are markdown, rendered safely
         assert "America/New_York to Europe/Berlin" in day  # the reverse shift, as chosen
         assert "Change your handoff" in day
-        made = handoffs.list_handoffs(db, person_actor(owner), project="CRW")["handoffs"][0]
+        made = handoff_calls.list_handoffs(db, person_actor(owner), project="CRW")["handoffs"][0]
         assert made["sourceTimeZone"] == "America/New_York"
         assert [r["email"] for r in made["recipients"]] == ["bob@example.com"]
         changed = post_form(
@@ -95,7 +95,7 @@ def test_write_change_and_work_a_handoff_in_the_web_app(
             {"text": "Call the vendor", "assignee": bob.id, "due_date": "2026-03-04"},
         )
         assert item.status_code == 303
-    got = handoffs.get_handoff(db, person_actor(bob), handoff_id=made["id"])["handoff"]
+    got = handoff_calls.get_handoff(db, person_actor(bob), handoff_id=made["id"])["handoff"]
     assert (got["completed"], got["recipients"], got["blockers"]) == ("Shipped it.", [], "")
     action = got["actionItems"][0]
     assert action["assignee"]["email"] == "bob@example.com"
@@ -110,7 +110,7 @@ def test_write_change_and_work_a_handoff_in_the_web_app(
              "due_date": ""},
         )  # fmt: skip
         assert done.status_code == 303
-    item_now = handoffs.get_handoff_action_item(db, person_actor(bob), item_id=action["id"])
+    item_now = handoff_calls.get_handoff_action_item(db, person_actor(bob), item_id=action["id"])
     assert (item_now["actionItem"]["status"], item_now["actionItem"]["assignee"]) == ("done", None)
 
 
@@ -120,7 +120,7 @@ def test_a_reader_sees_handoffs_without_forms_and_no_hidden_task(
     make_project(db, owner, "SEC")
     make_task(db, owner, "SEC", "Rotate the secret keys")
     make_task(db, owner, "CRW", "Update the docs")
-    handoffs.create_handoff(
+    handoff_calls.create_handoff(
         db, person_actor(owner), project="CRW", workspace_id=None, bodies=Bodies("Done."),
         day=DAY, linked_task_ids=["CRW-1", "SEC-1"],
     )  # fmt: skip

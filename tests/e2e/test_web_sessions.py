@@ -27,6 +27,7 @@ from crewboard.services.sessions import conversation, sessions
 from crewboard.services.sessions.waiting import wait_for_turn
 from crewboard.services.specs.file_lookup import FileRef
 from crewboard.storage.database import Database
+from tests.support import spec_calls
 from tests.support.factories import grant, make_project, make_user, personal_secret, token_actor
 from tests.support.model_server import Broken, ModelServer, Reply
 from tests.support.sessions import configure_model, last_user_message, proposes, questions
@@ -270,7 +271,7 @@ def test_a_changed_file_shows_a_diff_and_a_file_saved_meanwhile_is_not_overwritt
 ) -> None:
     configure_model(db, model_server)
     actor = person_actor(owner)
-    made = files.upload_spec_file(db, actor, project="CRW", workspace_id=None,
+    made = spec_calls.upload_spec_file(db, actor, project="CRW", workspace_id=None,
                                   path="specs/export/design.md", content=b"# Design\nold line\n",
                                   idempotency_key=None).body["file"]  # fmt: skip
     reply = proposes("specs/export/design.md", "# Design\nnew line\n")
@@ -278,7 +279,7 @@ def test_a_changed_file_shows_a_diff_and_a_file_saved_meanwhile_is_not_overwritt
     page = client.get(f"/p/CRW/sessions/{ref}")
     assert "<del>-old line</del>" in page.text
     assert "<ins>+new line</ins>" in page.text
-    files.update_spec_file(db, actor, project="CRW", workspace_id=None,
+    spec_calls.update_spec_file(db, actor, project="CRW", workspace_id=None,
                            ref=FileRef(file_id=made["id"]), content=b"# Design\nhers\n",
                            expected_version=made["contentVersion"], idempotency_key=None)  # fmt: skip
     proposal = pending(db, owner, ref, "file")

@@ -19,6 +19,7 @@ from crewboard.domain.specs import MAX_ATTACHMENT_BYTES
 from crewboard.services.identity.users import person_actor
 from crewboard.services.specs.file_lookup import FileRef
 from crewboard.storage.database import Database
+from tests.support import spec_calls
 from tests.support.factories import make_project, make_user
 from tests.support.web import csrf_of, sign_in
 
@@ -48,7 +49,7 @@ def client(url: str, owner: User) -> Iterator[httpx2.Client]:
 
 
 def add(db: Database, me: Actor, path: str, text: str) -> dict[str, object]:
-    made = files.upload_spec_file(
+    made = spec_calls.upload_spec_file(
         db, me, project="CRW", workspace_id=None, path=path, content=text.encode(),
         idempotency_key=None,
     )  # fmt: skip
@@ -147,7 +148,7 @@ def test_an_edit_saves_a_revision_and_a_conflict_keeps_the_typed_text_beside_the
     form = client.get(f"/p/CRW/specs/files/{made['id']}/edit").text
     version = re.search(r'name="expected_version" value="([^"]+)"', form)
     assert version is not None
-    files.update_spec_file(
+    spec_calls.update_spec_file(
         db, me, project="CRW", workspace_id=None, ref=FileRef(path="docs/plan.md"),
         content=b"# Plan\nStep one, theirs\n", expected_version=version.group(1),
         idempotency_key=None,
@@ -168,7 +169,7 @@ def test_an_edit_saves_a_revision_and_a_conflict_keeps_the_typed_text_beside_the
 
 def test_two_revisions_compare_line_by_line(client: httpx2.Client, db: Database, me: Actor) -> None:
     made = add(db, me, "docs/a.txt", "one\ntwo\nthree\n")
-    files.update_spec_file(
+    spec_calls.update_spec_file(
         db, me, project="CRW", workspace_id=None, ref=FileRef(path="docs/a.txt"),
         content=b"one\n2\nthree\n", expected_version=str(made["contentVersion"]),
         idempotency_key=None,
@@ -208,7 +209,7 @@ def test_attachments_list_with_previews_and_images_alone_show_inline(
         files={"file": ("shot.png", PNG, "image/png")},
     )
     assert answer.status_code == 303, answer.text
-    attachments.upload_attachment(
+    spec_calls.upload_attachment(
         db, me, project="CRW", workspace_id=None, name="page.html",
         content=b"<html><script>alert(1)</script></html>\n", override=False, idempotency_key=None,
     )  # fmt: skip

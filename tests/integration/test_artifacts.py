@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from crewboard.contract.artifacts import present as artifacts
 from crewboard.contract.projects import present
 from crewboard.contract.specs import present as attachments
 from crewboard.domain.artifacts import KEPT_REVISIONS, MAX_FILE_BYTES, MAX_FILES
@@ -35,6 +34,7 @@ from crewboard.storage.blobs import DatabaseBlobStore
 from crewboard.storage.database import Database
 from crewboard.storage.specs import tables as spec_tables
 from tests.conftest import ONLY_POSTGRESQL
+from tests.support import artifact_calls, spec_calls
 from tests.support.factories import count_rows, grant, make_project, make_user, token_actor
 
 PAGE = b"<!doctype html>\n<title>Login</title>\n<link rel=stylesheet href=site.css>\n"
@@ -69,7 +69,7 @@ MOCKUP = files(index_html=PAGE, site_css=CSS, img__logo_png=LOGO)
 
 def create(db: Database, actor: Actor, slug: str = "login", sent: list[FileInput] | None = None,
            **more: Any) -> dict[str, Any]:  # fmt: skip
-    made = artifacts.create_artifact(
+    made = artifact_calls.create_artifact(
         db, actor, project="CRW", workspace_id=None, slug=slug, title=more.pop("title", None),
         description=more.pop("description", None), files=MOCKUP if sent is None else sent,
         idempotency_key=more.pop("key", None),
@@ -78,7 +78,7 @@ def create(db: Database, actor: Actor, slug: str = "login", sent: list[FileInput
 
 
 def write(db: Database, actor: Actor, sent: list[FileInput], expected: int, **more: Any) -> Any:
-    return artifacts.write_artifact_revision(
+    return artifact_calls.write_artifact_revision(
         db, actor, project="CRW", workspace_id=None, ref=more.pop("ref", "login"), files=sent,
         remove=more.pop("remove", []), base_revision=more.pop("base", None),
         expected_version=expected, idempotency_key=more.pop("key", None),
@@ -87,7 +87,7 @@ def write(db: Database, actor: Actor, sent: list[FileInput], expected: int, **mo
 
 
 def details(db: Database, actor: Actor, revision: int | None = None) -> dict[str, Any]:
-    return artifacts.get_artifact(db, actor, project="CRW", ref="login", revision=revision)
+    return artifact_calls.get_artifact(db, actor, project="CRW", ref="login", revision=revision)
 
 
 def paths(body: dict[str, Any]) -> list[str]:
@@ -116,7 +116,7 @@ def test_create_makes_revision_one_with_each_files_facts(db: Database, me: Actor
     }  # fmt: skip
     assert by_path["index.html"]["totalLines"] == 3
     assert [r["revision"] for r in shown["revisions"]] == [1]
-    listed = artifacts.list_artifacts(db, me, project="CRW")
+    listed = artifact_calls.list_artifacts(db, me, project="CRW")
     assert [(a["slug"], a["revisionCount"]) for a in listed["artifacts"]] == [("login", 1)]
 
 
@@ -232,7 +232,7 @@ def test_a_stale_expected_version_is_refused_naming_who_wrote_and_nothing_is_wri
 def test_rollback_adds_a_revision_with_the_old_files(db: Database, me: Actor) -> None:
     create(db, me)
     write(db, me, files(index_html=b"v2\n"), 1)
-    back = artifacts.rollback_artifact(
+    back = artifact_calls.rollback_artifact(
         db, me, project="CRW", workspace_id=None, ref="login", revision=1, expected_version=2,
         idempotency_key=None,
     ).body  # fmt: skip
@@ -256,7 +256,7 @@ def test_only_the_fifty_newest_revisions_are_kept_and_older_ones_are_not_found(
         details(db, me, revision=1)
     assert gone.value.details["oldestKept"] == 2
     with pytest.raises(NotFound):
-        artifacts.rollback_artifact(
+        artifact_calls.rollback_artifact(
             db, me, project="CRW", workspace_id=None, ref="login", revision=1,
             expected_version=51, idempotency_key=None,
         )  # fmt: skip
@@ -277,7 +277,7 @@ def test_the_same_bytes_are_stored_once_across_revisions_and_artifacts(
 
 
 def test_a_blob_another_area_still_names_is_not_collected(db: Database, me: Actor) -> None:
-    attachments.upload_attachment(
+    spec_calls.upload_attachment(
         db, me, project="CRW", workspace_id=None, name="page.txt", content=b"revision 1\n",
         override=False, idempotency_key=None,
     )  # fmt: skip
@@ -331,7 +331,7 @@ def test_a_slug_is_unique_in_its_project(db: Database, me: Actor) -> None:
     with pytest.raises(AlreadyExists) as taken:
         create(db, me)
     assert taken.value.details["artifactId"] == first["artifact"]["id"]
-    by_id = artifacts.get_artifact(db, me, project="CRW", ref=first["artifact"]["id"])
+    by_id = artifact_calls.get_artifact(db, me, project="CRW", ref=first["artifact"]["id"])
     assert by_id["artifact"]["slug"] == "login"
 
 
@@ -340,7 +340,7 @@ def test_text_files_read_in_windows_and_binaries_are_refused(db: Database, me: A
     create(db, me, sent=[FileInput("app.js", long), FileInput("logo.png", LOGO)])
     pieces, offset = [], 1
     while offset is not None:
-        window = artifacts.read_artifact_file(
+        window = artifact_calls.read_artifact_file(
             db, me, project="CRW", ref="login", path="app.js", offset=offset, limit=2000,
             room=ROOM,
         )  # fmt: skip
@@ -348,19 +348,19 @@ def test_text_files_read_in_windows_and_binaries_are_refused(db: Database, me: A
         offset = window["nextOffset"]
     assert "".join(pieces).encode() == long
     with pytest.raises(ValidationFailed) as binary:
-        artifacts.read_artifact_file(
+        artifact_calls.read_artifact_file(
             db, me, project="CRW", ref="login", path="logo.png", limit=10, room=ROOM
         )
     assert "binary" in binary.value.message
     with pytest.raises(NotFound):
-        artifacts.read_artifact_file(
+        artifact_calls.read_artifact_file(
             db, me, project="CRW", ref="login", path="nope.txt", limit=10, room=ROOM
         )
 
 
 def test_a_key_replays_and_events_say_what_was_written(db: Database, me: Actor) -> None:
     first = create(db, me, key="k1")
-    again = artifacts.create_artifact(
+    again = artifact_calls.create_artifact(
         db, me, project="CRW", workspace_id=None, slug="login", title=None, description=None,
         files=MOCKUP, idempotency_key="k1",
     )  # fmt: skip

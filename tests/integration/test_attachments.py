@@ -28,7 +28,7 @@ from crewboard.errors import (
 )
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
-from tests.support import zips
+from tests.support import spec_calls, zips
 from tests.support.factories import count_rows, grant, make_project, make_user, token_actor
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
@@ -60,7 +60,7 @@ def me(owner: User) -> Actor:
 
 
 def upload(db: Database, actor: Actor, name: str, content: bytes, **options: Any) -> dict[str, Any]:
-    made = attachments.upload_attachment(
+    made = spec_calls.upload_attachment(
         db,
         actor,
         project="CRW",

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from crewboard.contract.handoffs import present as handoffs
 from crewboard.contract.projects import present
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.handoffs import (
@@ -34,6 +33,7 @@ from crewboard.services.notifications.mailer import Mailer, SmtpServer
 from crewboard.services.paging import json_size
 from crewboard.storage.database import Database
 from tests.conftest import ONLY_POSTGRESQL
+from tests.support import handoff_calls
 from tests.support.errors import refused
 from tests.support.factories import count_rows, grant, make_project, make_task, make_user
 from tests.support.server import free_port
@@ -69,7 +69,7 @@ def mate(db: Database, owner: User) -> User:
 def create(db: Database, actor: Actor, **more: Any) -> dict[str, Any]:
     bodies = more.pop("bodies", Bodies("Shipped the API change.", "Watching the rollout.", "",
                                        "Check the error rate."))  # fmt: skip
-    made = handoffs.create_handoff(
+    made = handoff_calls.create_handoff(
         db, actor, project=more.pop("project", "CRW"), workspace_id=None, bodies=bodies, **more
     )
     return made.body["handoff"]  # type: ignore[no-any-return]
@@ -106,30 +106,30 @@ def test_a_stale_expected_updated_at_is_refused_naming_the_current_one(
     made = create(db, me)
     read = made["updatedAt"]
     clock.advance(timedelta(minutes=5))
-    changed = handoffs.update_handoff(
+    changed = handoff_calls.update_handoff(
         db, me, handoff_id=made["id"], expected_updated_at=read, changes={"blockers": "VPN"}
     )["handoff"]
     assert changed["blockers"] == "VPN"
     assert changed["completed"] == made["completed"]  # left out: unchanged
     assert changed["updatedAt"] > read
     late = refused(
-        ErrorCode.REVISION_CONFLICT, handoffs.update_handoff, db, me, handoff_id=made["id"],
+        ErrorCode.REVISION_CONFLICT, handoff_calls.update_handoff, db, me, handoff_id=made["id"],
         expected_updated_at=read, changes={"blockers": "nothing"},
     )  # fmt: skip
     assert late.details["currentUpdatedAt"] == changed["updatedAt"]
     assert changed["updatedAt"] in late.message
-    assert handoffs.get_handoff(db, me, handoff_id=made["id"])["handoff"]["blockers"] == "VPN"
+    assert handoff_calls.get_handoff(db, me, handoff_id=made["id"])["handoff"]["blockers"] == "VPN"
 
 
 def test_edits_in_the_same_instant_still_get_versions_of_their_own(db: Database, me: Actor) -> None:
     made = create(db, me)
-    first = handoffs.update_handoff(
+    first = handoff_calls.update_handoff(
         db, me, handoff_id=made["id"], expected_updated_at=made["updatedAt"],
         changes={"blockers": "one"},
     )["handoff"]  # fmt: skip
     assert first["updatedAt"] != made["updatedAt"]  # the clock did not move
     refused(
-        ErrorCode.REVISION_CONFLICT, handoffs.update_handoff, db, me, handoff_id=made["id"],
+        ErrorCode.REVISION_CONFLICT, handoff_calls.update_handoff, db, me, handoff_id=made["id"],
         expected_updated_at=made["updatedAt"], changes={"blockers": "two"},
     )  # fmt: skip
 
@@ -139,7 +139,7 @@ def test_null_clears_and_only_the_author_changes_the_bodies(
 ) -> None:
     task = make_task(db, me_user(db, me), "CRW", "Rollout")
     made = create(db, me, linked_task_ids=[task], recipients=["mate@example.com"])
-    cleared = handoffs.update_handoff(
+    cleared = handoff_calls.update_handoff(
         db, me, handoff_id=made["id"], expected_updated_at=made["updatedAt"],
         changes={"next_steps": None, "recipients": None},
     )["handoff"]  # fmt: skip
@@ -148,11 +148,11 @@ def test_null_clears_and_only_the_author_changes_the_bodies(
     assert [t["id"] for t in cleared["linkedTasks"]] == [task]
     other = person_actor(mate)
     denied = refused(
-        ErrorCode.PERMISSION_DENIED, handoffs.update_handoff, db, other, handoff_id=made["id"],
+        ErrorCode.PERMISSION_DENIED, handoff_calls.update_handoff, db, other, handoff_id=made["id"],
         expected_updated_at=cleared["updatedAt"], changes={"completed": "not mine to say"},
     )  # fmt: skip
     assert "author" in denied.message
-    allowed = handoffs.update_handoff(
+    allowed = handoff_calls.update_handoff(
         db, other, handoff_id=made["id"], expected_updated_at=cleared["updatedAt"],
         changes={"recipients": ["owner@example.com"]},
     )["handoff"]  # fmt: skip
@@ -174,7 +174,7 @@ def test_linked_tasks_the_reader_cannot_open_are_left_out(
     public = make_task(db, owner, "CRW", "Update the docs")
     made = create(db, me, linked_task_ids=[public, "SEC-1"], recipients=[mate.id])
     assert {t["id"] for t in made["linkedTasks"]} == {public, secret}
-    seen = handoffs.get_handoff(db, person_actor(mate), handoff_id=made["id"])["handoff"]
+    seen = handoff_calls.get_handoff(db, person_actor(mate), handoff_id=made["id"])["handoff"]
     assert [t["id"] for t in seen["linkedTasks"]] == [public]
     assert "SEC" not in str(seen)
     bad = refused(ErrorCode.VALIDATION, create, db, person_actor(mate), linked_task_ids=["SEC-1"])
@@ -210,19 +210,21 @@ def test_lists_filter_by_author_recipient_and_inclusive_dates(
     for day in ("2026-03-01", "2026-03-02", "2026-03-03"):
         create(db, me, day=day, recipients=[mate.id] if day != "2026-03-02" else [])
     create(db, person_actor(mate), day="2026-03-02")
-    every = handoffs.list_handoffs(db, me, project="CRW")
+    every = handoff_calls.list_handoffs(db, me, project="CRW")
     assert every["total"] == 4
     assert every["handoffs"][0]["date"] == "2026-03-03"  # newest day first
     assert "completed" not in every["handoffs"][0]  # metadata only
-    mine = handoffs.list_handoffs(db, me, project="CRW", author="owner@example.com")
+    mine = handoff_calls.list_handoffs(db, me, project="CRW", author="owner@example.com")
     assert mine["total"] == 3
-    to_mate = handoffs.list_handoffs(db, me, project="CRW", recipient=mate.id)
+    to_mate = handoff_calls.list_handoffs(db, me, project="CRW", recipient=mate.id)
     assert sorted(h["date"] for h in to_mate["handoffs"]) == ["2026-03-01", "2026-03-03"]
-    window = handoffs.list_handoffs(db, me, project="CRW", since="2026-03-02", until="2026-03-02")
+    window = handoff_calls.list_handoffs(
+        db, me, project="CRW", since="2026-03-02", until="2026-03-02"
+    )
     assert window["total"] == 2
-    paged = handoffs.list_handoffs(db, me, project="CRW", limit=3)
+    paged = handoff_calls.list_handoffs(db, me, project="CRW", limit=3)
     assert (len(paged["handoffs"]), paged["nextOffset"]) == (3, 3)
-    refused(ErrorCode.VALIDATION, handoffs.list_handoffs, db, me, project="CRW",
+    refused(ErrorCode.VALIDATION, handoff_calls.list_handoffs, db, me, project="CRW",
             since="2026-03-03", until="2026-03-01")  # fmt: skip
 
 
@@ -233,23 +235,25 @@ def test_action_items_page_with_cursors_and_follow_project_permissions(
     ids = []
     for n in range(25):
         clock.advance(timedelta(seconds=1))
-        item = handoffs.create_handoff_action_item(
+        item = handoff_calls.create_handoff_action_item(
             db, me, handoff_id=made["id"], text=f"item {n}", assignee=mate.email if n else None
         ).body["actionItem"]
         ids.append(item["id"])
-    first = handoffs.get_handoff(db, me, handoff_id=made["id"])["handoff"]
+    first = handoff_calls.get_handoff(db, me, handoff_id=made["id"])["handoff"]
     assert [i["id"] for i in first["actionItems"]] == ids[:20]
     assert first["actionItemCount"] == 25
-    rest = handoffs.list_handoff_action_items(
+    rest = handoff_calls.list_handoff_action_items(
         db, me, handoff_id=made["id"], cursor=first["actionItemsCursor"]
     )
     assert [i["id"] for i in rest["actionItems"]] == ids[20:]
     assert rest["nextCursor"] is None
-    by_day = handoffs.list_handoff_action_items(db, me, project="CRW", day=made["date"], limit=10)
+    by_day = handoff_calls.list_handoff_action_items(
+        db, me, project="CRW", day=made["date"], limit=10
+    )
     assert [i["id"] for i in by_day["actionItems"]] == ids[:10]
     refused(
         ErrorCode.VALIDATION,
-        handoffs.list_handoff_action_items,
+        handoff_calls.list_handoff_action_items,
         db,
         person_actor(mate),
         project="CRW",
@@ -257,9 +261,9 @@ def test_action_items_page_with_cursors_and_follow_project_permissions(
         cursor=by_day["nextCursor"],
     )  # fmt: skip  (another caller's cursor)
     # a writer of the project (not the author) changes an item; a reader may not
-    item = handoffs.get_handoff_action_item(db, me, item_id=ids[1])["actionItem"]
+    item = handoff_calls.get_handoff_action_item(db, me, item_id=ids[1])["actionItem"]
     assert item["assignee"]["email"] == "mate@example.com"
-    done = handoffs.update_handoff_action_item(
+    done = handoff_calls.update_handoff_action_item(
         db, person_actor(mate), item_id=ids[1], expected_updated_at=item["updatedAt"],
         changes={"status": "done", "assignee": None, "due_date": "2026-03-05"},
     )["actionItem"]  # fmt: skip
@@ -267,12 +271,12 @@ def test_action_items_page_with_cursors_and_follow_project_permissions(
     reader = make_user(db, "reader@example.com")
     grant(db, owner, "CRW", reader, Role.READ)
     refused(
-        ErrorCode.PERMISSION_DENIED, handoffs.update_handoff_action_item, db,
+        ErrorCode.PERMISSION_DENIED, handoff_calls.update_handoff_action_item, db,
         person_actor(reader), item_id=ids[1], expected_updated_at=done["updatedAt"],
         changes={"status": "open"},
     )  # fmt: skip
     refused(
-        ErrorCode.VALIDATION, handoffs.update_handoff_action_item, db, me, item_id=ids[1],
+        ErrorCode.VALIDATION, handoff_calls.update_handoff_action_item, db, me, item_id=ids[1],
         expected_updated_at=done["updatedAt"], changes={"status": "finished"},
     )  # fmt: skip
 
@@ -282,18 +286,18 @@ def test_a_late_retry_returns_the_original_without_undoing_later_edits(
 ) -> None:
     key = "shift-2026-03-02"
     made = create(db, me, idempotency_key=key)
-    handoffs.update_handoff(
+    handoff_calls.update_handoff(
         db, me, handoff_id=made["id"], expected_updated_at=made["updatedAt"],
         changes={"blockers": "found later"},
     )  # fmt: skip
-    again = handoffs.create_handoff(
+    again = handoff_calls.create_handoff(
         db, me, project="CRW", workspace_id=None, idempotency_key=key,
         bodies=Bodies("Shipped the API change.", "Watching the rollout.", "",
                       "Check the error rate."),
     )  # fmt: skip
     assert again.replayed
     assert again.body["handoff"]["id"] == made["id"]
-    assert handoffs.get_handoff(db, me, handoff_id=made["id"])["handoff"]["blockers"] == (
+    assert handoff_calls.get_handoff(db, me, handoff_id=made["id"])["handoff"]["blockers"] == (
         "found later"
     )
     changed = refused(
@@ -307,7 +311,7 @@ def test_agent_tokens_are_refused_on_every_handoff_call(
     db: Database, me: Actor, owner: User
 ) -> None:
     made = create(db, me)
-    item = handoffs.create_handoff_action_item(db, me, handoff_id=made["id"], text="x")
+    item = handoff_calls.create_handoff_action_item(db, me, handoff_id=made["id"], text="x")
     item_id = item.body["actionItem"]["id"]
     issued = tokens.issue_token(
         db, me, kind="agent", scopes=["read", "tasks.manage"], project="CRW"
@@ -315,15 +319,15 @@ def test_agent_tokens_are_refused_on_every_handoff_call(
     agent = tokens.authenticate_token(db, issued.secret)
     calls = [
         lambda: create(db, agent, day="2026-04-01"),
-        lambda: handoffs.update_handoff(db, agent, handoff_id=made["id"],
+        lambda: handoff_calls.update_handoff(db, agent, handoff_id=made["id"],
                                         expected_updated_at=made["updatedAt"],
                                         changes={"blockers": "x"}),
-        lambda: handoffs.list_handoffs(db, agent, project="CRW"),
-        lambda: handoffs.get_handoff(db, agent, handoff_id=made["id"]),
-        lambda: handoffs.list_handoff_action_items(db, agent, handoff_id=made["id"]),
-        lambda: handoffs.get_handoff_action_item(db, agent, item_id=item_id),
-        lambda: handoffs.create_handoff_action_item(db, agent, handoff_id=made["id"], text="y"),
-        lambda: handoffs.update_handoff_action_item(db, agent, item_id=item_id,
+        lambda: handoff_calls.list_handoffs(db, agent, project="CRW"),
+        lambda: handoff_calls.get_handoff(db, agent, handoff_id=made["id"]),
+        lambda: handoff_calls.list_handoff_action_items(db, agent, handoff_id=made["id"]),
+        lambda: handoff_calls.get_handoff_action_item(db, agent, item_id=item_id),
+        lambda: handoff_calls.create_handoff_action_item(db, agent, handoff_id=made["id"], text="y"),
+        lambda: handoff_calls.update_handoff_action_item(db, agent, item_id=item_id,
                                                     expected_updated_at=made["updatedAt"],
                                                     changes={"status": "done"}),
     ]  # fmt: skip
@@ -361,23 +365,23 @@ def test_a_reply_with_room_cuts_what_does_not_fit_and_its_cursor_goes_on_from_th
 ) -> None:
     made = create(db, me, bodies=Bodies(*(["🙂" * MAX_BODY] * 4)))
     for n in range(20):
-        handoffs.create_handoff_action_item(
+        handoff_calls.create_handoff_action_item(
             db, me, handoff_id=made["id"], text=f"{n} " + "🚀" * 1990
         )
     room = 40_000
-    fitted = handoffs.get_handoff(db, me, handoff_id=made["id"], room=room)["handoff"]
+    fitted = handoff_calls.get_handoff(db, me, handoff_id=made["id"], room=room)["handoff"]
     assert json_size(fitted) <= room + 2048  # the cursor and the item keys around the rows
     assert set(fitted["truncated"]) <= {"completed", "inProgress", "blockers", "nextSteps"}
     assert fitted["truncated"]
     assert all("🙂" * 10 in fitted[name] for name in ("completed", "nextSteps"))
-    whole = handoffs.get_handoff(db, me, handoff_id=made["id"])["handoff"]
+    whole = handoff_calls.get_handoff(db, me, handoff_id=made["id"])["handoff"]
     assert "truncated" not in whole
     assert whole["completed"] == "🙂" * MAX_BODY
     seen = [i["id"] for i in fitted["actionItems"]]
     cursor = fitted["actionItemsCursor"]
     assert cursor is not None
     while cursor:
-        page = handoffs.list_handoff_action_items(
+        page = handoff_calls.list_handoff_action_items(
             db, me, handoff_id=made["id"], cursor=cursor, room=room
         )
         assert json_size(page["actionItems"]) <= room
@@ -391,7 +395,7 @@ def test_recipients_hear_only_when_asked_and_the_answer_says_why_no_email_went(
 ) -> None:
     quiet = create(db, me, recipients=[mate.id], day="2026-03-01")
     assert count_rows(db, "notifications") == 0
-    made = handoffs.create_handoff(
+    made = handoff_calls.create_handoff(
         db, me, project="CRW", workspace_id=None, bodies=Bodies("Done."), day="2026-03-02",
         recipients=[mate.id], send_notification=True, send_email=True,
     ).body  # fmt: skip
@@ -415,7 +419,7 @@ async def test_a_handoff_emails_each_opted_in_recipient_once_through_a_real_smtp
     server = SmtpServer(host="127.0.0.1", port=free_port(), security="none",
                         sender="crew@example.com", timeout=5)  # fmt: skip
     mailer = Mailer(db, server, public_url="https://crew.example.com", poll=60)  # enables email
-    made = handoffs.create_handoff(
+    made = handoff_calls.create_handoff(
         db, me, project="CRW", workspace_id=None, day="2026-03-02",
         bodies=Bodies("Shipped the API.", "", "The VPN", "Watch the error rate."),
         recipients=[mate.id, other.id], send_email=True,
@@ -439,14 +443,14 @@ def test_an_assignee_hears_of_an_action_item_given_to_them(
     db: Database, me: Actor, mate: User, owner: User
 ) -> None:
     made = create(db, me)
-    mine = handoffs.create_handoff_action_item(
+    mine = handoff_calls.create_handoff_action_item(
         db, me, handoff_id=made["id"], text="Mine", assignee=owner.email
     ).body["actionItem"]
     assert count_rows(db, "notifications") == 0  # giving it to yourself tells nobody
-    handoffs.create_handoff_action_item(
+    handoff_calls.create_handoff_action_item(
         db, me, handoff_id=made["id"], text="Call the vendor", assignee=mate.email
     )
-    handoffs.update_handoff_action_item(
+    handoff_calls.update_handoff_action_item(
         db, me, item_id=mine["id"], expected_updated_at=mine["updatedAt"],
         changes={"assignee": mate.id},
     )  # fmt: skip
@@ -462,7 +466,7 @@ def test_a_project_can_keep_assignees_from_being_told(db: Database, me: Actor, m
     assert changed["notifyActionItemAssignees"] is False
     assert changed["shiftTimeZones"] == {"a": BERLIN, "b": NEW_YORK}  # the rest as it was
     made = create(db, me)
-    handoffs.create_handoff_action_item(
+    handoff_calls.create_handoff_action_item(
         db, me, handoff_id=made["id"], text="Quietly", assignee=mate.email
     )
     assert count_rows(db, "notifications") == 0
@@ -483,14 +487,14 @@ def test_the_limits_on_links_recipients_and_action_items_are_enforced(
     )
     made = create(db, me)
     long = refused(
-        ErrorCode.LIMIT_EXCEEDED, handoffs.create_handoff_action_item, db, me,
+        ErrorCode.LIMIT_EXCEEDED, handoff_calls.create_handoff_action_item, db, me,
         handoff_id=made["id"], text="x" * (MAX_ITEM_TEXT + 1),
     )  # fmt: skip
     assert long.details["field"] == "text"
     for n in range(MAX_ITEMS):
-        handoffs.create_handoff_action_item(db, me, handoff_id=made["id"], text=f"item {n}")
+        handoff_calls.create_handoff_action_item(db, me, handoff_id=made["id"], text=f"item {n}")
     full = refused(
-        ErrorCode.LIMIT_EXCEEDED, handoffs.create_handoff_action_item, db, me,
+        ErrorCode.LIMIT_EXCEEDED, handoff_calls.create_handoff_action_item, db, me,
         handoff_id=made["id"], text="one more",
     )  # fmt: skip
     assert str(MAX_ITEMS) in full.message

@@ -25,6 +25,7 @@ from crewboard.services.sessions import conversation, sessions
 from crewboard.services.sessions.runner import SessionRunner
 from crewboard.services.specs import file_lookup
 from crewboard.storage.database import Database
+from tests.support import spec_calls
 from tests.support import task_reads as queries
 from tests.support.factories import make_project, make_user
 from tests.support.model_server import Broken, ModelServer, Reply
@@ -124,7 +125,7 @@ async def test_accepted_files_are_saved_as_revisions_naming_the_session_and_task
 async def test_a_file_sent_back_is_proposed_again_with_the_feedback_and_saved_as_revision_2(
     db: Database, person: Actor, server: ModelServer, tmp_path: Path
 ) -> None:
-    files.upload_spec_file(
+    spec_calls.upload_spec_file(
         db, person, project="CRW", workspace_id=None, path="specs/export/requirements.md",
         content=b"# Requirements\n", idempotency_key=None,
     )  # fmt: skip
@@ -155,14 +156,14 @@ async def test_a_file_sent_back_is_proposed_again_with_the_feedback_and_saved_as
 async def test_a_proposal_whose_file_was_saved_since_is_refused_and_stays_open(
     db: Database, person: Actor, server: ModelServer, tmp_path: Path
 ) -> None:
-    made = files.upload_spec_file(
+    made = spec_calls.upload_spec_file(
         db, person, project="CRW", workspace_id=None, path="specs/a.md", content=b"one\n",
         idempotency_key=None,
     ).body["file"]  # fmt: skip
     server.script(Reply(proposes("specs/a.md", "two\n")))
     session_id = start(db, person)
     await runner(db, tmp_path).drain()
-    files.update_spec_file(
+    spec_calls.update_spec_file(
         db, person, project="CRW", workspace_id=None, ref=file_lookup.FileRef(file_id=made["id"]),
         content=b"someone else\n", expected_version=made["contentVersion"], idempotency_key=None,
     )  # fmt: skip

@@ -22,6 +22,7 @@ from crewboard.services.identity.users import person_actor
 from crewboard.services.specs.file_lookup import FileRef
 from crewboard.storage import migrate
 from crewboard.storage.database import Database
+from tests.support import spec_calls
 from tests.support.errors import refused
 from tests.support.factories import count_rows, grant, make_project, make_user, token_actor
 
@@ -59,7 +60,7 @@ def spec(db: Database, me: Actor) -> dict[str, Any]:
 
 def upload(db: Database, actor: Actor, path: str, content: str | bytes) -> dict[str, Any]:
     data = content.encode() if isinstance(content, str) else content
-    made = files.upload_spec_file(
+    made = spec_calls.upload_spec_file(
         db, actor, project=KEY, workspace_id=None, path=path, content=data, idempotency_key=None
     )
     return dict(made.body["file"])
@@ -69,7 +70,7 @@ def save(db: Database, actor: Actor, file_id: str, content: str | bytes) -> dict
     """Save a new revision from the file's current version; the file's view after it."""
     data = content.encode() if isinstance(content, str) else content
     now = files.get_spec_file(db, actor, project=KEY, ref=FileRef(file_id=file_id))
-    saved = files.update_spec_file(
+    saved = spec_calls.update_spec_file(
         db, actor, project=KEY, workspace_id=None, ref=FileRef(file_id=file_id), content=data,
         expected_version=now["file"]["contentVersion"], idempotency_key=None,
     )  # fmt: skip
@@ -85,7 +86,7 @@ def start(
     **options: Any,
 ) -> dict[str, Any]:
     """A new thread's view."""
-    made = comments.create_spec_file_comment_thread(
+    made = spec_calls.create_spec_file_comment_thread(
         db, actor, project=KEY, workspace_id=None, ref=FileRef(file_id=file_id),
         anchor_quote=quote, anchor_prefix=options.pop("prefix", None),
         anchor_suffix=options.pop("suffix", None), body=body,
@@ -97,7 +98,7 @@ def start(
 def reply(
     db: Database, actor: Actor, thread_id: str, body: str = "Agreed.", key: str | None = None
 ) -> dict[str, Any]:
-    made = comments.reply_spec_file_comment_thread(
+    made = spec_calls.reply_spec_file_comment_thread(
         db, actor, project=KEY, workspace_id=None, thread_id=thread_id, body=body,
         idempotency_key=key,
     )  # fmt: skip
@@ -371,7 +372,7 @@ def test_on_a_trashed_file_comments_are_read_edited_and_deleted_but_not_started_
 ) -> None:
     thread = start(db, me, spec["id"], body="First.")
     answer = reply(db, me, thread["id"], "A reply.")
-    files.move_spec_file_to_trash(
+    spec_calls.move_spec_file_to_trash(
         db, me, project=KEY, workspace_id=None, ref=FileRef(file_id=spec["id"])
     )
     listed = threads(db, me, spec["id"])
@@ -490,7 +491,7 @@ def test_access_follows_the_project_roles_and_token_scopes(
     read_only = token_actor(db, owner, ["read"])
     refused(ErrorCode.PERMISSION_DENIED, start, db, read_only, spec["id"])
     make_project(db, owner, "OTH")
-    elsewhere = comments.reply_spec_file_comment_thread
+    elsewhere = spec_calls.reply_spec_file_comment_thread
     refused(
         ErrorCode.NOT_FOUND, elsewhere, db, me, project="OTH", workspace_id=None,
         thread_id=thread["id"], body="Wrong project.", idempotency_key=None,
@@ -610,7 +611,7 @@ def test_a_binary_save_leaves_anchors_in_the_last_text_until_text_returns(
 def test_a_refused_save_moves_no_anchor(db: Database, me: Actor, spec: dict[str, Any]) -> None:
     thread = start(db, me, spec["id"])
     refused(
-        ErrorCode.REVISION_CONFLICT, files.update_spec_file, db, me, project=KEY,
+        ErrorCode.REVISION_CONFLICT, spec_calls.update_spec_file, db, me, project=KEY,
         workspace_id=None, ref=FileRef(file_id=spec["id"]), content=b"Gone.\n",
         expected_version="cv_stale", idempotency_key=None,
     )  # fmt: skip

@@ -31,6 +31,7 @@ from crewboard.storage import migrate
 from crewboard.storage.blobs import CHUNK
 from crewboard.storage.database import Database
 from tests.conftest import ONLY_POSTGRESQL
+from tests.support import spec_calls
 from tests.support.errors import refused
 from tests.support.factories import count_rows, grant, make_project, make_user, token_actor
 
@@ -64,7 +65,7 @@ def upload(
     key: str | None = None,
 ) -> dict[str, Any]:
     """The uploaded file's view."""
-    made = files.upload_spec_file(
+    made = spec_calls.upload_spec_file(
         db, actor, project=project, workspace_id=None, path=path, content=as_bytes(content),
         idempotency_key=key,
     )  # fmt: skip
@@ -81,7 +82,7 @@ def update(
     project: str = KEY,
 ) -> dict[str, Any]:
     """The answer of the save: `file` and the new `revision`."""
-    saved = files.update_spec_file(
+    saved = spec_calls.update_spec_file(
         db, actor, project=project, workspace_id=None, ref=FileRef(file_id=file_id),
         content=as_bytes(content), expected_version=expected, idempotency_key=None,
     )  # fmt: skip
@@ -118,13 +119,13 @@ def listed(db: Database, actor: Actor, **options: Any) -> list[str]:
 
 
 def trash(db: Database, actor: Actor, file_id: str) -> dict[str, Any]:
-    return files.move_spec_file_to_trash(
+    return spec_calls.move_spec_file_to_trash(
         db, actor, project=KEY, workspace_id=None, ref=FileRef(file_id=file_id)
     )
 
 
 def restore(db: Database, actor: Actor, file_id: str) -> dict[str, Any]:
-    return files.restore_spec_file_from_trash(
+    return spec_calls.restore_spec_file_from_trash(
         db, actor, project=KEY, workspace_id=None, ref=FileRef(file_id=file_id)
     )
 
@@ -680,11 +681,11 @@ def test_writes_need_the_specs_write_scope_and_the_write_role(
 def test_an_upload_retried_with_its_key_answers_the_same_file_and_other_content_is_refused(
     db: Database, actor: Actor
 ) -> None:
-    first = files.upload_spec_file(
+    first = spec_calls.upload_spec_file(
         db, actor, project=KEY, workspace_id=None, path="spec.md", content=b"one",
         idempotency_key="upload-1",
     )  # fmt: skip
-    again = files.upload_spec_file(
+    again = spec_calls.upload_spec_file(
         db, actor, project=KEY, workspace_id=None, path="./spec.md", content=b"one",
         idempotency_key="upload-1",
     )  # fmt: skip

@@ -26,6 +26,7 @@ from crewboard.services.specs.file_lookup import FileRef
 from crewboard.services.specs.tasks_md import install
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
+from tests.support import spec_calls
 from tests.support import task_reads as queries
 from tests.support.errors import refused
 from tests.support.factories import make_project, make_task, make_user, token_actor
@@ -61,7 +62,7 @@ def me(owner: User) -> Actor:
 
 
 def upload(db: Database, actor: Actor, path: str, content: str) -> str:
-    made = files.upload_spec_file(
+    made = spec_calls.upload_spec_file(
         db, actor, project=KEY, workspace_id=None, path=path, content=content.encode(),
         idempotency_key=None,
     )  # fmt: skip
@@ -70,7 +71,7 @@ def upload(db: Database, actor: Actor, path: str, content: str) -> str:
 
 def save(db: Database, actor: Actor, file_id: str, content: str) -> None:
     now = files.get_spec_file(db, actor, project=KEY, ref=FileRef(file_id=file_id))
-    files.update_spec_file(
+    spec_calls.update_spec_file(
         db, actor, project=KEY, workspace_id=None, ref=FileRef(file_id=file_id),
         content=content.encode(), expected_version=now["file"]["contentVersion"],
         idempotency_key=None,
@@ -360,13 +361,13 @@ def test_a_trashed_tasks_md_keeps_its_tasks_and_gets_the_boards_boxes_back_on_re
     file_id = upload(synced, me, "tasks.md", PLAN)
     write, parse, _mapping = board(synced, file_id)
     ref = FileRef(file_id=file_id)
-    files.move_spec_file_to_trash(synced, me, project=KEY, workspace_id=None, ref=ref)
+    spec_calls.move_spec_file_to_trash(synced, me, project=KEY, workspace_id=None, ref=ref)
     assert [t.id for t in board(synced, file_id)] == [write.id, parse.id, _mapping.id]
     outcome = move(synced, me, [(write.id, "done"), (parse.id, "backlog")], "while-trashed")
     assert [o["ok"] for o in outcome["outcomes"]] == [True, True]
     trashed = files.get_spec_file(synced, me, project=KEY, ref=ref, include_trashed=True)
     assert trashed["file"]["revisionCount"] == 1  # a file in the trash gets no revisions
-    restored = files.restore_spec_file_from_trash(
+    restored = spec_calls.restore_spec_file_from_trash(
         synced, me, project=KEY, workspace_id=None, ref=ref
     )
     assert restored["file"]["revisionCount"] == 2
@@ -384,8 +385,8 @@ def test_restoring_a_tasks_md_whose_boxes_agree_writes_no_revision(
 ) -> None:
     file_id = upload(synced, me, "tasks.md", PLAN)
     ref = FileRef(file_id=file_id)
-    files.move_spec_file_to_trash(synced, me, project=KEY, workspace_id=None, ref=ref)
-    restored = files.restore_spec_file_from_trash(
+    spec_calls.move_spec_file_to_trash(synced, me, project=KEY, workspace_id=None, ref=ref)
+    restored = spec_calls.restore_spec_file_from_trash(
         synced, me, project=KEY, workspace_id=None, ref=ref
     )
     assert restored["file"]["revisionCount"] == 1

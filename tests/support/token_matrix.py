@@ -16,8 +16,6 @@ from typing import Any
 import httpx2
 from mcp import Client, MCPError
 
-from crewboard.contract.artifacts import present as artifacts
-from crewboard.contract.handoffs import present as handoffs
 from crewboard.contract.projects import present
 from crewboard.contract.sessions.present import started_answer
 from crewboard.contract.specs import present as files
@@ -39,6 +37,7 @@ from crewboard.services.sessions import sessions
 from crewboard.services.specs import file_lookup
 from crewboard.storage import tables
 from crewboard.storage.database import Database
+from tests.support import artifact_calls, handoff_calls, spec_calls
 from tests.support.databases import Reader
 from tests.support.factories import make_project
 from tests.support.mcp_client import body_of
@@ -163,7 +162,7 @@ class World:
         """The artifact's revision count now (1 for a ghost)."""
         if spot.ghost:
             return 1
-        found = artifacts.get_artifact(
+        found = artifact_calls.get_artifact(
             self.db, self.person, project=spot.project_id, ref=spot.artifact_id
         )
         return int(found["artifact"]["revisionCount"])
@@ -172,14 +171,16 @@ class World:
         """The handoff's updatedAt now (one of the right shape for a ghost)."""
         if spot.ghost:
             return GHOST_VERSION
-        found = handoffs.get_handoff(self.db, self.person, handoff_id=spot.handoff_id)
+        found = handoff_calls.get_handoff(self.db, self.person, handoff_id=spot.handoff_id)
         return str(found["handoff"]["updatedAt"])
 
     def item_version(self, spot: Spot) -> str:
         """The action item's updatedAt now (one of the right shape for a ghost)."""
         if spot.ghost:
             return GHOST_VERSION
-        found = handoffs.get_handoff_action_item(self.db, self.person, item_id=spot.action_item_id)
+        found = handoff_calls.get_handoff_action_item(
+            self.db, self.person, item_id=spot.action_item_id
+        )
         return str(found["actionItem"]["updatedAt"])
 
     def stream_token(self, spot: Spot) -> str:
@@ -193,7 +194,11 @@ class World:
     def set_trashed(self, spot: Spot, trashed: bool) -> None:
         if spot.ghost:
             return
-        change = files.move_spec_file_to_trash if trashed else files.restore_spec_file_from_trash
+        change = (
+            spec_calls.move_spec_file_to_trash
+            if trashed
+            else spec_calls.restore_spec_file_from_trash
+        )
         change(
             self.db,
             self.person,
@@ -267,7 +272,7 @@ def furnish(db: Database, user: User, key: str) -> Spot:
     present.update_project_state(
         db, person, project=key, workspace_id=None, content="Where it stands.", expected_revision=0
     )
-    spec = files.upload_spec_file(
+    spec = spec_calls.upload_spec_file(
         db,
         person,
         project=key,
@@ -276,14 +281,16 @@ def furnish(db: Database, user: User, key: str) -> Spot:
         content=b"# Plan\n",
         idempotency_key=None,
     )
-    mockup = artifacts.create_artifact(
+    mockup = artifact_calls.create_artifact(
         db, person, project=key, workspace_id=None, slug="mockup", title=None, description=None,
         files=[FileInput("index.html", b"<h1>Mockup</h1>\n")], idempotency_key=None,
     )  # fmt: skip
-    handoff = handoffs.create_handoff(
+    handoff = handoff_calls.create_handoff(
         db, person, project=key, workspace_id=None, bodies=Bodies("Set up."), day="2000-01-01"
     ).body["handoff"]
-    item = handoffs.create_handoff_action_item(db, person, handoff_id=handoff["id"], text="Check")
+    item = handoff_calls.create_handoff_action_item(
+        db, person, handoff_id=handoff["id"], text="Check"
+    )
     return Spot(
         project_id=project_id,
         key=key,

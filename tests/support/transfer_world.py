@@ -6,16 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from crewboard.contract import memory_present as memory_edits
-from crewboard.contract.artifacts import present as artifacts
 from crewboard.contract.board import present_notes
-from crewboard.contract.handoffs import present as handoffs
 from crewboard.contract.projects import present
 from crewboard.contract.review.present import hand_in_view
 from crewboard.contract.review.present_inbox import posted_view
 from crewboard.contract.sessions.present import started_answer
-from crewboard.contract.specs import present as spec_attachments
-from crewboard.contract.specs import present as spec_comments
-from crewboard.contract.specs import present as spec_files
 from crewboard.domain.handoffs import Bodies
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.sessions import Mode
@@ -27,7 +22,7 @@ from crewboard.services.review import decisions, drafts, messages
 from crewboard.services.sessions import sessions
 from crewboard.services.specs.file_lookup import FileRef
 from crewboard.storage.database import Database
-from tests.support import task_reads
+from tests.support import artifact_calls, handoff_calls, spec_calls, task_reads
 from tests.support.factories import make_user
 
 # Text every kind of character travels in: CJK, emoji, a control character, quotes, a newline.
@@ -92,25 +87,25 @@ def furnish_everything(db: Database, key: str = "MOVE") -> Everything:
     agent = tokens.authenticate_token(db, secret)
     _talk(db, person, agent, key=key, task=main["id"], seat=seat)
     file_id, file_text = _specs(db, person, key)
-    attachment = spec_attachments.upload_attachment(
+    attachment = spec_calls.upload_attachment(
         db, person, project=key, workspace_id=None, name="logo.png",
         content=b"\x89PNG\r\n\x1a\n" + bytes(range(256)), override=False, idempotency_key=None,
     ).body["attachment"]  # fmt: skip
-    artifact = artifacts.create_artifact(
+    artifact = artifact_calls.create_artifact(
         db, person, project=key, workspace_id=None, slug="mockup", title="Mockup",
         description=ODD, files=[FileInput("index.html", b"<h1>One</h1>\n"),
         FileInput("css/site.css", b"h1 {}\n")], idempotency_key=None,
     ).body["artifact"]  # fmt: skip
-    artifacts.write_artifact_revision(
+    artifact_calls.write_artifact_revision(
         db, person, project=key, workspace_id=None, ref="mockup",
         files=[FileInput("index.html", b"<h1>Two</h1>\n")], remove=[], base_revision=1,
         expected_version=1, idempotency_key=None,
     )  # fmt: skip
-    handoff = handoffs.create_handoff(
+    handoff = handoff_calls.create_handoff(
         db, person, project=key, workspace_id=None, bodies=Bodies(ODD, "Doing", "None", "Next"),
         day="2026-12-01", linked_task_ids=[main["id"]], recipients=[member.email],
     ).body["handoff"]  # fmt: skip
-    handoffs.create_handoff_action_item(
+    handoff_calls.create_handoff_action_item(
         db, person, handoff_id=handoff["id"], text="Check the archive", assignee=member.email,
         due_date="2026-12-02",
     )  # fmt: skip
@@ -206,20 +201,20 @@ def _draft_id(body: dict[str, object]) -> str:
 
 def _specs(db: Database, person: Actor, key: str) -> tuple[str, str]:
     text = f"# Plan\n\n{ODD}\n"
-    made = spec_files.upload_spec_file(
+    made = spec_calls.upload_spec_file(
         db, person, project=key, workspace_id=None, path="docs/plan.md",
         content=b"# Plan\n", idempotency_key=None,
     ).body["file"]  # fmt: skip
-    spec_files.update_spec_file(
+    spec_calls.update_spec_file(
         db, person, project=key, workspace_id=None, ref=FileRef(file_id=made["id"]),
         content=text.encode(), expected_version=made["contentVersion"], idempotency_key=None,
     )  # fmt: skip
-    thread = spec_comments.create_spec_file_comment_thread(
+    thread = spec_calls.create_spec_file_comment_thread(
         db, person, project=key, workspace_id=None, ref=FileRef(file_id=made["id"]),
         anchor_quote="# Plan", anchor_prefix=None, anchor_suffix=None, body="Title?",
         idempotency_key=None,
     ).body["thread"]  # fmt: skip
-    spec_comments.reply_spec_file_comment_thread(
+    spec_calls.reply_spec_file_comment_thread(
         db, person, project=key, workspace_id=None, thread_id=thread["id"], body="Fine.",
         idempotency_key=None,
     )  # fmt: skip

@@ -34,10 +34,10 @@ from crewboard.api.common import (
     reads_headers,
     refuse_carried,
     run_service,
-    workspace_of,
 )
-from crewboard.api.operations import endpoint_for
+from crewboard.api.operations import endpoint_for, keyed_endpoint, read_endpoint, run_made
 from crewboard.contract import args as a
+from crewboard.contract.artifacts import artifacts as contract
 from crewboard.contract.artifacts import present
 from crewboard.contract.artifacts.artifacts import (
     CreateArtifact,
@@ -46,15 +46,12 @@ from crewboard.contract.artifacts.artifacts import (
     ReadArtifactFile,
     RollbackArtifact,
     WriteArtifactRevision,
-    inputs,
 )
-from crewboard.contract.reply import WINDOW_ROOM
-from crewboard.domain.identity.records import Actor
+from crewboard.contract.operation import Call
 from crewboard.errors import NotFound
 from crewboard.jsonbody import MAX_BODY, MAX_UPLOAD_BODY
 from crewboard.services.artifacts import artifacts
-from crewboard.services.identity.access import WorkspaceRef
-from crewboard.storage.database import Database
+from crewboard.services.idempotency import KeyedResult
 
 P = "/api/v1/projects/{project}"
 A = f"{P}/artifacts"
@@ -73,54 +70,13 @@ def _carried(data: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def _named(request: Request, model: type[a.Args]) -> dict[str, Any]:
+def _path(request: Request) -> dict[str, Any]:
     path = request.path_params
-    return {
-        **query_params(request, model),
-        "projectId": path["project"],
-        "artifactId": path["artifact"],
-    }
+    return {"projectId": path["project"], "artifactId": path["artifact"]}
 
 
-async def list_artifacts(request: Request) -> dict[str, Any]:
-    query = query_params(request, ListArtifacts)
-    args = parse_args(
-        ListArtifacts, {**query, "projectId": request.path_params["project"]}, strict=False
-    )
-    return await run_service(
-        request,
-        lambda db, actor: present.list_artifacts(
-            db, actor, project=args.project_id, limit=args.limit, offset=args.offset
-        ),
-    )
-
-
-async def get_artifact(request: Request) -> dict[str, Any]:
-    args = parse_args(GetArtifact, _named(request, RevisionQuery), strict=False)
-    return await run_service(
-        request,
-        lambda db, actor: present.get_artifact(
-            db, actor, project=args.project_id, ref=args.artifact_id, revision=args.revision
-        ),
-    )
-
-
-async def read_artifact_file(request: Request) -> dict[str, Any]:
-    args = parse_args(ReadArtifactFile, _named(request, LinesQuery), strict=False)
-    return await run_service(
-        request,
-        lambda db, actor: present.read_artifact_file(
-            db,
-            actor,
-            project=args.project_id,
-            ref=args.artifact_id,
-            path=args.path,
-            revision=args.revision,
-            offset=args.offset,
-            limit=args.limit,
-            room=WINDOW_ROOM,
-        ),
-    )
+def _named(request: Request, model: type[a.Args]) -> dict[str, Any]:
+    return {**query_params(request, model), **_path(request)}
 
 
 async def artifact_file(request: Request) -> Response:
@@ -171,88 +127,28 @@ async def artifact_zip(request: Request) -> Response:
     )
 
 
-@reads_headers(IDEMPOTENCY_KEY)
-async def create_artifact(request: Request) -> Created:
-    data = _carried(await keyed_body(request, MAX_UPLOAD_BODY))
-    workspace = workspace_of(data)
-    args = parse_args(
-        CreateArtifact, {"workspaceId": None, **data, "projectId": request.path_params["project"]}
-    )
-    files = inputs(args.files)
-    result = await run_service(
-        request,
-        lambda db, actor: present.create_artifact(
-            db,
-            actor,
-            project=args.project_id,
-            workspace_id=workspace,
-            slug=args.slug,
-            title=args.title,
-            description=args.description,
-            files=files,
-            idempotency_key=args.idempotency_key,
-        ),
-    )
-    return created(result)
-
-
-def _expected(request: Request, data: dict[str, Any]) -> tuple[int, bool]:
-    """The revision count the writer read: If-Match (412 when stale) or expectedVersion (409)."""
-    return expected_revision(request, data, "expectedVersion")
-
-
-def _write_args(request: Request, data: dict[str, Any], model: type[a.Args], expected: int) -> Any:
-    """The body checked by `model`, with the path's project and artifact."""
-    path = request.path_params
-    filled = {
-        "workspaceId": None,
-        **data,
-        "projectId": path["project"],
-        "artifactId": path["artifact"],
-        "expectedVersion": expected,
-    }
-    return parse_args(model, filled)
-
-
 async def _revise(
-    request: Request, model: type[a.Args], limit: int, write: Callable[..., Any]
+    request: Request, model: type[a.Args], limit: int, made: Callable[[Call, Any], KeyedResult]
 ) -> Created:
-    """A new revision from the count the writer read (If-Match 412, expectedVersion 409):
-    `write(db, actor, args, workspace)` makes it."""
+    """A new revision from the count the writer read: If-Match (412 when stale) or
+    expectedVersion in the body (409)."""
     data = _carried(await keyed_body(request, limit))
-    workspace = workspace_of(data)
-    expected, via_header = _expected(request, data)
-    args = _write_args(request, data, model, expected)
-    result = await guard_precondition(
-        lambda: run_service(request, lambda db, actor: write(db, actor, args, workspace)),
-        via_header,
-    )
+    expected, via_header = expected_revision(request, data, "expectedVersion")
+    args = parse_args(model, {**_path(request), **data, "expectedVersion": expected})
+    result = await guard_precondition(lambda: run_made(request, made, args), via_header)
     return created(result)
 
 
 @reads_headers(IDEMPOTENCY_KEY, IF_MATCH_REVISION)
 async def write_revision(request: Request) -> Created:
-    def write(db: Database, actor: Actor, args: Any, workspace: WorkspaceRef) -> Any:
-        return present.write_artifact_revision(
-            db, actor, project=args.project_id, workspace_id=workspace, ref=args.artifact_id,
-            files=inputs(args.files), remove=args.remove, base_revision=args.base_revision,
-            expected_version=args.expected_version, idempotency_key=args.idempotency_key,
-            merge_onto_current=args.merge_onto_current,
-        )  # fmt: skip
-
-    return await _revise(request, WriteArtifactRevision, MAX_UPLOAD_BODY, write)
+    return await _revise(
+        request, WriteArtifactRevision, MAX_UPLOAD_BODY, contract.write_artifact_revision
+    )
 
 
 @reads_headers(IDEMPOTENCY_KEY, IF_MATCH_REVISION)
 async def rollback(request: Request) -> Created:
-    def write(db: Database, actor: Actor, args: Any, workspace: WorkspaceRef) -> Any:
-        return present.rollback_artifact(
-            db, actor, project=args.project_id, workspace_id=workspace, ref=args.artifact_id,
-            revision=args.revision, expected_version=args.expected_version,
-            idempotency_key=args.idempotency_key,
-        )  # fmt: skip
-
-    return await _revise(request, RollbackArtifact, MAX_BODY, write)
+    return await _revise(request, RollbackArtifact, MAX_BODY, contract.rollback_artifact)
 
 
 # --- what OpenAPI shows of the queries and bodies ----------------------------------------------
@@ -289,28 +185,29 @@ RollbackBody = model_without(
 )
 
 ENDPOINTS: tuple[Endpoint, ...] = (
-    endpoint_for(
+    read_endpoint(
         "list_artifacts",
-        list_artifacts,
+        contract.artifacts_page,
         "The project's artifacts, most recently changed first, paged",
         query=ListArtifacts,
     ),
-    endpoint_for(
+    keyed_endpoint(
         "create_artifact",
-        create_artifact,
+        contract.create_artifact,
         "Create an artifact from a set of files as revision 1 (at most 50 files, 2 MiB a file, "
         "10 MiB in all; Idempotency-Key header)",
         CreateBody,
+        limit=MAX_UPLOAD_BODY,
     ),
-    endpoint_for(
+    read_endpoint(
         "get_artifact",
-        get_artifact,
+        contract.artifact_shown,
         "An artifact (by id or slug), one revision's files and the kept revisions",
         query=RevisionQuery,
     ),
-    endpoint_for(
+    read_endpoint(
         "read_artifact_file",
-        read_artifact_file,
+        contract.artifact_lines,
         "A text file of a revision in windows of lines (path, offset, limit)",
         query=LinesQuery,
     ),

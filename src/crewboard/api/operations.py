@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from anyio import to_thread
 from starlette.requests import Request
@@ -25,14 +26,17 @@ from crewboard.api.common import (
     IF_MATCH_REVISION,
     PATH_FIELDS,
     BodyChoice,
+    Created,
     Endpoint,
     Handler,
     PreconditionFailed,
     actor_of,
+    created,
     if_match,
     keyed_body,
     parse_args,
     query_list,
+    query_params,
     read_body,
     reads_headers,
     refuse_carried,
@@ -41,8 +45,12 @@ from crewboard.contract.args import Args, input_schema
 from crewboard.contract.catalogue import Catalogue, default_catalogue
 from crewboard.contract.operation import Call, Operation, Rest
 from crewboard.errors import RevisionConflict, ValidationFailed
+from crewboard.jsonbody import MAX_BODY
+from crewboard.services.idempotency import KeyedResult
 
 _BODY_METHODS = frozenset({"POST", "PATCH", "PUT"})
+A = TypeVar("A", bound=Args)
+T = TypeVar("T")
 
 
 @functools.cache
@@ -57,10 +65,14 @@ def declared_route(name: str) -> Rest:
     Raises:
         ValueError: no such operation, or it declares no route (a programming error).
     """
+    return _route(name).rest
+
+
+def _route(name: str) -> _Route:
     operation = catalogue().find(name)
     if operation is None or not isinstance(operation.rest, Rest):
         raise ValueError(f"operation {name!r} declares no REST route")
-    return operation.rest
+    return _Route(operation, operation.rest, path_arguments(operation.rest.path, operation.args))
 
 
 def endpoint_for(
@@ -86,6 +98,58 @@ def endpoint_for(
         produces=produces,
         operation=name,
     )
+
+
+def call_of(request: Request) -> Call:
+    """What an operation's handler is given, for this request's caller."""
+    return Call(request.app.state.db, actor_of(request), request.app.state.settings)
+
+
+async def run_made(request: Request, made: Callable[[Call, A], T], args: A) -> T:
+    """`made(call, args)` in a worker thread (it blocks on the database), as the caller."""
+    return await to_thread.run_sync(made, call_of(request), args)
+
+
+def read_endpoint(
+    name: str,
+    made: Callable[[Call, Any], dict[str, Any]],
+    summary: str,
+    *,
+    query: type[Args],
+) -> Endpoint:
+    """The endpoint of a read that REST answers whole where MCP fits it to its budget: the
+    query string (each parameter a field of `query`, which OpenAPI shows) and the path's
+    arguments, checked by the operation's model; `made` answers."""
+    route = _route(name)
+
+    async def answer(request: Request) -> dict[str, Any]:
+        given = {**query_params(request, query), **route.from_path(request)}
+        return await run_made(request, made, parse_args(route.operation.args, given, strict=False))
+
+    return endpoint_for(name, answer, summary, query=query)
+
+
+def keyed_endpoint(
+    name: str,
+    made: Callable[[Call, Any], KeyedResult],
+    summary: str,
+    body: type[Args],
+    *,
+    limit: int = MAX_BODY,
+) -> Endpoint:
+    """The endpoint of a keyed create that REST answers in a shape of its own: 201 with
+    `replayed`. The body (up to `limit` bytes, the key also from `Idempotency-Key`) and the
+    path's arguments are checked by the operation's model as on a generic route; `made` runs
+    the use case and answers the ledger's result (the operation's `run` is `keyed(made)`).
+    `body` is what OpenAPI shows of the body."""
+    route = _route(name)
+
+    @reads_headers(IDEMPOTENCY_KEY)
+    async def answer(request: Request) -> Created:
+        args = route.body_arguments(request, await keyed_body(request, limit))
+        return created(await run_made(request, made, args))
+
+    return endpoint_for(name, answer, summary, body)
 
 
 def path_arguments(path: str, model: type[Args]) -> dict[str, str]:
@@ -165,7 +229,7 @@ class _Route:
     async def answer(self, request: Request, args: Args, *, via_header: bool = False) -> Response:
         """Run the operation in a worker thread (it blocks on the database) and answer its
         reply's body; a stale revision that If-Match named is 412, as on the hand routes."""
-        call = Call(request.app.state.db, actor_of(request), request.app.state.settings)
+        call = call_of(request)
         try:
             reply = await to_thread.run_sync(self.operation.run, call, args)
             if reply.follow is not None:  # waits on the event loop, holding no thread
@@ -191,23 +255,15 @@ def _query_handler(route: _Route) -> Handler:
     return answer
 
 
-def _body_handler(route: _Route) -> Handler:
+def _body_handler(route: _Route, *, keyed: bool = False) -> Handler:
+    """The JSON body as the arguments; a keyed write's key may come in Idempotency-Key."""
+
     async def answer(request: Request) -> Response:
         route.operation.check_scopes(actor_of(request))
-        data = await read_body(request)
+        data = await (keyed_body(request) if keyed else read_body(request))
         return await route.answer(request, route.body_arguments(request, data))
 
-    return answer
-
-
-def _keyed_handler(route: _Route) -> Handler:
-    @reads_headers(IDEMPOTENCY_KEY)
-    async def answer(request: Request) -> Response:
-        route.operation.check_scopes(actor_of(request))
-        data = await keyed_body(request)
-        return await route.answer(request, route.body_arguments(request, data))
-
-    return answer
+    return reads_headers(IDEMPOTENCY_KEY)(answer) if keyed else answer
 
 
 def _keyed_revision_handler(route: _Route) -> Handler:
@@ -251,7 +307,7 @@ def operation_endpoint(operation: Operation) -> Endpoint:
             raise ValueError(f"{operation.name}: a revision without a key has no handler")
         handler = _keyed_revision_handler(route)
     elif "idempotencyKey" in fields:
-        handler = _keyed_handler(route)
+        handler = _body_handler(route, keyed=True)
     else:
         handler = _body_handler(route)
     return Endpoint(

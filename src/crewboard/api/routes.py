@@ -18,6 +18,7 @@ from crewboard.api import notifications as notification_routes
 from crewboard.api import projects as project_routes
 from crewboard.api import sessions as session_routes
 from crewboard.api import specs as spec_routes
+from crewboard.api.board import claims as claim_routes
 from crewboard.api.board import notes as note_routes
 from crewboard.api.board import tasks as task_routes
 from crewboard.api.common import Endpoint, by_path
@@ -39,6 +40,7 @@ def _written_endpoints() -> tuple[Endpoint, ...]:
         *identity_routes.ENDPOINTS,
         *project_routes.ENDPOINTS,
         *task_routes.ENDPOINTS,
+        *claim_routes.ENDPOINTS,
         *note_routes.ENDPOINTS,
         *review_routes.ENDPOINTS,
         *memory_routes.ENDPOINTS,

@@ -31,11 +31,12 @@ from crewboard.api.common import (
     run_service,
     workspace_of,
 )
-from crewboard.api.operations import endpoint_for
+from crewboard.api.operations import endpoint_for, run_made
 from crewboard.config import Settings
 from crewboard.contract import args as a
 from crewboard.contract.reply import RESPONSE_BUDGET
 from crewboard.contract.sessions import present
+from crewboard.contract.sessions import sessions as contract
 from crewboard.contract.sessions.sessions import (
     GetSpecSession,
     ListSpecSessions,
@@ -45,10 +46,9 @@ from crewboard.contract.sessions.sessions import (
     first_reply,
 )
 from crewboard.domain.identity.records import Actor
-from crewboard.errors import ValidationFailed
 from crewboard.services.sessions import models, sessions
 from crewboard.services.sessions.context import session_context
-from crewboard.services.text_windows import check_window, cut_text, window
+from crewboard.services.text_windows import cut_text
 from crewboard.storage.database import Database
 
 P = "/api/v1/projects/{project}"
@@ -115,7 +115,7 @@ async def get_spec_session(request: Request) -> dict[str, Any]:
         GetSpecSession, _named(request, query_params(request, OneQuery)), strict=False
     )
     if args.given("context_offset") or args.given("context_limit"):
-        return await _context_window(request, args)
+        return (await run_made(request, contract.context_window, args)).body
     public_url = request.app.state.settings.public_url
 
     def read(db: Database, actor: Actor) -> dict[str, Any]:
@@ -125,32 +125,6 @@ async def get_spec_session(request: Request) -> dict[str, Any]:
             return body
         body["context"] = session_context(db, actor, project=args.project_id, ref=args.session_id)
         return cut_text(body, "context", RESPONSE_BUDGET)
-
-    return await run_service(request, read)
-
-
-async def _context_window(request: Request, args: GetSpecSession) -> dict[str, Any]:
-    """One window of the session's working context (contextOffset, contextLimit).
-
-    Raises:
-        ValidationFailed: includeContext false with a window, bounds, an offset past the end.
-    """
-    if args.given("include_context") and not args.include_context:
-        raise ValidationFailed.field(
-            "contextOffset", "reads the working context: leave includeContext out or true."
-        )
-    check_window(
-        args.context_offset, args.context_limit, offset_field="contextOffset",
-        limit_field="contextLimit",
-    )  # fmt: skip
-
-    def read(db: Database, actor: Actor) -> dict[str, Any]:
-        text = session_context(db, actor, project=args.project_id, ref=args.session_id)
-        return window(
-            {"sessionId": args.session_id, "field": "context"}, text,
-            offset=args.context_offset, limit=args.context_limit, budget=RESPONSE_BUDGET,
-            offset_field="contextOffset",
-        )  # fmt: skip
 
     return await run_service(request, read)
 

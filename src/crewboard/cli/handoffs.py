@@ -21,6 +21,7 @@ from crewboard.cli.operations import run_declared
 from crewboard.contract.handoffs import present
 from crewboard.contract.handoffs.handoffs import ListHandoffs
 from crewboard.domain.handoffs import BODY_LABELS, WIRE_BODIES, Bodies, ItemStatus
+from crewboard.services.handoffs import commands, queries
 from crewboard.services.identity.access import ANY_WORKSPACE
 from crewboard.storage.database import Database
 
@@ -70,11 +71,12 @@ def handoff_list(
             "projectId": project, "author": author, "recipient": recipient, "since": since,
             "until": until, "limit": limit, "offset": offset,
         })  # fmt: skip
-        found = present.list_handoffs(
+        page = queries.list_handoffs(
             db, acting_person(db, as_email), project=args.project_id, author=args.author,
             recipient=args.recipient, since=args.since, until=args.until, limit=args.limit,
             offset=args.offset,
         )  # fmt: skip
+        found = present.handoff_page_view(page)
         emit(as_json, found, lambda: "\n".join(map(_line, found["handoffs"])) or "none")
 
     guarded(state_, as_json, act)
@@ -127,12 +129,13 @@ def handoff_write(state_: State, project: str, completed: str, in_progress: str,
     def act(db: Database) -> None:
         zones = present.day_sheet(db, acting_person(db, as_email), project=project, day=None)
         a, b = zones["zones"]["a"], zones["zones"]["b"]
-        made = present.create_handoff(
-            db, acting_person(db, as_email), project=project, workspace_id=ANY_WORKSPACE,
+        person = acting_person(db, as_email)
+        made = commands.create_handoff(
+            db, person, project=project, workspace_id=ANY_WORKSPACE,
             bodies=Bodies(completed, in_progress, blockers, next_steps), day=day,
             source_time_zone=b if reverse else a, destination_time_zone=a if reverse else b,
             linked_task_ids=list(tasks), recipients=list(recipients),
-            send_notification=notify, send_email=email,
+            send_notification=notify, send_email=email, answer=present.made_view(person),
         ).body  # fmt: skip
         told = made["notifications"]
         said = [f"wrote {_line(made['handoff'])}"]
@@ -181,16 +184,17 @@ def handoff_set_item(state_: State, item_id: str, status: str | None, assignee: 
 
     def act(db: Database) -> None:
         person = acting_person(db, as_email)
-        now = present.get_handoff_action_item(db, person, item_id=item_id)["actionItem"]
+        now = present.item_answer(queries.get_handoff_action_item(db, person, item_id=item_id))
+        now = now["actionItem"]
         changes: dict[str, Any] = {}
         if status is not None:
             changes["status"] = status
         if assignee is not None:
             changes["assignee"] = None if assignee == "none" else assignee
-        made = present.update_handoff_action_item(
-            db, person, item_id=item_id, expected_updated_at=now["updatedAt"],
-            changes=changes,
-        )["actionItem"]  # fmt: skip
+        read = commands.update_handoff_action_item(
+            db, person, item_id=item_id, expected_updated_at=now["updatedAt"], changes=changes
+        )
+        made = present.item_answer(read)["actionItem"]
         emit(as_json, made, lambda: f"{made['id']} [{made['status']}] {made['text']}")
 
     guarded(state_, as_json, act)

@@ -89,6 +89,8 @@ Moment = Annotated[
 Day = Annotated[date, _iso_text("date_parsing", _ISO_DATE, date.fromisoformat)]
 Offset = Annotated[int, Field(ge=0, le=INT32_MAX)]
 Revision = Annotated[int, Field(ge=0, le=INT32_MAX)]
+# The fence of the caller's claim on the task (claim_task): a write from a lost claim is refused.
+ClaimFence = Annotated[int | None, Field(default=None, ge=1, le=INT32_MAX)]
 TaskNumber = Annotated[int, Field(ge=1, le=INT32_MAX)]
 BoardOrder = Annotated[float, Field(ge=-BOARD_ORDER_LIMIT, le=BOARD_ORDER_LIMIT)]
 ProjectStatus = Literal["planning", "active", "paused", "done"]

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from crewboard.contract import memory, stream_tokens
 from crewboard.contract.artifacts import artifacts
 from crewboard.contract.board import batch as task_batch
+from crewboard.contract.board import claims as task_claims
 from crewboard.contract.board import notes as task_notes
 from crewboard.contract.board import repos, tasks, week
 from crewboard.contract.handoffs import handoffs
@@ -120,6 +121,7 @@ def default_catalogue() -> Catalogue:
             *state.OPERATIONS,
             *team.OPERATIONS,
             *tasks.OPERATIONS,
+            *task_claims.OPERATIONS,
             *task_batch.OPERATIONS,
             *week.OPERATIONS,
             *task_notes.OPERATIONS,

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from crewboard.contract import memory_present
 from crewboard.contract.args import Args, Offset
-from crewboard.contract.operation import Call, Cli, Operation, Rest
+from crewboard.contract.operation import Area, Call, Cli, Rest
 from crewboard.contract.reply import Reply, page_note
 from crewboard.domain.identity.access import Toolset
 from crewboard.services.memory import records as memory
@@ -57,19 +57,13 @@ class GetProjectMemory(Args):
 
 def get_project_memory(call: Call, args: GetProjectMemory) -> Reply:
     body = memory_present.get_project_memory(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
-        document=args.document,
-        collection=args.collection,
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        document=args.document, collection=args.collection,
         ids=list(args.ids) if args.ids is not None else None,
-        include_content=args.include_content,
-        limit=args.limit,
-        offset=args.offset,
+        include_content=args.include_content, limit=args.limit, offset=args.offset,
         content_offset=args.content_offset if args.given("content_offset") else None,
         content_limit=args.content_limit if args.given("content_limit") else None,
-    )
+    )  # fmt: skip
     if "text" in body:
         following = body["nextOffset"]
         more = f"Pass contentOffset {following} for more ({body['length']} characters)."
@@ -85,20 +79,19 @@ def get_project_memory(call: Call, args: GetProjectMemory) -> Reply:
     return Reply(body, " ".join(n for n in notes if n) or None)
 
 
+MEMORY = Area(Toolset.MEMORY)
+
 OPERATIONS = (
-    Operation(
-        name="get_project_memory",
-        title="Read project memory",
-        description=(
-            "The project's accepted knowledge, to treat as settled: approved and canon records and "
-            "the documents (overview, context, decisions, notes, legal). Narrow by document, "
-            "collection or ids. Text cut to fit is flagged (contentTruncated): read it in windows "
-            "with contentOffset."
-        ),
-        args=GetProjectMemory,
-        toolset=Toolset.MEMORY,
-        run=get_project_memory,
-        rest=Rest("GET", "/api/v1/projects/{project}/memory"),
-        cli=Cli(("memory", "read")),
+    MEMORY.read(
+        "get_project_memory",
+        "Read project memory",
+        "The project's accepted knowledge, to treat as settled: approved and canon records and "
+        "the documents (overview, context, decisions, notes, legal). Narrow by document, "
+        "collection or ids. Text cut to fit is flagged (contentTruncated): read it in windows "
+        "with contentOffset.",
+        GetProjectMemory,
+        get_project_memory,
+        Rest("GET", "/api/v1/projects/{project}/memory"),
+        Cli(("memory", "read")),
     ),
 )

@@ -12,7 +12,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, Unpack
 
 from crewboard.config import Settings
 from crewboard.contract.args import Args, input_schema
@@ -21,6 +21,7 @@ from crewboard.contract.schema import lean_schema
 from crewboard.domain.identity.access import Role, Scope, Toolset
 from crewboard.domain.identity.records import Actor
 from crewboard.errors import PermissionDenied
+from crewboard.services.idempotency import KeyedResult
 from crewboard.storage.database import Database
 
 
@@ -45,6 +46,11 @@ class Rest:
     method: Literal["GET", "POST", "PATCH", "PUT", "DELETE"]
     path: str
     status: int = 200  # the status of a success (201 for a keyed create)
+
+    @classmethod
+    def created(cls, path: str) -> Rest:
+        """A POST that makes something: 201 Created on success."""
+        return cls("POST", path, 201)
 
 
 @dataclass(frozen=True)
@@ -130,12 +136,83 @@ def _published_schema(model: type[Args]) -> dict[str, Any]:
     return lean_schema(input_schema(model))
 
 
+Runner = Callable[[Call, Any], Reply]
+# A declaration's row, by position: name, title, description, args, run, rest, cli.
+Row = tuple[str, str, str, type[Args], Runner, Rest | NoDoor | None, Cli | NoDoor | None]
+
+
+class Flags(TypedDict, total=False):
+    """What a declaration may still say when it differs from its area's defaults."""
+
+    scopes: tuple[Scope, ...]
+    destructive: bool
+    idempotent: bool
+    needs_project: bool
+    stdio_only: bool
+    writes_locally: bool
+    write_role: Role | None
+
+
+@dataclass(frozen=True)
+class Area:
+    """An area's defaults, so that each of its declarations states only what differs: the
+    toolset its operations are listed in, the scopes its writes need (reads need only `read`),
+    the project role a write needs when not WRITE, and words every description ends with.
+
+    A declaration is one row (`Row`): `AREA.read(name, title, description, args, run, rest,
+    cli)`;
+    `write` changes state and a retry with the same arguments changes nothing more (or
+    replays the first answer by its idempotencyKey); `edit` changes state from a version the
+    caller read, so a retry after it landed is refused as stale (not idempotent).
+    """
+
+    toolset: Toolset
+    write_scopes: tuple[Scope, ...] = (Scope.TASKS_MANAGE,)
+    write_role: Role | None = None
+    ending: str = ""
+
+    def read(self, *row: *Row, **flags: Unpack[Flags]) -> Operation:
+        """An operation that changes nothing (on the server)."""
+        return self._declare(row, flags)
+
+    def write(self, *row: *Row, **flags: Unpack[Flags]) -> Operation:
+        """An operation that changes state, safe to retry (idempotent unless `flags` say not)."""
+        given = Flags(scopes=self.write_scopes, write_role=self.write_role) | flags
+        return self._declare(row, given, read_only=False)
+
+    def edit(self, *row: *Row, **flags: Unpack[Flags]) -> Operation:
+        """A write from the version the caller read: a retry after it landed is stale."""
+        return self.write(*row, **(Flags(idempotent=False) | flags))
+
+    def _declare(self, row: Row, flags: Flags, *, read_only: bool = True) -> Operation:
+        name, title, description, args, run, rest, cli = row
+        return Operation(
+            name, title, description + self.ending, args, self.toolset, run, read_only=read_only,
+            **flags, rest=rest, cli=cli,
+        )  # fmt: skip
+
+
+def keyed(
+    made: Callable[[Call, Any], KeyedResult], again: str = "Already made by this key"
+) -> Runner:
+    """The `run` of a keyed write whose use case `made` answers with the ledger's result (the
+    REST door, which answers 201 with `replayed`, calls `made` itself): its body, and a note
+    when the key had been used (`again`, then "this is its answer")."""
+
+    @functools.wraps(made)
+    def run(call: Call, args: Any) -> Reply:
+        result = made(call, args)
+        return Reply(result.body, f"{again}: this is its answer." if result.replayed else None)
+
+    return run
+
+
 def keyed_write(
     name: str,
     title: str,
     description: str,
     args: type[Args],
-    run: Callable[[Call, Any], Reply],
+    run: Runner,
     *,
     toolset: Toolset,
     scopes: tuple[Scope, ...] = (Scope.TASKS_MANAGE,),
@@ -144,16 +221,4 @@ def keyed_write(
 ) -> Operation:
     """A write that is safe to retry with its idempotencyKey: it changes state, destroys
     nothing, and the same key and arguments answer the first acknowledgement again."""
-    return Operation(
-        name=name,
-        title=title,
-        description=description,
-        args=args,
-        toolset=toolset,
-        run=run,
-        scopes=scopes,
-        read_only=False,
-        idempotent=True,
-        rest=rest,
-        cli=cli,
-    )
+    return Area(toolset, scopes).write(name, title, description, args, run, rest, cli)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from crewboard.contract.args import Args
-from crewboard.contract.operation import Call, Cli, Operation, Rest
+from crewboard.contract.operation import Area, Call, Cli, Rest
 from crewboard.contract.reply import Reply
 from crewboard.domain.identity.access import Role, Toolset
 from crewboard.services.identity import stream_tokens
@@ -60,46 +60,38 @@ def revoke_stream_token(call: Call, args: RevokeStreamToken) -> Reply:
     )
 
 
+TOKENS = Area(Toolset.ADMIN, write_scopes=(), write_role=Role.READ)
+
 OPERATIONS = (
-    Operation(
-        name="create_stream_token",
-        title="Create a stream token",
-        description=(
-            "A short-lived, read-only token for following projects' live events (Server-Sent "
-            "Events) from another program. The secret is returned once. You hold at most 20 "
-            "that still work; one made through a token or connected app is revoked with it."
-        ),
-        args=CreateStreamToken,
-        toolset=Toolset.ADMIN,
-        run=create_stream_token,
-        read_only=False,
+    TOKENS.write(
+        "create_stream_token",
+        "Create a stream token",
+        "A short-lived, read-only token for following projects' live events (Server-Sent "
+        "Events) from another program. The secret is returned once. You hold at most 20 "
+        "that still work; one made through a token or connected app is revoked with it.",
+        CreateStreamToken,
+        create_stream_token,
+        Rest.created("/api/v1/stream-tokens"),
+        Cli(("stream-token", "create")),
         idempotent=False,
-        write_role=Role.READ,
-        rest=Rest("POST", "/api/v1/stream-tokens", status=201),
-        cli=Cli(("stream-token", "create")),
     ),
-    Operation(
-        name="list_stream_tokens",
-        title="List stream tokens",
-        description="Your stream tokens: projects, expiry, whether each still works (never the secret).",
-        args=ListStreamTokens,
-        toolset=Toolset.ADMIN,
-        run=list_stream_tokens,
+    TOKENS.read(
+        "list_stream_tokens",
+        "List stream tokens",
+        "Your stream tokens: projects, expiry, whether each still works (never the secret).",
+        ListStreamTokens,
+        list_stream_tokens,
+        Rest("GET", "/api/v1/stream-tokens"),
+        Cli(("stream-token", "list")),
         needs_project=False,
-        rest=Rest("GET", "/api/v1/stream-tokens"),
-        cli=Cli(("stream-token", "list")),
     ),
-    Operation(
-        name="revoke_stream_token",
-        title="Revoke a stream token",
-        description="Stop one of your stream tokens at once; its open streams end.",
-        args=RevokeStreamToken,
-        toolset=Toolset.ADMIN,
-        run=revoke_stream_token,
-        read_only=False,
-        idempotent=True,
-        write_role=Role.READ,
-        rest=Rest("DELETE", "/api/v1/stream-tokens/{streamToken}"),
-        cli=Cli(("stream-token", "revoke")),
+    TOKENS.write(
+        "revoke_stream_token",
+        "Revoke a stream token",
+        "Stop one of your stream tokens at once; its open streams end.",
+        RevokeStreamToken,
+        revoke_stream_token,
+        Rest("DELETE", "/api/v1/stream-tokens/{streamToken}"),
+        Cli(("stream-token", "revoke")),
     ),
 )

@@ -60,15 +60,9 @@ def normalise_path(raw: str, field: str = "path") -> str:
         raise ValidationFailed.field(field, "must not hold '..': paths stay inside the project.")
     path = "/".join(segments)
     if len(path) > MAX_PATH:
-        raise LimitExceeded(
-            f"{field}: {len(path)} characters is over the limit of {MAX_PATH}.",
-            {"field": field, "limit": MAX_PATH, "actual": len(path)},
-        )
+        raise LimitExceeded.over(field, len(path), MAX_PATH)
     if len(segments) > MAX_DEPTH:
-        raise LimitExceeded(
-            f"{field}: {len(segments)} levels deep is over the limit of {MAX_DEPTH}.",
-            {"field": field, "limit": MAX_DEPTH, "actual": len(segments)},
-        )
+        raise LimitExceeded.over(field, len(segments), MAX_DEPTH, "levels deep")
     longest = max(segments, key=len)
     if len(longest) > MAX_SEGMENT:
         raise LimitExceeded(

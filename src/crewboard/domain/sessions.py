@@ -364,21 +364,22 @@ class ProjectModel:
 # --- checks ----------------------------------------------------------------------------------
 
 
+def _trimmed(text: str, field: str, limit: int, empty: str) -> str:
+    cleaned = text.strip()
+    if not cleaned or "\x00" in cleaned:
+        raise ValidationFailed.field(field, empty)
+    if len(cleaned) > limit:
+        raise LimitExceeded.over(field, len(cleaned), limit)
+    return cleaned
+
+
 def check_title(title: str, field: str = "sessionTitle") -> str:
     """The title, trimmed.
 
     Raises:
         ValidationFailed: empty, or a NUL. LimitExceeded: over MAX_TITLE characters.
     """
-    cleaned = title.strip()
-    if not cleaned or "\x00" in cleaned:
-        raise ValidationFailed.field(field, "must be 1 to 500 characters of text.")
-    if len(cleaned) > MAX_TITLE:
-        raise LimitExceeded(
-            f"{field}: {len(cleaned)} characters is over the limit of {MAX_TITLE}.",
-            {"field": field, "limit": MAX_TITLE, "actual": len(cleaned)},
-        )
-    return cleaned
+    return _trimmed(title, field, MAX_TITLE, "must be 1 to 500 characters of text.")
 
 
 def check_message(text: str, field: str = "prompt") -> str:
@@ -387,15 +388,7 @@ def check_message(text: str, field: str = "prompt") -> str:
     Raises:
         ValidationFailed: empty, or a NUL. LimitExceeded: over MAX_PROMPT characters.
     """
-    cleaned = text.strip()
-    if not cleaned or "\x00" in cleaned:
-        raise ValidationFailed.field(field, "must be a non-empty message.")
-    if len(cleaned) > MAX_PROMPT:
-        raise LimitExceeded(
-            f"{field}: {len(cleaned)} characters is over the limit of {MAX_PROMPT}.",
-            {"field": field, "limit": MAX_PROMPT, "actual": len(cleaned)},
-        )
-    return cleaned
+    return _trimmed(text, field, MAX_PROMPT, "must be a non-empty message.")
 
 
 def check_references(ids: list[str], field: str) -> tuple[str, ...]:
@@ -406,10 +399,7 @@ def check_references(ids: list[str], field: str) -> tuple[str, ...]:
     """
     unique = tuple(dict.fromkeys(i.strip() for i in ids))
     if len(unique) > MAX_REFERENCES:
-        raise LimitExceeded(
-            f"{field}: {len(unique)} ids is over the limit of {MAX_REFERENCES}.",
-            {"field": field, "limit": MAX_REFERENCES, "actual": len(unique)},
-        )
+        raise LimitExceeded.over(field, len(unique), MAX_REFERENCES, "ids")
     return unique
 
 

@@ -138,10 +138,7 @@ def check_attachment_name(raw: str, field: str = "name") -> str:
     if "/" in name or "\\" in name:
         raise ValidationFailed.field(field, "is a file name, without folders (no / or \\).")
     if len(name) > MAX_ATTACHMENT_NAME:
-        raise LimitExceeded(
-            f"{field}: {len(name)} characters is over the limit of {MAX_ATTACHMENT_NAME}.",
-            {"field": field, "limit": MAX_ATTACHMENT_NAME, "actual": len(name)},
-        )
+        raise LimitExceeded.over(field, len(name), MAX_ATTACHMENT_NAME)
     return name
 
 

@@ -39,10 +39,7 @@ def check_text(field: str, value: str, *, max_length: int, required: bool = Fals
     if required and not text:
         raise ValidationFailed.field(field, "must not be empty.")
     if len(text) > max_length:
-        raise LimitExceeded(
-            f"{field}: {len(text)} characters is over the limit of {max_length}.",
-            {"field": field, "limit": max_length, "actual": len(text)},
-        )
+        raise LimitExceeded.over(field, len(text), max_length)
     return text
 
 

@@ -24,7 +24,6 @@ the web app's own streams.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -33,7 +32,7 @@ from typing import Any
 
 from anyio import to_thread
 
-from crewboard.services.supervisor import LoopHealth
+from crewboard.services.supervisor import LoopHealth, Wakeup
 from crewboard.storage.database import Database
 from crewboard.storage.uow import EVENT_CHANNEL, EventRecord
 
@@ -191,8 +190,7 @@ class Broker:
         self.admin_kept = max(1, per_project // 20)
         self.cursor = 0
         self.subscriptions: set[Subscription] = set()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._wake = asyncio.Event()
+        self._wakeup = Wakeup()
         self._last_read = 0.0
         self._stopping = threading.Event()
         self._listener: threading.Thread | None = None
@@ -206,9 +204,7 @@ class Broker:
         self.wake()
 
     def wake(self) -> None:
-        loop = self._loop
-        if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(self._wake.set)
+        self._wakeup.wake()
 
     def _listen(self) -> None:
         """LISTEN for other nodes' commits (PostgreSQL), until the broker stops. A lost
@@ -250,19 +246,18 @@ class Broker:
         """
         health = health or LoopHealth("live")
         health.wake = self.wake
-        loop = self._loop = asyncio.get_running_loop()
+        loop = self._wakeup.bind()
         if self.db.dialect == "postgresql" and self._listener is None:
             self._listener = threading.Thread(target=self._listen, name="live-listen", daemon=True)
             self._listener.start()
         wait = 0.0 if not self._started else self.poll
         try:
             while True:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), wait)
+                await self._wakeup.wait(wait, clear=False)
                 # Under a stream of commits, wake-ups come faster than reads are worth: read
                 # at most every GATHER seconds, so one read hands out what came meanwhile.
                 await asyncio.sleep(max(0.0, self._last_read + GATHER - loop.time()))
-                self._wake.clear()
+                self._wakeup.clear()
                 self._last_read = loop.time()
                 try:
                     await self._read_new()

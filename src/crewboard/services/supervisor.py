@@ -15,6 +15,7 @@ that lives in the same task group.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import time
@@ -118,6 +119,56 @@ class LoopHealth:
 
 
 Loop = Callable[[LoopHealth], Awaitable[None]]
+
+
+class Wakeup:
+    """Cuts a background loop's wait short, from any thread (a commit's listener calls `wake`
+    in the writer's thread)."""
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._event = asyncio.Event()
+
+    def bind(self) -> asyncio.AbstractEventLoop:
+        """The loop is running here now: wake it on this event loop."""
+        self._loop = asyncio.get_running_loop()
+        return self._loop
+
+    def wake(self) -> None:
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._event.set)
+
+    async def wait(self, seconds: float, *, clear: bool = True) -> None:
+        """Until woken or `seconds` have passed; `clear=False` leaves the wake-up to `clear`."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._event.wait(), seconds)
+        if clear:
+            self._event.clear()
+
+    def clear(self) -> None:
+        self._event.clear()
+
+
+async def run_pass(health: LoopHealth, step: Callable[[], Awaitable[object]], poll: float) -> float:
+    """One pass of a polling loop, reported to its health: the seconds to wait before the next
+    (`poll` after a pass that worked, the back-off after one that failed)."""
+    try:
+        await step()
+    except Exception as error:  # back off and try again
+        return health.failed(error)
+    health.ok()
+    return poll
+
+
+async def repeat(
+    health: LoopHealth, work: Callable[[], Awaitable[object]], every: float, wakeup: Wakeup
+) -> None:
+    """Run `work` now, then again `every` seconds after each pass (the back-off after a failed
+    one) or as soon as `wakeup` is woken, until cancelled."""
+    wakeup.bind()
+    while True:
+        await wakeup.wait(await run_pass(health, work, every))
 
 
 class Supervisor:

@@ -6,33 +6,25 @@ while the store reads the whole gathered schema, with no import going round in a
 
 from __future__ import annotations
 
-from sqlalchemy import (
-    BigInteger,
-    Column,
-    Integer,
-    LargeBinary,
-    PrimaryKeyConstraint,
-    String,
-    Table,
-)
+import sqlalchemy as sa
 
-from crewboard.storage.schema import metadata
+from crewboard.storage.schema import metadata, required
 from crewboard.storage.types import UTCDateTime
 
-blobs = Table(
+blobs = sa.Table(
     "blobs",
     metadata,
-    Column("digest", String(64), primary_key=True),
-    Column("size", BigInteger, nullable=False),
-    Column("chunk_size", Integer, nullable=False),
-    Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("digest", sa.String(64), primary_key=True),
+    required("size", sa.BigInteger),
+    required("chunk_size", sa.Integer),
+    required("created_at", UTCDateTime),
 )
 
-blob_chunks = Table(
+blob_chunks = sa.Table(
     "blob_chunks",
     metadata,
-    Column("digest", String(64), nullable=False),
-    Column("seq", Integer, nullable=False),
-    Column("data", LargeBinary, nullable=False),
-    PrimaryKeyConstraint("digest", "seq"),
+    required("digest", sa.String(64)),
+    required("seq", sa.Integer),
+    required("data", sa.LargeBinary),
+    sa.PrimaryKeyConstraint("digest", "seq"),
 )

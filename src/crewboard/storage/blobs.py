@@ -39,6 +39,7 @@ from sqlalchemy import (
     Column,
     Connection,
     Integer,
+    Row,
     bindparam,
     case,
     delete,
@@ -166,12 +167,40 @@ def _collect(conn: Connection, digests: Iterable[str]) -> set[str]:
     return gone
 
 
-class DatabaseBlobStore:
-    """Blobs in the database, chunked, inside the caller's transaction."""
+class _BlobRows:
+    """What both stores keep alike: the `blobs` rows, read and collected in the caller's
+    transaction. Collecting deletes rows (and chunks), never files: removing a file could race
+    a put of the same bytes that found it still there, and would not come back if the
+    transaction rolled back."""
 
     def __init__(self, conn: Connection, now: object) -> None:
         self.conn = conn
         self.now = now
+
+    def size(self, digest: str) -> int | None:
+        row = self.conn.execute(_SIZE, {"digest": digest}).first()
+        return None if row is None else int(row.size)
+
+    def _row(self, digest: str) -> Row[Any, Any]:
+        """The blob's row.
+
+        Raises:
+            LookupError: no such blob.
+        """
+        row = self.conn.execute(_SIZE, {"digest": digest}).first()
+        if row is None:
+            raise LookupError(f"no blob {digest}")
+        return row
+
+    def collect(self, digests: Iterable[str]) -> set[str]:
+        return _collect(self.conn, digests)
+
+    def sweep(self) -> set[str]:
+        return _collect(self.conn, _unreferenced(self.conn))
+
+
+class DatabaseBlobStore(_BlobRows):
+    """Blobs in the database, chunked, inside the caller's transaction."""
 
     def put(self, data: bytes) -> str:
         digest = digest_of(data)
@@ -192,14 +221,8 @@ class DatabaseBlobStore:
                 )
         return digest
 
-    def size(self, digest: str) -> int | None:
-        row = self.conn.execute(_SIZE, {"digest": digest}).first()
-        return None if row is None else int(row.size)
-
     def read(self, digest: str, start: int = 0, length: int | None = None) -> bytes:
-        row = self.conn.execute(_SIZE, {"digest": digest}).first()
-        if row is None:
-            raise LookupError(f"no blob {digest}")
+        row = self._row(digest)
         end = int(row.size) if length is None else min(int(row.size), start + length)
         if start >= end:
             return b""
@@ -217,19 +240,12 @@ class DatabaseBlobStore:
         )  # fmt: skip
         return b"".join(bytes(part[1]) for part in parts)
 
-    def collect(self, digests: Iterable[str]) -> set[str]:
-        return _collect(self.conn, digests)
 
-    def sweep(self) -> set[str]:
-        return _collect(self.conn, _unreferenced(self.conn))
-
-
-class FolderBlobStore:
+class FolderBlobStore(_BlobRows):
     """Blob rows in the database, bytes in files under a folder, named by their digest."""
 
     def __init__(self, conn: Connection, now: object, folder: Path) -> None:
-        self.conn = conn
-        self.now = now
+        super().__init__(conn, now)
         self.folder = folder
 
     def path_of(self, digest: str) -> Path:
@@ -253,28 +269,13 @@ class FolderBlobStore:
                 raise
         return digest
 
-    def size(self, digest: str) -> int | None:
-        row = self.conn.execute(_SIZE, {"digest": digest}).first()
-        return None if row is None else int(row.size)
-
     def read(self, digest: str, start: int = 0, length: int | None = None) -> bytes:
-        row = self.conn.execute(_SIZE, {"digest": digest}).first()
-        if row is None:
-            raise LookupError(f"no blob {digest}")
+        row = self._row(digest)
         if int(row.chunk_size) != IN_FOLDER:  # saved in the database before the folder was set
             return DatabaseBlobStore(self.conn, self.now).read(digest, start, length)
         with self.path_of(digest).open("rb") as source:
             source.seek(start)
             return source.read() if length is None else source.read(length)
-
-    def collect(self, digests: Iterable[str]) -> set[str]:
-        # The rows go; the files stay. Removing a file here could race a put of the same
-        # bytes that found the file still there, and would not come back if this
-        # transaction rolled back.
-        return _collect(self.conn, digests)
-
-    def sweep(self) -> set[str]:
-        return _collect(self.conn, _unreferenced(self.conn))
 
 
 def blob_store(conn: Connection, now: object, folder: Path | None) -> BlobStore:

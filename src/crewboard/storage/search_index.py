@@ -9,6 +9,12 @@ so nothing in one reads as FTS5 or tsquery syntax.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, Row, text
+
+from crewboard.storage.types import UTCDateTime
 
 Match = tuple[str, dict[str, str]]  # an SQL condition, and the values of its parameters
 
@@ -47,3 +53,53 @@ def postgres_match(
     if "_" not in project_id:
         condition += f" AND {project_column} = :project_id"
     return condition, {"ts_query": " ".join(words), "scope": scope, "project_id": project_id}
+
+
+@dataclass(frozen=True)
+class ScopedIndex:
+    """A table searched through such an index, its rows newest first: `table` names it with
+    its alias (`drafts AS d`), whose rows have `id`, `project_id` and `created_at`;
+    `membership` and `columns` are the SQLite side (see `fts_match`), `document` the
+    PostgreSQL one (see `postgres_match`). Every piece is a constant of the caller's module."""
+
+    table: str
+    alias: str
+    membership: str
+    columns: str
+    document: str
+
+    def match(self, dialect: str, project_id: str, words: Sequence[str]) -> Match:
+        """The condition that a row of the project holds every word, on this dialect."""
+        project_column = f"{self.alias}.project_id"
+        if dialect == "postgresql":
+            return postgres_match(self.document, project_column, project_id, words)
+        return fts_match(self.membership, project_column, self.columns, project_id, words)
+
+
+def search_page(
+    conn: Connection,
+    index: ScopedIndex,
+    project_id: str,
+    words: Sequence[str],
+    *,
+    select: str,
+    join: str = "",
+    limit: int,
+    offset: int,
+) -> tuple[list[Row[Any]], int]:
+    """One page of the project's rows holding every word (`select` from the table and its
+    `join`), newest first, and how many rows hold them."""
+    # The condition is built from constants; every value goes in as a parameter.
+    condition, values = index.match(conn.dialect.name, project_id, words)
+    newest = f"{index.alias}.created_at DESC, {index.alias}.id DESC"
+    rows = conn.execute(
+        text(
+            f"SELECT {select} FROM {index.table}{join} WHERE {condition} "
+            f"ORDER BY {newest} LIMIT :limit OFFSET :offset"
+        ).columns(created_at=UTCDateTime()),
+        {**values, "limit": limit, "offset": offset},
+    ).all()
+    total = conn.execute(
+        text(f"SELECT count(*) FROM {index.table} WHERE {condition}"), values
+    ).scalar_one()
+    return list(rows), int(total)

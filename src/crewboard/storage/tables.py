@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from crewboard.storage import blob_tables
 from crewboard.storage.artifacts import tables as artifacts
+from crewboard.storage.board import claim_tables
 from crewboard.storage.board import tables as board
 from crewboard.storage.handoffs import tables as handoffs
 from crewboard.storage.identity import tables as identity
@@ -34,4 +35,4 @@ AREAS = (
     sessions,
 )
 
-__all__ = ["AREAS", "blob_tables", "metadata"]
+__all__ = ["AREAS", "blob_tables", "claim_tables", "metadata"]

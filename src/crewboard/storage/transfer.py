@@ -66,6 +66,7 @@ LEFT_BEHIND: dict[str, str] = {
     "oauth_grants": "an OAuth grant is a secret of the server that issued it",
     "oauth_secrets": "secrets stay on the server that issued them",
     "idempotency_keys": "retry keys expire within a day and name their server's tokens",
+    "task_claims": "claims are short leases held by the tokens of the server that issued them",
     "artifact_previews": "preview links are short-lived secrets",
     "email_outbox": "mail is sent by the server that queued it",
     "notification_settings": "a person's settings belong to their account on each server",

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
+from starlette.responses import Response
+
 from crewboard.domain.validation import parse_whole
-from crewboard.errors import CrewboardError, RevisionConflict
+from crewboard.errors import CrewboardError, LimitExceeded, RevisionConflict, ValidationFailed
 from crewboard.web.context import Page
 from crewboard.web.wording import human_message
+
+T = TypeVar("T")
 
 
 def number_field(page: Page, name: str) -> int:
@@ -39,3 +46,18 @@ def show_refusal(page: Page, error: CrewboardError) -> None:
         "kind": "error",
         "text": f"Not saved: {human_message(error)} Your text is still in the form.",
     }
+
+
+def saved_or_form(
+    page: Page, save: Callable[[], T], what: str, form: Callable[..., Response]
+) -> T | Response:
+    """`save()`'s answer, or, when the save is refused, the edit form again (`form` called with
+    `status_code` and `conflict`) holding what was typed, with the reason flashed above it."""
+    try:
+        return save()
+    except RevisionConflict as conflict:
+        show_conflict(page, conflict, what)
+        return form(status_code=409, conflict=True)
+    except (ValidationFailed, LimitExceeded) as error:
+        show_refusal(page, error)
+        return form(status_code=error.http_status, conflict=False)

@@ -69,6 +69,7 @@ async def submit_result(request: Request) -> Created:
             references=[r.model_dump(exclude_none=True) for r in body.references or []],
             via="rest",
             answer=hand_in_view,
+            claim_fence=body.claim_fence,
         ),
     )
     return created(result)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from pydantic import Field
@@ -22,15 +23,15 @@ from crewboard.api.common import (
     query_params,
     reads_headers,
     run_service,
-    workspace_of,
 )
-from crewboard.api.operations import endpoint_for
+from crewboard.api.operations import endpoint_for, read_endpoint, run_made
 from crewboard.api.specs.common import (
     TEXT,
     body_of,
     decoded,
 )
 from crewboard.contract import args as a
+from crewboard.contract.specs import attachments as contract
 from crewboard.contract.specs import present
 from crewboard.contract.specs.attachments import (
     MAX_ATTACHMENT_BASE64,
@@ -62,27 +63,9 @@ def _attachment_args(request: Request, model: type[M], query: type[a.Args]) -> M
     return parse_args(model, {**query_params(request, query), **named}, strict=False)
 
 
-async def list_attachments(request: Request) -> dict[str, Any]:
-    query = query_params(request, ListAttachments)
-    args = parse_args(
-        ListAttachments, {**query, "projectId": request.path_params["project"]}, strict=False
-    )
-    return await run_service(
-        request,
-        lambda db, actor: present.list_attachments(
-            db, actor, project=args.project_id, limit=args.limit, offset=args.offset
-        ),
-    )
-
-
 async def get_attachment(request: Request) -> dict[str, Any]:
     args = _attachment_args(request, GetAttachment, NoQuery)
-    return await run_service(
-        request,
-        lambda db, actor: present.get_attachment(
-            db, actor, project=args.project_id, attachment_id=args.attachment_id
-        ),
-    )
+    return await run_made(request, contract.attachment_shown, args)
 
 
 async def read_attachment(request: Request) -> dict[str, Any]:
@@ -135,29 +118,15 @@ async def attachment_content(request: Request) -> Response:
 @reads_headers(IDEMPOTENCY_KEY)
 async def upload_attachment(request: Request) -> Created:
     data = body_of(await keyed_body(request, MAX_UPLOAD_BODY), ("projectId", "attachmentId"))
-    workspace = workspace_of(data)
-    args = parse_args(
-        UploadAttachment,
-        {"workspaceId": None, **data, "projectId": request.path_params["project"]},
-    )
+    args = parse_args(UploadAttachment, {**data, "projectId": request.path_params["project"]})
     if args.content_base64 is None:
         raise ValidationFailed.field("contentBase64", "required: the bytes, as base64.")
-    content = decoded(args.content_base64)
-    result = await run_service(
-        request,
-        lambda db, actor: present.upload_attachment(
-            db,
-            actor,
-            project=args.project_id,
-            workspace_id=workspace,
-            name=args.name,
-            content=content,
-            override=args.override,
-            idempotency_key=args.idempotency_key,
-            content_field="contentBase64",
-        ),
+    made = partial(
+        contract.save_attachment,
+        content=decoded(args.content_base64),
+        content_field="contentBase64",
     )
-    return created(result)
+    return created(await run_made(request, made, args))
 
 
 NoQuery = model_without("NoQuery", a.Args, drop=())
@@ -180,9 +149,9 @@ AttachmentUploadBody = model_without(
 
 AT = "/api/v1/projects/{project}/attachments"
 ENDPOINTS: tuple[Endpoint, ...] = (
-    endpoint_for(
+    read_endpoint(
         "list_attachments",
-        list_attachments,
+        contract.attachments_page,
         "The project's attachments by name, paged",
         query=ListAttachments,
     ),

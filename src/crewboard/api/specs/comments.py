@@ -26,14 +26,14 @@ from crewboard.api.common import (
     run_service,
     workspace_of,
 )
-from crewboard.api.operations import endpoint_for
+from crewboard.api.operations import endpoint_for, read_endpoint, run_made
 from crewboard.api.specs.common import (
     NOT_IN_BODY,
     body_of,
     expected_version,
     if_match_version,
-    named,
 )
+from crewboard.contract.specs import comments as contract
 from crewboard.contract.specs import present
 from crewboard.contract.specs.comments import (
     CreateSpecFileCommentThread,
@@ -47,72 +47,27 @@ from crewboard.errors import ValidationFailed
 # --- comment threads -------------------------------------------------------------------------
 
 
-async def list_threads(request: Request) -> dict[str, Any]:
-    args = parse_args(ListSpecFileComments, named(request, ThreadsQuery), strict=False)
-    return await run_service(
-        request,
-        lambda db, actor: present.list_spec_file_comments(
-            db,
-            actor,
-            project=args.project_id,
-            ref=args.ref(),
-            status=args.status,
-            limit=args.limit,
-            offset=args.offset,
-        ),
-    )
-
-
 def _on(request: Request, data: dict[str, Any], **named: str) -> dict[str, Any]:
-    """The body with the project and the ids the path names (and no workspace check unless
-    the body asks for one)."""
-    return {"workspaceId": None, **data, "projectId": request.path_params["project"], **named}
+    """The body with the project and the ids the path names."""
+    return {**data, "projectId": request.path_params["project"], **named}
 
 
 @reads_headers(IDEMPOTENCY_KEY)
 async def start_thread(request: Request) -> Created:
     data = body_of(await keyed_body(request), NOT_IN_BODY)
-    workspace = workspace_of(data)
     args = parse_args(
         CreateSpecFileCommentThread, _on(request, data, fileId=request.path_params["file"])
     )
-    result = await run_service(
-        request,
-        lambda db, actor: present.create_spec_file_comment_thread(
-            db,
-            actor,
-            project=args.project_id,
-            workspace_id=workspace,
-            ref=args.ref(),
-            anchor_quote=args.anchor_quote,
-            anchor_prefix=args.anchor_prefix,
-            anchor_suffix=args.anchor_suffix,
-            body=args.body,
-            idempotency_key=args.idempotency_key,
-        ),
-    )
-    return created(result)
+    return created(await run_made(request, contract.create_spec_file_comment_thread, args))
 
 
 @reads_headers(IDEMPOTENCY_KEY)
 async def reply_to_thread(request: Request) -> Created:
     data = body_of(await keyed_body(request), ("projectId", "threadId"))
-    workspace = workspace_of(data)
     args = parse_args(
         ReplySpecFileCommentThread, _on(request, data, threadId=request.path_params["thread"])
     )
-    result = await run_service(
-        request,
-        lambda db, actor: present.reply_spec_file_comment_thread(
-            db,
-            actor,
-            project=args.project_id,
-            workspace_id=workspace,
-            thread_id=args.thread_id,
-            body=args.body,
-            idempotency_key=args.idempotency_key,
-        ),
-    )
+    result = await run_made(request, contract.reply_spec_file_comment_thread, args)
     return created(result)
 
 
@@ -194,9 +149,9 @@ CommentDeleteBody = model_without(
 P = "/api/v1/projects/{project}"
 F = f"{P}/specs/{{file}}"
 ENDPOINTS: tuple[Endpoint, ...] = (
-    endpoint_for(
+    read_endpoint(
         "list_spec_file_comments",
-        list_threads,
+        contract.threads_page,
         "A file's comment threads in file order (status: open, resolved or orphaned), paged",
         query=ThreadsQuery,
     ),

@@ -8,6 +8,7 @@ here: the server's disk is not the caller's (the stdio server reads local files)
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from pydantic import ConfigDict
@@ -27,13 +28,11 @@ from crewboard.api.common import (
     keyed_body,
     model_without,
     parse_args,
-    query_params,
     read_body,
     reads_headers,
     run_service,
-    workspace_of,
 )
-from crewboard.api.operations import endpoint_for
+from crewboard.api.operations import endpoint_for, read_endpoint, run_made
 from crewboard.api.specs.common import (
     BINARY,
     CAP,
@@ -46,6 +45,7 @@ from crewboard.api.specs.common import (
     named,
 )
 from crewboard.contract import args as a
+from crewboard.contract.specs import files as contract
 from crewboard.contract.specs import present
 from crewboard.contract.specs.files import (
     GetSpecFile,
@@ -59,40 +59,6 @@ from crewboard.errors import ValidationFailed
 from crewboard.jsonbody import MAX_UPLOAD_BODY
 
 # --- reading ---------------------------------------------------------------------------------
-
-
-async def list_spec_files(request: Request) -> dict[str, Any]:
-    query = query_params(request, ListSpecFiles)
-    args = parse_args(
-        ListSpecFiles, {**query, "projectId": request.path_params["project"]}, strict=False
-    )
-    return await run_service(
-        request,
-        lambda db, actor: present.list_spec_files(
-            db,
-            actor,
-            project=args.project_id,
-            path=args.path,
-            trashed=args.trashed,
-            limit=args.limit,
-            offset=args.offset,
-        ),
-    )
-
-
-async def get_spec_file(request: Request) -> dict[str, Any]:
-    args = parse_args(GetSpecFile, named(request, DetailsQuery), strict=False)
-    return await run_service(
-        request,
-        lambda db, actor: present.get_spec_file(
-            db,
-            actor,
-            project=args.project_id,
-            ref=args.ref(),
-            include_trashed=args.include_trashed,
-            revisions_limit=args.revisions,
-        ),
-    )
 
 
 async def read_spec_file(request: Request) -> dict[str, Any]:
@@ -143,19 +109,7 @@ async def upload_spec_file(request: Request) -> Created:
     data = body_of(await keyed_body(request, MAX_UPLOAD_BODY), ("projectId", "fileId"))
     args = parse_args(UploadSpecFile, {**data, "projectId": request.path_params["project"]})
     content = content_of(args.content, args.content_base64)
-    result = await run_service(
-        request,
-        lambda db, actor: present.upload_spec_file(
-            db,
-            actor,
-            project=args.project_id,
-            workspace_id=args.workspace_ref(),
-            path=args.path,
-            content=content,
-            idempotency_key=args.idempotency_key,
-        ),
-    )
-    return created(result)
+    return created(await run_made(request, partial(contract.save_new_file, content=content), args))
 
 
 @reads_headers(IDEMPOTENCY_KEY, IF_MATCH_VERSION)
@@ -167,49 +121,27 @@ async def update_spec_file(request: Request) -> dict[str, Any]:
             "expectedVersion",
             'required: the contentVersion you read (or send it as If-Match: "cv_…").',
         )
-    workspace = workspace_of(data)
     path = request.path_params
-    filled = {"workspaceId": None, **data, "projectId": path["project"], "fileId": path["file"]}
+    filled = {**data, "projectId": path["project"], "fileId": path["file"]}
     if from_header is not None:
         filled["expectedVersion"] = from_header
     args = parse_args(UpdateSpecFile, filled)
     content = content_of(args.content, args.content_base64)
     result = await guard_precondition(
-        lambda: run_service(
-            request,
-            lambda db, actor: present.update_spec_file(
-                db,
-                actor,
-                project=args.project_id,
-                workspace_id=workspace,
-                ref=args.ref(),
-                content=content,
-                expected_version=args.expected_version,
-                idempotency_key=args.idempotency_key,
-            ),
-        ),
+        lambda: run_made(request, partial(contract.save_file, content=content), args),
         from_header is not None,
     )
     return {**result.body, "replayed": result.replayed}
 
 
 def _trash(trash: bool) -> Handler:
-    service = present.move_spec_file_to_trash if trash else present.restore_spec_file_from_trash
-
     async def handler(request: Request) -> dict[str, Any]:
         data = body_of(await read_body(request), NOT_IN_BODY)
         path = request.path_params
         args = parse_args(
-            TrashAction,
-            {"workspaceId": None, **data, "projectId": path["project"], "fileId": path["file"]},
+            TrashAction, {**data, "projectId": path["project"], "fileId": path["file"]}
         )
-        workspace = workspace_of(data)
-        return await run_service(
-            request,
-            lambda db, actor: service(
-                db, actor, project=args.project_id, workspace_id=workspace, ref=args.ref()
-            ),
-        )
+        return await run_made(request, partial(contract.trash_change, trash=trash), args)
 
     return handler
 
@@ -259,9 +191,9 @@ P = "/api/v1/projects/{project}"
 S = f"{P}/specs"
 F = f"{S}/{{file}}"
 ENDPOINTS: tuple[Endpoint, ...] = (
-    endpoint_for(
+    read_endpoint(
         "list_spec_files",
-        list_spec_files,
+        contract.spec_files_page,
         "Spec files in path order (path: a folder; trashed: the trash bin), paged",
         query=ListSpecFiles,
     ),
@@ -271,9 +203,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         f"Add a spec file at a new path: content or contentBase64 ({CAP}; Idempotency-Key header)",
         UploadBody,
     ),
-    endpoint_for(
+    read_endpoint(
         "get_spec_file",
-        get_spec_file,
+        contract.spec_file_shown,
         "One spec file with its contentVersion (revisions: the N newest)",
         query=DetailsQuery,
     ),

@@ -11,7 +11,7 @@ from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
 from crewboard.contract.artifacts import present
-from crewboard.contract.operation import Call, Cli, Operation, Rest, keyed_write
+from crewboard.contract.operation import Area, Call, Cli, Rest, keyed
 from crewboard.contract.reply import WINDOW_ROOM, Reply, paged_reply, window_note
 from crewboard.domain.artifacts import (
     KEPT_REVISIONS,
@@ -26,6 +26,7 @@ from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.errors import ValidationFailed
 from crewboard.services.artifacts import artifacts
 from crewboard.services.artifacts.artifacts import FileInput
+from crewboard.services.idempotency import KeyedResult
 
 # Characters of the largest file as base64: four for every three bytes, padded.
 MAX_FILE_BASE64 = -(-MAX_FILE_BYTES // 3) * 4
@@ -151,123 +152,120 @@ class RollbackArtifact(Args):
     idempotency_key: IdempotencyKey = None
 
 
+# A read's whole answer, which REST gives as it is; MCP and the CLI fit it to the budget.
+
+
+def artifacts_page(call: Call, args: ListArtifacts) -> dict[str, Any]:
+    found = artifacts.list_artifacts(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        limit=args.limit, offset=args.offset,
+    )  # fmt: skip
+    return present.page_view(found)
+
+
+def artifact_shown(call: Call, args: GetArtifact) -> dict[str, Any]:
+    return present.shown_view(
+        artifacts.get_artifact(
+            call.db, call.actor, ref=args.artifact_id, revision=args.revision,
+            project=args.project_id, workspace_id=args.workspace_ref(),
+        )
+    )  # fmt: skip
+
+
+def artifact_lines(call: Call, args: ReadArtifactFile) -> dict[str, Any]:
+    read = artifacts.read_artifact_file(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        ref=args.artifact_id, path=args.path, revision=args.revision, offset=args.offset,
+        limit=args.limit, room=WINDOW_ROOM,
+    )  # fmt: skip
+    return present.lines_view(read)
+
+
 def list_artifacts(call: Call, args: ListArtifacts) -> Reply:
-    found = present.list_artifacts(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
-        limit=args.limit,
-        offset=args.offset,
-    )
-    return paged_reply(found, "artifacts", args.offset)
+    return paged_reply(artifacts_page(call, args), "artifacts", args.offset)
 
 
 def get_artifact(call: Call, args: GetArtifact) -> Reply:
-    body = present.get_artifact(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
-        ref=args.artifact_id,
-        revision=args.revision,
-    )
-    return Reply(*present.fit_revisions(body))
+    return Reply(*present.fit_revisions(artifact_shown(call, args)))
 
 
 def read_artifact_file(call: Call, args: ReadArtifactFile) -> Reply:
-    body = present.read_artifact_file(
-        call.db, call.actor, project=args.project_id,
-        workspace_id=args.workspace_ref(), ref=args.artifact_id, path=args.path,
-        revision=args.revision, offset=args.offset, limit=args.limit, room=WINDOW_ROOM,
-    )  # fmt: skip
+    body = artifact_lines(call, args)
     return Reply(body, window_note(body))
 
 
-def _replayed(made: Any) -> str | None:
-    return "Already made by this key: this is its answer." if made.replayed else None
-
-
-def create_artifact(call: Call, args: CreateArtifact) -> Reply:
-    made = present.create_artifact(
+def create_artifact(call: Call, args: CreateArtifact) -> KeyedResult:
+    return artifacts.create_artifact(
         call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
         slug=args.slug, title=args.title, description=args.description,
         files=inputs(args.files), idempotency_key=args.idempotency_key,
+        answer=present.written_view,
     )  # fmt: skip
-    return Reply(made.body, _replayed(made))
 
 
-def write_artifact_revision(call: Call, args: WriteArtifactRevision) -> Reply:
-    made = present.write_artifact_revision(
+def write_artifact_revision(call: Call, args: WriteArtifactRevision) -> KeyedResult:
+    return artifacts.write_artifact_revision(
         call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
         ref=args.artifact_id, files=inputs(args.files), remove=args.remove,
         base_revision=args.base_revision, expected_version=args.expected_version,
         idempotency_key=args.idempotency_key, merge_onto_current=args.merge_onto_current,
+        answer=present.written_view,
     )  # fmt: skip
-    return Reply(made.body, _replayed(made))
 
 
-def rollback_artifact(call: Call, args: RollbackArtifact) -> Reply:
-    made = present.rollback_artifact(
+def rollback_artifact(call: Call, args: RollbackArtifact) -> KeyedResult:
+    return artifacts.rollback_artifact(
         call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
         ref=args.artifact_id, revision=args.revision, expected_version=args.expected_version,
-        idempotency_key=args.idempotency_key,
+        idempotency_key=args.idempotency_key, answer=present.written_view,
     )  # fmt: skip
-    return Reply(made.body, _replayed(made))
 
+
+ARTIFACTS = Area(Toolset.ARTIFACTS, write_scopes=(Scope.SPECS_WRITE,))
 
 OPERATIONS = (
-    Operation(
-        name="list_artifacts",
-        title="List artifacts",
-        description="A project's artifacts, most recently changed first, with revisionCount.",
-        args=ListArtifacts,
-        toolset=Toolset.ARTIFACTS,
-        run=list_artifacts,
-        rest=Rest("GET", "/api/v1/projects/{project}/artifacts"),
-        cli=Cli(("artifact", "list")),
+    ARTIFACTS.read(
+        "list_artifacts",
+        "List artifacts",
+        "A project's artifacts, most recently changed first, with revisionCount.",
+        ListArtifacts,
+        list_artifacts,
+        Rest("GET", "/api/v1/projects/{project}/artifacts"),
+        Cli(("artifact", "list")),
     ),
-    Operation(
-        name="get_artifact",
-        title="Artifact details",
-        description=(
-            "An artifact and the files of its newest revision (or of revision): path, type, "
-            "size, checksum; with the kept revisions. revisionCount is the expectedVersion a "
-            "write names."
-        ),
-        args=GetArtifact,
-        toolset=Toolset.ARTIFACTS,
-        run=get_artifact,
-        rest=Rest("GET", "/api/v1/projects/{project}/artifacts/{artifact}"),
-        cli=Cli(("artifact", "show")),
+    ARTIFACTS.read(
+        "get_artifact",
+        "Artifact details",
+        "An artifact and the files of its newest revision (or of revision): path, type, "
+        "size, checksum; with the kept revisions. revisionCount is the expectedVersion a "
+        "write names.",
+        GetArtifact,
+        get_artifact,
+        Rest("GET", "/api/v1/projects/{project}/artifacts/{artifact}"),
+        Cli(("artifact", "show")),
     ),
-    Operation(
-        name="read_artifact_file",
-        title="Read an artifact file",
-        description=(
-            "One text file of an artifact in windows of lines (offset from 1, limit up to "
-            "2,000; nextOffset for more). Binary files (images, fonts) cannot be read here."
-        ),
-        args=ReadArtifactFile,
-        toolset=Toolset.ARTIFACTS,
-        run=read_artifact_file,
-        rest=Rest("GET", "/api/v1/projects/{project}/artifacts/{artifact}/lines"),
-        cli=Cli(("artifact", "read")),
+    ARTIFACTS.read(
+        "read_artifact_file",
+        "Read an artifact file",
+        "One text file of an artifact in windows of lines (offset from 1, limit up to "
+        "2,000; nextOffset for more). Binary files (images, fonts) cannot be read here.",
+        ReadArtifactFile,
+        read_artifact_file,
+        Rest("GET", "/api/v1/projects/{project}/artifacts/{artifact}/lines"),
+        Cli(("artifact", "read")),
     ),
-    keyed_write(
+    ARTIFACTS.write(
         "create_artifact",
         "Create an artifact",
         f"A new artifact from a set of files, as revision 1: at most {MAX_FILES} files, 2 MiB a "
         "file and 10 MiB in all; each file as content (text) or contentBase64 (bytes). The slug "
         "is unique in the project.",
         CreateArtifact,
-        create_artifact,
-        toolset=Toolset.ARTIFACTS,
-        scopes=(Scope.SPECS_WRITE,),
-        rest=Rest("POST", "/api/v1/projects/{project}/artifacts", status=201),
-        cli=Cli(("artifact", "create")),
+        keyed(create_artifact),
+        Rest.created("/api/v1/projects/{project}/artifacts"),
+        Cli(("artifact", "create")),
     ),
-    keyed_write(
+    ARTIFACTS.write(
         "write_artifact_revision",
         "Write an artifact revision",
         "Add a revision. Without baseRevision the files sent are the whole artifact; with it "
@@ -275,23 +273,19 @@ OPERATIONS = (
         "drop; an older baseRevision is refused unless mergeOntoCurrent. expectedVersion is "
         "the revisionCount you read: if someone wrote since, nothing is written.",
         WriteArtifactRevision,
-        write_artifact_revision,
-        toolset=Toolset.ARTIFACTS,
-        scopes=(Scope.SPECS_WRITE,),
-        rest=Rest("POST", "/api/v1/projects/{project}/artifacts/{artifact}/revisions", status=201),
-        cli=Cli(("artifact", "write")),
+        keyed(write_artifact_revision),
+        Rest.created("/api/v1/projects/{project}/artifacts/{artifact}/revisions"),
+        Cli(("artifact", "write")),
     ),
-    keyed_write(
+    ARTIFACTS.write(
         "rollback_artifact",
         "Roll an artifact back",
         f"Bring back an earlier revision's files by adding a new revision (history is never "
         f"rewritten). Only the {KEPT_REVISIONS} newest revisions are kept; an older one is not "
         "found.",
         RollbackArtifact,
-        rollback_artifact,
-        toolset=Toolset.ARTIFACTS,
-        scopes=(Scope.SPECS_WRITE,),
-        rest=Rest("POST", "/api/v1/projects/{project}/artifacts/{artifact}/rollback", status=201),
-        cli=Cli(("artifact", "rollback")),
+        keyed(rollback_artifact),
+        Rest.created("/api/v1/projects/{project}/artifacts/{artifact}/rollback"),
+        Cli(("artifact", "rollback")),
     ),
 )

@@ -2,14 +2,13 @@
 (records of `domain/artifacts`) into the camelCase answers every door gives (MCP, REST, the
 CLI's JSON and the web pages), and fits an artifact's list of revisions to the answer budget.
 
-The functions named after a use case run it and word its result, so a use case answers alike
-on every door; the keyed writes hand their wording to the service, which keeps it in the
-idempotency ledger for a retry.
+A door runs the use case and words its result with these views, so a use case answers alike
+on every door; the keyed writes hand their wording (`written_view`) to the service, which
+keeps it in the idempotency ledger for a retry.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from crewboard.contract.reply import RESPONSE_BUDGET, compact, fit_rows
@@ -24,14 +23,8 @@ from crewboard.domain.artifacts import (
     oldest_kept,
 )
 from crewboard.domain.files import FileKind
-from crewboard.domain.identity.records import Actor
-from crewboard.services.artifacts import artifacts
-from crewboard.services.artifacts.artifacts import FileInput
-from crewboard.services.idempotency import KeyedResult
-from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef
 from crewboard.services.paging import next_offset
 from crewboard.services.views import iso
-from crewboard.storage.database import Database
 
 # --- views ---------------------------------------------------------------------------------
 
@@ -133,120 +126,3 @@ def written_view(made: ArtifactWritten) -> dict[str, Any]:
         "revision": revision_view(made.revision),
         "files": [file_view(f) for f in made.files],
     }
-
-
-# --- the use cases, worded -----------------------------------------------------------------
-
-
-def list_artifacts(
-    db: Database,
-    actor: Actor,
-    *,
-    project: str,
-    workspace_id: WorkspaceRef = ANY_WORKSPACE,
-    limit: int = artifacts.DEFAULT_PAGE,
-    offset: int = 0,
-) -> dict[str, Any]:
-    return page_view(
-        artifacts.list_artifacts(
-            db, actor, project=project, workspace_id=workspace_id, limit=limit, offset=offset
-        )
-    )
-
-
-def get_artifact(
-    db: Database,
-    actor: Actor,
-    *,
-    project: str,
-    workspace_id: WorkspaceRef = ANY_WORKSPACE,
-    ref: str,
-    revision: int | None = None,
-) -> dict[str, Any]:
-    """`artifacts.get_artifact`, whole (`fit_revisions` fits it to a reply)."""
-    return shown_view(
-        artifacts.get_artifact(
-            db, actor, project=project, workspace_id=workspace_id, ref=ref, revision=revision
-        )
-    )
-
-
-def read_artifact_file(
-    db: Database,
-    actor: Actor,
-    *,
-    project: str,
-    workspace_id: WorkspaceRef = ANY_WORKSPACE,
-    ref: str,
-    path: str,
-    revision: int | None = None,
-    offset: int = 1,
-    limit: int,
-    room: int,
-) -> dict[str, Any]:
-    read = artifacts.read_artifact_file(
-        db, actor, project=project, workspace_id=workspace_id, ref=ref, path=path,
-        revision=revision, offset=offset, limit=limit, room=room,
-    )  # fmt: skip
-    return lines_view(read)
-
-
-def create_artifact(
-    db: Database,
-    actor: Actor,
-    *,
-    project: str,
-    workspace_id: WorkspaceRef,
-    slug: str,
-    title: str | None,
-    description: str | None,
-    files: Sequence[FileInput],
-    idempotency_key: str | None,
-) -> KeyedResult:
-    """`artifacts.create_artifact`; the body holds `artifact`, `revision` and `files`."""
-    return artifacts.create_artifact(
-        db, actor, project=project, workspace_id=workspace_id, slug=slug, title=title,
-        description=description, files=files, idempotency_key=idempotency_key,
-        answer=written_view,
-    )  # fmt: skip
-
-
-def write_artifact_revision(
-    db: Database,
-    actor: Actor,
-    *,
-    project: str,
-    workspace_id: WorkspaceRef,
-    ref: str,
-    files: Sequence[FileInput],
-    remove: Sequence[str],
-    base_revision: int | None,
-    expected_version: int,
-    idempotency_key: str | None,
-    merge_onto_current: bool = False,
-) -> KeyedResult:
-    """`artifacts.write_artifact_revision`; the body as `create_artifact`'s."""
-    return artifacts.write_artifact_revision(
-        db, actor, project=project, workspace_id=workspace_id, ref=ref, files=files,
-        remove=remove, base_revision=base_revision, expected_version=expected_version,
-        idempotency_key=idempotency_key, answer=written_view,
-        merge_onto_current=merge_onto_current,
-    )  # fmt: skip
-
-
-def rollback_artifact(
-    db: Database,
-    actor: Actor,
-    *,
-    project: str,
-    workspace_id: WorkspaceRef,
-    ref: str,
-    revision: int,
-    expected_version: int,
-    idempotency_key: str | None,
-) -> KeyedResult:
-    """`artifacts.rollback_artifact`; the body as `create_artifact`'s."""
-    return artifacts.rollback_artifact(
-        db, actor, project=project, workspace_id=workspace_id, ref=ref, revision=revision,
-        expected_version=expected_version, idempotency_key=idempotency_key, answer=written_view,
-    )  # fmt: skip

@@ -10,6 +10,7 @@ from pydantic import Field
 from crewboard.contract.args import (
     Args,
     BoardOrder,
+    ClaimFence,
     Day,
     Moment,
     Offset,
@@ -93,8 +94,8 @@ class TaskPageArgs(Args):
 
     projection: Literal["compact", "preview", "summary"] = Field(
         default="compact",
-        description="compact: key, title, status, priority, revision, assignee and due date "
-        "when set; summary adds ids and dates; preview adds 500 characters of description.",
+        description="compact: key, title, status, priority, revision; summary adds ids and "
+        "dates; preview adds text.",
     )
     fields: list[ListField] | None = Field(
         default=None,
@@ -212,6 +213,7 @@ class UpdateTask(Args):
     task_id: TaskRef
     expected_revision: int = Field(ge=1, le=INT32_MAX)
     patch: TaskPatch
+    claim_fence: ClaimFence = None
 
 
 class AssignTask(Args):
@@ -384,6 +386,7 @@ def update_task(call: Call, args: UpdateTask) -> Reply:
         task_id=args.task_id,
         expected_revision=args.expected_revision,
         patch=fields_of(args.patch),
+        claim_fence=args.claim_fence,
     )
     note = (
         "This key was used before: this is the original answer, not the task as it is now."
@@ -418,9 +421,8 @@ OPERATIONS = (
         name="list_tasks",
         title="List tasks",
         description=(
-            "Find tasks. Filters: status, number, q (every word in title, brief or description), "
-            "parentTaskId, tag, label, assignee ('me', 'none' or an id), cycle, updatedSince. "
-            "Rows are compact unless projection or fields asks for more."
+            "Find tasks by status, number, q, parentTaskId, tag, label, assignee, cycle or "
+            "updatedSince. Rows are compact unless projection or fields ask for more."
         ),
         args=ListTasks,
         toolset=Toolset.BOARD,
@@ -445,12 +447,10 @@ OPERATIONS = (
         name="get_task",
         title="Read a task",
         description=(
-            "Read a task with what you need to work on it: brief, checklist, relationships, "
-            "readiness, what people said (notes: questions with answers, comments), assigneeRole "
-            "(the model and effort to run it on) and the context pack (parent, blockers, accepted "
-            "memory, state page). Pass contextReceiptId to submit_result. Text cut to fit is "
-            "flagged (briefTruncated): read it in windows with textField. format agent_brief: plain"
-            " text for a subagent."
+            "Read a task with all you need to work on it: brief, checklist, relationships, "
+            "readiness, notes, assigneeRole and the context pack (parent, blockers, memory, state "
+            "page). Pass contextReceiptId to submit_result. Cut text (briefTruncated): "
+            "read on with textField."
         ),
         args=GetTask,
         toolset=Toolset.BOARD,

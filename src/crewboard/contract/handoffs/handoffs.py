@@ -16,7 +16,7 @@ from crewboard.contract.args import (
     also_named,
 )
 from crewboard.contract.handoffs import present
-from crewboard.contract.operation import Call, Cli, NoDoor, Operation, Rest, keyed_write
+from crewboard.contract.operation import Area, Call, Cli, Rest, keyed
 from crewboard.contract.reply import ROWS_BUDGET, Reply, paged_reply
 from crewboard.domain.handoffs import (
     MAX_BODY,
@@ -26,7 +26,9 @@ from crewboard.domain.handoffs import (
     Bodies,
     ItemStatus,
 )
-from crewboard.domain.identity.access import Scope, Toolset
+from crewboard.domain.identity.access import Toolset
+from crewboard.services.handoffs import commands, queries
+from crewboard.services.idempotency import KeyedResult
 
 HandoffRef = Field(min_length=1, max_length=64, description="The handoff's id (hof_…).")
 ItemRef = Field(min_length=1, max_length=64, description="The action item's id (hai_…).")
@@ -165,42 +167,33 @@ class UpdateActionItem(Args):
         }
 
 
-def _replayed(made: Any) -> str | None:
-    return "Already made by this key: this is its answer." if made.replayed else None
-
-
-def create_handoff(call: Call, args: CreateHandoff) -> Reply:
-    made = present.create_handoff(
+def create_handoff(call: Call, args: CreateHandoff) -> KeyedResult:
+    return commands.create_handoff(
         call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
         bodies=Bodies(args.completed, args.in_progress, args.blockers, args.next_steps),
         day=args.date, source_time_zone=args.source_time_zone,
         destination_time_zone=args.destination_time_zone, linked_task_ids=args.linked_task_ids,
         recipients=args.recipients, idempotency_key=args.idempotency_key,
         send_notification=args.send_notification, send_email=args.send_email,
+        answer=present.made_view(call.actor),
     )  # fmt: skip
-    return Reply(made.body, _replayed(made))
 
 
 def update_handoff(call: Call, args: UpdateHandoff) -> Reply:
-    return Reply(
-        present.update_handoff(
-            call.db,
-            call.actor,
-            handoff_id=args.handoff_id,
-            workspace_id=args.workspace_ref(),
-            expected_updated_at=args.expected_updated_at,
-            changes=args.changes(),
-        )
-    )
+    read = commands.update_handoff(
+        call.db, call.actor, handoff_id=args.handoff_id, workspace_id=args.workspace_ref(),
+        expected_updated_at=args.expected_updated_at, changes=args.changes(),
+    )  # fmt: skip
+    return Reply(present.handoff_answer(read, call.actor))
 
 
 def list_handoffs(call: Call, args: ListHandoffs) -> Reply:
-    found = present.list_handoffs(
+    page = queries.list_handoffs(
         call.db, call.actor, project=args.project_id, author=args.author,
         recipient=args.recipient, since=args.since, until=args.until, limit=args.limit,
         offset=args.offset,
     )  # fmt: skip
-    return paged_reply(found, "handoffs", args.offset)
+    return paged_reply(present.handoff_page_view(page), "handoffs", args.offset)
 
 
 def _more_items(cursor: str | None) -> str | None:
@@ -210,7 +203,8 @@ def _more_items(cursor: str | None) -> str | None:
 
 
 def get_handoff(call: Call, args: GetHandoff) -> Reply:
-    body = present.get_handoff(call.db, call.actor, handoff_id=args.handoff_id, room=ROWS_BUDGET)
+    read = queries.get_handoff(call.db, call.actor, handoff_id=args.handoff_id)
+    body = present.handoff_answer(read, call.actor, ROWS_BUDGET)
     notes = [_more_items(body["handoff"]["actionItemsCursor"])]
     if body["handoff"].get("truncated"):
         notes.append(
@@ -220,81 +214,45 @@ def get_handoff(call: Call, args: GetHandoff) -> Reply:
     return Reply(body, " ".join(n for n in notes if n) or None)
 
 
-def list_handoff_action_items(call: Call, args: ListActionItems) -> Reply:
-    body = present.list_handoff_action_items(
+def action_items_page(call: Call, args: ListActionItems, room: int | None = None) -> dict[str, Any]:
+    """A page of action items, whole (as REST gives it) or within `room` bytes."""
+    page = queries.list_handoff_action_items(
         call.db, call.actor, handoff_id=args.handoff_id, project=args.project_id, day=args.date,
-        cursor=args.cursor, limit=args.limit, room=ROWS_BUDGET,
+        cursor=args.cursor, limit=args.limit,
     )  # fmt: skip
+    return present.item_page_view(page, call.actor, room)
+
+
+def list_handoff_action_items(call: Call, args: ListActionItems) -> Reply:
+    body = action_items_page(call, args, ROWS_BUDGET)
     return Reply(body, _more_items(body["nextCursor"]))
 
 
 def get_handoff_action_item(call: Call, args: GetActionItem) -> Reply:
-    return Reply(present.get_handoff_action_item(call.db, call.actor, item_id=args.action_item_id))
+    read = queries.get_handoff_action_item(call.db, call.actor, item_id=args.action_item_id)
+    return Reply(present.item_answer(read))
 
 
-def create_handoff_action_item(call: Call, args: CreateActionItem) -> Reply:
-    made = present.create_handoff_action_item(
+def create_handoff_action_item(call: Call, args: CreateActionItem) -> KeyedResult:
+    return commands.create_handoff_action_item(
         call.db, call.actor, handoff_id=args.handoff_id, workspace_id=args.workspace_ref(),
         text=args.text, assignee=args.assignee, status=args.status.value, due_date=args.due_date,
-        idempotency_key=args.idempotency_key,
+        idempotency_key=args.idempotency_key, answer=present.item_answer,
     )  # fmt: skip
-    return Reply(made.body, _replayed(made))
 
 
 def update_handoff_action_item(call: Call, args: UpdateActionItem) -> Reply:
-    return Reply(
-        present.update_handoff_action_item(
-            call.db,
-            call.actor,
-            item_id=args.action_item_id,
-            workspace_id=args.workspace_ref(),
-            expected_updated_at=args.expected_updated_at,
-            changes=args.changes(),
-        )
-    )
-
-
-def _edit(
-    name: str,
-    title: str,
-    description: str,
-    args: type[Args],
-    run: Any,
-    *,
-    cli: Cli | NoDoor,
-    rest: Rest | NoDoor,
-) -> Operation:
-    """A write that names the updatedAt it read: a retry after it landed is refused as stale,
-    so it is not idempotent."""
-    return Operation(
-        name=name, title=title, description=description + PERSON_ONLY, args=args,
-        toolset=Toolset.HANDOFFS, run=run, scopes=(Scope.TASKS_MANAGE,), read_only=False,
-        idempotent=False,
-        rest=rest,
-        cli=cli,
+    read = commands.update_handoff_action_item(
+        call.db, call.actor, item_id=args.action_item_id, workspace_id=args.workspace_ref(),
+        expected_updated_at=args.expected_updated_at, changes=args.changes(),
     )  # fmt: skip
+    return Reply(present.item_answer(read))
 
 
-def _read(
-    name: str,
-    title: str,
-    description: str,
-    args: type[Args],
-    run: Any,
-    *,
-    cli: Cli | NoDoor,
-    rest: Rest | NoDoor,
-) -> Operation:
-    return Operation(
-        name=name, title=title, description=description + PERSON_ONLY, args=args,
-        toolset=Toolset.HANDOFFS, run=run,
-        rest=rest,
-        cli=cli,
-    )  # fmt: skip
-
+HANDOFFS = Area(Toolset.HANDOFFS, ending=PERSON_ONLY)
 
 OPERATIONS = (
-    keyed_write(
+    HANDOFFS.write(
         "create_handoff",
         "Write a shift handoff",
         "Your handoff of a project for a day (one per person, project and day; the day is "
@@ -302,14 +260,13 @@ OPERATIONS = (
         f"completed, inProgress, blockers, nextSteps (each up to {MAX_BODY} characters), "
         "linked tasks and recipients (told only with sendNotification or sendEmail). A second "
         "one for the same day is refused with HANDOFF_ALREADY_EXISTS naming it: change that "
-        "one with update_handoff." + PERSON_ONLY,
+        "one with update_handoff.",
         CreateHandoff,
-        create_handoff,
-        toolset=Toolset.HANDOFFS,
-        rest=Rest("POST", "/api/v1/projects/{project}/handoffs", status=201),
-        cli=Cli(("handoff", "create")),
+        keyed(create_handoff),
+        Rest.created("/api/v1/projects/{project}/handoffs"),
+        Cli(("handoff", "create")),
     ),
-    _edit(
+    HANDOFFS.edit(
         "update_handoff",
         "Change a handoff",
         "Change a handoff: fields left out stay, null clears one. Only its author changes "
@@ -318,67 +275,66 @@ OPERATIONS = (
         "nothing is written.",
         UpdateHandoff,
         update_handoff,
-        rest=Rest("PATCH", "/api/v1/handoffs/{handoff}"),
-        cli=Cli(("handoff", "update")),
+        Rest("PATCH", "/api/v1/handoffs/{handoff}"),
+        Cli(("handoff", "update")),
     ),
-    _read(
+    HANDOFFS.read(
         "list_handoffs",
         "List handoffs",
         "A project's handoffs, newest day first, without their bodies: filter by author, "
         "recipient and inclusive since/until dates.",
         ListHandoffs,
         list_handoffs,
-        rest=Rest("GET", "/api/v1/projects/{project}/handoffs"),
-        cli=Cli(("handoff", "list")),
+        Rest("GET", "/api/v1/projects/{project}/handoffs"),
+        Cli(("handoff", "list")),
     ),
-    _read(
+    HANDOFFS.read(
         "get_handoff",
         "Read a handoff",
         "A handoff's bodies, the linked tasks you may open, and its first action items "
         "(actionItemsCursor continues).",
         GetHandoff,
         get_handoff,
-        rest=Rest("GET", "/api/v1/handoffs/{handoff}"),
-        cli=Cli(("handoff", "show")),
+        Rest("GET", "/api/v1/handoffs/{handoff}"),
+        Cli(("handoff", "show")),
     ),
-    _read(
+    HANDOFFS.read(
         "list_handoff_action_items",
         "List handoff action items",
         "Action items oldest first: one handoff's (handoffId), or those of a project's "
         "handoffs on one date (projectId and date). nextCursor continues.",
         ListActionItems,
         list_handoff_action_items,
-        rest=Rest("GET", "/api/v1/handoffs/{handoff}/action-items"),
-        cli=Cli(("action-item", "list")),
+        Rest("GET", "/api/v1/handoffs/{handoff}/action-items"),
+        Cli(("action-item", "list")),
     ),
-    _read(
+    HANDOFFS.read(
         "get_handoff_action_item",
         "Read an action item",
         "One handoff action item: text, assignee, status, due date.",
         GetActionItem,
         get_handoff_action_item,
-        rest=Rest("GET", "/api/v1/handoff-action-items/{item}"),
-        cli=Cli(("action-item", "show")),
+        Rest("GET", "/api/v1/handoff-action-items/{item}"),
+        Cli(("action-item", "show")),
     ),
-    keyed_write(
+    HANDOFFS.write(
         "create_handoff_action_item",
         "Add an action item",
         "A follow-up on a handoff: text, an assignee from the project, status (open, "
-        "in_progress, done, cancelled) and a due date." + PERSON_ONLY,
+        "in_progress, done, cancelled) and a due date.",
         CreateActionItem,
-        create_handoff_action_item,
-        toolset=Toolset.HANDOFFS,
-        rest=Rest("POST", "/api/v1/handoffs/{handoff}/action-items", status=201),
-        cli=Cli(("handoff", "add-item")),
+        keyed(create_handoff_action_item),
+        Rest.created("/api/v1/handoffs/{handoff}/action-items"),
+        Cli(("handoff", "add-item")),
     ),
-    _edit(
+    HANDOFFS.edit(
         "update_handoff_action_item",
         "Change an action item",
         "Change an action item's text, assignee, status or due date (null clears the assignee "
         "or the due date). expectedUpdatedAt is the updatedAt you read.",
         UpdateActionItem,
         update_handoff_action_item,
-        rest=Rest("PATCH", "/api/v1/handoff-action-items/{item}"),
-        cli=Cli(("action-item", "update")),
+        Rest("PATCH", "/api/v1/handoff-action-items/{item}"),
+        Cli(("action-item", "update")),
     ),
 )

@@ -2,35 +2,33 @@
 `services/handoffs` into the camelCase answers every door gives (MCP, REST, the CLI's JSON and
 the web page), and fits a handoff or a page of action items to an answer budget.
 
-The functions named after a use case run it and word its result; the doors call those, so a
-use case answers alike on every door.
+A door runs the use case (`commands`, `queries`) and words its result with these views
+(`made_view`, `handoff_answer`, `item_answer`, the page views), so a use case answers alike on
+every door.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from crewboard.domain.handoffs import (
     WIRE_BODIES,
     ActionItem,
-    Bodies,
     DaySheet,
     Handoff,
     HandoffMade,
     HandoffPage,
     HandoffRead,
     ItemPage,
-    ItemStatus,
+    ItemRead,
     Told,
 )
 from crewboard.domain.identity.records import Actor, User
-from crewboard.services.handoffs import commands, queries
+from crewboard.services.handoffs import queries
 from crewboard.services.handoffs.queries import DEFAULT_PAGE as DEFAULT_PAGE  # noqa: PLC0414 - the doors' page sizes
 from crewboard.services.handoffs.queries import FIRST_ITEMS
 from crewboard.services.handoffs.queries import MAX_PAGE as MAX_PAGE  # noqa: PLC0414 - as DEFAULT_PAGE
-from crewboard.services.idempotency import KeyedResult
-from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef
 from crewboard.services.paging import fit_rows, json_size, next_offset
 from crewboard.services.views import iso
 from crewboard.storage.database import Database
@@ -200,137 +198,24 @@ def day_sheet_view(sheet: DaySheet, actor: Actor) -> dict[str, Any]:
     }
 
 
-# --- the use cases, worded -----------------------------------------------------------------
-
-
-def create_handoff(
-    db: Database,
-    actor: Actor,
-    *,
-    project: str,
-    workspace_id: WorkspaceRef,
-    bodies: Bodies,
-    day: str | None = None,
-    source_time_zone: str | None = None,
-    destination_time_zone: str | None = None,
-    linked_task_ids: Sequence[str] = (),
-    recipients: Sequence[str] = (),
-    idempotency_key: str | None = None,
-    send_notification: bool = False,
-    send_email: bool = False,
-) -> KeyedResult:
-    """`commands.create_handoff`; the body holds `handoff` and `notifications`."""
+def made_view(actor: Actor) -> Callable[[HandoffMade], dict[str, Any]]:
+    """The answer to a handoff made (`commands.create_handoff` keeps it for a retry):
+    `handoff` and `notifications`."""
 
     def answer(made: HandoffMade) -> dict[str, Any]:
         return {"handoff": handoff_view(made.read, actor), "notifications": told_view(made.told)}
 
-    return commands.create_handoff(
-        db, actor, project=project, workspace_id=workspace_id, bodies=bodies, day=day,
-        source_time_zone=source_time_zone, destination_time_zone=destination_time_zone,
-        linked_task_ids=linked_task_ids, recipients=recipients, idempotency_key=idempotency_key,
-        send_notification=send_notification, send_email=send_email, answer=answer,
-    )  # fmt: skip
+    return answer
 
 
-def update_handoff(
-    db: Database,
-    actor: Actor,
-    *,
-    handoff_id: str,
-    expected_updated_at: str,
-    changes: Mapping[str, Any],
-    workspace_id: WorkspaceRef = ANY_WORKSPACE,
-) -> dict[str, Any]:
-    read = commands.update_handoff(
-        db, actor, handoff_id=handoff_id, expected_updated_at=expected_updated_at,
-        changes=changes, workspace_id=workspace_id,
-    )  # fmt: skip
-    return {"handoff": handoff_view(read, actor)}
-
-
-def get_handoff(
-    db: Database, actor: Actor, *, handoff_id: str, room: int | None = None
-) -> dict[str, Any]:
-    """The handoff, within `room` bytes when given (`actionItemsCursor` continues with
-    list_handoff_action_items)."""
-    read = queries.get_handoff(db, actor, handoff_id=handoff_id)
+def handoff_answer(read: HandoffRead, actor: Actor, room: int | None = None) -> dict[str, Any]:
+    """The answer to a handoff changed or read: `handoff`, whole or within `room` bytes
+    (`actionItemsCursor` continues with list_handoff_action_items)."""
     return {"handoff": handoff_view(read, actor, room)}
 
 
-def list_handoffs(
-    db: Database,
-    actor: Actor,
-    *,
-    project: str,
-    author: str | None = None,
-    recipient: str | None = None,
-    since: str | None = None,
-    until: str | None = None,
-    limit: int = DEFAULT_PAGE,
-    offset: int = 0,
-) -> dict[str, Any]:
-    page = queries.list_handoffs(
-        db, actor, project=project, author=author, recipient=recipient, since=since,
-        until=until, limit=limit, offset=offset,
-    )  # fmt: skip
-    return handoff_page_view(page)
-
-
-def list_handoff_action_items(
-    db: Database,
-    actor: Actor,
-    *,
-    handoff_id: str | None = None,
-    project: str | None = None,
-    day: str | None = None,
-    cursor: str | None = None,
-    limit: int = DEFAULT_PAGE,
-    room: int | None = None,
-) -> dict[str, Any]:
-    page = queries.list_handoff_action_items(
-        db, actor, handoff_id=handoff_id, project=project, day=day, cursor=cursor, limit=limit
-    )
-    return item_page_view(page, actor, room)
-
-
-def get_handoff_action_item(db: Database, actor: Actor, *, item_id: str) -> dict[str, Any]:
-    read = queries.get_handoff_action_item(db, actor, item_id=item_id)
-    return {"actionItem": item_view(read.item, read.users)}
-
-
-def create_handoff_action_item(
-    db: Database,
-    actor: Actor,
-    *,
-    handoff_id: str,
-    text: str,
-    assignee: str | None = None,
-    status: str = ItemStatus.OPEN.value,
-    due_date: str | None = None,
-    idempotency_key: str | None = None,
-    workspace_id: WorkspaceRef = ANY_WORKSPACE,
-) -> KeyedResult:
-    """`commands.create_handoff_action_item`; the body holds `actionItem`."""
-    return commands.create_handoff_action_item(
-        db, actor, handoff_id=handoff_id, text=text, assignee=assignee, status=status,
-        due_date=due_date, idempotency_key=idempotency_key, workspace_id=workspace_id,
-        answer=lambda read: {"actionItem": item_view(read.item, read.users)},
-    )  # fmt: skip
-
-
-def update_handoff_action_item(
-    db: Database,
-    actor: Actor,
-    *,
-    item_id: str,
-    expected_updated_at: str,
-    changes: Mapping[str, Any],
-    workspace_id: WorkspaceRef = ANY_WORKSPACE,
-) -> dict[str, Any]:
-    read = commands.update_handoff_action_item(
-        db, actor, item_id=item_id, expected_updated_at=expected_updated_at, changes=changes,
-        workspace_id=workspace_id,
-    )  # fmt: skip
+def item_answer(read: ItemRead) -> dict[str, Any]:
+    """The answer to an action item made, changed or read: `actionItem`."""
     return {"actionItem": item_view(read.item, read.users)}
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from crewboard.contract import args as a
-from crewboard.contract.operation import Call, Cli, Operation, Rest
+from crewboard.contract.operation import Area, Call, Cli, Rest
 from crewboard.contract.projects import present
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, fit_rows, page_note
 from crewboard.domain.identity.access import Scope, Toolset
@@ -16,15 +16,10 @@ ROW_BUDGET = RESPONSE_BUDGET - 4096  # one project row and the page around it
 
 def list_projects(call: Call, args: a.ListProjects) -> Reply:
     page = projects.list_projects(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_id,
-        filter_workspace=args.given("workspace_id"),
-        include_archived=args.include_archived,
-        limit=args.limit,
-        offset=args.offset,
-    )
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_id,
+        filter_workspace=args.given("workspace_id"), include_archived=args.include_archived,
+        limit=args.limit, offset=args.offset,
+    )  # fmt: skip
     rows = fit_rows([present.fit_project(view, ROW_BUDGET) for view in present.project_rows(page)])
     following = args.offset + len(rows)
     body = {
@@ -52,28 +47,20 @@ def create_project(call: Call, args: a.CreateProject) -> Reply:
 
 
 def update_project(call: Call, args: a.UpdateProject) -> Reply:
-    return Reply(
-        present.update_project(
-            call.db,
-            call.actor,
-            project=args.project_id,
-            workspace_id=args.workspace_ref(),
-            **args.changes(),
-        )
-    )
+    changed = present.update_project(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        **args.changes(),
+    )  # fmt: skip
+    return Reply(changed)
 
 
 def _set_archived(archived: bool):  # type: ignore[no-untyped-def]
     def run(call: Call, args: a.ProjectAction) -> Reply:
-        return Reply(
-            present.set_project_archived(
-                call.db,
-                call.actor,
-                project=args.project_id,
-                workspace_id=args.workspace_ref(),
-                archived=archived,
-            )
-        )
+        changed = present.set_project_archived(
+            call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+            archived=archived,
+        )  # fmt: skip
+        return Reply(changed)
 
     return run
 
@@ -86,99 +73,77 @@ def delete_project(call: Call, args: a.ProjectAction) -> Reply:
     )
 
 
+BOARD = Area(Toolset.BOARD)
+ADMIN = Area(Toolset.ADMIN, write_scopes=(Scope.PROJECTS_ADMIN,))
+
 OPERATIONS = (
-    Operation(
-        name="list_projects",
-        title="List projects",
-        description=(
-            "The projects you can open: key, goal, phase, status, collections and your role "
-            "(viewerRole)."
-        ),
-        args=a.ListProjects,
-        toolset=Toolset.BOARD,
-        run=list_projects,
+    BOARD.read(
+        "list_projects",
+        "List projects",
+        "The projects you can open: key, goal, phase, status, collections and your role "
+        "(viewerRole).",
+        a.ListProjects,
+        list_projects,
+        Rest("GET", "/api/v1/projects"),
+        Cli(("project", "list")),
         needs_project=False,
-        rest=Rest("GET", "/api/v1/projects"),
-        cli=Cli(("project", "list")),
     ),
-    Operation(
-        name="get_project",
-        title="Get a project",
-        description=(
-            "One project: its fields, your role on it and counts of its people, roles and state "
-            "page revision."
-        ),
-        args=a.GetProject,
-        toolset=Toolset.BOARD,
-        run=get_project,
-        rest=Rest("GET", "/api/v1/projects/{project}"),
-        cli=Cli(("project", "show")),
+    BOARD.read(
+        "get_project",
+        "Get a project",
+        "One project: its fields, your role on it and counts of its people, roles and state "
+        "page revision.",
+        a.GetProject,
+        get_project,
+        Rest("GET", "/api/v1/projects/{project}"),
+        Cli(("project", "show")),
     ),
-    Operation(
-        name="create_project",
-        title="Create a project",
-        description="Create a project; you become its admin.",
-        args=a.CreateProject,
-        toolset=Toolset.ADMIN,
-        run=create_project,
-        scopes=(Scope.PROJECTS_ADMIN,),
-        read_only=False,
-        idempotent=True,
+    ADMIN.write(
+        "create_project",
+        "Create a project",
+        "Create a project; you become its admin.",
+        a.CreateProject,
+        create_project,
+        Rest.created("/api/v1/projects"),
+        Cli(("project", "create")),
         needs_project=False,
-        rest=Rest("POST", "/api/v1/projects", status=201),
-        cli=Cli(("project", "create")),
     ),
-    Operation(
-        name="update_project",
-        title="Update a project",
-        description="Change a project's fields (admin role); omitted fields stay.",
-        args=a.UpdateProject,
-        toolset=Toolset.ADMIN,
-        run=update_project,
-        scopes=(Scope.PROJECTS_ADMIN,),
-        read_only=False,
-        idempotent=True,
-        rest=Rest("PATCH", "/api/v1/projects/{project}"),
-        cli=Cli(("project", "update")),
+    ADMIN.write(
+        "update_project",
+        "Update a project",
+        "Change a project's fields (admin role); omitted fields stay.",
+        a.UpdateProject,
+        update_project,
+        Rest("PATCH", "/api/v1/projects/{project}"),
+        Cli(("project", "update")),
     ),
-    Operation(
-        name="archive_project",
-        title="Archive a project",
-        description="Archive a project (admin role); archiving it again changes nothing.",
-        args=a.ProjectAction,
-        toolset=Toolset.ADMIN,
-        run=_set_archived(True),
-        scopes=(Scope.PROJECTS_ADMIN,),
-        read_only=False,
-        idempotent=True,
-        rest=Rest("POST", "/api/v1/projects/{project}/archive"),
-        cli=Cli(("project", "archive")),
+    ADMIN.write(
+        "archive_project",
+        "Archive a project",
+        "Archive a project (admin role); archiving it again changes nothing.",
+        a.ProjectAction,
+        _set_archived(True),
+        Rest("POST", "/api/v1/projects/{project}/archive"),
+        Cli(("project", "archive")),
     ),
-    Operation(
-        name="unarchive_project",
-        title="Unarchive a project",
-        description="Bring an archived project back (admin role).",
-        args=a.ProjectAction,
-        toolset=Toolset.ADMIN,
-        run=_set_archived(False),
-        scopes=(Scope.PROJECTS_ADMIN,),
-        read_only=False,
-        idempotent=True,
-        rest=Rest("POST", "/api/v1/projects/{project}/unarchive"),
-        cli=Cli(("project", "unarchive")),
+    ADMIN.write(
+        "unarchive_project",
+        "Unarchive a project",
+        "Bring an archived project back (admin role).",
+        a.ProjectAction,
+        _set_archived(False),
+        Rest("POST", "/api/v1/projects/{project}/unarchive"),
+        Cli(("project", "unarchive")),
     ),
-    Operation(
-        name="delete_project",
-        title="Delete a project",
-        description="Delete an archived project and all in it, for good (admin role). Archive it first.",
-        args=a.ProjectAction,
-        toolset=Toolset.ADMIN,
-        run=delete_project,
-        scopes=(Scope.PROJECTS_ADMIN,),
-        read_only=False,
-        destructive=True,
+    ADMIN.write(
+        "delete_project",
+        "Delete a project",
+        "Delete an archived project and all in it, for good (admin role). Archive it first.",
+        a.ProjectAction,
+        delete_project,
+        Rest("DELETE", "/api/v1/projects/{project}"),
+        Cli(("project", "delete")),
         idempotent=False,
-        rest=Rest("DELETE", "/api/v1/projects/{project}"),
-        cli=Cli(("project", "delete")),
+        destructive=True,
     ),
 )

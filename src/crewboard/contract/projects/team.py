@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from crewboard.contract import args as a
-from crewboard.contract.operation import Call, Cli, Operation, Rest
+from crewboard.contract.operation import Area, Call, Cli, Rest
 from crewboard.contract.projects import present
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply
 from crewboard.domain.identity.access import Toolset
@@ -22,18 +22,17 @@ def list_team(call: Call, args: a.ListTeam) -> Reply:
     return Reply(body, note)
 
 
+BOARD = Area(Toolset.BOARD)
+
 OPERATIONS = (
-    Operation(
-        name="list_team",
-        title="List the team",
-        description=(
-            "The team: roles (id, ai or human, model, effort, rank, level) and people with their "
-            "project role (you: true is you)."
-        ),
-        args=a.ListTeam,
-        toolset=Toolset.BOARD,
-        run=list_team,
-        rest=Rest("GET", "/api/v1/projects/{project}/team"),
-        cli=Cli(("team", "list")),
+    BOARD.read(
+        "list_team",
+        "List the team",
+        "The team: roles (id, ai or human, model, effort, rank, level) and people with their "
+        "project role (you: true is you).",
+        a.ListTeam,
+        list_team,
+        Rest("GET", "/api/v1/projects/{project}/team"),
+        Cli(("team", "list")),
     ),
 )

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from crewboard.contract.args import Args, Revision, WorkspaceId
+from crewboard.contract.args import Args, ClaimFence, Revision, WorkspaceId
 from crewboard.contract.board.tasks import TaskRef
 from crewboard.contract.operation import Call, NoDoor, Operation, Rest
 from crewboard.contract.reply import Reply
@@ -74,6 +74,7 @@ class ResultFields(Args):
         max_length=20,
         description="Git evidence, shown as you report it.",
     )
+    claim_fence: ClaimFence = None
 
 
 class SubmitResult(ResultFields):
@@ -136,6 +137,7 @@ def submit_result(call: Call, args: SubmitResult) -> Reply:
             document=args.document,
             references=[r.model_dump(exclude_none=True) for r in args.references or []],
             answer=hand_in_view,
+            claim_fence=args.claim_fence,
         )
     )
 
@@ -165,9 +167,9 @@ OPERATIONS = (
         name="submit_result",
         title="Hand in a finished task",
         description=(
-            "Hand in finished work in one call: a draft for people to review, the task moved to "
-            "review, your git references. The task moves only from backlog, ready_for_ai or "
-            "in_progress at expectedRevision; else the draft still lands and the answer says why."
+            "Hand in finished work: a draft for people to review, the task moved to review (from "
+            "backlog, ready_for_ai or in_progress at expectedRevision; else the answer says why), "
+            "your git references."
         ),
         args=SubmitResult,
         toolset=Toolset.REVIEW,

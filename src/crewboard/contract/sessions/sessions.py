@@ -11,7 +11,7 @@ from pydantic import Field
 
 from crewboard.config import Settings
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.contract.operation import Call, Cli, Operation, Rest, keyed_write
+from crewboard.contract.operation import Area, Call, Cli, Rest
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, paged_reply
 from crewboard.contract.sessions import present
 from crewboard.domain.identity.access import Scope, Toolset
@@ -152,14 +152,11 @@ def list_spec_sessions(call: Call, args: ListSpecSessions) -> Reply:
 
 def get_spec_session(call: Call, args: GetSpecSession) -> Reply:
     if args.given("context_offset") or args.given("context_limit"):
-        return _context_window(call, args)
+        return context_window(call, args)
     found = sessions.get_session(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
         ref=args.session_id,
-    )
+    )  # fmt: skip
     body = present.found_answer(found, call.settings.public_url)
     if not args.include_context:
         return Reply(body)
@@ -177,7 +174,7 @@ def get_spec_session(call: Call, args: GetSpecSession) -> Reply:
     return Reply(fitted, note)
 
 
-def _context_window(call: Call, args: GetSpecSession) -> Reply:
+def context_window(call: Call, args: GetSpecSession) -> Reply:
     """One window of the session's working context (contextOffset, contextLimit).
 
     Raises:
@@ -192,12 +189,9 @@ def _context_window(call: Call, args: GetSpecSession) -> Reply:
         limit_field="contextLimit",
     )  # fmt: skip
     text = session_context(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        ref=args.session_id,
+        call.db, call.actor, project=args.project_id, ref=args.session_id,
         workspace_id=args.workspace_ref(),
-    )
+    )  # fmt: skip
     body = window(
         {"sessionId": args.session_id, "field": "context"}, text, offset=args.context_offset,
         limit=args.context_limit, budget=RESPONSE_BUDGET, offset_field="contextOffset",
@@ -237,37 +231,33 @@ def delete_spec_session(call: Call, args: SessionAction) -> Reply:
     )))  # fmt: skip
 
 
+SPECS = Area(Toolset.SPECS, write_scopes=_WRITE)
+
 OPERATIONS = (
-    Operation(
-        name="list_spec_sessions",
-        title="List spec sessions",
-        description=(
-            f"A project's spec sessions, most recently active first ({PAGE_DEFAULT} a page, at "
-            f"most {PAGE_MAX}): title, mode, status, pendingAction. archiveFilter active "
-            "(default), archived or all; status; query matches the title."
-        ),
-        args=ListSpecSessions,
-        toolset=Toolset.SPECS,
-        run=list_spec_sessions,
-        rest=Rest("GET", "/api/v1/projects/{project}/sessions"),
-        cli=Cli(("spec-session", "list")),
+    SPECS.read(
+        "list_spec_sessions",
+        "List spec sessions",
+        f"A project's spec sessions, most recently active first ({PAGE_DEFAULT} a page, at "
+        f"most {PAGE_MAX}): title, mode, status, pendingAction. archiveFilter active "
+        "(default), archived or all; status; query matches the title.",
+        ListSpecSessions,
+        list_spec_sessions,
+        Rest("GET", "/api/v1/projects/{project}/sessions"),
+        Cli(("spec-session", "list")),
     ),
-    Operation(
-        name="get_spec_session",
-        title="Spec session details",
-        description=(
-            "One session's status, what it waits for, counters, dates and link. "
-            "includeContext: true adds its working context (the files it works on), cut to "
-            "fit this answer (contextTruncated, contextLength): read the rest in windows with "
-            "contextOffset. Never the conversation."
-        ),
-        args=GetSpecSession,
-        toolset=Toolset.SPECS,
-        run=get_spec_session,
-        rest=Rest("GET", "/api/v1/projects/{project}/sessions/{session}"),
-        cli=Cli(("spec-session", "show")),
+    SPECS.read(
+        "get_spec_session",
+        "Spec session details",
+        "One session's status, what it waits for, counters, dates and link. "
+        "includeContext: true adds its working context (the files it works on), cut to "
+        "fit this answer (contextTruncated, contextLength): read the rest in windows with "
+        "contextOffset. Never the conversation.",
+        GetSpecSession,
+        get_spec_session,
+        Rest("GET", "/api/v1/projects/{project}/sessions/{session}"),
+        Cli(("spec-session", "show")),
     ),
-    keyed_write(
+    SPECS.write(
         "start_spec_session",
         "Start a spec session",
         "Start an AI-guided spec session with your opening message, wait up to 75 s for its "
@@ -279,61 +269,47 @@ OPERATIONS = (
         + ". Do not answer the session's questions yourself.",
         StartSpecSession,
         start_spec_session,
-        toolset=Toolset.SPECS,
-        scopes=_WRITE,
-        rest=Rest("POST", "/api/v1/projects/{project}/sessions", status=201),
-        cli=Cli(("spec-session", "start")),
+        Rest.created("/api/v1/projects/{project}/sessions"),
+        Cli(("spec-session", "start")),
     ),
-    Operation(
-        name="rename_spec_session",
-        title="Rename a spec session",
-        description=f"A new title, up to {MAX_TITLE} characters; archived sessions too.",
-        args=RenameSpecSession,
-        toolset=Toolset.SPECS,
-        run=rename_spec_session,
-        scopes=_WRITE,
-        read_only=False,
-        rest=Rest("PATCH", "/api/v1/projects/{project}/sessions/{session}"),
-        cli=Cli(("spec-session", "rename")),
+    SPECS.write(
+        "rename_spec_session",
+        "Rename a spec session",
+        f"A new title, up to {MAX_TITLE} characters; archived sessions too.",
+        RenameSpecSession,
+        rename_spec_session,
+        Rest("PATCH", "/api/v1/projects/{project}/sessions/{session}"),
+        Cli(("spec-session", "rename")),
     ),
-    Operation(
-        name="archive_spec_session",
-        title="Archive a spec session",
-        description="Move a session out of the active list (it can be unarchived). A session "
+    SPECS.write(
+        "archive_spec_session",
+        "Archive a spec session",
+        "Move a session out of the active list (it can be unarchived). A session "
         "must be archived before it can be deleted.",
-        args=SessionAction,
-        toolset=Toolset.SPECS,
-        run=archive_spec_session,
-        scopes=_WRITE,
-        read_only=False,
-        rest=Rest("POST", "/api/v1/projects/{project}/sessions/{session}/archive"),
-        cli=Cli(("spec-session", "archive")),
+        SessionAction,
+        archive_spec_session,
+        Rest("POST", "/api/v1/projects/{project}/sessions/{session}/archive"),
+        Cli(("spec-session", "archive")),
     ),
-    Operation(
-        name="unarchive_spec_session",
-        title="Unarchive a spec session",
-        description="Bring an archived session back to the active list.",
-        args=SessionAction,
-        toolset=Toolset.SPECS,
-        run=unarchive_spec_session,
-        scopes=_WRITE,
-        read_only=False,
-        rest=Rest("POST", "/api/v1/projects/{project}/sessions/{session}/unarchive"),
-        cli=Cli(("spec-session", "unarchive")),
+    SPECS.write(
+        "unarchive_spec_session",
+        "Unarchive a spec session",
+        "Bring an archived session back to the active list.",
+        SessionAction,
+        unarchive_spec_session,
+        Rest("POST", "/api/v1/projects/{project}/sessions/{session}/unarchive"),
+        Cli(("spec-session", "unarchive")),
     ),
-    Operation(
-        name="delete_spec_session",
-        title="Delete a spec session",
-        description="Delete an archived session and its conversation for good (spec files it "
+    SPECS.write(
+        "delete_spec_session",
+        "Delete a spec session",
+        "Delete an archived session and its conversation for good (spec files it "
         "saved stay). An active session is refused, never archived for you.",
-        args=SessionAction,
-        toolset=Toolset.SPECS,
-        run=delete_spec_session,
-        scopes=_WRITE,
-        read_only=False,
-        destructive=True,
+        SessionAction,
+        delete_spec_session,
+        Rest("DELETE", "/api/v1/projects/{project}/sessions/{session}"),
+        Cli(("spec-session", "delete")),
         idempotent=False,
-        rest=Rest("DELETE", "/api/v1/projects/{project}/sessions/{session}"),
-        cli=Cli(("spec-session", "delete")),
+        destructive=True,
     ),
 )

@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import base64
 import binascii
+from typing import Any
 
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.contract.operation import Call, Cli, Operation, Rest, keyed_write
+from crewboard.contract.operation import Area, Call, Cli, Rest, keyed
 from crewboard.contract.reply import WINDOW_ROOM, Reply, paged_reply, window_note
 from crewboard.contract.specs import local, present
 from crewboard.domain.files import MAX_WINDOW_LINES
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.domain.specs import MAX_ATTACHMENT_BYTES, MAX_ATTACHMENT_NAME
 from crewboard.errors import ValidationFailed
+from crewboard.services.idempotency import KeyedResult
+from crewboard.services.specs import attachments
 
 # Characters of the largest attachment as base64: four for every three bytes, padded.
 MAX_ATTACHMENT_BASE64 = -(-MAX_ATTACHMENT_BYTES // 3) * 4
@@ -81,110 +84,101 @@ class UploadAttachment(Args):
         return local.read_local(call, self.local_file_path, limit=MAX_ATTACHMENT_BYTES)
 
 
+# A read's whole answer, which REST gives as it is; MCP and the CLI fit a page to the budget.
+
+
+def attachments_page(call: Call, args: ListAttachments) -> dict[str, Any]:
+    return present.list_attachments(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        limit=args.limit, offset=args.offset,
+    )  # fmt: skip
+
+
+def attachment_shown(call: Call, args: GetAttachment) -> dict[str, Any]:
+    return present.get_attachment(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        attachment_id=args.attachment_id,
+    )  # fmt: skip
+
+
 def list_attachments(call: Call, args: ListAttachments) -> Reply:
-    found = present.list_attachments(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
-        limit=args.limit,
-        offset=args.offset,
-    )
-    return paged_reply(found, "attachments", args.offset)
+    return paged_reply(attachments_page(call, args), "attachments", args.offset)
 
 
 def get_attachment(call: Call, args: GetAttachment) -> Reply:
-    return Reply(
-        present.get_attachment(
-            call.db,
-            call.actor,
-            project=args.project_id,
-            workspace_id=args.workspace_ref(),
-            attachment_id=args.attachment_id,
-        )
-    )
+    return Reply(attachment_shown(call, args))
 
 
 def read_attachment(call: Call, args: ReadAttachment) -> Reply:
     body = present.read_attachment(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
-        attachment_id=args.attachment_id,
-        offset=args.offset,
-        limit=args.limit,
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        attachment_id=args.attachment_id, offset=args.offset, limit=args.limit,
         room=WINDOW_ROOM,
-    )
+    )  # fmt: skip
     image = body.pop("image", None)
     if image is not None:
         return Reply(body, image=(image, body["attachment"]["mediaType"]))
     return Reply(body, window_note(body))
 
 
-def upload_attachment(call: Call, args: UploadAttachment) -> Reply:
-    made = present.upload_attachment(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
-        name=args.name,
-        content=args.data(call),
-        content_field="contentBase64" if args.content_base64 is not None else "localFilePath",
-        override=args.override,
-        idempotency_key=args.idempotency_key,
-    )
-    return Reply(
-        made.body, "Already made by this key: this is its answer." if made.replayed else None
-    )
+def upload_attachment(call: Call, args: UploadAttachment) -> KeyedResult:
+    given = "contentBase64" if args.content_base64 is not None else "localFilePath"
+    return save_attachment(call, args, args.data(call), given)
 
+
+def save_attachment(
+    call: Call, args: UploadAttachment, content: bytes, content_field: str
+) -> KeyedResult:
+    """`attachments.upload_attachment` with these bytes, sent as `content_field` (REST reads
+    them its own way)."""
+    return attachments.upload_attachment(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        name=args.name, content=content, content_field=content_field, override=args.override,
+        idempotency_key=args.idempotency_key, answer=present.uploaded_view,
+    )  # fmt: skip
+
+
+SPECS = Area(Toolset.SPECS, write_scopes=(Scope.SPECS_WRITE,))
 
 OPERATIONS = (
-    Operation(
-        name="list_attachments",
-        title="List attachments",
-        description="A project's attachments by name, with kind, type and size.",
-        args=ListAttachments,
-        toolset=Toolset.SPECS,
-        run=list_attachments,
-        rest=Rest("GET", "/api/v1/projects/{project}/attachments"),
-        cli=Cli(("attachment", "list")),
+    SPECS.read(
+        "list_attachments",
+        "List attachments",
+        "A project's attachments by name, with kind, type and size.",
+        ListAttachments,
+        list_attachments,
+        Rest("GET", "/api/v1/projects/{project}/attachments"),
+        Cli(("attachment", "list")),
     ),
-    Operation(
-        name="get_attachment",
-        title="Attachment details",
-        description="One attachment's name, kind, media type, size and who added it.",
-        args=GetAttachment,
-        toolset=Toolset.SPECS,
-        run=get_attachment,
-        rest=Rest("GET", "/api/v1/projects/{project}/attachments/{attachment}"),
-        cli=Cli(("attachment", "show")),
+    SPECS.read(
+        "get_attachment",
+        "Attachment details",
+        "One attachment's name, kind, media type, size and who added it.",
+        GetAttachment,
+        get_attachment,
+        Rest("GET", "/api/v1/projects/{project}/attachments/{attachment}"),
+        Cli(("attachment", "show")),
     ),
-    Operation(
-        name="read_attachment",
-        title="Read an attachment",
-        description=(
-            "Text in windows of lines (offset from 1, limit; nextOffset for more); PNG, JPEG, "
-            "GIF and WebP whole, as an image. PDF, DOCX and XLSX cannot be read here: they open "
-            "in the web app."
-        ),
-        args=ReadAttachment,
-        toolset=Toolset.SPECS,
-        run=read_attachment,
-        rest=Rest("GET", "/api/v1/projects/{project}/attachments/{attachment}/lines"),
-        cli=Cli(("attachment", "read")),
+    SPECS.read(
+        "read_attachment",
+        "Read an attachment",
+        "Text in windows of lines (offset from 1, limit; nextOffset for more); PNG, JPEG, "
+        "GIF and WebP whole, as an image. PDF, DOCX and XLSX cannot be read here: they open "
+        "in the web app.",
+        ReadAttachment,
+        read_attachment,
+        Rest("GET", "/api/v1/projects/{project}/attachments/{attachment}/lines"),
+        Cli(("attachment", "read")),
     ),
-    keyed_write(
+    SPECS.write(
         "upload_attachment",
         "Add an attachment",
         "Add a file of up to 10 MiB: PDF, DOCX, XLSX, PNG, JPEG, GIF, WebP or UTF-8 text (the "
         "type is read from the bytes). contentBase64, or localFilePath on the stdio server; "
         "override: true replaces the attachment of the same name.",
         UploadAttachment,
-        upload_attachment,
-        toolset=Toolset.SPECS,
-        scopes=(Scope.SPECS_WRITE,),
-        rest=Rest("POST", "/api/v1/projects/{project}/attachments", status=201),
-        cli=Cli(("attachment", "upload")),
+        keyed(upload_attachment),
+        Rest.created("/api/v1/projects/{project}/attachments"),
+        Cli(("attachment", "upload")),
     ),
 )

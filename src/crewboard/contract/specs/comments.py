@@ -3,17 +3,19 @@ delete one's own comments. No tool resolves or reopens a thread: people do, in t
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.contract.operation import Call, Cli, Operation, Rest, keyed_write
+from crewboard.contract.operation import Area, Call, Cli, Rest, keyed
 from crewboard.contract.reply import Reply, page_note
 from crewboard.contract.specs import present
 from crewboard.domain.files import MAX_PATH
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.domain.spec_comments import MAX_AFFIX, MAX_COMMENT, MAX_QUOTE, MAX_THREADS_SHOWN
+from crewboard.services.idempotency import KeyedResult
+from crewboard.services.specs import comments
 from crewboard.services.specs.file_lookup import FileRef
 
 Body = Field(min_length=1, max_length=MAX_COMMENT, description="Markdown.")
@@ -80,17 +82,16 @@ class DeleteSpecFileComment(Args):
     comment_id: str = Ref
 
 
+def threads_page(call: Call, args: ListSpecFileComments) -> dict[str, Any]:
+    """The page of threads whole, as REST gives it (MCP and the CLI fit it to the budget)."""
+    return present.list_spec_file_comments(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        ref=args.ref(), status=args.status, limit=args.limit, offset=args.offset,
+    )  # fmt: skip
+
+
 def list_spec_file_comments(call: Call, args: ListSpecFileComments) -> Reply:
-    found = present.list_spec_file_comments(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
-        ref=args.ref(),
-        status=args.status,
-        limit=args.limit,
-        offset=args.offset,
-    )
+    found = threads_page(call, args)
     body, text = present.fit_thread_page(found, args.offset)
     notes = [page_note(shown=len(body["threads"]), offset=args.offset, total=found["total"])]
     if any(t.get("commentsTruncated") for t in body["threads"]):
@@ -101,51 +102,29 @@ def list_spec_file_comments(call: Call, args: ListSpecFileComments) -> Reply:
     return Reply(body, " ".join(n for n in notes if n) or None, text)
 
 
-def create_spec_file_comment_thread(call: Call, args: CreateSpecFileCommentThread) -> Reply:
-    made = present.create_spec_file_comment_thread(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
-        ref=args.ref(),
-        anchor_quote=args.anchor_quote,
-        anchor_prefix=args.anchor_prefix,
-        anchor_suffix=args.anchor_suffix,
-        body=args.body,
-        idempotency_key=args.idempotency_key,
-    )
-    return Reply(
-        made.body, "Already made by this key: this is its answer." if made.replayed else None
-    )
+def create_spec_file_comment_thread(call: Call, args: CreateSpecFileCommentThread) -> KeyedResult:
+    return comments.create_spec_file_comment_thread(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        ref=args.ref(), anchor_quote=args.anchor_quote, anchor_prefix=args.anchor_prefix,
+        anchor_suffix=args.anchor_suffix, body=args.body, idempotency_key=args.idempotency_key,
+        answer=present.thread_answer(call.actor),
+    )  # fmt: skip
 
 
-def reply_spec_file_comment_thread(call: Call, args: ReplySpecFileCommentThread) -> Reply:
-    made = present.reply_spec_file_comment_thread(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
-        thread_id=args.thread_id,
-        body=args.body,
-        idempotency_key=args.idempotency_key,
-    )
-    return Reply(
-        made.body, "Already made by this key: this is its answer." if made.replayed else None
-    )
+def reply_spec_file_comment_thread(call: Call, args: ReplySpecFileCommentThread) -> KeyedResult:
+    return comments.reply_spec_file_comment_thread(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        thread_id=args.thread_id, body=args.body, idempotency_key=args.idempotency_key,
+        answer=present.comment_answer(call.actor),
+    )  # fmt: skip
 
 
 def update_spec_file_comment(call: Call, args: UpdateSpecFileComment) -> Reply:
-    return Reply(
-        present.update_spec_file_comment(
-            call.db,
-            call.actor,
-            project=args.project_id,
-            workspace_id=args.workspace_ref(),
-            comment_id=args.comment_id,
-            body=args.body,
-            expected_version=args.expected_version,
-        )
-    )
+    edited = present.update_spec_file_comment(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        comment_id=args.comment_id, body=args.body, expected_version=args.expected_version,
+    )  # fmt: skip
+    return Reply(edited)
 
 
 _OUTCOMES = {
@@ -157,86 +136,67 @@ _OUTCOMES = {
 
 def delete_spec_file_comment(call: Call, args: DeleteSpecFileComment) -> Reply:
     done = present.delete_spec_file_comment(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
         comment_id=args.comment_id,
-    )
+    )  # fmt: skip
     return Reply(done, _OUTCOMES[done["outcome"]])
 
 
 _WRITE = (Scope.SPECS_WRITE,)
 
+SPECS = Area(Toolset.SPECS, write_scopes=_WRITE)
+
 OPERATIONS = (
-    Operation(
-        name="list_spec_file_comments",
-        title="List comments on a spec file",
-        description=(
-            "A file's comment threads in file order, each with its passage (anchor.quote), "
-            "status and comments (bodies cut to 1,000 characters). status: open, resolved or "
-            "orphaned (the passage was edited away)."
-        ),
-        args=ListSpecFileComments,
-        toolset=Toolset.SPECS,
-        run=list_spec_file_comments,
-        rest=Rest("GET", "/api/v1/projects/{project}/specs/{file}/threads"),
-        cli=Cli(("spec-comment", "list")),
+    SPECS.read(
+        "list_spec_file_comments",
+        "List comments on a spec file",
+        "A file's comment threads in file order, each with its passage (anchor.quote), "
+        "status and comments (bodies cut to 1,000 characters). status: open, resolved or "
+        "orphaned (the passage was edited away).",
+        ListSpecFileComments,
+        list_spec_file_comments,
+        Rest("GET", "/api/v1/projects/{project}/specs/{file}/threads"),
+        Cli(("spec-comment", "list")),
     ),
-    keyed_write(
+    SPECS.write(
         "create_spec_file_comment_thread",
         "Comment on a passage",
         "Start a thread on a passage: anchorQuote copied exactly from the current text, never "
         "positions. If the passage repeats, add the words right before or after it in "
         "anchorPrefix/anchorSuffix. Not on a file in the trash bin.",
         CreateSpecFileCommentThread,
-        create_spec_file_comment_thread,
-        toolset=Toolset.SPECS,
-        scopes=_WRITE,
-        rest=Rest("POST", "/api/v1/projects/{project}/specs/{file}/threads", status=201),
-        cli=Cli(("spec-comment", "start")),
+        keyed(create_spec_file_comment_thread),
+        Rest.created("/api/v1/projects/{project}/specs/{file}/threads"),
+        Cli(("spec-comment", "start")),
     ),
-    keyed_write(
+    SPECS.write(
         "reply_spec_file_comment_thread",
         "Reply to a comment thread",
         "Add a comment at the end of a thread. Not on a file in the trash bin.",
         ReplySpecFileCommentThread,
-        reply_spec_file_comment_thread,
-        toolset=Toolset.SPECS,
-        scopes=_WRITE,
-        rest=Rest("POST", "/api/v1/projects/{project}/threads/{thread}/replies", status=201),
-        cli=Cli(("spec-comment", "reply")),
+        keyed(reply_spec_file_comment_thread),
+        Rest.created("/api/v1/projects/{project}/threads/{thread}/replies"),
+        Cli(("spec-comment", "reply")),
     ),
-    Operation(
-        name="update_spec_file_comment",
-        title="Edit your comment",
-        description=(
-            "Rewrite one of your own comments from its contentVersion (expectedVersion: the "
-            "comment's, not the file's)."
-        ),
-        args=UpdateSpecFileComment,
-        toolset=Toolset.SPECS,
-        run=update_spec_file_comment,
-        scopes=_WRITE,
-        read_only=False,
-        idempotent=False,
-        rest=Rest("PATCH", "/api/v1/projects/{project}/comments/{comment}"),
-        cli=Cli(("spec-comment", "edit")),
+    SPECS.edit(
+        "update_spec_file_comment",
+        "Edit your comment",
+        "Rewrite one of your own comments from its contentVersion (expectedVersion: the "
+        "comment's, not the file's).",
+        UpdateSpecFileComment,
+        update_spec_file_comment,
+        Rest("PATCH", "/api/v1/projects/{project}/comments/{comment}"),
+        Cli(("spec-comment", "edit")),
     ),
-    Operation(
-        name="delete_spec_file_comment",
-        title="Delete your comment",
-        description=(
-            "Delete one of your own comments. A reply disappears; a first comment with replies "
-            "stays as a 'deleted' placeholder; a first comment alone removes its thread."
-        ),
-        args=DeleteSpecFileComment,
-        toolset=Toolset.SPECS,
-        run=delete_spec_file_comment,
-        scopes=_WRITE,
-        read_only=False,
+    SPECS.write(
+        "delete_spec_file_comment",
+        "Delete your comment",
+        "Delete one of your own comments. A reply disappears; a first comment with replies "
+        "stays as a 'deleted' placeholder; a first comment alone removes its thread.",
+        DeleteSpecFileComment,
+        delete_spec_file_comment,
+        Rest("DELETE", "/api/v1/projects/{project}/comments/{comment}"),
+        Cli(("spec-comment", "delete")),
         destructive=True,
-        rest=Rest("DELETE", "/api/v1/projects/{project}/comments/{comment}"),
-        cli=Cli(("spec-comment", "delete")),
     ),
 )

@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import base64
 import binascii
+from typing import Any
 
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
-from crewboard.contract.operation import Call, Cli, NoDoor, Operation, Rest, keyed_write
+from crewboard.contract.operation import Area, Call, Cli, NoDoor, Rest, keyed
 from crewboard.contract.reply import WINDOW_ROOM, Reply, paged_reply, window_note
 from crewboard.contract.specs import local, present
 from crewboard.domain.files import MAX_PATH, MAX_WINDOW_LINES
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.errors import ValidationFailed
 from crewboard.jsonbody import MAX_UPLOAD_BODY
+from crewboard.services.idempotency import KeyedResult
+from crewboard.services.specs import files
 from crewboard.services.specs.file_lookup import FileRef
 
 FilePath = Field(default=None, min_length=1, max_length=MAX_PATH, description="Or the file's path.")
@@ -139,229 +142,185 @@ class DownloadSpecFile(_Named):
     include_trashed: bool = False
 
 
+# A read's whole answer, which REST gives as it is; MCP and the CLI fit a page to the budget.
+
+
+def spec_files_page(call: Call, args: ListSpecFiles) -> dict[str, Any]:
+    return present.list_spec_files(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        path=args.path, trashed=args.trashed, limit=args.limit, offset=args.offset,
+    )  # fmt: skip
+
+
+def spec_file_shown(call: Call, args: GetSpecFile) -> dict[str, Any]:
+    return present.get_spec_file(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        ref=args.ref(), include_trashed=args.include_trashed, revisions_limit=args.revisions,
+    )  # fmt: skip
+
+
 def list_spec_files(call: Call, args: ListSpecFiles) -> Reply:
-    found = present.list_spec_files(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
-        path=args.path,
-        trashed=args.trashed,
-        limit=args.limit,
-        offset=args.offset,
-    )
-    return paged_reply(found, "files", args.offset)
+    return paged_reply(spec_files_page(call, args), "files", args.offset)
 
 
 def get_spec_file(call: Call, args: GetSpecFile) -> Reply:
-    return Reply(
-        present.get_spec_file(
-            call.db,
-            call.actor,
-            project=args.project_id,
-            workspace_id=args.workspace_ref(),
-            ref=args.ref(),
-            include_trashed=args.include_trashed,
-            revisions_limit=args.revisions,
-        )
-    )
+    return Reply(spec_file_shown(call, args))
 
 
 def read_spec_file(call: Call, args: ReadSpecFile) -> Reply:
     body = present.read_spec_file(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
-        ref=args.ref(),
-        offset=args.offset,
-        limit=args.limit,
-        revision=args.revision,
-        room=WINDOW_ROOM,
-        include_trashed=args.include_trashed,
-    )
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        ref=args.ref(), offset=args.offset, limit=args.limit, revision=args.revision,
+        room=WINDOW_ROOM, include_trashed=args.include_trashed,
+    )  # fmt: skip
     return Reply(body, window_note(body))
 
 
-def upload_spec_file(call: Call, args: UploadSpecFile) -> Reply:
-    made = present.upload_spec_file(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
-        path=args.path,
-        content=args.data(call),
-        idempotency_key=args.idempotency_key,
-    )
-    return Reply(
-        made.body, "Already made by this key: this is its answer." if made.replayed else None
-    )
+def upload_spec_file(call: Call, args: UploadSpecFile) -> KeyedResult:
+    return save_new_file(call, args, args.data(call))
 
 
-def update_spec_file(call: Call, args: UpdateSpecFile) -> Reply:
-    saved = present.update_spec_file(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
-        ref=args.ref(),
-        content=args.data(call),
-        expected_version=args.expected_version,
-        idempotency_key=args.idempotency_key,
-    )
-    return Reply(
-        saved.body, "Already saved by this key: this is its answer." if saved.replayed else None
-    )
+def save_new_file(call: Call, args: UploadSpecFile, content: bytes) -> KeyedResult:
+    """`files.upload_spec_file` with these bytes (REST reads them its own way)."""
+    return files.upload_spec_file(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        path=args.path, content=content, idempotency_key=args.idempotency_key,
+        answer=present.new_file_view,
+    )  # fmt: skip
+
+
+def update_spec_file(call: Call, args: UpdateSpecFile) -> KeyedResult:
+    return save_file(call, args, args.data(call))
+
+
+def save_file(call: Call, args: UpdateSpecFile, content: bytes) -> KeyedResult:
+    """`files.update_spec_file` with these bytes (REST reads them its own way)."""
+    return files.update_spec_file(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        ref=args.ref(), content=content, expected_version=args.expected_version,
+        idempotency_key=args.idempotency_key, answer=present.saved_view,
+    )  # fmt: skip
 
 
 def move_spec_file_to_trash(call: Call, args: TrashAction) -> Reply:
-    done = present.move_spec_file_to_trash(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
-        ref=args.ref(),
-    )
+    done = trash_change(call, args, trash=True)
     return Reply(done, None if done["changed"] else "It was already in the trash bin.")
 
 
 def restore_spec_file_from_trash(call: Call, args: TrashAction) -> Reply:
-    done = present.restore_spec_file_from_trash(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
-        ref=args.ref(),
-    )
+    done = trash_change(call, args, trash=False)
     return Reply(done, None if done["changed"] else "It was not in the trash bin.")
+
+
+def trash_change(call: Call, args: TrashAction, *, trash: bool) -> dict[str, Any]:
+    """The file moved to the trash bin (`trash`) or out of it, as every door answers it."""
+    change = files.move_spec_file_to_trash if trash else files.restore_spec_file_from_trash
+    done = change(
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        ref=args.ref(),
+    )  # fmt: skip
+    return present.trash_view(done)
 
 
 def download_spec_file(call: Call, args: DownloadSpecFile) -> Reply:
     local.require_stdio(call, "download_spec_file")
     view, data = present.read_file_bytes(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
-        ref=args.ref(),
-        revision=args.revision,
-        include_trashed=args.include_trashed,
-    )
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        ref=args.ref(), revision=args.revision, include_trashed=args.include_trashed,
+    )  # fmt: skip
     saved_to = local.write_local(call, args.folder, view["path"], data, overwrite=args.overwrite)
     return Reply({"file": view, "savedTo": str(saved_to), "bytes": len(data)})
 
 
 _WRITE = (Scope.SPECS_WRITE,)
 
+SPECS = Area(Toolset.SPECS, write_scopes=_WRITE)
+
 OPERATIONS = (
-    Operation(
-        name="list_spec_files",
-        title="List spec files",
-        description=(
-            "A project's spec files in path order, with kind, size, lines and revision count. "
-            "path: only that folder; trashed: true lists the trash bin."
-        ),
-        args=ListSpecFiles,
-        toolset=Toolset.SPECS,
-        run=list_spec_files,
-        rest=Rest("GET", "/api/v1/projects/{project}/specs"),
-        cli=Cli(("spec", "list")),
+    SPECS.read(
+        "list_spec_files",
+        "List spec files",
+        "A project's spec files in path order, with kind, size, lines and revision count. "
+        "path: only that folder; trashed: true lists the trash bin.",
+        ListSpecFiles,
+        list_spec_files,
+        Rest("GET", "/api/v1/projects/{project}/specs"),
+        Cli(("spec", "list")),
     ),
-    Operation(
-        name="get_spec_file",
-        title="Spec file details",
-        description=(
-            "One file's details by fileId or path, with the contentVersion update_spec_file "
-            "needs; revisions: N adds the N newest revisions (who saved, when)."
-        ),
-        args=GetSpecFile,
-        toolset=Toolset.SPECS,
-        run=get_spec_file,
-        rest=Rest("GET", "/api/v1/projects/{project}/specs/{file}"),
-        cli=Cli(("spec", "show")),
+    SPECS.read(
+        "get_spec_file",
+        "Spec file details",
+        "One file's details by fileId or path, with the contentVersion update_spec_file "
+        "needs; revisions: N adds the N newest revisions (who saved, when).",
+        GetSpecFile,
+        get_spec_file,
+        Rest("GET", "/api/v1/projects/{project}/specs/{file}"),
+        Cli(("spec", "show")),
     ),
-    Operation(
-        name="read_spec_file",
-        title="Read a spec file",
-        description=(
-            "Lines of a text file: offset (from 1), up to limit lines; totalLines, truncated "
-            "and nextOffset say what is left. revision reads an older one. Binary files and "
-            "files over 8 MiB are refused."
-        ),
-        args=ReadSpecFile,
-        toolset=Toolset.SPECS,
-        run=read_spec_file,
-        rest=Rest("GET", "/api/v1/projects/{project}/specs/{file}/lines"),
-        cli=Cli(("spec", "read")),
+    SPECS.read(
+        "read_spec_file",
+        "Read a spec file",
+        "Lines of a text file: offset (from 1), up to limit lines; totalLines, truncated "
+        "and nextOffset say what is left. revision reads an older one. Binary files and "
+        "files over 8 MiB are refused.",
+        ReadSpecFile,
+        read_spec_file,
+        Rest("GET", "/api/v1/projects/{project}/specs/{file}/lines"),
+        Cli(("spec", "read")),
     ),
-    keyed_write(
+    SPECS.write(
         "upload_spec_file",
         "Add a spec file",
         "A new file at a path that has none yet: content (text), contentBase64 (bytes) or, on "
         "the stdio server, localFilePath.",
         UploadSpecFile,
-        upload_spec_file,
-        toolset=Toolset.SPECS,
-        scopes=_WRITE,
-        rest=Rest("POST", "/api/v1/projects/{project}/specs", status=201),
-        cli=Cli(("spec", "upload")),
+        keyed(upload_spec_file),
+        Rest.created("/api/v1/projects/{project}/specs"),
+        Cli(("spec", "upload")),
     ),
-    keyed_write(
+    SPECS.write(
         "update_spec_file",
         "Save a spec file",
         "Save a new revision of the whole file from the contentVersion you read "
         "(expectedVersion). If someone saved meanwhile nothing is written: read it again, "
         "merge, and save from the new version; do not resend your text as it was.",
         UpdateSpecFile,
-        update_spec_file,
-        toolset=Toolset.SPECS,
-        scopes=_WRITE,
-        rest=Rest("PUT", "/api/v1/projects/{project}/specs/{file}"),
-        cli=Cli(("spec", "save")),
+        keyed(update_spec_file, "Already saved by this key"),
+        Rest("PUT", "/api/v1/projects/{project}/specs/{file}"),
+        Cli(("spec", "save")),
     ),
-    Operation(
-        name="move_spec_file_to_trash",
-        title="Move a spec file to the trash",
-        description=(
-            "Move a file to the trash bin: it leaves lists and reads but can be restored. Not "
-            "a delete."
-        ),
-        args=TrashAction,
-        toolset=Toolset.SPECS,
-        run=move_spec_file_to_trash,
-        scopes=_WRITE,
-        read_only=False,
-        rest=Rest("POST", "/api/v1/projects/{project}/specs/{file}/trash"),
-        cli=Cli(("spec", "trash")),
+    SPECS.write(
+        "move_spec_file_to_trash",
+        "Move a spec file to the trash",
+        "Move a file to the trash bin: it leaves lists and reads but can be restored. Not "
+        "a delete.",
+        TrashAction,
+        move_spec_file_to_trash,
+        Rest("POST", "/api/v1/projects/{project}/specs/{file}/trash"),
+        Cli(("spec", "trash")),
     ),
-    Operation(
-        name="restore_spec_file_from_trash",
-        title="Restore a spec file",
-        description="Take a file out of the trash bin, back at its path.",
-        args=TrashAction,
-        toolset=Toolset.SPECS,
-        run=restore_spec_file_from_trash,
-        scopes=_WRITE,
-        read_only=False,
-        rest=Rest("POST", "/api/v1/projects/{project}/specs/{file}/restore"),
-        cli=Cli(("spec", "restore")),
+    SPECS.write(
+        "restore_spec_file_from_trash",
+        "Restore a spec file",
+        "Take a file out of the trash bin, back at its path.",
+        TrashAction,
+        restore_spec_file_from_trash,
+        Rest("POST", "/api/v1/projects/{project}/specs/{file}/restore"),
+        Cli(("spec", "restore")),
     ),
-    Operation(
-        name="download_spec_file",
-        title="Save a spec file to disk",
-        description=(
-            "stdio server only: write a file (any kind, up to 50 MiB) under the working folder, "
-            "by default at .specs/<its path>; refuses to replace a file unless overwrite: true. "
-            "Answers where it saved, not the content."
-        ),
-        args=DownloadSpecFile,
-        toolset=Toolset.SPECS,
-        run=download_spec_file,
+    SPECS.read(
+        "download_spec_file",
+        "Save a spec file to disk",
+        "stdio server only: write a file (any kind, up to 50 MiB) under the working folder, "
+        "by default at .specs/<its path>; refuses to replace a file unless overwrite: true. "
+        "Answers where it saved, not the content.",
+        DownloadSpecFile,
+        download_spec_file,
+        NoDoor("it writes the file on the caller's disk; over HTTP, GET the content route"),
+        Cli(("spec", "download")),
         stdio_only=True,
         # It writes the caller's files and, with overwrite, replaces one.
         writes_locally=True,
         destructive=True,
-        rest=NoDoor("it writes the file on the caller's disk; over HTTP, GET the content route"),
-        cli=Cli(("spec", "download")),
     ),
 )

@@ -9,6 +9,7 @@ hand the service their wording, which the idempotency ledger keeps for a retry.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from crewboard.contract.reply import ROWS_BUDGET, compact, fitted_answer
@@ -29,8 +30,8 @@ from crewboard.domain.specs import (
     SpecSave,
     TextWindow,
     ThreadRead,
+    TrashChange,
 )
-from crewboard.services.idempotency import KeyedResult
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef
 from crewboard.services.paging import next_offset
 from crewboard.services.specs import attachments, comments, files
@@ -218,48 +219,19 @@ def read_file_bytes(
     return {**file_view(read.file), **revision_view(read.revision)}, read.data
 
 
-def upload_spec_file(
-    db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef, path: str,
-    content: bytes, idempotency_key: str | None,
-) -> KeyedResult:  # fmt: skip
-    """`files.upload_spec_file`; the body holds `file` and `created`."""
-    return files.upload_spec_file(
-        db, actor, project=project, workspace_id=workspace_id, path=path, content=content,
-        idempotency_key=idempotency_key,
-        answer=lambda file: {"file": file_view(file), "created": True},
-    )  # fmt: skip
+def new_file_view(file: SpecFile) -> dict[str, Any]:
+    """The answer to a file uploaded (kept in the idempotency ledger): `file`, `created`."""
+    return {"file": file_view(file), "created": True}
 
 
-def _saved(save: SpecSave) -> dict[str, Any]:
+def saved_view(save: SpecSave) -> dict[str, Any]:
+    """The answer to a file saved: `file` and the `revision` made."""
     return {"file": file_view(save.file), "revision": revision_view(save.revision)}
 
 
-def update_spec_file(
-    db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef, ref: FileRef,
-    content: bytes, expected_version: str, idempotency_key: str | None,
-) -> KeyedResult:  # fmt: skip
-    """`files.update_spec_file`; the body holds `file` and `revision`."""
-    return files.update_spec_file(
-        db, actor, project=project, workspace_id=workspace_id, ref=ref, content=content,
-        expected_version=expected_version, idempotency_key=idempotency_key, answer=_saved,
-    )  # fmt: skip
-
-
-def move_spec_file_to_trash(
-    db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef, ref: FileRef
-) -> dict[str, Any]:
-    done = files.move_spec_file_to_trash(
-        db, actor, project=project, workspace_id=workspace_id, ref=ref
-    )
-    return {"file": file_view(done.file), "changed": done.changed}
-
-
-def restore_spec_file_from_trash(
-    db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef, ref: FileRef
-) -> dict[str, Any]:
-    done = files.restore_spec_file_from_trash(
-        db, actor, project=project, workspace_id=workspace_id, ref=ref
-    )
+def trash_view(done: TrashChange) -> dict[str, Any]:
+    """The answer to a file moved to the trash bin or out of it: `file`, and whether that
+    `changed` anything."""
     return {"file": file_view(done.file), "changed": done.changed}
 
 
@@ -317,20 +289,9 @@ def read_attachment_bytes(
     return attachment_view(item), data
 
 
-def _uploaded(made: AttachmentUpload) -> dict[str, Any]:
+def uploaded_view(made: AttachmentUpload) -> dict[str, Any]:
+    """The answer to an attachment uploaded: `attachment`, and whether it `replaced` one."""
     return {"attachment": attachment_view(made.attachment), "replaced": made.replaced}
-
-
-def upload_attachment(
-    db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef, name: str,
-    content: bytes, override: bool, idempotency_key: str | None, content_field: str = "content",
-) -> KeyedResult:  # fmt: skip
-    """`attachments.upload_attachment`; the body holds `attachment` and `replaced`."""
-    return attachments.upload_attachment(
-        db, actor, project=project, workspace_id=workspace_id, name=name, content=content,
-        override=override, idempotency_key=idempotency_key, answer=_uploaded,
-        content_field=content_field,
-    )  # fmt: skip
 
 
 # --- comment threads -----------------------------------------------------------------------
@@ -392,30 +353,14 @@ def _fitting(thread: dict[str, Any]) -> dict[str, Any]:
     return shell
 
 
-def create_spec_file_comment_thread(
-    db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef, ref: FileRef,
-    anchor_quote: str, anchor_prefix: str | None, anchor_suffix: str | None, body: str,
-    idempotency_key: str | None,
-) -> KeyedResult:  # fmt: skip
-    """`comments.create_spec_file_comment_thread`; the body holds `thread`."""
-    return comments.create_spec_file_comment_thread(
-        db, actor, project=project, workspace_id=workspace_id, ref=ref,
-        anchor_quote=anchor_quote, anchor_prefix=anchor_prefix, anchor_suffix=anchor_suffix,
-        body=body, idempotency_key=idempotency_key,
-        answer=lambda read: {"thread": thread_view(read, actor)},
-    )  # fmt: skip
+def thread_answer(actor: Actor) -> Callable[[ThreadRead], dict[str, Any]]:
+    """The answer to a thread started, as `actor` sees it: `thread`."""
+    return lambda read: {"thread": thread_view(read, actor)}
 
 
-def reply_spec_file_comment_thread(
-    db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef, thread_id: str,
-    body: str, idempotency_key: str | None,
-) -> KeyedResult:  # fmt: skip
-    """`comments.reply_spec_file_comment_thread`; the body holds `comment`."""
-    return comments.reply_spec_file_comment_thread(
-        db, actor, project=project, workspace_id=workspace_id, thread_id=thread_id, body=body,
-        idempotency_key=idempotency_key,
-        answer=lambda reply: {"comment": comment_view(reply, actor)},
-    )  # fmt: skip
+def comment_answer(actor: Actor) -> Callable[[SpecComment], dict[str, Any]]:
+    """The answer to a reply, as `actor` sees it: `comment`."""
+    return lambda reply: {"comment": comment_view(reply, actor)}
 
 
 def update_spec_file_comment(

@@ -15,6 +15,7 @@ from crewboard.domain.projects import Project
 from crewboard.errors import (
     ValidationFailed,
 )
+from crewboard.services.board.claims import check_claim_fence
 from crewboard.services.board.task_checks import (
     CHECKS,
     check_assignment,
@@ -51,6 +52,7 @@ def do_update_task(
     task_ref: str,
     expected_revision: int,
     patch: dict[str, Any],
+    claim_fence: int | None = None,
 ) -> Ack:
     current, proj = access_task(
         uow,
@@ -61,6 +63,7 @@ def do_update_task(
         role=Role.WRITE,
         workspace_id=workspace_id,
     )
+    check_claim_fence(uow, actor, current, claim_fence)
     if current.revision != expected_revision:
         raise revision_conflict(current, expected_revision)
     if "status" in patch:
@@ -202,6 +205,7 @@ def update_task(
     expected_revision: int,
     patch: dict[str, Any],
     operation: str = "update_task",
+    claim_fence: int | None = None,
 ) -> KeyedResult:
     """Change a task from the revision the caller read (keyed).
 
@@ -210,6 +214,7 @@ def update_task(
 
     Raises:
         RevisionConflict: the task moved on; details name the revision, who and when.
+        ClaimLost: `claim_fence` is not the task's live claim of the caller's.
         NotFound, PermissionDenied, ValidationFailed, LimitExceeded, IdempotencyConflict.
     """
     unknown = sorted(set(patch) - set(PATCH_FIELDS))
@@ -251,6 +256,7 @@ def update_task(
                 task_ref=task_id,
                 expected_revision=expected_revision,
                 patch=dict(checked),
+                claim_fence=claim_fence,
             ),
         )
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import timedelta
+from typing import Required, TypedDict, Unpack
 
 from crewboard.domain.identity.access import (
     Role,
@@ -108,30 +109,20 @@ def do_issue_token(
     return IssuedToken(token=token, secret=secret)
 
 
-def issue_token(
-    db: Database,
-    actor: Actor,
-    *,
-    kind: str,
-    scopes: list[str],
-    name: str | None = None,
-    project: str | None = None,
-    role: str | None = None,
-    toolsets: list[str] | None = None,
-) -> IssuedToken:
+class TokenOptions(TypedDict, total=False):
+    """`issue_token`'s fields, as `do_issue_token` takes them."""
+
+    kind: Required[str]
+    scopes: Required[list[str]]
+    name: str | None
+    project: str | None
+    role: str | None
+    toolsets: list[str] | None
+
+
+def issue_token(db: Database, actor: Actor, **options: Unpack[TokenOptions]) -> IssuedToken:
     """Issue a token for the actor's user; see `do_issue_token` for the refusals."""
-    return db.write(
-        lambda uow: do_issue_token(
-            uow,
-            actor,
-            kind=kind,
-            scopes=scopes,
-            name=name,
-            project=project,
-            role=role,
-            toolsets=toolsets,
-        )
-    )
+    return db.write(lambda uow: do_issue_token(uow, actor, **options))
 
 
 def authenticate_token(db: Database, secret: str) -> Actor:

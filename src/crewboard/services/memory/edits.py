@@ -16,6 +16,7 @@ from crewboard.domain.identity.records import Actor
 from crewboard.domain.memory import Document, DocumentVersion, MemoryRecord, RecordVersion
 from crewboard.domain.projects import Project
 from crewboard.errors import RevisionConflict
+from crewboard.services.events import record_project_event
 from crewboard.services.identity.access import access_project, require_signed_in_person
 from crewboard.services.memory.records import (
     access_record,
@@ -213,12 +214,8 @@ def do_save_document(
     )
     if saved is None:
         raise _document_conflict(repo.document(project.id, name), expected_version)
-    uow.record_event(
-        "memory.document_saved",
-        actor=actor.as_payload(),
-        payload={"document": document_payload(saved)},
-        project_id=project.id,
-        workspace_id=project.workspace_id,
+    record_project_event(
+        uow, actor, "memory.document_saved", project, {"document": document_payload(saved)}
     )
     return saved
 

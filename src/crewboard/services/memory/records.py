@@ -23,6 +23,7 @@ from crewboard.domain.memory import (
 from crewboard.domain.projects import Project
 from crewboard.domain.validation import check_text
 from crewboard.errors import LimitExceeded, NotFound, ValidationFailed
+from crewboard.services.events import record_project_event
 from crewboard.services.identity.access import (
     ANY_WORKSPACE,
     WorkspaceRef,
@@ -211,13 +212,7 @@ def remove_record(uow: UnitOfWork, actor: Actor, project: Project, record_id: st
 def record_event(
     uow: UnitOfWork, actor: Actor, kind: str, project: Project, record: MemoryRecord
 ) -> None:
-    uow.record_event(
-        kind,
-        actor=actor.as_payload(),
-        payload={"record": record_payload(record)},
-        project_id=project.id,
-        workspace_id=project.workspace_id,
-    )
+    record_project_event(uow, actor, kind, project, {"record": record_payload(record)})
 
 
 def record_not_found(record_id: str) -> NotFound:

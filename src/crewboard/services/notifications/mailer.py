@@ -13,8 +13,6 @@ send of one notification carries the same Message-ID, so receivers can recognise
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import smtplib
 import ssl
@@ -34,7 +32,7 @@ from crewboard.domain.notifications import (
     retry_delay,
 )
 from crewboard.services.notifications.notify import CREATED, enable_email
-from crewboard.services.supervisor import LoopHealth
+from crewboard.services.supervisor import LoopHealth, Wakeup, repeat
 from crewboard.storage.database import Database
 from crewboard.storage.notifications.repository import OutboxRepository
 from crewboard.storage.uow import EventRecord, UnitOfWork
@@ -117,8 +115,7 @@ class Mailer:
         self.db = db
         self.server = server
         self.poll = poll
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._wake = asyncio.Event()
+        self._wakeup = Wakeup()
         self._unmarked: list[OutboxMail] = []
         enable_email(db, public_url)  # from now on `notify` queues emails on this database
         db.add_event_listener(self._heard)
@@ -135,9 +132,7 @@ class Mailer:
             self.wake()
 
     def wake(self) -> None:
-        loop = self._loop
-        if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(self._wake.set)
+        self._wakeup.wake()
 
     async def run(self, health: LoopHealth | None = None) -> None:
         """Send what is due whenever woken, and every `poll` seconds; until cancelled. A pass
@@ -145,18 +140,7 @@ class Mailer:
         wait in the outbox, nothing is lost."""
         health = health or LoopHealth("mail")
         health.wake = self.wake
-        self._loop = asyncio.get_running_loop()
-        while True:
-            try:
-                await self.drain()
-            except Exception as error:  # back off and try again
-                wait = health.failed(error)
-            else:
-                health.ok()
-                wait = self.poll
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), wait)
-            self._wake.clear()
+        await repeat(health, self.drain, self.poll, self._wakeup)
 
     async def drain(self) -> int:
         """Send every email due now; how many went out."""

@@ -9,7 +9,7 @@ SMTP server never slows or fails a write.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from crewboard.domain.ids import new_id
 from crewboard.domain.notifications import (
@@ -109,15 +109,17 @@ def notify(
     Raises:
         ValidationFailed / LimitExceeded: naming the field (a caller's mistake).
     """
-    message = _check(
-        kind=kind,
-        project_id=project_id,
-        title=title,
-        body=body,
-        link=link,
-        source=source,
-        subject=email_subject,
-        text=email_text,
+    message = _checked(
+        _Message(
+            kind=kind,
+            project_id=project_id,
+            title=title,
+            body=body,
+            link=link,
+            source=source,
+            subject=email_subject or "",
+            text=email_text or "",
+        )
     )
     people = list(dict.fromkeys(recipients))
     repo = NotificationRepository(uow.conn)
@@ -144,34 +146,26 @@ def notify(
     return NotifyOutcome(made, queued, _email_not_sent(email, setup, skipped, len(told)))
 
 
-def _check(
-    *,
-    kind: str,
-    project_id: str | None,
-    title: str,
-    body: str,
-    link: str,
-    source: str,
-    subject: str | None,
-    text: str | None,
-) -> _Message:
-    title = check_text("title", title, max_length=MAX_TITLE, required=True)
-    body = check_text("body", body, max_length=MAX_BODY)
-    link = check_text("link", link, max_length=MAX_LINK, required=True)
+def _checked(raw: _Message) -> _Message:
+    """The message as the caller gave it, checked; an empty email subject or text is made
+    from the title and body."""
+    title = check_text("title", raw.title, max_length=MAX_TITLE, required=True)
+    body = check_text("body", raw.body, max_length=MAX_BODY)
+    link = check_text("link", raw.link, max_length=MAX_LINK, required=True)
     if not is_app_link(link):
         raise ValidationFailed.field("link", "must be a path inside the app, such as /p/CRW/t/12.")
-    return _Message(
-        kind=check_text("kind", kind, max_length=MAX_KIND, required=True),
-        project_id=project_id,
+    return replace(
+        raw,
+        kind=check_text("kind", raw.kind, max_length=MAX_KIND, required=True),
         title=title,
         body=body,
         link=link,
-        source=check_text("source", source, max_length=MAX_SOURCE, required=True),
+        source=check_text("source", raw.source, max_length=MAX_SOURCE, required=True),
         # One line: a header cannot carry a line break.
         subject=" ".join(
-            check_text("email_subject", subject or title, max_length=MAX_SUBJECT).split()
+            check_text("email_subject", raw.subject or title, max_length=MAX_SUBJECT).split()
         ),
-        text=check_text("email_text", text or body or title, max_length=MAX_EMAIL_TEXT),
+        text=check_text("email_text", raw.text or body or title, max_length=MAX_EMAIL_TEXT),
     )
 
 

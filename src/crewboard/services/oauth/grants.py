@@ -11,6 +11,7 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from crewboard.domain.identity.access import Role, Scope, TokenKind, parse_enum
@@ -324,6 +325,25 @@ def grant_active(uow: UnitOfWork, grant_id: str) -> bool:
     return grant is not None and grant.active
 
 
+def _live_secret(
+    uow: UnitOfWork, secret: str, kind: str, client_id: str
+) -> tuple[Any, Grant] | None:
+    """The row and grant of an unexpired, unused secret of this kind and client, or None.
+    One presented again revokes its grant and every token it gave."""
+    found = oauth_of(uow).secret(hash_token_secret(secret))
+    if found is None:
+        return None
+    row, grant = found
+    if row.kind != kind or grant.client_id != client_id or not grant.active:
+        return None
+    if row.used_at is not None:
+        _revoke(uow, grant, f"{kind}_replayed")
+        return None
+    if row.expires_at <= uow.now:
+        return None
+    return row, grant
+
+
 def load_code(db: Database, client_id: str, code: str) -> CodeRecord | None:
     """The code's record, or None when unknown, expired (on the server's clock), another
     client's or already used (a used code revokes its grant and every token it gave)."""
@@ -331,17 +351,10 @@ def load_code(db: Database, client_id: str, code: str) -> CodeRecord | None:
         return None
 
     def work(uow: UnitOfWork) -> CodeRecord | None:
-        found = oauth_of(uow).secret(hash_token_secret(code))
+        found = _live_secret(uow, code, "code", client_id)
         if found is None:
             return None
         row, grant = found
-        if row.kind != "code" or grant.client_id != client_id or not grant.active:
-            return None
-        if row.used_at is not None:
-            _revoke(uow, grant, "code_replayed")
-            return None
-        if row.expires_at <= uow.now:
-            return None
         return CodeRecord(
             grant=grant,
             redirect_uri=row.redirect_uri,
@@ -358,20 +371,10 @@ def _issue(uow: UnitOfWork, grant: Grant) -> TokenSet:
     repo.prune(uow.now)  # expired codes and tokens go as new ones come
     access = generate_token_secret(ACCESS_PREFIX)
     refresh = generate_token_secret(REFRESH_PREFIX)
-    repo.add_secret(
-        hash_token_secret(access),
-        "access",
-        grant.id,
-        created_at=uow.now,
-        expires_at=uow.now + ACCESS_TTL,
-    )
-    repo.add_secret(
-        hash_token_secret(refresh),
-        "refresh",
-        grant.id,
-        created_at=uow.now,
-        expires_at=uow.now + REFRESH_TTL,
-    )
+    for secret, kind, ttl in ((access, "access", ACCESS_TTL), (refresh, "refresh", REFRESH_TTL)):
+        repo.add_secret(
+            hash_token_secret(secret), kind, grant.id, created_at=uow.now, expires_at=uow.now + ttl
+        )
     return TokenSet(
         access_token=access,
         refresh_token=refresh,
@@ -381,26 +384,32 @@ def _issue(uow: UnitOfWork, grant: Grant) -> TokenSet:
     )
 
 
+def _spend(db: Database, secret: str, replay_reason: str) -> TokenSet | None:
+    """Claim a checked code or refresh token and issue tokens for its grant; None when it was
+    spent meanwhile (its grant is then revoked) or the grant ended."""
+
+    def work(uow: UnitOfWork) -> TokenSet | None:
+        repo = oauth_of(uow)
+        secret_hash = hash_token_secret(secret)
+        found = repo.secret(secret_hash)
+        if found is None or not found[1].active:
+            return None
+        grant = found[1]
+        if not repo.claim(secret_hash, uow.now):
+            _revoke(uow, grant, replay_reason)
+            return None
+        return _issue(uow, grant)
+
+    return db.write(work)
+
+
 def exchange_code(db: Database, code: str) -> TokenSet:
     """Trade a checked code for tokens, once.
 
     Raises:
         Replayed: the code was exchanged meanwhile; its grant is revoked.
     """
-
-    def work(uow: UnitOfWork) -> TokenSet | None:
-        repo = oauth_of(uow)
-        secret_hash = hash_token_secret(code)
-        found = repo.secret(secret_hash)
-        if found is None or not found[1].active:
-            return None
-        grant = found[1]
-        if not repo.claim(secret_hash, uow.now):
-            _revoke(uow, grant, "code_replayed")
-            return None
-        return _issue(uow, grant)
-
-    tokens = db.write(work)
+    tokens = _spend(db, code, "code_replayed")
     if tokens is None:
         raise Replayed("The authorization code was already used; the app's access is revoked.")
     return tokens
@@ -413,16 +422,8 @@ def load_refresh(db: Database, client_id: str, token: str) -> Grant | None:
         return None
 
     def work(uow: UnitOfWork) -> Grant | None:
-        found = oauth_of(uow).secret(hash_token_secret(token))
-        if found is None:
-            return None
-        row, grant = found
-        if row.kind != "refresh" or grant.client_id != client_id or not grant.active:
-            return None
-        if row.used_at is not None:
-            _revoke(uow, grant, "refresh_replayed")
-            return None
-        return grant if row.expires_at > uow.now else None
+        found = _live_secret(uow, token, "refresh", client_id)
+        return None if found is None else found[1]
 
     return db.write(work)
 
@@ -433,19 +434,7 @@ def rotate_refresh(db: Database, token: str) -> TokenSet:
     Raises:
         Replayed: it was spent meanwhile (two uses); its grant is revoked.
     """
-
-    def work(uow: UnitOfWork) -> TokenSet | None:
-        repo = oauth_of(uow)
-        secret_hash = hash_token_secret(token)
-        found = repo.secret(secret_hash)
-        if found is None or not found[1].active:
-            return None
-        if not repo.claim(secret_hash, uow.now):
-            _revoke(uow, found[1], "refresh_replayed")
-            return None
-        return _issue(uow, found[1])
-
-    tokens = db.write(work)
+    tokens = _spend(db, token, "refresh_replayed")
     if tokens is None:
         raise Replayed("The refresh token was already used; the app's access is revoked.")
     return tokens

@@ -34,6 +34,7 @@ from crewboard.domain.projects import (
 )
 from crewboard.domain.validation import check_email, check_text, check_time_zone
 from crewboard.errors import AlreadyExists, NotFound, ValidationFailed
+from crewboard.services.events import record_project_event
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.identity.access import (
     ANY_WORKSPACE,
@@ -123,13 +124,7 @@ def do_create_project(
         uow.projects.add(project, owner_user_id=actor.user_id)
         uow.projects.set_member(project.id, actor.user_id, Role.ADMIN, uow.now)
         view = project_view(project, Role.ADMIN)
-        uow.record_event(
-            "project.created",
-            actor=actor.as_payload(),
-            payload={"project": view},
-            project_id=project.id,
-            workspace_id=workspace_id,
-        )
+        record_project_event(uow, actor, "project.created", project, {"project": view})
         return Ack(
             body=answer(ViewedProject(project, Role.ADMIN)),
             resource_type="project",
@@ -211,13 +206,7 @@ def set_project_member(
             raise NotFound(f"No user with email {address}.", {"resource": "user", "email": address})
         uow.projects.set_member(access.project.id, user.id, new_role, uow.now)
         change = {"projectId": access.project.id, "userId": user.id, "role": str(new_role)}
-        uow.record_event(
-            "project.member_set",
-            actor=actor.as_payload(),
-            payload=change,
-            project_id=access.project.id,
-            workspace_id=access.project.workspace_id,
-        )
+        record_project_event(uow, actor, "project.member_set", access.project, change)
         return MemberSet(access.project.id, user.id, new_role)
 
     return db.write(work)
@@ -251,12 +240,12 @@ def remove_project_member(db: Database, actor: Actor, *, project: str, email: st
                 {"field": "email", "email": address},
             )
         uow.projects.remove_member(access.project.id, user.id)
-        uow.record_event(
+        record_project_event(
+            uow,
+            actor,
             "project.member_removed",
-            actor=actor.as_payload(),
-            payload={"projectId": access.project.id, "userId": user.id},
-            project_id=access.project.id,
-            workspace_id=access.project.workspace_id,
+            access.project,
+            {"projectId": access.project.id, "userId": user.id},
         )
         return MemberSet(access.project.id, user.id, None)
 
@@ -367,12 +356,12 @@ def update_project(
         updated = uow.projects.get(access.project.id)
         assert updated is not None  # noqa: S101 - updated in this transaction
         view = with_handoffs(uow, project_view(updated, access.role))
-        uow.record_event(
+        record_project_event(
+            uow,
+            actor,
             "project.updated",
-            actor=actor.as_payload(),
-            payload={"changed": sorted([*fields, *handoff]), "project": view},
-            project_id=updated.id,
-            workspace_id=updated.workspace_id,
+            updated,
+            {"changed": sorted([*fields, *handoff]), "project": view},
         )
         return ViewedProject(updated, access.role, uow.projects.handoff_settings(updated.id))
 
@@ -397,12 +386,12 @@ def set_project_archived(
         updated = uow.projects.get(current.id)
         assert updated is not None  # noqa: S101 - updated in this transaction
         view = project_view(updated, access.role)
-        uow.record_event(
+        record_project_event(
+            uow,
+            actor,
             "project.archived" if archived else "project.unarchived",
-            actor=actor.as_payload(),
-            payload={"project": view},
-            project_id=updated.id,
-            workspace_id=updated.workspace_id,
+            updated,
+            {"project": view},
         )
         return ProjectArchiving(ViewedProject(updated, access.role), changed=True)
 
@@ -429,12 +418,8 @@ def delete_project(
             )
         uow.projects.delete(doomed.id)
         uow.blobs.sweep()  # the bytes of its spec files, attachments and artifacts
-        uow.record_event(
-            "project.deleted",
-            actor=actor.as_payload(),
-            payload={"projectId": doomed.id, "key": doomed.key},
-            project_id=doomed.id,
-            workspace_id=doomed.workspace_id,
+        record_project_event(
+            uow, actor, "project.deleted", doomed, {"projectId": doomed.id, "key": doomed.key}
         )
         return ProjectDeleted(doomed.id, doomed.key)
 

@@ -9,6 +9,7 @@ from typing import Any
 from crewboard.domain.identity.access import Role, Scope, missing_permission
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.projects import (
+    ProjectAccess,
     StatePage,
     StateRead,
     StateRestored,
@@ -17,6 +18,7 @@ from crewboard.domain.projects import (
 )
 from crewboard.domain.validation import INT32_MAX, check_no_nul
 from crewboard.errors import LimitExceeded, NotFound, RevisionConflict, ValidationFailed
+from crewboard.services.events import record_project_event
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
 from crewboard.services.paging import check_page
 from crewboard.services.views import iso
@@ -89,16 +91,9 @@ def update_project_state(
     expected = check_revision(expected_revision)
 
     def work(uow: UnitOfWork) -> StateSaved:
-        access = access_project(
-            uow,
-            actor,
-            project,
-            scope=Scope.TASKS_MANAGE,
-            role=Role.WRITE,
-            workspace_id=workspace_id,
-        )
+        access = _access_to_edit(uow, actor, project, workspace_id)
         project_id = access.project.id
-        author = {**actor.as_payload(), "displayName": actor.display_name}
+        author = _author(actor)
         revision = uow.state.save(
             project_id, content=text, expected_revision=expected, author=author, at=uow.now
         )
@@ -108,16 +103,25 @@ def update_project_state(
                 raise _conflict(uow, project_id, expected)
             return replayed
         page = uow.state.get(project_id)
-        uow.record_event(
-            "state.updated",
-            actor=actor.as_payload(),
-            payload={"revision": revision, "length": len(text)},
-            project_id=project_id,
-            workspace_id=access.project.workspace_id,
+        record_project_event(
+            uow, actor, "state.updated", access.project, {"revision": revision, "length": len(text)}
         )
         return StateSaved(page)
 
     return db.write(work)
+
+
+def _access_to_edit(
+    uow: UnitOfWork, actor: Actor, project: str, workspace_id: WorkspaceRef
+) -> ProjectAccess:
+    """Raises: NotFound, PermissionDenied (the page is written with the tasks.manage scope)."""
+    return access_project(
+        uow, actor, project, scope=Scope.TASKS_MANAGE, role=Role.WRITE, workspace_id=workspace_id
+    )
+
+
+def _author(actor: Actor) -> dict[str, Any]:
+    return {**actor.as_payload(), "displayName": actor.display_name}
 
 
 def _replayed_save(
@@ -187,14 +191,7 @@ def restore_state_version(
     expected = check_revision(expected_revision)
 
     def work(uow: UnitOfWork) -> StateRestored:
-        access = access_project(
-            uow,
-            actor,
-            project,
-            scope=Scope.TASKS_MANAGE,
-            role=Role.WRITE,
-            workspace_id=workspace_id,
-        )
+        access = _access_to_edit(uow, actor, project, workspace_id)
         project_id = access.project.id
         old = uow.state.version(project_id, revision)
         if old is None:
@@ -203,7 +200,7 @@ def restore_state_version(
                 "the page's history.",
                 {"resource": "state_version", "revision": revision},
             )
-        author = {**actor.as_payload(), "displayName": actor.display_name}
+        author = _author(actor)
         saved = uow.state.save(
             project_id,
             content=old.content,
@@ -214,12 +211,12 @@ def restore_state_version(
         )
         if saved is None:
             raise _conflict(uow, project_id, expected)
-        uow.record_event(
+        record_project_event(
+            uow,
+            actor,
             "state.restored",
-            actor=actor.as_payload(),
-            payload={"revision": saved, "restoredFrom": revision},
-            project_id=project_id,
-            workspace_id=access.project.workspace_id,
+            access.project,
+            {"revision": saved, "restoredFrom": revision},
         )
         return StateRestored(uow.state.get(project_id), revision)
 

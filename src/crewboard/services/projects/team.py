@@ -12,9 +12,16 @@ from typing import Any
 from crewboard.domain.identity.access import Role, Scope, missing_permission, parse_enum
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
-from crewboard.domain.projects import Effort, ProjectTeam, SeatKind, TeamPage, TeamRole
+from crewboard.domain.projects import (
+    Effort,
+    ProjectTeam,
+    SeatKind,
+    TeamPage,
+    TeamRole,
+)
 from crewboard.domain.validation import check_email, check_text
 from crewboard.errors import NotFound, ValidationFailed
+from crewboard.services.events import record_project_event
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
 from crewboard.services.views import iso
 from crewboard.storage.database import Database
@@ -145,12 +152,8 @@ def add_team_role(
             created_at=uow.now,
         )
         uow.team.add(seat)
-        uow.record_event(
-            "team.role_added",
-            actor=actor.as_payload(),
-            payload={"role": team_role_view(seat)},
-            project_id=access.project.id,
-            workspace_id=access.project.workspace_id,
+        record_project_event(
+            uow, actor, "team.role_added", access.project, {"role": team_role_view(seat)}
         )
         return seat
 
@@ -199,12 +202,8 @@ def archive_team_role(db: Database, actor: Actor, *, project: str, role_id: str)
             )
         uow.team.set_archived(seat.id, uow.now)
         archived = replace(seat, archived_at=uow.now)
-        uow.record_event(
-            "team.role_archived",
-            actor=actor.as_payload(),
-            payload={"role": team_role_view(archived)},
-            project_id=access.project.id,
-            workspace_id=access.project.workspace_id,
+        record_project_event(
+            uow, actor, "team.role_archived", access.project, {"role": team_role_view(archived)}
         )
         return archived
 

@@ -33,6 +33,7 @@ from crewboard.domain.review import (
 from crewboard.domain.validation import check_no_nul, check_text
 from crewboard.errors import LimitExceeded, ValidationFailed
 from crewboard.services.board import context
+from crewboard.services.board.claims import check_claim_fence
 from crewboard.services.board.task_lookup import access_task
 from crewboard.services.board.tasks import save_task
 from crewboard.services.board.views import task_key
@@ -270,11 +271,13 @@ def submit_result(
     references: Sequence[dict[str, Any]] | None = None,
     via: str = "mcp",
     answer: Answer,
+    claim_fence: int | None = None,
 ) -> KeyedResult:
     """Hand in a finished task: the draft, the task to review, the references (keyed);
     `answer` words the result, and the ledger keeps that answer for a retry.
 
     Raises:
+        ClaimLost: `claim_fence` is not the task's live claim of the caller's.
         NotFound: the task or project. PermissionDenied: without drafts.create and
             tasks.manage, or below the write role. ValidationFailed, LimitExceeded: a field,
             an unknown collection, a receipt of another read. IdempotencyConflict.
@@ -309,6 +312,7 @@ def submit_result(
             workspace_id=workspace_id,
         )
         access_project(uow, actor, proj.id, scope=Scope.DRAFTS_CREATE, role=Role.WRITE)
+        check_claim_fence(uow, actor, found, claim_fence)
         receipt = _receipt(uow, actor, context_receipt_id, found)
         reason = _stays(found, expected_revision)
         moved_from = found.status if reason is None else None

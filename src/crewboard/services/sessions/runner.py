@@ -20,7 +20,6 @@ turn's error; `_renew` and `_finish` the writers of its reply.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import time
@@ -64,7 +63,7 @@ from crewboard.services.sessions.providers import (
 from crewboard.services.sessions.providers.adapters import provider_for
 from crewboard.services.sessions.sessions import TURN_QUEUED, sessions_of
 from crewboard.services.specs.file_lookup import files_of
-from crewboard.services.supervisor import LoopHealth
+from crewboard.services.supervisor import LoopHealth, Wakeup, run_pass
 from crewboard.storage.database import Database
 from crewboard.storage.uow import EventRecord, UnitOfWork
 
@@ -116,8 +115,7 @@ class SessionRunner:
         self.poll = poll
         self.claim_prefix = f"{settings.node_name or 'node'}:{new_id('run')}"
         self.lease = timedelta(seconds=settings.session_turn_lease)
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._wake = asyncio.Event()
+        self._wakeup = Wakeup()
         self._running: set[str] = set()
         db.add_event_listener(self._heard)
 
@@ -127,9 +125,7 @@ class SessionRunner:
             self.wake()
 
     def wake(self) -> None:
-        loop = self._loop
-        if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(self._wake.set)
+        self._wakeup.wake()
 
     async def run(self, health: LoopHealth | None = None) -> None:
         """Claim and run turns whenever woken, and every `poll` seconds; until cancelled. A
@@ -137,23 +133,18 @@ class SessionRunner:
         turn cut short by it is claimed again once its lease runs out."""
         health = health or LoopHealth("sessions")
         health.wake = self.wake
-        self._loop = asyncio.get_running_loop()
+        self._wakeup.bind()
         room = self.settings.session_runners
         async with anyio.create_task_group() as tasks:
+
+            async def start_claimed() -> None:
+                free = room - len(self._running)
+                for turn in await to_thread.run_sync(self._claim, free) if free > 0 else []:
+                    self._running.add(turn.id)
+                    tasks.start_soon(self._run_claimed, turn)
+
             while True:
-                try:
-                    free = room - len(self._running)
-                    for turn in await to_thread.run_sync(self._claim, free) if free > 0 else []:
-                        self._running.add(turn.id)
-                        tasks.start_soon(self._run_claimed, turn)
-                except Exception as error:  # back off and try again
-                    wait = health.failed(error)
-                else:
-                    health.ok()
-                    wait = self.poll
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), wait)
-                self._wake.clear()
+                await self._wakeup.wait(await run_pass(health, start_claimed, self.poll))
 
     async def _run_claimed(self, turn: Turn) -> None:
         try:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from crewboard.domain import artifacts as artifact_rules
@@ -235,60 +236,40 @@ class Ownership:
     ) -> None:
         """Raises ValidationFailed when the row names another project, a row outside the
         archive or a person the archive does not carry."""
-        self._check_project(carried, original, landed, where, line)
-        self._check_references(carried, original, landed, where, line)
-        self._check_named(carried, original, landed, where, line)
+        row = _Row(carried, original, landed, where, line)
+        self._check_project(row)
+        self._check_references(row)
+        self._check_named(row)
         if type(landed.get("id")) is str:
             self.ids.add(landed["id"])
         for names in self.named.get(carried.name, ()):
             key = tuple(landed.get(n) for n in names)
             self.written.setdefault((carried.name, names), set()).add(key)
 
-    def _check_references(
-        self,
-        carried: rows.Carried,
-        original: dict[str, Any],
-        landed: dict[str, Any],
-        where: str,
-        line: int,
-    ) -> None:
-        for reference in carried.references:
-            values = tuple(landed.get(c) for c in reference.columns)
+    def _check_references(self, row: _Row) -> None:
+        for reference in row.carried.references:
+            values = tuple(row.landed.get(c) for c in reference.columns)
             if any(v is None for v in values):
                 continue
-            if reference.table == carried.name:  # a task's parent: any task of the archive
-                self.later.append((reference, values, where, line))
+            if reference.table == row.carried.name:  # a task's parent: any task of the archive
+                self.later.append((reference, values, row.where, row.line))
             elif values not in self.written.get((reference.table, reference.names), set()):
-                self._refuse(
-                    where,
-                    line,
-                    ",".join(reference.columns),
-                    original,
-                    f"names a {reference.table} row this archive's project does not hold.",
-                )
+                row.refuse(",".join(reference.columns), _not_held(reference))
 
-    def _check_named(
-        self,
-        carried: rows.Carried,
-        original: dict[str, Any],
-        landed: dict[str, Any],
-        where: str,
-        line: int,
-    ) -> None:
+    def _check_named(self, row: _Row) -> None:
         """The people a row names, and the ids it names outside its keys."""
-        for column in carried.people:
+        landed = row.landed
+        for column in row.carried.people:
             if landed.get(column) is not None and landed[column] not in self.people:
-                self._refuse(where, line, column, original, "names a person not in people.json.")
-        keyed = carried.keyed
+                row.refuse(column, "names a person not in people.json.")
+        keyed = row.carried.keyed
         for column, value in landed.items():
             for found in _ids_in(value):
                 if found.startswith("usr_"):
                     if found not in self.people:
-                        self._refuse(
-                            where, line, column, original, "names a person not in people.json."
-                        )
+                        row.refuse(column, "names a person not in people.json.")
                 elif column not in keyed and found not in self.ids:
-                    self.unresolved.setdefault(found, (where, line, column))
+                    self.unresolved.setdefault(found, (row.where, row.line, column))
 
     def settle(self, conn: Any) -> None:
         """Refuse an id a row names (outside its foreign keys) that is no row of the archive's
@@ -306,39 +287,42 @@ class Ownership:
                 ValidationFailed,
             )
 
-    def _check_project(
-        self,
-        carried: rows.Carried,
-        original: dict[str, Any],
-        landed: dict[str, Any],
-        where: str,
-        line: int,
-    ) -> None:
-        if carried.name == "projects":
+    def _check_project(self, row: _Row) -> None:
+        landed = row.landed
+        if row.carried.name == "projects":
             if landed.get("id") != self.project_id:
-                self._refuse(where, line, "id", original, "is not the id the manifest names.")
+                row.refuse("id", "is not the id the manifest names.")
             if landed.get("key") != self.key:
-                self._refuse(where, line, "key", original, "is not the key the manifest names.")
-        elif "project_id" in carried.table.c and landed.get("project_id") != self.project_id:
-            self._refuse(where, line, "project_id", original, "names another project.")
+                row.refuse("key", "is not the key the manifest names.")
+        elif "project_id" in row.carried.table.c and landed.get("project_id") != self.project_id:
+            row.refuse("project_id", "names another project.")
 
     def finish(self) -> None:
         """Check the references to rows of the same table (they may come in any order)."""
         for reference, values, where, line in self.later:
             if values not in self.written.get((reference.table, reference.names), set()):
-                raise refusal(
-                    where,
-                    line,
-                    ",".join(reference.columns),
-                    f"names a {reference.table} row this archive's project does not hold.",
-                    ValidationFailed,
-                )
+                column = ",".join(reference.columns)
+                raise refusal(where, line, column, _not_held(reference), ValidationFailed)
         self.later.clear()
 
-    @staticmethod
-    def _refuse(where: str, line: int, column: str, original: dict[str, Any], why: str) -> None:
-        shown = ", ".join(repr(original.get(c)) for c in column.split(","))
-        raise refusal(where, line, column, f"{shown} {why}", ValidationFailed)
+
+@dataclass(frozen=True)
+class _Row:
+    """One row under the ownership checks: as the archive has it and as it would land."""
+
+    carried: rows.Carried
+    original: dict[str, Any]
+    landed: dict[str, Any]
+    where: str
+    line: int
+
+    def refuse(self, column: str, why: str) -> None:
+        shown = ", ".join(repr(self.original.get(c)) for c in column.split(","))
+        raise refusal(self.where, self.line, column, f"{shown} {why}", ValidationFailed)
+
+
+def _not_held(reference: rows.Reference) -> str:
+    return f"names a {reference.table} row this archive's project does not hold."
 
 
 _ID = re.compile(r"^[a-z]{2,8}_[0-9a-z]{22}$")  # crewboard.domain.ids: prefix_22 characters

@@ -18,6 +18,7 @@ from crewboard.storage.artifacts.tables import (
     artifact_revisions,
     artifacts,
 )
+from crewboard.storage.rows import record_from_row, record_values
 
 _a = artifacts.c
 _r = artifact_revisions.c
@@ -37,40 +38,21 @@ _FILES = (
 
 
 def _artifact(row: Row[Any]) -> Artifact:
-    return Artifact(
-        id=row.id,
-        project_id=row.project_id,
-        slug=row.slug,
-        title=row.title,
-        description=row.description,
-        revision_count=row.revision_count,
-        created_by=row.created_by,
-        created_at=row.created_at,
-        updated_by=row.updated_by,
-        updated_at=row.updated_at,
-    )
+    return record_from_row(Artifact, row)
 
 
 def _revision(row: Row[Any]) -> ArtifactRevision:
-    return ArtifactRevision(
-        artifact_id=row.artifact_id,
-        revision=row.revision,
-        kind=RevisionKind(row.kind),
-        base_revision=row.base_revision,
-        file_count=row.file_count,
-        total_size=int(row.total_size),
-        author=row.author,
-        created_at=row.created_at,
+    return record_from_row(
+        ArtifactRevision, row, kind=RevisionKind(row.kind), total_size=int(row.total_size)
     )
 
 
 def _file(row: Row[Any]) -> ArtifactFile:
-    return ArtifactFile(
-        path=row.path,
+    return record_from_row(
+        ArtifactFile,
+        row,
         kind=FileKind(row.kind),
-        media_type=row.media_type,
         size=int(row.size),
-        digest=row.digest,
         lines=LineIndex(row.total_lines, tuple(row.line_marks)),
     )
 
@@ -103,18 +85,7 @@ class ArtifactRepository:
     def add(self, item: Artifact) -> None:
         self.conn.execute(
             artifacts.insert(),
-            {
-                "id": item.id,
-                "project_id": item.project_id,
-                "slug": item.slug,
-                "title": item.title,
-                "description": item.description,
-                "revision_count": item.revision_count,
-                "created_by": item.created_by,
-                "created_at": item.created_at,
-                "updated_by": item.updated_by,
-                "updated_at": item.updated_at,
-            },
+            record_values(item, artifacts),
         )
 
     def advance(self, item: Artifact, *, expected_count: int) -> bool:
@@ -135,16 +106,7 @@ class ArtifactRepository:
     def add_revision(self, revision: ArtifactRevision, files: Iterable[ArtifactFile]) -> None:
         self.conn.execute(
             artifact_revisions.insert(),
-            {
-                "artifact_id": revision.artifact_id,
-                "revision": revision.revision,
-                "kind": revision.kind.value,
-                "base_revision": revision.base_revision,
-                "file_count": revision.file_count,
-                "total_size": revision.total_size,
-                "author": revision.author,
-                "created_at": revision.created_at,
-            },
+            record_values(revision, artifact_revisions, kind=revision.kind.value),
         )
         rows = [
             {

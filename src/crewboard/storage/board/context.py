@@ -15,6 +15,7 @@ from crewboard.storage.board import tables as t
 from crewboard.storage.memory import tables as memory_tables
 from crewboard.storage.projects import tables as projects_tables
 from crewboard.storage.review import tables as review_tables
+from crewboard.storage.rows import record_from_row, record_values
 
 # How much of a summary and of a content an index line is taken from (its first line).
 LINE_SOURCE_CHARS = 400
@@ -211,14 +212,7 @@ class ContextRepository:
     def add_receipt(self, receipt: Receipt) -> None:
         self.conn.execute(
             _INSERT_RECEIPT,
-            {
-                "id": receipt.id,
-                "project_id": receipt.project_id,
-                "task_id": receipt.task_id,
-                "token_id": receipt.token_id,
-                "items": receipt.items,
-                "created_at": receipt.created_at,
-            },
+            record_values(receipt, _RECEIPTS),
         )
 
     def receipts(self, ids: Iterable[str]) -> dict[str, Receipt]:
@@ -247,13 +241,4 @@ class ContextRepository:
 
 
 def _record(row: Any) -> RecordText:
-    return RecordText(
-        id=row.id,
-        title=row.title,
-        summary=row.summary,
-        content=row.content,
-        collection=row.collection,
-        document=row.document,
-        status=MemoryStatus(row.status),
-        version=row.version,
-    )
+    return record_from_row(RecordText, row, status=MemoryStatus(row.status))

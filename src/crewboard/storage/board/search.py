@@ -10,28 +10,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
 
 from crewboard.domain.board.notes import CommentHit, CommentHits, NoteKind
-from crewboard.storage.search_index import Match, fts_match, postgres_match
-from crewboard.storage.types import UTCDateTime
+from crewboard.storage.search_index import ScopedIndex, search_page
 
 _COLUMNS = (
     "c.id, c.task_id, t.number AS task_number, t.title AS task_title, c.kind, c.content, "
     "c.created_at"
 )
-# SQLite: comments_fts names the project in its `scope` column (migration 0012).
-_SQLITE_MATCH = "c.rowid IN (SELECT rowid FROM comments_fts WHERE comments_fts MATCH :fts_query)"
-# PostgreSQL: exactly the expression of ix_task_comments_search, so the planner can use it.
-_POSTGRES_DOCUMENT = (
-    "(to_tsvector('simple', c.content) || array_to_tsvector(ARRAY[c.project_id::text]))"
+_INDEX = ScopedIndex(
+    table="task_comments AS c",
+    alias="c",
+    # SQLite: comments_fts names the project in its `scope` column (migration 0012).
+    membership="c.rowid IN (SELECT rowid FROM comments_fts WHERE comments_fts MATCH :fts_query)",
+    columns="{content}",
+    # PostgreSQL: exactly the expression of ix_task_comments_search, so the planner can use it.
+    document="(to_tsvector('simple', c.content) || array_to_tsvector(ARRAY[c.project_id::text]))",
 )
-
-
-def _match(dialect: str, project_id: str, words: Sequence[str]) -> Match:
-    if dialect == "postgresql":
-        return postgres_match(_POSTGRES_DOCUMENT, "c.project_id", project_id, words)
-    return fts_match(_SQLITE_MATCH, "c.project_id", "{content}", project_id, words)
 
 
 def search_comments(
@@ -41,19 +37,16 @@ def search_comments(
     (whole words, any case), newest first, and how many hold them."""
     if not words:
         return CommentHits([], 0)
-    # The condition is built from the constants above; every value goes in as a parameter.
-    condition, values = _match(conn.dialect.name, project_id, words)
-    rows = conn.execute(
-        text(
-            f"SELECT {_COLUMNS} FROM task_comments AS c JOIN tasks AS t ON t.id = c.task_id "
-            f"WHERE {condition} "
-            "ORDER BY c.created_at DESC, c.id DESC LIMIT :limit OFFSET :offset"
-        ).columns(created_at=UTCDateTime()),
-        {**values, "limit": limit, "offset": offset},
+    rows, total = search_page(
+        conn,
+        _INDEX,
+        project_id,
+        words,
+        select=_COLUMNS,
+        join=" JOIN tasks AS t ON t.id = c.task_id",
+        limit=limit,
+        offset=offset,
     )
-    total = conn.execute(
-        text(f"SELECT count(*) FROM task_comments AS c WHERE {condition}"), values
-    ).scalar_one()
     return CommentHits(
-        [CommentHit(**row._asdict() | {"kind": NoteKind(row.kind)}) for row in rows], int(total)
+        [CommentHit(**row._asdict() | {"kind": NoteKind(row.kind)}) for row in rows], total
     )

@@ -3,254 +3,248 @@ repository links and reports, and the context receipts `get_task` writes."""
 
 from __future__ import annotations
 
-from sqlalchemy import (
-    JSON,
-    CheckConstraint,
-    Column,
-    Date,
-    Float,
-    ForeignKey,
-    Index,
-    Integer,
-    String,
-    Table,
-    Text,
-    UniqueConstraint,
-)
+import sqlalchemy as sa
 
-from crewboard.storage.schema import ID, EventId, metadata
+from crewboard.storage.schema import (
+    ID,
+    EventId,
+    id_column,
+    metadata,
+    optional,
+    project_ref,
+    ref,
+    required,
+)
 from crewboard.storage.types import UTCDateTime
 
-tasks = Table(
+tasks = sa.Table(
     "tasks",
     metadata,
-    Column("id", String(ID), primary_key=True),
-    Column("project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
-    Column("number", Integer, nullable=False),
-    Column("title", String(300), nullable=False),
-    Column("description", Text, nullable=False),
-    Column("brief", Text, nullable=False),
-    Column("type", String(16), nullable=False),
-    Column("status", String(16), nullable=False),
-    Column("priority", String(8), nullable=False),
-    Column("assignee_id", String(ID), nullable=True),
-    Column("assignee_type", String(8), nullable=True),
-    Column(
-        "human_owner_id", String(ID), ForeignKey("users.id", ondelete="SET NULL"), nullable=True
-    ),
-    Column("tags", JSON, nullable=False),
-    Column("labels", JSON, nullable=False),
-    Column("due_date", Date, nullable=True),
-    Column("start_date", Date, nullable=True),
-    Column("story_points", Integer, nullable=True),
-    Column("cycle", String(64), nullable=True),
-    Column(
-        "parent_task_id", String(ID), ForeignKey("tasks.id", ondelete="SET NULL"), nullable=True
-    ),
-    Column("context_refs", JSON, nullable=False),
-    Column("context_item_ids", JSON, nullable=False),
-    Column("external_reference_ids", JSON, nullable=False),
-    Column("output_destination", String(200), nullable=True),
-    Column("board_order", Float, nullable=False),
-    Column("revision", Integer, nullable=False),
-    Column("coverage", String(12), nullable=False),
-    Column("created_by", JSON, nullable=False),
-    Column("updated_by", JSON, nullable=False),
-    Column("created_at", UTCDateTime, nullable=False),
-    Column("updated_at", UTCDateTime, nullable=False),
-    UniqueConstraint("project_id", "number", name="uq_tasks_project_id_number"),
-    CheckConstraint(
+    id_column(),
+    project_ref(),
+    required("number", sa.Integer),
+    required("title", sa.String(300)),
+    required("description", sa.Text),
+    required("brief", sa.Text),
+    required("type", sa.String(16)),
+    required("status", sa.String(16)),
+    required("priority", sa.String(8)),
+    optional("assignee_id", sa.String(ID)),
+    optional("assignee_type", sa.String(8)),
+    ref("human_owner_id", "users", ondelete="SET NULL", nullable=True),
+    required("tags", sa.JSON),
+    required("labels", sa.JSON),
+    optional("due_date", sa.Date),
+    optional("start_date", sa.Date),
+    optional("story_points", sa.Integer),
+    optional("cycle", sa.String(64)),
+    ref("parent_task_id", "tasks", ondelete="SET NULL", nullable=True),
+    required("context_refs", sa.JSON),
+    required("context_item_ids", sa.JSON),
+    required("external_reference_ids", sa.JSON),
+    optional("output_destination", sa.String(200)),
+    required("board_order", sa.Float),
+    required("revision", sa.Integer),
+    required("coverage", sa.String(12)),
+    required("created_by", sa.JSON),
+    required("updated_by", sa.JSON),
+    required("created_at", UTCDateTime),
+    required("updated_at", UTCDateTime),
+    sa.UniqueConstraint("project_id", "number", name="uq_tasks_project_id_number"),
+    sa.CheckConstraint(
         "status IN ('backlog', 'ready_for_ai', 'in_progress', 'blocked', 'review', 'approved', 'done')",
         name="status",
     ),
-    CheckConstraint(
+    sa.CheckConstraint(
         "assignee_type IS NULL OR assignee_type IN ('ai', 'human')", name="assignee_type"
     ),
-    Index("ix_tasks_project_id_status_number", "project_id", "status", "number"),
-    Index("ix_tasks_project_id_updated_at", "project_id", "updated_at"),
-    Index("ix_tasks_project_id_parent_task_id_number", "project_id", "parent_task_id", "number"),
-    Index("ix_tasks_project_id_status_board_order", "project_id", "status", "board_order"),
-    Index("ix_tasks_project_id_assignee_id", "project_id", "assignee_id"),
-    Index("ix_tasks_project_id_due_date", "project_id", "due_date"),
+    sa.Index("ix_tasks_project_id_status_number", "project_id", "status", "number"),
+    sa.Index("ix_tasks_project_id_updated_at", "project_id", "updated_at"),
+    sa.Index("ix_tasks_project_id_parent_task_id_number", "project_id", "parent_task_id", "number"),
+    sa.Index("ix_tasks_project_id_status_board_order", "project_id", "status", "board_order"),
+    sa.Index("ix_tasks_project_id_assignee_id", "project_id", "assignee_id"),
+    sa.Index("ix_tasks_project_id_due_date", "project_id", "due_date"),
 )
 
 
 # A task kept in sync with a line of a `tasks.md` spec file (services/specs/tasks_md.py): the
 # file's id (a specs row, named without a foreign key: the board sits below specs) and the line's
 # number, NULL once the line left the file (the task was closed then).
-task_sources = Table(
+task_sources = sa.Table(
     "task_sources",
     metadata,
-    Column("task_id", String(ID), ForeignKey("tasks.id", ondelete="CASCADE"), primary_key=True),
-    Column("project_id", String(ID), nullable=False),
-    Column("file_id", String(ID), nullable=False),
-    Column("line", Integer, nullable=True),
-    Index("ix_task_sources_file_id_line", "file_id", "line"),
+    ref("task_id", "tasks", primary_key=True),
+    required("project_id", sa.String(ID)),
+    required("file_id", sa.String(ID)),
+    optional("line", sa.Integer),
+    sa.Index("ix_task_sources_file_id_line", "file_id", "line"),
 )
 
 
 # Tags and labels, lower-cased, one row each: filters use the index instead of scanning JSON.
-task_labels = Table(
+task_labels = sa.Table(
     "task_labels",
     metadata,
-    Column("task_id", String(ID), ForeignKey("tasks.id", ondelete="CASCADE"), primary_key=True),
-    Column("kind", String(8), primary_key=True),
-    Column("value", String(64), primary_key=True),
-    Column("project_id", String(ID), nullable=False),
-    CheckConstraint("kind IN ('tag', 'label')", name="kind"),
-    Index("ix_task_labels_project_id_kind_value", "project_id", "kind", "value"),
+    ref("task_id", "tasks", primary_key=True),
+    sa.Column("kind", sa.String(8), primary_key=True),
+    sa.Column("value", sa.String(64), primary_key=True),
+    required("project_id", sa.String(ID)),
+    sa.CheckConstraint("kind IN ('tag', 'label')", name="kind"),
+    sa.Index("ix_task_labels_project_id_kind_value", "project_id", "kind", "value"),
 )
 
 
 # One relationship per pair of tasks: (low, high) ordered ids. `blocks` names its blocker.
-task_links = Table(
+task_links = sa.Table(
     "task_links",
     metadata,
-    Column("low_id", String(ID), ForeignKey("tasks.id", ondelete="CASCADE"), primary_key=True),
-    Column("high_id", String(ID), ForeignKey("tasks.id", ondelete="CASCADE"), primary_key=True),
-    Column("project_id", String(ID), nullable=False),
-    Column("type", String(8), nullable=False),
-    Column("blocker_id", String(ID), nullable=True),
-    Column("created_at", UTCDateTime, nullable=False),
-    CheckConstraint("type IN ('blocks', 'related')", name="type"),
-    Index("ix_task_links_high_id", "high_id"),
+    ref("low_id", "tasks", primary_key=True),
+    ref("high_id", "tasks", primary_key=True),
+    required("project_id", sa.String(ID)),
+    required("type", sa.String(8)),
+    optional("blocker_id", sa.String(ID)),
+    required("created_at", UTCDateTime),
+    sa.CheckConstraint("type IN ('blocks', 'related')", name="type"),
+    sa.Index("ix_task_links_high_id", "high_id"),
 )
 
 
 # Lifecycle events, written in the transaction of the change they record.
-task_events = Table(
+task_events = sa.Table(
     "task_events",
     metadata,
-    Column("id", EventId, primary_key=True, autoincrement=True),
-    Column("project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
-    Column("task_id", String(ID), ForeignKey("tasks.id", ondelete="CASCADE"), nullable=False),
-    Column("type", String(24), nullable=False),
-    Column("occurred_at", UTCDateTime, nullable=False),
-    Column("actor", JSON, nullable=False),
-    Column("data", JSON, nullable=False),
-    Column("status", String(16), nullable=False),
-    Column("agent_assignee_id", String(ID), nullable=True),
-    Column("human_assignee_id", String(ID), nullable=True),
-    CheckConstraint(
+    sa.Column("id", EventId, primary_key=True, autoincrement=True),
+    project_ref(),
+    ref("task_id", "tasks"),
+    required("type", sa.String(24)),
+    required("occurred_at", UTCDateTime),
+    required("actor", sa.JSON),
+    required("data", sa.JSON),
+    required("status", sa.String(16)),
+    optional("agent_assignee_id", sa.String(ID)),
+    optional("human_assignee_id", sa.String(ID)),
+    sa.CheckConstraint(
         "type IN ('assignment_changed', 'status_changed', 'blocker_changed')", name="type"
     ),
-    Index("ix_task_events_task_id_id", "task_id", "id"),
-    Index("ix_task_events_project_id_occurred_at", "project_id", "occurred_at"),
-    Index("ix_task_events_agent_assignee_id", "agent_assignee_id", "occurred_at"),
-    Index("ix_task_events_human_assignee_id", "human_assignee_id", "occurred_at"),
+    sa.Index("ix_task_events_task_id_id", "task_id", "id"),
+    sa.Index("ix_task_events_project_id_occurred_at", "project_id", "occurred_at"),
+    sa.Index("ix_task_events_agent_assignee_id", "agent_assignee_id", "occurred_at"),
+    sa.Index("ix_task_events_human_assignee_id", "human_assignee_id", "occurred_at"),
     sqlite_autoincrement=True,
 )
 
 
 # Comments and agent progress notes on a task (kind tells them apart).
-task_comments = Table(
+task_comments = sa.Table(
     "task_comments",
     metadata,
-    Column("id", String(ID), primary_key=True),
-    Column("project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
-    Column("task_id", String(ID), ForeignKey("tasks.id", ondelete="CASCADE"), nullable=False),
-    Column("kind", String(16), nullable=False),
-    Column("content", Text, nullable=False),
-    Column("author", JSON, nullable=False),
-    Column("created_at", UTCDateTime, nullable=False),
-    CheckConstraint("kind IN ('comment', 'agent_update')", name="kind"),
-    Index("ix_task_comments_task_id_created_at", "task_id", "created_at"),
+    id_column(),
+    project_ref(),
+    ref("task_id", "tasks"),
+    required("kind", sa.String(16)),
+    required("content", sa.Text),
+    required("author", sa.JSON),
+    required("created_at", UTCDateTime),
+    sa.CheckConstraint("kind IN ('comment', 'agent_update')", name="kind"),
+    sa.Index("ix_task_comments_task_id_created_at", "task_id", "created_at"),
 )
 
 
 # Named deliverables saved on a task.
-task_outputs = Table(
+task_outputs = sa.Table(
     "task_outputs",
     metadata,
-    Column("id", String(ID), primary_key=True),
-    Column("project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
-    Column("task_id", String(ID), ForeignKey("tasks.id", ondelete="CASCADE"), nullable=False),
-    Column("name", String(200), nullable=False),
-    Column("content", Text, nullable=False),
-    Column("author", JSON, nullable=False),
-    Column("created_at", UTCDateTime, nullable=False),
-    Index("ix_task_outputs_task_id_created_at", "task_id", "created_at"),
+    id_column(),
+    project_ref(),
+    ref("task_id", "tasks"),
+    required("name", sa.String(200)),
+    required("content", sa.Text),
+    required("author", sa.JSON),
+    required("created_at", UTCDateTime),
+    sa.Index("ix_task_outputs_task_id_created_at", "task_id", "created_at"),
 )
 
 
 # Questions an agent asks; a person answers in the inbox and the answer shows on the task.
-task_questions = Table(
+task_questions = sa.Table(
     "task_questions",
     metadata,
-    Column("id", String(ID), primary_key=True),
-    Column("project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
-    Column("task_id", String(ID), ForeignKey("tasks.id", ondelete="CASCADE"), nullable=False),
-    Column("question", Text, nullable=False),
-    Column("asked_by", JSON, nullable=False),
-    Column("asked_at", UTCDateTime, nullable=False),
-    Column("answer", Text, nullable=True),
-    Column("answered_by", JSON, nullable=True),
-    Column("answered_at", UTCDateTime, nullable=True),
-    Index("ix_task_questions_project_id_answered_at", "project_id", "answered_at"),
-    Index("ix_task_questions_task_id", "task_id"),
+    id_column(),
+    project_ref(),
+    ref("task_id", "tasks"),
+    required("question", sa.Text),
+    required("asked_by", sa.JSON),
+    required("asked_at", UTCDateTime),
+    optional("answer", sa.Text),
+    optional("answered_by", sa.JSON),
+    optional("answered_at", UTCDateTime),
+    sa.Index("ix_task_questions_project_id_answered_at", "project_id", "answered_at"),
+    sa.Index("ix_task_questions_task_id", "task_id"),
 )
 
 
 # Code repositories a project works in, and the links of tasks to branches in them.
-repos = Table(
+repos = sa.Table(
     "repos",
     metadata,
-    Column("id", String(ID), primary_key=True),
-    Column("project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
-    Column("name", String(200), nullable=False),
-    Column("url", String(500), nullable=False),
-    Column("default_branch", String(200), nullable=False),
-    Column("created_at", UTCDateTime, nullable=False),
-    UniqueConstraint("project_id", "name", name="uq_repos_project_id_name"),
+    id_column(),
+    project_ref(),
+    required("name", sa.String(200)),
+    required("url", sa.String(500)),
+    required("default_branch", sa.String(200)),
+    required("created_at", UTCDateTime),
+    sa.UniqueConstraint("project_id", "name", name="uq_repos_project_id_name"),
 )
 
 
-task_repo_links = Table(
+task_repo_links = sa.Table(
     "task_repo_links",
     metadata,
-    Column("id", String(ID), primary_key=True),
-    Column("project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
-    Column("task_id", String(ID), ForeignKey("tasks.id", ondelete="CASCADE"), nullable=False),
-    Column("repo_id", String(ID), ForeignKey("repos.id", ondelete="CASCADE"), nullable=False),
-    Column("agent", String(ID), nullable=False),
-    Column("branch", String(200), nullable=False),
-    Column("target_branch", String(200), nullable=True),
-    Column("title", String(300), nullable=True),
-    Column("summary", Text, nullable=True),
-    Column("pr_url", String(500), nullable=True),
-    Column("created_at", UTCDateTime, nullable=False),
-    Column("updated_at", UTCDateTime, nullable=False),
-    UniqueConstraint("task_id", "repo_id", "agent", "branch", name="uq_task_repo_links_identity"),
+    id_column(),
+    project_ref(),
+    ref("task_id", "tasks"),
+    ref("repo_id", "repos"),
+    required("agent", sa.String(ID)),
+    required("branch", sa.String(200)),
+    optional("target_branch", sa.String(200)),
+    optional("title", sa.String(300)),
+    optional("summary", sa.Text),
+    optional("pr_url", sa.String(500)),
+    required("created_at", UTCDateTime),
+    required("updated_at", UTCDateTime),
+    sa.UniqueConstraint(
+        "task_id", "repo_id", "agent", "branch", name="uq_task_repo_links_identity"
+    ),
 )
 
 
-task_repo_reports = Table(
+task_repo_reports = sa.Table(
     "task_repo_reports",
     metadata,
-    Column("id", String(ID), primary_key=True),
-    Column("project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
-    Column("task_id", String(ID), ForeignKey("tasks.id", ondelete="CASCADE"), nullable=False),
-    Column("repo_id", String(ID), ForeignKey("repos.id", ondelete="SET NULL"), nullable=True),
-    Column("branch", String(200), nullable=True),
-    Column("commit_sha", String(64), nullable=True),
-    Column("tests", String(16), nullable=True),
-    Column("summary", Text, nullable=True),
-    Column("reported_by", JSON, nullable=False),
-    Column("created_at", UTCDateTime, nullable=False),
-    Index("ix_task_repo_reports_task_id_created_at", "task_id", "created_at"),
+    id_column(),
+    project_ref(),
+    ref("task_id", "tasks"),
+    ref("repo_id", "repos", ondelete="SET NULL", nullable=True),
+    optional("branch", sa.String(200)),
+    optional("commit_sha", sa.String(64)),
+    optional("tests", sa.String(16)),
+    optional("summary", sa.Text),
+    required("reported_by", sa.JSON),
+    required("created_at", UTCDateTime),
+    sa.Index("ix_task_repo_reports_task_id_created_at", "task_id", "created_at"),
 )
 
 
 # What one full get_task read handed out: [{kind, id, version}], to flag drafts built on inputs
 # that changed later.
-context_receipts = Table(
+context_receipts = sa.Table(
     "context_receipts",
     metadata,
-    Column("id", String(ID), primary_key=True),
-    Column("project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
-    Column("task_id", String(ID), nullable=False),
-    Column("token_id", String(ID), nullable=False),
-    Column("items", JSON, nullable=False),
-    Column("created_at", UTCDateTime, nullable=False),
-    Index("ix_context_receipts_project_id_created_at", "project_id", "created_at"),
+    id_column(),
+    project_ref(),
+    required("task_id", sa.String(ID)),
+    required("token_id", sa.String(ID)),
+    required("items", sa.JSON),
+    required("created_at", UTCDateTime),
+    sa.Index("ix_context_receipts_project_id_created_at", "project_id", "created_at"),
 )

@@ -33,6 +33,7 @@ from crewboard.domain.board.tasks import (
 )
 from crewboard.storage.board import tables as t
 from crewboard.storage.board.task_listing import TaskFilter, TaskLine, TaskListing
+from crewboard.storage.rows import record_from_row, record_values
 
 # Services take the filter and the list row from here, beside the repository.
 __all__ = ["TaskFilter", "TaskLine", "TaskRepository", "task_columns", "task_from_row"]
@@ -94,74 +95,44 @@ _LIFECYCLE_SUMMARY = select(func.count(), func.max(t.task_events.c.occurred_at))
 )
 
 
-def task_from_row(row: Row[Any]) -> Task:
-    return Task(
-        id=row.id,
-        project_id=row.project_id,
-        number=row.number,
-        title=row.title,
-        description=row.description,
-        brief=row.brief,
+def task_from_row(
+    row: Row[Any], source_file_id: str | None = None, source_line: int | None = None
+) -> Task:
+    """The task a tasks row holds; its source file and line where the query joined them."""
+    return record_from_row(
+        Task,
+        row,
         type=TaskType(row.type),
         status=TaskStatus(row.status),
         priority=Priority(row.priority),
-        assignee_id=row.assignee_id,
         assignee_type=AssigneeType(row.assignee_type) if row.assignee_type else None,
-        human_owner_id=row.human_owner_id,
         tags=tuple(row.tags),
         labels=tuple(row.labels),
-        due_date=row.due_date,
-        start_date=row.start_date,
-        story_points=row.story_points,
-        cycle=row.cycle,
-        parent_task_id=row.parent_task_id,
         context_refs=tuple(row.context_refs),
         context_item_ids=tuple(row.context_item_ids),
         external_reference_ids=tuple(row.external_reference_ids),
-        output_destination=row.output_destination,
-        board_order=row.board_order,
-        revision=row.revision,
-        coverage=row.coverage,
-        created_by=row.created_by,
-        updated_by=row.updated_by,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
+        source_file_id=source_file_id,
+        source_line=source_line,
     )
 
 
 def task_columns(task: Task) -> dict[str, Any]:
     """The row values of a task (everything but the id, which never changes)."""
-    return {
-        "project_id": task.project_id,
-        "number": task.number,
-        "title": task.title,
-        "description": task.description,
-        "brief": task.brief,
-        "type": task.type.value,
-        "status": task.status.value,
-        "priority": task.priority.value,
-        "assignee_id": task.assignee_id,
-        "assignee_type": task.assignee_type.value if task.assignee_type else None,
-        "human_owner_id": task.human_owner_id,
-        "tags": list(task.tags),
-        "labels": list(task.labels),
-        "due_date": task.due_date,
-        "start_date": task.start_date,
-        "story_points": task.story_points,
-        "cycle": task.cycle,
-        "parent_task_id": task.parent_task_id,
-        "context_refs": list(task.context_refs),
-        "context_item_ids": list(task.context_item_ids),
-        "external_reference_ids": list(task.external_reference_ids),
-        "output_destination": task.output_destination,
-        "board_order": task.board_order,
-        "revision": task.revision,
-        "coverage": task.coverage,
-        "created_by": task.created_by,
-        "updated_by": task.updated_by,
-        "created_at": task.created_at,
-        "updated_at": task.updated_at,
-    }
+    values = record_values(
+        task,
+        t.tasks,
+        type=task.type.value,
+        status=task.status.value,
+        priority=task.priority.value,
+        assignee_type=task.assignee_type.value if task.assignee_type else None,
+        tags=list(task.tags),
+        labels=list(task.labels),
+        context_refs=list(task.context_refs),
+        context_item_ids=list(task.context_item_ids),
+        external_reference_ids=list(task.external_reference_ids),
+    )
+    del values["id"]
+    return values
 
 
 class TaskRepository(TaskListing):
@@ -220,9 +191,7 @@ class TaskRepository(TaskListing):
         if not ids:
             return []
         return [
-            replace(
-                task_from_row(row), source_file_id=row.source_file_id_, source_line=row.source_line_
-            )
+            task_from_row(row, row.source_file_id_, row.source_line_)
             for row in self.conn.execute(_TASKS_OF_SOURCE, {"file_ids": ids})
         ]
 

@@ -16,6 +16,7 @@ from crewboard.storage.handoffs.tables import (
     handoff_recipients,
     handoffs,
 )
+from crewboard.storage.rows import record_from_row, record_values
 
 _h = handoffs.c
 _r = handoff_recipients.c
@@ -34,76 +35,30 @@ _ITEM_BY_ID = select(handoff_action_items).where(_i.id == bindparam("id"))
 
 
 def _handoff(row: Row[Any], recipients: Sequence[str]) -> Handoff:
-    return Handoff(
-        id=row.id,
-        project_id=row.project_id,
-        author_user_id=row.author_user_id,
-        author=row.author,
-        day=row.day,
-        source_zone=row.source_zone,
-        destination_zone=row.destination_zone,
-        completed=row.completed,
-        in_progress=row.in_progress,
-        blockers=row.blockers,
-        next_steps=row.next_steps,
+    return record_from_row(
+        Handoff,
+        row,
         linked_task_ids=tuple(row.linked_task_ids),
         recipient_user_ids=tuple(recipients),
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        updated_by=row.updated_by,
     )
 
 
 def _item(row: Row[Any]) -> ActionItem:
-    return ActionItem(
-        id=row.id,
-        handoff_id=row.handoff_id,
-        project_id=row.project_id,
-        day=row.day,
-        text=row.text,
-        assignee_user_id=row.assignee_user_id,
-        status=ItemStatus(row.status),
-        due_date=row.due_date,
-        created_by=row.created_by,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        updated_by=row.updated_by,
-    )
+    return record_from_row(ActionItem, row, status=ItemStatus(row.status))
 
 
 def _handoff_values(item: Handoff) -> dict[str, Any]:
-    return {
-        "project_id": item.project_id,
-        "author_user_id": item.author_user_id,
-        "author": item.author,
-        "day": item.day,
-        "source_zone": item.source_zone,
-        "destination_zone": item.destination_zone,
-        "completed": item.completed,
-        "in_progress": item.in_progress,
-        "blockers": item.blockers,
-        "next_steps": item.next_steps,
-        "linked_task_ids": list(item.linked_task_ids),
-        "created_at": item.created_at,
-        "updated_at": item.updated_at,
-        "updated_by": item.updated_by,
-    }
+    """Every column but the id, which never changes."""
+    values = record_values(item, handoffs, linked_task_ids=list(item.linked_task_ids))
+    del values["id"]
+    return values
 
 
 def _item_values(item: ActionItem) -> dict[str, Any]:
-    return {
-        "handoff_id": item.handoff_id,
-        "project_id": item.project_id,
-        "day": item.day,
-        "text": item.text,
-        "assignee_user_id": item.assignee_user_id,
-        "status": item.status.value,
-        "due_date": item.due_date,
-        "created_by": item.created_by,
-        "created_at": item.created_at,
-        "updated_at": item.updated_at,
-        "updated_by": item.updated_by,
-    }
+    """Every column but the id, which never changes."""
+    values = record_values(item, handoff_action_items, status=item.status.value)
+    del values["id"]
+    return values
 
 
 class HandoffRepository:

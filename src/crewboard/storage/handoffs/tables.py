@@ -3,84 +3,67 @@ and its action items."""
 
 from __future__ import annotations
 
-from sqlalchemy import (
-    JSON,
-    Column,
-    Date,
-    ForeignKey,
-    Index,
-    Integer,
-    PrimaryKeyConstraint,
-    String,
-    Table,
-    Text,
-)
+import sqlalchemy as sa
 
-from crewboard.storage.schema import ID, metadata
+from crewboard.storage.schema import id_column, metadata, optional, project_ref, ref, required
 from crewboard.storage.types import UTCDateTime
 
-handoffs = Table(
+handoffs = sa.Table(
     "handoffs",
     metadata,
-    Column("id", String(ID), primary_key=True),
-    Column("project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
-    Column(
-        "author_user_id", String(ID), ForeignKey("users.id", ondelete="CASCADE"), nullable=False
-    ),
-    Column("author", JSON, nullable=False),
-    Column("day", Date, nullable=False),
-    Column("source_zone", String(64), nullable=False),
-    Column("destination_zone", String(64), nullable=False),
-    Column("completed", Text, nullable=False),
-    Column("in_progress", Text, nullable=False),
-    Column("blockers", Text, nullable=False),
-    Column("next_steps", Text, nullable=False),
-    Column("linked_task_ids", JSON, nullable=False),
-    Column("created_at", UTCDateTime, nullable=False),
-    Column("updated_at", UTCDateTime, nullable=False),
-    Column("updated_by", JSON, nullable=False),
+    id_column(),
+    project_ref(),
+    ref("author_user_id", "users"),
+    required("author", sa.JSON),
+    required("day", sa.Date),
+    required("source_zone", sa.String(64)),
+    required("destination_zone", sa.String(64)),
+    required("completed", sa.Text),
+    required("in_progress", sa.Text),
+    required("blockers", sa.Text),
+    required("next_steps", sa.Text),
+    required("linked_task_ids", sa.JSON),
+    required("created_at", UTCDateTime),
+    required("updated_at", UTCDateTime),
+    required("updated_by", sa.JSON),
     # One handoff per author, project and day (the day in the source time zone).
-    Index("ix_handoffs_slot", "project_id", "author_user_id", "day", unique=True),
-    Index("ix_handoffs_project_id_day", "project_id", "day", "id"),
+    sa.Index("ix_handoffs_slot", "project_id", "author_user_id", "day", unique=True),
+    sa.Index("ix_handoffs_project_id_day", "project_id", "day", "id"),
 )
 
-handoff_recipients = Table(
+handoff_recipients = sa.Table(
     "handoff_recipients",
     metadata,
-    Column("handoff_id", String(ID), ForeignKey("handoffs.id", ondelete="CASCADE"), nullable=False),
-    Column("user_id", String(ID), ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
-    PrimaryKeyConstraint("handoff_id", "user_id"),
-    Index("ix_handoff_recipients_user_id", "user_id"),
+    ref("handoff_id", "handoffs"),
+    ref("user_id", "users"),
+    sa.PrimaryKeyConstraint("handoff_id", "user_id"),
+    sa.Index("ix_handoff_recipients_user_id", "user_id"),
 )
 
-handoff_action_items = Table(
+handoff_action_items = sa.Table(
     "handoff_action_items",
     metadata,
-    Column("id", String(ID), primary_key=True),
-    Column("handoff_id", String(ID), ForeignKey("handoffs.id", ondelete="CASCADE"), nullable=False),
-    Column("project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
-    Column("day", Date, nullable=False),
-    Column("text", Text, nullable=False),
-    Column(
-        "assignee_user_id", String(ID), ForeignKey("users.id", ondelete="SET NULL"), nullable=True
-    ),
-    Column("status", String(16), nullable=False),
-    Column("due_date", Date, nullable=True),
-    Column("created_by", JSON, nullable=False),
-    Column("created_at", UTCDateTime, nullable=False),
-    Column("updated_at", UTCDateTime, nullable=False),
-    Column("updated_by", JSON, nullable=False),
-    Index("ix_handoff_action_items_handoff_id", "handoff_id", "created_at", "id"),
-    Index("ix_handoff_action_items_project_id_day", "project_id", "day", "created_at", "id"),
+    id_column(),
+    ref("handoff_id", "handoffs"),
+    project_ref(),
+    required("day", sa.Date),
+    required("text", sa.Text),
+    ref("assignee_user_id", "users", ondelete="SET NULL", nullable=True),
+    required("status", sa.String(16)),
+    optional("due_date", sa.Date),
+    required("created_by", sa.JSON),
+    required("created_at", UTCDateTime),
+    required("updated_at", UTCDateTime),
+    required("updated_by", sa.JSON),
+    sa.Index("ix_handoff_action_items_handoff_id", "handoff_id", "created_at", "id"),
+    sa.Index("ix_handoff_action_items_project_id_day", "project_id", "day", "created_at", "id"),
 )
 
 # How many handoffs a project has, kept with each one written: the unfiltered list's total
 # without counting a long history on every page.
-handoff_counts = Table(
+handoff_counts = sa.Table(
     "handoff_counts",
     metadata,
-    Column(
-        "project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
-    ),
-    Column("total", Integer, nullable=False),
+    project_ref(primary_key=True),
+    required("total", sa.Integer),
 )

@@ -8,6 +8,7 @@ from sqlalchemy import Connection, delete, select, update
 
 from crewboard.domain.identity.records import WebSession
 from crewboard.storage.identity import tables as t
+from crewboard.storage.rows import record_values
 
 
 class SessionRepository:
@@ -15,16 +16,7 @@ class SessionRepository:
         self.conn = conn
 
     def add(self, session: WebSession) -> None:
-        self.conn.execute(
-            t.web_sessions.insert().values(
-                id=session.id,
-                user_id=session.user_id,
-                csrf_token=session.csrf_token,
-                created_at=session.created_at,
-                last_seen_at=session.last_seen_at,
-                expires_at=session.expires_at,
-            )
-        )
+        self.conn.execute(t.web_sessions.insert().values(**record_values(session, t.web_sessions)))
 
     def get(self, session_id: str) -> WebSession | None:
         row = self.conn.execute(

@@ -9,6 +9,7 @@ from sqlalchemy import Connection, Row, bindparam, func, select, update
 
 from crewboard.domain.identity.records import StreamToken
 from crewboard.storage.identity.tables import stream_tokens
+from crewboard.storage.rows import record_from_row, record_values
 
 _s = stream_tokens.c
 _BY_HASH = select(stream_tokens).where(_s.secret_hash == bindparam("secret_hash"))
@@ -16,17 +17,7 @@ _BY_ID = select(stream_tokens).where(_s.id == bindparam("id"))
 
 
 def _token(row: Row[Any]) -> StreamToken:
-    return StreamToken(
-        id=row.id,
-        user_id=row.user_id,
-        name=row.name,
-        display_prefix=row.display_prefix,
-        project_ids=tuple(row.project_ids),
-        created_by=row.created_by,
-        created_at=row.created_at,
-        expires_at=row.expires_at,
-        revoked_at=row.revoked_at,
-    )
+    return record_from_row(StreamToken, row, project_ids=tuple(row.project_ids))
 
 
 class StreamTokenRepository:
@@ -36,13 +27,7 @@ class StreamTokenRepository:
     def add(self, token: StreamToken, secret_hash: str) -> None:
         self.conn.execute(
             stream_tokens.insert(),
-            {
-                "id": token.id, "user_id": token.user_id, "name": token.name,
-                "secret_hash": secret_hash, "display_prefix": token.display_prefix,
-                "project_ids": list(token.project_ids), "created_by": token.created_by,
-                "created_at": token.created_at, "expires_at": token.expires_at,
-                "revoked_at": None,
-            },
+            record_values(token, stream_tokens, secret_hash=secret_hash, project_ids=list(token.project_ids), revoked_at=None),
         )  # fmt: skip
 
     def by_hash(self, secret_hash: str) -> StreamToken | None:

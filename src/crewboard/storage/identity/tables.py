@@ -2,84 +2,75 @@
 
 from __future__ import annotations
 
-from sqlalchemy import (
-    JSON,
-    Boolean,
-    CheckConstraint,
-    Column,
-    ForeignKey,
-    Index,
-    String,
-    Table,
-)
+import sqlalchemy as sa
 
-from crewboard.storage.schema import ID, metadata
+from crewboard.storage.schema import id_column, metadata, optional, project_ref, ref, required
 from crewboard.storage.types import UTCDateTime
 
-users = Table(
+users = sa.Table(
     "users",
     metadata,
-    Column("id", String(ID), primary_key=True),
-    Column("email", String(254), nullable=False, unique=True),
-    Column("display_name", String(120), nullable=False),
-    Column("password_hash", String(255), nullable=False),
-    Column("is_owner", Boolean, nullable=False, default=False),
-    Column("created_at", UTCDateTime, nullable=False),
-    Column("updated_at", UTCDateTime, nullable=False),
+    id_column(),
+    required("email", sa.String(254), unique=True),
+    required("display_name", sa.String(120)),
+    required("password_hash", sa.String(255)),
+    required("is_owner", sa.Boolean, default=False),
+    required("created_at", UTCDateTime),
+    required("updated_at", UTCDateTime),
 )
 
 
-api_tokens = Table(
+api_tokens = sa.Table(
     "api_tokens",
     metadata,
-    Column("id", String(ID), primary_key=True),
-    Column("user_id", String(ID), ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
-    Column("name", String(120), nullable=False),
-    Column("kind", String(16), nullable=False),
-    Column("secret_hash", String(64), nullable=False, unique=True),
-    Column("display_prefix", String(16), nullable=False),
-    Column("scopes", JSON, nullable=False),
-    Column("project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), nullable=True),
-    Column("role", String(8), nullable=True),
-    Column("toolsets", JSON, nullable=False),
-    Column("created_at", UTCDateTime, nullable=False),
-    Column("last_used_at", UTCDateTime, nullable=True),
-    Column("revoked_at", UTCDateTime, nullable=True),
-    CheckConstraint("kind IN ('personal', 'agent')", name="kind"),
-    CheckConstraint("role IS NULL OR role IN ('read', 'write', 'admin')", name="role"),
-    Index("ix_api_tokens_user_id", "user_id"),
+    id_column(),
+    ref("user_id", "users"),
+    required("name", sa.String(120)),
+    required("kind", sa.String(16)),
+    required("secret_hash", sa.String(64), unique=True),
+    required("display_prefix", sa.String(16)),
+    required("scopes", sa.JSON),
+    project_ref(nullable=True),
+    optional("role", sa.String(8)),
+    required("toolsets", sa.JSON),
+    required("created_at", UTCDateTime),
+    optional("last_used_at", UTCDateTime),
+    optional("revoked_at", UTCDateTime),
+    sa.CheckConstraint("kind IN ('personal', 'agent')", name="kind"),
+    sa.CheckConstraint("role IS NULL OR role IN ('read', 'write', 'admin')", name="role"),
+    sa.Index("ix_api_tokens_user_id", "user_id"),
 )
 
 
 # Short-lived, read-only tokens that follow projects' live events (and nothing else): made by
 # a person or their token for at most the projects it may read, the secret stored as SHA-256.
-stream_tokens = Table(
+stream_tokens = sa.Table(
     "stream_tokens",
     metadata,
-    Column("id", String(ID), primary_key=True),
-    Column("user_id", String(ID), ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
-    Column("name", String(120), nullable=False),
-    Column("secret_hash", String(64), nullable=False, unique=True),
-    Column("display_prefix", String(16), nullable=False),
-    Column("project_ids", JSON, nullable=False),
-    Column("created_by", JSON, nullable=False),
-    Column("created_at", UTCDateTime, nullable=False),
-    Column("expires_at", UTCDateTime, nullable=False),
-    Column("revoked_at", UTCDateTime, nullable=True),
-    Index("ix_stream_tokens_user_id", "user_id"),
+    id_column(),
+    ref("user_id", "users"),
+    required("name", sa.String(120)),
+    required("secret_hash", sa.String(64), unique=True),
+    required("display_prefix", sa.String(16)),
+    required("project_ids", sa.JSON),
+    required("created_by", sa.JSON),
+    required("created_at", UTCDateTime),
+    required("expires_at", UTCDateTime),
+    optional("revoked_at", UTCDateTime),
+    sa.Index("ix_stream_tokens_user_id", "user_id"),
 )
 
 
 # A person's signed-in browser: the cookie holds a secret, this row its SHA-256. Renewed at
 # every login (a new row), deleted at logout; the CSRF token belongs to the session.
-web_sessions = Table(
+web_sessions = sa.Table(
     "web_sessions",
     metadata,
-    Column("id", String(64), primary_key=True),
-    Column("user_id", String(ID), ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
-    Column("csrf_token", String(64), nullable=False),
-    Column("created_at", UTCDateTime, nullable=False),
-    Column("last_seen_at", UTCDateTime, nullable=False),
-    Column("expires_at", UTCDateTime, nullable=False),
-    Index("ix_web_sessions_user_id", "user_id"),
+    id_column(64),
+    ref("user_id", "users"),
+    required("csrf_token", sa.String(64)),
+    required("created_at", UTCDateTime),
+    required("last_seen_at", UTCDateTime),
+    required("expires_at", UTCDateTime),
+    sa.Index("ix_web_sessions_user_id", "user_id"),
 )

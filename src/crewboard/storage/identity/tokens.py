@@ -10,6 +10,7 @@ from sqlalchemy import Connection, Row, bindparam, or_, select
 from crewboard.domain.identity.access import Role, Scope, TokenKind, Toolset
 from crewboard.domain.identity.records import ApiToken
 from crewboard.storage.identity import tables as t
+from crewboard.storage.rows import record_from_row, record_values
 
 # Built once: constructing a statement costs about as much as running it on SQLite.
 # Every message checks its token: the token and its person's name in one statement.
@@ -21,19 +22,13 @@ _TOKEN_AND_PERSON = (
 
 
 def _token(row: Row[Any]) -> ApiToken:
-    return ApiToken(
-        id=row.id,
-        user_id=row.user_id,
-        name=row.name,
+    return record_from_row(
+        ApiToken,
+        row,
         kind=TokenKind(row.kind),
         scopes=frozenset(Scope(s) for s in row.scopes),
-        display_prefix=row.display_prefix,
-        created_at=row.created_at,
-        project_id=row.project_id,
         role=Role(row.role) if row.role else None,
         toolsets=tuple(Toolset(s) for s in row.toolsets),
-        last_used_at=row.last_used_at,
-        revoked_at=row.revoked_at,
     )
 
 
@@ -44,17 +39,17 @@ class TokenRepository:
     def add(self, token: ApiToken, secret_hash: str) -> None:
         self.conn.execute(
             t.api_tokens.insert().values(
-                id=token.id,
-                user_id=token.user_id,
-                name=token.name,
-                kind=token.kind.value,
-                secret_hash=secret_hash,
-                display_prefix=token.display_prefix,
-                scopes=sorted(s.value for s in token.scopes),
-                project_id=token.project_id,
-                role=token.role.value if token.role else None,
-                toolsets=[s.value for s in token.toolsets],
-                created_at=token.created_at,
+                **record_values(
+                    token,
+                    t.api_tokens,
+                    kind=token.kind.value,
+                    secret_hash=secret_hash,
+                    scopes=sorted(s.value for s in token.scopes),
+                    role=token.role.value if token.role else None,
+                    toolsets=[s.value for s in token.toolsets],
+                    last_used_at=None,
+                    revoked_at=None,
+                )
             )
         )
 

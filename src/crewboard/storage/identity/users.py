@@ -10,6 +10,7 @@ from sqlalchemy import Connection, Row, bindparam, func, select
 
 from crewboard.domain.identity.records import User
 from crewboard.storage.identity import tables as t
+from crewboard.storage.rows import record_from_row, record_values
 
 # Built once: constructing a statement costs about as much as running it on SQLite.
 _USER_BY_ID = select(t.users).where(t.users.c.id == bindparam("user_id"))
@@ -21,13 +22,7 @@ _COUNT_USERS = select(func.count()).select_from(t.users)
 
 
 def user_from_row(row: Row[Any]) -> User:
-    return User(
-        id=row.id,
-        email=row.email,
-        display_name=row.display_name,
-        created_at=row.created_at,
-        is_owner=row.is_owner,
-    )
+    return record_from_row(User, row)
 
 
 class UserRepository:
@@ -37,13 +32,9 @@ class UserRepository:
     def add(self, user: User, password_hash: str) -> None:
         self.conn.execute(
             t.users.insert().values(
-                id=user.id,
-                email=user.email,
-                display_name=user.display_name,
-                password_hash=password_hash,
-                is_owner=user.is_owner,
-                created_at=user.created_at,
-                updated_at=user.created_at,
+                **record_values(
+                    user, t.users, password_hash=password_hash, updated_at=user.created_at
+                )
             )
         )
 

@@ -17,6 +17,7 @@ from crewboard.domain.memory import (
 )
 from crewboard.domain.validation import INT32_MAX
 from crewboard.storage.memory import tables as t
+from crewboard.storage.rows import record_from_row, record_values
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,12 @@ _RECORD_FIELDS = tuple(c.name for c in t.memory_records.columns)
 
 
 def _memory_record(row: Any) -> MemoryRecord:
-    return MemoryRecord(**row._asdict() | {"status": MemoryStatus(row.status)})
+    return record_from_row(
+        MemoryRecord,
+        row,
+        status=MemoryStatus(row.status),
+        content_length=row._mapping.get("content_length"),  # lists read no content
+    )
 
 
 def _record_values(record: MemoryRecord) -> dict[str, Any]:
@@ -95,17 +101,14 @@ class MemoryRepository:
     def _add_version(self, record: MemoryRecord, *, author: dict[str, Any]) -> None:
         self.conn.execute(
             t.memory_record_versions.insert().values(
-                record_id=record.id,
-                version=record.version,
-                project_id=record.project_id,
-                title=record.title,
-                summary=record.summary,
-                content=record.content,
-                collection=record.collection,
-                document=record.document,
-                status=record.status.value,
-                author=author,
-                created_at=record.updated_at,
+                **record_values(
+                    record,
+                    t.memory_record_versions,
+                    record_id=record.id,
+                    status=record.status.value,
+                    author=author,
+                    created_at=record.updated_at,
+                )
             )
         )
 

@@ -2,94 +2,77 @@
 
 from __future__ import annotations
 
-from sqlalchemy import (
-    JSON,
-    CheckConstraint,
-    Column,
-    ForeignKey,
-    Index,
-    Integer,
-    String,
-    Table,
-    Text,
-)
+import sqlalchemy as sa
 
-from crewboard.storage.schema import ID, metadata
+from crewboard.storage.schema import ID, id_column, metadata, optional, project_ref, ref, required
 from crewboard.storage.types import UTCDateTime
 
 # Accepted knowledge: the current text of each record, and every version of it.
-memory_records = Table(
+memory_records = sa.Table(
     "memory_records",
     metadata,
-    Column("id", String(ID), primary_key=True),
-    Column("project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
-    Column("title", String(300), nullable=False),
-    Column("summary", Text, nullable=False),
-    Column("content", Text, nullable=False),
-    Column("collection", String(200), nullable=True),
-    Column("document", String(16), nullable=True),
-    Column("status", String(8), nullable=False),
-    Column("source_draft_id", String(ID), nullable=True),
-    Column("version", Integer, nullable=False),
-    Column("created_by", JSON, nullable=False),
-    Column("updated_by", JSON, nullable=False),
-    Column("created_at", UTCDateTime, nullable=False),
-    Column("updated_at", UTCDateTime, nullable=False),
-    CheckConstraint("status IN ('approved', 'canon')", name="status"),
-    Index("ix_memory_records_project_id_updated_at", "project_id", "updated_at"),
-    Index("ix_memory_records_project_id_collection", "project_id", "collection"),
-    Index("ix_memory_records_project_id_document", "project_id", "document"),
+    id_column(),
+    project_ref(),
+    required("title", sa.String(300)),
+    required("summary", sa.Text),
+    required("content", sa.Text),
+    optional("collection", sa.String(200)),
+    optional("document", sa.String(16)),
+    required("status", sa.String(8)),
+    optional("source_draft_id", sa.String(ID)),
+    required("version", sa.Integer),
+    required("created_by", sa.JSON),
+    required("updated_by", sa.JSON),
+    required("created_at", UTCDateTime),
+    required("updated_at", UTCDateTime),
+    sa.CheckConstraint("status IN ('approved', 'canon')", name="status"),
+    sa.Index("ix_memory_records_project_id_updated_at", "project_id", "updated_at"),
+    sa.Index("ix_memory_records_project_id_collection", "project_id", "collection"),
+    sa.Index("ix_memory_records_project_id_document", "project_id", "document"),
 )
 
 
-memory_record_versions = Table(
+memory_record_versions = sa.Table(
     "memory_record_versions",
     metadata,
-    Column(
-        "record_id",
-        String(ID),
-        ForeignKey("memory_records.id", ondelete="CASCADE"),
-        primary_key=True,
-    ),
-    Column("version", Integer, primary_key=True),
-    Column("project_id", String(ID), nullable=False),
-    Column("title", String(300), nullable=False),
-    Column("summary", Text, nullable=False),
-    Column("content", Text, nullable=False),
-    Column("collection", String(200), nullable=True),
-    Column("document", String(16), nullable=True),
-    Column("status", String(8), nullable=False),
-    Column("author", JSON, nullable=False),
-    Column("created_at", UTCDateTime, nullable=False),
+    ref("record_id", "memory_records", primary_key=True),
+    sa.Column("version", sa.Integer, primary_key=True),
+    required("project_id", sa.String(ID)),
+    required("title", sa.String(300)),
+    required("summary", sa.Text),
+    required("content", sa.Text),
+    optional("collection", sa.String(200)),
+    optional("document", sa.String(16)),
+    required("status", sa.String(8)),
+    required("author", sa.JSON),
+    required("created_at", UTCDateTime),
 )
 
 
 # The five project documents (overview, context, decisions, notes, legal): accepted text.
-project_documents = Table(
+project_documents = sa.Table(
     "project_documents",
     metadata,
-    Column(
-        "project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
+    project_ref(primary_key=True),
+    sa.Column("name", sa.String(16), primary_key=True),
+    required("content", sa.Text),
+    required("version", sa.Integer),
+    required("updated_by", sa.JSON),
+    required("updated_at", UTCDateTime),
+    sa.CheckConstraint(
+        "name IN ('overview', 'context', 'decisions', 'notes', 'legal')", name="name"
     ),
-    Column("name", String(16), primary_key=True),
-    Column("content", Text, nullable=False),
-    Column("version", Integer, nullable=False),
-    Column("updated_by", JSON, nullable=False),
-    Column("updated_at", UTCDateTime, nullable=False),
-    CheckConstraint("name IN ('overview', 'context', 'decisions', 'notes', 'legal')", name="name"),
 )
 
 
-project_document_versions = Table(
+project_document_versions = sa.Table(
     "project_document_versions",
     metadata,
-    Column(
-        "project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
-    ),
-    Column("name", String(16), primary_key=True),
-    Column("version", Integer, primary_key=True),
-    Column("content", Text, nullable=False),
-    Column("author", JSON, nullable=False),
-    Column("source_draft_id", String(ID), nullable=True),
-    Column("created_at", UTCDateTime, nullable=False),
+    project_ref(primary_key=True),
+    sa.Column("name", sa.String(16), primary_key=True),
+    sa.Column("version", sa.Integer, primary_key=True),
+    required("content", sa.Text),
+    required("author", sa.JSON),
+    optional("source_draft_id", sa.String(ID)),
+    required("created_at", UTCDateTime),
 )

@@ -21,6 +21,7 @@ from crewboard.storage.notifications.tables import (
     notification_settings,
     notifications,
 )
+from crewboard.storage.rows import record_from_row, record_values
 
 _n = notifications.c
 _o = email_outbox.c
@@ -45,31 +46,11 @@ _MAIL_OF = select(email_outbox).where(_o.notification_id == bindparam("notificat
 
 
 def _notification(row: Row[Any]) -> Notification:
-    return Notification(
-        id=row.id,
-        user_id=row.user_id,
-        project_id=row.project_id,
-        kind=row.kind,
-        title=row.title,
-        body=row.body,
-        link=row.link,
-        source=row.source,
-        in_app=row.in_app,
-        created_at=row.created_at,
-        read_at=row.read_at,
-    )
+    return record_from_row(Notification, row)
 
 
 def _mail(row: Row[Any]) -> OutboxMail:
-    return OutboxMail(
-        id=row.id,
-        notification_id=row.notification_id,
-        to_address=row.to_address,
-        subject=row.subject,
-        body_text=row.body_text,
-        status=MailStatus(row.status),
-        attempts=row.attempts,
-    )
+    return record_from_row(OutboxMail, row, status=MailStatus(row.status))
 
 
 class NotificationRepository:
@@ -96,19 +77,7 @@ class NotificationRepository:
     def add(self, notification: Notification) -> None:
         self.conn.execute(
             _INSERT_NOTIFICATION,
-            {
-                "id": notification.id,
-                "user_id": notification.user_id,
-                "project_id": notification.project_id,
-                "kind": notification.kind,
-                "title": notification.title,
-                "body": notification.body,
-                "link": notification.link,
-                "source": notification.source,
-                "in_app": notification.in_app,
-                "created_at": notification.created_at,
-                "read_at": notification.read_at,
-            },
+            record_values(notification, notifications),
         )
 
     def list_for_user(

@@ -3,77 +3,60 @@ sends from after the commit, and each person's notification settings."""
 
 from __future__ import annotations
 
-from sqlalchemy import (
-    Boolean,
-    CheckConstraint,
-    Column,
-    ForeignKey,
-    Index,
-    Integer,
-    String,
-    Table,
-    Text,
-    UniqueConstraint,
-)
+import sqlalchemy as sa
 
-from crewboard.storage.schema import ID, metadata
+from crewboard.storage.schema import id_column, metadata, optional, project_ref, ref, required
 from crewboard.storage.types import UTCDateTime
 
 # One row per person and cause: (user_id, source, kind) is unique, so a cause written twice
 # (a retried use case, a second call) tells a person once. `in_app` false: the row only
 # carries an email, and the person's list does not show it.
-notifications = Table(
+notifications = sa.Table(
     "notifications",
     metadata,
-    Column("id", String(ID), primary_key=True),
-    Column("user_id", String(ID), ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
-    Column("project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), nullable=True),
-    Column("kind", String(64), nullable=False),
-    Column("title", String(200), nullable=False),
-    Column("body", Text, nullable=False),
-    Column("link", String(500), nullable=False),
-    Column("source", String(200), nullable=False),
-    Column("in_app", Boolean, nullable=False, default=True),
-    Column("created_at", UTCDateTime, nullable=False),
-    Column("read_at", UTCDateTime, nullable=True),
-    UniqueConstraint("user_id", "source", "kind"),
+    id_column(),
+    ref("user_id", "users"),
+    project_ref(nullable=True),
+    required("kind", sa.String(64)),
+    required("title", sa.String(200)),
+    required("body", sa.Text),
+    required("link", sa.String(500)),
+    required("source", sa.String(200)),
+    required("in_app", sa.Boolean, default=True),
+    required("created_at", UTCDateTime),
+    optional("read_at", UTCDateTime),
+    sa.UniqueConstraint("user_id", "source", "kind"),
     # A person's list, newest first, and their unread ones (read_at IS NULL).
-    Index("ix_notifications_user_id_read_at", "user_id", "read_at", "created_at"),
-    Index("ix_notifications_project_id", "project_id"),
+    sa.Index("ix_notifications_user_id_read_at", "user_id", "read_at", "created_at"),
+    sa.Index("ix_notifications_project_id", "project_id"),
 )
 
 # One email per notification, sent by the mailer after the commit that queued it.
-email_outbox = Table(
+email_outbox = sa.Table(
     "email_outbox",
     metadata,
-    Column("id", String(ID), primary_key=True),
-    Column(
-        "notification_id",
-        String(ID),
-        ForeignKey("notifications.id", ondelete="CASCADE"),
-        nullable=False,
-        unique=True,
-    ),
-    Column("to_address", String(254), nullable=False),
-    Column("subject", String(200), nullable=False),
-    Column("body_text", Text, nullable=False),
-    Column("status", String(8), nullable=False),
-    Column("attempts", Integer, nullable=False),
-    Column("next_attempt_at", UTCDateTime, nullable=False),
-    Column("claimed_until", UTCDateTime, nullable=True),
-    Column("last_error", Text, nullable=True),
-    Column("created_at", UTCDateTime, nullable=False),
-    Column("sent_at", UTCDateTime, nullable=True),
-    CheckConstraint("status IN ('pending', 'sent', 'failed')", name="status"),
+    id_column(),
+    ref("notification_id", "notifications", unique=True),
+    required("to_address", sa.String(254)),
+    required("subject", sa.String(200)),
+    required("body_text", sa.Text),
+    required("status", sa.String(8)),
+    required("attempts", sa.Integer),
+    required("next_attempt_at", UTCDateTime),
+    optional("claimed_until", UTCDateTime),
+    optional("last_error", sa.Text),
+    required("created_at", UTCDateTime),
+    optional("sent_at", UTCDateTime),
+    sa.CheckConstraint("status IN ('pending', 'sent', 'failed')", name="status"),
     # The mailer's scan: pending rows by when they are due.
-    Index("ix_email_outbox_status_next_attempt_at", "status", "next_attempt_at"),
+    sa.Index("ix_email_outbox_status_next_attempt_at", "status", "next_attempt_at"),
 )
 
-notification_settings = Table(
+notification_settings = sa.Table(
     "notification_settings",
     metadata,
-    Column("user_id", String(ID), ForeignKey("users.id", ondelete="CASCADE"), primary_key=True),
-    Column("in_app", Boolean, nullable=False, default=True),
-    Column("email", Boolean, nullable=False, default=False),
-    Column("updated_at", UTCDateTime, nullable=False),
+    ref("user_id", "users", primary_key=True),
+    required("in_app", sa.Boolean, default=True),
+    required("email", sa.Boolean, default=False),
+    required("updated_at", UTCDateTime),
 )

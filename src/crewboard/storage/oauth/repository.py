@@ -16,6 +16,7 @@ from crewboard.storage.oauth.tables import (
     oauth_requests,
     oauth_secrets,
 )
+from crewboard.storage.rows import record_from_row, record_values
 
 _c, _g, _r, _s = oauth_clients.c, oauth_grants.c, oauth_requests.c, oauth_secrets.c
 
@@ -35,33 +36,17 @@ _ACCESS = (
 
 
 def _client(row: Row[Any]) -> OAuthClient:
-    return OAuthClient(
-        id=row.id,
-        kind=row.kind,
-        name=row.name,
-        redirect_uris=tuple(row.redirect_uris),
-        auth_method=row.auth_method,
-        scope=row.scope,
-        metadata=dict(row.client_metadata),
-        created_at=row.created_at,
-        expires_at=row.expires_at,
+    return record_from_row(
+        OAuthClient, row, redirect_uris=tuple(row.redirect_uris), metadata=dict(row.client_metadata)
     )
 
 
 def _grant(row: Row[Any]) -> Grant:
-    return Grant(
-        id=row.id,
-        user_id=row.user_id,
-        client_id=row.client_id,
-        client_name=row.client_name,
+    return record_from_row(
+        Grant,
+        row,
         scopes=frozenset(Scope(s) for s in row.scopes),
-        resource=row.resource,
-        project_id=row.project_id,
         role=Role(row.role) if row.role else None,
-        created_at=row.created_at,
-        last_used_at=row.last_used_at,
-        revoked_at=row.revoked_at,
-        revoked_reason=row.revoked_reason,
     )
 
 
@@ -99,16 +84,7 @@ class OAuthRepository:
     def add_request(self, pending: PendingAuthorization) -> None:
         self.conn.execute(
             oauth_requests.insert().values(
-                id=pending.id,
-                client_id=pending.client_id,
-                redirect_uri=pending.redirect_uri,
-                redirect_explicit=pending.redirect_explicit,
-                scopes=list(pending.scopes),
-                resource=pending.resource,
-                code_challenge=pending.code_challenge,
-                state=pending.state,
-                created_at=pending.created_at,
-                expires_at=pending.expires_at,
+                **record_values(pending, oauth_requests, scopes=list(pending.scopes))
             )
         )
 
@@ -116,18 +92,7 @@ class OAuthRepository:
         row = self.conn.execute(select(oauth_requests).where(_r.id == request_id)).first()
         if row is None:
             return None
-        return PendingAuthorization(
-            id=row.id,
-            client_id=row.client_id,
-            redirect_uri=row.redirect_uri,
-            redirect_explicit=row.redirect_explicit,
-            scopes=tuple(row.scopes),
-            resource=row.resource,
-            code_challenge=row.code_challenge,
-            state=row.state,
-            created_at=row.created_at,
-            expires_at=row.expires_at,
-        )
+        return record_from_row(PendingAuthorization, row, scopes=tuple(row.scopes))
 
     def take_request(self, request_id: str) -> bool:
         """Delete a pending request; False when another answer took it first."""
@@ -143,15 +108,15 @@ class OAuthRepository:
     def add_grant(self, grant: Grant) -> None:
         self.conn.execute(
             oauth_grants.insert().values(
-                id=grant.id,
-                user_id=grant.user_id,
-                client_id=grant.client_id,
-                client_name=grant.client_name,
-                scopes=sorted(s.value for s in grant.scopes),
-                resource=grant.resource,
-                project_id=grant.project_id,
-                role=grant.role.value if grant.role else None,
-                created_at=grant.created_at,
+                **record_values(
+                    grant,
+                    oauth_grants,
+                    scopes=sorted(s.value for s in grant.scopes),
+                    role=grant.role.value if grant.role else None,
+                    last_used_at=None,
+                    revoked_at=None,
+                    revoked_reason=None,
+                )
             )
         )
 

@@ -3,90 +3,78 @@ codes and tokens a grant gave out (each stored as the SHA-256 of its secret)."""
 
 from __future__ import annotations
 
-from sqlalchemy import JSON, Boolean, Column, ForeignKey, Index, String, Table
+import sqlalchemy as sa
 
-from crewboard.storage.schema import ID, metadata
+from crewboard.storage.schema import id_column, metadata, optional, project_ref, ref, required
 from crewboard.storage.types import UTCDateTime
 
 CLIENT_ID = 2000  # a client ID metadata document's URL is its client ID
 
-oauth_clients = Table(
+oauth_clients = sa.Table(
     "oauth_clients",
     metadata,
-    Column("id", String(CLIENT_ID), primary_key=True),
-    Column("kind", String(16), nullable=False),  # registered | document
-    Column("name", String(200), nullable=False),
-    Column("redirect_uris", JSON, nullable=False),
-    Column("auth_method", String(32), nullable=False),
-    Column("scope", String(500), nullable=True),
-    Column("secret_hash", String(64), nullable=True),
-    Column("client_metadata", JSON, nullable=False),
-    Column("created_at", UTCDateTime, nullable=False),
-    Column("expires_at", UTCDateTime, nullable=True),  # a fetched document's cache lifetime
+    id_column(CLIENT_ID),
+    required("kind", sa.String(16)),  # registered | document
+    required("name", sa.String(200)),
+    required("redirect_uris", sa.JSON),
+    required("auth_method", sa.String(32)),
+    optional("scope", sa.String(500)),
+    optional("secret_hash", sa.String(64)),
+    required("client_metadata", sa.JSON),
+    required("created_at", UTCDateTime),
+    optional("expires_at", UTCDateTime),  # a fetched document's cache lifetime
 )
 
-oauth_requests = Table(
+oauth_requests = sa.Table(
     "oauth_requests",
     metadata,
-    Column("id", String(64), primary_key=True),
-    Column(
-        "client_id",
-        String(CLIENT_ID),
-        ForeignKey("oauth_clients.id", ondelete="CASCADE"),
-        nullable=False,
-    ),
-    Column("redirect_uri", String(2000), nullable=False),
-    Column("redirect_explicit", Boolean, nullable=False),
-    Column("scopes", JSON, nullable=False),
-    Column("resource", String(2000), nullable=False),
-    Column("code_challenge", String(128), nullable=False),
-    Column("state", String(1000), nullable=True),
-    Column("created_at", UTCDateTime, nullable=False),
-    Column("expires_at", UTCDateTime, nullable=False),
-    Index("ix_oauth_requests_expires_at", "expires_at"),
+    id_column(64),
+    ref("client_id", "oauth_clients", length=CLIENT_ID),
+    required("redirect_uri", sa.String(2000)),
+    required("redirect_explicit", sa.Boolean),
+    required("scopes", sa.JSON),
+    required("resource", sa.String(2000)),
+    required("code_challenge", sa.String(128)),
+    optional("state", sa.String(1000)),
+    required("created_at", UTCDateTime),
+    required("expires_at", UTCDateTime),
+    sa.Index("ix_oauth_requests_expires_at", "expires_at"),
 )
 
-oauth_grants = Table(
+oauth_grants = sa.Table(
     "oauth_grants",
     metadata,
-    Column("id", String(ID), primary_key=True),
-    Column("user_id", String(ID), ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
-    Column(
-        "client_id",
-        String(CLIENT_ID),
-        ForeignKey("oauth_clients.id", ondelete="CASCADE"),
-        nullable=False,
-    ),
-    Column("client_name", String(200), nullable=False),
-    Column("scopes", JSON, nullable=False),
-    Column("resource", String(2000), nullable=False),
-    Column("project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), nullable=True),
-    Column("role", String(16), nullable=True),
-    Column("created_at", UTCDateTime, nullable=False),
-    Column("last_used_at", UTCDateTime, nullable=True),
-    Column("revoked_at", UTCDateTime, nullable=True),
-    Column("revoked_reason", String(64), nullable=True),
-    Index("ix_oauth_grants_user_id", "user_id"),
-    Index("ix_oauth_grants_client_id", "client_id"),
+    id_column(),
+    ref("user_id", "users"),
+    ref("client_id", "oauth_clients", length=CLIENT_ID),
+    required("client_name", sa.String(200)),
+    required("scopes", sa.JSON),
+    required("resource", sa.String(2000)),
+    project_ref(nullable=True),
+    optional("role", sa.String(16)),
+    required("created_at", UTCDateTime),
+    optional("last_used_at", UTCDateTime),
+    optional("revoked_at", UTCDateTime),
+    optional("revoked_reason", sa.String(64)),
+    sa.Index("ix_oauth_grants_user_id", "user_id"),
+    sa.Index("ix_oauth_grants_client_id", "client_id"),
 )
 
 # Authorization codes, access tokens and refresh tokens, by the SHA-256 of their secret.
 # `used_at` marks a code exchanged or a refresh token rotated: presenting it again is a replay,
 # and the grant it came from is revoked with everything it gave out.
-oauth_secrets = Table(
+oauth_secrets = sa.Table(
     "oauth_secrets",
     metadata,
-    Column("secret_hash", String(64), primary_key=True),
-    Column("kind", String(8), nullable=False),  # code | access | refresh
-    Column(
-        "grant_id", String(ID), ForeignKey("oauth_grants.id", ondelete="CASCADE"), nullable=False
-    ),
-    Column("redirect_uri", String(2000), nullable=True),  # codes only
-    Column("redirect_explicit", Boolean, nullable=True),
-    Column("code_challenge", String(128), nullable=True),
-    Column("created_at", UTCDateTime, nullable=False),
-    Column("expires_at", UTCDateTime, nullable=False),
-    Column("used_at", UTCDateTime, nullable=True),
-    Index("ix_oauth_secrets_grant_id", "grant_id"),
-    Index("ix_oauth_secrets_expires_at", "expires_at"),
+    sa.Column("secret_hash", sa.String(64), primary_key=True),
+    required("kind", sa.String(8)),  # code | access | refresh
+    ref("grant_id", "oauth_grants"),
+    optional("redirect_uri", sa.String(2000)),  # codes only
+    optional("redirect_explicit", sa.Boolean),
+    optional("code_challenge", sa.String(128)),
+    required("created_at", UTCDateTime),
+    required("expires_at", UTCDateTime),
+    optional("used_at", UTCDateTime),
+    sa.Index("ix_oauth_secrets_grant_id", "grant_id"),
+    sa.Index("ix_oauth_secrets_expires_at", "expires_at"),
 )

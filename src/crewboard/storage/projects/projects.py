@@ -20,6 +20,7 @@ from crewboard.domain.projects import (
 from crewboard.storage.identity import tables as identity_tables
 from crewboard.storage.identity.users import user_from_row
 from crewboard.storage.projects import tables as t
+from crewboard.storage.rows import record_from_row, record_values
 
 
 # Built once: constructing a statement costs about as much as running it on SQLite.
@@ -60,20 +61,12 @@ _MEMBERS = (
 
 
 def _project(row: Row[Any]) -> Project:
-    return Project(
-        id=row.id,
-        workspace_id=row.workspace_id,
-        key=row.key,
-        name=row.name,
-        goal=row.goal,
-        phase=row.phase,
+    return record_from_row(
+        Project,
+        row,
         status=ProjectStatus(row.status),
-        description=row.description,
         type=ProjectType(row.type),
         collections=tuple(row.collections),
-        archived_at=row.archived_at,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
     )
 
 
@@ -84,20 +77,14 @@ class ProjectRepository:
     def add(self, project: Project, owner_user_id: str) -> None:
         self.conn.execute(
             t.projects.insert().values(
-                id=project.id,
-                workspace_id=project.workspace_id,
-                owner_user_id=owner_user_id,
-                key=project.key,
-                name=project.name,
-                goal=project.goal,
-                phase=project.phase,
-                status=project.status.value,
-                description=project.description,
-                type=project.type.value,
-                collections=list(project.collections),
-                archived_at=project.archived_at,
-                created_at=project.created_at,
-                updated_at=project.updated_at,
+                **record_values(
+                    project,
+                    t.projects,
+                    owner_user_id=owner_user_id,
+                    status=project.status.value,
+                    type=project.type.value,
+                    collections=list(project.collections),
+                )
             )
         )
 

@@ -10,6 +10,7 @@ from sqlalchemy import Connection, Integer, Row, bindparam, func, select
 from crewboard.domain.projects import StatePage, StateVersion
 from crewboard.domain.validation import INT32_MAX
 from crewboard.storage.projects import tables as t
+from crewboard.storage.rows import record_from_row
 
 # Built once: constructing a statement costs about as much as running it on SQLite.
 _STATE_BY_PROJECT = select(t.project_state).where(
@@ -108,10 +109,4 @@ class StateRepository:
 
 
 def _state_version(row: Row[Any]) -> StateVersion:
-    return StateVersion(
-        revision=row.revision,
-        content=row.content,
-        author=row.author,
-        created_at=row.created_at,
-        restored_from=row.restored_from,
-    )
+    return record_from_row(StateVersion, row)

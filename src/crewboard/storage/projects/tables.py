@@ -2,150 +2,121 @@
 
 from __future__ import annotations
 
-from sqlalchemy import (
-    JSON,
-    Boolean,
-    CheckConstraint,
-    Column,
-    ForeignKey,
-    Index,
-    Integer,
-    String,
-    Table,
-    Text,
-)
+import sqlalchemy as sa
 
-from crewboard.storage.schema import ID, metadata
+from crewboard.storage.schema import id_column, metadata, optional, project_ref, ref, required
 from crewboard.storage.types import UTCDateTime
 
-workspaces = Table(
+workspaces = sa.Table(
     "workspaces",
     metadata,
-    Column("id", String(ID), primary_key=True),
-    Column("name", String(120), nullable=False),
-    Column("created_by", String(ID), ForeignKey("users.id"), nullable=False),
-    Column("created_at", UTCDateTime, nullable=False),
+    id_column(),
+    required("name", sa.String(120)),
+    ref("created_by", "users", ondelete=None),
+    required("created_at", UTCDateTime),
 )
 
 
-workspace_members = Table(
+workspace_members = sa.Table(
     "workspace_members",
     metadata,
-    Column(
-        "workspace_id",
-        String(ID),
-        ForeignKey("workspaces.id", ondelete="CASCADE"),
-        primary_key=True,
-    ),
-    Column("user_id", String(ID), ForeignKey("users.id", ondelete="CASCADE"), primary_key=True),
-    Column("role", String(16), nullable=False),
-    Column("created_at", UTCDateTime, nullable=False),
-    CheckConstraint("role IN ('member', 'admin')", name="role"),
-    Index("ix_workspace_members_user_id", "user_id"),
+    ref("workspace_id", "workspaces", primary_key=True),
+    ref("user_id", "users", primary_key=True),
+    required("role", sa.String(16)),
+    required("created_at", UTCDateTime),
+    sa.CheckConstraint("role IN ('member', 'admin')", name="role"),
+    sa.Index("ix_workspace_members_user_id", "user_id"),
 )
 
 
-projects = Table(
+projects = sa.Table(
     "projects",
     metadata,
-    Column("id", String(ID), primary_key=True),
-    Column("workspace_id", String(ID), ForeignKey("workspaces.id"), nullable=True),
-    Column("owner_user_id", String(ID), ForeignKey("users.id"), nullable=False),
-    Column("key", String(10), nullable=False, unique=True),
-    Column("name", String(120), nullable=False),
-    Column("goal", Text, nullable=False),
-    Column("phase", String(100), nullable=False),
-    Column("status", String(16), nullable=False),
-    Column("description", Text, nullable=False),
-    Column("type", String(16), nullable=False),
-    Column("collections", JSON, nullable=False),
-    Column("archived_at", UTCDateTime, nullable=True),
-    Column("created_at", UTCDateTime, nullable=False),
-    Column("updated_at", UTCDateTime, nullable=False),
-    CheckConstraint("status IN ('planning', 'active', 'paused', 'done')", name="status"),
-    CheckConstraint("type IN ('greenfield', 'brownfield', 'auto')", name="type"),
-    Index("ix_projects_workspace_id", "workspace_id"),
+    id_column(),
+    ref("workspace_id", "workspaces", ondelete=None, nullable=True),
+    ref("owner_user_id", "users", ondelete=None),
+    required("key", sa.String(10), unique=True),
+    required("name", sa.String(120)),
+    required("goal", sa.Text),
+    required("phase", sa.String(100)),
+    required("status", sa.String(16)),
+    required("description", sa.Text),
+    required("type", sa.String(16)),
+    required("collections", sa.JSON),
+    optional("archived_at", UTCDateTime),
+    required("created_at", UTCDateTime),
+    required("updated_at", UTCDateTime),
+    sa.CheckConstraint("status IN ('planning', 'active', 'paused', 'done')", name="status"),
+    sa.CheckConstraint("type IN ('greenfield', 'brownfield', 'auto')", name="type"),
+    sa.Index("ix_projects_workspace_id", "workspace_id"),
 )
 
 
-project_members = Table(
+project_members = sa.Table(
     "project_members",
     metadata,
-    Column(
-        "project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
-    ),
-    Column("user_id", String(ID), ForeignKey("users.id", ondelete="CASCADE"), primary_key=True),
-    Column("role", String(8), nullable=False),
-    Column("created_at", UTCDateTime, nullable=False),
-    CheckConstraint("role IN ('read', 'write', 'admin')", name="role"),
-    Index("ix_project_members_user_id", "user_id"),
+    project_ref(primary_key=True),
+    ref("user_id", "users", primary_key=True),
+    required("role", sa.String(8)),
+    required("created_at", UTCDateTime),
+    sa.CheckConstraint("role IN ('read', 'write', 'admin')", name="role"),
+    sa.Index("ix_project_members_user_id", "user_id"),
 )
 
 
 # The project's state page: the current text, and every saved version (restorable).
-project_state = Table(
+project_state = sa.Table(
     "project_state",
     metadata,
-    Column(
-        "project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
-    ),
-    Column("content", Text, nullable=False),
-    Column("revision", Integer, nullable=False),
-    Column("updated_by", JSON, nullable=False),
-    Column("updated_at", UTCDateTime, nullable=False),
+    project_ref(primary_key=True),
+    required("content", sa.Text),
+    required("revision", sa.Integer),
+    required("updated_by", sa.JSON),
+    required("updated_at", UTCDateTime),
 )
 
 
-project_state_versions = Table(
+project_state_versions = sa.Table(
     "project_state_versions",
     metadata,
-    Column(
-        "project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
-    ),
-    Column("revision", Integer, primary_key=True),
-    Column("content", Text, nullable=False),
-    Column("author", JSON, nullable=False),
-    Column("restored_from", Integer, nullable=True),
-    Column("created_at", UTCDateTime, nullable=False),
+    project_ref(primary_key=True),
+    sa.Column("revision", sa.Integer, primary_key=True),
+    required("content", sa.Text),
+    required("author", sa.JSON),
+    optional("restored_from", sa.Integer),
+    required("created_at", UTCDateTime),
 )
 
 
 # Team roles (seats): an AI or human role on a project's team.
-team_roles = Table(
+team_roles = sa.Table(
     "team_roles",
     metadata,
-    Column("id", String(ID), primary_key=True),
-    Column("project_id", String(ID), ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
-    Column("name", String(120), nullable=False),
-    Column("role", String(500), nullable=False),
-    Column("kind", String(8), nullable=False),
-    Column(
-        "member_user_id", String(ID), ForeignKey("users.id", ondelete="SET NULL"), nullable=True
-    ),
-    Column("model", String(120), nullable=True),
-    Column("effort", String(16), nullable=True),
-    Column("rank", Integer, nullable=False),
-    Column("level", Integer, nullable=False),
-    Column("xp", Integer, nullable=False),
-    Column("archived_at", UTCDateTime, nullable=True),
-    Column("created_at", UTCDateTime, nullable=False),
-    CheckConstraint("kind IN ('ai', 'human')", name="kind"),
-    Index("ix_team_roles_project_id", "project_id"),
+    id_column(),
+    project_ref(),
+    required("name", sa.String(120)),
+    required("role", sa.String(500)),
+    required("kind", sa.String(8)),
+    ref("member_user_id", "users", ondelete="SET NULL", nullable=True),
+    optional("model", sa.String(120)),
+    optional("effort", sa.String(16)),
+    required("rank", sa.Integer),
+    required("level", sa.Integer),
+    required("xp", sa.Integer),
+    optional("archived_at", UTCDateTime),
+    required("created_at", UTCDateTime),
+    sa.CheckConstraint("kind IN ('ai', 'human')", name="kind"),
+    sa.Index("ix_team_roles_project_id", "project_id"),
 )
 
 # How a project's handoffs go (`domain.projects.HandoffSettings`); no row: the defaults. A
 # table of its own, so that adding it never rebuilt `projects` (SQLite).
-project_handoffs = Table(
+project_handoffs = sa.Table(
     "project_handoffs",
     metadata,
-    Column(
-        "project_id",
-        String(ID),
-        ForeignKey("projects.id", ondelete="CASCADE"),
-        primary_key=True,
-    ),
-    Column("zone_a", String(64), nullable=False),
-    Column("zone_b", String(64), nullable=False),
-    Column("notify_assignees", Boolean, nullable=False),
-    Column("updated_at", UTCDateTime, nullable=False),
+    project_ref(primary_key=True),
+    required("zone_a", sa.String(64)),
+    required("zone_b", sa.String(64)),
+    required("notify_assignees", sa.Boolean),
+    required("updated_at", UTCDateTime),
 )

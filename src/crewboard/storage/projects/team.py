@@ -9,6 +9,7 @@ from sqlalchemy import Connection, Row, bindparam, select
 
 from crewboard.domain.projects import Effort, SeatKind, TeamRole
 from crewboard.storage.projects import tables as t
+from crewboard.storage.rows import record_from_row, record_values
 
 # Built once, values passed as parameters: building one costs more than running it on SQLite.
 _ROLE = select(t.team_roles).where(
@@ -17,20 +18,8 @@ _ROLE = select(t.team_roles).where(
 
 
 def _team_role(row: Row[Any]) -> TeamRole:
-    return TeamRole(
-        id=row.id,
-        project_id=row.project_id,
-        name=row.name,
-        role=row.role,
-        kind=SeatKind(row.kind),
-        member_user_id=row.member_user_id,
-        model=row.model,
-        effort=Effort(row.effort) if row.effort else None,
-        rank=row.rank,
-        level=row.level,
-        xp=row.xp,
-        archived_at=row.archived_at,
-        created_at=row.created_at,
+    return record_from_row(
+        TeamRole, row, kind=SeatKind(row.kind), effort=Effort(row.effort) if row.effort else None
     )
 
 
@@ -41,19 +30,12 @@ class TeamRepository:
     def add(self, role: TeamRole) -> None:
         self.conn.execute(
             t.team_roles.insert().values(
-                id=role.id,
-                project_id=role.project_id,
-                name=role.name,
-                role=role.role,
-                kind=role.kind.value,
-                member_user_id=role.member_user_id,
-                model=role.model,
-                effort=role.effort.value if role.effort else None,
-                rank=role.rank,
-                level=role.level,
-                xp=role.xp,
-                archived_at=role.archived_at,
-                created_at=role.created_at,
+                **record_values(
+                    role,
+                    t.team_roles,
+                    kind=role.kind.value,
+                    effort=role.effort.value if role.effort else None,
+                )
             )
         )
 

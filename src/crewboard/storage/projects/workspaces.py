@@ -12,6 +12,7 @@ from crewboard.domain.projects import Workspace, WorkspaceRole
 from crewboard.storage.identity import tables as identity_tables
 from crewboard.storage.identity.users import user_from_row
 from crewboard.storage.projects import tables as t
+from crewboard.storage.rows import record_from_row
 
 
 class WorkspaceRepository:
@@ -32,7 +33,7 @@ class WorkspaceRepository:
         row = self.conn.execute(
             select(t.workspaces).where(t.workspaces.c.id == workspace_id)
         ).first()
-        return Workspace(id=row.id, name=row.name, created_at=row.created_at) if row else None
+        return record_from_row(Workspace, row) if row else None
 
     def set_member(
         self, workspace_id: str, user_id: str, role: WorkspaceRole, at: datetime
@@ -87,7 +88,4 @@ class WorkspaceRepository:
             .where(t.workspace_members.c.user_id == user_id)
             .order_by(t.workspaces.c.name, t.workspaces.c.id)
         )
-        return [
-            (Workspace(id=r.id, name=r.name, created_at=r.created_at), WorkspaceRole(r.role))
-            for r in rows
-        ]
+        return [(record_from_row(Workspace, r), WorkspaceRole(r.role)) for r in rows]

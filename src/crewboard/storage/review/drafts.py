@@ -13,18 +13,21 @@ from crewboard.domain.board.tasks import TaskStatus
 from crewboard.domain.review import AcceptanceRule, Draft, DraftStatus, RuleMatch, level_for
 from crewboard.storage.projects import tables as projects_tables
 from crewboard.storage.review import tables as t
+from crewboard.storage.rows import record_from_row
 
 _LIST_COLUMNS = [c for c in t.drafts.c if c.name != "content"]
 
 
 def _draft(row: Row[Any]) -> Draft:
-    values = dict(row._mapping)
-    values.setdefault("content", None)
-    values["references"] = list(values["references"] or [])
-    values["status"] = DraftStatus(values["status"])
-    before = values["task_status_before"]
-    values["task_status_before"] = TaskStatus(before) if before is not None else None
-    return Draft(**values)
+    before = row.task_status_before
+    return record_from_row(
+        Draft,
+        row,
+        content=row._mapping.get("content"),  # lists leave it out
+        references=list(row.references or []),
+        status=DraftStatus(row.status),
+        task_status_before=TaskStatus(before) if before is not None else None,
+    )
 
 
 def _stored_states(draft: Draft) -> dict[str, str | None]:
@@ -34,9 +37,7 @@ def _stored_states(draft: Draft) -> dict[str, str | None]:
 
 
 def _rule(row: Row[Any]) -> AcceptanceRule:
-    values = dict(row._mapping)
-    values["match"] = RuleMatch(values["match"])
-    return AcceptanceRule(**values)
+    return record_from_row(AcceptanceRule, row, match=RuleMatch(row.match))
 
 
 class DraftRepository:

@@ -13,17 +13,17 @@ from sqlalchemy import ColumnElement, Connection, delete, func, select, update
 from crewboard.domain.review import InboxMessage, Proposal, ProposalKind, ProposalStatus
 from crewboard.storage.board import tables as board_tables
 from crewboard.storage.review import tables as t
+from crewboard.storage.rows import record_from_row
 
 
 def _proposal(row: Any) -> Proposal:
-    values = {name: getattr(row, name) for name in Proposal.__dataclass_fields__}
-    return Proposal(
-        **values | {"kind": ProposalKind(row.kind), "status": ProposalStatus(row.status)}
+    return record_from_row(
+        Proposal, row, kind=ProposalKind(row.kind), status=ProposalStatus(row.status)
     )
 
 
 def _message(row: Any) -> InboxMessage:
-    return InboxMessage(**{name: getattr(row, name) for name in InboxMessage.__dataclass_fields__})
+    return record_from_row(InboxMessage, row)
 
 
 class ProposalRepository:

@@ -5,26 +5,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
 
 from crewboard.domain.review import DraftHit, DraftHits, DraftStatus
-from crewboard.storage.search_index import Match, fts_match, postgres_match
-from crewboard.storage.types import UTCDateTime
+from crewboard.storage.search_index import ScopedIndex, search_page
 
 _COLUMNS = "d.id, d.task_id, d.title, d.summary, d.content, d.status, d.created_at"
-# SQLite: drafts_fts names the project in its `scope` column (migration 0012).
-_SQLITE_MATCH = "d.rowid IN (SELECT rowid FROM drafts_fts WHERE drafts_fts MATCH :fts_query)"
-# PostgreSQL: exactly the expression of ix_drafts_search, so the planner can use it.
-_POSTGRES_DOCUMENT = (
-    "(to_tsvector('simple', d.title || ' ' || d.summary || ' ' || d.content)"
-    " || array_to_tsvector(ARRAY[d.project_id::text]))"
+_INDEX = ScopedIndex(
+    table="drafts AS d",
+    alias="d",
+    # SQLite: drafts_fts names the project in its `scope` column (migration 0012).
+    membership="d.rowid IN (SELECT rowid FROM drafts_fts WHERE drafts_fts MATCH :fts_query)",
+    columns="{title summary content}",
+    # PostgreSQL: exactly the expression of ix_drafts_search, so the planner can use it.
+    document=(
+        "(to_tsvector('simple', d.title || ' ' || d.summary || ' ' || d.content)"
+        " || array_to_tsvector(ARRAY[d.project_id::text]))"
+    ),
 )
-
-
-def _match(dialect: str, project_id: str, words: Sequence[str]) -> Match:
-    if dialect == "postgresql":
-        return postgres_match(_POSTGRES_DOCUMENT, "d.project_id", project_id, words)
-    return fts_match(_SQLITE_MATCH, "d.project_id", "{title summary content}", project_id, words)
 
 
 def search_drafts(
@@ -34,19 +32,9 @@ def search_drafts(
     (whole words, any case), newest first, and how many hold them."""
     if not words:
         return DraftHits([], 0)
-    # The condition is built from the constants above; every value goes in as a parameter.
-    condition, values = _match(conn.dialect.name, project_id, words)
-    rows = conn.execute(
-        text(
-            f"SELECT {_COLUMNS} FROM drafts AS d WHERE {condition} "
-            "ORDER BY d.created_at DESC, d.id DESC LIMIT :limit OFFSET :offset"
-        ).columns(created_at=UTCDateTime()),
-        {**values, "limit": limit, "offset": offset},
+    rows, total = search_page(
+        conn, _INDEX, project_id, words, select=_COLUMNS, limit=limit, offset=offset
     )
-    total = conn.execute(
-        text(f"SELECT count(*) FROM drafts AS d WHERE {condition}"), values
-    ).scalar_one()
     return DraftHits(
-        [DraftHit(**row._asdict() | {"status": DraftStatus(row.status)}) for row in rows],
-        int(total),
+        [DraftHit(**row._asdict() | {"status": DraftStatus(row.status)}) for row in rows], total
     )

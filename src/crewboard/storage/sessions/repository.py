@@ -23,6 +23,7 @@ from crewboard.domain.sessions import (
     Turn,
     TurnStatus,
 )
+from crewboard.storage.rows import record_from_row, record_values
 from crewboard.storage.sessions.tables import (
     project_session_settings,
     session_models,
@@ -42,82 +43,40 @@ _s, _m, _t, _p = (
 
 
 def _session(row: Row[Any]) -> Session:
-    return Session(
-        id=row.id,
-        project_id=row.project_id,
-        title=row.title,
+    return record_from_row(
+        Session,
+        row,
         mode=Mode(row.mode),
-        workflow_id=row.workflow_id,
         language=Language(row.language),
-        model_id=row.model_id,
         status=Status(row.status),
         pending_action=PendingAction(row.pending_action),
         attachment_ids=tuple(row.attachment_ids),
         spec_file_ids=tuple(row.spec_file_ids),
-        turn_count=row.turn_count,
-        message_count=row.message_count,
-        input_tokens=row.input_tokens,
-        output_tokens=row.output_tokens,
-        provider_seconds=row.provider_seconds,
         created_by=dict(row.created_by),
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        archived_at=row.archived_at,
         last_error=dict(row.last_error) if row.last_error else None,
     )
 
 
 def _turn(row: Row[Any]) -> Turn:
-    return Turn(
-        id=row.id,
-        session_id=row.session_id,
-        project_id=row.project_id,
-        seq=row.seq,
-        status=TurnStatus(row.status),
-        model_id=row.model_id,
-        attempts=row.attempts,
-        partial=row.partial,
-        error=dict(row.error) if row.error else None,
-        input_tokens=row.input_tokens,
-        output_tokens=row.output_tokens,
-        provider_seconds=row.provider_seconds,
-        queued_at=row.queued_at,
-        started_at=row.started_at,
-        finished_at=row.finished_at,
-        claim=row.claim,
-        lease_until=row.lease_until,
+    return record_from_row(
+        Turn, row, status=TurnStatus(row.status), error=dict(row.error) if row.error else None
     )
 
 
 def _proposal(row: Row[Any]) -> SessionProposal:
-    return SessionProposal(
-        id=row.id,
-        session_id=row.session_id,
-        project_id=row.project_id,
-        turn_id=row.turn_id,
+    return record_from_row(
+        SessionProposal,
+        row,
         kind=SessionProposalKind(row.kind),
         status=SessionProposalStatus(row.status),
         body=dict(row.body),
-        path=row.path,
-        base_version=row.base_version,
-        created_at=row.created_at,
         decided_by=dict(row.decided_by) if row.decided_by else None,
-        decided_at=row.decided_at,
-        feedback=row.feedback,
         result=dict(row.result) if row.result else None,
     )
 
 
 def _message(row: Row[Any]) -> Message:
-    return Message(
-        id=row.id,
-        session_id=row.session_id,
-        seq=row.seq,
-        role=row.role,
-        content=row.content,
-        author=dict(row.author) if row.author else None,
-        created_at=row.created_at,
-    )
+    return record_from_row(Message, row, author=dict(row.author) if row.author else None)
 
 
 def _escape_like(text: str) -> str:
@@ -213,27 +172,16 @@ class SessionRepository:
     def add(self, session: Session) -> None:
         self.conn.execute(
             insert(spec_sessions).values(
-                id=session.id,
-                project_id=session.project_id,
-                title=session.title,
-                mode=session.mode.value,
-                workflow_id=session.workflow_id,
-                language=session.language.value,
-                model_id=session.model_id,
-                status=session.status.value,
-                pending_action=session.pending_action.value,
-                attachment_ids=list(session.attachment_ids),
-                spec_file_ids=list(session.spec_file_ids),
-                turn_count=session.turn_count,
-                message_count=session.message_count,
-                input_tokens=session.input_tokens,
-                output_tokens=session.output_tokens,
-                provider_seconds=session.provider_seconds,
-                last_error=session.last_error,
-                created_by=session.created_by,
-                created_at=session.created_at,
-                updated_at=session.updated_at,
-                archived_at=session.archived_at,
+                **record_values(
+                    session,
+                    spec_sessions,
+                    mode=session.mode.value,
+                    language=session.language.value,
+                    status=session.status.value,
+                    pending_action=session.pending_action.value,
+                    attachment_ids=list(session.attachment_ids),
+                    spec_file_ids=list(session.spec_file_ids),
+                )
             )
         )
 
@@ -306,15 +254,7 @@ class SessionRepository:
 
     def add_message(self, message: Message) -> None:
         self.conn.execute(
-            insert(spec_session_messages).values(
-                id=message.id,
-                session_id=message.session_id,
-                seq=message.seq,
-                role=message.role,
-                content=message.content,
-                author=message.author,
-                created_at=message.created_at,
-            )
+            insert(spec_session_messages).values(**record_values(message, spec_session_messages))
         )
 
     def messages(self, session_id: str) -> list[Message]:
@@ -328,21 +268,9 @@ class SessionRepository:
     def add_turn(self, turn: Turn) -> None:
         self.conn.execute(
             insert(spec_session_turns).values(
-                id=turn.id,
-                session_id=turn.session_id,
-                project_id=turn.project_id,
-                seq=turn.seq,
-                status=turn.status.value,
-                model_id=turn.model_id,
-                attempts=turn.attempts,
-                partial=turn.partial,
-                error=turn.error,
-                input_tokens=turn.input_tokens,
-                output_tokens=turn.output_tokens,
-                provider_seconds=turn.provider_seconds,
-                queued_at=turn.queued_at,
-                started_at=turn.started_at,
-                finished_at=turn.finished_at,
+                **record_values(
+                    turn, spec_session_turns, status=turn.status.value, claim=None, lease_until=None
+                )
             )
         )
 
@@ -451,16 +379,16 @@ class SessionRepository:
     def add_proposal(self, proposal: SessionProposal) -> None:
         self.conn.execute(
             insert(spec_session_proposals).values(
-                id=proposal.id,
-                session_id=proposal.session_id,
-                project_id=proposal.project_id,
-                turn_id=proposal.turn_id,
-                kind=proposal.kind.value,
-                status=proposal.status.value,
-                body=proposal.body,
-                path=proposal.path,
-                base_version=proposal.base_version,
-                created_at=proposal.created_at,
+                **record_values(
+                    proposal,
+                    spec_session_proposals,
+                    kind=proposal.kind.value,
+                    status=proposal.status.value,
+                    decided_at=None,
+                    decided_by=None,
+                    feedback=None,
+                    result=None,
+                )
             )
         )
 

@@ -8,6 +8,7 @@ from sqlalchemy import Connection, Row, bindparam, func, select, update
 
 from crewboard.domain.files import LineIndex
 from crewboard.domain.specs import Attachment, AttachmentKind
+from crewboard.storage.rows import record_from_row
 from crewboard.storage.specs.tables import attachments
 
 _a = attachments.c
@@ -18,19 +19,12 @@ _BY_NAME = select(attachments).where(
 
 
 def _attachment(row: Row[Any]) -> Attachment:
-    return Attachment(
-        id=row.id,
-        project_id=row.project_id,
-        name=row.name,
+    return record_from_row(
+        Attachment,
+        row,
         kind=AttachmentKind(row.kind),
-        media_type=row.media_type,
         size=int(row.size),
-        digest=row.digest,
         lines=LineIndex(row.total_lines, tuple(row.line_marks)),
-        created_by=row.created_by,
-        created_at=row.created_at,
-        updated_by=row.updated_by,
-        updated_at=row.updated_at,
     )
 
 

@@ -3,69 +3,48 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict, fields
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, Row, and_, bindparam, delete, func, select, update
 
 from crewboard.domain.spec_comments import Anchor, CommentThread, SpecComment, ThreadStatus
+from crewboard.storage.rows import record_from_row, record_values
 from crewboard.storage.specs.tables import spec_comment_threads, spec_comments
 
 _t = spec_comment_threads.c
 _c = spec_comments.c
 _THREAD = select(spec_comment_threads).where(_t.id == bindparam("id"))
 _COMMENT = select(spec_comments).where(_c.id == bindparam("id"))
+# A thread's anchor is kept in a column per field of it, named `anchor_<field>`.
+_ANCHOR_FIELDS = tuple(field.name for field in fields(Anchor))
 _MOVE = (
     update(spec_comment_threads)
     .where(_t.id == bindparam("thread_id"))
     .values(
-        anchor_quote=bindparam("quote"),
-        anchor_prefix=bindparam("prefix"),
-        anchor_suffix=bindparam("suffix"),
-        anchor_start=bindparam("start"),
-        anchor_end=bindparam("end"),
-        anchor_revision=bindparam("revision"),
+        {f"anchor_{name}": bindparam(name) for name in _ANCHOR_FIELDS}
+        | {"anchor_revision": bindparam("revision")}
     )
 )
 
 
+def _anchor_columns(anchor: Anchor) -> dict[str, Any]:
+    return {f"anchor_{name}": getattr(anchor, name) for name in _ANCHOR_FIELDS}
+
+
 def _thread(row: Row[Any]) -> CommentThread:
-    return CommentThread(
-        id=row.id,
-        project_id=row.project_id,
-        file_id=row.file_id,
+    return record_from_row(
+        CommentThread,
+        row,
         status=ThreadStatus(row.status),
         orphaned=bool(row.orphaned),
-        anchor=Anchor(
-            quote=row.anchor_quote,
-            prefix=row.anchor_prefix,
-            suffix=row.anchor_suffix,
-            start=row.anchor_start,
-            end=row.anchor_end,
-        ),
-        anchor_revision=row.anchor_revision,
-        created_by=row.created_by,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        resolved_by=row.resolved_by,
-        resolved_at=row.resolved_at,
+        anchor=Anchor(**{name: row._mapping[f"anchor_{name}"] for name in _ANCHOR_FIELDS}),
     )
 
 
 def _comment(row: Row[Any]) -> SpecComment:
-    return SpecComment(
-        id=row.id,
-        thread_id=row.thread_id,
-        project_id=row.project_id,
-        seq=row.seq,
-        author=row.author,
-        body=row.body,
-        content_version=row.content_version,
-        deleted=bool(row.deleted),
-        ai_work=bool(row.ai_work),
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-    )
+    return record_from_row(SpecComment, row, deleted=bool(row.deleted), ai_work=bool(row.ai_work))
 
 
 def _filter(status: str | None) -> Any:
@@ -84,27 +63,16 @@ class SpecCommentRepository:
     # --- threads ---------------------------------------------------------------------------
 
     def add_thread(self, thread: CommentThread) -> None:
-        anchor = thread.anchor
         self.conn.execute(
             spec_comment_threads.insert(),
-            {
-                "id": thread.id,
-                "project_id": thread.project_id,
-                "file_id": thread.file_id,
-                "status": thread.status.value,
-                "orphaned": thread.orphaned,
-                "anchor_quote": anchor.quote,
-                "anchor_prefix": anchor.prefix,
-                "anchor_suffix": anchor.suffix,
-                "anchor_start": anchor.start,
-                "anchor_end": anchor.end,
-                "anchor_revision": thread.anchor_revision,
-                "created_by": thread.created_by,
-                "created_at": thread.created_at,
-                "resolved_by": None,
-                "resolved_at": None,
-                "updated_at": thread.updated_at,
-            },
+            record_values(
+                thread,
+                spec_comment_threads,
+                status=thread.status.value,
+                **_anchor_columns(thread.anchor),
+                resolved_by=None,
+                resolved_at=None,
+            ),
         )
 
     def get_thread(self, thread_id: str) -> CommentThread | None:
@@ -149,15 +117,7 @@ class SpecCommentRepository:
         self.conn.execute(
             _MOVE,
             [
-                {
-                    "thread_id": thread_id,
-                    "quote": anchor.quote,
-                    "prefix": anchor.prefix,
-                    "suffix": anchor.suffix,
-                    "start": anchor.start,
-                    "end": anchor.end,
-                    "revision": revision,
-                }
+                {"thread_id": thread_id, **asdict(anchor), "revision": revision}
                 for thread_id, anchor, revision in moves
             ],
         )
@@ -206,19 +166,7 @@ class SpecCommentRepository:
     def add_comment(self, comment: SpecComment) -> None:
         self.conn.execute(
             spec_comments.insert(),
-            {
-                "id": comment.id,
-                "thread_id": comment.thread_id,
-                "project_id": comment.project_id,
-                "seq": comment.seq,
-                "author": comment.author,
-                "body": comment.body,
-                "content_version": comment.content_version,
-                "deleted": comment.deleted,
-                "ai_work": comment.ai_work,
-                "created_at": comment.created_at,
-                "updated_at": comment.updated_at,
-            },
+            record_values(comment, spec_comments),
         )
 
     def get_comment(self, comment_id: str) -> SpecComment | None:

@@ -10,6 +10,7 @@ from sqlalchemy import Connection, Row, and_, bindparam, func, select, update
 
 from crewboard.domain.files import FileKind, LineIndex
 from crewboard.domain.specs import SpecFile, SpecRevision
+from crewboard.storage.rows import record_from_row, record_values
 from crewboard.storage.specs.tables import spec_file_revisions, spec_files
 
 _f = spec_files.c
@@ -24,37 +25,16 @@ _REVISION = select(spec_file_revisions).where(
 
 
 def _file(row: Row[Any]) -> SpecFile:
-    return SpecFile(
-        id=row.id,
-        project_id=row.project_id,
-        path=row.path,
-        kind=FileKind(row.kind),
-        size=int(row.size),
-        total_lines=row.total_lines,
-        revision_count=row.revision_count,
-        content_version=row.content_version,
-        digest=row.digest,
-        created_by=row.created_by,
-        created_at=row.created_at,
-        updated_by=row.updated_by,
-        updated_at=row.updated_at,
-        trashed_at=row.trashed_at,
-        trashed_by=row.trashed_by,
-    )
+    return record_from_row(SpecFile, row, kind=FileKind(row.kind), size=int(row.size))
 
 
 def _revision(row: Row[Any]) -> SpecRevision:
-    return SpecRevision(
-        file_id=row.file_id,
-        revision=row.revision,
-        project_id=row.project_id,
+    return record_from_row(
+        SpecRevision,
+        row,
         kind=FileKind(row.kind),
         size=int(row.size),
-        digest=row.digest,
-        content_version=row.content_version,
         lines=LineIndex(row.total_lines, tuple(row.line_marks)),
-        author=row.author,
-        created_at=row.created_at,
     )
 
 
@@ -95,42 +75,20 @@ class SpecFileRepository:
     def add(self, file: SpecFile, revision: SpecRevision) -> None:
         self.conn.execute(
             spec_files.insert(),
-            {
-                "id": file.id,
-                "project_id": file.project_id,
-                "path": file.path,
-                "kind": file.kind.value,
-                "size": file.size,
-                "total_lines": file.total_lines,
-                "revision_count": file.revision_count,
-                "content_version": file.content_version,
-                "digest": file.digest,
-                "created_by": file.created_by,
-                "created_at": file.created_at,
-                "updated_by": file.updated_by,
-                "updated_at": file.updated_at,
-                "trashed_at": None,
-                "trashed_by": None,
-            },
+            record_values(file, spec_files, kind=file.kind.value, trashed_at=None, trashed_by=None),
         )
         self.add_revision(revision)
 
     def add_revision(self, revision: SpecRevision) -> None:
         self.conn.execute(
             spec_file_revisions.insert(),
-            {
-                "file_id": revision.file_id,
-                "revision": revision.revision,
-                "project_id": revision.project_id,
-                "kind": revision.kind.value,
-                "size": revision.size,
-                "digest": revision.digest,
-                "content_version": revision.content_version,
-                "total_lines": revision.lines.total_lines,
-                "line_marks": list(revision.lines.marks),
-                "author": revision.author,
-                "created_at": revision.created_at,
-            },
+            record_values(
+                revision,
+                spec_file_revisions,
+                kind=revision.kind.value,
+                total_lines=revision.lines.total_lines,
+                line_marks=list(revision.lines.marks),
+            ),
         )
 
     def advance(self, revision: SpecRevision, *, expected_version: str) -> bool:

@@ -6,6 +6,7 @@ older version is refused with the current one shown beside the person's unsaved 
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from starlette.responses import Response
@@ -13,10 +14,10 @@ from starlette.routing import BaseRoute
 
 from crewboard.contract import memory_present as memory
 from crewboard.domain.validation import parse_whole
-from crewboard.errors import LimitExceeded, NotFound, RevisionConflict, ValidationFailed
+from crewboard.errors import NotFound
 from crewboard.services.memory.records import DOCUMENT_TITLES, record_not_found
 from crewboard.web.context import Page, project_routes
-from crewboard.web.forms import number_field, show_conflict, show_refusal
+from crewboard.web.forms import number_field, saved_or_form
 
 PAGE_SIZE = 25
 STATUSES = ("approved", "canon")
@@ -130,20 +131,20 @@ def record_save(page: Page) -> Response:
     """Save a person's edit of a record at the version they read."""
     record = _record_here(page)
     edit = {name: page.field(name) for name in RECORD_FIELDS}
-    try:
-        saved = memory.update_record(
+    saved = saved_or_form(
+        page,
+        lambda: memory.update_record(
             page.db,
             page.actor,
             record["id"],
             expected_version=number_field(page, "expected_version"),
             **edit,
-        )
-    except RevisionConflict as conflict:
-        show_conflict(page, conflict, "this record")
-        return _record_page(page, edit=edit, status_code=409, conflict=True)
-    except (ValidationFailed, LimitExceeded) as error:
-        show_refusal(page, error)
-        return _record_page(page, edit=edit, status_code=error.http_status)
+        ),
+        "this record",
+        partial(_record_page, page, edit=edit),
+    )
+    if isinstance(saved, Response):
+        return saved
     unchanged = saved["version"] == record["version"]
     return page.redirect(
         page.path(f"memory/records/{saved['id']}"),
@@ -198,21 +199,21 @@ def document_save(page: Page) -> Response:
     """Save a document's text at the version the person read."""
     name = page.request.path_params["name"]
     content = page.field("content")
-    try:
-        saved = memory.set_document(
+    saved = saved_or_form(
+        page,
+        lambda: memory.set_document(
             page.db,
             page.actor,
             page.project_key,
             name,
             content,
             expected_version=number_field(page, "expected_version"),
-        )
-    except RevisionConflict as conflict:
-        show_conflict(page, conflict, "this document")
-        return _document_page(page, draft=content, status_code=409, conflict=True)
-    except (ValidationFailed, LimitExceeded) as error:
-        show_refusal(page, error)
-        return _document_page(page, draft=content, status_code=error.http_status)
+        ),
+        "this document",
+        partial(_document_page, page, draft=content),
+    )
+    if isinstance(saved, Response):
+        return saved
     return page.redirect(
         page.path(f"memory/documents/{saved['name']}"),
         notice=f"Saved as version {saved['version']}.",

@@ -10,7 +10,6 @@ title is the cycle; assignees are logins, mapped to people by the caller.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -23,6 +22,7 @@ from crewboard.domain.board.imports.model import (
     clip_title,
     json_list,
     malformed,
+    parse_json,
     parse_time,
 )
 from crewboard.domain.board.tasks import Priority, TaskStatus
@@ -62,12 +62,7 @@ def parse_github(text: str, file: str = "issues.json") -> Parsed:
         ValidationFailed: not JSON (line and column), not an array of issues, or a field of
             the wrong kind or value (its path, e.g. `[3].state`, with the accepted values).
     """
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise malformed(
-            file, f"line {error.lineno}, column {error.colno}", f"is not JSON: {error.msg}."
-        ) from None
+    data = parse_json(file, text)
     if not isinstance(data, list):
         raise malformed(
             file, "(top level)", "must be a JSON array of issues, as the REST API lists them."

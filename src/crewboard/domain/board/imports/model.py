@@ -8,6 +8,7 @@ enumeration the values it accepts (`malformed`).
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -112,6 +113,20 @@ def malformed(
     error = ValidationFailed.field(f"{file}: {where}", problem, accepted)
     error.details.update(file=file, where=where)
     return error
+
+
+def parse_json(file: str, text: str) -> Any:
+    """The file's JSON value.
+
+    Raises:
+        ValidationFailed: not JSON, naming the line and column.
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise malformed(
+            file, f"line {error.lineno}, column {error.colno}", f"is not JSON: {error.msg}."
+        ) from None
 
 
 def clip_title(title: str) -> str:

@@ -7,7 +7,6 @@ tag as a label. `details` and `testStrategy` follow the description under headin
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from crewboard.domain.board.imports.model import (
@@ -16,6 +15,7 @@ from crewboard.domain.board.imports.model import (
     clip_title,
     json_list,
     malformed,
+    parse_json,
     parse_time,
 )
 from crewboard.domain.board.tasks import Priority, TaskStatus
@@ -55,12 +55,7 @@ def parse_taskmaster(text: str, file: str = "tasks.json") -> list[ImportedTask]:
         ValidationFailed: not JSON (naming line and column), not the tagged shape, or a field
             of the wrong kind or value (naming its path, e.g. `master.tasks[3].status`).
     """
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise malformed(
-            file, f"line {error.lineno}, column {error.colno}", f"is not JSON: {error.msg}."
-        ) from None
+    data = parse_json(file, text)
     if not looks_like_taskmaster(data):
         raise malformed(
             file,

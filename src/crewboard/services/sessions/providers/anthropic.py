@@ -37,24 +37,15 @@ class AnthropicProvider(HttpProvider):
         return (self.config.base_url or ANTHROPIC_BASE_URL).rstrip("/") + "/v1/messages"
 
     def headers(self) -> dict[str, str]:
-        accept = "text/event-stream" if self.config.stream else "application/json"
-        headers = {"accept": accept, "anthropic-version": API_VERSION}
+        headers = {**self.accept(), "anthropic-version": API_VERSION}
         if self.config.api_key:
             headers["x-api-key"] = self.config.api_key
         return headers
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "model": request.model,
-            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
-            "max_tokens": request.max_tokens,
-            "stream": self.config.stream,
-        }
-        if request.system:
-            body["system"] = request.system
-        if request.temperature is not None:
-            body["temperature"] = request.temperature
-        return body
+        turns = [{"role": m.role, "content": m.content} for m in request.messages]
+        system = {"system": request.system} if request.system else {}
+        return self.chat_body(request, turns, **system)
 
     def read_body(self, data: Any) -> Answer:
         body = as_dict(data)

@@ -156,6 +156,25 @@ class HttpProvider(ABC):
     def body(self, request: ModelRequest) -> dict[str, Any]:
         """The request's JSON body."""
 
+    def accept(self) -> dict[str, str]:
+        """The Accept header: an event stream when streaming, else JSON."""
+        return {"accept": "text/event-stream" if self.config.stream else "application/json"}
+
+    def chat_body(
+        self, request: ModelRequest, messages: list[dict[str, str]], **extra: Any
+    ) -> dict[str, Any]:
+        """The fields both wire formats share, `extra` before the optional temperature."""
+        body: dict[str, Any] = {
+            "model": request.model,
+            "messages": messages,
+            "max_tokens": request.max_tokens,
+            "stream": self.config.stream,
+            **extra,
+        }
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        return body
+
     @abstractmethod
     def read_body(self, data: Any) -> Answer:
         """The answer in a whole (non-streamed) JSON body.

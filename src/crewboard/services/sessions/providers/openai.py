@@ -35,8 +35,7 @@ class OpenAIProvider(HttpProvider):
         return self.config.base_url.rstrip("/") + "/chat/completions"
 
     def headers(self) -> dict[str, str]:
-        accept = "text/event-stream" if self.config.stream else "application/json"
-        headers = {"accept": accept}
+        headers = self.accept()
         if self.config.api_key:
             headers["authorization"] = f"Bearer {self.config.api_key}"
         return headers
@@ -44,17 +43,8 @@ class OpenAIProvider(HttpProvider):
     def body(self, request: ModelRequest) -> dict[str, Any]:
         system = [{"role": "system", "content": request.system}] if request.system else []
         turns = [{"role": m.role, "content": m.content} for m in request.messages]
-        body: dict[str, Any] = {
-            "model": request.model,
-            "messages": system + turns,
-            "max_tokens": request.max_tokens,
-            "stream": self.config.stream,
-        }
-        if self.config.stream:
-            body["stream_options"] = {"include_usage": True}
-        if request.temperature is not None:
-            body["temperature"] = request.temperature
-        return body
+        usage = {"stream_options": {"include_usage": True}} if self.config.stream else {}
+        return self.chat_body(request, system + turns, **usage)
 
     def read_body(self, data: Any) -> Answer:
         body = as_dict(data)

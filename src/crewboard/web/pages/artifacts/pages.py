@@ -53,11 +53,21 @@ def _revision(page: Page, name: str = "revision") -> int | None:
     return parse_whole(name, raw, minimum=1) if raw else None
 
 
+def _shown(page: Page, revision: int | None) -> dict[str, Any]:
+    return present.shown_view(
+        artifacts.get_artifact(
+            page.db, page.actor, project=page.project_key, ref=_ref(page), revision=revision
+        )
+    )
+
+
 def artifact_list(page: Page) -> Response:
     raw = page.param("offset").strip()
     offset = parse_whole("offset", raw) if raw else 0
-    found = present.list_artifacts(
-        page.db, page.actor, project=page.project_key, limit=PAGE_SIZE, offset=offset
+    found = present.page_view(
+        artifacts.list_artifacts(
+            page.db, page.actor, project=page.project_key, limit=PAGE_SIZE, offset=offset
+        )
     )
     return page.render(
         "artifacts.html", title="Artifacts", found=found, offset=offset, page_size=PAGE_SIZE
@@ -65,9 +75,7 @@ def artifact_list(page: Page) -> Response:
 
 
 def artifact_page(page: Page) -> Response:
-    shown = present.get_artifact(
-        page.db, page.actor, project=page.project_key, ref=_ref(page), revision=_revision(page)
-    )
+    shown = _shown(page, _revision(page))
     compare = None
     problem = None
     if page.param("path") and page.param("from") and page.param("to"):
@@ -128,9 +136,7 @@ def artifact_preview(page: Page) -> Response:
     opened = previews.open_preview(
         page.db, page.actor, project=page.project_key, ref=_ref(page), revision=_revision(page)
     )
-    shown = present.get_artifact(
-        page.db, page.actor, project=page.project_key, ref=_ref(page), revision=opened.revision
-    )
+    shown = _shown(page, opened.revision)
     start = opened.start
     frame = f"/preview/{opened.token}/{quote(start)}" if start else None
     return page.render(

@@ -15,6 +15,7 @@ from starlette.responses import Response
 
 from crewboard.contract.handoffs import present
 from crewboard.domain.handoffs import BODY_LABELS, WIRE_BODIES, Bodies
+from crewboard.services.handoffs import commands
 from crewboard.web.context import Page, project_routes
 
 STATUSES = ("open", "in_progress", "done", "cancelled")
@@ -67,7 +68,7 @@ def write_handoff(page: Page) -> Response:
     zones = present.day_sheet(page.db, page.actor, project=page.project_key, day=None)["zones"]
     reverse = page.field("shift") == "b"
     source, destination = (zones["b"], zones["a"]) if reverse else (zones["a"], zones["b"])
-    made = present.create_handoff(
+    made = commands.create_handoff(
         page.db,
         page.actor,
         project=page.project_key,
@@ -80,6 +81,7 @@ def write_handoff(page: Page) -> Response:
         recipients=page.fields("recipients"),
         send_notification=page.has_field("notify"),
         send_email=page.has_field("email"),
+        answer=present.made_view(page.actor),
     ).body
     return page.redirect(_back(page, made["handoff"]["date"]), notice=_told(made["notifications"]))
 
@@ -109,20 +111,20 @@ def change_handoff(page: Page) -> Response:
         changes["linked_task_ids"] = _refs(page.field("linked_tasks"))
     if page.has_field("recipients_sent"):
         changes["recipients"] = page.fields("recipients")
-    changed = present.update_handoff(
+    read = commands.update_handoff(
         page.db,
         page.actor,
         handoff_id=ref,
         workspace_id=_workspace(page),
         expected_updated_at=page.field("expected_updated_at"),
         changes=changes,
-    )["handoff"]
-    return page.redirect(_back(page, changed["date"]), notice="Handoff changed.")
+    )
+    return page.redirect(_back(page, read.handoff.day.isoformat()), notice="Handoff changed.")
 
 
 def add_item(page: Page) -> Response:
     ref = str(page.request.path_params["handoff"])
-    made = present.create_handoff_action_item(
+    made = commands.create_handoff_action_item(
         page.db,
         page.actor,
         handoff_id=ref,
@@ -130,13 +132,14 @@ def add_item(page: Page) -> Response:
         text=page.field("text"),
         assignee=page.field("assignee") or None,
         due_date=page.field("due_date").strip() or None,
+        answer=present.item_answer,
     ).body["actionItem"]
     return page.redirect(_back(page, made["date"]), notice="Action item added.")
 
 
 def change_item(page: Page) -> Response:
     ref = str(page.request.path_params["item"])
-    changed = present.update_handoff_action_item(
+    read = commands.update_handoff_action_item(
         page.db,
         page.actor,
         item_id=ref,
@@ -147,8 +150,8 @@ def change_item(page: Page) -> Response:
             "assignee": page.field("assignee") or None,
             "due_date": page.field("due_date").strip() or None,
         },
-    )["actionItem"]
-    return page.redirect(_back(page, changed["date"]), notice="Action item saved.")
+    )
+    return page.redirect(_back(page, read.item.day.isoformat()), notice="Action item saved.")
 
 
 ROUTES = [

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
 from crewboard.contract.projects import present
-from crewboard.errors import LimitExceeded, RevisionConflict, ValidationFailed
 from crewboard.web.context import Page, project_routes
-from crewboard.web.forms import number_field, show_conflict, show_refusal
+from crewboard.web.forms import number_field, saved_or_form
 
 STATE_VERSIONS = 20
 
@@ -43,21 +44,22 @@ def state_save(page: Page) -> Response:
     """Save the state page's text from the revision the person read."""
     assert page.project is not None  # noqa: S101 - a project route
     content = page.field("content")
-    try:
-        saved = present.update_project_state(
+    workspace_id = page.project["workspaceId"]
+    saved = saved_or_form(
+        page,
+        lambda: present.update_project_state(
             page.db,
             page.actor,
             project=page.project_key,
-            workspace_id=page.project["workspaceId"],
+            workspace_id=workspace_id,
             content=content,
             expected_revision=number_field(page, "revision"),
-        )
-    except RevisionConflict as conflict:
-        show_conflict(page, conflict, "the state page")
-        return _state_page(page, draft=content, status_code=409, conflict=True)
-    except (ValidationFailed, LimitExceeded) as error:
-        show_refusal(page, error)
-        return _state_page(page, draft=content, status_code=error.http_status)
+        ),
+        "the state page",
+        partial(_state_page, page, draft=content),
+    )
+    if isinstance(saved, Response):
+        return saved
     return page.redirect(page.path("state"), notice=f"Saved as revision {saved['revision']}.")
 
 

@@ -10,6 +10,7 @@ from crewboard.contract.specs import present
 from crewboard.domain.validation import parse_whole
 from crewboard.errors import CrewboardError, ValidationFailed
 from crewboard.jsonbody import MAX_UPLOAD_BODY
+from crewboard.services.specs import attachments
 from crewboard.web.context import Page, project_routes
 from crewboard.web.downloads import download
 from crewboard.web.forms import show_refusal
@@ -42,7 +43,7 @@ def attachment_upload(page: Page) -> Response:
             raise ValidationFailed.field("file", "choose a file to attach.")
         name = page.field("name").strip() or uploaded[0]
         assert page.project is not None  # noqa: S101 - a project route
-        made = present.upload_attachment(
+        made = attachments.upload_attachment(
             page.db,
             page.actor,
             project=page.project_key,
@@ -52,6 +53,7 @@ def attachment_upload(page: Page) -> Response:
             override=page.field("override") == "1",
             idempotency_key=page.field("key") or None,
             content_field="file",
+            answer=present.uploaded_view,
         )
     except CrewboardError as error:
         show_refusal(page, error)

@@ -7,6 +7,7 @@ of any revision for download.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -18,6 +19,7 @@ from crewboard.domain.files import MAX_WINDOW_LINES
 from crewboard.domain.validation import parse_whole
 from crewboard.errors import CrewboardError, RevisionConflict, ValidationFailed
 from crewboard.jsonbody import MAX_UPLOAD_BODY
+from crewboard.services.specs import comments, files
 from crewboard.services.specs.file_lookup import FileRef
 from crewboard.web.context import Page, project_routes
 from crewboard.web.diffs import diff_rows
@@ -87,7 +89,7 @@ def spec_upload(page: Page) -> Response:
     uploaded = page.upload("file")
     content = uploaded[1] if uploaded else page.field("content").encode("utf-8")
     try:
-        made = present.upload_spec_file(
+        made = files.upload_spec_file(
             page.db,
             page.actor,
             project=page.project_key,
@@ -95,6 +97,7 @@ def spec_upload(page: Page) -> Response:
             path=path or (uploaded[0] if uploaded else ""),
             content=content,
             idempotency_key=page.field("key") or None,
+            answer=present.new_file_view,
         )
     except CrewboardError as error:
         show_refusal(page, error)
@@ -191,19 +194,22 @@ def _numbered(window: dict[str, Any] | None) -> list[tuple[int, str]]:
     return [(window["offset"] + n, line.rstrip("\r")) for n, line in enumerate(lines)]
 
 
+def _read_bytes(
+    page: Page, *, revision: int | None = None, trashed: bool = False
+) -> tuple[dict[str, Any], bytes]:
+    """The page's file at a revision (the newest when None): its view and its bytes."""
+    project, ref = page.project_key, _ref(page)
+    return present.read_file_bytes(
+        page.db, page.actor, project=project, ref=ref, revision=revision, include_trashed=trashed
+    )
+
+
 def _diff(page: Page, file: dict[str, Any]) -> dict[str, Any]:
     """Two revisions side by side as a unified diff: each line kept, added or removed."""
     older, newer = (parse_whole(name, page.param(name), minimum=1) for name in ("from", "to"))
     texts = []
     for number in (older, newer):
-        view, data = present.read_file_bytes(
-            page.db,
-            page.actor,
-            project=page.project_key,
-            ref=_ref(page),
-            revision=number,
-            include_trashed=True,
-        )
+        view, data = _read_bytes(page, revision=number, trashed=True)
         if view["kind"] != "text" or len(data) > DIFF_BYTES:
             raise ValidationFailed.field(
                 "from", "only text revisions up to 1 MiB are compared here; download them instead."
@@ -218,18 +224,33 @@ def _diff(page: Page, file: dict[str, Any]) -> dict[str, Any]:
 
 def spec_edit(page: Page) -> Response:
     """The whole text in a form, with the version it was read at."""
-    view, data = present.read_file_bytes(
-        page.db, page.actor, project=page.project_key, ref=_ref(page)
-    )
+    view, data = _read_bytes(page)
     editable = view["kind"] == "text" and len(data) <= EDITABLE_BYTES
+    text = data.decode("utf-8") if editable else ""
+    return _edit_form(page, view, text, editable=editable, expected=view["contentVersion"])
+
+
+def _edit_form(
+    page: Page,
+    view: dict[str, Any],
+    text: str,
+    *,
+    editable: bool = True,
+    expected: Any,
+    theirs: str | None = None,
+    status_code: int = 200,
+) -> Response:
+    """The edit form holding `text`, saved from version `expected` (`theirs` beside it after a
+    conflict)."""
     return page.render(
         "spec_edit.html",
+        status_code=status_code,
         title=f"Edit {view['path']}",
         file=view,
-        text=data.decode("utf-8") if editable else "",
+        text=text,
         editable=editable,
-        expected=view["contentVersion"],
-        theirs=None,
+        expected=expected,
+        theirs=theirs,
     )
 
 
@@ -238,7 +259,7 @@ def spec_save(page: Page) -> Response:
     text = page.field("content")
     expected = page.field("expected_version")
     try:
-        saved = present.update_spec_file(
+        saved = files.update_spec_file(
             page.db,
             page.actor,
             project=page.project_key,
@@ -247,37 +268,19 @@ def spec_save(page: Page) -> Response:
             content=text.encode("utf-8"),
             expected_version=expected,
             idempotency_key=page.field("key") or None,
+            answer=present.saved_view,
         )
     except RevisionConflict as conflict:
         show_conflict(page, conflict, "this file")
-        view, data = present.read_file_bytes(
-            page.db, page.actor, project=page.project_key, ref=_ref(page)
-        )
-        return page.render(
-            "spec_edit.html",
-            status_code=409,
-            title=f"Edit {view['path']}",
-            file=view,
-            text=text,
-            editable=True,
-            expected=view["contentVersion"],
-            theirs=data.decode("utf-8", errors="replace"),
+        view, data = _read_bytes(page)
+        theirs = data.decode("utf-8", errors="replace")
+        return _edit_form(
+            page, view, text, expected=view["contentVersion"], theirs=theirs, status_code=409
         )
     except CrewboardError as error:
         show_refusal(page, error)
-        view, _data = present.read_file_bytes(
-            page.db, page.actor, project=page.project_key, ref=_ref(page), include_trashed=True
-        )
-        return page.render(
-            "spec_edit.html",
-            status_code=error.http_status,
-            title=f"Edit {view['path']}",
-            file=view,
-            text=text,
-            editable=True,
-            expected=expected,
-            theirs=None,
-        )
+        view, _data = _read_bytes(page, trashed=True)
+        return _edit_form(page, view, text, expected=expected, status_code=error.http_status)
     file = saved.body["file"]
     return page.redirect(
         page.path(f"specs/files/{file['id']}"),
@@ -286,8 +289,14 @@ def spec_save(page: Page) -> Response:
 
 
 def spec_trash(page: Page) -> Response:
-    done = present.move_spec_file_to_trash(
-        page.db, page.actor, project=page.project_key, workspace_id=_workspace(page), ref=_ref(page)
+    done = present.trash_view(
+        files.move_spec_file_to_trash(
+            page.db,
+            page.actor,
+            project=page.project_key,
+            workspace_id=_workspace(page),
+            ref=_ref(page),
+        )
     )
     return page.redirect(
         page.path("specs"), notice=f"Moved {done['file']['path']} to the trash bin."
@@ -295,8 +304,14 @@ def spec_trash(page: Page) -> Response:
 
 
 def spec_restore(page: Page) -> Response:
-    done = present.restore_spec_file_from_trash(
-        page.db, page.actor, project=page.project_key, workspace_id=_workspace(page), ref=_ref(page)
+    done = present.trash_view(
+        files.restore_spec_file_from_trash(
+            page.db,
+            page.actor,
+            project=page.project_key,
+            workspace_id=_workspace(page),
+            ref=_ref(page),
+        )
     )
     file = done["file"]
     return page.redirect(page.path(f"specs/files/{file['id']}"), notice=f"Restored {file['path']}.")
@@ -315,7 +330,7 @@ def thread_start(page: Page) -> Response:
     """A thread on the passage the person selected (or pasted), with its first comment. A
     refusal (a passage not in the file, or found twice) shows the page again with both kept."""
     try:
-        present.create_spec_file_comment_thread(
+        comments.create_spec_file_comment_thread(
             page.db,
             page.actor,
             project=page.project_key,
@@ -326,6 +341,7 @@ def thread_start(page: Page) -> Response:
             anchor_suffix=page.field("suffix") or None,
             body=page.field("body"),
             idempotency_key=page.field("key") or None,
+            answer=present.thread_answer(page.actor),
         )
     except CrewboardError as error:
         show_refusal(page, error)
@@ -339,7 +355,7 @@ def _thread_id(page: Page) -> str:
 
 
 def thread_reply(page: Page) -> Response:
-    present.reply_spec_file_comment_thread(
+    comments.reply_spec_file_comment_thread(
         page.db,
         page.actor,
         project=page.project_key,
@@ -347,42 +363,34 @@ def thread_reply(page: Page) -> Response:
         thread_id=_thread_id(page),
         body=page.field("body"),
         idempotency_key=page.field("key") or None,
+        answer=present.comment_answer(page.actor),
     )
     return _back_to_file(page, page.field("file_id"), "Replied.")
 
 
 def thread_resolve(page: Page) -> Response:
-    done = present.resolve_thread(
-        page.db,
-        page.actor,
-        project=page.project_key,
-        workspace_id=_workspace(page),
-        thread_id=_thread_id(page),
-    )
-    return _back_to_file(page, done["thread"]["fileId"], "Resolved the thread.")
+    return _set_thread_state(page, present.resolve_thread, "Resolved the thread.")
 
 
 def thread_reopen(page: Page) -> Response:
-    done = present.reopen_thread(
+    return _set_thread_state(page, present.reopen_thread, "Reopened the thread.")
+
+
+def _set_thread_state(page: Page, change: Callable[..., dict[str, Any]], notice: str) -> Response:
+    """Resolve or reopen the page's thread, then back to its file."""
+    done = change(
         page.db,
         page.actor,
         project=page.project_key,
         workspace_id=_workspace(page),
         thread_id=_thread_id(page),
     )
-    return _back_to_file(page, done["thread"]["fileId"], "Reopened the thread.")
+    return _back_to_file(page, done["thread"]["fileId"], notice)
 
 
 def spec_raw(page: Page) -> Response:
     """A revision's bytes, as a download (never shown inline: a file is not a page)."""
-    view, data = present.read_file_bytes(
-        page.db,
-        page.actor,
-        project=page.project_key,
-        ref=_ref(page),
-        revision=_whole(page, "revision"),
-        include_trashed=True,
-    )
+    view, data = _read_bytes(page, revision=_whole(page, "revision"), trashed=True)
     name = view["path"].rsplit("/", 1)[-1]
     kind = "text/plain; charset=utf-8" if view["kind"] == "text" else "application/octet-stream"
     return download(data, name, kind, inline=False)

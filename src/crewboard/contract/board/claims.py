@@ -1,0 +1,136 @@
+"""Board tools for sharing a board between agents: claims on tasks, held by a lease."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from crewboard.contract.args import Args, ClaimFence, WorkspaceId
+from crewboard.contract.board.tasks import TaskRef
+from crewboard.contract.operation import Call, Cli, Operation, Rest
+from crewboard.contract.reply import Reply
+from crewboard.domain.board.claims import LEASE_DEFAULT, LEASE_MAX, LEASE_MIN, ClaimedTask
+from crewboard.domain.identity.access import Scope, Toolset
+from crewboard.services.board import claims
+
+LeaseSeconds = Annotated[int, Field(ge=LEASE_MIN, le=LEASE_MAX)]
+
+
+class ClaimTask(Args):
+    task_id: TaskRef
+    workspace_id: WorkspaceId = None
+    lease_seconds: LeaseSeconds = LEASE_DEFAULT
+
+
+class ReleaseTask(Args):
+    task_id: TaskRef
+    workspace_id: WorkspaceId = None
+    claim_fence: ClaimFence = None
+
+
+class RenewClaims(Args):
+    task_id: str | None = Field(default=None, max_length=200)
+    workspace_id: WorkspaceId = None
+
+
+class ClaimNextTask(Args):
+    project_id: str = Field(min_length=1, max_length=200)
+    workspace_id: WorkspaceId = None
+    lease_seconds: LeaseSeconds = LEASE_DEFAULT
+
+
+def claimed(found: ClaimedTask) -> dict[str, Any]:
+    """A claim as the claim tools answer it: the task, the fence to send with writes, the
+    holder and the lease."""
+    view = claims.claim_view(found.claim)
+    return {"taskId": found.claim.task_id, "key": found.key, "title": found.title, **view}
+
+
+def claim_task(call: Call, args: ClaimTask) -> Reply:
+    found = claims.claim_task(
+        call.db,
+        call.actor,
+        task=args.task_id,
+        workspace_id=args.workspace_ref(),
+        lease_seconds=args.lease_seconds,
+    )
+    return Reply({"claim": claimed(found)}, _RENEW)
+
+
+def release_task(call: Call, args: ReleaseTask) -> Reply:
+    found = claims.release_task(
+        call.db,
+        call.actor,
+        task=args.task_id,
+        workspace_id=args.workspace_ref(),
+        claim_fence=args.claim_fence,
+    )
+    return Reply({"claim": claimed(found)})
+
+
+def renew_claims(call: Call, args: RenewClaims) -> Reply:
+    found = claims.renew_claims(
+        call.db,
+        call.actor,
+        workspace_id=args.workspace_ref(),
+        task=args.task_id,
+    )
+    return Reply({"claims": [claimed(c) for c in found]})
+
+
+def claim_next_task(call: Call, args: ClaimNextTask) -> Reply:
+    found = claims.claim_next_task(
+        call.db,
+        call.actor,
+        project=args.project_id,
+        workspace_id=args.workspace_ref(),
+        lease_seconds=args.lease_seconds,
+    )
+    if found is None:
+        return Reply({"claim": None}, "No task is free for you now; try again later.")
+    return Reply({"claim": claimed(found)}, _RENEW)
+
+
+_RENEW = "Renew with renew_claims before expiresAt; send claimFence with your writes."
+
+
+# name, title, description, arguments, handler, route, command
+Row = tuple[str, str, str, type[Args], Callable[[Call, Any], Reply], Rest, Cli]
+
+
+def _claim_write(row: Row) -> Operation:
+    """A claim tool: a board write of the agent's loop, not keyed. Claiming, renewing or
+    releasing again changes nothing more; claiming the next task again takes another one."""
+    name, title, description, args, run, rest, cli = row
+    return Operation(
+        name=name,
+        title=title,
+        description=description,
+        args=args,
+        toolset=Toolset.BOARD,
+        run=run,
+        scopes=(Scope.TASKS_MANAGE,),
+        read_only=False,
+        idempotent=name != "claim_next_task",
+        rest=rest,
+        cli=cli,
+    )
+
+
+# fmt: off
+OPERATIONS = tuple(_claim_write(row) for row in (
+    ("claim_task", "Claim a task",
+     "Hold a task so no other agent takes it; send its fence as claimFence.",
+     ClaimTask, claim_task, Rest("POST", "/api/v1/tasks/{task}/claim"), Cli(("task", "claim"))),
+    ("release_task", "Release a claim", "Let go of your claim on a task.",
+     ReleaseTask, release_task, Rest("DELETE", "/api/v1/tasks/{task}/claim"),
+     Cli(("task", "release"))),
+    ("renew_claims", "Renew claims", "Renew your live claims (one task's, or all).",
+     RenewClaims, renew_claims, Rest("POST", "/api/v1/claims/renew"), Cli(("task", "renew"))),
+    ("claim_next_task", "Claim next task", "Claim the best free task your role may do.",
+     ClaimNextTask, claim_next_task, Rest("POST", "/api/v1/projects/{project}/claims/next"),
+     Cli(("task", "claim-next"))),
+))
+# fmt: on
