@@ -936,10 +936,7 @@ def test_main_refusal(request: pytest.FixtureRequest, door: Door, world: World, 
 
 # Reads whose answer on a door is shaped unlike MCP's (hand-written routes and commands):
 # (operation, door) → how. Expected to fail, strictly, until the door answers as MCP does.
-SHAPE_DIFFERENCES: dict[tuple[str, str], str] = {
-    ("list_tasks", "rest"): "GET /api/v1/projects/{project}/tasks answers whole rows; MCP's "
-    "default projection is lean (key, title, status, priority, revision)",
-}
+SHAPE_DIFFERENCES: dict[tuple[str, str], str] = {}
 
 
 def shape(body: Any) -> Any:

@@ -255,15 +255,27 @@ def _query_handler(route: _Route) -> Handler:
     return answer
 
 
-def _body_handler(route: _Route, *, keyed: bool = False) -> Handler:
-    """The JSON body as the arguments; a keyed write's key may come in Idempotency-Key."""
+def _body_handler(route: _Route) -> Handler:
+    """The JSON body as the arguments."""
 
     async def answer(request: Request) -> Response:
         route.operation.check_scopes(actor_of(request))
-        data = await (keyed_body(request) if keyed else read_body(request))
+        data = await read_body(request)
         return await route.answer(request, route.body_arguments(request, data))
 
-    return reads_headers(IDEMPOTENCY_KEY)(answer) if keyed else answer
+    return answer
+
+
+def _keyed_body_handler(route: _Route) -> Handler:
+    """The JSON body as the arguments of a keyed write, whose key may come in Idempotency-Key."""
+
+    @reads_headers(IDEMPOTENCY_KEY)
+    async def answer(request: Request) -> Response:
+        route.operation.check_scopes(actor_of(request))
+        data = await keyed_body(request)
+        return await route.answer(request, route.body_arguments(request, data))
+
+    return answer
 
 
 def _keyed_revision_handler(route: _Route) -> Handler:
@@ -307,7 +319,7 @@ def operation_endpoint(operation: Operation) -> Endpoint:
             raise ValueError(f"{operation.name}: a revision without a key has no handler")
         handler = _keyed_revision_handler(route)
     elif "idempotencyKey" in fields:
-        handler = _body_handler(route, keyed=True)
+        handler = _keyed_body_handler(route)
     else:
         handler = _body_handler(route)
     return Endpoint(

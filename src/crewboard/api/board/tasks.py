@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field
 from starlette.requests import Request
@@ -147,7 +147,6 @@ async def list_tasks(request: Request) -> dict[str, Any]:
     workspace = _workspace(query)
     statuses = parse_enum_list(query.pop("status", []), TaskStatus, "status")
     numbers = _numbers(query.pop("number", []))
-    query.setdefault("projection", "preview")  # REST rows keep ids and a description preview
     args = parse_args(
         ListTasks, {**query, "projectId": request.path_params["project"]}, strict=False
     )
@@ -317,15 +316,7 @@ UpdateTaskBody = model_without(
 
 # The query strings, for OpenAPI: the tools' models without what the path names or the
 # route does not take (the handlers refuse any other parameter).
-ListTasksQuery = model_without(
-    "ListTasksQuery",
-    ListTasks,
-    drop=("project_id",),
-    projection=(
-        Literal["compact", "preview", "summary"],
-        Field(default="preview", description="compact: the rows an agent gets by default."),
-    ),
-)
+ListTasksQuery = model_without("ListTasksQuery", ListTasks, drop=("project_id",))
 GetTaskQuery = model_without("GetTaskQuery", GetTask, drop=("task_id", "number", "project_id"))
 TaskEventsQuery = model_without(
     "TaskEventsQuery",
