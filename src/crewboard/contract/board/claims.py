@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Annotated, Any
 
 from pydantic import Field
 
 from crewboard.contract.args import Args, ClaimFence, WorkspaceId
 from crewboard.contract.board.tasks import TaskRef
-from crewboard.contract.operation import Call, Cli, Operation, Rest
+from crewboard.contract.operation import Area, Call, Cli, Rest
 from crewboard.contract.reply import Reply
 from crewboard.domain.board.claims import LEASE_DEFAULT, LEASE_MAX, LEASE_MIN, ClaimedTask
-from crewboard.domain.identity.access import Scope, Toolset
+from crewboard.domain.identity.access import Toolset
 from crewboard.services.board import claims
 
 LeaseSeconds = Annotated[int, Field(ge=LEASE_MIN, le=LEASE_MAX)]
@@ -96,41 +95,25 @@ def claim_next_task(call: Call, args: ClaimNextTask) -> Reply:
 _RENEW = "Renew with renew_claims before expiresAt; send claimFence with your writes."
 
 
-# name, title, description, arguments, handler, route, command
-Row = tuple[str, str, str, type[Args], Callable[[Call, Any], Reply], Rest, Cli]
-
-
-def _claim_write(row: Row) -> Operation:
-    """A claim tool: a board write of the agent's loop, not keyed. Claiming, renewing or
-    releasing again changes nothing more; claiming the next task again takes another one."""
-    name, title, description, args, run, rest, cli = row
-    return Operation(
-        name=name,
-        title=title,
-        description=description,
-        args=args,
-        toolset=Toolset.BOARD,
-        run=run,
-        scopes=(Scope.TASKS_MANAGE,),
-        read_only=False,
-        idempotent=name != "claim_next_task",
-        rest=rest,
-        cli=cli,
-    )
-
+# A claim tool is a board write of the agent's loop, not keyed: claiming, renewing or
+# releasing again changes nothing more; claiming the next task again takes another one.
+BOARD = Area(Toolset.BOARD)
 
 # fmt: off
-OPERATIONS = tuple(_claim_write(row) for row in (
-    ("claim_task", "Claim a task",
-     "Hold a task so no other agent takes it; send its fence as claimFence.",
-     ClaimTask, claim_task, Rest("POST", "/api/v1/tasks/{task}/claim"), Cli(("task", "claim"))),
-    ("release_task", "Release a claim", "Let go of your claim on a task.",
-     ReleaseTask, release_task, Rest("DELETE", "/api/v1/tasks/{task}/claim"),
-     Cli(("task", "release"))),
-    ("renew_claims", "Renew claims", "Renew your live claims (one task's, or all).",
-     RenewClaims, renew_claims, Rest("POST", "/api/v1/claims/renew"), Cli(("task", "renew"))),
-    ("claim_next_task", "Claim next task", "Claim the best free task your role may do.",
-     ClaimNextTask, claim_next_task, Rest("POST", "/api/v1/projects/{project}/claims/next"),
-     Cli(("task", "claim-next"))),
-))
+OPERATIONS = (
+    BOARD.write("claim_task", "Claim a task",
+                "Hold a task so no other agent takes it; send its fence as claimFence.",
+                ClaimTask, claim_task, Rest("POST", "/api/v1/tasks/{task}/claim"),
+                Cli(("task", "claim"))),
+    BOARD.write("release_task", "Release a claim", "Let go of your claim on a task.",
+                ReleaseTask, release_task, Rest("DELETE", "/api/v1/tasks/{task}/claim"),
+                Cli(("task", "release"))),
+    BOARD.write("renew_claims", "Renew claims", "Renew your live claims (one task's, or all).",
+                RenewClaims, renew_claims, Rest("POST", "/api/v1/claims/renew"),
+                Cli(("task", "renew"))),
+    BOARD.write("claim_next_task", "Claim next task", "Claim the best free task your role may do.",
+                ClaimNextTask, claim_next_task,
+                Rest("POST", "/api/v1/projects/{project}/claims/next"), Cli(("task", "claim-next")),
+                idempotent=False),
+)
 # fmt: on

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
@@ -9,7 +10,7 @@ from pydantic import Field
 from crewboard.contract.args import Args, WorkspaceId
 from crewboard.contract.board import present_notes
 from crewboard.contract.board.tasks import TaskRef
-from crewboard.contract.operation import Call, Cli, NoDoor, Operation, Rest, keyed_write
+from crewboard.contract.operation import Area, Call, Cli, NoDoor, Rest
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply
 from crewboard.domain.identity.access import Toolset
 from crewboard.services.board import note_reads, questions
@@ -100,66 +101,42 @@ def keyed_reply(result: KeyedResult) -> Reply:
     return Reply(result.body, note)
 
 
+def write_on_task(
+    write: Callable[..., KeyedResult], call: Call, args: TaskWrite, **fields: Any
+) -> Reply:
+    """Run a keyed write on a task: `write` gets the caller, the task, its workspace and the
+    key, and `fields` (its own arguments and its answer's view)."""
+    return keyed_reply(write(call.db, call.actor, **args.target(), **fields))
+
+
 def post_comment(call: Call, args: PostComment) -> Reply:
-    return keyed_reply(
-        task_notes.post_comment(
-            call.db,
-            call.actor,
-            content=args.content,
-            answer=present_notes.comment_answer,
-            **args.target(),
-        )
-    )
+    answer = present_notes.comment_answer
+    return write_on_task(task_notes.post_comment, call, args, content=args.content, answer=answer)
 
 
 def agent_update(call: Call, args: AgentUpdate) -> Reply:
-    return keyed_reply(
-        task_notes.agent_update(
-            call.db,
-            call.actor,
-            content=args.content,
-            answer=present_notes.agent_update_answer,
-            **args.target(),
-        )
-    )
+    answer = present_notes.agent_update_answer
+    return write_on_task(task_notes.agent_update, call, args, content=args.content, answer=answer)
 
 
 def save_output(call: Call, args: SaveOutput) -> Reply:
-    return keyed_reply(
-        task_notes.save_output(
-            call.db,
-            call.actor,
-            name=args.name,
-            content=args.content,
-            answer=present_notes.output_answer,
-            **args.target(),
-        )
-    )
+    return write_on_task(
+        task_notes.save_output, call, args, name=args.name, content=args.content,
+        answer=present_notes.output_answer,
+    )  # fmt: skip
 
 
 def ask_question(call: Call, args: AskQuestion) -> Reply:
-    return keyed_reply(
-        questions.ask_question(
-            call.db,
-            call.actor,
-            question=args.question,
-            answer=present_notes.question_answer,
-            **args.target(),
-        )
-    )
+    answer = present_notes.question_answer
+    return write_on_task(questions.ask_question, call, args, question=args.question, answer=answer)
 
 
 def list_task_notes(call: Call, args: ListTaskNotes) -> Reply:
     kinds = [args.kind] if isinstance(args.kind, str) else args.kind
     page = note_reads.list_task_notes(
-        call.db,
-        call.actor,
-        task=args.task_id,
-        workspace_id=args.workspace_ref(),
-        kinds=kinds,
-        limit=args.limit,
-        cursor=args.cursor,
-    )
+        call.db, call.actor, task=args.task_id, workspace_id=args.workspace_ref(), kinds=kinds,
+        limit=args.limit, cursor=args.cursor,
+    )  # fmt: skip
     # The rows' budget leaves room for the task and the cursor around them.
     body = present_notes.thread_page_view(page, RESPONSE_BUDGET - 4096)
     note = (
@@ -170,64 +147,55 @@ def list_task_notes(call: Call, args: ListTaskNotes) -> Reply:
     return Reply(body, note)
 
 
+BOARD = Area(Toolset.BOARD)
+
 OPERATIONS = (
-    keyed_write(
+    BOARD.write(
         "post_comment",
         "Comment on a task",
         "Add a markdown comment to a task.",
         PostComment,
         post_comment,
-        toolset=Toolset.BOARD,
-        rest=Rest("POST", "/api/v1/tasks/{task}/comments", status=201),
-        cli=Cli(("task", "comment")),
+        Rest.created("/api/v1/tasks/{task}/comments"),
+        Cli(("task", "comment")),
     ),
-    keyed_write(
+    BOARD.write(
         "agent_update",
         "Post a progress note",
         "Post a progress note on a task, shown apart from comments; it changes nothing else.",
         AgentUpdate,
         agent_update,
-        toolset=Toolset.BOARD,
-        rest=Rest("POST", "/api/v1/tasks/{task}/updates", status=201),
-        cli=NoDoor("Agent protocol: an agent's progress note; people comment (task comment)."),
+        Rest.created("/api/v1/tasks/{task}/updates"),
+        NoDoor("Agent protocol: an agent's progress note; people comment (task comment)."),
     ),
-    keyed_write(
+    BOARD.write(
         "save_output",
         "Save a deliverable",
-        (
-            "Save a named deliverable on a task, kept exactly as sent; the same name again adds a "
-            "version."
-        ),
+        "Save a named deliverable on a task, kept exactly as sent; the same name again adds a "
+        "version.",
         SaveOutput,
         save_output,
-        toolset=Toolset.BOARD,
-        rest=Rest("POST", "/api/v1/tasks/{task}/outputs", status=201),
-        cli=Cli(("task", "save-output")),
+        Rest.created("/api/v1/tasks/{task}/outputs"),
+        Cli(("task", "save-output")),
     ),
-    keyed_write(
+    BOARD.write(
         "ask_question",
         "Ask the people a question",
-        (
-            "Ask the people what you cannot decide yourself about a task. Their answer shows in "
-            "get_task notes, list_task_notes and list_activity mine."
-        ),
+        "Ask the people what you cannot decide yourself about a task. Their answer shows in "
+        "get_task notes, list_task_notes and list_activity mine.",
         AskQuestion,
         ask_question,
-        toolset=Toolset.BOARD,
-        rest=Rest("POST", "/api/v1/tasks/{task}/questions", status=201),
-        cli=NoDoor("Agent protocol: an agent asks people, who answer with `question answer`."),
+        Rest.created("/api/v1/tasks/{task}/questions"),
+        NoDoor("Agent protocol: an agent asks people, who answer with `question answer`."),
     ),
-    Operation(
-        name="list_task_notes",
-        title="Read a task's notes",
-        description=(
-            "A task's notes, newest first: comments, agent updates, outputs (previews) and "
-            "questions with answers; kind narrows it."
-        ),
-        args=ListTaskNotes,
-        toolset=Toolset.BOARD,
-        run=list_task_notes,
-        rest=Rest("GET", "/api/v1/tasks/{task}/notes"),
-        cli=Cli(("task", "notes")),
+    BOARD.read(
+        "list_task_notes",
+        "Read a task's notes",
+        "A task's notes, newest first: comments, agent updates, outputs (previews) and "
+        "questions with answers; kind narrows it.",
+        ListTaskNotes,
+        list_task_notes,
+        Rest("GET", "/api/v1/tasks/{task}/notes"),
+        Cli(("task", "notes")),
     ),
 )

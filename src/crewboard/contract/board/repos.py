@@ -7,9 +7,9 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from crewboard.contract.args import Args, WorkspaceId
-from crewboard.contract.board.notes import TaskWrite, keyed_reply
+from crewboard.contract.board.notes import TaskWrite, write_on_task
 from crewboard.contract.board.present_notes import link_answer, repo_listing_view, report_answer
-from crewboard.contract.operation import Call, Cli, Operation, Rest, keyed_write
+from crewboard.contract.operation import Area, Call, Cli, Rest
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, compact, fit_rows
 from crewboard.domain.identity.access import Toolset
 from crewboard.services.board import repos
@@ -95,76 +95,51 @@ def list_task_repos(call: Call, args: ListTaskRepos) -> Reply:
 
 
 def propose_repo_change(call: Call, args: ProposeRepoChange) -> Reply:
-    return keyed_reply(
-        repos.propose_repo_change(
-            call.db,
-            call.actor,
-            repo_id=args.repo_id,
-            branch=args.branch,
-            target_branch=args.target_branch,
-            title=args.title,
-            summary=args.summary,
-            pr_url=args.pr_url,
-            answer=link_answer,
-            **args.target(),
-        )
-    )
+    return write_on_task(
+        repos.propose_repo_change, call, args, repo_id=args.repo_id, branch=args.branch,
+        target_branch=args.target_branch, title=args.title, summary=args.summary,
+        pr_url=args.pr_url, answer=link_answer,
+    )  # fmt: skip
 
 
 def report_repo_status(call: Call, args: ReportRepoStatus) -> Reply:
-    return keyed_reply(
-        repos.report_repo_status(
-            call.db,
-            call.actor,
-            repo_id=args.repo_id,
-            branch=args.branch,
-            commit=args.commit,
-            tests=args.tests,
-            summary=args.summary,
-            answer=report_answer,
-            **args.target(),
-        )
-    )
+    return write_on_task(
+        repos.report_repo_status, call, args, repo_id=args.repo_id, branch=args.branch,
+        commit=args.commit, tests=args.tests, summary=args.summary, answer=report_answer,
+    )  # fmt: skip
 
+
+BOARD = Area(Toolset.BOARD)
 
 OPERATIONS = (
-    Operation(
-        name="list_task_repos",
-        title="List repositories and task branches",
-        description=(
-            "The project's repositories (by projectId or taskId); with taskId also its branch links"
-            " and newest status reports."
-        ),
-        args=ListTaskRepos,
-        toolset=Toolset.BOARD,
-        run=list_task_repos,
-        rest=Rest("GET", "/api/v1/projects/{project}/repos"),
-        cli=Cli(("task", "branches")),
+    BOARD.read(
+        "list_task_repos",
+        "List repositories and task branches",
+        "The project's repositories (by projectId or taskId); with taskId also its branch links"
+        " and newest status reports.",
+        ListTaskRepos,
+        list_task_repos,
+        Rest("GET", "/api/v1/projects/{project}/repos"),
+        Cli(("task", "branches")),
     ),
-    keyed_write(
+    BOARD.write(
         "propose_repo_change",
         "Link a branch to a task",
-        (
-            "Link a task to your branch right after pushing it, with prUrl once a pull request "
-            "exists. The same task, repository and branch again updates the link."
-        ),
+        "Link a task to your branch right after pushing it, with prUrl once a pull request "
+        "exists. The same task, repository and branch again updates the link.",
         ProposeRepoChange,
         propose_repo_change,
-        toolset=Toolset.BOARD,
-        rest=Rest("POST", "/api/v1/tasks/{task}/repos/{repo}/changes", status=201),
-        cli=Cli(("task", "link-branch")),
+        Rest.created("/api/v1/tasks/{task}/repos/{repo}/changes"),
+        Cli(("task", "link-branch")),
     ),
-    keyed_write(
+    BOARD.write(
         "report_repo_status",
         "Report how the code stands",
-        (
-            "Report a branch, commit, test result or summary on a task. It never links a branch: "
-            "propose_repo_change does."
-        ),
+        "Report a branch, commit, test result or summary on a task. It never links a branch: "
+        "propose_repo_change does.",
         ReportRepoStatus,
         report_repo_status,
-        toolset=Toolset.BOARD,
-        rest=Rest("POST", "/api/v1/tasks/{task}/repos/{repo}/status", status=201),
-        cli=Cli(("task", "report-status")),
+        Rest.created("/api/v1/tasks/{task}/repos/{repo}/status"),
+        Cli(("task", "report-status")),
     ),
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, ProjectRef, WorkspaceId
-from crewboard.contract.operation import Call, Cli, Operation, Rest
+from crewboard.contract.operation import Area, Call, Cli, Rest
 from crewboard.contract.reply import Reply, fit_rows
 from crewboard.contract.review.present_activity import entry_view
 from crewboard.contract.review.present_inbox import posted_view
@@ -48,15 +48,9 @@ class PostMessage(Args):
 
 def list_activity(call: Call, args: ListActivity) -> Reply:
     found = activity.list_activity(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
-        limit=args.limit,
-        since=args.since,
-        mine=args.mine,
-        task=args.task_id,
-    )
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        limit=args.limit, since=args.since, mine=args.mine, task=args.task_id,
+    )  # fmt: skip
     entries = [entry_view(e) for e in found.entries]
     kept = fit_rows(entries)
     cursor = found.cursor
@@ -71,49 +65,37 @@ def list_activity(call: Call, args: ListActivity) -> Reply:
 
 def post_message(call: Call, args: PostMessage) -> Reply:
     result = messages.post_message(
-        call.db,
-        call.actor,
-        project=args.project_id,
-        workspace_id=args.workspace_ref(),
-        participant_id=args.participant_id,
-        body=args.body,
-        task=args.task_id,
-        idempotency_key=args.idempotency_key,
-        answer=posted_view,
-    )
+        call.db, call.actor, project=args.project_id, workspace_id=args.workspace_ref(),
+        participant_id=args.participant_id, body=args.body, task=args.task_id,
+        idempotency_key=args.idempotency_key, answer=posted_view,
+    )  # fmt: skip
     note = "This key was used before: this is the original answer." if result.replayed else None
     return Reply(result.body, note)
 
 
+# Reading the stream needs only `read`; a message needs messages:write.
+REVIEW = Area(Toolset.REVIEW, write_scopes=(Scope.MESSAGES_WRITE,))
+
 OPERATIONS = (
-    Operation(
-        name="list_activity",
-        title="Follow the activity",
-        description=(
-            "What happened, newest first: task changes, notes, proposals, messages, hand-ins with "
-            "people's decisions. mine: your hand-ins and what people answered you. Pass the cursor "
-            "as since for what is new."
-        ),
-        args=ListActivity,
-        toolset=Toolset.REVIEW,
-        run=list_activity,
-        rest=Rest("GET", "/api/v1/projects/{project}/activity"),
-        cli=Cli(("activity", "list")),
+    REVIEW.read(
+        "list_activity",
+        "Follow the activity",
+        "What happened, newest first: task changes, notes, proposals, messages, hand-ins with "
+        "people's decisions. mine: your hand-ins and what people answered you. Pass the cursor "
+        "as since for what is new.",
+        ListActivity,
+        list_activity,
+        Rest("GET", "/api/v1/projects/{project}/activity"),
+        Cli(("activity", "list")),
     ),
-    Operation(
-        name="post_message",
-        title="Message a participant",
-        description=(
-            "Write into a participant's inbox thread (a role or person from list_team), optionally "
-            "about a task. It changes nothing else."
-        ),
-        args=PostMessage,
-        toolset=Toolset.REVIEW,
-        run=post_message,
-        scopes=(Scope.MESSAGES_WRITE,),
-        read_only=False,
-        idempotent=True,
-        rest=Rest("POST", "/api/v1/projects/{project}/messages", status=201),
-        cli=Cli(("message", "send")),
+    REVIEW.write(
+        "post_message",
+        "Message a participant",
+        "Write into a participant's inbox thread (a role or person from list_team), optionally "
+        "about a task. It changes nothing else.",
+        PostMessage,
+        post_message,
+        Rest.created("/api/v1/projects/{project}/messages"),
+        Cli(("message", "send")),
     ),
 )

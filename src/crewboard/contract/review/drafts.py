@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from crewboard.contract.args import Args, ClaimFence, Revision, WorkspaceId
 from crewboard.contract.board.tasks import TaskRef
-from crewboard.contract.operation import Call, NoDoor, Operation, Rest
+from crewboard.contract.operation import Area, Call, NoDoor, Rest
 from crewboard.contract.reply import Reply
 from crewboard.contract.review.present import hand_in_view
 from crewboard.domain.identity.access import Scope, Toolset
@@ -119,81 +119,60 @@ def _reply(result: KeyedResult) -> Reply:
     return Reply(body, " ".join(notes) or None)
 
 
+def _written(args: ResultFields | DraftFields) -> dict[str, Any]:
+    """What a hand-in and a draft both pass their service: the workspace, the draft's fields
+    and the answer's view."""
+    names = ("idempotency_key", "context_receipt_id", "title", "summary", "content", "collection",
+             "document")  # fmt: skip
+    given = {name: getattr(args, name) for name in names}
+    return given | {"workspace_id": args.workspace_ref(), "answer": hand_in_view}
+
+
 def submit_result(call: Call, args: SubmitResult) -> Reply:
     return _reply(
         drafts.submit_result(
-            call.db,
-            call.actor,
-            project=args.project_id,
-            workspace_id=args.workspace_ref(),
-            task=args.task_id,
-            idempotency_key=args.idempotency_key,
+            call.db, call.actor, project=args.project_id, task=args.task_id,
             expected_revision=args.expected_revision,
-            context_receipt_id=args.context_receipt_id,
-            title=args.title,
-            summary=args.summary,
-            content=args.content,
-            collection=args.collection,
-            document=args.document,
             references=[r.model_dump(exclude_none=True) for r in args.references or []],
-            answer=hand_in_view,
-            claim_fence=args.claim_fence,
+            claim_fence=args.claim_fence, **_written(args),
         )
-    )
+    )  # fmt: skip
 
 
 def create_draft(call: Call, args: CreateDraft) -> Reply:
     return _reply(
         drafts.create_draft(
-            call.db,
-            call.actor,
-            task=args.task_id,
-            project=args.project_id,
-            workspace_id=args.workspace_ref(),
-            idempotency_key=args.idempotency_key,
-            context_receipt_id=args.context_receipt_id,
-            title=args.title,
-            summary=args.summary,
-            content=args.content,
-            collection=args.collection,
-            document=args.document,
-            answer=hand_in_view,
+            call.db, call.actor, task=args.task_id, project=args.project_id, **_written(args)
         )
     )
 
 
+# A hand-in needs drafts:create; submit_result also moves the task (tasks:manage). A second
+# create_draft with no key makes a second draft: not idempotent.
+REVIEW = Area(Toolset.REVIEW, write_scopes=(Scope.DRAFTS_CREATE,))
+
 OPERATIONS = (
-    Operation(
-        name="submit_result",
-        title="Hand in a finished task",
-        description=(
-            "Hand in finished work: a draft for people to review, the task moved to review (from "
-            "backlog, ready_for_ai or in_progress at expectedRevision; else the answer says why), "
-            "your git references."
-        ),
-        args=SubmitResult,
-        toolset=Toolset.REVIEW,
-        run=submit_result,
+    REVIEW.write(
+        "submit_result",
+        "Hand in a finished task",
+        "Hand in finished work: a draft for people to review, the task moved to review (from "
+        "backlog, ready_for_ai or in_progress at expectedRevision; else the answer says why), "
+        "your git references.",
+        SubmitResult,
+        submit_result,
+        Rest.created("/api/v1/tasks/{task}/results"),
+        NoDoor("Agent protocol: an agent hands in work; people decide (review approve)."),
         scopes=(Scope.DRAFTS_CREATE, Scope.TASKS_MANAGE),
-        read_only=False,
-        idempotent=True,
-        rest=Rest("POST", "/api/v1/tasks/{task}/results", status=201),
-        cli=NoDoor("Agent protocol: an agent hands in work; people decide (review approve)."),
     ),
-    Operation(
-        name="create_draft",
-        title="Propose a draft",
-        description=(
-            "Hand a result in as a draft for review, leaving the task as it is (submit_result also "
-            "moves it)."
-        ),
-        args=CreateDraft,
-        toolset=Toolset.REVIEW,
-        run=create_draft,
-        scopes=(Scope.DRAFTS_CREATE,),
-        read_only=False,
+    REVIEW.write(
+        "create_draft",
+        "Propose a draft",
+        "Hand a result in as a draft for review, leaving the task as it is (submit_result also "
+        "moves it).",
+        CreateDraft,
+        create_draft,
+        Rest.created("/api/v1/tasks/{task}/drafts"),
+        NoDoor("Agent protocol: an agent hands in a draft; people decide (review approve)."),
         idempotent=False,
-        rest=Rest("POST", "/api/v1/tasks/{task}/drafts", status=201),
-        cli=NoDoor("Agent protocol: an agent hands in a draft; people decide (review approve)."),
     ),
 )

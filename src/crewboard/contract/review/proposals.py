@@ -9,7 +9,7 @@ from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, ProjectRef, WorkspaceId
 from crewboard.contract.board.tasks import Priority, Status, TaskRef, TaskType
-from crewboard.contract.operation import Call, Cli, NoDoor, Operation, Rest, keyed_write
+from crewboard.contract.operation import Area, Call, NoDoor, Rest
 from crewboard.contract.reply import Reply
 from crewboard.contract.review.present_proposals import proposed_view
 from crewboard.domain.board.tasks import MAX_LONG_TEXT, MAX_TITLE
@@ -105,157 +105,99 @@ def _sent(model: Args) -> dict[str, Any]:
     return model.model_dump(by_alias=True, exclude_none=True)
 
 
-def propose_task(call: Call, args: ProposeTask) -> Reply:
+def _card(propose: Callable[..., KeyedResult], call: Call, args: Any, **fields: Any) -> Reply:
+    """Leave a card with `propose`: what every proposal passes besides its own `fields`
+    (the caller, the workspace, the key and the card's view), and the same notes after."""
     return _reply(
-        proposals.propose_task(
-            call.db,
-            call.actor,
-            project=args.project_id,
-            workspace_id=args.workspace_ref(),
-            title=args.title,
-            description=args.description,
-            type_hint=args.type_hint,
-            role_hint=args.role_hint,
-            idempotency_key=args.idempotency_key,
-            answer=proposed_view,
+        propose(
+            call.db, call.actor, workspace_id=args.workspace_ref(),
+            idempotency_key=args.idempotency_key, answer=proposed_view, **fields,
         )
-    )
+    )  # fmt: skip
+
+
+def propose_task(call: Call, args: ProposeTask) -> Reply:
+    return _card(
+        proposals.propose_task, call, args, project=args.project_id, title=args.title,
+        description=args.description, type_hint=args.type_hint, role_hint=args.role_hint,
+    )  # fmt: skip
 
 
 def propose_task_update(call: Call, args: ProposeTaskUpdate) -> Reply:
-    return _reply(
-        proposals.propose_task_update(
-            call.db,
-            call.actor,
-            task=args.task_id,
-            workspace_id=args.workspace_ref(),
-            changes=_sent(args.changes),
-            reason=args.reason,
-            idempotency_key=args.idempotency_key,
-            answer=proposed_view,
-        )
-    )
+    return _card(
+        proposals.propose_task_update, call, args, task=args.task_id,
+        changes=_sent(args.changes), reason=args.reason,
+    )  # fmt: skip
 
 
 def propose_task_delete(call: Call, args: ProposeTaskDelete) -> Reply:
-    return _reply(
-        proposals.propose_task_delete(
-            call.db,
-            call.actor,
-            task=args.task_id,
-            workspace_id=args.workspace_ref(),
-            reason=args.reason,
-            idempotency_key=args.idempotency_key,
-            answer=proposed_view,
-        )
-    )
+    return _card(proposals.propose_task_delete, call, args, task=args.task_id, reason=args.reason)
 
 
 def propose_role(call: Call, args: ProposeRole) -> Reply:
-    return _reply(
-        proposals.propose_role(
-            call.db,
-            call.actor,
-            project=args.project_id,
-            workspace_id=args.workspace_ref(),
-            name=args.name,
-            role=args.role,
-            description=args.description,
-            idempotency_key=args.idempotency_key,
-            answer=proposed_view,
-        )
-    )
+    return _card(
+        proposals.propose_role, call, args, project=args.project_id, name=args.name,
+        role=args.role, description=args.description,
+    )  # fmt: skip
 
 
 def propose_composition(call: Call, args: ProposeComposition) -> Reply:
-    return _reply(
-        proposals.propose_composition(
-            call.db,
-            call.actor,
-            project=args.project_id,
-            workspace_id=args.workspace_ref(),
-            seats=[_sent(seat) for seat in args.seats],
-            rationale=args.rationale,
-            idempotency_key=args.idempotency_key,
-            answer=proposed_view,
-        )
-    )
+    return _card(
+        proposals.propose_composition, call, args, project=args.project_id,
+        seats=[_sent(seat) for seat in args.seats], rationale=args.rationale,
+    )  # fmt: skip
 
 
-def _card_tool(
-    name: str,
-    title: str,
-    description: str,
-    args: type[Args],
-    run: Callable[[Call, Any], Reply],
-    *,
-    cli: Cli | NoDoor,
-    team: bool = False,
-    rest: Rest | NoDoor,
-) -> Operation:
-    """A proposal: a write (it adds a card) that is safe to retry with its idempotencyKey."""
-    return keyed_write(
-        name,
-        title,
-        description,
-        args,
-        run,
-        toolset=Toolset.TEAM if team else Toolset.PLANNING,
-        scopes=(Scope.TEAM_MANAGE if team else Scope.TASKS_MANAGE,),
-        rest=rest,
-        cli=cli,
-    )
-
+# A proposal adds a card and is safe to retry with its idempotencyKey; a team's seats need
+# team:manage, a task's tasks:manage.
+PLANNING = Area(Toolset.PLANNING)
+TEAM = Area(Toolset.TEAM, write_scopes=(Scope.TEAM_MANAGE,))
 
 OPERATIONS = (
-    _card_tool(
+    PLANNING.write(
         "propose_task",
         "Propose a new task",
         "Suggest a new task as an inbox card; created in backlog if a person accepts.",
         ProposeTask,
         propose_task,
-        rest=Rest("POST", "/api/v1/projects/{project}/proposals/task", status=201),
-        cli=NoDoor("Agent protocol: an inbox card for people; a person runs `task create`."),
+        Rest.created("/api/v1/projects/{project}/proposals/task"),
+        NoDoor("Agent protocol: an inbox card for people; a person runs `task create`."),
     ),
-    _card_tool(
+    PLANNING.write(
         "propose_task_update",
         "Propose a task change",
-        (
-            "Suggest changes to a task as an inbox card (now next to proposed); applied if a person"
-            " accepts."
-        ),
+        "Suggest changes to a task as an inbox card (now next to proposed); applied if a person"
+        " accepts.",
         ProposeTaskUpdate,
         propose_task_update,
-        rest=Rest("POST", "/api/v1/tasks/{task}/proposals/update", status=201),
-        cli=NoDoor("Agent protocol: an inbox card for people; a person runs `task update`."),
+        Rest.created("/api/v1/tasks/{task}/proposals/update"),
+        NoDoor("Agent protocol: an inbox card for people; a person runs `task update`."),
     ),
-    _card_tool(
+    PLANNING.write(
         "propose_task_delete",
         "Propose deleting a task",
         "Ask the people to delete a task; it goes only if a person accepts.",
         ProposeTaskDelete,
         propose_task_delete,
-        rest=Rest("POST", "/api/v1/tasks/{task}/proposals/delete", status=201),
-        cli=NoDoor("Agent protocol: an inbox card for people (proposal accept/dismiss)."),
+        Rest.created("/api/v1/tasks/{task}/proposals/delete"),
+        NoDoor("Agent protocol: an inbox card for people (proposal accept/dismiss)."),
     ),
-    _card_tool(
+    TEAM.write(
         "propose_role",
         "Propose a team role",
         "Suggest a new team seat; an admin accepts it in the inbox (no AI is connected).",
         ProposeRole,
         propose_role,
-        cli=NoDoor("Agent protocol: an inbox card for admins; an admin runs `team add-role`."),
-        team=True,
-        rest=Rest("POST", "/api/v1/projects/{project}/proposals/role", status=201),
+        Rest.created("/api/v1/projects/{project}/proposals/role"),
+        NoDoor("Agent protocol: an inbox card for admins; an admin runs `team add-role`."),
     ),
-    _card_tool(
+    TEAM.write(
         "propose_composition",
         "Propose a team",
         "Suggest the seats a project needs (1-12) as one inbox card; one accept adds them all.",
         ProposeComposition,
         propose_composition,
-        cli=NoDoor("Agent protocol: a team proposal for admins; an admin runs `team add-role`."),
-        team=True,
-        rest=Rest("POST", "/api/v1/projects/{project}/proposals/composition", status=201),
+        Rest.created("/api/v1/projects/{project}/proposals/composition"),
+        NoDoor("Agent protocol: a team proposal for admins; an admin runs `team add-role`."),
     ),
 )
