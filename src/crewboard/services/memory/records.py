@@ -27,7 +27,7 @@ from crewboard.services.events import record_project_event
 from crewboard.services.identity.access import (
     ANY_WORKSPACE,
     WorkspaceRef,
-    access_project,
+    access_owned,
     open_projects,
 )
 from crewboard.services.paging import check_page
@@ -234,14 +234,7 @@ def access_record(
         NotFound: no such record, or its project is not open to the actor (the same answer).
         PermissionDenied: the role is too low.
     """
-    record = None if "\x00" in record_id else memory_of(uow).record(record_id)
-    if record is None:
-        raise record_not_found(record_id)
-    try:
-        access = access_project(uow, actor, record.project_id, role=role)
-    except NotFound:
-        raise record_not_found(record_id) from None
-    return record, access.project
+    return access_owned(uow, actor, record_id, memory_of(uow).record, record_not_found, role=role)
 
 
 def get_record(db: Database, actor: Actor, record_id: str) -> MemoryRecord:

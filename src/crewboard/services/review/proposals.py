@@ -32,6 +32,7 @@ from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.identity.access import (
     ANY_WORKSPACE,
     WorkspaceRef,
+    access_owned,
     access_project,
     open_projects,
     require_signed_in_person,
@@ -479,13 +480,7 @@ def get_proposal(db: Database, actor: Actor, proposal_id: str) -> ProposalRow:
     """
 
     def work(uow: UnitOfWork) -> ProposalRow:
-        found = None if "\x00" in proposal_id else proposals_of(uow).get(proposal_id)
-        if found is None:
-            raise proposal_not_found(proposal_id)
-        try:
-            access_project(uow, actor, found.project_id)
-        except NotFound:
-            raise proposal_not_found(proposal_id) from None
+        found, _ = access_owned(uow, actor, proposal_id, proposals_of(uow).get, proposal_not_found)
         return _rows(uow, [found])[0]
 
     result: ProposalRow = db.read(work)
