@@ -222,13 +222,9 @@ def _saved_revision(
     """
     project, workspace_id = where
     file, _access = find_file(
-        uow,
-        actor,
-        project=project,
-        ref=ref,
-        include_trashed=include_trashed,
+        uow, actor, project=project, ref=ref, include_trashed=include_trashed,
         workspace_id=workspace_id,
-    )
+    )  # fmt: skip
     wanted = revision or file.revision_count
     saved = files_of(uow).revision(file.id, wanted)
     if saved is None:
