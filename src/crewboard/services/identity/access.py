@@ -28,11 +28,20 @@ ANY_WORKSPACE = _AnyWorkspace()
 WorkspaceRef = str | None | _AnyWorkspace
 
 
-def project_not_found(ref: str) -> NotFound:
-    return NotFound(
-        f"No project {ref!r} is open to you; list_projects shows the projects you can use.",
-        {"resource": "project", "ref": ref},
-    )
+def not_open(resource: str, hint: str, noun: str = "") -> Callable[[str], NotFound]:
+    """How to refuse a `resource` by ref that does not exist or is not open to the actor (the
+    same answer for both), with a `hint` of where to look instead."""
+
+    def missing(ref: str) -> NotFound:
+        return NotFound(
+            f"No {noun or resource} {ref!r} is open to you; {hint}",
+            {"resource": resource, "ref": ref},
+        )
+
+    return missing
+
+
+project_not_found = not_open("project", "list_projects shows the projects you can use.")
 
 
 def access_project(

@@ -22,12 +22,13 @@ from crewboard.domain.memory import (
 )
 from crewboard.domain.projects import Project
 from crewboard.domain.validation import check_text
-from crewboard.errors import LimitExceeded, NotFound, ValidationFailed
+from crewboard.errors import LimitExceeded, ValidationFailed
 from crewboard.services.events import record_project_event
 from crewboard.services.identity.access import (
     ANY_WORKSPACE,
     WorkspaceRef,
     access_owned,
+    not_open,
     open_projects,
 )
 from crewboard.services.paging import check_page
@@ -215,11 +216,9 @@ def record_event(
     record_project_event(uow, actor, kind, project, {"record": record_payload(record)})
 
 
-def record_not_found(record_id: str) -> NotFound:
-    return NotFound(
-        f"No memory record {record_id!r} is open to you; get_project_memory lists the records.",
-        {"resource": "memory_record", "ref": record_id},
-    )
+record_not_found = not_open(
+    "memory_record", "get_project_memory lists the records.", noun="memory record"
+)
 
 
 # --- reading one record ----------------------------------------------------------------------

@@ -30,11 +30,12 @@ from crewboard.domain.review import (
     XpGain,
 )
 from crewboard.domain.validation import check_text
-from crewboard.errors import NotFound, ValidationFailed
+from crewboard.errors import ValidationFailed
 from crewboard.services.board.tasks import do_create_task, save_task
 from crewboard.services.board.views import task_key
 from crewboard.services.identity.access import (
     access_owned,
+    not_open,
     require_signed_in_person,
 )
 from crewboard.services.memory import records as memory
@@ -60,11 +61,7 @@ def preview(text: str) -> str:
 # --- shared by decisions -------------------------------------------------------------------------
 
 
-def draft_not_found(draft_id: str) -> NotFound:
-    return NotFound(
-        f"No draft {draft_id!r} is open to you; the inbox lists the hand-ins waiting for review.",
-        {"resource": "draft", "ref": draft_id},
-    )
+draft_not_found = not_open("draft", "the inbox lists the hand-ins waiting for review.")
 
 
 def access_draft(

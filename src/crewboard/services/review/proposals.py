@@ -34,6 +34,7 @@ from crewboard.services.identity.access import (
     WorkspaceRef,
     access_owned,
     access_project,
+    not_open,
     open_projects,
     require_signed_in_person,
 )
@@ -380,11 +381,7 @@ def propose_composition(
 # --- person side: deciding ---------------------------------------------------------------------
 
 
-def proposal_not_found(ref: str) -> NotFound:
-    return NotFound(
-        f"No proposal {ref!r} is open to you; list the proposals of a project to see them.",
-        {"resource": "proposal", "ref": ref},
-    )
+proposal_not_found = not_open("proposal", "list the proposals of a project to see them.")
 
 
 def _decidable(uow: UnitOfWork, actor: Actor, proposal_id: str) -> tuple[Proposal, Project]:
