@@ -21,6 +21,7 @@ from typing import Any
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.validation import check_idempotency_key, check_no_nul
 from crewboard.errors import IdempotencyConflict, ValidationFailed
+from crewboard.storage.database import Database
 from crewboard.storage.ledger import LedgerEntry
 from crewboard.storage.uow import UnitOfWork
 
@@ -111,3 +112,22 @@ def require_key(key: str | None) -> str:
             "idempotencyKey", "required: send a stable key for this write and reuse it on retry."
         )
     return check_no_nul("idempotencyKey", key)
+
+
+def keyed_write(
+    db: Database,
+    actor: Actor,
+    call: tuple[str | None, str, Mapping[str, Any]],
+    perform: Callable[[UnitOfWork], Ack],
+) -> KeyedResult:
+    """`do_keyed_write` in a write transaction of its own; `call` is (key, operation,
+    arguments) as the ledger keeps them."""
+    key, operation, arguments = call
+
+    def work(uow: UnitOfWork) -> KeyedResult:
+        return do_keyed_write(
+            uow, actor, key=key, operation=operation, arguments=arguments,
+            perform=lambda: perform(uow),
+        )  # fmt: skip
+
+    return db.write(work)

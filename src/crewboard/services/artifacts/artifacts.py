@@ -133,6 +133,27 @@ def kept_revision(uow: UnitOfWork, artifact: Artifact, number: int, field: str) 
     return number
 
 
+def find_kept(
+    uow: UnitOfWork,
+    actor: Actor,
+    where: tuple[str, WorkspaceRef],
+    ref: str,
+    revision: int | None,
+) -> tuple[Artifact, int]:
+    """An artifact of the project `where` names and the number of a kept revision of it
+    (None: the newest).
+
+    Raises:
+        NotFound: no such artifact, or the revision is not kept.
+    """
+    project, workspace_id = where
+    artifact, _access = find_artifact(
+        uow, actor, project=project, ref=ref, workspace_id=workspace_id
+    )
+    number = artifact.revision_count if revision is None else revision
+    return artifact, kept_revision(uow, artifact, number, "revision")
+
+
 # --- reading -------------------------------------------------------------------------------------
 
 
@@ -177,12 +198,7 @@ def get_artifact(
     """
 
     def work(uow: UnitOfWork) -> ArtifactShown:
-        artifact, _access = find_artifact(
-            uow, actor, project=project, ref=ref, workspace_id=workspace_id
-        )
-        number = kept_revision(
-            uow, artifact, artifact.revision_count if revision is None else revision, "revision"
-        )
+        artifact, number = find_kept(uow, actor, (project, workspace_id), ref, revision)
         repo = artifacts_of(uow)
         shown = repo.revision(artifact.id, number)
         assert shown is not None  # noqa: S101 - checked kept above
@@ -215,12 +231,7 @@ def read_artifact_file(
     (wanted,) = check_paths([path], "path") if path else (path,)
 
     def work(uow: UnitOfWork) -> FileLines:
-        artifact, _access = find_artifact(
-            uow, actor, project=project, ref=ref, workspace_id=workspace_id
-        )
-        number = kept_revision(
-            uow, artifact, artifact.revision_count if revision is None else revision, "revision"
-        )
+        artifact, number = find_kept(uow, actor, (project, workspace_id), ref, revision)
         found = artifacts_of(uow).files(artifact.id, number).get(wanted)
         if found is None:
             raise NotFound(
@@ -265,12 +276,7 @@ def revision_bytes(
     """
 
     def work(uow: UnitOfWork) -> tuple[Artifact, int, list[tuple[ArtifactFile, bytes]]]:
-        artifact, _access = find_artifact(
-            uow, actor, project=project, ref=ref, workspace_id=workspace_id
-        )
-        number = kept_revision(
-            uow, artifact, artifact.revision_count if revision is None else revision, "revision"
-        )
+        artifact, number = find_kept(uow, actor, (project, workspace_id), ref, revision)
         files = artifacts_of(uow).files(artifact.id, number).values()
         return artifact, number, [(f, uow.blobs.read(f.digest)) for f in files]
 

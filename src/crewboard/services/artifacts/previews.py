@@ -18,7 +18,11 @@ from crewboard.domain.artifacts import ArtifactFile, PreviewGrant
 from crewboard.domain.files import normalise_path
 from crewboard.domain.identity.records import Actor
 from crewboard.errors import NotFound
-from crewboard.services.artifacts.artifacts import artifacts_of, find_artifact, kept_revision
+from crewboard.services.artifacts.artifacts import (
+    artifacts_of,
+    find_kept,
+)
+from crewboard.services.identity.access import ANY_WORKSPACE
 from crewboard.services.views import stamp_of
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
@@ -43,10 +47,7 @@ def open_preview(
     token = secrets.token_urlsafe(24)
 
     def work(uow: UnitOfWork) -> PreviewGrant:
-        artifact, _access = find_artifact(uow, actor, project=project, ref=ref)
-        number = kept_revision(
-            uow, artifact, artifact.revision_count if revision is None else revision, "revision"
-        )
+        artifact, number = find_kept(uow, actor, (project, ANY_WORKSPACE), ref, revision)
         repo = artifacts_of(uow)
         repo.drop_expired_previews(uow.now)
         repo.add_preview(

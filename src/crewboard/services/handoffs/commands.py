@@ -61,7 +61,7 @@ from crewboard.services.handoffs.lookups import (
 )
 from crewboard.services.handoffs.notify import tell_assignee, tell_recipients
 from crewboard.services.handoffs.queries import read_of
-from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
+from crewboard.services.idempotency import Ack, KeyedResult, keyed_write
 from crewboard.services.identity.access import (
     ANY_WORKSPACE,
     WorkspaceRef,
@@ -133,17 +133,7 @@ def create_handoff(
         )
         return Ack(answer(HandoffMade(read, told)), "handoff", item.id, item.project_id)
 
-    def work(uow: UnitOfWork) -> KeyedResult:
-        return do_keyed_write(
-            uow,
-            actor,
-            key=idempotency_key,
-            operation="create_handoff",
-            arguments=arguments,
-            perform=lambda: perform(uow),
-        )  # fmt: skip
-
-    return db.write(work)
+    return keyed_write(db, actor, (idempotency_key, "create_handoff", arguments), perform)
 
 
 @dataclass(frozen=True)
@@ -374,17 +364,9 @@ def create_handoff_action_item(
         read = ItemRead(item, users_of(uow, [item.assignee_user_id]))
         return Ack(answer(read), "handoff_action_item", item.id, handoff.project_id)
 
-    def work(uow: UnitOfWork) -> KeyedResult:
-        return do_keyed_write(
-            uow,
-            actor,
-            key=idempotency_key,
-            operation="create_handoff_action_item",
-            arguments=arguments,
-            perform=lambda: perform(uow),
-        )  # fmt: skip
-
-    return db.write(work)
+    return keyed_write(
+        db, actor, (idempotency_key, "create_handoff_action_item", arguments), perform
+    )
 
 
 def _new_item(

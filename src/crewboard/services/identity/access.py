@@ -6,7 +6,8 @@ project that really does not exist). A refusal for a known project names what is
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
 from crewboard.domain.identity.access import Role, Scope, TokenKind, lower_role, missing_permission
 from crewboard.domain.identity.records import Actor
@@ -27,11 +28,20 @@ ANY_WORKSPACE = _AnyWorkspace()
 WorkspaceRef = str | None | _AnyWorkspace
 
 
-def project_not_found(ref: str) -> NotFound:
-    return NotFound(
-        f"No project {ref!r} is open to you; list_projects shows the projects you can use.",
-        {"resource": "project", "ref": ref},
-    )
+def not_open(resource: str, hint: str, noun: str = "") -> Callable[[str], NotFound]:
+    """How to refuse a `resource` by ref that does not exist or is not open to the actor (the
+    same answer for both), with a `hint` of where to look instead."""
+
+    def missing(ref: str) -> NotFound:
+        return NotFound(
+            f"No {noun or resource} {ref!r} is open to you; {hint}",
+            {"resource": resource, "ref": ref},
+        )
+
+    return missing
+
+
+project_not_found = not_open("project", "list_projects shows the projects you can use.")
 
 
 def access_project(
@@ -74,6 +84,43 @@ def access_project(
         )
     check_workspace(project, workspace_id)
     return ProjectAccess(project=project, role=effective, member_role=member_role)
+
+
+class InProject(Protocol):
+    """Anything that belongs to one project."""
+
+    @property
+    def project_id(self) -> str: ...
+
+
+Owned = TypeVar("Owned", bound=InProject)
+
+
+def access_owned(
+    uow: UnitOfWork,
+    actor: Actor,
+    ref: str,
+    lookup: Callable[[str], Owned | None],
+    missing: Callable[[str], NotFound],
+    *,
+    role: Role = Role.READ,
+    scope: Scope = Scope.READ,
+) -> tuple[Owned, Project]:
+    """A thing looked up by id, with its project, when the actor may act on that project.
+
+    Raises:
+        NotFound: `missing(ref)` for no such thing and for one whose project is not open to
+            the actor (the two look the same).
+        PermissionDenied: the token lacks `scope`, or the role is below `role`.
+    """
+    found = None if "\x00" in ref else lookup(ref)
+    if found is None:
+        raise missing(ref)
+    try:
+        access = access_project(uow, actor, found.project_id, scope=scope, role=role)
+    except NotFound:
+        raise missing(ref) from None
+    return found, access.project
 
 
 def check_workspace(project: Project, workspace_id: WorkspaceRef) -> None:

@@ -22,12 +22,13 @@ from crewboard.domain.memory import (
 )
 from crewboard.domain.projects import Project
 from crewboard.domain.validation import check_text
-from crewboard.errors import LimitExceeded, NotFound, ValidationFailed
+from crewboard.errors import LimitExceeded, ValidationFailed
 from crewboard.services.events import record_project_event
 from crewboard.services.identity.access import (
     ANY_WORKSPACE,
     WorkspaceRef,
-    access_project,
+    access_owned,
+    not_open,
     open_projects,
 )
 from crewboard.services.paging import check_page
@@ -215,11 +216,9 @@ def record_event(
     record_project_event(uow, actor, kind, project, {"record": record_payload(record)})
 
 
-def record_not_found(record_id: str) -> NotFound:
-    return NotFound(
-        f"No memory record {record_id!r} is open to you; get_project_memory lists the records.",
-        {"resource": "memory_record", "ref": record_id},
-    )
+record_not_found = not_open(
+    "memory_record", "get_project_memory lists the records.", noun="memory record"
+)
 
 
 # --- reading one record ----------------------------------------------------------------------
@@ -234,14 +233,7 @@ def access_record(
         NotFound: no such record, or its project is not open to the actor (the same answer).
         PermissionDenied: the role is too low.
     """
-    record = None if "\x00" in record_id else memory_of(uow).record(record_id)
-    if record is None:
-        raise record_not_found(record_id)
-    try:
-        access = access_project(uow, actor, record.project_id, role=role)
-    except NotFound:
-        raise record_not_found(record_id) from None
-    return record, access.project
+    return access_owned(uow, actor, record_id, memory_of(uow).record, record_not_found, role=role)
 
 
 def get_record(db: Database, actor: Actor, record_id: str) -> MemoryRecord:

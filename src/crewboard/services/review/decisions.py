@@ -30,10 +30,14 @@ from crewboard.domain.review import (
     XpGain,
 )
 from crewboard.domain.validation import check_text
-from crewboard.errors import NotFound, ValidationFailed
+from crewboard.errors import ValidationFailed
 from crewboard.services.board.tasks import do_create_task, save_task
 from crewboard.services.board.views import task_key
-from crewboard.services.identity.access import access_project, require_signed_in_person
+from crewboard.services.identity.access import (
+    access_owned,
+    not_open,
+    require_signed_in_person,
+)
 from crewboard.services.memory import records as memory
 from crewboard.services.notifications.notify import notify
 from crewboard.services.views import actor_stamp
@@ -57,11 +61,7 @@ def preview(text: str) -> str:
 # --- shared by decisions -------------------------------------------------------------------------
 
 
-def draft_not_found(draft_id: str) -> NotFound:
-    return NotFound(
-        f"No draft {draft_id!r} is open to you; the inbox lists the hand-ins waiting for review.",
-        {"resource": "draft", "ref": draft_id},
-    )
+draft_not_found = not_open("draft", "the inbox lists the hand-ins waiting for review.")
 
 
 def access_draft(
@@ -73,14 +73,7 @@ def access_draft(
         NotFound: no such draft, or its project is not open to the actor.
         PermissionDenied: the actor's role is below `role`.
     """
-    draft = None if "\x00" in draft_id else drafts_of(uow).get(draft_id)
-    if draft is None:
-        raise draft_not_found(draft_id)
-    try:
-        access = access_project(uow, actor, draft.project_id, role=role)
-    except NotFound:
-        raise draft_not_found(draft_id) from None
-    return draft, access.project
+    return access_owned(uow, actor, draft_id, drafts_of(uow).get, draft_not_found, role=role)
 
 
 def check_state(draft: Draft, accepted: frozenset[DraftStatus], action: str) -> None:

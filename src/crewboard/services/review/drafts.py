@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from crewboard.domain.board.tasks import MAX_LONG_TEXT, MAX_TITLE, AssigneeType, Task, TaskStatus
 from crewboard.domain.identity.access import Role, Scope, parse_enum, parse_enum_list
@@ -37,7 +37,7 @@ from crewboard.services.board.claims import check_claim_fence
 from crewboard.services.board.task_lookup import access_task
 from crewboard.services.board.tasks import save_task
 from crewboard.services.board.views import task_key
-from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write, require_key
+from crewboard.services.idempotency import Ack, KeyedResult, keyed_write, require_key
 from crewboard.services.identity.access import (
     ANY_WORKSPACE,
     WorkspaceRef,
@@ -137,23 +137,30 @@ def _check_texts(title: str, summary: str, content: str) -> tuple[str, str, str]
 # --- landing a draft -----------------------------------------------------------------------------
 
 
+class _HandIn(NamedTuple):
+    """What a hand-in sends, checked before the task is looked up."""
+
+    kind: str  # "result" or "draft"
+    texts: tuple[str, str, str]  # title, summary, content
+    collection: str | None
+    document: str | None
+    references: list[dict[str, Any]]
+    key: str | None
+    via: str
+
+
 def _land(
     uow: UnitOfWork,
     actor: Actor,
-    task: Task,
-    project: Project,
+    target: tuple[Task, Project],
+    hand_in: _HandIn,
     *,
-    kind: str,
-    texts: tuple[str, str, str],
-    collection: str | None,
-    document: str | None,
-    references: list[dict[str, Any]],
     receipt: str | None,
-    key: str | None,
-    via: str,
     moved_from: TaskStatus | None,
 ) -> Draft:
     """Insert the draft and its event `draft.submitted` (the task is moved by the caller)."""
+    task, project = target
+    kind, texts, collection, document, references, key, via = hand_in
     repo = drafts_of(uow)
     root = repo.root_for(task.id)
     uow.serialize(f"draft-chain:{root}")
@@ -230,9 +237,16 @@ def _apply_rule(uow: UnitOfWork, actor: Actor, draft: Draft, project: Project, t
     return decided
 
 
-def _handed_in(
-    uow: UnitOfWork, kind: str, draft: Draft, project: Project, reason: NotMoved | None
+def _settle(
+    uow: UnitOfWork,
+    actor: Actor,
+    kind: str,
+    landed: tuple[Draft, Project, Task],
+    reason: NotMoved | None,
 ) -> HandedIn:
+    """Apply the project's review rule to a landed draft, then what the hand-in made."""
+    draft, project, found = landed
+    draft = _apply_rule(uow, actor, draft, project, found)
     task = uow.tasks.get(draft.task_id) if draft.task_id else None
     return HandedIn(
         kind=kind,
@@ -286,7 +300,7 @@ def submit_result(
     check_via(via)
     texts = _check_texts(title, summary, content)
     refs = check_references(references)
-    doc = _document(document)
+    hand_in = _HandIn("result", texts, collection, _document(document), refs, key, via)
     arguments = {
         "projectId": project,
         "workspaceId": workspace_id,
@@ -316,38 +330,14 @@ def submit_result(
         receipt = _receipt(uow, actor, context_receipt_id, found)
         reason = _stays(found, expected_revision)
         moved_from = found.status if reason is None else None
-        draft = _land(
-            uow,
-            actor,
-            found,
-            proj,
-            kind="result",
-            texts=texts,
-            collection=collection,
-            document=doc,
-            references=refs,
-            receipt=receipt,
-            key=key,
-            via=via,
-            moved_from=moved_from,
-        )
+        draft = _land(uow, actor, (found, proj), hand_in, receipt=receipt, moved_from=moved_from)
         if reason is None:
             order = uow.tasks.next_board_order(proj.id, TaskStatus.REVIEW.value)
             moved = replace(found, status=TaskStatus.REVIEW, board_order=order)
             found = save_task(uow, actor, proj, found, moved, changed=["status"])
-        draft = _apply_rule(uow, actor, draft, proj, found)
-        return _ack(answer, _handed_in(uow, "result", draft, proj, reason))
+        return _ack(answer, _settle(uow, actor, "result", (draft, proj, found), reason))
 
-    return db.write(
-        lambda uow: do_keyed_write(
-            uow,
-            actor,
-            key=key,
-            operation="submit_result",
-            arguments=arguments,
-            perform=lambda: perform(uow),
-        )
-    )
+    return keyed_write(db, actor, (key, "submit_result", arguments), perform)
 
 
 def _stays(task: Task, expected_revision: int) -> NotMoved | None:
@@ -410,7 +400,7 @@ def create_draft(
     """
     check_via(via)
     texts = _check_texts(title, summary, content)
-    doc = _document(document)
+    hand_in = _HandIn("draft", texts, collection, _document(document), [], idempotency_key, via)
     arguments = {
         "projectId": project,
         "workspaceId": None if workspace_id is ANY_WORKSPACE else workspace_id,
@@ -434,34 +424,10 @@ def create_draft(
             workspace_id=workspace_id,
         )
         receipt = _receipt(uow, actor, context_receipt_id, found)
-        draft = _land(
-            uow,
-            actor,
-            found,
-            proj,
-            kind="draft",
-            texts=texts,
-            collection=collection,
-            document=doc,
-            references=[],
-            receipt=receipt,
-            key=idempotency_key,
-            via=via,
-            moved_from=None,
-        )
-        draft = _apply_rule(uow, actor, draft, proj, found)
-        return _ack(answer, _handed_in(uow, "draft", draft, proj, None))
+        draft = _land(uow, actor, (found, proj), hand_in, receipt=receipt, moved_from=None)
+        return _ack(answer, _settle(uow, actor, "draft", (draft, proj, found), None))
 
-    return db.write(
-        lambda uow: do_keyed_write(
-            uow,
-            actor,
-            key=idempotency_key,
-            operation="create_draft",
-            arguments=arguments,
-            perform=lambda: perform(uow),
-        )
-    )
+    return keyed_write(db, actor, (idempotency_key, "create_draft", arguments), perform)
 
 
 # --- reading drafts -------------------------------------------------------------------------------

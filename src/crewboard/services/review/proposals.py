@@ -9,7 +9,7 @@ as adding a seat by hand needs.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple, Required, TypedDict, Unpack
 
 from crewboard.domain.board.tasks import MAX_LONG_TEXT, MAX_TITLE, Task, TaskType
 from crewboard.domain.identity.access import Role, Scope, parse_enum
@@ -32,7 +32,9 @@ from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.identity.access import (
     ANY_WORKSPACE,
     WorkspaceRef,
+    access_owned,
     access_project,
+    not_open,
     open_projects,
     require_signed_in_person,
 )
@@ -91,22 +93,30 @@ def _card_title(kind: ProposalKind, payload: dict[str, Any], task: Task | None) 
 # --- agent side: proposing --------------------------------------------------------------------
 
 
-def _propose(
-    db: Database,
-    actor: Actor,
-    *,
-    kind: ProposalKind,
-    target: tuple[str | None, str | None],
-    workspace_id: WorkspaceRef,
-    idempotency_key: str | None,
-    arguments: dict[str, Any],
-    build: Build,
-    answer: Answer,
-) -> KeyedResult:
-    """Write one pending card (keyed); `target` is (project, task), either may be None;
-    `answer` words the card, and the ledger keeps that answer for a retry."""
+class Keyed(TypedDict, total=False):
+    """What every `propose_*` takes beside its card: where, the retry key, how to word it."""
+
+    workspace_id: WorkspaceRef
+    idempotency_key: str | None
+    answer: Required[Answer]
+
+
+class _Card(NamedTuple):
+    """A card to propose: its kind, its (project, task) target (either may be None), the
+    arguments the retry ledger compares, and how to build its payload and reason."""
+
+    kind: ProposalKind
+    target: tuple[str | None, str | None]
+    arguments: dict[str, Any]
+    build: Build
+
+
+def _propose(db: Database, actor: Actor, card: _Card, keyed: Keyed) -> KeyedResult:
+    """Write one pending card (keyed); `answer` words the card, and the ledger keeps that
+    answer for a retry."""
+    kind, (project, task), arguments, build = card
     scope = Scope.TEAM_MANAGE if kind in TEAM_KINDS else Scope.TASKS_MANAGE
-    project, task = target
+    workspace_id = keyed.get("workspace_id", ANY_WORKSPACE)
 
     def work(uow: UnitOfWork) -> KeyedResult:
         def perform() -> Ack:
@@ -135,7 +145,7 @@ def _propose(
                 uow, actor, "proposal.created", proj, row, title=_card_title(kind, payload, found)
             )
             return Ack(
-                answer(row),
+                keyed["answer"](row),
                 resource_type="proposal",
                 resource_id=proposal.id,
                 project_id=proj.id,
@@ -144,13 +154,22 @@ def _propose(
         return do_keyed_write(
             uow,
             actor,
-            key=idempotency_key,
+            key=keyed.get("idempotency_key"),
             operation=f"propose_{kind.value}",
             arguments={"workspaceId": workspace_id, **arguments},
             perform=perform,
         )
 
     return db.write(work)
+
+
+def _project_card(
+    kind: ProposalKind, project: str, payload: dict[str, Any], reason: str = ""
+) -> _Card:
+    """A card on a project (no task) whose payload is fixed before the project is looked up."""
+    return _Card(
+        kind, (project, None), {"project": project, **payload}, lambda *_: (payload, reason)
+    )
 
 
 def _proposal_target(
@@ -211,9 +230,7 @@ def propose_task(
     description: str | None = None,
     type_hint: str | None = None,
     role_hint: str | None = None,
-    workspace_id: WorkspaceRef = ANY_WORKSPACE,
-    idempotency_key: str | None = None,
-    answer: Answer,
+    **keyed: Unpack[Keyed],
 ) -> KeyedResult:
     """Propose a new task; on accept it lands in backlog, assigned when roleHint names a role.
 
@@ -226,17 +243,7 @@ def propose_task(
         "typeHint": parse_enum(type_hint, TaskType, "typeHint").value if type_hint else None,
         "roleHint": hint_text("roleHint", role_hint),
     }
-    return _propose(
-        db,
-        actor,
-        kind=ProposalKind.TASK,
-        target=(project, None),
-        workspace_id=workspace_id,
-        idempotency_key=idempotency_key,
-        arguments={"project": project, **payload},
-        build=lambda _uow, _proj, _task: (payload, ""),
-        answer=answer,
-    )
+    return _propose(db, actor, _project_card(ProposalKind.TASK, project, payload), keyed)
 
 
 def propose_task_update(
@@ -247,9 +254,7 @@ def propose_task_update(
     changes: dict[str, Any],
     reason: str | None = None,
     project: str | None = None,
-    workspace_id: WorkspaceRef = ANY_WORKSPACE,
-    idempotency_key: str | None = None,
-    answer: Answer,
+    **keyed: Unpack[Keyed],
 ) -> KeyedResult:
     """Propose changes to a task; the card keeps each field's value now and the proposed one.
 
@@ -273,17 +278,9 @@ def propose_task_update(
             )
         return {"changes": moved}, why
 
-    return _propose(
-        db,
-        actor,
-        kind=ProposalKind.TASK_UPDATE,
-        target=(project, task),
-        workspace_id=workspace_id,
-        idempotency_key=idempotency_key,
-        arguments={"task": task, "project": project, "changes": wanted, "reason": why},
-        build=build,
-        answer=answer,
-    )
+    arguments = {"task": task, "project": project, "changes": wanted, "reason": why}
+    card = _Card(ProposalKind.TASK_UPDATE, (project, task), arguments, build)
+    return _propose(db, actor, card, keyed)
 
 
 def _current_value(uow: UnitOfWork, project: Project, task: Task, name: str) -> str | None:
@@ -312,9 +309,7 @@ def propose_task_delete(
     task: str,
     reason: str | None = None,
     project: str | None = None,
-    workspace_id: WorkspaceRef = ANY_WORKSPACE,
-    idempotency_key: str | None = None,
-    answer: Answer,
+    **keyed: Unpack[Keyed],
 ) -> KeyedResult:
     """Propose deleting a task; only a person's accept removes it.
 
@@ -325,16 +320,16 @@ def propose_task_delete(
     return _propose(
         db,
         actor,
-        kind=ProposalKind.TASK_DELETE,
-        target=(project, task),
-        workspace_id=workspace_id,
-        idempotency_key=idempotency_key,
-        arguments={"task": task, "project": project, "reason": why},
-        build=lambda _uow, _proj, found: (
-            {"title": found.title, "status": found.status.value} if found else {},
-            why,
+        _Card(
+            ProposalKind.TASK_DELETE,
+            (project, task),
+            {"task": task, "project": project, "reason": why},
+            lambda _uow, _proj, found: (
+                {"title": found.title, "status": found.status.value} if found else {},
+                why,
+            ),
         ),
-        answer=answer,
+        keyed,
     )
 
 
@@ -346,9 +341,7 @@ def propose_role(
     name: str,
     role: str,
     description: str | None = None,
-    workspace_id: WorkspaceRef = ANY_WORKSPACE,
-    idempotency_key: str | None = None,
-    answer: Answer,
+    **keyed: Unpack[Keyed],
 ) -> KeyedResult:
     """Propose one team role; on accept it is a human seat nobody holds yet.
 
@@ -360,17 +353,7 @@ def propose_role(
         "role": check_text("role", role, max_length=MAX_ROLE_TEXT, required=True),
         "description": optional_text("description", description, MAX_REASON) or None,
     }
-    return _propose(
-        db,
-        actor,
-        kind=ProposalKind.ROLE,
-        target=(project, None),
-        workspace_id=workspace_id,
-        idempotency_key=idempotency_key,
-        arguments={"project": project, **payload},
-        build=lambda _uow, _proj, _task: (payload, ""),
-        answer=answer,
-    )
+    return _propose(db, actor, _project_card(ProposalKind.ROLE, project, payload), keyed)
 
 
 def propose_composition(
@@ -380,9 +363,7 @@ def propose_composition(
     project: str,
     seats: list[dict[str, Any]],
     rationale: str | None = None,
-    workspace_id: WorkspaceRef = ANY_WORKSPACE,
-    idempotency_key: str | None = None,
-    answer: Answer,
+    **keyed: Unpack[Keyed],
 ) -> KeyedResult:
     """Propose a whole team (1-12 seats) as one card; one accept adds every seat.
 
@@ -393,26 +374,14 @@ def propose_composition(
     why = optional_text("rationale", rationale, MAX_REASON)
     payload = {"seats": checked, "rationale": why or None}
     return _propose(
-        db,
-        actor,
-        kind=ProposalKind.COMPOSITION,
-        target=(project, None),
-        workspace_id=workspace_id,
-        idempotency_key=idempotency_key,
-        arguments={"project": project, **payload},
-        build=lambda _uow, _proj, _task: (payload, why),
-        answer=answer,
+        db, actor, _project_card(ProposalKind.COMPOSITION, project, payload, why), keyed
     )
 
 
 # --- person side: deciding ---------------------------------------------------------------------
 
 
-def proposal_not_found(ref: str) -> NotFound:
-    return NotFound(
-        f"No proposal {ref!r} is open to you; list the proposals of a project to see them.",
-        {"resource": "proposal", "ref": ref},
-    )
+proposal_not_found = not_open("proposal", "list the proposals of a project to see them.")
 
 
 def _decidable(uow: UnitOfWork, actor: Actor, proposal_id: str) -> tuple[Proposal, Project]:
@@ -508,13 +477,7 @@ def get_proposal(db: Database, actor: Actor, proposal_id: str) -> ProposalRow:
     """
 
     def work(uow: UnitOfWork) -> ProposalRow:
-        found = None if "\x00" in proposal_id else proposals_of(uow).get(proposal_id)
-        if found is None:
-            raise proposal_not_found(proposal_id)
-        try:
-            access_project(uow, actor, found.project_id)
-        except NotFound:
-            raise proposal_not_found(proposal_id) from None
+        found, _ = access_owned(uow, actor, proposal_id, proposals_of(uow).get, proposal_not_found)
         return _rows(uow, [found])[0]
 
     result: ProposalRow = db.read(work)

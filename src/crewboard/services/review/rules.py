@@ -12,8 +12,13 @@ from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
 from crewboard.domain.projects import SeatKind
 from crewboard.domain.review import AcceptanceRule, RuleMatch
-from crewboard.errors import AlreadyExists, NotFound, ValidationFailed
-from crewboard.services.identity.access import access_project, require_signed_in_person
+from crewboard.errors import AlreadyExists, ValidationFailed
+from crewboard.services.identity.access import (
+    access_owned,
+    access_project,
+    not_open,
+    require_signed_in_person,
+)
 from crewboard.services.memory import records as memory
 from crewboard.services.review.decisions import drafts_of
 from crewboard.services.views import actor_stamp
@@ -120,6 +125,9 @@ def list_rules(db: Database, actor: Actor, project: str) -> list[AcceptanceRule]
     return result
 
 
+_rule_not_found = not_open("rule", "list the project's rules.", noun="acceptance rule")
+
+
 def remove_rule(db: Database, actor: Actor, rule_id: str) -> AcceptanceRule:
     """Turn an acceptance rule off; what it accepted earlier stays accepted.
 
@@ -130,17 +138,9 @@ def remove_rule(db: Database, actor: Actor, rule_id: str) -> AcceptanceRule:
 
     def work(uow: UnitOfWork) -> AcceptanceRule:
         repo = drafts_of(uow)
-        rule = None if "\x00" in rule_id else repo.get_rule(rule_id)
-        missing = NotFound(
-            f"No acceptance rule {rule_id!r} is open to you; list the project's rules.",
-            {"resource": "rule", "ref": rule_id},
+        rule, proj = access_owned(
+            uow, actor, rule_id, repo.get_rule, _rule_not_found, role=Role.ADMIN
         )
-        if rule is None:
-            raise missing
-        try:
-            proj = access_project(uow, actor, rule.project_id, role=Role.ADMIN).project
-        except NotFound:
-            raise missing from None
         repo.remove_rule(rule.id)
         uow.record_event(
             "acceptance_rule.removed",

@@ -338,42 +338,32 @@ def delete_spec_file_comment(
 def resolve_thread(
     db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef, thread_id: str
 ) -> ThreadChange:
-    """Mark a thread resolved (a person signed in, never a token). A resolved thread stays.
-
-    Raises:
-        PermissionDenied: a token, or no write role. NotFound.
-    """
-    require_signed_in_person(actor, "Resolving a comment thread")
-    return _set_status(
-        db, actor, project=project, workspace_id=workspace_id, thread_id=thread_id,
-        status=ThreadStatus.RESOLVED,
-    )  # fmt: skip
+    """Mark a thread resolved (a person signed in, never a token); a resolved thread stays.
+    Raises: PermissionDenied (a token, or no write role), NotFound."""
+    return _set_status(db, actor, (project, workspace_id, thread_id), ThreadStatus.RESOLVED)
 
 
 def reopen_thread(
     db: Database, actor: Actor, *, project: str, workspace_id: WorkspaceRef, thread_id: str
 ) -> ThreadChange:
     """Open a resolved thread again (a person signed in, never a token).
+    Raises: PermissionDenied (a token, or no write role), NotFound."""
+    return _set_status(db, actor, (project, workspace_id, thread_id), ThreadStatus.OPEN)
 
-    Raises:
-        PermissionDenied: a token, or no write role. NotFound.
-    """
-    require_signed_in_person(actor, "Reopening a comment thread")
-    return _set_status(
-        db, actor, project=project, workspace_id=workspace_id, thread_id=thread_id,
-        status=ThreadStatus.OPEN,
-    )  # fmt: skip
+
+# What a person is doing when setting each status, as a refusal to a token names it.
+_DOING = {
+    ThreadStatus.RESOLVED: "Resolving a comment thread",
+    ThreadStatus.OPEN: "Reopening a comment thread",
+}
 
 
 def _set_status(
-    db: Database,
-    actor: Actor,
-    *,
-    project: str,
-    workspace_id: WorkspaceRef,
-    thread_id: str,
-    status: ThreadStatus,
+    db: Database, actor: Actor, where: tuple[str, WorkspaceRef, str], status: ThreadStatus
 ) -> ThreadChange:
+    require_signed_in_person(actor, _DOING[status])
+    project, workspace_id, thread_id = where
+
     def work(uow: UnitOfWork) -> ThreadChange:
         access = writable_project(uow, actor, project, workspace_id)
         thread, file = find_thread(uow, access, thread_id)

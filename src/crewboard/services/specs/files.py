@@ -179,21 +179,9 @@ def read_spec_file(
         raise ValidationFailed.field("revision", f"counts from 1; got {revision}.")
 
     def work(uow: UnitOfWork) -> SpecFileWindow:
-        file, _access = find_file(
-            uow,
-            actor,
-            project=project,
-            ref=ref,
-            include_trashed=include_trashed,
-            workspace_id=workspace_id,
+        file, saved = _saved_revision(
+            uow, actor, (project, workspace_id), ref, revision, include_trashed=include_trashed
         )
-        wanted = revision or file.revision_count
-        saved = files_of(uow).revision(file.id, wanted)
-        if saved is None:
-            raise NotFound(
-                f"{file.path} has no revision {wanted}; it has {file.revision_count}.",
-                {"resource": "specFileRevision", "ref": file.id, "revision": wanted},
-            )
         _check_readable(file, saved)
         window = read_window(
             uow.blobs,
@@ -216,6 +204,35 @@ def read_spec_file(
         )
 
     return db.read(work)
+
+
+def _saved_revision(
+    uow: UnitOfWork,
+    actor: Actor,
+    where: tuple[str, WorkspaceRef],
+    ref: FileRef,
+    revision: int | None,
+    *,
+    include_trashed: bool,
+) -> tuple[SpecFile, SpecRevision]:
+    """A file of the project `where` names and one of its revisions (None: the newest).
+
+    Raises:
+        NotFound: no such file, or no such revision of it.
+    """
+    project, workspace_id = where
+    file, _access = find_file(
+        uow, actor, project=project, ref=ref, include_trashed=include_trashed,
+        workspace_id=workspace_id,
+    )  # fmt: skip
+    wanted = revision or file.revision_count
+    saved = files_of(uow).revision(file.id, wanted)
+    if saved is None:
+        raise NotFound(
+            f"{file.path} has no revision {wanted}; it has {file.revision_count}.",
+            {"resource": "specFileRevision", "ref": file.id, "revision": wanted},
+        )
+    return file, saved
 
 
 def _check_readable(file: SpecFile, saved: SpecRevision) -> None:
@@ -252,21 +269,9 @@ def read_file_bytes(
     ref = ref.check()
 
     def work(uow: UnitOfWork) -> SpecFileBytes:
-        file, _access = find_file(
-            uow,
-            actor,
-            project=project,
-            ref=ref,
-            include_trashed=include_trashed,
-            workspace_id=workspace_id,
+        file, saved = _saved_revision(
+            uow, actor, (project, workspace_id), ref, revision, include_trashed=include_trashed
         )
-        wanted = revision or file.revision_count
-        saved = files_of(uow).revision(file.id, wanted)
-        if saved is None:
-            raise NotFound(
-                f"{file.path} has no revision {wanted}; it has {file.revision_count}.",
-                {"resource": "specFileRevision", "ref": file.id, "revision": wanted},
-            )
         return SpecFileBytes(file, saved, uow.blobs.read(saved.digest))
 
     return db.read(work)
