@@ -14,7 +14,7 @@ from crewboard.contract.review.present_activity import entry_view
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import ErrorCode
-from crewboard.services.board import note_reads, note_views, questions, tasks
+from crewboard.services.board import note_reads, questions, tasks
 from crewboard.services.board import notes as task_notes
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
@@ -374,7 +374,7 @@ def test_get_task_cuts_long_notes_and_keeps_the_section_small(
         update(db, agent, "U" * 1_500, 200 + n)
         output(db, agent, f"f{n}.md", "O" * 3_000, 300 + n)
     notes = read_task(db, agent)["notes"]
-    assert size(notes) <= note_views.SECTION_BYTES
+    assert size(notes) <= present_notes.SECTION_BYTES
     said = notes["comments"]["items"][0]
     assert (said["contentTruncated"], said["length"]) == (True, 1_500)
     assert len(said["content"]) < 1_500

@@ -9,6 +9,14 @@ from collections.abc import Callable
 from typing import Any
 
 from crewboard.contract.board.fitting import fit_task_answer, pack_room
+from crewboard.contract.board.present_notes import (
+    comment_view,
+    noted_task_view,
+    notes_section_view,
+    output_preview_view,
+    question_view,
+    repos_section_view,
+)
 from crewboard.domain.board.context import ContextPack
 from crewboard.domain.board.reads import (
     AgentBrief,
@@ -21,14 +29,6 @@ from crewboard.domain.board.reads import (
     TaskText,
 )
 from crewboard.domain.projects import Project, TeamRole
-from crewboard.services.board.note_views import (
-    comment_view,
-    noted_task_view,
-    notes_section_view,
-    output_preview_view,
-    question_view,
-    repos_section_view,
-)
 from crewboard.services.board.queries import TaskLine, TaskPage
 from crewboard.services.board.views import ROW_TEXT_LIMITS, TITLE_CHARS, task_key, task_view
 from crewboard.services.projects.team import team_role_view

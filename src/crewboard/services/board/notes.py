@@ -29,12 +29,7 @@ from crewboard.domain.projects import Project
 from crewboard.domain.validation import check_no_nul, check_text
 from crewboard.errors import LimitExceeded, NotFound, ValidationFailed
 from crewboard.services.board.mentions import tell_mentioned
-
-# task_activity and the review inbox read these from here. merge: lead removes the re-exports.
-from crewboard.services.board.note_views import comment_view as comment_view  # noqa: PLC0414
 from crewboard.services.board.note_views import noted_task_view
-from crewboard.services.board.note_views import output_preview_view as output_preview_view  # noqa: PLC0414
-from crewboard.services.board.note_views import question_view as question_view  # noqa: PLC0414
 from crewboard.services.board.task_lookup import access_task
 from crewboard.services.board.views import task_key
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write, require_key

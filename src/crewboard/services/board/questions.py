@@ -18,13 +18,13 @@ from crewboard.domain.ids import new_id
 from crewboard.domain.projects import Project
 from crewboard.errors import AlreadyExists, NotFound
 from crewboard.services.board.mentions import tell_asker
+from crewboard.services.board.note_views import question_view
 from crewboard.services.board.notes import (
     check_note,
     excerpt,
     keyed_task_write,
     noted_task,
     notes_of,
-    question_view,
     record_task_event,
 )
 from crewboard.services.board.task_lookup import access_task

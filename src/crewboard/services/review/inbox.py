@@ -12,7 +12,8 @@ from typing import Any
 
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.review import InboxItem, InboxPage
-from crewboard.services.board.notes import notes_of, question_view, task_ref_view
+from crewboard.services.board.note_views import question_view
+from crewboard.services.board.notes import notes_of, task_ref_view
 from crewboard.services.identity.access import (
     ANY_WORKSPACE,
     open_projects,
