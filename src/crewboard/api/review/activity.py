@@ -8,6 +8,7 @@ body). Deciding a card is a person's act in the web app or the CLI: there is no 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import Field
@@ -31,6 +32,7 @@ from crewboard.contract.review import activity as activity_tools
 from crewboard.contract.review import proposals as proposal_tools
 from crewboard.contract.review.present_inbox import posted_view, thread_view
 from crewboard.contract.review.present_proposals import proposal_page_view, proposed_view
+from crewboard.services.idempotency import KeyedResult
 from crewboard.services.review import messages, proposals
 
 
@@ -115,84 +117,54 @@ PROPOSAL = BodyChoice(
 )
 
 
+# Each card kind's use case. Its arguments other than where the card goes (the project or
+# the task, the workspace) are the use case's keywords of the same name.
+_PROPOSE: dict[str, Callable[..., KeyedResult]] = {
+    "task": proposals.propose_task,
+    "task_update": proposals.propose_task_update,
+    "task_delete": proposals.propose_task_delete,
+    "role": proposals.propose_role,
+    "composition": proposals.propose_composition,
+}
+_WHERE = frozenset({"project_id", "task_id", "workspace_id"})
+
+
+def _plain(value: Any) -> Any:
+    """A nested argument (the changes, the seats) as the plain data the use case takes."""
+    if isinstance(value, Args):
+        return value.model_dump(by_alias=True, exclude_none=True)
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
+
+
 @reads_headers(IDEMPOTENCY_KEY)
 async def post_proposal(request: Request) -> Created:
     data = await keyed_body(request)
-    PROPOSAL.model_for(data)
+    model = PROPOSAL.model_for(data)
     kind = data.pop("kind")
     project = request.path_params["project"]
-    if kind in ("task_update", "task_delete"):
-        run = _task_card(kind, data, project)
+    if "task_id" in model.model_fields:  # a card about a task of this project
+        args: Any = parse_args(model, data)
+        where = {"task": args.task_id, "project": project}
     else:
-        run = _project_card(kind, {**data, "projectId": project})
-    return created(await run_service(request, run))
-
-
-def _task_card(kind: str, data: dict[str, Any], project: str) -> Any:
-    if kind == "task_update":
-        update = parse_args(proposal_tools.ProposeTaskUpdate, data)
-        return lambda db, actor: proposals.propose_task_update(
-            db,
-            actor,
-            task=update.task_id,
-            project=project,
-            workspace_id=update.workspace_ref(),
-            changes=update.changes.model_dump(by_alias=True, exclude_none=True),
-            reason=update.reason,
-            idempotency_key=update.idempotency_key,
-            answer=proposed_view,
+        args = parse_args(model, {**data, "projectId": project})
+        where = {"project": args.project_id}
+    fields = {
+        name: _plain(getattr(args, name)) for name in model.model_fields if name not in _WHERE
+    }
+    return created(
+        await run_service(
+            request,
+            lambda db, actor: _PROPOSE[kind](
+                db,
+                actor,
+                **where,
+                workspace_id=args.workspace_ref(),
+                **fields,
+                answer=proposed_view,
+            ),
         )
-    delete = parse_args(proposal_tools.ProposeTaskDelete, data)
-    return lambda db, actor: proposals.propose_task_delete(
-        db,
-        actor,
-        task=delete.task_id,
-        project=project,
-        workspace_id=delete.workspace_ref(),
-        reason=delete.reason,
-        idempotency_key=delete.idempotency_key,
-        answer=proposed_view,
-    )
-
-
-def _project_card(kind: str, data: dict[str, Any]) -> Any:
-    if kind == "task":
-        task = parse_args(proposal_tools.ProposeTask, data)
-        return lambda db, actor: proposals.propose_task(
-            db,
-            actor,
-            project=task.project_id,
-            workspace_id=task.workspace_ref(),
-            title=task.title,
-            description=task.description,
-            type_hint=task.type_hint,
-            role_hint=task.role_hint,
-            idempotency_key=task.idempotency_key,
-            answer=proposed_view,
-        )
-    if kind == "role":
-        role = parse_args(proposal_tools.ProposeRole, data)
-        return lambda db, actor: proposals.propose_role(
-            db,
-            actor,
-            project=role.project_id,
-            workspace_id=role.workspace_ref(),
-            name=role.name,
-            role=role.role,
-            description=role.description,
-            idempotency_key=role.idempotency_key,
-            answer=proposed_view,
-        )
-    team = parse_args(proposal_tools.ProposeComposition, data)
-    return lambda db, actor: proposals.propose_composition(
-        db,
-        actor,
-        project=team.project_id,
-        workspace_id=team.workspace_ref(),
-        seats=[s.model_dump(by_alias=True, exclude_none=True) for s in team.seats],
-        rationale=team.rationale,
-        idempotency_key=team.idempotency_key,
-        answer=proposed_view,
     )
 
 
