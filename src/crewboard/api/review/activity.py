@@ -25,6 +25,7 @@ from crewboard.api.common import (
     query_params,
     reads_headers,
     run_service,
+    use_case_keywords,
 )
 from crewboard.api.operations import endpoint_for
 from crewboard.contract.args import Args, Offset
@@ -59,15 +60,7 @@ async def post_message(request: Request) -> Created:
     result = await run_service(
         request,
         lambda db, actor: messages.post_message(
-            db,
-            actor,
-            project=body.project_id,
-            workspace_id=body.workspace_ref(),
-            participant_id=body.participant_id,
-            body=body.body,
-            task=body.task_id,
-            idempotency_key=body.idempotency_key,
-            answer=posted_view,
+            db, actor, **use_case_keywords(body), answer=posted_view
         ),
     )
     return created(result)
@@ -117,8 +110,7 @@ PROPOSAL = BodyChoice(
 )
 
 
-# Each card kind's use case. Its arguments other than where the card goes (the project or
-# the task, the workspace) are the use case's keywords of the same name.
+# Each card kind's use case: the card's arguments are its keywords (`use_case_keywords`).
 _PROPOSE: dict[str, Callable[..., KeyedResult]] = {
     "task": proposals.propose_task,
     "task_update": proposals.propose_task_update,
@@ -126,16 +118,6 @@ _PROPOSE: dict[str, Callable[..., KeyedResult]] = {
     "role": proposals.propose_role,
     "composition": proposals.propose_composition,
 }
-_WHERE = frozenset({"project_id", "task_id", "workspace_id"})
-
-
-def _plain(value: Any) -> Any:
-    """A nested argument (the changes, the seats) as the plain data the use case takes."""
-    if isinstance(value, Args):
-        return value.model_dump(by_alias=True, exclude_none=True)
-    if isinstance(value, list):
-        return [_plain(item) for item in value]
-    return value
 
 
 @reads_headers(IDEMPOTENCY_KEY)
@@ -144,26 +126,12 @@ async def post_proposal(request: Request) -> Created:
     model = PROPOSAL.model_for(data)
     kind = data.pop("kind")
     project = request.path_params["project"]
-    if "task_id" in model.model_fields:  # a card about a task of this project
-        args: Any = parse_args(model, data)
-        where = {"task": args.task_id, "project": project}
-    else:
-        args = parse_args(model, {**data, "projectId": project})
-        where = {"project": args.project_id}
-    fields = {
-        name: _plain(getattr(args, name)) for name in model.model_fields if name not in _WHERE
-    }
+    if "project_id" in model.model_fields:  # a card about the project: the path names it
+        data["projectId"] = project
+    given = {**use_case_keywords(parse_args(model, data)), "project": project}
     return created(
         await run_service(
-            request,
-            lambda db, actor: _PROPOSE[kind](
-                db,
-                actor,
-                **where,
-                workspace_id=args.workspace_ref(),
-                **fields,
-                answer=proposed_view,
-            ),
+            request, lambda db, actor: _PROPOSE[kind](db, actor, **given, answer=proposed_view)
         )
     )
 
