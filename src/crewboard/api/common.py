@@ -360,6 +360,53 @@ def reads_headers(*headers: Header) -> Callable[[H], H]:
     return mark
 
 
+# The arguments that name where a write goes, and the use case keyword each one fills.
+_REFS = {"project_id": "project", "task_id": "task"}
+
+
+def _plain(value: Any) -> Any:
+    """A nested argument (a task's changes, a team's seats) as the JSON data a use case takes."""
+    if isinstance(value, a.Args):
+        return value.model_dump(by_alias=True, exclude_none=True)
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
+
+
+def use_case_keywords(args: a.Args) -> dict[str, Any]:
+    """Checked arguments as their use case's keywords, where it names them alike: each field
+    by its own name, `project_id` and `task_id` as `project` and `task`, the workspace as the
+    reference the caller named (any, when none was sent), nested arguments as JSON data."""
+    return {
+        _REFS.get(name, name): (
+            args.workspace_ref() if name == "workspace_id" else _plain(getattr(args, name))
+        )
+        for name in type(args).model_fields
+    }
+
+
+def keyed_route(
+    model: type[a.Args],
+    write: Callable[..., KeyedResult],
+    answer: Callable[[Any], dict[str, Any]],
+    *,
+    key: Header = IDEMPOTENCY_KEY,
+) -> Handler:
+    """The handler of a keyed write whose body `model` names the use case `write`'s keywords
+    (`use_case_keywords`) and whose path names the rest: 201 with `replayed`."""
+
+    @reads_headers(key)
+    async def handle(request: Request) -> Created:
+        args = parse_args(model, await keyed_body(request))
+        given = {**use_case_keywords(args), **request.path_params}
+        result = await run_service(
+            request, lambda db, actor: write(db, actor, **given, answer=answer)
+        )
+        return created(result)
+
+    return handle
+
+
 @dataclass(frozen=True)
 class BodyChoice:
     """A body that is one of several models, picked by a field naming which (`kind`):

@@ -4,16 +4,9 @@ from __future__ import annotations
 
 import click
 
-from crewboard.cli.common import (
-    State,
-    acting_person,
-    as_option,
-    emit,
-    guarded,
-    json_option,
-    pass_state,
-)
+from crewboard.cli.common import Shown, as_person
 from crewboard.contract.board.present_notes import repo_view
+from crewboard.domain.identity.records import Actor
 from crewboard.services.board import repos
 from crewboard.storage.database import Database
 
@@ -28,54 +21,28 @@ def repo_group() -> None:
 @click.argument("name")
 @click.argument("url")
 @click.option("--default-branch", default="main", show_default=True)
-@as_option
-@json_option
-@pass_state
+@as_person
 def repo_add(
-    state_: State,
-    project: str,
-    name: str,
-    url: str,
-    default_branch: str,
-    as_email: str | None,
-    as_json: bool,
-) -> None:
+    db: Database, actor: Actor, project: str, name: str, url: str, default_branch: str
+) -> Shown:
     """Add a repository (an https:// URL) to a project (project admins)."""
-
-    def act(db: Database) -> None:
-        added = repos.add_repo(
-            db,
-            acting_person(db, as_email),
-            project,
-            name,
-            url,
-            default_branch=default_branch,
-        )
-        emit(as_json, repo_view(added), lambda: f"added repository {added.name} ({added.id})")
-
-    guarded(state_, as_json, act)
+    added = repos.add_repo(db, actor, project, name, url, default_branch=default_branch)
+    return repo_view(added), lambda: f"added repository {added.name} ({added.id})"
 
 
 @repo_group.command("list")
 @click.argument("project")
-@as_option
-@json_option
-@pass_state
-def repo_list(state_: State, project: str, as_email: str | None, as_json: bool) -> None:
+@as_person
+def repo_list(db: Database, actor: Actor, project: str) -> Shown:
     """List a project's repositories."""
-
-    def act(db: Database) -> None:
-        found = repos.list_task_repos(db, acting_person(db, as_email), project=project)
-        emit(
-            as_json,
-            [repo_view(r) for r in found.repos],
-            lambda: (
-                "\n".join(f"{r.id}  {r.name}  {r.url}  ({r.default_branch})" for r in found.repos)
-                or "no repositories"
-            ),
-        )
-
-    guarded(state_, as_json, act)
+    found = repos.list_task_repos(db, actor, project=project)
+    return (
+        [repo_view(r) for r in found.repos],
+        lambda: (
+            "\n".join(f"{r.id}  {r.name}  {r.url}  ({r.default_branch})" for r in found.repos)
+            or "no repositories"
+        ),
+    )
 
 
 def register(cli: click.Group) -> None:

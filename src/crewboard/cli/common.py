@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -24,6 +25,9 @@ from crewboard.storage import migrate
 from crewboard.storage.database import Database
 
 A = TypeVar("A", bound=Args)
+# What a command acting as a person answers: its data (printed as JSON with --json) and the
+# human text of it.
+Shown = tuple[Any, Callable[[], str]]
 
 # Whole numbers at the CLI stay within what the database columns hold, like every other door.
 WHOLE = click.IntRange(0, INT32_MAX)
@@ -108,6 +112,22 @@ def guarded(state: State, as_json: bool, work: Callable[[Database], None]) -> No
     the refusal on stderr and exit status 1: the frame of every hand-written command."""
     with open_database(state.settings()) as db:
         run_guarded(lambda: work(db), as_json)
+
+
+def as_person(work: Callable[..., Shown]) -> Callable[..., None]:
+    """A hand-written command that acts as a person (`--as EMAIL`, else the owner) and prints
+    what `work(db, actor, **its arguments)` answers, with `--json` its data as JSON; declare
+    the command's own arguments above this decorator, its name and help on `work`."""
+
+    def command(state_: State, /, as_email: str | None, as_json: bool, **given: Any) -> None:
+        def act(db: Database) -> None:
+            data, text = work(db, acting_person(db, as_email), **given)
+            emit(as_json, data, text)
+
+        guarded(state_, as_json, act)
+
+    functools.update_wrapper(command, work)  # the name and help click shows are work's
+    return as_option(json_option(pass_state(command)))
 
 
 def check_args(model: type[A], arguments: dict[str, Any]) -> A:

@@ -13,15 +13,18 @@ import click
 from crewboard.cli.common import (
     PAGE_LIMIT,
     WHOLE,
+    Shown,
     State,
     acting_person,
     as_option,
+    as_person,
     emit,
     guarded,
     json_option,
     pass_state,
 )
 from crewboard.contract import memory_present as memory
+from crewboard.domain.identity.records import Actor
 from crewboard.domain.memory import MemoryStatus, ProjectDocument
 from crewboard.storage.database import Database
 
@@ -54,35 +57,28 @@ def memory_group() -> None:
 @click.option("--document", type=DOCUMENTS, default=None, help="Only this document's records.")
 @click.option("--limit", type=PAGE_LIMIT, default=50, show_default=True)
 @click.option("--offset", type=WHOLE, default=0, show_default=True)
-@as_option
-@json_option
-@pass_state
+@as_person
 def memory_list(
-    state_: State,
+    db: Database,
+    actor: Actor,
     project: str,
     collection: str | None,
     document: str | None,
     limit: int,
     offset: int,
-    as_email: str | None,
-    as_json: bool,
-) -> None:
+) -> Shown:
     """List a project's records (newest changed first) and written documents."""
-
-    def act(db: Database) -> None:
-        found = memory.get_project_memory(
-            db,
-            acting_person(db, as_email),
-            project=project,
-            collection=collection,
-            document=document,
-            include_content=False,
-            limit=limit,
-            offset=offset,
-        )
-        emit(as_json, found, lambda: _list_text(found))
-
-    guarded(state_, as_json, act)
+    found = memory.get_project_memory(
+        db,
+        actor,
+        project=project,
+        collection=collection,
+        document=document,
+        include_content=False,
+        limit=limit,
+        offset=offset,
+    )
+    return found, lambda: _list_text(found)
 
 
 def _list_text(found: dict[str, Any]) -> str:
@@ -97,17 +93,11 @@ def _list_text(found: dict[str, Any]) -> str:
 
 @memory_group.command("show")
 @click.argument("record_id")
-@as_option
-@json_option
-@pass_state
-def memory_show(state_: State, record_id: str, as_email: str | None, as_json: bool) -> None:
+@as_person
+def memory_show(db: Database, actor: Actor, record_id: str) -> Shown:
     """Print one record in full."""
-
-    def act(db: Database) -> None:
-        record = memory.get_record(db, acting_person(db, as_email), record_id)
-        emit(as_json, record, lambda: f"{_record_line(record)}\n\n{record['content']}")
-
-    guarded(state_, as_json, act)
+    record = memory.get_record(db, actor, record_id)
+    return record, lambda: f"{_record_line(record)}\n\n{record['content']}"
 
 
 @memory_group.command("edit")
@@ -168,19 +158,11 @@ def document_group() -> None:
 @document_group.command("show")
 @click.argument("project")
 @click.argument("name", type=DOCUMENTS)
-@as_option
-@json_option
-@pass_state
-def document_show(
-    state_: State, project: str, name: str, as_email: str | None, as_json: bool
-) -> None:
+@as_person
+def document_show(db: Database, actor: Actor, project: str, name: str) -> Shown:
     """Print a document's accepted text (version 0 when never written)."""
-
-    def act(db: Database) -> None:
-        doc = memory.get_document(db, acting_person(db, as_email), project, name)
-        emit(as_json, doc, lambda: f"{doc['title']}  v{doc['version']}\n\n{doc['content']}")
-
-    guarded(state_, as_json, act)
+    doc = memory.get_document(db, actor, project, name)
+    return doc, lambda: f"{doc['title']}  v{doc['version']}\n\n{doc['content']}"
 
 
 @document_group.command("set")

@@ -16,12 +16,9 @@ from starlette.requests import Request
 
 from crewboard.api.common import (
     IDEMPOTENCY_KEY_NEEDED,
-    Created,
     Endpoint,
-    created,
-    keyed_body,
+    keyed_route,
     parse_args,
-    reads_headers,
     run_service,
 )
 from crewboard.api.operations import endpoint_for
@@ -87,23 +84,13 @@ async def list_comments(request: Request) -> dict[str, Any]:
     )
 
 
-@reads_headers(IDEMPOTENCY_KEY_NEEDED)
-async def post_comment(request: Request) -> Created:
-    body = parse_args(CommentBody, await keyed_body(request))
-    task = request.path_params["task"]
-    result = await run_service(
-        request,
-        lambda db, actor: task_notes.post_comment(
-            db,
-            actor,
-            task=task,
-            workspace_id=body.workspace_ref(),
-            content=body.content,
-            idempotency_key=body.idempotency_key,
-            answer=comment_answer,
-        ),
-    )
-    return created(result)
+# The key is needed: the notes service refuses a write without one.
+post_comment = keyed_route(
+    CommentBody, task_notes.post_comment, comment_answer, key=IDEMPOTENCY_KEY_NEEDED
+)
+save_output = keyed_route(
+    OutputBody, task_notes.save_output, output_answer, key=IDEMPOTENCY_KEY_NEEDED
+)
 
 
 async def list_outputs(request: Request) -> dict[str, Any]:
@@ -122,26 +109,6 @@ async def list_outputs(request: Request) -> dict[str, Any]:
             task_notes.list_outputs(db, actor, task=task, limit=query.limit, offset=query.offset)
         ),
     )
-
-
-@reads_headers(IDEMPOTENCY_KEY_NEEDED)
-async def save_output(request: Request) -> Created:
-    body = parse_args(OutputBody, await keyed_body(request))
-    task = request.path_params["task"]
-    result = await run_service(
-        request,
-        lambda db, actor: task_notes.save_output(
-            db,
-            actor,
-            task=task,
-            workspace_id=body.workspace_ref(),
-            name=body.name,
-            content=body.content,
-            idempotency_key=body.idempotency_key,
-            answer=output_answer,
-        ),
-    )
-    return created(result)
 
 
 T = "/api/v1/tasks/{task}"

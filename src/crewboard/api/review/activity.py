@@ -8,6 +8,7 @@ body). Deciding a card is a person's act in the web app or the CLI: there is no 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import Field
@@ -24,6 +25,7 @@ from crewboard.api.common import (
     query_params,
     reads_headers,
     run_service,
+    use_case_keywords,
 )
 from crewboard.api.operations import endpoint_for
 from crewboard.contract.args import Args, Offset
@@ -31,6 +33,7 @@ from crewboard.contract.review import activity as activity_tools
 from crewboard.contract.review import proposals as proposal_tools
 from crewboard.contract.review.present_inbox import posted_view, thread_view
 from crewboard.contract.review.present_proposals import proposal_page_view, proposed_view
+from crewboard.services.idempotency import KeyedResult
 from crewboard.services.review import messages, proposals
 
 
@@ -57,15 +60,7 @@ async def post_message(request: Request) -> Created:
     result = await run_service(
         request,
         lambda db, actor: messages.post_message(
-            db,
-            actor,
-            project=body.project_id,
-            workspace_id=body.workspace_ref(),
-            participant_id=body.participant_id,
-            body=body.body,
-            task=body.task_id,
-            idempotency_key=body.idempotency_key,
-            answer=posted_view,
+            db, actor, **use_case_keywords(body), answer=posted_view
         ),
     )
     return created(result)
@@ -115,84 +110,29 @@ PROPOSAL = BodyChoice(
 )
 
 
+# Each card kind's use case: the card's arguments are its keywords (`use_case_keywords`).
+_PROPOSE: dict[str, Callable[..., KeyedResult]] = {
+    "task": proposals.propose_task,
+    "task_update": proposals.propose_task_update,
+    "task_delete": proposals.propose_task_delete,
+    "role": proposals.propose_role,
+    "composition": proposals.propose_composition,
+}
+
+
 @reads_headers(IDEMPOTENCY_KEY)
 async def post_proposal(request: Request) -> Created:
     data = await keyed_body(request)
-    PROPOSAL.model_for(data)
+    model = PROPOSAL.model_for(data)
     kind = data.pop("kind")
     project = request.path_params["project"]
-    if kind in ("task_update", "task_delete"):
-        run = _task_card(kind, data, project)
-    else:
-        run = _project_card(kind, {**data, "projectId": project})
-    return created(await run_service(request, run))
-
-
-def _task_card(kind: str, data: dict[str, Any], project: str) -> Any:
-    if kind == "task_update":
-        update = parse_args(proposal_tools.ProposeTaskUpdate, data)
-        return lambda db, actor: proposals.propose_task_update(
-            db,
-            actor,
-            task=update.task_id,
-            project=project,
-            workspace_id=update.workspace_ref(),
-            changes=update.changes.model_dump(by_alias=True, exclude_none=True),
-            reason=update.reason,
-            idempotency_key=update.idempotency_key,
-            answer=proposed_view,
+    if "project_id" in model.model_fields:  # a card about the project: the path names it
+        data["projectId"] = project
+    given = {**use_case_keywords(parse_args(model, data)), "project": project}
+    return created(
+        await run_service(
+            request, lambda db, actor: _PROPOSE[kind](db, actor, **given, answer=proposed_view)
         )
-    delete = parse_args(proposal_tools.ProposeTaskDelete, data)
-    return lambda db, actor: proposals.propose_task_delete(
-        db,
-        actor,
-        task=delete.task_id,
-        project=project,
-        workspace_id=delete.workspace_ref(),
-        reason=delete.reason,
-        idempotency_key=delete.idempotency_key,
-        answer=proposed_view,
-    )
-
-
-def _project_card(kind: str, data: dict[str, Any]) -> Any:
-    if kind == "task":
-        task = parse_args(proposal_tools.ProposeTask, data)
-        return lambda db, actor: proposals.propose_task(
-            db,
-            actor,
-            project=task.project_id,
-            workspace_id=task.workspace_ref(),
-            title=task.title,
-            description=task.description,
-            type_hint=task.type_hint,
-            role_hint=task.role_hint,
-            idempotency_key=task.idempotency_key,
-            answer=proposed_view,
-        )
-    if kind == "role":
-        role = parse_args(proposal_tools.ProposeRole, data)
-        return lambda db, actor: proposals.propose_role(
-            db,
-            actor,
-            project=role.project_id,
-            workspace_id=role.workspace_ref(),
-            name=role.name,
-            role=role.role,
-            description=role.description,
-            idempotency_key=role.idempotency_key,
-            answer=proposed_view,
-        )
-    team = parse_args(proposal_tools.ProposeComposition, data)
-    return lambda db, actor: proposals.propose_composition(
-        db,
-        actor,
-        project=team.project_id,
-        workspace_id=team.workspace_ref(),
-        seats=[s.model_dump(by_alias=True, exclude_none=True) for s in team.seats],
-        rationale=team.rationale,
-        idempotency_key=team.idempotency_key,
-        answer=proposed_view,
     )
 
 

@@ -2,20 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import click
 
-from crewboard.cli.common import (
-    State,
-    acting_person,
-    as_option,
-    emit,
-    guarded,
-    json_option,
-    pass_state,
-)
+from crewboard.cli.common import Shown, as_person
 from crewboard.contract.review.present import decided_view, draft_read_view, rule_view
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.review import Decided, RuleMatch
@@ -26,19 +17,10 @@ from crewboard.storage.database import Database
 comment_option = click.option("--comment", default=None, help="A note for the draft's author.")
 
 
-def _decide(
-    state_: State,
-    as_email: str | None,
-    as_json: bool,
-    decide: Callable[[Database, Actor], Decided],
-) -> None:
-
-    def act(db: Database) -> None:
-        result = decided_view(decide(db, acting_person(db, as_email)))
-        draft = result["draft"]
-        emit(as_json, result, lambda: f"draft {draft['id']} is now {draft['status']}")
-
-    guarded(state_, as_json, act)
+def _decided(decided: Decided) -> Shown:
+    result = decided_view(decided)
+    draft = result["draft"]
+    return result, lambda: f"draft {draft['id']} is now {draft['status']}"
 
 
 @click.group("review")
@@ -52,25 +34,19 @@ def review_group() -> None:
 @click.option("--collection", default=None, help="File it in this collection (with --memory).")
 @click.option("--document", default=None, help="File it under this project document.")
 @comment_option
-@as_option
-@json_option
-@pass_state
+@as_person
 def review_approve(
-    state_: State,
+    db: Database,
+    actor: Actor,
     draft_id: str,
     to_memory: bool,
     collection: str | None,
     document: str | None,
     comment: str | None,
-    as_email: str | None,
-    as_json: bool,
-) -> None:
+) -> Shown:
     """Approve a waiting draft; its task becomes approved."""
-    _decide(
-        state_,
-        as_email,
-        as_json,
-        lambda db, actor: review.approve(
+    return _decided(
+        review.approve(
             db,
             actor,
             draft_id,
@@ -78,74 +54,43 @@ def review_approve(
             collection=collection,
             document=document,
             comment=comment,
-        ),
+        )
     )
 
 
 @review_group.command("reject")
 @click.argument("draft_id")
 @comment_option
-@as_option
-@json_option
-@pass_state
-def review_reject(
-    state_: State, draft_id: str, comment: str | None, as_email: str | None, as_json: bool
-) -> None:
+@as_person
+def review_reject(db: Database, actor: Actor, draft_id: str, comment: str | None) -> Shown:
     """Reject a waiting draft; its task goes back to where it was."""
-    _decide(
-        state_,
-        as_email,
-        as_json,
-        lambda db, actor: review.reject(db, actor, draft_id, comment=comment),
-    )
+    return _decided(review.reject(db, actor, draft_id, comment=comment))
 
 
 @review_group.command("revise")
 @click.argument("draft_id")
 @click.option("--comment", required=True, help="What to change (it becomes the follow-up's brief).")
-@as_option
-@json_option
-@pass_state
-def review_revise(
-    state_: State, draft_id: str, comment: str, as_email: str | None, as_json: bool
-) -> None:
+@as_person
+def review_revise(db: Database, actor: Actor, draft_id: str, comment: str) -> Shown:
     """Ask for a revision: a follow-up task carries your comment to the same assignee."""
-    _decide(
-        state_,
-        as_email,
-        as_json,
-        lambda db, actor: review.request_revision(db, actor, draft_id, comment=comment),
-    )
+    return _decided(review.request_revision(db, actor, draft_id, comment=comment))
 
 
 @review_group.command("undo")
 @click.argument("draft_id")
-@as_option
-@json_option
-@pass_state
-def review_undo(state_: State, draft_id: str, as_email: str | None, as_json: bool) -> None:
+@as_person
+def review_undo(db: Database, actor: Actor, draft_id: str) -> Shown:
     """Undo an acceptance rule's acceptance: the draft waits for review again."""
-    _decide(
-        state_,
-        as_email,
-        as_json,
-        lambda db, actor: review.undo_rule_acceptance(db, actor, draft_id),
-    )
+    return _decided(review.undo_rule_acceptance(db, actor, draft_id))
 
 
 @review_group.command("show")
 @click.argument("draft_id")
-@as_option
-@json_option
-@pass_state
-def review_show(state_: State, draft_id: str, as_email: str | None, as_json: bool) -> None:
+@as_person
+def review_show(db: Database, actor: Actor, draft_id: str) -> Shown:
     """Show a draft in full."""
-
-    def act(db: Database) -> None:
-        found = draft_read_view(drafts.get_draft(db, acting_person(db, as_email), draft_id))
-        emit(as_json, found, lambda: _draft_text(found))
-
-    guarded(state_, as_json, act)
+    found = draft_read_view(drafts.get_draft(db, actor, draft_id))
+    return found, lambda: _draft_text(found)
 
 
 def _draft_text(found: dict[str, Any]) -> str:
@@ -171,77 +116,51 @@ def rule_group() -> None:
 @click.option("--value", default=None, help="The task type, or the AI role id.")
 @click.option("--collection", default=None, help="File accepted results in this collection.")
 @click.option("--document", default=None, help="File accepted results under this document.")
-@as_option
-@json_option
-@pass_state
+@as_person
 def rule_add(
-    state_: State,
+    db: Database,
+    actor: Actor,
     project: str,
     match: str,
     value: str | None,
     collection: str | None,
     document: str | None,
-    as_email: str | None,
-    as_json: bool,
-) -> None:
+) -> Shown:
     """Turn on an acceptance rule (project admins)."""
-
-    def act(db: Database) -> None:
-        added = rule_view(
-            rules.add_rule(
-                db,
-                acting_person(db, as_email),
-                project,
-                match=match,
-                value=value,
-                collection=collection,
-                document=document,
-            )
+    added = rule_view(
+        rules.add_rule(
+            db, actor, project, match=match, value=value, collection=collection, document=document
         )
-        emit(as_json, added, lambda: f"added rule {added['id']} ({added['match']})")
-
-    guarded(state_, as_json, act)
+    )
+    return added, lambda: f"added rule {added['id']} ({added['match']})"
 
 
 @rule_group.command("list")
 @click.argument("project")
-@as_option
-@json_option
-@pass_state
-def rule_list(state_: State, project: str, as_email: str | None, as_json: bool) -> None:
+@as_person
+def rule_list(db: Database, actor: Actor, project: str) -> Shown:
     """List a project's acceptance rules."""
-
-    def act(db: Database) -> None:
-        found = [rule_view(r) for r in rules.list_rules(db, acting_person(db, as_email), project)]
-        emit(
-            as_json,
-            found,
-            lambda: (
-                "\n".join(
-                    f"{r['id']}  {r['match']}  {r['value'] or '-'}  "
-                    f"{r['collection'] or '-'}  {r['document'] or '-'}"
-                    for r in found
-                )
-                or "no acceptance rules"
-            ),
-        )
-
-    guarded(state_, as_json, act)
+    found = [rule_view(r) for r in rules.list_rules(db, actor, project)]
+    return (
+        found,
+        lambda: (
+            "\n".join(
+                f"{r['id']}  {r['match']}  {r['value'] or '-'}  "
+                f"{r['collection'] or '-'}  {r['document'] or '-'}"
+                for r in found
+            )
+            or "no acceptance rules"
+        ),
+    )
 
 
 @rule_group.command("remove")
 @click.argument("rule_id")
-@as_option
-@json_option
-@pass_state
-def rule_remove(state_: State, rule_id: str, as_email: str | None, as_json: bool) -> None:
+@as_person
+def rule_remove(db: Database, actor: Actor, rule_id: str) -> Shown:
     """Turn an acceptance rule off."""
-
-    def act(db: Database) -> None:
-        removed = rule_view(rules.remove_rule(db, acting_person(db, as_email), rule_id))
-        emit(as_json, removed, lambda: f"removed rule {removed['id']}")
-
-    guarded(state_, as_json, act)
+    removed = rule_view(rules.remove_rule(db, actor, rule_id))
+    return removed, lambda: f"removed rule {removed['id']}"
 
 
 def register(cli: click.Group) -> None:

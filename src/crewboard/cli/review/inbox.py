@@ -8,16 +8,12 @@ import click
 
 from crewboard.cli.common import (
     PAGE_LIMIT,
-    State,
-    acting_person,
-    as_option,
-    emit,
-    guarded,
-    json_option,
-    pass_state,
+    Shown,
+    as_person,
 )
 from crewboard.contract.board.present_notes import open_questions_view, question_answered_view
 from crewboard.contract.review.present_inbox import inbox_view
+from crewboard.domain.identity.records import Actor
 from crewboard.services.board import questions
 from crewboard.services.review import inbox as inbox_service
 from crewboard.storage.database import Database
@@ -31,21 +27,11 @@ def inbox_group() -> None:
 @inbox_group.command("list")
 @click.option("--project", default=None, help="Only this project (key or id).")
 @click.option("--limit", default=50, show_default=True, type=PAGE_LIMIT)
-@as_option
-@json_option
-@pass_state
-def inbox_list(
-    state_: State, project: str | None, limit: int, as_email: str | None, as_json: bool
-) -> None:
+@as_person
+def inbox_list(db: Database, actor: Actor, project: str | None, limit: int) -> Shown:
     """List what waits for you, newest first, with counts of each kind."""
-
-    def act(db: Database) -> None:
-        found = inbox_view(
-            inbox_service.inbox(db, acting_person(db, as_email), project=project, limit=limit)
-        )
-        emit(as_json, found, lambda: _text(found))
-
-    guarded(state_, as_json, act)
+    found = inbox_view(inbox_service.inbox(db, actor, project=project, limit=limit))
+    return found, lambda: _text(found)
 
 
 def _text(found: dict[str, Any]) -> str:
@@ -64,49 +50,29 @@ def question_group() -> None:
 
 @question_group.command("list")
 @click.argument("project")
-@as_option
-@json_option
-@pass_state
-def question_list(state_: State, project: str, as_email: str | None, as_json: bool) -> None:
+@as_person
+def question_list(db: Database, actor: Actor, project: str) -> Shown:
     """A project's open questions, the longest waiting first."""
-
-    def act(db: Database) -> None:
-        found = open_questions_view(
-            questions.list_open_questions(db, acting_person(db, as_email), project)
-        )
-        emit(
-            as_json,
-            found,
-            lambda: (
-                "\n".join(
-                    f"{q['id']}  {q['task']['key']}  {q['question'][:80]}"
-                    for q in found["questions"]
-                )
-                or "no open questions"
-            ),
-        )
-
-    guarded(state_, as_json, act)
+    found = open_questions_view(questions.list_open_questions(db, actor, project))
+    return (
+        found,
+        lambda: (
+            "\n".join(
+                f"{q['id']}  {q['task']['key']}  {q['question'][:80]}" for q in found["questions"]
+            )
+            or "no open questions"
+        ),
+    )
 
 
 @question_group.command("answer")
 @click.argument("question_id")
 @click.option("--text", "answer", required=True, help="The answer (markdown).")
-@as_option
-@json_option
-@pass_state
-def question_answer(
-    state_: State, question_id: str, answer: str, as_email: str | None, as_json: bool
-) -> None:
+@as_person
+def question_answer(db: Database, actor: Actor, question_id: str, answer: str) -> Shown:
     """Answer a question; the answer shows on its task."""
-
-    def act(db: Database) -> None:
-        done = question_answered_view(
-            questions.answer_question(db, acting_person(db, as_email), question_id, answer)
-        )
-        emit(as_json, done, lambda: f"answered {done['question']['id']}")
-
-    guarded(state_, as_json, act)
+    done = question_answered_view(questions.answer_question(db, actor, question_id, answer))
+    return done, lambda: f"answered {done['question']['id']}"
 
 
 def register(cli: click.Group) -> None:
