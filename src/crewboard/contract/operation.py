@@ -205,20 +205,3 @@ def keyed(
         return Reply(result.body, f"{again}: this is its answer." if result.replayed else None)
 
     return run
-
-
-def keyed_write(
-    name: str,
-    title: str,
-    description: str,
-    args: type[Args],
-    run: Runner,
-    *,
-    toolset: Toolset,
-    scopes: tuple[Scope, ...] = (Scope.TASKS_MANAGE,),
-    rest: Rest | NoDoor | None = None,
-    cli: Cli | NoDoor | None = None,
-) -> Operation:
-    """A write that is safe to retry with its idempotencyKey: it changes state, destroys
-    nothing, and the same key and arguments answer the first acknowledgement again."""
-    return Area(toolset, scopes).write(name, title, description, args, run, rest, cli)

@@ -8,7 +8,7 @@ from pydantic import Field, WithJsonSchema
 
 from crewboard.contract.args import Args, Day, ProjectRef, WorkspaceId
 from crewboard.contract.board.tasks import HUMAN_OWNER, AssigneeType, Priority, Status, Tag, TaskRef
-from crewboard.contract.operation import Call, Cli, Rest, keyed_write
+from crewboard.contract.operation import Area, Call, Cli, Rest
 from crewboard.contract.reply import Reply
 from crewboard.domain.identity.access import Toolset
 from crewboard.domain.validation import INT32_MAX
@@ -143,32 +143,29 @@ def set_task_status(call: Call, args: SetTaskStatus) -> Reply:
     return Reply(result.body, " ".join(notes) or None)
 
 
+BOARD = Area(Toolset.BOARD)
+PLANNING = Area(Toolset.PLANNING)
+
 OPERATIONS = (
-    keyed_write(
+    PLANNING.write(
         "update_tasks",
         "Plan several tasks",
-        (
-            "One planning change to 1-200 tasks: assignee, owner, priority, points, cycle, dates, "
-            "labels and relationships added or removed (the other task shows the inverse). All or "
-            "nothing."
-        ),
+        "One planning change to 1-200 tasks: assignee, owner, priority, points, cycle, dates, "
+        "labels and relationships added or removed (the other task shows the inverse). All or "
+        "nothing.",
         UpdateTasks,
         update_tasks,
-        toolset=Toolset.PLANNING,
-        rest=Rest("POST", "/api/v1/projects/{project}/tasks/bulk-update"),
-        cli=Cli(("task", "plan")),
+        Rest("POST", "/api/v1/projects/{project}/tasks/bulk-update"),
+        Cli(("task", "plan")),
     ),
-    keyed_write(
+    BOARD.write(
         "set_task_status",
         "Move tasks to new statuses",
-        (
-            "Move 1-200 tasks to new statuses, each checked against expectedVersions; each succeeds"
-            " or fails alone, with an outcome per task. in_progress needs an assignee."
-        ),
+        "Move 1-200 tasks to new statuses, each checked against expectedVersions; each succeeds"
+        " or fails alone, with an outcome per task. in_progress needs an assignee.",
         SetTaskStatus,
         set_task_status,
-        toolset=Toolset.BOARD,
-        rest=Rest("POST", "/api/v1/projects/{project}/tasks/bulk-status"),
-        cli=Cli(("task", "move")),
+        Rest("POST", "/api/v1/projects/{project}/tasks/bulk-status"),
+        Cli(("task", "move")),
     ),
 )

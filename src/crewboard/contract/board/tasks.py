@@ -20,7 +20,7 @@ from crewboard.contract.args import (
 )
 from crewboard.contract.board import present
 from crewboard.contract.board.fitting import cut_fields, fit_task_answer
-from crewboard.contract.operation import Call, Cli, Operation, Rest, keyed_write
+from crewboard.contract.operation import Area, Call, Cli, Rest
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, fitted_answer
 from crewboard.domain.board.reads import AgentBrief
 from crewboard.domain.identity.access import Toolset
@@ -416,85 +416,70 @@ def assign_task(call: Call, args: AssignTask) -> Reply:
     return task_ack(result.body, note)
 
 
+BOARD = Area(Toolset.BOARD)
+PLANNING = Area(Toolset.PLANNING)
+
 OPERATIONS = (
-    Operation(
-        name="list_tasks",
-        title="List tasks",
-        description=(
-            "Find tasks by status, number, q, parentTaskId, tag, label, assignee, cycle or "
-            "updatedSince. Rows are compact unless projection or fields ask for more."
-        ),
-        args=ListTasks,
-        toolset=Toolset.BOARD,
-        run=list_tasks,
-        rest=Rest("GET", "/api/v1/projects/{project}/tasks"),
-        cli=Cli(("task", "list")),
+    BOARD.read(
+        "list_tasks",
+        "List tasks",
+        "Find tasks by status, number, q, parentTaskId, tag, label, assignee, cycle or "
+        "updatedSince. Rows are compact unless projection or fields ask for more.",
+        ListTasks,
+        list_tasks,
+        Rest("GET", "/api/v1/projects/{project}/tasks"),
+        Cli(("task", "list")),
     ),
-    Operation(
-        name="list_assignee_tasks",
-        title="List an assignee's tasks",
-        description=(
-            "The tasks of one assignee (an AI role, a person or 'me'), shaped and paged as in "
-            "list_tasks."
-        ),
-        args=ListAssigneeTasks,
-        toolset=Toolset.PLANNING,
-        run=list_assignee_tasks,
-        rest=Rest("GET", "/api/v1/assignees/{assignee}/tasks"),
-        cli=Cli(("task", "list-assigned")),
+    PLANNING.read(
+        "list_assignee_tasks",
+        "List an assignee's tasks",
+        "The tasks of one assignee (an AI role, a person or 'me'), shaped and paged as in "
+        "list_tasks.",
+        ListAssigneeTasks,
+        list_assignee_tasks,
+        Rest("GET", "/api/v1/assignees/{assignee}/tasks"),
+        Cli(("task", "list-assigned")),
     ),
-    Operation(
-        name="get_task",
-        title="Read a task",
-        description=(
-            "Read a task with all you need to work on it: brief, checklist, relationships, "
-            "readiness, notes, assigneeRole and the context pack (parent, blockers, memory, state "
-            "page). Pass contextReceiptId to submit_result. Cut text (briefTruncated): "
-            "read on with textField."
-        ),
-        args=GetTask,
-        toolset=Toolset.BOARD,
-        run=get_task,
-        rest=Rest("GET", "/api/v1/tasks/{task}"),
-        cli=Cli(("task", "show")),
+    BOARD.read(
+        "get_task",
+        "Read a task",
+        "Read a task with all you need to work on it: brief, checklist, relationships, "
+        "readiness, notes, assigneeRole and the context pack (parent, blockers, memory, state "
+        "page). Pass contextReceiptId to submit_result. Cut text (briefTruncated): "
+        "read on with textField.",
+        GetTask,
+        get_task,
+        Rest("GET", "/api/v1/tasks/{task}"),
+        Cli(("task", "show")),
     ),
-    keyed_write(
+    PLANNING.write(
         "create_task",
         "Create a task",
-        (
-            "Create a task. An AI task names one of the project's AI roles as assigneeId; a task "
-            "created in_progress names who does it."
-        ),
+        "Create a task. An AI task names one of the project's AI roles as assigneeId; a task "
+        "created in_progress names who does it.",
         CreateTask,
         create_task,
-        toolset=Toolset.PLANNING,
-        rest=Rest("POST", "/api/v1/projects/{project}/tasks", status=201),
-        cli=Cli(("task", "create")),
+        Rest.created("/api/v1/projects/{project}/tasks"),
+        Cli(("task", "create")),
     ),
-    keyed_write(
+    PLANNING.write(
         "update_task",
         "Update a task",
-        (
-            "Change a task's fields (patch) from the revision you read. Omitted fields stay, null "
-            "clears; blockedByTaskIds replaces the blockers."
-        ),
+        "Change a task's fields (patch) from the revision you read. Omitted fields stay, null "
+        "clears; blockedByTaskIds replaces the blockers.",
         UpdateTask,
         update_task,
-        toolset=Toolset.PLANNING,
-        rest=Rest("PATCH", "/api/v1/tasks/{task}"),
-        cli=Cli(("task", "update")),
+        Rest("PATCH", "/api/v1/tasks/{task}"),
+        Cli(("task", "update")),
     ),
-    keyed_write(
+    PLANNING.write(
         "assign_task",
         "Assign a task",
-        (
-            "Set who does a task (assigneeId: an AI role or a person) and, apart from that, the "
-            "person answerable (humanOwnerId). Omitted stays, null clears."
-        ),
+        "Set who does a task (assigneeId: an AI role or a person) and, apart from that, the "
+        "person answerable (humanOwnerId). Omitted stays, null clears.",
         AssignTask,
         assign_task,
-        toolset=Toolset.PLANNING,
-        rest=Rest("POST", "/api/v1/tasks/{task}/assignment"),
-        cli=Cli(("task", "assign")),
+        Rest("POST", "/api/v1/tasks/{task}/assignment"),
+        Cli(("task", "assign")),
     ),
 )

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from crewboard.contract.args import Args, Day, Moment, WorkspaceId, also_named
 from crewboard.contract.board.present_week import week_view
-from crewboard.contract.operation import Call, Cli, Operation, Rest
+from crewboard.contract.operation import Area, Call, Cli, Rest
 from crewboard.contract.reply import RESPONSE_BUDGET, Reply, compact, fit_rows
 from crewboard.domain.identity.access import Toolset
 from crewboard.services.board import week
@@ -141,32 +141,28 @@ def _fit_week(body: dict[str, Any]) -> int:
     return dropped
 
 
+PLANNING = Area(Toolset.PLANNING)
+
 OPERATIONS = (
-    Operation(
-        name="list_task_events",
-        title="List task lifecycle events",
-        description=(
-            "Task history, oldest first: assignment, status and blocker changes. Bound it by "
-            "taskId, humanAssigneeId, agentAssigneeId or since and until. coverage says whether it "
-            "is complete."
-        ),
-        args=ListTaskEvents,
-        toolset=Toolset.PLANNING,
-        run=list_task_events,
-        rest=Rest("GET", "/api/v1/tasks/{task}/events"),
-        cli=Cli(("task", "events")),
+    PLANNING.read(
+        "list_task_events",
+        "List task lifecycle events",
+        "Task history, oldest first: assignment, status and blocker changes. Bound it by "
+        "taskId, humanAssigneeId, agentAssigneeId or since and until. coverage says whether it "
+        "is complete.",
+        ListTaskEvents,
+        list_task_events,
+        Rest("GET", "/api/v1/tasks/{task}/events"),
+        Cli(("task", "events")),
     ),
-    Operation(
-        name="get_week",
-        title="Read the week",
-        description=(
-            "A Monday-Sunday week in timeZone: tasks due each day, time in progress per assignee "
-            "(people and AI), and open tasks with no due date."
-        ),
-        args=GetWeek,
-        toolset=Toolset.PLANNING,
-        run=get_week,
-        rest=Rest("GET", "/api/v1/projects/{project}/week"),
-        cli=Cli(("week", "show")),
+    PLANNING.read(
+        "get_week",
+        "Read the week",
+        "A Monday-Sunday week in timeZone: tasks due each day, time in progress per assignee "
+        "(people and AI), and open tasks with no due date.",
+        GetWeek,
+        get_week,
+        Rest("GET", "/api/v1/projects/{project}/week"),
+        Cli(("week", "show")),
     ),
 )
