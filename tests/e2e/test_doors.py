@@ -17,6 +17,7 @@ import base64
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -102,10 +103,13 @@ class World:
             "files": [{"path": "index.html", "content": "<p>one</p>\n"}],
         })["artifact"])  # fmt: skip
 
+    def fresh_day(self) -> str:
+        """A date no other handoff of the module has (one handoff per person and day)."""
+        return (date(2020, 1, 1) + timedelta(days=next(self.numbers))).isoformat()
+
     def new_handoff(self, tag: str) -> dict[str, Any]:
-        day = 1 + next(self.numbers) % 28
         return dict(self.make("create_handoff", {
-            "projectId": "CRW", **W, "completed": f"Done {tag}", "date": f"2025-02-{day:02d}",
+            "projectId": "CRW", **W, "completed": f"Done {tag}", "date": self.fresh_day(),
         })["handoff"])  # fmt: skip
 
     def new_session(self, tag: str) -> str:
@@ -712,7 +716,7 @@ SCENARIOS: dict[str, Scenario] = {
     "create_handoff": Scenario(
         lambda w, t: {
             "projectId": "CRW", **W, "completed": f"Done {t}",
-            "date": f"2024-01-{1 + next(w.numbers) % 28:02d}", "linkedTaskIds": [w.task],
+            "date": w.fresh_day(), "linkedTaskIds": [w.task],
         },
         lambda b, w: b["handoff"]["completed"].startswith("Done "),
         lambda w, t: {"projectId": "CRW", **W, "completed": "x", "sourceTimeZone": "Mars/Olympus"},

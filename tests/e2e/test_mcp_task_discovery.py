@@ -193,7 +193,8 @@ def test_the_rest_list_takes_the_projection_and_follows_its_cursor(
         first = api.get("/tasks", params={"limit": 2, "projection": "summary"}).json()
         assert "description" not in first["tasks"][0]
         cursor = first["nextCursor"]
-        rest = api.get("/tasks", params={"limit": 2, "cursor": cursor}).json()
+        following = {"limit": 2, "cursor": cursor, "projection": "summary"}
+        rest = api.get("/tasks", params=following).json()
         assert [t["number"] for t in first["tasks"] + rest["tasks"]] == [1, 2, 3]
         assert rest["hasMore"] is False
         moved = api.get("/tasks", params={"cursor": cursor, "status": "done"})
