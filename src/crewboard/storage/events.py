@@ -27,6 +27,11 @@ class EventRepository:
             query = query.where(shared.events.c.project_id == project_id)
         return [row._asdict() for row in self.conn.execute(query)]
 
+    def latest(self, project_id: str) -> int:
+        """The newest event id of one project (0 when it has none)."""
+        query = select(func.max(shared.events.c.id)).where(shared.events.c.project_id == project_id)
+        return int(self.conn.execute(query).scalar() or 0)
+
     def latest_any(self) -> int:
         """The newest event id of the whole log (0 when it is empty)."""
         return int(self.conn.execute(select(func.max(shared.events.c.id))).scalar() or 0)

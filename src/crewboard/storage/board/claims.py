@@ -158,31 +158,9 @@ class ClaimRepository:
         On PostgreSQL the row is locked (FOR NO KEY UPDATE SKIP LOCKED), so concurrent callers
         each find a different task instead of queueing on the same one; `take` still decides.
         """
-        claimed = exists().where(_C.task_id == _T.id, _live(now))
-        left = exists().where(
-            _C.task_id == _T.id,
-            or_(
-                _C.ended_as.in_((ClaimEnd.LAPSED.value, ClaimEnd.BROKEN.value)),
-                and_(_C.released_at.is_(None), _C.expires_at <= now),
-            ),
-        )
-        blocker = t.tasks.alias("blocker")
-        blocked = exists().where(
-            _L.type == "blocks",
-            or_(_L.low_id == _T.id, _L.high_id == _T.id),
-            _L.blocker_id != _T.id,
-            blocker.c.id == _L.blocker_id,
-            blocker.c.status.not_in(_FINISHED),
-        )
         query = (
             select(t.tasks)
-            .where(
-                _T.project_id == project_id,
-                or_(_T.status.in_(list(ready)), and_(_T.status.in_(list(resumable)), left)),
-                or_(_T.assignee_id.is_(None), _T.assignee_id.in_(list(assignees))),
-                ~claimed,
-                ~blocked,
-            )
+            .where(_takeable(project_id, now, assignees, ready, resumable))
             .order_by(_PRIORITY_ORDER, _T.created_at, _T.number)
             .limit(1)
         )
@@ -192,3 +170,59 @@ class ClaimRepository:
             query = query.with_for_update(of=t.tasks, skip_locked=True, key_share=True)
         row = self.conn.execute(query).first()
         return task_from_row(row) if row else None
+
+    def takeable(
+        self,
+        project_id: str,
+        now: datetime,
+        *,
+        assignees: Sequence[str],
+        ready: Sequence[str],
+        resumable: Sequence[str],
+        among: Sequence[str] | None = None,
+        limit: int = 100,
+    ) -> list[Task]:
+        """Tasks `next_candidate` could take now (of `among` only, when given), best first;
+        nothing is locked."""
+        query = select(t.tasks).where(_takeable(project_id, now, assignees, ready, resumable))
+        if among is not None:
+            if not among:
+                return []
+            query = query.where(_T.id.in_(list(among)))
+        query = query.order_by(_PRIORITY_ORDER, _T.created_at, _T.number).limit(limit)
+        return [task_from_row(row) for row in self.conn.execute(query)]
+
+
+def _takeable(
+    project_id: str,
+    now: datetime,
+    assignees: Sequence[str],
+    ready: Sequence[str],
+    resumable: Sequence[str],
+) -> ColumnElement[bool]:
+    """A task of the project in a `ready` status (or in a `resumable` one with its last claim
+    lapsed or broken: work its holder left), assigned to no one or to one of `assignees`, with
+    no live claim and no unfinished blocker."""
+    claimed = exists().where(_C.task_id == _T.id, _live(now))
+    left = exists().where(
+        _C.task_id == _T.id,
+        or_(
+            _C.ended_as.in_((ClaimEnd.LAPSED.value, ClaimEnd.BROKEN.value)),
+            and_(_C.released_at.is_(None), _C.expires_at <= now),
+        ),
+    )
+    blocker = t.tasks.alias("blocker")
+    blocked = exists().where(
+        _L.type == "blocks",
+        or_(_L.low_id == _T.id, _L.high_id == _T.id),
+        _L.blocker_id != _T.id,
+        blocker.c.id == _L.blocker_id,
+        blocker.c.status.not_in(_FINISHED),
+    )
+    return and_(
+        _T.project_id == project_id,
+        or_(_T.status.in_(list(ready)), and_(_T.status.in_(list(resumable)), left)),
+        or_(_T.assignee_id.is_(None), _T.assignee_id.in_(list(assignees))),
+        ~claimed,
+        ~blocked,
+    )

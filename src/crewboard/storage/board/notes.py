@@ -231,6 +231,13 @@ class NoteRepository:
         rows = self.conn.execute(_COMMENTS_PAGE, {**where, "limit": limit, "offset": offset})
         return [_comment(row) for row in rows], int(total)
 
+    def comment_texts(self, comment_ids: Collection[str]) -> dict[str, str]:
+        """The whole text of these comments, by id (those that exist)."""
+        if not comment_ids:
+            return {}
+        query = select(_COMMENTS.id, _COMMENTS.content).where(_COMMENTS.id.in_(list(comment_ids)))
+        return {row.id: row.content for row in self.conn.execute(query)}
+
     # --- outputs --------------------------------------------------------------------------
 
     def output_history(self, task_id: str, name: str) -> tuple[int, datetime | None]:
