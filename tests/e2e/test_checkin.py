@@ -154,7 +154,7 @@ async def test_the_agent_hears_each_change_once_and_nothing_of_another_agents_bu
     ):
         cursor = (await check_in(agent))["nextCursor"]
         held = (await tool(agent, "claim_task", {"taskId": "CRW-1"}))["claim"]
-        asked = (await tool(agent, "ask_question", {"taskId": "CRW-1", "question": "CSV or XLSX?"}))
+        asked = await tool(agent, "ask_question", {"taskId": "CRW-1", "question": "CSV or XLSX?"})
         handed = await tool(
             agent, "submit_result",
             {"projectId": "CRW", "taskId": "CRW-1", "expectedRevision": mine["revision"] + 0,
@@ -196,7 +196,9 @@ async def test_the_agent_hears_each_change_once_and_nothing_of_another_agents_bu
         claims.break_claim(crew.db, me, task="CRW-1")
 
         news = await check_in(agent, cursor)
-        told = sorted((u["kind"], u.get("task"), u.get("text") or u.get("status")) for u in news["updates"])
+        told = sorted(
+            (u["kind"], u.get("task"), u.get("text") or u.get("status")) for u in news["updates"]
+        )
         assert told == sorted(
             [
                 ("answer", "CRW-1", "CSV, please."),
@@ -227,7 +229,8 @@ async def test_a_check_in_renews_the_callers_leases(crew: Crew) -> None:
         cursor = (await check_in(agent))["nextCursor"]
         answer = await check_in(agent, cursor)
         (claim,) = answer["claims"]
-        assert claim["task"] == "CRW-1" and claim["claimFence"] == held["fence"]
+        assert claim["task"] == "CRW-1"
+        assert claim["claimFence"] == held["fence"]
         assert _when(claim["expiresAt"]) > _when(held["expiresAt"])
 
 

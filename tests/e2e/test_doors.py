@@ -392,6 +392,11 @@ SCENARIOS: dict[str, Scenario] = {
         lambda w, t: {"projectId": "CRW", **W, "leaseSeconds": 4000},
         "VALIDATION", "leaseSeconds",
     ),
+    "get_updates": Scenario(
+        lambda w, t: {"projectId": "CRW", **W},
+        lambda b, w: isinstance(b["updates"], list) and bool(b["nextCursor"]),
+        lambda w, t: {"projectId": "CRW", **W, "cursor": "not-a-cursor"}, "VALIDATION", "cursor",
+    ),
     "update_tasks": Scenario(
         lambda w, t: {
             "projectId": "CRW", **W, "idempotencyKey": f"k-{t}", "taskIds": [w.task],
