@@ -42,6 +42,10 @@ elif sys.argv[1:2] == ["backup"]:  # backup and restore of a 1 GB database (benc
     from bench.backup import main as backup_main
 
     backup_main(sys.argv[2:])
+elif sys.argv[1:2] == ["checkin"]:  # an idle agent's check-in against the no-op
+    from bench.checkin import main as checkin_main
+
+    checkin_main(sys.argv[2:])
 elif sys.argv[1:2] == ["peers"]:  # beside Backlog.md and task-master-ai (bench/peers/)
     from bench.peers.__main__ import main as peers_main
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Row, and_, case, exists, or_, select, update
+from sqlalchemy import Connection, Row, and_, bindparam, case, exists, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -47,14 +47,22 @@ def claim_from_row(row: Row[Any]) -> Claim:
     )
 
 
+# The live claims of one caller, built once: the check-in asks on every call.
+_NOW = bindparam("now", type_=_C.expires_at.type)
+_LIVE_NOW = and_(_C.released_at.is_(None), _C.expires_at > _NOW)
+_ORDER = (_C.claimed_at, _C.task_id)
+_LIVE_OF_TOKEN = (
+    select(task_claims).where(_C.token_id == bindparam("token_id"), _LIVE_NOW).order_by(*_ORDER)
+)
+_LIVE_OF_PERSON = (
+    select(task_claims)
+    .where(_C.user_id == bindparam("user_id"), _C.token_id.is_(None), _LIVE_NOW)
+    .order_by(*_ORDER)
+)
+
+
 def _live(now: datetime) -> ColumnElement[bool]:
     return and_(_C.released_at.is_(None), _C.expires_at > now)
-
-
-def _of_holder(holder: Holder) -> ColumnElement[bool]:
-    if holder.token_id is not None:
-        return _C.token_id == holder.token_id
-    return and_(_C.user_id == holder.user_id, _C.token_id.is_(None))
 
 
 class ClaimRepository:
@@ -126,8 +134,10 @@ class ClaimRepository:
 
     def live_of(self, holder: Holder, now: datetime) -> list[Claim]:
         """The live claims `holder` holds, oldest first."""
-        query = select(task_claims).where(_of_holder(holder), _live(now))
-        rows = self.conn.execute(query.order_by(_C.claimed_at, _C.task_id))
+        if holder.token_id is not None:
+            rows = self.conn.execute(_LIVE_OF_TOKEN, {"token_id": holder.token_id, "now": now})
+        else:
+            rows = self.conn.execute(_LIVE_OF_PERSON, {"user_id": holder.user_id, "now": now})
         return [claim_from_row(row) for row in rows]
 
     def lapsed(self, now: datetime, limit: int) -> list[Claim]:
