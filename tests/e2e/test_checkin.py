@@ -133,7 +133,7 @@ async def test_an_idle_check_in_costs_a_few_hundred_bytes(crew: Crew, mode: str)
             ("ready", "CRW-1", "high")
         ]
         idle = await check_in(agent, first["nextCursor"])
-        assert idle == {"updates": [], "nextCursor": idle["nextCursor"]}
+        assert idle == {"updates": [], "hasMore": False, "nextCursor": idle["nextCursor"]}
         assert len(json.dumps(idle, separators=(",", ":"))) <= IDLE_BYTES
         assert idle_wire_bytes(crew, idle["nextCursor"]) <= IDLE_BYTES
         # Its own writes are not news to it.

@@ -46,13 +46,13 @@ def held_row(held: HeldClaim) -> dict[str, Any]:
 
 
 def check_in_answer(check_in: CheckIn, cursor: str) -> dict[str, Any]:
-    """The check-in's answer. Idle, it is the empty list and the cursor: nothing else."""
+    """The check-in's answer, in the shape of the other cursor lists (`hasMore`,
+    `nextCursor`). Idle, it is the empty list and the cursor: nothing else."""
     names = dict(check_in.names)
     body: dict[str, Any] = {"updates": [update_row(u, names) for u in check_in.updates]}
     if check_in.held:
         body["claims"] = [held_row(h) for h in check_in.held]
-    if check_in.more:
-        body["hasMore"] = True
+    body["hasMore"] = check_in.more
     body["nextCursor"] = cursor
     return body
 
