@@ -66,6 +66,7 @@ ListField = Literal[
     "humanOwnerId",
     "startDate",
     "createdAt",
+    "claimedBy",
 ]
 Id = Annotated[str, Field(min_length=1, max_length=200)]
 Tag = Annotated[str, Field(min_length=1, max_length=48)]
@@ -317,7 +318,7 @@ def get_task(call: Call, args: GetTask) -> Reply:
     )
     answer = present.get_task_view(found, RESPONSE_BUDGET)
     if isinstance(found, AgentBrief):
-        return Reply(answer, found.text)
+        return Reply(answer, answer["text"])
     return Reply(answer, _text_note(answer))
 
 

@@ -17,6 +17,10 @@ FINISHED = frozenset({TaskStatus.APPROVED, TaskStatus.DONE})
 AGENT_BRIEF_LIMIT = 3000
 AGENT_BRIEF_TEXT = 1500  # the brief's share, so what follows it still fits
 AGENT_BRIEF_RECORD = 240
+CLAIM_LINE_ROOM = 240  # what get_task's agent brief keeps free for the line naming its holder
+# The list column naming a task's live claim: its rows carry claimedBy and claimedUntil, and
+# only while a claim holds the task.
+CLAIM_FIELD = "claimedBy"
 
 
 def task_key(project: Project, task: Task) -> str:
@@ -94,6 +98,7 @@ LIST_FIELDS = (
     "humanOwnerId",
     "startDate",
     "createdAt",
+    CLAIM_FIELD,
 )
 DEFAULT_LIST_FIELDS = (
     "number",
@@ -128,6 +133,7 @@ SUMMARY_FIELDS = (
     "startDate",
     "createdAt",
     "updatedAt",
+    CLAIM_FIELD,
 )
 # The compact projection, an agent's default: what choosing a task takes and nothing else.
 # The key names the task in every tool, the revision is what update_task needs; assignee
@@ -184,6 +190,7 @@ def agent_brief(
     named: Sequence[tuple[str, str]] = (),
     role: TeamRole | None = None,
     questions: tuple[int, int] = (0, 0),
+    limit: int = AGENT_BRIEF_LIMIT,
 ) -> str:
     """The task as plain text for a subagent's prompt, at most 3000 characters.
 
@@ -215,9 +222,9 @@ def agent_brief(
     if state_text:
         parts.append(f"Project state:\n{state_text}")
     text = "\n\n".join(parts)
-    if len(text) <= AGENT_BRIEF_LIMIT:
+    if len(text) <= limit:
         return text
-    return text[: AGENT_BRIEF_LIMIT - 40].rstrip() + "\n… (cut; read the task with get_task)"
+    return text[: limit - 40].rstrip() + "\n… (cut; read the task with get_task)"
 
 
 def _role_line(role: TeamRole) -> str:
