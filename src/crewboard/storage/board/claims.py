@@ -99,11 +99,29 @@ class ClaimRepository:
             .where(_C.task_id.in_(list(task_ids)), _live(now))
         )
         return {
-            row.task_id: HeldClaim(
-                claim_from_row(row), row.person, row.token_name, row.seat_name
-            )
+            row.task_id: HeldClaim(claim_from_row(row), row.person, row.token_name, row.seat_name)
             for row in self.conn.execute(query)
         }
+
+    def named(self, claim: Claim) -> HeldClaim:
+        """`claim` with its holder's names (the person, the token, the seat), live or not."""
+        holder = claim.holder
+        person = self.conn.execute(
+            select(users.c.display_name).where(users.c.id == holder.user_id)
+        ).scalar()
+        token = (
+            holder.token_id
+            and self.conn.execute(
+                select(api_tokens.c.name).where(api_tokens.c.id == holder.token_id)
+            ).scalar()
+        )
+        seat = (
+            holder.role_id
+            and self.conn.execute(
+                select(team_roles.c.name).where(team_roles.c.id == holder.role_id)
+            ).scalar()
+        )
+        return HeldClaim(claim, person or "someone", token or None, seat or None)
 
     def take(self, task: Task, holder: Holder, now: datetime, seconds: int) -> Claim | None:
         """Claim `task` for `holder` with the next fence, unless a live claim holds it (then

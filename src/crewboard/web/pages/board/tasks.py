@@ -14,6 +14,7 @@ from starlette.routing import BaseRoute
 from crewboard.contract.board.present import get_task_view, task_activity_view
 from crewboard.contract.board.present_notes import comment_answer, output_read_view
 from crewboard.domain.board.tasks import TaskType
+from crewboard.domain.identity.access import Role
 from crewboard.domain.validation import parse_whole
 from crewboard.errors import (
     CrewboardError,
@@ -23,10 +24,8 @@ from crewboard.errors import (
     RevisionConflict,
     ValidationFailed,
 )
-from crewboard.domain.identity.access import Role
-from crewboard.services.board import claims
+from crewboard.services.board import claims, task_lookup, task_updates
 from crewboard.services.board import notes as task_notes
-from crewboard.services.board import task_lookup, task_updates
 from crewboard.services.screens import board as board_pages
 from crewboard.services.screens.board import COLUMNS
 from crewboard.web.context import Page, project_routes
@@ -158,7 +157,9 @@ def break_claim(page: Page) -> Response:
     try:
         claims.break_claim(page.db, page.actor, task=ref, project=page.project_key, fence=fence)
     except CrewboardError as error:
-        return page.redirect(back, error=f"The claim on {ref} was not broken: {human_message(error)}")
+        return page.redirect(
+            back, error=f"The claim on {ref} was not broken: {human_message(error)}"
+        )
     return page.redirect(
         back,
         notice=f"Claim on {ref} broken: the task is free, and its holder's next write with that "
