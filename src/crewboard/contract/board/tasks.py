@@ -66,7 +66,6 @@ ListField = Literal[
     "humanOwnerId",
     "startDate",
     "createdAt",
-    "claimedBy",
 ]
 Id = Annotated[str, Field(min_length=1, max_length=200)]
 Tag = Annotated[str, Field(min_length=1, max_length=48)]

@@ -18,8 +18,9 @@ AGENT_BRIEF_LIMIT = 3000
 AGENT_BRIEF_TEXT = 1500  # the brief's share, so what follows it still fits
 AGENT_BRIEF_RECORD = 240
 CLAIM_LINE_ROOM = 240  # what get_task's agent brief keeps free for the line naming its holder
-# The list column naming a task's live claim: its rows carry claimedBy and claimedUntil, and
-# only while a claim holds the task.
+# The summary projection's column naming a task's live claim: its rows carry claimedBy and
+# claimedUntil, and only while a claim holds the task. Not a column `fields` picks: each enum
+# value costs the default toolset's tools/list characters.
 CLAIM_FIELD = "claimedBy"
 
 
@@ -98,7 +99,6 @@ LIST_FIELDS = (
     "humanOwnerId",
     "startDate",
     "createdAt",
-    CLAIM_FIELD,
 )
 DEFAULT_LIST_FIELDS = (
     "number",
@@ -119,7 +119,7 @@ DEFAULT_LIST_FIELDS = (
 )
 
 
-# The summary projection: what finding work needs, no long text.
+# The summary projection: what finding work needs (who holds a task too), no long text.
 SUMMARY_FIELDS = (
     "number",
     "key",
