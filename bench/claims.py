@@ -135,7 +135,9 @@ async def measure(target: Target, agents: list[str], args: argparse.Namespace) -
             answers: list[tuple[int, dict[str, Any] | None, str | None]] = []
             start = anyio.Event()
 
-            async def one(client: Client, answers: list[Any] = answers) -> None:
+            async def one(
+                client: Client, answers: list[Any] = answers, start: anyio.Event = start
+            ) -> None:
                 await start.wait()
                 answers.append(await claim_next(client, target.project))
 
@@ -209,7 +211,7 @@ def run(args: argparse.Namespace, database_url: str | None) -> dict[str, Any]:
             "agents": args.agents,
             "tasks_per_round": args.tasks,
             "rounds": args.rounds,
-        },  # fmt: skip
+        },
         "server_cpu_seconds": round(cpu, 3),
         "rows": [asdict(r) for r in rows],
         "errors": dict(seen.errors),
