@@ -14,6 +14,7 @@ import pytest
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects.projects import set_project_member
 from crewboard.storage.database import Database
+from tests.support import axe
 from tests.support.browser_pages import (  # the browser fixtures and the agent's helpers
     agent_call,
     as_agent,
@@ -70,12 +71,14 @@ def test_a_person_sees_the_holder_breaks_the_claim_and_the_agents_late_write_is_
     page.goto("/p/CRW/board")
     tile = page.locator(f"#tile-{key} [data-claim]")
     assert tile.inner_text().startswith("held by Coder until ")
+    assert not (found := axe.violations(page)), axe.describe(found)
     shot(page, "claims/board-held")
 
     page.goto(f"/p/CRW/tasks/{key}")
     held = page.locator("td[data-claim]")
     assert "Coder" in held.inner_text()
     assert f"(claim {fence})" in held.inner_text()
+    assert not (found := axe.violations(page)), axe.describe(found)
     shot(page, "claims/task-held")
 
     page.get_by_role("button", name="Break claim").click()
