@@ -317,7 +317,7 @@ def get_task(call: Call, args: GetTask) -> Reply:
     )
     answer = present.get_task_view(found, RESPONSE_BUDGET)
     if isinstance(found, AgentBrief):
-        return Reply(answer, found.text)
+        return Reply(answer, answer["text"])
     return Reply(answer, _text_note(answer))
 
 

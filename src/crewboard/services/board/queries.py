@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from crewboard.domain.board.claims import HeldClaim
 from crewboard.domain.board.reads import AgentBrief, TaskRead, TaskShown, TaskSource, TaskText
 from crewboard.domain.board.tasks import (
     Relation,
@@ -30,6 +31,9 @@ from crewboard.services.board.note_reads import question_counts, task_notes_sect
 from crewboard.services.board.task_lookup import access_task, render_task, task_ids_of
 from crewboard.services.board.task_sources import sources_of
 from crewboard.services.board.views import (
+    AGENT_BRIEF_LIMIT,
+    CLAIM_FIELD,
+    CLAIM_LINE_ROOM,
     COMPACT_FIELDS,
     DEFAULT_LIST_FIELDS,
     FINISHED,
@@ -43,6 +47,7 @@ from crewboard.services.board.views import (
 from crewboard.services.cursors import seal, unseal
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, open_projects
 from crewboard.services.paging import check_page
+from crewboard.storage.board.claims import ClaimRepository
 from crewboard.storage.board.tasks import TaskFilter
 from crewboard.storage.board.tasks import TaskLine as TaskLine  # noqa: PLC0414 - a compact row, for present
 from crewboard.storage.database import Database
@@ -92,8 +97,13 @@ def get_task(
         return access_task(uow, actor, ref, project=where, workspace_id=workspace_id)
 
     if text_field is not None:
-        found, project_ = db.read(find)
-        return TaskText(found, project_, text_field, offset, limit)
+
+        def text(uow: UnitOfWork) -> TaskText:
+            found, project_ = find(uow)
+            held = held_claim(uow, found.id)
+            return TaskText(found, project_, text_field, offset, limit, claim=held)
+
+        return db.read(text)
     if format == "agent_brief":
         return db.read(lambda uow: _agent_brief(uow, *find(uow)))
 
@@ -122,10 +132,17 @@ def _agent_brief(uow: UnitOfWork, found: Task, project: Project) -> AgentBrief:
     blockers = list(uow.tasks.get_many(_blocker_ids(shown)).values())
     parent = uow.tasks.get(found.parent_task_id) if found.parent_task_id else None
     named = [(r.title, r.summary or r.content) for r in named_records(uow, project, found)]
+    held = held_claim(uow, found.id)
     return AgentBrief(agent_brief(
         project, found, parent, blockers, uow.state.get(project.id).content, named=named,
         role=_assignee_role(uow, project, found), questions=question_counts(uow, found),
-    ))  # fmt: skip
+        limit=AGENT_BRIEF_LIMIT - (CLAIM_LINE_ROOM if held else 0),
+    ), claim=held)  # fmt: skip
+
+
+def held_claim(uow: UnitOfWork, task_id: str) -> HeldClaim | None:
+    """The task's live claim with its holder's names, None when no one holds it."""
+    return ClaimRepository(uow.conn).held([task_id], uow.now).get(task_id)
 
 
 def _blocker_ids(shown: TaskShown) -> list[str]:
@@ -156,6 +173,7 @@ def _whole_task(uow: UnitOfWork, found: Task, project: Project) -> TaskRead:
             found, blockers, sum(1 for s in subtasks if s.status not in FINISHED), items
         ),
         notes=task_notes_section(uow, found),
+        claim=held_claim(uow, found.id),
     )
 
 
@@ -195,6 +213,7 @@ class TaskPage:
     more_after: bool  # tasks past the last row match as well
     caller: str
     binding: dict[str, Any]  # the normalised filters a cursor is sealed to
+    claims: Mapping[str, HeldClaim] = field(default_factory=dict)  # live ones, by task id
 
     def has_more(self, shown: int) -> bool:
         """Whether tasks follow the first `shown` rows."""
@@ -303,8 +322,9 @@ def list_tasks(
             rows = _shown(uow, projects, found[:limit])
             ids = [t.id for t in found[:limit]]
         sources = sources_of(uow, ids)
+        held = ClaimRepository(uow.conn).held(ids, uow.now) if CLAIM_FIELD in chosen else {}
         return TaskPage(
-            rows, projects, sources, chosen, total, start, more, actor.principal, binding
+            rows, projects, sources, chosen, total, start, more, actor.principal, binding, held
         )
 
     return db.read(work)

@@ -18,11 +18,20 @@ from sqlalchemy import Connection, Row, and_, bindparam, case, exists, or_, sele
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.sql.elements import ColumnElement
 
-from crewboard.domain.board.claims import Claim, ClaimEnd, Holder, lease_until, renewed_until
+from crewboard.domain.board.claims import (
+    Claim,
+    ClaimEnd,
+    HeldClaim,
+    Holder,
+    lease_until,
+    renewed_until,
+)
 from crewboard.domain.board.tasks import Priority, Task, TaskStatus
 from crewboard.storage.board import tables as t
 from crewboard.storage.board.claim_tables import task_claims
 from crewboard.storage.board.tasks import task_from_row
+from crewboard.storage.identity.tables import api_tokens, users
+from crewboard.storage.projects.tables import team_roles
 
 _C = task_claims.c
 _T = t.tasks.c
@@ -79,6 +88,48 @@ class ClaimRepository:
             return {}
         rows = self.conn.execute(select(task_claims).where(_C.task_id.in_(list(task_ids))))
         return {row.task_id: claim_from_row(row) for row in rows}
+
+    def held(self, task_ids: Sequence[str], now: datetime) -> dict[str, HeldClaim]:
+        """The live claims on these tasks with their holders' names, by task id: one
+        statement, however many tasks a page shows."""
+        if not task_ids:
+            return {}
+        query = (
+            select(
+                task_claims,
+                users.c.display_name.label("person"),
+                api_tokens.c.name.label("token_name"),
+                team_roles.c.name.label("seat_name"),
+            )
+            .join(users, users.c.id == _C.user_id)
+            .outerjoin(api_tokens, api_tokens.c.id == _C.token_id)
+            .outerjoin(team_roles, team_roles.c.id == _C.role_id)
+            .where(_C.task_id.in_(list(task_ids)), _live(now))
+        )
+        return {
+            row.task_id: HeldClaim(claim_from_row(row), row.person, row.token_name, row.seat_name)
+            for row in self.conn.execute(query)
+        }
+
+    def named(self, claim: Claim) -> HeldClaim:
+        """`claim` with its holder's names (the person, the token, the seat), live or not."""
+        holder = claim.holder
+        person = self.conn.execute(
+            select(users.c.display_name).where(users.c.id == holder.user_id)
+        ).scalar()
+        token = (
+            holder.token_id
+            and self.conn.execute(
+                select(api_tokens.c.name).where(api_tokens.c.id == holder.token_id)
+            ).scalar()
+        )
+        seat = (
+            holder.role_id
+            and self.conn.execute(
+                select(team_roles.c.name).where(team_roles.c.id == holder.role_id)
+            ).scalar()
+        )
+        return HeldClaim(claim, person or "someone", token or None, seat or None)
 
     def take(self, task: Task, holder: Holder, now: datetime, seconds: int) -> Claim | None:
         """Claim `task` for `holder` with the next fence, unless a live claim holds it (then
