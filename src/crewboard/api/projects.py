@@ -42,6 +42,7 @@ async def list_projects(request: Request) -> dict[str, Any]:
         "limit": query_int(request, "limit", 50, minimum=1, maximum=200),
         "offset": query_int(request, "offset", 0),
         "includeArchived": params.get("includeArchived", "false"),
+        **({"q": params["q"]} if "q" in params else {}),
     }
     if "workspaceId" in params:
         filters["workspaceId"] = (
@@ -56,6 +57,7 @@ async def list_projects(request: Request) -> dict[str, Any]:
             workspace_id=args.workspace_id,
             filter_workspace=args.given("workspace_id"),
             include_archived=args.include_archived,
+            q=args.q,
             limit=args.limit,
             offset=args.offset,
         ),
