@@ -78,7 +78,8 @@ def test_list_projects_puts_the_most_recently_active_first_a_task_change_include
         expected_revision=1, patch={"status": "review"},
     )  # fmt: skip
     rows, total = projects.list_projects(db, me)
-    assert [r["key"] for r in rows] == ["AAA", "BBB", "CCC"] and total == 3
+    assert [r["key"] for r in rows] == ["AAA", "BBB", "CCC"]
+    assert total == 3
     assert rows[0]["lastActiveAt"] > rows[1]["lastActiveAt"] > rows[2]["lastActiveAt"]
     # The key order is still there (the web's switcher), and paging follows the order.
     assert keys(db, me, sort="key") == ["AAA", "BBB", "CCC"]
@@ -134,7 +135,8 @@ def test_get_project_lists_the_newest_files_attachments_and_sessions_bounded_wit
     paths = [f["path"] for f in found["specFiles"]]
     assert len(paths) == NEWEST
     assert paths[0] == f"docs/note-{NEWEST + 1:02}.md"  # the newest first
-    assert "docs/note-00.md" not in paths and "docs/note-01.md" not in paths
+    assert "docs/note-00.md" not in paths
+    assert "docs/note-01.md" not in paths
     assert [a["name"] for a in found["attachments"]] == ["brief.txt"]
     assert found["activeSessions"] == []
 
@@ -215,9 +217,12 @@ def test_list_tasks_include_details_adds_the_brief_and_description_cut_like_prev
 
     rich = queries.list_tasks(db, me, project="CRW", projection="compact", include_details=True)
     first = rich.rows[0]
-    assert first["key"] == plain.rows[0]["key"] and first["revision"] == 1
+    assert first["key"] == plain.rows[0]["key"]
+    assert first["revision"] == 1
     assert first["description"].startswith("- two columns")
-    assert len(first["description"]) == 500 and first["descriptionTruncated"] is True
-    assert first["brief"] == "" and first["briefTruncated"] is False
+    assert len(first["description"]) == 500
+    assert first["descriptionTruncated"] is True
+    assert first["brief"] == ""
+    assert first["briefTruncated"] is False
     summary = queries.list_tasks(db, me, project="CRW", projection="summary", include_details=True)
     assert {"createdAt", "brief", "description"} <= set(summary.rows[0])

@@ -241,7 +241,11 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "Create a project (Idempotency-Key header)",
         a.CreateProject,
     ),
-    endpoint_for("get_project", get_project, "One project with your role and counts"),
+    endpoint_for(
+        "get_project",
+        get_project,
+        "One project with your role, counts and its newest sessions, spec files, attachments",
+    ),
     endpoint_for("update_project", update_project, "Change a project's fields", UpdateProjectBody),
     endpoint_for("delete_project", delete_project, "Delete an archived project", ProjectTarget),
     endpoint_for("archive_project", _archive(True), "Archive a project", ProjectTarget),
