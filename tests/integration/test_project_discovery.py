@@ -102,6 +102,8 @@ def test_list_projects_q_matches_every_word_in_key_name_or_description_whatever_
     assert keys(db, me, q="   ", sort="key") == ["CRW", "DOC", "OPS"]
     error = refused(ErrorCode.VALIDATION, projects.list_projects, db, me, q="x" * 201)
     assert error.details["field"] == "q"
+    error = refused(ErrorCode.VALIDATION, projects.list_projects, db, me, q="a\x00b")
+    assert error.details["field"] == "q"
     error = refused(ErrorCode.VALIDATION, projects.list_projects, db, me, sort="name")
     assert error.details["field"] == "sort"
 

@@ -178,6 +178,8 @@ def list_projects(
         raise ValidationFailed.field("sort", f"{sort!r} is not a sort.", list(PROJECT_SORTS))
     if q is not None and len(q) > MAX_PROJECT_Q:
         raise ValidationFailed.field("q", f"at most {MAX_PROJECT_Q} characters.")
+    if q is not None and "\x00" in q:  # PostgreSQL text cannot hold it
+        raise ValidationFailed.field("q", "must not hold a NUL character.")
     words = tuple(dict.fromkeys(word.lower() for word in (q or "").split()))
 
     def work(uow: UnitOfWork) -> ProjectPage:
