@@ -280,12 +280,16 @@ def _new_stream_token(w: World, t: str) -> str:
 SCENARIOS: dict[str, Scenario] = {
     # --- projects -------------------------------------------------------------------------
     "list_projects": Scenario(
-        lambda w, t: {},
+        lambda w, t: {"q": "crw"},
         lambda b, w: "CRW" in [p["key"] for p in b["projects"]],
-        lambda w, t: {"limit": 0}, "VALIDATION", "limit",
+        lambda w, t: {"q": "x" * 201}, "LIMIT_EXCEEDED", "q",
     ),
     "get_project": Scenario(
-        _project_only, lambda b, w: b["project"]["key"] == "CRW",
+        _project_only,
+        lambda b, w: b["project"]["key"] == "CRW"
+        and w.file in [f["id"] for f in b["specFiles"]]
+        and w.attachment in [a["id"] for a in b["attachments"]]
+        and w.session in [s["id"] for s in b["activeSessions"]],
         lambda w, t: {"projectId": "NOPE"}, "NOT_FOUND",
     ),
     "create_project": Scenario(
@@ -333,8 +337,11 @@ SCENARIOS: dict[str, Scenario] = {
     ),
     # --- board ----------------------------------------------------------------------------
     "list_tasks": Scenario(
-        _project_only, lambda b, w: w.task_key in [x["key"] for x in b["tasks"]],
-        lambda w, t: {"projectId": "CRW", "order": "sideways"}, "VALIDATION", "order",
+        lambda w, t: {"projectId": "CRW", "includeDetails": True},
+        lambda b, w: w.task_key in [x["key"] for x in b["tasks"]]
+        and all("description" in x for x in b["tasks"]),
+        # The seeded spec file is no tasks.md.
+        lambda w, t: {"projectId": "CRW", "file": w.file}, "VALIDATION", "file",
     ),
     "list_assignee_tasks": Scenario(
         lambda w, t: {"assigneeId": w.owner_id, "projectId": "CRW"},

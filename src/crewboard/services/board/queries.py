@@ -29,7 +29,7 @@ from crewboard.services.board.context import (
 from crewboard.services.board.fitting import check_text_request
 from crewboard.services.board.note_reads import question_counts, task_notes_section
 from crewboard.services.board.task_lookup import access_task, render_task, task_ids_of
-from crewboard.services.board.task_sources import sources_of
+from crewboard.services.board.task_sources import source_file_ids, sources_of
 from crewboard.services.board.views import (
     AGENT_BRIEF_LIMIT,
     CLAIM_FIELD,
@@ -249,8 +249,10 @@ def list_tasks(
     assignee: str | None = None,
     cycle: str | None = None,
     updated_since: datetime | None = None,
+    file: str | None = None,
     fields: list[str] | None = None,
     projection: str = "preview",
+    include_details: bool = False,
     order: str = "asc",
     limit: int = 50,
     offset: int = 0,
@@ -260,7 +262,9 @@ def list_tasks(
 
     `projection` picks the default columns (compact: key, title, status, priority, revision,
     and assignee and due date when set; preview: with a 500-character description; summary:
-    no long text); `fields`, when given, replaces them. `cursor` continues a listing
+    no long text); `fields`, when given, replaces them; `include_details` adds the brief and
+    the description to either (cut to 500 characters each, like preview's). `file` (a
+    tasks.md's id or path) keeps the tasks on its lines. `cursor` continues a listing
     after the last row an earlier page showed, with the same filters and caller.
 
     Raises:
@@ -268,6 +272,8 @@ def list_tasks(
             from other filters or another caller, or sent with a non-zero offset. NotFound.
     """
     chosen = _columns(projection, fields)
+    if include_details:
+        chosen = (*dict.fromkeys((*chosen, *LIST_TEXT_FIELDS)),)
     filters = _filters(
         statuses=statuses, numbers=numbers, q=q, order=order, limit=limit, offset=offset
     )
@@ -285,6 +291,8 @@ def list_tasks(
         "updatedSince": updated_since and updated_since.astimezone(UTC).isoformat(),
         "order": order,
     }
+    if file is not None:  # only when given, so the cursors of earlier pages still read
+        binding["file"] = file
     after, start = _resume(actor, cursor, offset, binding)
 
     def work(uow: UnitOfWork) -> TaskPage:
@@ -304,6 +312,7 @@ def list_tasks(
             unassigned=unassigned,
             cycle=cycle,
             updated_since=updated_since,
+            source_file_ids=() if file is None else source_file_ids(uow, list(projects), file),
         )
         paging: dict[str, Any] = {
             "descending": order == "desc",

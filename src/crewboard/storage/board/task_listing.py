@@ -115,6 +115,7 @@ class TaskFilter:
     due_from: date | None = None
     due_until: date | None = None
     no_due_date: bool = False
+    source_file_ids: Sequence[str] = ()  # tasks on a line of one of these tasks.md files
 
 
 def _in_list_order(descending: bool, c: Any = t.tasks.c) -> tuple[ColumnElement[Any], ...]:
@@ -175,6 +176,15 @@ class TaskListing:
             conditions.append(c.due_date <= f.due_until)
         if f.no_due_date:
             conditions.append(c.due_date.is_(None))
+        if f.source_file_ids:
+            s = t.task_sources.c
+            conditions.append(
+                exists().where(
+                    s.task_id == c.id,
+                    s.file_id.in_(list(f.source_file_ids)),
+                    s.line.is_not(None),
+                )
+            )
         return conditions + self._label_and_text_conditions(f)
 
     def _scoped_in_text_index(self, f: TaskFilter) -> bool:
