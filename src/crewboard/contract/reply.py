@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from crewboard.domain.files import TextWindow
 from crewboard.services import paging
 from crewboard.services.paging import next_offset
 from crewboard.services.text_windows import ANSWER_BUDGET
@@ -44,6 +45,18 @@ def page_note(*, shown: int, offset: int, total: int) -> str | None:
     if following >= total:
         return None
     return f"Showing {shown} of {total} from offset {offset}; pass offset {following} for the next page."
+
+
+def window_view(window: TextWindow) -> dict[str, Any]:
+    """A window of lines as every read words it (`window_note` reads these fields)."""
+    return {
+        "offset": window.offset,
+        "lines": window.lines,
+        "totalLines": window.total_lines,
+        "text": window.text,
+        "truncated": window.truncated,
+        "nextOffset": window.next_offset,
+    }
 
 
 def window_note(body: dict[str, Any]) -> str | None:

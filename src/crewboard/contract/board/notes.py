@@ -11,7 +11,8 @@ from crewboard.contract.args import Args, WorkspaceId
 from crewboard.contract.board import present_notes
 from crewboard.contract.board.tasks import TaskRef
 from crewboard.contract.operation import Area, Call, Cli, NoDoor, Rest
-from crewboard.contract.reply import RESPONSE_BUDGET, Reply
+from crewboard.contract.reply import RESPONSE_BUDGET, WINDOW_ROOM, Reply, window_note
+from crewboard.domain.files import MAX_WINDOW_LINES
 from crewboard.domain.identity.access import Toolset
 from crewboard.services.board import note_reads, questions
 from crewboard.services.board import notes as task_notes
@@ -96,6 +97,14 @@ class ListTaskNotes(Args):
     )
 
 
+class ReadOutput(Args):
+    # No workspaceId: an output id names one task's output, and the task its workspace.
+    task_id: TaskRef
+    output_id: str = Field(min_length=1, max_length=64)
+    offset: int = Field(default=1, ge=1, le=2**31 - 1)
+    limit: int = Field(default=MAX_WINDOW_LINES, ge=1, le=MAX_WINDOW_LINES)
+
+
 def keyed_reply(result: KeyedResult) -> Reply:
     note = "This key was used before: this is the original answer." if result.replayed else None
     return Reply(result.body, note)
@@ -139,12 +148,23 @@ def list_task_notes(call: Call, args: ListTaskNotes) -> Reply:
     )  # fmt: skip
     # The rows' budget leaves room for the task and the cursor around them.
     body = present_notes.thread_page_view(page, RESPONSE_BUDGET - 4096)
-    note = (
-        "More notes follow: call again with cursor set to nextCursor, same taskId and kind."
-        if body["hasMore"]
-        else None
-    )
-    return Reply(body, note)
+    notes = []
+    if body["hasMore"]:
+        notes.append(
+            "More notes follow: call again with cursor set to nextCursor, same taskId and kind."
+        )
+    if any(row.get("kind") == "output" and row["contentTruncated"] for row in body["notes"]):
+        notes.append("read_output (taskId, outputId: the row's id) reads an output whole.")
+    return Reply(body, " ".join(notes) or None)
+
+
+def read_output(call: Call, args: ReadOutput) -> Reply:
+    found = note_reads.read_output(
+        call.db, call.actor, task=args.task_id, output_id=args.output_id,
+        offset=args.offset, limit=args.limit, room=WINDOW_ROOM,
+    )  # fmt: skip
+    body = present_notes.output_window_view(found)
+    return Reply(body, window_note(body))
 
 
 BOARD = Area(Toolset.BOARD)
@@ -197,5 +217,14 @@ OPERATIONS = (
         list_task_notes,
         Rest("GET", "/api/v1/tasks/{task}/notes"),
         Cli(("task", "notes")),
+    ),
+    BOARD.read(
+        "read_output",
+        "Read an output",
+        "An output's lines in windows; nextOffset for more.",
+        ReadOutput,
+        read_output,
+        Rest("GET", "/api/v1/tasks/{task}/outputs/{output}/lines"),
+        Cli(("task", "output")),
     ),
 )
