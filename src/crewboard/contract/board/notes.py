@@ -12,7 +12,6 @@ from crewboard.contract.board import present_notes
 from crewboard.contract.board.tasks import TaskRef
 from crewboard.contract.operation import Area, Call, Cli, NoDoor, Rest
 from crewboard.contract.reply import RESPONSE_BUDGET, WINDOW_ROOM, Reply, window_note
-from crewboard.domain.files import MAX_WINDOW_LINES
 from crewboard.domain.identity.access import Toolset
 from crewboard.services.board import note_reads, questions
 from crewboard.services.board import notes as task_notes
@@ -98,11 +97,12 @@ class ListTaskNotes(Args):
 
 
 class ReadOutput(Args):
-    # No workspaceId: an output id names one task's output, and the task its workspace.
     task_id: TaskRef
+    workspace_id: WorkspaceId = None
     output_id: str = Field(min_length=1, max_length=64)
+    # No limit: a window is up to 2,000 lines or what fits the answer, and the entry stays
+    # small in tools/list (an agent reads an output to its end, not a slice of it).
     offset: int = Field(default=1, ge=1, le=2**31 - 1)
-    limit: int = Field(default=MAX_WINDOW_LINES, ge=1, le=MAX_WINDOW_LINES)
 
 
 def keyed_reply(result: KeyedResult) -> Reply:
@@ -161,7 +161,7 @@ def list_task_notes(call: Call, args: ListTaskNotes) -> Reply:
 def read_output(call: Call, args: ReadOutput) -> Reply:
     found = note_reads.read_output(
         call.db, call.actor, task=args.task_id, output_id=args.output_id,
-        offset=args.offset, limit=args.limit, room=WINDOW_ROOM,
+        workspace_id=args.workspace_ref(), offset=args.offset, room=WINDOW_ROOM,
     )  # fmt: skip
     body = present_notes.output_window_view(found)
     return Reply(body, window_note(body))
@@ -221,7 +221,7 @@ OPERATIONS = (
     BOARD.read(
         "read_output",
         "Read an output",
-        "An output's lines in windows; nextOffset for more.",
+        "An output's lines in windows of up to 2,000; nextOffset for more.",
         ReadOutput,
         read_output,
         Rest("GET", "/api/v1/tasks/{task}/outputs/{output}/lines"),
