@@ -100,6 +100,13 @@ def _scaled(
         image.draft(image.mode, (math.ceil(width * scale), math.ceil(height * scale)))
     image.seek(0)  # a GIF's (or an animated PNG's, WebP's) first frame
     frame = image if image.mode in _KEPT_MODES[form] else _converted(image)
+    if size * scale**2 > bounds.max_bytes:
+        # The original's bytes a pixel say it may not fit at the edge: a quarter of the pixels,
+        # encoded, says what the whole would take, and the first try starts near the size that
+        # fits (a 9 MB photo of noise costs two encodes, not three of up to 7 MB).
+        half = (max(1, round(width * scale / 2)), max(1, round(height * scale / 2)))
+        guess = 4 * len(_encode(frame.resize(half, Image.Resampling.LANCZOS), form))
+        scale *= min(1.0, math.sqrt(bounds.max_bytes / guess) * 0.95)
     for _ in range(MAX_STEPS + 1):
         target = (max(1, round(width * scale)), max(1, round(height * scale)))
         encoded = _encode(frame.resize(target, Image.Resampling.LANCZOS), form)
