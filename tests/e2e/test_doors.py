@@ -200,6 +200,14 @@ def _submit_result(w: World, t: str) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def _saved_output(w: World, t: str) -> dict[str, Any]:
+    output = w.make("save_output", {
+        "taskId": w.task, **W, "idempotencyKey": f"out-{t}", "name": f"read-{t}.md",
+        "content": "Line one.\nLine two.\n",
+    })["output"]  # fmt: skip
+    return {"taskId": w.task, "outputId": output["id"]}
+
+
 def _update_spec_file(w: World, t: str) -> dict[str, Any]:
     made = w.new_file(t)
     return {
@@ -469,6 +477,10 @@ SCENARIOS: dict[str, Scenario] = {
     "list_task_notes": Scenario(
         lambda w, t: {"taskId": w.task}, lambda b, w: "notes" in b,
         lambda w, t: {"taskId": w.task, "limit": 0}, "VALIDATION", "limit",
+    ),
+    "read_output": Scenario(
+        _saved_output, lambda b, w: b["text"] == "Line one.\nLine two.\n",
+        lambda w, t: {"taskId": w.task, "outputId": NOWHERE}, "NOT_FOUND",
     ),
     "list_task_repos": Scenario(
         lambda w, t: {"projectId": "CRW"}, lambda b, w: "repos" in b,
