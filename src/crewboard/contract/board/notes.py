@@ -148,6 +148,7 @@ def list_task_notes(call: Call, args: ListTaskNotes) -> Reply:
 
 
 BOARD = Area(Toolset.BOARD)
+PLANNING = Area(Toolset.PLANNING)
 
 OPERATIONS = (
     BOARD.write(
@@ -159,7 +160,7 @@ OPERATIONS = (
         Rest.created("/api/v1/tasks/{task}/comments"),
         Cli(("task", "comment")),
     ),
-    BOARD.write(
+    PLANNING.write(
         "agent_update",
         "Post a progress note",
         "Post a progress note on a task, shown apart from comments; it changes nothing else.",

@@ -452,7 +452,7 @@ OPERATIONS = (
         Rest("GET", "/api/v1/tasks/{task}"),
         Cli(("task", "show")),
     ),
-    PLANNING.write(
+    BOARD.write(
         "create_task",
         "Create a task",
         "Create a task. An AI task names one of the project's AI roles as assigneeId; a task "
@@ -462,7 +462,7 @@ OPERATIONS = (
         Rest.created("/api/v1/projects/{project}/tasks"),
         Cli(("task", "create")),
     ),
-    PLANNING.write(
+    BOARD.write(
         "update_task",
         "Update a task",
         "Change a task's fields (patch) from the revision you read. Omitted fields stay, null "
@@ -472,7 +472,7 @@ OPERATIONS = (
         Rest("PATCH", "/api/v1/tasks/{task}"),
         Cli(("task", "update")),
     ),
-    PLANNING.write(
+    BOARD.write(
         "assign_task",
         "Assign a task",
         "Set who does a task (assigneeId: an AI role or a person) and, apart from that, the "

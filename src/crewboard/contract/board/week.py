@@ -141,10 +141,11 @@ def _fit_week(body: dict[str, Any]) -> int:
     return dropped
 
 
-PLANNING = Area(Toolset.PLANNING)
+# The week and a task's history are how an agent plans: part of its loop.
+BOARD = Area(Toolset.BOARD)
 
 OPERATIONS = (
-    PLANNING.read(
+    BOARD.read(
         "list_task_events",
         "List task lifecycle events",
         "Task history, oldest first: assignment, status and blocker changes. Bound it by "
@@ -155,7 +156,7 @@ OPERATIONS = (
         Rest("GET", "/api/v1/tasks/{task}/events"),
         Cli(("task", "events")),
     ),
-    PLANNING.read(
+    BOARD.read(
         "get_week",
         "Read the week",
         "A Monday-Sunday week in timeZone: tasks due each day, time in progress per assignee "

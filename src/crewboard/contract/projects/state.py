@@ -29,6 +29,7 @@ def update_project_state(call: Call, args: a.UpdateProjectState) -> Reply:
 
 
 BOARD = Area(Toolset.BOARD)
+PLANNING = Area(Toolset.PLANNING)
 
 OPERATIONS = (
     BOARD.read(
@@ -41,7 +42,7 @@ OPERATIONS = (
         Rest("GET", "/api/v1/projects/{project}/state"),
         Cli(("state", "show")),
     ),
-    BOARD.write(
+    PLANNING.write(
         "update_project_state",
         "Rewrite the state page",
         "Replace the state page with the whole new text from the revision you read. On a "

@@ -150,9 +150,11 @@ def create_draft(call: Call, args: CreateDraft) -> Reply:
 # A hand-in needs drafts:create; submit_result also moves the task (tasks:manage). A second
 # create_draft with no key makes a second draft: not idempotent.
 REVIEW = Area(Toolset.REVIEW, write_scopes=(Scope.DRAFTS_CREATE,))
+# Handing in ends an agent's loop: submit_result is listed with the board.
+HAND_IN = Area(Toolset.BOARD, write_scopes=(Scope.DRAFTS_CREATE,))
 
 OPERATIONS = (
-    REVIEW.write(
+    HAND_IN.write(
         "submit_result",
         "Hand in a finished task",
         "Hand in finished work: a draft for people to review, the task moved to review (from "
