@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal, TypedDict, Unpack
 
 from crewboard.config import Settings
-from crewboard.contract.args import Args, input_schema
+from crewboard.contract.args import Args, input_schema, nested_models, unlisted
 from crewboard.contract.reply import Reply
 from crewboard.contract.schema import lean_schema
 from crewboard.domain.identity.access import Role, Scope, Toolset
@@ -136,7 +136,15 @@ class Operation:
 
 @functools.cache
 def _published_schema(model: type[Args]) -> dict[str, Any]:
-    return lean_schema(input_schema(model))
+    """The lean schema without the arguments marked UNLISTED (pydantic files a nested
+    model's shape under $defs by its class name)."""
+    schema = input_schema(model)
+    shapes = [(schema, model)]
+    shapes += [(schema.get("$defs", {}).get(inner.__name__, {}), inner) for inner in nested_models(model)]
+    for shape, owner in shapes:
+        for name in unlisted(owner):
+            shape.get("properties", {}).pop(name, None)
+    return lean_schema(schema)
 
 
 Runner = Callable[[Call, Any], Reply]

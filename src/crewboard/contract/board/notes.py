@@ -172,8 +172,7 @@ OPERATIONS = (
     BOARD.write(
         "save_output",
         "Save a deliverable",
-        "Save a named deliverable on a task, kept exactly as sent; the same name again adds a "
-        "version.",
+        "Save a named deliverable on a task, kept as sent; the same name again adds a version.",
         SaveOutput,
         save_output,
         Rest.created("/api/v1/tasks/{task}/outputs"),
@@ -182,8 +181,8 @@ OPERATIONS = (
     BOARD.write(
         "ask_question",
         "Ask the people a question",
-        "Ask the people what you cannot decide yourself about a task. Their answer shows in "
-        "get_task notes, list_task_notes and list_activity mine.",
+        "Ask people what you cannot decide about a task; the answer shows in get_task and "
+        "list_task_notes.",
         AskQuestion,
         ask_question,
         Rest.created("/api/v1/tasks/{task}/questions"),
@@ -192,8 +191,8 @@ OPERATIONS = (
     BOARD.read(
         "list_task_notes",
         "Read a task's notes",
-        "A task's notes, newest first: comments, agent updates, outputs (previews) and "
-        "questions with answers; kind narrows it.",
+        "A task's notes, newest first: comments, updates, outputs (previews), questions and "
+        "answers; kind narrows.",
         ListTaskNotes,
         list_task_notes,
         Rest("GET", "/api/v1/tasks/{task}/notes"),

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from crewboard.contract.args import (
+    UNLISTED,
     Args,
     BoardOrder,
     ClaimFence,
@@ -94,8 +95,7 @@ class TaskPageArgs(Args):
 
     projection: Literal["compact", "preview", "summary"] = Field(
         default="compact",
-        description="compact: key, title, status, priority, revision; summary adds ids and "
-        "dates; preview adds text.",
+        description="summary adds ids and dates; preview adds text.",
     )
     fields: list[ListField] | None = Field(
         default=None,
@@ -121,10 +121,10 @@ class ListTasks(TaskPageArgs):
     q: str | None = Field(
         default=None,
         max_length=200,
-        description="All words in title, brief or description.",
+        description="Words in title, brief or description.",
     )
     parent_task_id: str | None = Field(
-        default=None, max_length=200, description="Direct subtasks of this task."
+        default=None, max_length=200, description="Its direct subtasks."
     )
     tag: str | None = Field(default=None, max_length=48)
     label: str | None = Field(default=None, max_length=48)
@@ -186,10 +186,14 @@ class TaskFields(Args):
     cycle: str | None = Field(default=None, max_length=64)
     parent_task_id: str | None = Field(default=None, max_length=200)
     blocked_by_task_ids: list[Id] | None = Field(default=None, max_length=200)
-    context_refs: list[ContextRef] | None = Field(default=None, max_length=200)
-    context_item_ids: list[Id] | None = Field(default=None, max_length=200)
-    external_reference_ids: list[Id] | None = Field(default=None, max_length=200)
-    output_destination: str | None = Field(default=None, max_length=200)
+    # Links a Pencil import carries; an agent's loop does not set them, so MCP does not list
+    # them (taken all the same; REST, the CLI and OpenAPI show them).
+    context_refs: Annotated[list[ContextRef] | None, UNLISTED] = Field(default=None, max_length=200)
+    context_item_ids: Annotated[list[Id] | None, UNLISTED] = Field(default=None, max_length=200)
+    external_reference_ids: Annotated[list[Id] | None, UNLISTED] = Field(
+        default=None, max_length=200
+    )
+    output_destination: Annotated[str | None, UNLISTED] = Field(default=None, max_length=200)
 
 
 class CreateTask(TaskFields):
@@ -221,9 +225,7 @@ class AssignTask(Args):
     workspace_id: WorkspaceId = None
     idempotency_key: Annotated[str, Field(min_length=1, max_length=128)]
     expected_revision: int = Field(ge=1, le=INT32_MAX)
-    assignee_id: str | None = Field(
-        default=None, max_length=200, description="A role id from list_team or a user id."
-    )
+    assignee_id: str | None = Field(default=None, max_length=200)
     assignee_type: AssigneeType | None = None
     human_owner_id: str | None = Field(default=None, max_length=200, validation_alias=HUMAN_OWNER)
 
@@ -423,8 +425,8 @@ OPERATIONS = (
     BOARD.read(
         "list_tasks",
         "List tasks",
-        "Find tasks by status, number, q, parentTaskId, tag, label, assignee, cycle or "
-        "updatedSince. Rows are compact unless projection or fields ask for more.",
+        "Find tasks; filters combine. Rows are compact unless projection or fields ask for "
+        "more.",
         ListTasks,
         list_tasks,
         Rest("GET", "/api/v1/projects/{project}/tasks"),
@@ -443,10 +445,8 @@ OPERATIONS = (
     BOARD.read(
         "get_task",
         "Read a task",
-        "Read a task with all you need to work on it: brief, checklist, relationships, "
-        "readiness, notes, assigneeRole and the context pack (parent, blockers, memory, state "
-        "page). Pass contextReceiptId to submit_result. Cut text (briefTruncated): "
-        "read on with textField.",
+        "A task and all you need to work on it: brief, checklist, relations, readiness, notes, "
+        "context pack. Pass its contextReceiptId to submit_result.",
         GetTask,
         get_task,
         Rest("GET", "/api/v1/tasks/{task}"),
@@ -455,8 +455,8 @@ OPERATIONS = (
     BOARD.write(
         "create_task",
         "Create a task",
-        "Create a task. An AI task names one of the project's AI roles as assigneeId; a task "
-        "created in_progress names who does it.",
+        "Create a task. An AI task names an AI role as assigneeId; in_progress needs an "
+        "assignee.",
         CreateTask,
         create_task,
         Rest.created("/api/v1/projects/{project}/tasks"),
@@ -465,8 +465,8 @@ OPERATIONS = (
     BOARD.write(
         "update_task",
         "Update a task",
-        "Change a task's fields (patch) from the revision you read. Omitted fields stay, null "
-        "clears; blockedByTaskIds replaces the blockers.",
+        "Change a task's fields (patch) from the revision you read: omitted stay, null clears; "
+        "blockedByTaskIds replaces all.",
         UpdateTask,
         update_task,
         Rest("PATCH", "/api/v1/tasks/{task}"),
@@ -475,8 +475,8 @@ OPERATIONS = (
     BOARD.write(
         "assign_task",
         "Assign a task",
-        "Set who does a task (assigneeId: an AI role or a person) and, apart from that, the "
-        "person answerable (humanOwnerId). Omitted stays, null clears.",
+        "Set who does a task (assigneeId: an AI role or a person) and the person answerable "
+        "(humanOwnerId). Omitted stays, null clears.",
         AssignTask,
         assign_task,
         Rest("POST", "/api/v1/tasks/{task}/assignment"),

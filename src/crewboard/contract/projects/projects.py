@@ -80,8 +80,7 @@ OPERATIONS = (
     BOARD.read(
         "list_projects",
         "List projects",
-        "The projects you can open: key, goal, phase, status, collections and your role "
-        "(viewerRole).",
+        "Projects you can open, with your role on each (viewerRole).",
         a.ListProjects,
         list_projects,
         Rest("GET", "/api/v1/projects"),
@@ -91,8 +90,7 @@ OPERATIONS = (
     BOARD.read(
         "get_project",
         "Get a project",
-        "One project: its fields, your role on it and counts of its people, roles and state "
-        "page revision.",
+        "One project: its fields, your role, and counts of its people and roles.",
         a.GetProject,
         get_project,
         Rest("GET", "/api/v1/projects/{project}"),

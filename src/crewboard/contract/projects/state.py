@@ -35,8 +35,8 @@ OPERATIONS = (
     BOARD.read(
         "get_project_state",
         "Read the state page",
-        "Read the state page: where the project stands, what is next, what waits for people. "
-        "Start here. revision is 0 while it is empty.",
+        "The state page: where the project stands and what is next. Start here; revision 0 "
+        "means empty.",
         a.GetProjectState,
         get_project_state,
         Rest("GET", "/api/v1/projects/{project}/state"),

@@ -31,7 +31,7 @@ Collection = Annotated[
     Field(
         default=None,
         max_length=200,
-        description="A collection from list_projects; the reviewer may change it.",
+        description="A memory collection (list_projects).",
     ),
 ]
 DocumentArg = Annotated[
@@ -62,7 +62,7 @@ class ResultFields(Args):
     expected_revision: Revision = Field()
     context_receipt_id: str | None = Field(
         max_length=200,
-        description="From the get_task read you worked from; null if it had none.",
+        description="From the get_task you worked from; null if none.",
     )
     title: Title
     summary: Summary = ""
@@ -72,7 +72,7 @@ class ResultFields(Args):
     references: list[Reference] | None = Field(
         default=None,
         max_length=20,
-        description="Git evidence, shown as you report it.",
+        description="Git evidence.",
     )
     claim_fence: ClaimFence = None
 
@@ -157,9 +157,8 @@ OPERATIONS = (
     HAND_IN.write(
         "submit_result",
         "Hand in a finished task",
-        "Hand in finished work: a draft for people to review, the task moved to review (from "
-        "backlog, ready_for_ai or in_progress at expectedRevision; else the answer says why), "
-        "your git references.",
+        "Hand in finished work: a draft for review, the task moved to review from the revision "
+        "you read (else the answer says why), your git references.",
         SubmitResult,
         submit_result,
         Rest.created("/api/v1/tasks/{task}/results"),
