@@ -268,6 +268,26 @@ def unlisted(model: type[Args]) -> frozenset[str]:
     )
 
 
+def without_unlisted(model: type[Args], data: Any) -> Any:
+    """`data` (wire names) without the UNLISTED arguments, in nested argument models too: the
+    part of a call `tools/list` describes."""
+    if isinstance(data, list):
+        return [without_unlisted(model, item) for item in data]
+    if not isinstance(data, dict):
+        return data
+    hidden = unlisted(model)
+    fields = {f.alias or n: f for n, f in model.model_fields.items()}
+    kept: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in hidden:
+            continue
+        field = fields.get(key)
+        inner = [] if field is None else [field.annotation, *_inner_types(field.annotation)]
+        models = [k for k in inner if isinstance(k, type) and issubclass(k, Args)]
+        kept[key] = without_unlisted(models[0], value) if models else value
+    return kept
+
+
 def nested_models(model: type[Args]) -> list[type[Args]]:
     """The argument models inside `model`'s fields, at any depth (each once)."""
     found: list[type[Args]] = []

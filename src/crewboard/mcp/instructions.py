@@ -151,23 +151,9 @@ RULES: tuple[tuple[str, frozenset[str]], ...] = (
         ),
     ),
     (
-        "workspaceId may be left out: the project's own is taken. Sent, it must be the one "
-        "list_projects shows (null: private); create_project always names it.",
-        frozenset(
-            {
-                "create_project",
-                "update_project",
-                "update_project_state",
-                "create_task",
-                "update_task",
-                "assign_task",
-                "submit_result",
-                "post_message",
-                "upload_spec_file",
-                "update_spec_file",
-                "move_spec_file_to_trash",
-            }
-        ),
+        "create_project names its workspaceId (null: private; list_projects shows each "
+        "project's); the other tools take the project's own.",
+        frozenset({"create_project"}),
     ),
 )
 
