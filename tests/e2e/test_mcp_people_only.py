@@ -81,13 +81,13 @@ def secrets(db: Database, owner: User) -> dict[str, str]:
 async def test_an_agent_token_is_not_listed_the_tools_only_people_may_call(
     url: str, db: Database, owner: User, mode: str
 ) -> None:
-    assert PEOPLE_ONLY >= {"create_handoff", "list_handoffs", "update_handoff_action_item"}
+    assert {"create_handoff", "list_handoffs", "update_handoff_action_item"} <= PEOPLE_ONLY
     listed: dict[str, set[str]] = {}
     for kind, secret in secrets(db, owner).items():
         async with mcp_client(url, secret, mode, EVERYTHING) as client:
             listed[kind] = {t.name for t in (await client.list_tools()).tools}
     assert not listed["agent"] & PEOPLE_ONLY
-    assert PEOPLE_ONLY <= listed["person"]
+    assert listed["person"] >= PEOPLE_ONLY
 
 
 async def test_every_tool_listed_to_an_agent_or_a_person_does_not_refuse_who_it_is(
@@ -100,7 +100,9 @@ async def test_every_tool_listed_to_an_agent_or_a_person_does_not_refuse_who_it_
             listed = (await client.list_tools()).tools
             assert listed, kind
             for tool in sorted(listed, key=lambda t: last_if_ending(t.name)):
-                result = await client.call_tool(tool.name, arguments_for(tool.input_schema, task_id))
+                result = await client.call_tool(
+                    tool.name, arguments_for(tool.input_schema, task_id)
+                )
                 if result.is_error and identity_refusal(result.structured_content):
                     refused.append(f"{kind}: {tool.name} {result.structured_content}")
     assert not refused, "\n".join(refused)

@@ -7,6 +7,7 @@ a tool on average. Both hold every constraint the server enforces; what the list
 out is said in contract/schema.py (the 32-bit maximum) and contract/args.py (UNLISTED
 arguments, still taken). Lower the average when a change makes room; never raise it.
 """
+
 from __future__ import annotations
 
 import json
@@ -41,7 +42,7 @@ def test_the_default_agent_set_costs_under_twenty_thousand_characters() -> None:
     assert total <= DEFAULT_SET_BUDGET, f"{total} characters for {len(shown)} tools"
     names = {t.name for t in shown}
     # The loop itself must stay in the default set.
-    assert LOOP <= names, sorted(LOOP - names)
+    assert names >= LOOP, sorted(LOOP - names)
 
 
 # find → claim → read → plan → note → hand in, and memory reads.

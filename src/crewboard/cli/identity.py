@@ -145,8 +145,10 @@ def token_create(
         emit(
             as_json,
             {**token_view(issued.token), "token": issued.secret},
-            lambda: f"{issued.secret}\n(token {issued.token.id}; the secret is shown only now)\n"
-            f"toolsets: {_toolsets_words(issued.token.toolsets)}",
+            lambda: (
+                f"{issued.secret}\n(token {issued.token.id}; the secret is shown only now)\n"
+                f"toolsets: {_toolsets_words(issued.token.toolsets)}"
+            ),
         )
 
     guarded(state, as_json, act)

@@ -140,7 +140,9 @@ def _published_schema(model: type[Args]) -> dict[str, Any]:
     model's shape under $defs by its class name)."""
     schema = input_schema(model)
     shapes = [(schema, model)]
-    shapes += [(schema.get("$defs", {}).get(inner.__name__, {}), inner) for inner in nested_models(model)]
+    shapes += [
+        (schema.get("$defs", {}).get(inner.__name__, {}), inner) for inner in nested_models(model)
+    ]
     for shape, owner in shapes:
         for name in unlisted(owner):
             shape.get("properties", {}).pop(name, None)

@@ -425,8 +425,7 @@ OPERATIONS = (
     BOARD.read(
         "list_tasks",
         "List tasks",
-        "Find tasks; filters combine. Rows are compact unless projection or fields ask for "
-        "more.",
+        "Find tasks; filters combine. Rows are compact unless projection or fields ask for more.",
         ListTasks,
         list_tasks,
         Rest("GET", "/api/v1/projects/{project}/tasks"),
@@ -455,8 +454,7 @@ OPERATIONS = (
     BOARD.write(
         "create_task",
         "Create a task",
-        "Create a task. An AI task names an AI role as assigneeId; in_progress needs an "
-        "assignee.",
+        "Create a task. An AI task names an AI role as assigneeId; in_progress needs an assignee.",
         CreateTask,
         create_task,
         Rest.created("/api/v1/projects/{project}/tasks"),

@@ -263,9 +263,7 @@ OPERATIONS = (
         "Start an AI-guided spec session (the server's model) with your opening message, wait "
         "up to 75 s for its first reply, and give the person sessionUrl to continue it in the "
         "web app. Once per goal; after a timeout retry with the same idempotencyKey. "
-        "Workflows: "
-        + _workflow_help()
-        + ". Never answer its questions yourself.",
+        "Workflows: " + _workflow_help() + ". Never answer its questions yourself.",
         StartSpecSession,
         start_spec_session,
         Rest.created("/api/v1/projects/{project}/sessions"),
