@@ -107,6 +107,23 @@ def test_user_token_and_project_commands_for_scripts(run) -> None:  # type: igno
     assert json.loads(again.output)["error"]["code"] == "NOT_FOUND"
 
 
+def test_token_create_says_what_a_token_naming_no_toolsets_is_shown(run) -> None:  # type: ignore[no-untyped-def]
+    run("init")
+    helped = run("token", "create", "--help")
+    assert helped.exit_code == 0
+    assert "the default set, the board and memory" in " ".join(helped.output.split())
+    plain = run("token", "create", "--user", "owner@crewboard.local", "--scopes", "read")
+    assert plain.exit_code == 0, plain.output
+    assert "toolsets: none named, so the default set, the board and memory toolsets" in (
+        plain.output
+    )
+    named = run(
+        "token", "create", "--user", "owner@crewboard.local", "--scopes", "read",
+        "--toolsets", "board,repos",
+    )  # fmt: skip
+    assert "toolsets: board, repos" in named.output
+
+
 def test_errors_exit_1_with_code_and_json_for_scripts(run) -> None:  # type: ignore[no-untyped-def]
     run("init")
     result = run(

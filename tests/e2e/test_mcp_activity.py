@@ -104,7 +104,7 @@ async def test_post_message_refuses_unknown_participants_and_is_hidden_without_i
     reader = tokens.issue_token(
         db, person_actor(owner), kind="agent", scopes=["read"], project="CRW"
     ).secret
-    async with mcp_client(url, reader, mode) as client:
+    async with mcp_client(url, reader, mode, {"X-MCP-Toolsets": "review"}) as client:
         names = {t.name for t in (await client.list_tools()).tools}
     assert "list_activity" in names
     assert "post_message" not in names

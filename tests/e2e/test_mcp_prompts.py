@@ -110,13 +110,13 @@ async def test_prompts_are_offered_only_with_the_tools_they_name(
 async def test_start_session_embeds_the_state_page_and_names_the_calls(
     url: str, db: Database, owner: User, mode: str
 ) -> None:
-    async with mcp_client(url, secret(db, owner), mode) as client:
+    planning = {"X-MCP-Toolsets": "board,planning"}  # update_project_state is a planning tool
+    async with mcp_client(url, secret(db, owner), mode, planning) as client:
         text = text_of(await client.get_prompt("start_session", {"projectId": "CRW"}))
     assert "## Now\n- login" in text
     assert call_in(text, "get_project_state") == {"projectId": "CRW"}
     assert call_in(text, "update_project_state") == {
         "projectId": "CRW",
-        "workspaceId": None,
         "expectedRevision": 1,
         "content": "<the whole new page>",
     }
@@ -133,7 +133,6 @@ async def test_take_next_task_picks_the_highest_priority_ready_task_that_has_an_
     assert call_in(text, "get_task") == {"taskId": "CRW-2"}
     assert call_in(text, "set_task_status") == {
         "projectId": "CRW",
-        "workspaceId": None,
         "idempotencyKey": "claim-CRW-2-r1",
         "changes": [{"taskId": "CRW-2", "status": "in_progress"}],
         "expectedVersions": {"CRW-2": 1},
@@ -147,12 +146,12 @@ async def test_hand_in_result_fills_in_the_submit_result_call(
     async with mcp_client(url, secret(db, owner), mode) as client:
         text = text_of(await client.get_prompt("hand_in_result", {"taskId": "CRW-2"}))
     call = call_in(text, "submit_result")
-    assert {k: call[k] for k in ("projectId", "workspaceId", "taskId", "expectedRevision")} == {
+    assert {k: call[k] for k in ("projectId", "taskId", "expectedRevision")} == {
         "projectId": "CRW",
-        "workspaceId": None,
         "taskId": "CRW-2",
         "expectedRevision": 1,
     }
+    assert "workspaceId" not in call  # the project's own is taken (an unlisted argument)
     assert {"idempotencyKey", "contextReceiptId", "title", "content", "references"} <= set(call)
 
 

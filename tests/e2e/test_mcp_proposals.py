@@ -65,8 +65,7 @@ async def test_the_tools_are_listed_in_their_toolsets_as_retry_safe_writes(
         assert not tool.annotations.read_only_hint  # the protocol default, not sent
         assert tool.annotations.idempotent_hint is True
         assert "idempotencyKey" in tool.input_schema["properties"]
-        assert "workspaceId" in tool.input_schema["properties"]
-        assert "workspaceId" not in tool.input_schema["required"]
+        assert "workspaceId" not in tool.input_schema["properties"]  # taken, not listed
     seats = teams["propose_composition"].input_schema["properties"]["seats"]
     assert (seats["minItems"], seats["maxItems"]) == (1, 12)
     headers = {"X-MCP-Toolsets": "all"}

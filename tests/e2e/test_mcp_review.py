@@ -64,7 +64,9 @@ def hand_in(**extra: Any) -> dict[str, Any]:
 async def test_review_tools_are_listed_with_their_scopes_and_annotations(
     url: str, db: Database, owner: User, mode: str
 ) -> None:
-    async with mcp_client(url, secret(db, owner), mode, {"X-MCP-Toolsets": "review"}) as client:
+    # submit_result ends the agent's loop (board); create_draft is a review tool.
+    toolsets = {"X-MCP-Toolsets": "board,review"}
+    async with mcp_client(url, secret(db, owner), mode, toolsets) as client:
         listed = {t.name: t for t in (await client.list_tools()).tools}
     submit = listed["submit_result"]
     assert submit.annotations is not None
@@ -72,12 +74,12 @@ async def test_review_tools_are_listed_with_their_scopes_and_annotations(
     assert submit.annotations.idempotent_hint is True
     required = set(submit.input_schema["required"])
     assert {"taskId", "idempotencyKey", "expectedRevision"} <= required
-    # workspaceId is offered, not required: left out, the task's project's own is taken.
-    assert "workspaceId" in submit.input_schema["properties"]
-    assert "workspaceId" not in required
+    # workspaceId is taken, not listed: left out, the task's project's own is taken.
+    assert "workspaceId" not in submit.input_schema["properties"]
     assert "contextReceiptId" in required
     assert "create_draft" in listed
-    async with mcp_client(url, secret(db, owner, ["read", "drafts.create"]), mode) as client:
+    drafts_only = secret(db, owner, ["read", "drafts.create"])
+    async with mcp_client(url, drafts_only, mode, {"X-MCP-Toolsets": "board,review"}) as client:
         names = {t.name for t in (await client.list_tools()).tools}
     assert "create_draft" in names
     assert "submit_result" not in names

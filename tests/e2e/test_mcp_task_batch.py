@@ -59,9 +59,9 @@ async def test_both_tools_are_listed_as_keyed_non_destructive_writes(
         assert annotations.idempotent_hint is True
         assert annotations.destructive_hint is False
     update = tools["update_tasks"].input_schema
-    # workspaceId: offered, optional (the project's own workspace when left out)
+    # workspaceId: taken, not listed (the project's own workspace when left out)
     assert set(update["required"]) == {"projectId", "idempotencyKey", "taskIds"}
-    assert "workspaceId" in update["properties"]
+    assert "workspaceId" not in update["properties"]
     assert update["properties"]["taskIds"]["maxItems"] == 200
     assert update["properties"]["priority"]["enum"] == ["low", "medium", "high"]
     # A shape used in one place is written inline (lean schemas).
@@ -69,7 +69,7 @@ async def test_both_tools_are_listed_as_keyed_non_destructive_writes(
     assert relationship["enum"] == ["blocks", "blocked_by", "related"]
     status = tools["set_task_status"].input_schema
     assert set(status["required"]) == {"projectId", "idempotencyKey", "changes"}
-    assert "workspaceId" in status["properties"]
+    assert "workspaceId" not in status["properties"]
     change = status["properties"]["changes"]["items"]["properties"]["status"]
     assert "approved" in change["enum"]
     async with mcp_client(url, secret_for(db, owner, ["read"]), mode) as client:

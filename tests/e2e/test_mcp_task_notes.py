@@ -53,11 +53,12 @@ def agent_secret(
     return issued.secret
 
 
-async def test_the_tools_are_listed_on_the_board_with_true_annotations(
+async def test_the_tools_are_listed_with_true_annotations(
     url: str, db: Database, owner: User, mode: str
 ) -> None:
+    # Notes are on the board (agent_update in planning), repository tools in repos.
     async with mcp_client(
-        url, agent_secret(db, owner), mode, {"X-MCP-Toolsets": "board"}
+        url, agent_secret(db, owner), mode, {"X-MCP-Toolsets": "board,planning,repos"}
     ) as client:
         listed = {t.name: t for t in (await client.list_tools()).tools}
     for name in NOTE_TOOLS + REPO_TOOLS:
@@ -69,12 +70,13 @@ async def test_the_tools_are_listed_on_the_board_with_true_annotations(
             assert annotations.destructive_hint is False
             required = set(listed[name].input_schema["required"])
             assert {"taskId", "idempotencyKey"} <= required, name
-            assert "workspaceId" in listed[name].input_schema["properties"], name
+            assert "workspaceId" not in listed[name].input_schema["properties"], name
     assert listed["save_output"].input_schema["properties"]["name"]["maxLength"] == 200
     assert listed["post_comment"].input_schema["properties"]["content"]["maxLength"] == 20_000
     tests = listed["report_repo_status"].input_schema["properties"]["tests"]
     assert tests["enum"] == ["passed", "failed", "running", "none", None]
-    async with mcp_client(url, agent_secret(db, owner, ("read",)), mode) as client:
+    reader = agent_secret(db, owner, ("read",))
+    async with mcp_client(url, reader, mode, {"X-MCP-Toolsets": "board,repos"}) as client:
         names = {t.name for t in (await client.list_tools()).tools}
     assert "list_task_repos" in names
     assert names.isdisjoint(NOTE_TOOLS + REPO_TOOLS[1:])

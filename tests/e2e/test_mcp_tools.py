@@ -81,17 +81,19 @@ async def test_token_naming_no_toolset_sees_the_agent_loop_and_is_told_how_to_as
     async with mcp_client(url, secret_for(db, owner, ALL), mode) as client:
         names = [t.name for t in (await client.list_tools()).tools]
         assert names == [n for n in CATALOGUE_ORDER if in_default_toolsets(n)]
-        assert {"get_task", "submit_result", "list_task_notes"} <= set(names)
-        assert "get_project_memory" not in names
+        # The whole loop: find, claim, read, plan, note, hand in, and memory reads.
+        assert {"get_task", "claim_next_task", "create_task", "update_task"} <= set(names)
+        assert {"submit_result", "list_task_notes", "get_project_memory"} <= set(names)
+        assert "list_activity" not in names
         assert client.instructions is not None
         assert "X-MCP-Toolsets" in client.instructions
-        for toolset in ("memory", "team", "admin"):
+        for toolset in ("review", "planning", "repos", "team", "admin"):
             assert toolset in client.instructions
     async with mcp_client(
         url, secret_for(db, owner, ALL), mode, {"X-MCP-Toolsets": "board,review,memory"}
     ) as client:
         names = [t.name for t in (await client.list_tools()).tools]
-        assert "get_project_memory" in names
+        assert {"get_project_memory", "list_activity"} <= set(names)
         assert "create_project" not in names
 
 
@@ -190,16 +192,15 @@ async def test_annotations_and_schemas_are_true_to_each_tool(
     assert tools["update_project"].annotations.destructive_hint is False  # type: ignore[union-attr]
     schema = tools["update_project_state"].input_schema
     assert set(schema["required"]) == {"projectId", "content", "expectedRevision"}
-    assert "workspaceId" in schema["properties"]
+    assert "workspaceId" not in schema["properties"]  # taken, not listed (contract/args.py)
     assert schema["properties"]["content"]["maxLength"] == 5000
     assert schema["additionalProperties"] is False
     status = tools["create_project"].input_schema["properties"]["status"]
     assert status["enum"] == ["planning", "active", "paused", "done"]
-    # Spec sessions: every write names its project (its workspace may be named too); only
-    # delete destroys, and a second delete is no repeat of the first.
+    # Spec sessions: every write names its project (its workspace may be named too, unlisted);
+    # only delete destroys, and a second delete is no repeat of the first.
     for name in SESSION_WRITES:
         assert "projectId" in tools[name].input_schema["required"], name
-        assert "workspaceId" in tools[name].input_schema["properties"], name
         hints = tools[name].annotations
         assert hints is not None
         assert bool(hints.destructive_hint) is (name == "delete_spec_session"), name

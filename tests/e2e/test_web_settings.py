@@ -93,6 +93,10 @@ def test_tokens_page_lists_the_persons_tokens_with_last_use(
     assert '<span class="muted">never</span>' in page.text  # not used yet
     assert f'action="/settings/tokens/{issued.token.id}/revoke"' in page.text
     assert 'name="toolsets" value="handoffs"' in page.text
+    # What a token naming no toolsets gets is said truly: the default set, not every tool.
+    assert "every tool the scopes allow" not in page.text
+    assert "None ticked: the default set, the board and memory toolsets" in page.text
+    assert '<span class="muted">default</span>' in page.text  # the token named none
     assert 'name="scopes" value="projects.admin"' in page.text
     tokens.authenticate_token(db, issued.secret)  # a use
     assert '<span class="muted">never</span>' not in client.get("/settings/tokens").text

@@ -25,6 +25,7 @@ import hypothesis.strategies as st
 import jsonschema_rs
 from hypothesis_jsonschema import from_schema
 
+from crewboard.domain.validation import INT32_MAX
 from crewboard.errors import ErrorCode
 from crewboard.storage.database import Database
 from crewboard.storage.tables import metadata
@@ -250,6 +251,18 @@ VALID_FORMATS: dict[str, st.SearchStrategy[str]] = {
 }
 
 
+def _with_int32_maximum(node: Any) -> Any:
+    """A copy of `node` where each integer without a maximum has the 32-bit one."""
+    if isinstance(node, list):
+        return [_with_int32_maximum(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _with_int32_maximum(value) for key, value in node.items()}
+    if "integer" in str(node.get("type")) and "maximum" not in node:
+        out["maximum"] = INT32_MAX
+    return out
+
+
 @dataclass
 class Schema:
     """One tool's input schema, walked for valid and invalid values."""
@@ -258,6 +271,9 @@ class Schema:
     defs: dict[str, Any] = field(init=False)
 
     def __post_init__(self) -> None:
+        # Every integer argument is 32-bit; a published schema leaves that maximum out
+        # (contract/schema.py), so it is put back here for the values drawn and the bounds bent.
+        self.root = _with_int32_maximum(self.root)
         self.defs = self.root.get("$defs", {})
         self._validator = jsonschema_rs.validator_for(
             self.root, formats=FORMATS, validate_formats=True

@@ -10,7 +10,8 @@ call). Any such call fails the test that made it, when its server stops.
 A call may name an argument by one of its documented other names (snake_case, a reference
 product's name: `other_names`); those are not in the published schema (they would cost every
 agent listing bytes), so the audit spells the call with the wire names first, as the server
-does.
+does. Arguments marked UNLISTED (contract/args.py: a check such as workspaceId, or a Pencil
+import's task links) are taken but not listed either; the audit leaves them out the same way.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 import jsonschema_rs
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from crewboard.contract.args import wire_names
+from crewboard.contract.args import wire_names, without_unlisted
 from crewboard.contract.catalogue import default_catalogue
 from crewboard.errors import ValidationFailed
 
@@ -91,7 +92,7 @@ def _wire(name: str, arguments: Any) -> Any:
     if tool is None or not isinstance(arguments, dict):
         return arguments
     try:
-        return wire_names(tool.args, arguments)
+        return without_unlisted(tool.args, wire_names(tool.args, arguments))
     except ValidationFailed:
         return arguments
 

@@ -2,7 +2,8 @@
 
 - A call written the way a reference product documents it (its tool name, its argument names,
   snake_case or camelCase) finds one of our tools and validates.
-- workspaceId is offered wherever a project is named, and required nowhere but create_project.
+- workspaceId is taken wherever a project is named, and required nowhere but create_project;
+  tools/list shows it only where it is required or chooses projects (it is otherwise a check).
 - An argument sent under two names must carry one value.
 - Messages name only tools that exist and arguments some tool takes.
 """
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from crewboard.contract.args import Args, other_names, validate_arguments
+from crewboard.contract.args import Args, input_schema, other_names, validate_arguments
 from crewboard.contract.catalogue import TOOL_ALIASES, default_catalogue
 from crewboard.errors import ValidationFailed
 
@@ -213,13 +214,15 @@ def test_workspace_id_is_offered_wherever_a_project_is_named_and_required_only_o
         "list_handoffs", "get_handoff", "list_handoff_action_items", "get_handoff_action_item",
         "create_stream_token", "list_stream_tokens", "revoke_stream_token",
     }  # fmt: skip
+    listed = {"create_project", "list_projects", "get_project_memory"}
     for tool in CATALOGUE:
-        schema = tool.schema()
+        schema = input_schema(tool.args)
         if tool.name in exempt:
             continue
         assert "workspaceId" in schema["properties"], tool.name
         required = "workspaceId" in schema.get("required", [])
         assert required is (tool.name == "create_project"), tool.name
+        assert ("workspaceId" in tool.schema()["properties"]) is (tool.name in listed), tool.name
 
 
 def test_an_argument_sent_under_two_names_must_carry_one_value() -> None:

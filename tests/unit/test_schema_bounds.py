@@ -14,8 +14,10 @@ from crewboard.contract.catalogue import default_catalogue
 
 
 def _schemas() -> Iterator[tuple[str, dict[str, Any]]]:
+    # The model's own schema: what the server validates (tools/list leaves the 32-bit maximum
+    # out, contract/schema.py).
     for tool in default_catalogue():
-        yield tool.name, tool.schema()
+        yield tool.name, input_schema(tool.args)
     for endpoint in all_endpoints():
         name = f"{endpoint.method} {endpoint.path}"
         if isinstance(endpoint.body, BodyChoice):  # one of several bodies: each is checked

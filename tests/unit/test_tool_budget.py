@@ -1,12 +1,11 @@
 """What `tools/list` costs an agent's context, held to a budget, and the lean schemas' rules.
 
 An agent pays for every tool it is shown, in every session. The default set (a token that
-names no toolset: board and review, the loop from "what should I do" to a hand-in) must stay
-under 20,000 characters, and the whole catalogue under an average per tool. The average bound
-is a ratchet at what the catalogue needs today with every constraint kept; lower it when a
-change makes room, never raise it without saying why in the commit. (900 was the first aim;
-the constraints alone, with no description at all, take about 820 a tool today: types, enums,
-lengths, ranges, required lists and closed objects.)
+names no toolset: board and memory, the whole loop from finding a task to handing it in, with
+memory reads) must stay under 20,000 characters, and the whole catalogue under 900 characters
+a tool on average. Both hold every constraint the server enforces; what the listing leaves
+out is said in contract/schema.py (the 32-bit maximum) and contract/args.py (UNLISTED
+arguments, still taken). Lower the average when a change makes room; never raise it.
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ from crewboard.mcp.server import tool_listing
 from tests.support.fuzz import FORMATS, Schema
 
 DEFAULT_SET_BUDGET = 20_000  # characters of the default set's tools/list entries
-AVERAGE_BUDGET = 1_075  # characters a tool on average over the whole catalogue (the ratchet)
+AVERAGE_BUDGET = 900  # characters a tool on average over the whole catalogue
 
 TOOLS = list(default_catalogue())
 
@@ -43,8 +42,19 @@ def test_the_default_agent_set_costs_under_twenty_thousand_characters() -> None:
     assert total <= DEFAULT_SET_BUDGET, f"{total} characters for {len(shown)} tools"
     names = {t.name for t in shown}
     # The loop itself must stay in the default set.
-    assert {"get_project_state", "list_tasks", "get_task", "submit_result"} <= names
-    assert {"set_task_status", "list_task_notes", "ask_question", "list_activity"} <= names
+    assert names >= LOOP, sorted(LOOP - names)
+
+
+# find → claim → read → plan → note → hand in → check in, and memory reads.
+LOOP = frozenset(
+    {
+        *("list_projects", "get_project", "get_project_state", "list_team", "list_tasks"),
+        *("get_task", "list_task_notes", "claim_next_task", "claim_task", "release_task"),
+        *("create_task", "update_task", "assign_task", "set_task_status", "post_comment"),
+        *("save_output", "get_week", "list_task_events", "submit_result", "ask_question"),
+        *("read_output", "get_updates", "get_project_memory"),
+    }
+)
 
 
 def test_the_whole_catalogue_stays_within_its_average_per_tool() -> None:
@@ -83,7 +93,8 @@ def test_the_lean_schema_takes_exactly_what_the_full_one_takes(
 ) -> None:
     """Rewriting loses no constraint and adds none: valid arguments drawn from the published
     schema, and each of the fuzz suite's one-place mutations of them, are judged alike by the
-    full schema pydantic derives (the model the server validates with)."""
+    full schema pydantic derives (the model the server validates with). The fuzz schema puts
+    back the 32-bit maximum the listing leaves out (see tests/support/fuzz.py)."""
     full = jsonschema_rs.validator_for(
         input_schema(tool.args), formats=FORMATS, validate_formats=True
     )

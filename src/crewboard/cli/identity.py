@@ -15,6 +15,7 @@ from crewboard.cli.common import (
     run_guarded,
     split_list,
 )
+from crewboard.contract.catalogue import DEFAULT_SET_WORDS
 from crewboard.domain.identity.access import Role, Scope, TokenKind, Toolset
 from crewboard.services.identity import tokens, users
 from crewboard.services.views import token_view, user_view
@@ -108,7 +109,10 @@ def token_group() -> None:
     help="Cap the token's role on --project.",
 )
 @click.option(
-    "--toolsets", default=None, help=f"Default toolsets: {', '.join(t.value for t in Toolset)}."
+    "--toolsets",
+    default=None,
+    help=f"The toolsets MCP shows the token, comma-separated: "
+    f"{', '.join(t.value for t in Toolset)}. None given: {DEFAULT_SET_WORDS}.",
 )
 @click.option("--name", default=None, help="A label to recognise the token by.")
 @json_option
@@ -141,10 +145,18 @@ def token_create(
         emit(
             as_json,
             {**token_view(issued.token), "token": issued.secret},
-            lambda: f"{issued.secret}\n(token {issued.token.id}; the secret is shown only now)",
+            lambda: (
+                f"{issued.secret}\n(token {issued.token.id}; the secret is shown only now)\n"
+                f"toolsets: {_toolsets_words(issued.token.toolsets)}"
+            ),
         )
 
     guarded(state, as_json, act)
+
+
+def _toolsets_words(toolsets: tuple[Toolset, ...]) -> str:
+    """The toolsets a token's MCP client is shown, said truly when it names none."""
+    return ", ".join(toolsets) if toolsets else f"none named, so {DEFAULT_SET_WORDS}"
 
 
 @token_group.command("list")

@@ -115,7 +115,7 @@ def migrate(state: State, as_json: bool) -> None:
     "--toolsets",
     envvar="CREWBOARD_TOOLSETS",
     help="Toolsets to show, comma-separated, or 'all' (default: the token's own, else board "
-    "and review; $CREWBOARD_TOOLSETS).",
+    "and memory; $CREWBOARD_TOOLSETS).",
 )
 @pass_state
 def mcp_stdio(state: State, token: str | None, toolsets: str | None) -> None:

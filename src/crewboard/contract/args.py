@@ -34,16 +34,21 @@ ProjectRef = Annotated[
         max_length=200,
     ),
 ]
+
+
+class Unlisted:
+    """Marks an optional argument the server takes but `tools/list` does not show: a check
+    an agent never needs (REST, the CLI and OpenAPI still show it)."""
+
+
+UNLISTED = Unlisted()
+
 # Every argument model naming a project (or a task, file, thread... inside one) takes an
 # optional `workspaceId`, declared `workspace_id: WorkspaceId = None` and passed on as
 # `args.workspace_ref()`: left out, the project's own workspace is taken; null names the
 # private space and a value another workspace, and either is checked against the project.
-WorkspaceId = Annotated[
-    str | None,
-    Field(
-        max_length=200,
-    ),
-]
+# It only refuses, so MCP lists it only where it is required or chooses (list_projects).
+WorkspaceId = Annotated[str | None, Field(max_length=200), UNLISTED]
 IdempotencyKey = Annotated[
     str | None,
     Field(
@@ -254,6 +259,45 @@ def _input_schema(model: type[Args]) -> dict[str, Any]:
     return schema
 
 
+def unlisted(model: type[Args]) -> frozenset[str]:
+    """The wire names of `model`'s own optional arguments marked UNLISTED."""
+    return frozenset(
+        field.alias or name
+        for name, field in model.model_fields.items()
+        if not field.is_required() and any(isinstance(m, Unlisted) for m in field.metadata)
+    )
+
+
+def without_unlisted(model: type[Args], data: Any) -> Any:
+    """`data` (wire names) without the UNLISTED arguments, in nested argument models too: the
+    part of a call `tools/list` describes."""
+    if isinstance(data, list):
+        return [without_unlisted(model, item) for item in data]
+    if not isinstance(data, dict):
+        return data
+    hidden = unlisted(model)
+    fields = {f.alias or n: f for n, f in model.model_fields.items()}
+    kept: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in hidden:
+            continue
+        field = fields.get(key)
+        inner = [] if field is None else [field.annotation, *_inner_types(field.annotation)]
+        models = [k for k in inner if isinstance(k, type) and issubclass(k, Args)]
+        kept[key] = without_unlisted(models[0], value) if models else value
+    return kept
+
+
+def nested_models(model: type[Args]) -> list[type[Args]]:
+    """The argument models inside `model`'s fields, at any depth (each once)."""
+    found: list[type[Args]] = []
+    for field in model.model_fields.values():
+        for kind in (field.annotation, *_inner_types(field.annotation)):
+            if isinstance(kind, type) and issubclass(kind, Args) and kind not in found:
+                found += [kind, *(k for k in nested_models(kind) if k not in found)]
+    return found
+
+
 def argument_error(error: ValidationError, schema: dict[str, Any]) -> CrewboardError:
     """Turn pydantic's complaint about the arguments into one error naming the field.
 
@@ -355,7 +399,9 @@ def _range_of(schema: dict[str, Any], parts: list[str]) -> tuple[bool, float | N
         kind = member.get("type")
         kinds = kind if isinstance(kind, list) else [kind]
         if "integer" in kinds or "number" in kinds:
-            return "integer" in kinds, member.get("minimum"), member.get("maximum")
+            whole = "integer" in kinds
+            # A published schema leaves the 32-bit maximum out (contract/schema.py).
+            return whole, member.get("minimum"), member.get("maximum", INT32_MAX if whole else None)
     return False, None, None
 
 

@@ -89,9 +89,15 @@ class Catalogue:
         ]
 
 
-# What an agent needs for its loop: read the state and its tasks, work them, hand in. Others
-# (memory, team, admin, ...) are asked for by toolset (token setting or X-MCP-Toolsets).
-DEFAULT_TOOLSETS: tuple[Toolset, ...] = (Toolset.BOARD, Toolset.REVIEW)
+# An agent's whole loop: find, claim, read, plan, note and hand in a task, and read the
+# project's memory. Others (review, planning, repos, specs, team, admin, ...) are asked for
+# by toolset (token setting or X-MCP-Toolsets).
+DEFAULT_TOOLSETS: tuple[Toolset, ...] = (Toolset.BOARD, Toolset.MEMORY)
+# What a token naming no toolsets gets, as the token form, the CLI and README say it.
+DEFAULT_SET_WORDS = (
+    f"the default set, the {' and '.join(DEFAULT_TOOLSETS)} toolsets: find, claim, read, plan, "
+    "note and hand in tasks, and read the project's memory"
+)
 
 
 def default_toolsets(actor: Actor) -> tuple[Toolset, ...]:
@@ -102,9 +108,10 @@ def default_toolsets(actor: Actor) -> tuple[Toolset, ...]:
 
 
 def usable(tool: Operation, actor: Actor, role: Role | None) -> bool:
-    """Whether the caller could use `tool` at all: its scopes, and its role on some project
-    (a write that reaches past every project, creating one, needs an unlimited person)."""
-    if not tool.needs <= actor.scopes:
+    """Whether the caller could use `tool` at all: its scopes, who it is (a tool speaking in a
+    person's name refuses agent tokens), and its role on some project (a write that reaches
+    past every project, creating one, needs an unlimited person)."""
+    if not tool.needs <= actor.scopes or (tool.people_only and actor.is_agent):
         return False
     least = tool.least_role
     if least is None:

@@ -28,10 +28,7 @@ class GetProjectMemory(Args):
         max_length=200,
         description="null: private projects.",
     )
-    document: DocumentName | None = Field(
-        default=None,
-        description="Its text and its records.",
-    )
+    document: DocumentName | None = None
     collection: str | None = Field(
         default=None,
         min_length=1,
@@ -39,7 +36,7 @@ class GetProjectMemory(Args):
     )
     include_content: bool = Field(
         default=True,
-        description="false: titles and summaries, no text.",
+        description="false: titles and summaries.",
     )
     ids: list[RecordId] | None = Field(
         default=None,
@@ -50,7 +47,7 @@ class GetProjectMemory(Args):
     offset: Offset = Field(default=0)
     content_offset: Offset = Field(
         default=0,
-        description="Read one record's (or the document's) text in windows from here.",
+        description="Window start in one record's or the document's text.",
     )
     content_limit: int = Field(default=WINDOW_LIMIT, ge=1, le=WINDOW_LIMIT)
 
@@ -85,10 +82,8 @@ OPERATIONS = (
     MEMORY.read(
         "get_project_memory",
         "Read project memory",
-        "The project's accepted knowledge, to treat as settled: approved and canon records and "
-        "the documents (overview, context, decisions, notes, legal). Narrow by document, "
-        "collection or ids. Text cut to fit is flagged (contentTruncated): read it in windows "
-        "with contentOffset.",
+        "Accepted project knowledge, to treat as settled: records and documents. contentOffset "
+        "reads text cut short.",
         GetProjectMemory,
         get_project_memory,
         Rest("GET", "/api/v1/projects/{project}/memory"),

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal, TypedDict, Unpack
 
 from crewboard.config import Settings
-from crewboard.contract.args import Args, input_schema
+from crewboard.contract.args import Args, input_schema, nested_models, unlisted
 from crewboard.contract.reply import Reply
 from crewboard.contract.schema import lean_schema
 from crewboard.domain.identity.access import Role, Scope, Toolset
@@ -86,6 +86,9 @@ class Operation:
     writes_locally: bool = False
     # The project role a write needs when it is not WRITE (a stream token only reads: READ).
     write_role: Role | None = None
+    # Speaks in a person's name: its service refuses agent tokens (HUMAN_IDENTITY_REQUIRED),
+    # so an agent token is never shown it (catalogue `usable`).
+    people_only: bool = False
     # The other doors: its REST route and CLI command, or why it has none. None: not declared
     # yet (a test lists every operation still without one).
     rest: Rest | NoDoor | None = None
@@ -133,7 +136,17 @@ class Operation:
 
 @functools.cache
 def _published_schema(model: type[Args]) -> dict[str, Any]:
-    return lean_schema(input_schema(model))
+    """The lean schema without the arguments marked UNLISTED (pydantic files a nested
+    model's shape under $defs by its class name)."""
+    schema = input_schema(model)
+    shapes = [(schema, model)]
+    shapes += [
+        (schema.get("$defs", {}).get(inner.__name__, {}), inner) for inner in nested_models(model)
+    ]
+    for shape, owner in shapes:
+        for name in unlisted(owner):
+            shape.get("properties", {}).pop(name, None)
+    return lean_schema(schema)
 
 
 Runner = Callable[[Call, Any], Reply]
@@ -151,13 +164,15 @@ class Flags(TypedDict, total=False):
     stdio_only: bool
     writes_locally: bool
     write_role: Role | None
+    people_only: bool
 
 
 @dataclass(frozen=True)
 class Area:
     """An area's defaults, so that each of its declarations states only what differs: the
     toolset its operations are listed in, the scopes its writes need (reads need only `read`),
-    the project role a write needs when not WRITE, and words every description ends with.
+    the project role a write needs when not WRITE, whether only people may call them
+    (`people_only`), and words every description ends with.
 
     A declaration is one row (`Row`): `AREA.read(name, title, description, args, run, rest,
     cli)`;
@@ -169,6 +184,7 @@ class Area:
     toolset: Toolset
     write_scopes: tuple[Scope, ...] = (Scope.TASKS_MANAGE,)
     write_role: Role | None = None
+    people_only: bool = False
     ending: str = ""
 
     def read(self, *row: *Row, **flags: Unpack[Flags]) -> Operation:
@@ -186,6 +202,7 @@ class Area:
 
     def _declare(self, row: Row, flags: Flags, *, read_only: bool = True) -> Operation:
         name, title, description, args, run, rest, cli = row
+        flags = Flags(people_only=self.people_only) | flags
         return Operation(
             name, title, description + self.ending, args, self.toolset, run, read_only=read_only,
             **flags, rest=rest, cli=cli,

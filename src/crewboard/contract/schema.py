@@ -8,11 +8,13 @@ thing once. From pydantic's schema it:
   not required may be left out; null is what leaving it out means);
 - drops generated titles;
 - writes a shared shape (`$defs`) inline where only one place uses it, and once under `$defs`
-  where several do.
+  where several do;
+- leaves out `maximum: 2147483647`: every integer argument is a 32-bit one, and the server
+  refuses a larger value naming the field and its range (no caller nears it).
 
-Nothing that constrains a value is dropped: types, enums, lengths, item counts, minimums,
-maximums, formats, patterns, required lists and `additionalProperties: false` all stay. The
-argument models stay the one source of validation; this only rewrites how they are shown.
+Nothing else that constrains a value is dropped: types, enums, lengths, item counts, minimums,
+other maximums, formats, patterns, required lists and `additionalProperties: false` all stay.
+The argument models stay the one source of validation; this only rewrites how they are shown.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import copy
 import json
 from collections import Counter
 from typing import Any
+
+from crewboard.domain.validation import INT32_MAX
 
 JSON = dict[str, Any]
 REF_PREFIX = "#/$defs/"
@@ -185,6 +189,8 @@ def _rewrite(node: Any, inline: JSON) -> Any:
     out: JSON = {}
     for key, value in node.items():
         if key == "title" or (key == "default" and _says_nothing(value)):
+            continue
+        if key == "maximum" and value == INT32_MAX and "integer" in str(node.get("type")):
             continue
         if key == "properties" and isinstance(value, dict):
             out[key] = {name: _rewrite(prop, inline) for name, prop in value.items()}

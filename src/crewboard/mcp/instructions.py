@@ -65,8 +65,8 @@ RULES: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset({"update_task", "assign_task", "update_tasks", "set_task_status"}),
     ),
     (
-        "Post progress with agent_update and deliverables with save_output; when a person has to "
-        "decide something, ask with ask_question. Read the answer in get_task's notes, in "
+        "Post deliverables with save_output (progress notes: agent_update, planning); when a "
+        "person has to decide something, ask with ask_question. Read the answer in get_task's notes, in "
         "list_task_notes, or in list_activity with mine: true.",
         frozenset({"agent_update", "save_output", "ask_question"}),
     ),
@@ -132,22 +132,6 @@ RULES: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset({"start_spec_session"}),
     ),
     (
-        "Handoffs need a person: a personal token or the web app. An agent token is refused "
-        "with HUMAN_IDENTITY_REQUIRED.",
-        frozenset(
-            {
-                "create_handoff",
-                "update_handoff",
-                "list_handoffs",
-                "get_handoff",
-                "list_handoff_action_items",
-                "get_handoff_action_item",
-                "create_handoff_action_item",
-                "update_handoff_action_item",
-            }
-        ),
-    ),
-    (
         "Give each keyed write a stable idempotencyKey and retry a lost answer with the same key "
         "and arguments; a key reused for something else is refused naming what it made.",
         frozenset(
@@ -179,23 +163,9 @@ RULES: tuple[tuple[str, frozenset[str]], ...] = (
         ),
     ),
     (
-        "workspaceId may be left out: the project's own is taken. Sent, it must be the one "
-        "list_projects shows (null: private); create_project always names it.",
-        frozenset(
-            {
-                "create_project",
-                "update_project",
-                "update_project_state",
-                "create_task",
-                "update_task",
-                "assign_task",
-                "submit_result",
-                "post_message",
-                "upload_spec_file",
-                "update_spec_file",
-                "move_spec_file_to_trash",
-            }
-        ),
+        "create_project names its workspaceId (null: private; list_projects shows each "
+        "project's); the other tools take the project's own.",
+        frozenset({"create_project"}),
     ),
 )
 
@@ -208,7 +178,7 @@ def instructions_for(tool_names: Iterable[str], more: Iterable[str] = ()) -> str
     if extra := sorted(more):
         lines.append(
             f"- More tools are there when you ask for them: the {', '.join(extra)} toolsets. "
-            "Send the header X-MCP-Toolsets with the toolsets you want (e.g. board,review,"
+            "Send the header X-MCP-Toolsets with the toolsets you want (e.g. board,memory,"
             f"{extra[0]}, or all), set them on your token, or run crewboard mcp --toolsets."
         )
     return "\n".join([INTRO, *lines])

@@ -122,7 +122,6 @@ def start_session(ex: Expansion) -> str:
             + compact(
                 {
                     "projectId": key,
-                    "workspaceId": project["workspaceId"],
                     "expectedRevision": revision,
                     "content": "<the whole new page>",
                 }
@@ -176,7 +175,6 @@ def take_next_task(ex: Expansion) -> str:
         + compact(
             {
                 "projectId": key,
-                "workspaceId": project["workspaceId"],
                 "idempotencyKey": f"claim-{first['key']}-r{first['revision']}",
                 "changes": [{"taskId": first["key"], "status": "in_progress"}],
                 "expectedVersions": {first["key"]: first["revision"]},
@@ -201,7 +199,6 @@ def hand_in_result(ex: Expansion) -> str:
     project_key = key.rsplit("-", 1)[0]
     call = {
         "projectId": project_key,
-        "workspaceId": task["workspaceId"],
         "taskId": key,
         "idempotencyKey": f"hand-in-{key}-r{revision}",
         "expectedRevision": revision,

@@ -98,8 +98,7 @@ class SetTaskStatus(Args):
         default=None,
         max_length=200,
         description=(
-            "taskId → the revision you read; a tasks.md file's sourceFileId (spf_…) → its "
-            "contentVersion from list_tasks."
+            "taskId → the revision read; a tasks.md sourceFileId (spf_…) → its contentVersion."
         ),
     )
 
@@ -161,8 +160,8 @@ OPERATIONS = (
     BOARD.write(
         "set_task_status",
         "Move tasks to new statuses",
-        "Move 1-200 tasks to new statuses, each checked against expectedVersions; each succeeds"
-        " or fails alone, with an outcome per task. in_progress needs an assignee.",
+        "Move 1-200 tasks to new statuses, each checked against expectedVersions on its own. "
+        "in_progress needs an assignee.",
         SetTaskStatus,
         set_task_status,
         Rest("POST", "/api/v1/projects/{project}/tasks/bulk-status"),

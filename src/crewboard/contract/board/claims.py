@@ -98,6 +98,8 @@ _RENEW = "Renew with renew_claims before expiresAt; send claimFence with your wr
 # A claim tool is a board write of the agent's loop, not keyed: claiming, renewing or
 # releasing again changes nothing more; claiming the next task again takes another one.
 BOARD = Area(Toolset.BOARD)
+# The check-in renews an agent's leases; renewing by hand is for a caller without it.
+PLANNING = Area(Toolset.PLANNING)
 
 # fmt: off
 OPERATIONS = (
@@ -108,7 +110,7 @@ OPERATIONS = (
     BOARD.write("release_task", "Release a claim", "Let go of your claim on a task.",
                 ReleaseTask, release_task, Rest("DELETE", "/api/v1/tasks/{task}/claim"),
                 Cli(("task", "release"))),
-    BOARD.write("renew_claims", "Renew claims", "Renew your live claims (one task's, or all).",
+    PLANNING.write("renew_claims", "Renew claims", "Renew your live claims (one task's, or all).",
                 RenewClaims, renew_claims, Rest("POST", "/api/v1/claims/renew"),
                 Cli(("task", "renew"))),
     BOARD.write("claim_next_task", "Claim next task", "Claim the best free task your role may do.",

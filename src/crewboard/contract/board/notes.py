@@ -168,6 +168,7 @@ def read_output(call: Call, args: ReadOutput) -> Reply:
 
 
 BOARD = Area(Toolset.BOARD)
+PLANNING = Area(Toolset.PLANNING)
 
 OPERATIONS = (
     BOARD.write(
@@ -179,7 +180,7 @@ OPERATIONS = (
         Rest.created("/api/v1/tasks/{task}/comments"),
         Cli(("task", "comment")),
     ),
-    BOARD.write(
+    PLANNING.write(
         "agent_update",
         "Post a progress note",
         "Post a progress note on a task, shown apart from comments; it changes nothing else.",
@@ -191,8 +192,7 @@ OPERATIONS = (
     BOARD.write(
         "save_output",
         "Save a deliverable",
-        "Save a named deliverable on a task, kept exactly as sent; the same name again adds a "
-        "version.",
+        "Save a named deliverable on a task; the same name again adds a version.",
         SaveOutput,
         save_output,
         Rest.created("/api/v1/tasks/{task}/outputs"),
@@ -201,8 +201,7 @@ OPERATIONS = (
     BOARD.write(
         "ask_question",
         "Ask the people a question",
-        "Ask the people what you cannot decide yourself about a task. Their answer shows in "
-        "get_task notes, list_task_notes and list_activity mine.",
+        "Ask people what you cannot decide; the answer comes in get_updates and get_task.",
         AskQuestion,
         ask_question,
         Rest.created("/api/v1/tasks/{task}/questions"),
@@ -211,8 +210,7 @@ OPERATIONS = (
     BOARD.read(
         "list_task_notes",
         "Read a task's notes",
-        "A task's notes, newest first: comments, agent updates, outputs (previews) and "
-        "questions with answers; kind narrows it.",
+        "A task's notes, newest first: comments, updates, outputs, questions; kind narrows.",
         ListTaskNotes,
         list_task_notes,
         Rest("GET", "/api/v1/tasks/{task}/notes"),

@@ -109,10 +109,10 @@ def report_repo_status(call: Call, args: ReportRepoStatus) -> Reply:
     )  # fmt: skip
 
 
-BOARD = Area(Toolset.BOARD)
+REPOS = Area(Toolset.REPOS)
 
 OPERATIONS = (
-    BOARD.read(
+    REPOS.read(
         "list_task_repos",
         "List repositories and task branches",
         "The project's repositories (by projectId or taskId); with taskId also its branch links"
@@ -122,7 +122,7 @@ OPERATIONS = (
         Rest("GET", "/api/v1/projects/{project}/repos"),
         Cli(("task", "branches")),
     ),
-    BOARD.write(
+    REPOS.write(
         "propose_repo_change",
         "Link a branch to a task",
         "Link a task to your branch right after pushing it, with prUrl once a pull request "
@@ -132,7 +132,7 @@ OPERATIONS = (
         Rest.created("/api/v1/tasks/{task}/repos/{repo}/changes"),
         Cli(("task", "link-branch")),
     ),
-    BOARD.write(
+    REPOS.write(
         "report_repo_status",
         "Report how the code stands",
         "Report a branch, commit, test result or summary on a task. It never links a branch: "

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from crewboard.contract.args import (
+    UNLISTED,
     Args,
     BoardOrder,
     ClaimFence,
@@ -94,7 +95,7 @@ class TaskPageArgs(Args):
 
     projection: Literal["compact", "preview", "summary"] = Field(
         default="compact",
-        description="compact: key, title, status; summary adds ids, dates; preview adds text.",
+        description="summary adds ids and dates; preview adds text.",
     )
     fields: list[ListField] | None = Field(
         default=None,
@@ -185,10 +186,14 @@ class TaskFields(Args):
     cycle: str | None = Field(default=None, max_length=64)
     parent_task_id: str | None = Field(default=None, max_length=200)
     blocked_by_task_ids: list[Id] | None = Field(default=None, max_length=200)
-    context_refs: list[ContextRef] | None = Field(default=None, max_length=200)
-    context_item_ids: list[Id] | None = Field(default=None, max_length=200)
-    external_reference_ids: list[Id] | None = Field(default=None, max_length=200)
-    output_destination: str | None = Field(default=None, max_length=200)
+    # Links a Pencil import carries; an agent's loop does not set them, so MCP does not list
+    # them (taken all the same; REST, the CLI and OpenAPI show them).
+    context_refs: Annotated[list[ContextRef] | None, UNLISTED] = Field(default=None, max_length=200)
+    context_item_ids: Annotated[list[Id] | None, UNLISTED] = Field(default=None, max_length=200)
+    external_reference_ids: Annotated[list[Id] | None, UNLISTED] = Field(
+        default=None, max_length=200
+    )
+    output_destination: Annotated[str | None, UNLISTED] = Field(default=None, max_length=200)
 
 
 class CreateTask(TaskFields):
@@ -220,9 +225,7 @@ class AssignTask(Args):
     workspace_id: WorkspaceId = None
     idempotency_key: Annotated[str, Field(min_length=1, max_length=128)]
     expected_revision: int = Field(ge=1, le=INT32_MAX)
-    assignee_id: str | None = Field(
-        default=None, max_length=200, description="A role id from list_team or a user id."
-    )
+    assignee_id: str | None = Field(default=None, max_length=200)
     assignee_type: AssigneeType | None = None
     human_owner_id: str | None = Field(default=None, max_length=200, validation_alias=HUMAN_OWNER)
 
@@ -424,8 +427,7 @@ OPERATIONS = (
     BOARD.read(
         "list_tasks",
         "List tasks",
-        "Find tasks; file: a tasks.md id or path. Compact rows unless projection, fields or "
-        "includeDetails add more.",
+        "Find tasks; file is a tasks.md id or path. projection, fields, includeDetails widen rows.",
         ListTasks,
         list_tasks,
         Rest("GET", "/api/v1/projects/{project}/tasks"),
@@ -444,40 +446,36 @@ OPERATIONS = (
     BOARD.read(
         "get_task",
         "Read a task",
-        "Read a task with all you need to work on it: brief, checklist, relationships, "
-        "readiness, notes, assigneeRole and the context pack (parent, blockers, memory, state "
-        "page). Pass contextReceiptId to submit_result. Cut text (briefTruncated): "
-        "read on with textField.",
+        "A task and what you need to work on it. Pass its contextReceiptId to submit_result.",
         GetTask,
         get_task,
         Rest("GET", "/api/v1/tasks/{task}"),
         Cli(("task", "show")),
     ),
-    PLANNING.write(
+    BOARD.write(
         "create_task",
         "Create a task",
-        "Create a task. An AI task names one of the project's AI roles as assigneeId; a task "
-        "created in_progress names who does it.",
+        "Create a task; an AI task names an AI role as assigneeId.",
         CreateTask,
         create_task,
         Rest.created("/api/v1/projects/{project}/tasks"),
         Cli(("task", "create")),
     ),
-    PLANNING.write(
+    BOARD.write(
         "update_task",
         "Update a task",
-        "Change a task's fields (patch) from the revision you read. Omitted fields stay, null "
-        "clears; blockedByTaskIds replaces the blockers.",
+        "Patch a task from the revision you read: omitted stays, null clears; blockedByTaskIds "
+        "replaces all.",
         UpdateTask,
         update_task,
         Rest("PATCH", "/api/v1/tasks/{task}"),
         Cli(("task", "update")),
     ),
-    PLANNING.write(
+    BOARD.write(
         "assign_task",
         "Assign a task",
-        "Set who does a task (assigneeId: an AI role or a person) and, apart from that, the "
-        "person answerable (humanOwnerId). Omitted stays, null clears.",
+        "Set who does a task (assigneeId: AI role or person) and who answers for it "
+        "(humanOwnerId); null clears.",
         AssignTask,
         assign_task,
         Rest("POST", "/api/v1/tasks/{task}/assignment"),

@@ -77,8 +77,8 @@ OPERATIONS = (
     BOARD.write(
         "get_updates",
         "Check in",
-        "What concerns you since cursor: your tasks changed, answers, decisions, messages, "
-        "mentions, lost claims, tasks free for you. Renews your claims. Keep nextCursor.",
+        "Changes to your tasks, answers, decisions, messages, mentions, lost claims, free tasks "
+        "since cursor. Renews your claims.",
         GetUpdates,
         get_updates,
         Rest("POST", "/api/v1/projects/{project}/updates"),

@@ -23,12 +23,12 @@ class ListTaskEvents(Args):
         max_length=200,
         # The name create_task and assign_task give the same person.
         validation_alias=also_named("humanAssigneeId", "humanOwnerId"),
-        description="Events after which this person owned or held the task.",
+        description="Changes leaving the task with this person.",
     )
     agent_assignee_id: str | None = Field(
         default=None,
         max_length=200,
-        description="Events after which this role held the task.",
+        description="Changes leaving the task with this role.",
     )
     since: Moment | None = Field(default=None, description="Inclusive.")
     until: Moment | None = Field(default=None, description="Exclusive.")
@@ -51,15 +51,11 @@ class GetWeek(Args):
         default="UTC",
         min_length=1,
         max_length=64,
-        description="IANA zone, e.g. Europe/Berlin (default UTC).",
+        description="IANA zone (default UTC).",
     )
     project_id: str | None = Field(default=None, max_length=200)
     workspace_id: WorkspaceId = None
-    assignee_id: str | None = Field(
-        default=None,
-        max_length=200,
-        description="A role or user id.",
-    )
+    assignee_id: str | None = Field(default=None, max_length=200)
 
 
 def list_task_events(call: Call, args: ListTaskEvents) -> Reply:
@@ -141,25 +137,25 @@ def _fit_week(body: dict[str, Any]) -> int:
     return dropped
 
 
-PLANNING = Area(Toolset.PLANNING)
+# The week and a task's history are how an agent plans: part of its loop.
+BOARD = Area(Toolset.BOARD)
 
 OPERATIONS = (
-    PLANNING.read(
+    BOARD.read(
         "list_task_events",
         "List task lifecycle events",
-        "Task history, oldest first: assignment, status and blocker changes. Bound it by "
-        "taskId, humanAssigneeId, agentAssigneeId or since and until. coverage says whether it "
-        "is complete.",
+        "Task history, oldest first: assignment, status, blocker changes; coverage says if "
+        "complete.",
         ListTaskEvents,
         list_task_events,
         Rest("GET", "/api/v1/tasks/{task}/events"),
         Cli(("task", "events")),
     ),
-    PLANNING.read(
+    BOARD.read(
         "get_week",
         "Read the week",
-        "A Monday-Sunday week in timeZone: tasks due each day, time in progress per assignee "
-        "(people and AI), and open tasks with no due date.",
+        "A Monday-Sunday week: tasks due each day, time in progress per assignee, undated open "
+        "tasks.",
         GetWeek,
         get_week,
         Rest("GET", "/api/v1/projects/{project}/week"),

@@ -44,7 +44,6 @@ People = Field(
 )
 Status = Field(default=None, description="open, in_progress, done or cancelled.")
 # What a person may use and an agent token may not is said once, in the server instructions.
-PERSON_ONLY = " Needs a person, not an agent token."
 
 
 # Pencil calls the project a handoff belongs to its team (teamId).
@@ -249,7 +248,8 @@ def update_handoff_action_item(call: Call, args: UpdateActionItem) -> Reply:
     return Reply(present.item_answer(read))
 
 
-HANDOFFS = Area(Toolset.HANDOFFS, ending=PERSON_ONLY)
+# A handoff speaks in a person's name: agent tokens are refused, so never shown these tools.
+HANDOFFS = Area(Toolset.HANDOFFS, people_only=True)
 
 OPERATIONS = (
     HANDOFFS.write(

@@ -29,19 +29,19 @@ def update_project_state(call: Call, args: a.UpdateProjectState) -> Reply:
 
 
 BOARD = Area(Toolset.BOARD)
+PLANNING = Area(Toolset.PLANNING)
 
 OPERATIONS = (
     BOARD.read(
         "get_project_state",
         "Read the state page",
-        "Read the state page: where the project stands, what is next, what waits for people. "
-        "Start here. revision is 0 while it is empty.",
+        "Where the project stands and what is next. Start here; revision 0 means empty.",
         a.GetProjectState,
         get_project_state,
         Rest("GET", "/api/v1/projects/{project}/state"),
         Cli(("state", "show")),
     ),
-    BOARD.write(
+    PLANNING.write(
         "update_project_state",
         "Rewrite the state page",
         "Replace the state page with the whole new text from the revision you read. On a "

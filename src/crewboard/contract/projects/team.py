@@ -28,8 +28,7 @@ OPERATIONS = (
     BOARD.read(
         "list_team",
         "List the team",
-        "The team: roles (id, ai or human, model, effort, rank, level) and people with their "
-        "project role (you: true is you).",
+        "AI and human roles, and people with their project role (you: true is you).",
         a.ListTeam,
         list_team,
         Rest("GET", "/api/v1/projects/{project}/team"),

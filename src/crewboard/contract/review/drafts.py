@@ -31,7 +31,7 @@ Collection = Annotated[
     Field(
         default=None,
         max_length=200,
-        description="A collection from list_projects; the reviewer may change it.",
+        description="A memory collection (list_projects).",
     ),
 ]
 DocumentArg = Annotated[
@@ -62,7 +62,7 @@ class ResultFields(Args):
     expected_revision: Revision = Field()
     context_receipt_id: str | None = Field(
         max_length=200,
-        description="From the get_task read you worked from; null if it had none.",
+        description="From the get_task you worked from; null if none.",
     )
     title: Title
     summary: Summary = ""
@@ -72,7 +72,7 @@ class ResultFields(Args):
     references: list[Reference] | None = Field(
         default=None,
         max_length=20,
-        description="Git evidence, shown as you report it.",
+        description="Git evidence.",
     )
     claim_fence: ClaimFence = None
 
@@ -150,14 +150,15 @@ def create_draft(call: Call, args: CreateDraft) -> Reply:
 # A hand-in needs drafts:create; submit_result also moves the task (tasks:manage). A second
 # create_draft with no key makes a second draft: not idempotent.
 REVIEW = Area(Toolset.REVIEW, write_scopes=(Scope.DRAFTS_CREATE,))
+# Handing in ends an agent's loop: submit_result is listed with the board.
+HAND_IN = Area(Toolset.BOARD, write_scopes=(Scope.DRAFTS_CREATE,))
 
 OPERATIONS = (
-    REVIEW.write(
+    HAND_IN.write(
         "submit_result",
         "Hand in a finished task",
-        "Hand in finished work: a draft for people to review, the task moved to review (from "
-        "backlog, ready_for_ai or in_progress at expectedRevision; else the answer says why), "
-        "your git references.",
+        "Hand in finished work: a draft for review and the task moved to review (else the answer "
+        "says why), with git references.",
         SubmitResult,
         submit_result,
         Rest.created("/api/v1/tasks/{task}/results"),

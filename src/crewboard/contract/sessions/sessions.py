@@ -260,13 +260,10 @@ OPERATIONS = (
     SPECS.write(
         "start_spec_session",
         "Start a spec session",
-        "Start an AI-guided spec session with your opening message, wait up to 75 s for its "
-        "first reply, and get sessionUrl for the person who continues it in the web app "
-        "(interview answers, accepting proposed files). One call starts one session that uses "
-        "the server's model: call it once per goal, with an idempotencyKey; after a timeout, "
-        "retry with the same key or check list_spec_sessions. Workflows: "
-        + _workflow_help()
-        + ". Do not answer the session's questions yourself.",
+        "Start an AI-guided spec session (the server's model) with your opening message, wait "
+        "up to 75 s for its first reply, and give the person sessionUrl to continue it in the "
+        "web app. Once per goal; after a timeout retry with the same idempotencyKey. "
+        "Workflows: " + _workflow_help() + ". Never answer its questions yourself.",
         StartSpecSession,
         start_spec_session,
         Rest.created("/api/v1/projects/{project}/sessions"),

@@ -54,13 +54,16 @@ class TokenKind(StrEnum):
 class Toolset(StrEnum):
     """Groups of MCP tools a caller asks for, so an agent's context holds what it uses.
 
-    board and review are an agent's loop (find, read, work and hand in a task); planning
-    reshapes the board (create, edit, assign, proposals, history, the week)."""
+    board and memory are an agent's loop, the default set (find, claim, read, plan, note and
+    hand in a task; read the project's memory); review holds drafts, messages and the activity
+    feed; planning reshapes the board in bulk (batch edits, proposals, the state page, leases);
+    repos links tasks to code repositories."""
 
     BOARD = "board"
+    MEMORY = "memory"
     REVIEW = "review"
     PLANNING = "planning"
-    MEMORY = "memory"
+    REPOS = "repos"
     SPECS = "specs"
     ARTIFACTS = "artifacts"
     HANDOFFS = "handoffs"

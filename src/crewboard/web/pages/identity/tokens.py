@@ -14,6 +14,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from crewboard.clientconfig import client_configs, mcp_url
+from crewboard.contract.catalogue import DEFAULT_SET_WORDS
 from crewboard.domain.identity.access import Role, Scope, TokenKind, Toolset
 from crewboard.domain.identity.records import ApiToken
 from crewboard.services.identity import tokens as token_service
@@ -44,6 +45,7 @@ def _token_form_choices(page_: Page) -> dict[str, Any]:
     return {
         "scopes": [(str(s), SCOPE_HINTS[s]) for s in Scope],
         "toolsets": [str(t) for t in Toolset],
+        "default_toolsets": DEFAULT_SET_WORDS,
         "kinds": [str(k) for k in TokenKind],
         "roles": [str(r) for r in Role],
         "choices_projects": page_.projects,
