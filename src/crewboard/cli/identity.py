@@ -16,8 +16,9 @@ from crewboard.cli.common import (
     split_list,
 )
 from crewboard.domain.identity.access import Role, Scope, TokenKind, Toolset
+from crewboard.domain.identity.records import ListedToken
 from crewboard.services.identity import tokens, users
-from crewboard.services.views import token_view, user_view
+from crewboard.services.views import seat_note, token_view, user_view
 from crewboard.storage.database import Database
 
 
@@ -110,6 +111,12 @@ def token_group() -> None:
 @click.option(
     "--toolsets", default=None, help=f"Default toolsets: {', '.join(t.value for t in Toolset)}."
 )
+@click.option(
+    "--seat",
+    default=None,
+    metavar="SEAT",
+    help="For an agent token: the AI seat of --project it acts as (its id or name).",
+)
 @click.option("--name", default=None, help="A label to recognise the token by.")
 @json_option
 @pass_state
@@ -121,10 +128,12 @@ def token_create(
     project: str | None,
     role: str | None,
     toolsets: str | None,
+    seat: str | None,
     name: str | None,
     as_json: bool,
 ) -> None:
-    """Issue a token; its secret is printed once."""
+    """Issue a token; its secret is printed once. An agent token without --seat acts as its
+    project's only AI seat while there is exactly one, else as none."""
 
     def act(db: Database) -> None:
         actor = users.person_actor(users.get_user_by_email(db, email))
@@ -137,11 +146,16 @@ def token_create(
             project=project,
             role=role,
             toolsets=split_list(toolsets),
+            seat=seat,
         )
+        seat_line = f"; {seat_note(issued.seat)}" if issued.seat else ""
         emit(
             as_json,
-            {**token_view(issued.token), "token": issued.secret},
-            lambda: f"{issued.secret}\n(token {issued.token.id}; the secret is shown only now)",
+            {**token_view(issued.token, issued.seat), "token": issued.secret},
+            lambda: (
+                f"{issued.secret}\n(token {issued.token.id}{seat_line}; "
+                "the secret is shown only now)"
+            ),
         )
 
     guarded(state, as_json, act)
@@ -163,19 +177,21 @@ def token_list(state: State, email: str | None, revoked: bool, as_json: bool) ->
             found = tokens.list_tokens(db, actor, include_revoked=revoked)
         emit(
             as_json,
-            [token_view(t) for t in found],
-            lambda: (
-                "\n".join(
-                    f"{t.id}  {t.display_prefix}…  {t.kind}  {','.join(sorted(t.scopes))}  "
-                    f"last used {t.last_used_at.isoformat() if t.last_used_at else 'never'}"
-                    f"{'  REVOKED' if t.revoked_at else ''}  {t.name}"
-                    for t in found
-                )
-                or "no tokens"
-            ),
+            [token_view(t.token, t.seat) for t in found],
+            lambda: "\n".join(_token_line(t) for t in found) or "no tokens",
         )
 
     guarded(state, as_json, act)
+
+
+def _token_line(listed: ListedToken) -> str:
+    t = listed.token
+    return (
+        f"{t.id}  {t.display_prefix}…  {t.kind}  {','.join(sorted(t.scopes))}  "
+        f"last used {t.last_used_at.isoformat() if t.last_used_at else 'never'}"
+        f"{'  REVOKED' if t.revoked_at else ''}  {t.name}"
+        + (f"  ({seat_note(listed.seat)})" if listed.seat else "")
+    )
 
 
 @token_group.command("revoke")

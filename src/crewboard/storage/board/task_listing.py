@@ -110,6 +110,7 @@ class TaskFilter:
     label: str | None = None
     assignee_id: str | None = None
     unassigned: bool = False
+    assigned_or_owned_by: str | None = None  # a person: assigned to them or they own it
     cycle: str | None = None
     updated_since: datetime | None = None
     due_from: date | None = None
@@ -165,6 +166,9 @@ class TaskListing:
             conditions.append(c.assignee_id == f.assignee_id)
         if f.unassigned:
             conditions.append(c.assignee_id.is_(None))
+        if f.assigned_or_owned_by is not None:
+            mine = f.assigned_or_owned_by
+            conditions.append(or_(c.assignee_id == mine, c.human_owner_id == mine))
         if f.cycle is not None:
             conditions.append(c.cycle == f.cycle)
         if f.updated_since is not None:
