@@ -164,3 +164,22 @@ async def test_an_agents_hand_in_shows_its_chosen_seat_not_the_seat_named_like_i
         "id": seats["Writer"],
         "name": "Writer",
     }
+
+
+def test_the_boards_mine_filter_shows_what_the_person_is_assigned_or_owns(
+    db: Database, client: httpx2.Client, owner: User, seats: dict[str, str]
+) -> None:
+    person = person_actor(owner)
+    for title, fields in (
+        ("Assigned", {"assignee_id": owner.id, "assignee_type": "human"}),
+        ("Owned", {"assignee_id": seats["Coder"], "human_owner_id": owner.id}),
+        ("The seat's", {"assignee_id": seats["Coder"]}),
+        ("Nobody's", {}),
+    ):
+        tasks.create_task(
+            db, person, project="CRW", workspace_id=None, idempotency_key=title, title=title,
+            **fields,
+        )  # fmt: skip
+    page = client.get("/p/CRW/board?assignee=me").text
+    assert sorted(re.findall(r'data-key="(CRW-\d+)"', page)) == ["CRW-1", "CRW-2"]
+    assert '<option value="me" selected>Mine (assigned to or owned by me)</option>' in page
