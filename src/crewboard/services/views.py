@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -50,8 +49,9 @@ def project_view(project: Project, viewer_role: Role | None = None) -> dict[str,
 
 
 def token_view(token: ApiToken, seat: TokenSeat | None = None) -> dict[str, Any]:
-    """A token on the wire; `seat` (an agent token's, see services/seats) adds how it stands."""
-    view: dict[str, Any] = {
+    """A token on the wire; `seat` is how an agent token's seat stands (see services/seats),
+    None for other tokens or when the caller did not look it up."""
+    return {
         "id": token.id,
         "name": token.name,
         "kind": str(token.kind),
@@ -65,11 +65,10 @@ def token_view(token: ApiToken, seat: TokenSeat | None = None) -> dict[str, Any]
         "lastUsedAt": iso(token.last_used_at),
         "revokedAt": iso(token.revoked_at),
         "seatId": token.seat_id,
+        "seat": None
+        if seat is None
+        else {"state": str(seat.state), "id": seat.id, "name": seat.name},
     }
-    if seat is not None:
-        view["seat"] = {"state": str(seat.state), "id": seat.id, "name": seat.name}
-        view["seatNote"] = seat_note(seat)
-    return view
 
 
 def seat_note(seat: TokenSeat) -> str:
