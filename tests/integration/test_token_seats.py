@@ -4,13 +4,20 @@ databases."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from sqlalchemy import inspect, select
 
 from crewboard.contract.projects import present
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import Actor, SeatState, User
+from crewboard.domain.identity.tokens import (
+    display_prefix,
+    generate_token_secret,
+    hash_token_secret,
+)
 from crewboard.errors import ErrorCode
 from crewboard.services.board import claims, queries, tasks
 from crewboard.services.identity import tokens
@@ -18,7 +25,10 @@ from crewboard.services.identity.tokens import IssuedToken
 from crewboard.services.identity.users import person_actor
 from crewboard.services.seats import ai_seat_of
 from crewboard.services.views import seat_note, token_view
+from crewboard.storage import migrate
 from crewboard.storage.database import Database
+from crewboard.storage.identity import tables as identity
+from crewboard.storage.projects.tables import projects
 from tests.support.errors import refused
 from tests.support.factories import grant, make_project, make_user
 
@@ -193,3 +203,29 @@ def test_me_is_what_a_person_is_assigned_or_owns_and_an_agents_seats_tasks(
 def _id(db: Database, owner: User, name: str) -> str:
     roles = present.list_team(db, person_actor(owner), project="CRW")[0]["roles"]
     return str(next(r["id"] for r in roles if r["name"] == name))
+
+
+def test_a_token_made_before_the_seat_column_keeps_working_after_the_migration(
+    db: Database, owner: User
+) -> None:
+    coder = add_seat(db, owner, "Coder")
+    migrate.downgrade(db, "0024_task_claims")
+    with db.engine.begin() as conn:
+        assert "seat_id" not in {c["name"] for c in inspect(conn).get_columns("api_tokens")}
+        project_id = conn.execute(select(projects.c.id).where(projects.c.key == "CRW")).scalar()
+        secret = generate_token_secret()
+        conn.execute(
+            identity.api_tokens.insert().values(
+                id="tok_old", user_id=owner.id, name="Made before", kind="agent",
+                secret_hash=hash_token_secret(secret), display_prefix=display_prefix(secret),
+                scopes=SCOPES, project_id=project_id, toolsets=[], created_at=datetime.now(UTC),
+            )
+        )  # fmt: skip
+    migrate.upgrade(db)
+    assert migrate.schema_differences(db) == []
+    old = tokens.authenticate_token(db, secret)
+    assert old.token is not None
+    assert old.token.seat_id is None
+    found = db.read(lambda uow: ai_seat_of(uow, old))
+    assert found is not None
+    assert found.id == coder  # the project's only AI seat
