@@ -14,6 +14,10 @@ elif sys.argv[1:2] == ["concurrency"]:  # 20 MCP clients at once, mixed calls (b
     from bench.concurrency import main as concurrency_main
 
     concurrency_main(sys.argv[2:])
+elif sys.argv[1:2] == ["claims"]:  # 16 agents racing claim_next_task (bench/claims.py)
+    from bench.claims import main as claims_main
+
+    claims_main(sys.argv[2:])
 elif sys.argv[1:2] == ["specs"]:  # re-anchoring comment threads on a save (bench/specs.py)
     from bench.specs import main as specs_main
 
@@ -42,6 +46,10 @@ elif sys.argv[1:2] == ["backup"]:  # backup and restore of a 1 GB database (benc
     from bench.backup import main as backup_main
 
     backup_main(sys.argv[2:])
+elif sys.argv[1:2] == ["checkin"]:  # an idle agent's check-in against the no-op
+    from bench.checkin import main as checkin_main
+
+    checkin_main(sys.argv[2:])
 elif sys.argv[1:2] == ["peers"]:  # beside Backlog.md and task-master-ai (bench/peers/)
     from bench.peers.__main__ import main as peers_main
 

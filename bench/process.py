@@ -69,6 +69,7 @@ class ServerInfo:
     database: str
     pid: int
     board: list[dict[str, Any]] = field(default_factory=list)  # seeded projects: key, id, tasks
+    agents: list[str] = field(default_factory=list)  # agent tokens' secrets (--agent-tokens)
 
 
 class ServerProcess:
@@ -140,6 +141,7 @@ class ServerProcess:
             database=data["database"],
             pid=self.process.pid,
             board=data.get("board", []),
+            agents=data.get("agents", []),
         )
 
     def __exit__(

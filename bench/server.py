@@ -28,6 +28,7 @@ from bench.noop import bench_catalogue
 from bench.seed import seed_board
 from crewboard.app import create_app
 from crewboard.config import Settings
+from crewboard.services.identity.tokens import issue_token
 from crewboard.services.identity.users import person_actor
 from crewboard.services.projects.bootstrap import DEMO_PROJECT_KEY, initialise
 from crewboard.storage import migrate
@@ -56,6 +57,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default="",
         help="comma-separated task counts: one project per count, filled before serving "
         "(e.g. 100000,1000; see bench/seed.py)",
+    )
+    parser.add_argument(
+        "--agent-tokens",
+        type=int,
+        default=0,
+        help="agent tokens to issue on the DEMO project (board scopes), listed as `agents`",
     )
     parser.add_argument(
         "--analyze",
@@ -99,6 +106,13 @@ def serve(args: argparse.Namespace) -> int:
         sizes = [int(size) for size in args.seed_board.split(",") if size.strip()]
         owner = person_actor(first.owner)
         board = seed_board(db, owner, sizes, analyze=args.analyze) if sizes else []
+        agents = [
+            issue_token(
+                db, owner, kind="agent", scopes=["read", "tasks.manage"],
+                project=DEMO_PROJECT_KEY, name=f"bench agent {n}",
+            ).secret
+            for n in range(args.agent_tokens)
+        ]  # fmt: skip
         write_private(
             args.info_file or settings.data_dir / "bench-info.json",
             {
@@ -108,6 +122,7 @@ def serve(args: argparse.Namespace) -> int:
                 "database": db.dialect,
                 "pid": os.getpid(),
                 "board": [asdict(project) for project in board],
+                "agents": agents,
             },
         )
         app = create_app(settings, database=db, catalogue=bench_catalogue())

@@ -15,6 +15,8 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from crewboard.domain.images import DEFAULT_IMAGE_MAX_BYTES, DEFAULT_IMAGE_MAX_EDGE, ImageBounds
+
 ENV_PREFIX = "CREWBOARD_"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
 
@@ -139,6 +141,16 @@ class Settings(BaseSettings):
         default=2_000_000, ge=1_000, le=1_000_000_000,
         description="Input plus output tokens one spec session may spend; it stops there.",
     )  # fmt: skip
+    image_max_edge: int = Field(
+        default=DEFAULT_IMAGE_MAX_EDGE, ge=64, le=16_384,
+        description="Pixels on the longest side of an image a tool answers with; a larger one "
+        "is scaled down (the original stays downloadable).",
+    )  # fmt: skip
+    image_max_bytes: int = Field(
+        default=DEFAULT_IMAGE_MAX_BYTES, ge=64 * 1024, le=16 * 1024 * 1024,
+        description="Bytes of an image a tool answers with (before base64); a larger one is "
+        "scaled down until it fits.",
+    )  # fmt: skip
     claim_sweep_interval: float = Field(
         default=5.0, ge=0.05, le=300,
         description="Seconds between two looks for task claims whose lease ran out (their "
@@ -259,6 +271,11 @@ class Settings(BaseSettings):
         if self.smtp_password_file is not None:
             return self.smtp_password_file.read_text(encoding="utf-8").strip()
         return None if self.smtp_password is None else self.smtp_password.get_secret_value()
+
+    @property
+    def image_bounds(self) -> ImageBounds:
+        """What an image a tool answers with is held to (services/images.py)."""
+        return ImageBounds(self.image_max_edge, self.image_max_bytes)
 
     @property
     def resolved_database_url(self) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from PIL import Image
 from sqlalchemy.engine import URL
 
 from crewboard.cli.main import cli
@@ -216,3 +217,23 @@ def test_a_person_without_a_role_on_the_project_is_refused(run: RunCli) -> None:
     assert run("project", "add-member", "DEMO", "ada@example.com", "--role", "read").exit_code == 0
     assert answer(run(*listing))["total"] == 1
     assert refusal(run(*create, "--json"))["code"] == "PERMISSION_DENIED"
+
+
+def test_an_image_read_at_the_cli_says_it_was_scaled_and_where_the_original_is(
+    run: RunCli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Image.linear_gradient("L").resize((2000, 500)).save(tmp_path / "wide.png")
+    made = answer(run(
+        "attachment", "upload", "--project-id", "DEMO", "--name", "wide.png",
+        "--local-file-path", "wide.png", "--json",
+    ))["attachment"]  # fmt: skip
+    read = ("attachment", "read", "--project-id", "DEMO", "--attachment-id", made["id"])
+    image = answer(run(*read, "--json"))["image"]
+    assert (image["scaled"], image["width"], image["height"]) == (True, 1568, 392)
+    assert image["original"]["width"] == 2000
+    shown = run(*read)
+    assert shown.exit_code == 0, shown.output
+    assert "(an image, image/png," in shown.output
+    assert "Scaled from 2000×500" in shown.output
+    assert f"/attachments/{made['id']}/content" in shown.output

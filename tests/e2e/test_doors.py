@@ -200,6 +200,14 @@ def _submit_result(w: World, t: str) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def _saved_output(w: World, t: str) -> dict[str, Any]:
+    output = w.make("save_output", {
+        "taskId": w.task, **W, "idempotencyKey": f"out-{t}", "name": f"read-{t}.md",
+        "content": "Line one.\nLine two.\n",
+    })["output"]  # fmt: skip
+    return {"taskId": w.task, "outputId": output["id"]}
+
+
 def _update_spec_file(w: World, t: str) -> dict[str, Any]:
     made = w.new_file(t)
     return {
@@ -280,12 +288,16 @@ def _new_stream_token(w: World, t: str) -> str:
 SCENARIOS: dict[str, Scenario] = {
     # --- projects -------------------------------------------------------------------------
     "list_projects": Scenario(
-        lambda w, t: {},
+        lambda w, t: {"q": "crw"},
         lambda b, w: "CRW" in [p["key"] for p in b["projects"]],
-        lambda w, t: {"limit": 0}, "VALIDATION", "limit",
+        lambda w, t: {"q": "x" * 201}, "LIMIT_EXCEEDED", "q",
     ),
     "get_project": Scenario(
-        _project_only, lambda b, w: b["project"]["key"] == "CRW",
+        _project_only,
+        lambda b, w: b["project"]["key"] == "CRW"
+        and w.file in [f["id"] for f in b["specFiles"]]
+        and w.attachment in [a["id"] for a in b["attachments"]]
+        and w.session in [s["id"] for s in b["activeSessions"]],
         lambda w, t: {"projectId": "NOPE"}, "NOT_FOUND",
     ),
     "create_project": Scenario(
@@ -333,8 +345,11 @@ SCENARIOS: dict[str, Scenario] = {
     ),
     # --- board ----------------------------------------------------------------------------
     "list_tasks": Scenario(
-        _project_only, lambda b, w: w.task_key in [x["key"] for x in b["tasks"]],
-        lambda w, t: {"projectId": "CRW", "order": "sideways"}, "VALIDATION", "order",
+        lambda w, t: {"projectId": "CRW", "includeDetails": True},
+        lambda b, w: w.task_key in [x["key"] for x in b["tasks"]]
+        and all("description" in x for x in b["tasks"]),
+        # The seeded spec file is no tasks.md.
+        lambda w, t: {"projectId": "CRW", "file": w.file}, "VALIDATION", "file",
     ),
     "list_assignee_tasks": Scenario(
         lambda w, t: {"assigneeId": w.owner_id, "projectId": "CRW"},
@@ -391,6 +406,11 @@ SCENARIOS: dict[str, Scenario] = {
         lambda b, w: b["claim"]["fence"] >= 1,
         lambda w, t: {"projectId": "CRW", **W, "leaseSeconds": 4000},
         "VALIDATION", "leaseSeconds",
+    ),
+    "get_updates": Scenario(
+        lambda w, t: {"projectId": "CRW", **W},
+        lambda b, w: isinstance(b["updates"], list) and bool(b["nextCursor"]),
+        lambda w, t: {"projectId": "CRW", **W, "cursor": "not-a-cursor"}, "VALIDATION", "cursor",
     ),
     "update_tasks": Scenario(
         lambda w, t: {
@@ -457,6 +477,10 @@ SCENARIOS: dict[str, Scenario] = {
     "list_task_notes": Scenario(
         lambda w, t: {"taskId": w.task}, lambda b, w: "notes" in b,
         lambda w, t: {"taskId": w.task, "limit": 0}, "VALIDATION", "limit",
+    ),
+    "read_output": Scenario(
+        _saved_output, lambda b, w: b["text"] == "Line one.\nLine two.\n",
+        lambda w, t: {"taskId": w.task, "outputId": NOWHERE}, "NOT_FOUND",
     ),
     "list_task_repos": Scenario(
         lambda w, t: {"projectId": "CRW"}, lambda b, w: "repos" in b,

@@ -157,7 +157,7 @@ def build_world(db: Database) -> World:
         idempotency_key="c1",
         answer=present_notes.comment_answer,
     )
-    task_notes.save_output(
+    output = task_notes.save_output(
         db,
         actor,
         task=made["task"],
@@ -166,7 +166,7 @@ def build_world(db: Database) -> World:
         content="x",
         idempotency_key="o1",
         answer=present_notes.output_answer,
-    )
+    ).body["output"]["id"]
     for revision, text in enumerate(("First state.", "Second state.")):
         present.update_project_state(
             db, actor, project="CRW", workspace_id=None, content=text, expected_revision=revision
@@ -238,6 +238,7 @@ def build_world(db: Database) -> World:
             "thread": [thread["id"]],
             "comment": [thread["comments"][0]["id"], answer["id"]],
             "attachment": attached,
+            "output": [output],
             "artifact": [mockup["id"], "login"],
             "handoff": [handoff["id"]],
             "item": [item["id"]],

@@ -32,8 +32,10 @@ CATALOGUE = list(default_catalogue())
 STDIO_ONLY_TOOLS = [t.name for t in CATALOGUE if t.stdio_only]
 CATALOGUE_ORDER = [t.name for t in CATALOGUE if not t.stdio_only]
 WRITE_TOOLS = {t.name for t in CATALOGUE if not t.read_only}
-# Writes the read role may make: a stream token only reads.
-READ_ROLE_WRITES = {"create_stream_token", "revoke_stream_token"}
+# Writes the read role may make: a stream token only reads; a check-in reads (and renews only
+# claims, which a reader cannot hold).
+STREAM_TOKEN_WRITES = {"create_stream_token", "revoke_stream_token"}
+READ_ROLE_WRITES = STREAM_TOKEN_WRITES | {"get_updates"}
 
 
 @pytest.fixture
@@ -353,7 +355,7 @@ async def test_toolset_headers_and_token_defaults_narrow_the_list(
     read_only = secret_for(db, owner, ["read"])
     async with mcp_client(url, read_only, mode, {"X-MCP-Toolsets": "admin"}) as client:
         assert [t.name for t in (await client.list_tools()).tools] == sorted(
-            READ_ROLE_WRITES | {"list_stream_tokens"}, key=CATALOGUE_ORDER.index
+            STREAM_TOKEN_WRITES | {"list_stream_tokens"}, key=CATALOGUE_ORDER.index
         )
 
 

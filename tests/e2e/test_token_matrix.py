@@ -468,6 +468,8 @@ MCP: dict[str, Entry] = {
     "renew_claims": Entry(lambda at: Tool("renew_claims", _on_claim(at.home)), allowed=_lost),
     "release_task": Entry(lambda at: Tool("release_task", _on_claim(at.home)), allowed=_lost),
     "claim_next_task": Entry(lambda at: Tool("claim_next_task", _on(at.home))),
+    # A check-in reads (and renews claims the caller holds): a read-capped token may check in.
+    "get_updates": Entry(lambda at: Tool("get_updates", _on(at.home)), role=Role.READ),
     "update_tasks": Entry(
         lambda at: _plan(at, taskIds=[at.other.task_id], priority="high"),
         mixed=(

@@ -24,7 +24,7 @@ def get_task(
     room = None if budget is None else present.pack_room_within(budget)
     found = queries.get_task(db, actor, pack_room=room, **options)
     if isinstance(found, AgentBrief):
-        return found.text
+        return present.get_task_view(found, budget)["text"]
     return present.get_task_view(found, budget)
 
 

@@ -278,7 +278,7 @@ QUOTED_CAMEL = re.compile(r"[`'\"]([a-z]+(?:[A-Z][a-z0-9]*)+)[`'\"]")
 # column, an OpenAPI operation id, a ledger operation, a prompt.
 NOT_TOOLS = {
     "agent_brief", "agent_token", "read_at", "get_projects_project_events", "set_task_parent",
-    "start_session",
+    "start_session", "claim_lost",  # a check-in's kind of update
 }  # fmt: skip
 
 

@@ -42,6 +42,7 @@ async def list_projects(request: Request) -> dict[str, Any]:
         "limit": query_int(request, "limit", 50, minimum=1, maximum=200),
         "offset": query_int(request, "offset", 0),
         "includeArchived": params.get("includeArchived", "false"),
+        **({"q": params["q"]} if "q" in params else {}),
     }
     if "workspaceId" in params:
         filters["workspaceId"] = (
@@ -56,6 +57,7 @@ async def list_projects(request: Request) -> dict[str, Any]:
             workspace_id=args.workspace_id,
             filter_workspace=args.given("workspace_id"),
             include_archived=args.include_archived,
+            q=args.q,
             limit=args.limit,
             offset=args.offset,
         ),
@@ -239,7 +241,11 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "Create a project (Idempotency-Key header)",
         a.CreateProject,
     ),
-    endpoint_for("get_project", get_project, "One project with your role and counts"),
+    endpoint_for(
+        "get_project",
+        get_project,
+        "One project with your role, counts and its newest sessions, spec files, attachments",
+    ),
     endpoint_for("update_project", update_project, "Change a project's fields", UpdateProjectBody),
     endpoint_for("delete_project", delete_project, "Delete an archived project", ProjectTarget),
     endpoint_for("archive_project", _archive(True), "Archive a project", ProjectTarget),

@@ -444,7 +444,8 @@ def render(reply: Reply) -> str:
     if reply.note:
         lines += ["", reply.note]
     if reply.image is not None:
-        lines.append(f"(an image, {reply.image[1]}, {len(reply.image[0])} bytes: use --json)")
+        shown = reply.image
+        lines.append(f"(an image, {shown.media_type}, {len(shown.data)} bytes: use --json)")
     return "\n".join(lines)
 
 

@@ -79,6 +79,7 @@ def project_create(
     help="List archived projects too.",
 )
 @click.option("--project-id", default=None, metavar="REF", help="Only this project (id or key).")
+@click.option("--q", default=None, help="Words in the key, name or description.")
 @as_option
 @json_option
 @pass_state
@@ -88,6 +89,7 @@ def project_list(
     offset: int,
     include_archived: bool,
     project_id: str | None,
+    q: str | None,
     as_email: str | None,
     as_json: bool,
 ) -> None:
@@ -100,6 +102,7 @@ def project_list(
         {
             "project_id": project_id,
             "include_archived": include_archived,
+            "q": q,
             "limit": limit,
             "offset": offset,
         },

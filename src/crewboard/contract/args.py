@@ -411,6 +411,9 @@ class ListProjects(Paging):
         description="null: private projects.",
     )
     include_archived: bool = Field(default=False)
+    # Most recently active first, as MySpec lists them; no sort argument (the web's switcher
+    # asks the service for key order), which keeps the default toolset within its budget.
+    q: str | None = Field(default=None, max_length=200)
 
 
 class GetProject(Args):

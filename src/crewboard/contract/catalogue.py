@@ -13,7 +13,7 @@ from crewboard.contract.artifacts import artifacts
 from crewboard.contract.board import batch as task_batch
 from crewboard.contract.board import claims as task_claims
 from crewboard.contract.board import notes as task_notes
-from crewboard.contract.board import repos, tasks, week
+from crewboard.contract.board import repos, tasks, updates, week
 from crewboard.contract.handoffs import handoffs
 from crewboard.contract.operation import Operation
 from crewboard.contract.projects import projects, state, team
@@ -122,6 +122,7 @@ def default_catalogue() -> Catalogue:
             *team.OPERATIONS,
             *tasks.OPERATIONS,
             *task_claims.OPERATIONS,
+            *updates.OPERATIONS,
             *task_batch.OPERATIONS,
             *week.OPERATIONS,
             *task_notes.OPERATIONS,

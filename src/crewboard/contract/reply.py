@@ -12,6 +12,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from crewboard.domain.files import TextWindow
+from crewboard.domain.images import ShownImage
 from crewboard.services import paging
 from crewboard.services.paging import next_offset
 from crewboard.services.text_windows import ANSWER_BUDGET
@@ -26,7 +28,8 @@ class Reply:
     body: dict[str, Any]
     note: str | None = None  # the optional second text part
     text: str | None = None  # `compact(body)`, when the tool has made it already
-    image: tuple[bytes, str] | None = None  # an image part after the text (bytes, media type)
+    # An image part after the text, held to the server's bounds: made by contract/images.py.
+    image: ShownImage | None = None
     # A reply that must wait on something (a spec session's first turn): awaited on the event
     # loop after the tool's thread returns, so the wait holds no worker thread; its Reply is
     # the answer.
@@ -44,6 +47,18 @@ def page_note(*, shown: int, offset: int, total: int) -> str | None:
     if following >= total:
         return None
     return f"Showing {shown} of {total} from offset {offset}; pass offset {following} for the next page."
+
+
+def window_view(window: TextWindow) -> dict[str, Any]:
+    """A window of lines as every read words it (`window_note` reads these fields)."""
+    return {
+        "offset": window.offset,
+        "lines": window.lines,
+        "totalLines": window.total_lines,
+        "text": window.text,
+        "truncated": window.truncated,
+        "nextOffset": window.next_offset,
+    }
 
 
 def window_note(body: dict[str, Any]) -> str | None:

@@ -107,6 +107,19 @@ class LineIndex:
         return slot * self.every + 1, self.marks[slot]
 
 
+@dataclass(frozen=True)
+class TextWindow:
+    """Lines of a text (a file, an attachment, an output) read from line `offset`: `lines` of
+    them, `truncated` when room ran out first, `next_offset` None at the end."""
+
+    offset: int
+    lines: int
+    total_lines: int
+    text: str
+    truncated: bool
+    next_offset: int | None
+
+
 def index_lines(data: bytes, every: int = MARK_EVERY) -> LineIndex:
     """The line count and sparse line starts of a text."""
     if not data:

@@ -4,7 +4,7 @@ the rules for project fields. Pure values, no I/O."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -132,10 +132,12 @@ class ProjectAccess:
 
 @dataclass(frozen=True)
 class ProjectPage:
-    """One page of the projects a person has a role on, with that role, and how many there are."""
+    """One page of the projects a person has a role on, with that role, and how many there are;
+    when each was last active (its own update or its newest event), by project id."""
 
     rows: list[tuple[Project, Role]]
     total: int
+    active_at: Mapping[str, datetime] = field(default_factory=dict)
 
 
 class SeatKind(StrEnum):

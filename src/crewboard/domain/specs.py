@@ -11,6 +11,7 @@ from enum import StrEnum
 from typing import Any
 
 from crewboard.domain.files import CONTROL_CHARS, FileKind, LineIndex, kind_of
+from crewboard.domain.files import TextWindow as TextWindow  # noqa: PLC0414 - read here by the specs area
 from crewboard.domain.packages import package_names
 from crewboard.domain.spec_comments import CommentThread, SpecComment
 from crewboard.errors import LimitExceeded, ValidationFailed
@@ -189,19 +190,6 @@ class SpecFileDetails:
     file: SpecFile
     tasks: tuple[SourceTask, ...] | None = None
     revisions: tuple[SpecRevision, ...] | None = None
-
-
-@dataclass(frozen=True)
-class TextWindow:
-    """Lines of a text read from line `offset`: `lines` of them, `truncated` when room ran out
-    first, `next_offset` None at the end."""
-
-    offset: int
-    lines: int
-    total_lines: int
-    text: str
-    truncated: bool
-    next_offset: int | None
 
 
 @dataclass(frozen=True)

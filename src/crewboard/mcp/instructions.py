@@ -41,6 +41,18 @@ RULES: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset({"create_task", "update_task", "set_task_status", "update_tasks"}),
     ),
     (
+        "When agents share the board, take work with claim_next_task (or claim_task) and send "
+        "the claim's fence as claimFence with update_task and submit_result. CLAIM_LOST means "
+        "the task is no longer yours: stop working on it. release_task when you leave a task.",
+        frozenset({"claim_next_task", "claim_task"}),
+    ),
+    (
+        "Check in with get_updates, passing the nextCursor it gave you last: it answers only "
+        "what concerns you since (answers, decisions, changes to your tasks, tasks free for "
+        "you) and keeps your claims alive. Do not re-read lists to learn what changed.",
+        frozenset({"get_updates"}),
+    ),
+    (
         "Read a task with get_task before working on it: its brief and context pack are the "
         "current inputs, newer than any copy or note of yours. To brief a subagent, read it with "
         "format agent_brief.",

@@ -32,9 +32,8 @@ def success(reply: Reply) -> CallToolResult:
     if reply.note:
         content.append(TextContent(type="text", text=reply.note))
     if reply.image is not None:
-        data, media_type = reply.image
-        encoded = base64.b64encode(data).decode("ascii")
-        content.append(ImageContent(type="image", data=encoded, mime_type=media_type))
+        encoded = base64.b64encode(reply.image.data).decode("ascii")
+        content.append(ImageContent(type="image", data=encoded, mime_type=reply.image.media_type))
     return CallToolResult(content=content, is_error=False)
 
 

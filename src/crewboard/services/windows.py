@@ -1,10 +1,12 @@
-"""Windows of lines out of a text blob (a spec file's revision, a text attachment): from line
-`offset` (1 = the first), at most `limit` lines and `room` bytes of JSON text. Reads only the
-bytes of the window, and of at most MARK_EVERY - 1 lines before it (found from the sparse line
-index kept beside the blob), so a window of a large file costs the window, not the file."""
+"""Windows of lines out of a text blob (a spec file's revision, a text attachment) or a text
+held whole (a task's output): from line `offset` (1 = the first), at most `limit` lines and
+`room` bytes of JSON text. Reads only the bytes of the window, and of at most MARK_EVERY - 1
+lines before it (found from the sparse line index kept beside the blob), so a window of a large
+file costs the window, not the file."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import accumulate
 
@@ -36,6 +38,30 @@ class TextBlob:
 
 def read_window(blobs: BlobStore, text: TextBlob, *, offset: int, limit: int, room: int) -> Window:
     """The window. Raises: ValidationFailed naming `offset` past the end of the text."""
+
+    def read(start: int, size: int) -> bytes:
+        return blobs.read(text.digest, start, size)
+
+    return _window(read, text, offset=offset, limit=limit, room=room)
+
+
+def text_window(
+    data: bytes, lines: LineIndex, what: str, *, offset: int, limit: int, room: int
+) -> Window:
+    """The window of a text held whole (`lines`: its index; `what` names it in a refusal),
+    cut as `read_window` cuts a blob. Raises: ValidationFailed naming `offset` past the end."""
+
+    def read(start: int, size: int) -> bytes:
+        return data[start : start + size]
+
+    text = TextBlob("", len(data), lines, what)  # no blob: `read` takes from `data`
+    return _window(read, text, offset=offset, limit=limit, room=room)
+
+
+def _window(
+    read: Callable[[int, int], bytes], text: TextBlob, *, offset: int, limit: int, room: int
+) -> Window:
+    """The window, `read(start, size)` giving the text's bytes from `start`."""
     total = text.lines.total_lines
     if total == 0 and offset == 1:
         return Window("", 0, None, False)
@@ -51,7 +77,7 @@ def read_window(blobs: BlobStore, text: TextBlob, *, offset: int, limit: int, ro
 
     def more(most: int) -> bytes:
         nonlocal piece
-        got = blobs.read(text.digest, mark + len(data), min(piece, most))
+        got = read(mark + len(data), min(piece, most))
         data.extend(got)
         piece *= 2
         return got

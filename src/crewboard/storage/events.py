@@ -5,9 +5,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, Integer, bindparam, func, select
 
 from crewboard.storage import schema as shared
+
+_E = shared.events.c
+# Built once: live streams and the check-in read "after N" of one project on every call.
+_AFTER_IN_PROJECT = (
+    select(shared.events)
+    .where(_E.project_id == bindparam("project_id"), _E.id > bindparam("after_id", type_=Integer))
+    .order_by(_E.id)
+    .limit(bindparam("limit", type_=Integer))
+)
 
 
 class EventRepository:
@@ -17,15 +26,18 @@ class EventRepository:
     def list_after(
         self, *, project_id: str | None, after_id: int = 0, limit: int = 100
     ) -> list[dict[str, Any]]:
-        query = (
-            select(shared.events)
-            .where(shared.events.c.id > after_id)
-            .order_by(shared.events.c.id)
-            .limit(limit)
-        )
         if project_id is not None:
-            query = query.where(shared.events.c.project_id == project_id)
+            rows = self.conn.execute(
+                _AFTER_IN_PROJECT, {"project_id": project_id, "after_id": after_id, "limit": limit}
+            )
+            return [row._asdict() for row in rows]
+        query = select(shared.events).where(_E.id > after_id).order_by(_E.id).limit(limit)
         return [row._asdict() for row in self.conn.execute(query)]
+
+    def latest(self, project_id: str) -> int:
+        """The newest event id of one project (0 when it has none)."""
+        query = select(func.max(shared.events.c.id)).where(shared.events.c.project_id == project_id)
+        return int(self.conn.execute(query).scalar() or 0)
 
     def latest_any(self) -> int:
         """The newest event id of the whole log (0 when it is empty)."""

@@ -196,7 +196,10 @@ def _signed_in(request: Request) -> SignedIn | None:
 
 
 def _projects(db: Database, actor: Actor) -> list[dict[str, Any]]:
-    rows, _ = present.list_projects(db, actor, include_archived=False, limit=200, offset=0)
+    # The switcher lists them by key, so they stay put as projects change.
+    rows, _ = present.list_projects(
+        db, actor, include_archived=False, sort="key", limit=200, offset=0
+    )
     return rows
 
 

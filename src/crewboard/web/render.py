@@ -54,6 +54,14 @@ def when(value: str | datetime | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
+def hour(value: str | datetime | None) -> str:
+    """A time of today or the next hours as people read it: 14:05 UTC."""
+    if value is None or value == "":
+        return ""
+    moment = datetime.fromisoformat(value) if isinstance(value, str) else value
+    return moment.strftime("%H:%M UTC")
+
+
 @functools.cache
 def environment() -> Environment:
     env = Environment(
@@ -64,6 +72,7 @@ def environment() -> Environment:
     )
     env.filters["markdown"] = render_markdown
     env.filters["when"] = when
+    env.filters["hour"] = hour
     return env
 
 

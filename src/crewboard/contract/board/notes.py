@@ -11,7 +11,7 @@ from crewboard.contract.args import Args, WorkspaceId
 from crewboard.contract.board import present_notes
 from crewboard.contract.board.tasks import TaskRef
 from crewboard.contract.operation import Area, Call, Cli, NoDoor, Rest
-from crewboard.contract.reply import RESPONSE_BUDGET, Reply
+from crewboard.contract.reply import RESPONSE_BUDGET, WINDOW_ROOM, Reply, window_note
 from crewboard.domain.identity.access import Toolset
 from crewboard.services.board import note_reads, questions
 from crewboard.services.board import notes as task_notes
@@ -96,6 +96,15 @@ class ListTaskNotes(Args):
     )
 
 
+class ReadOutput(Args):
+    task_id: TaskRef
+    workspace_id: WorkspaceId = None
+    output_id: str = Field(min_length=1, max_length=64)
+    # No limit: a window is up to 2,000 lines or what fits the answer, and the entry stays
+    # small in tools/list (an agent reads an output to its end, not a slice of it).
+    offset: int = Field(default=1, ge=1, le=2**31 - 1)
+
+
 def keyed_reply(result: KeyedResult) -> Reply:
     note = "This key was used before: this is the original answer." if result.replayed else None
     return Reply(result.body, note)
@@ -139,12 +148,23 @@ def list_task_notes(call: Call, args: ListTaskNotes) -> Reply:
     )  # fmt: skip
     # The rows' budget leaves room for the task and the cursor around them.
     body = present_notes.thread_page_view(page, RESPONSE_BUDGET - 4096)
-    note = (
-        "More notes follow: call again with cursor set to nextCursor, same taskId and kind."
-        if body["hasMore"]
-        else None
-    )
-    return Reply(body, note)
+    notes = []
+    if body["hasMore"]:
+        notes.append(
+            "More notes follow: call again with cursor set to nextCursor, same taskId and kind."
+        )
+    if any(row.get("kind") == "output" and row["contentTruncated"] for row in body["notes"]):
+        notes.append("read_output (taskId, outputId: the row's id) reads an output whole.")
+    return Reply(body, " ".join(notes) or None)
+
+
+def read_output(call: Call, args: ReadOutput) -> Reply:
+    found = note_reads.read_output(
+        call.db, call.actor, task=args.task_id, output_id=args.output_id,
+        workspace_id=args.workspace_ref(), offset=args.offset, room=WINDOW_ROOM,
+    )  # fmt: skip
+    body = present_notes.output_window_view(found)
+    return Reply(body, window_note(body))
 
 
 BOARD = Area(Toolset.BOARD)
@@ -197,5 +217,14 @@ OPERATIONS = (
         list_task_notes,
         Rest("GET", "/api/v1/tasks/{task}/notes"),
         Cli(("task", "notes")),
+    ),
+    BOARD.read(
+        "read_output",
+        "Read an output",
+        "An output's lines in windows of up to 2,000; nextOffset for more.",
+        ReadOutput,
+        read_output,
+        Rest("GET", "/api/v1/tasks/{task}/outputs/{output}/lines"),
+        Cli(("task", "output")),
     ),
 )

@@ -17,6 +17,7 @@ from crewboard.contract.board.present_notes import (
     question_view,
     repos_section_view,
 )
+from crewboard.domain.board.claims import HeldClaim
 from crewboard.domain.board.context import ContextPack
 from crewboard.domain.board.reads import (
     AgentBrief,
@@ -29,8 +30,15 @@ from crewboard.domain.board.reads import (
     TaskText,
 )
 from crewboard.domain.projects import Project, TeamRole
+from crewboard.services.board.claims import claim_view
 from crewboard.services.board.queries import TaskLine, TaskPage
-from crewboard.services.board.views import ROW_TEXT_LIMITS, TITLE_CHARS, task_key, task_view
+from crewboard.services.board.views import (
+    CLAIM_FIELD,
+    ROW_TEXT_LIMITS,
+    TITLE_CHARS,
+    task_key,
+    task_view,
+)
 from crewboard.services.projects.team import team_role_view
 from crewboard.services.text_windows import ANSWER_BUDGET, window
 from crewboard.services.views import iso
@@ -47,10 +55,49 @@ def get_task_view(
     """get_task's answer: the whole task (within `budget` bytes; None: all of it), one window
     of its text, or the plain text for a subagent."""
     if isinstance(found, AgentBrief):
-        return {"format": "agent_brief", "text": found.text}
+        return {"format": "agent_brief", "text": agent_brief_text(found)}
     if isinstance(found, TaskText):
         return text_window_view(found, budget or ANSWER_BUDGET)
     return task_answer(found, budget)
+
+
+# --- claims ------------------------------------------------------------------------------------
+
+
+def held_claim_view(held: HeldClaim) -> dict[str, Any]:
+    """A task's live claim as get_task shows it: the claim (fence, holder ids, lease) and the
+    holder's names: `by` (its seat, else its token, else its person) and each of them."""
+    view = claim_view(held.claim)
+    view["holder"] |= {
+        "by": held.name,
+        "person": held.person,
+        "tokenName": held.token_name,
+        "seatName": held.seat_name,
+    }
+    return view
+
+
+def holder_words(held: HeldClaim) -> str:
+    """Who holds a claim, in words: the seat or token, and the person behind it."""
+    if held.name == held.person:
+        return held.person
+    return f"{held.name} (for {held.person})"
+
+
+def claim_line(held: HeldClaim) -> str:
+    """The line an agent brief carries while a claim holds the task."""
+    return (
+        f"Claimed by {holder_words(held)} until {iso(held.claim.expires_at)} "
+        f"(fence {held.claim.fence}); leave it to them unless you hold it."
+    )
+
+
+def agent_brief_text(brief: AgentBrief) -> str:
+    """The brief's text with its claim line after the task's first line."""
+    if brief.claim is None:
+        return brief.text
+    first, _, rest = brief.text.partition("\n")
+    return "\n".join(filter(None, [first, claim_line(brief.claim), rest]))
 
 
 def pack_room_within(budget: int) -> Callable[[TaskRead], int]:
@@ -81,8 +128,10 @@ def whole_task_view(read: TaskRead) -> dict[str, Any]:
     """get_task's full answer without its context pack, nothing cut."""
     task = read.shown.task
     view = with_source(task_view(read.shown), read.source)
+    claim = {} if read.claim is None else {"claim": held_claim_view(read.claim)}
     return {
         "task": view,
+        **claim,
         "lifecycle": {
             "coverage": task.coverage,
             "createdAt": iso(task.created_at),
@@ -152,6 +201,8 @@ def text_window_view(text: TaskText, budget: int) -> dict[str, Any]:
     """
     task = text.task
     head = {"taskId": task.id, "key": task_key(text.project, task), "revision": task.revision}
+    if text.claim is not None:
+        head["claim"] = held_claim_view(text.claim)
     return window(
         {**head, "field": text.field},
         getattr(task, text.field),
@@ -184,6 +235,8 @@ def task_rows(page: TaskPage) -> list[dict[str, Any]]:
 def _row(page: TaskPage, found: TaskShown | TaskLine) -> dict[str, Any]:
     if isinstance(found, TaskShown):
         row = list_row(task_view(found), page.columns, coverage=found.task.coverage)
+        if (held := page.claims.get(found.task.id)) is not None:
+            row |= claimed_columns(held)
         return with_source(row, page.sources.get(found.task.id))
     return with_source(
         compact_row(found, page.projects[found.project_id]), page.sources.get(found.id)
@@ -220,12 +273,19 @@ def list_row(full: dict[str, Any], fields: tuple[str, ...], *, coverage: str) ->
         elif name == "parentTaskId":
             row["parentTaskId"] = full["parentTaskId"]
             row["parentNumber"] = full["parentNumber"]
+        elif name == CLAIM_FIELD:
+            continue  # claimed_columns, only for a claimed task
         elif name == "blockedByTaskIds":
             row["blockedByTaskIds"] = full["blockedByTaskIds"]
             row["blockedByNumbers"] = full["blockedByNumbers"]
         else:
             row[name] = full[name]
     return row
+
+
+def claimed_columns(held: HeldClaim) -> dict[str, Any]:
+    """A list row's two claim columns: who holds the task, and until when."""
+    return {"claimedBy": held.name, "claimedUntil": iso(held.claim.expires_at)}
 
 
 def compact_row(task: TaskLine, project: Project) -> dict[str, Any]:

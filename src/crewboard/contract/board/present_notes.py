@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from crewboard.contract.reply import window_view
 from crewboard.domain.board.notes import (
     CommentPage,
     N,
@@ -19,6 +20,7 @@ from crewboard.domain.board.notes import (
     OpenQuestions,
     OutputPage,
     OutputRead,
+    OutputWindow,
     QuestionAnswered,
     TaskComment,
     TaskOutput,
@@ -65,6 +67,7 @@ __all__ = [  # the words the doors use, this module's own and those it re-export
     "output_preview_view",
     "output_read_view",
     "output_view",
+    "output_window_view",
     "question_answer",
     "question_answered_view",
     "question_view",
@@ -323,6 +326,11 @@ def output_read_view(read: OutputRead) -> dict[str, Any]:
         "task": noted_task_view(read.task),
         "output": {**output_view(read.output), "content": read.output.content},
     }
+
+
+def output_window_view(read: OutputWindow) -> dict[str, Any]:
+    """A window of an output's lines, with the output it comes from."""
+    return {"output": output_view(read.output), **window_view(read.window)}
 
 
 # --- questions ---------------------------------------------------------------------------------

@@ -94,8 +94,7 @@ class TaskPageArgs(Args):
 
     projection: Literal["compact", "preview", "summary"] = Field(
         default="compact",
-        description="compact: key, title, status, priority, revision; summary adds ids and "
-        "dates; preview adds text.",
+        description="compact: key, title, status; summary adds ids, dates; preview adds text.",
     )
     fields: list[ListField] | None = Field(
         default=None,
@@ -121,11 +120,9 @@ class ListTasks(TaskPageArgs):
     q: str | None = Field(
         default=None,
         max_length=200,
-        description="All words in title, brief or description.",
+        description="Words in title, brief, description.",
     )
-    parent_task_id: str | None = Field(
-        default=None, max_length=200, description="Direct subtasks of this task."
-    )
+    parent_task_id: str | None = Field(default=None, max_length=200)
     tag: str | None = Field(default=None, max_length=48)
     label: str | None = Field(default=None, max_length=48)
     assignee: str | None = Field(
@@ -138,6 +135,8 @@ class ListTasks(TaskPageArgs):
     )
     cycle: str | None = Field(default=None, max_length=64)
     updated_since: Moment | None = Field(default=None)
+    file: str | None = Field(default=None, max_length=600)
+    include_details: bool = Field(default=False, description="+ brief, description.")
 
 
 class ListAssigneeTasks(TaskPageArgs):
@@ -275,8 +274,10 @@ def list_tasks(call: Call, args: ListTasks) -> Reply:
         assignee=args.assignee,
         cycle=args.cycle,
         updated_since=args.updated_since,
+        file=args.file,
         fields=list(args.fields) if args.fields else None,
         projection=args.projection,
+        include_details=args.include_details,
         order=args.order,
         limit=args.limit,
         offset=args.offset,
@@ -321,7 +322,7 @@ def get_task(call: Call, args: GetTask) -> Reply:
     )
     answer = present.get_task_view(found, RESPONSE_BUDGET)
     if isinstance(found, AgentBrief):
-        return Reply(answer, found.text)
+        return Reply(answer, answer["text"])
     return Reply(answer, _text_note(answer))
 
 
@@ -427,8 +428,8 @@ OPERATIONS = (
     BOARD.read(
         "list_tasks",
         "List tasks",
-        "Find tasks by status, number, q, parentTaskId, tag, label, assignee, cycle or "
-        "updatedSince. Rows are compact unless projection or fields ask for more.",
+        "Find tasks; file: a tasks.md id or path. Compact rows unless projection, fields or "
+        "includeDetails add more.",
         ListTasks,
         list_tasks,
         Rest("GET", "/api/v1/projects/{project}/tasks"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from crewboard.contract.reply import compact
+from crewboard.contract.reply import compact, fit_rows
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.projects import (
     MemberSet,
@@ -43,6 +43,9 @@ from crewboard.services.views import iso, project_view
 from crewboard.storage.database import Database
 
 PROJECT_TEXTS = ("description", "goal")
+# Bytes each of get_project's lists may take (20 rows are ~2 KB; 20 of the longest paths or
+# titles, ~11 KB): three of them leave the project most of the answer budget.
+OVERVIEW_LIST_BUDGET = 12 * 1024
 
 # --- views ---------------------------------------------------------------------------------
 
@@ -58,7 +61,12 @@ def viewed_project_view(viewed: ViewedProject) -> dict[str, Any]:
 
 
 def project_rows(page: ProjectPage) -> list[dict[str, Any]]:
-    return [project_view(p, role) for p, role in page.rows]
+    """Each project with its role and, when known, `lastActiveAt`: its newest change or event."""
+    return [
+        project_view(p, role)
+        | ({"lastActiveAt": iso(at)} if (at := page.active_at.get(p.id)) else {})
+        for p, role in page.rows
+    ]
 
 
 def fit_project(view: dict[str, Any], budget: int) -> dict[str, Any]:
@@ -82,16 +90,31 @@ def description_view(found: ProjectDescription) -> dict[str, Any]:
 
 
 def overview_view(found: ProjectOverview) -> dict[str, Any]:
-    """get_project's answer: the description, with the higher areas' counts and the active
-    spec sessions."""
+    """get_project's answer: the description, with the higher areas' counts and their newest
+    active spec sessions, spec files and attachments (the counts say how many there are in
+    all). Each list keeps the leading rows that fit OVERVIEW_LIST_BUDGET, so the three and the
+    project fit one answer whatever their titles, paths and names hold."""
     view = description_view(found.description)
     view["counts"] |= {"specFiles": found.spec_files, "attachments": found.attachments,
-                       "artifacts": found.artifacts}  # fmt: skip
-    view["activeSessions"] = [
+                       "artifacts": found.artifacts,
+                       "activeSessions": found.active_session_count}  # fmt: skip
+    sessions = [
         {"id": s.id, "title": s.title, "status": s.status.value,
          "pendingAction": s.pending_action.value, "updatedAt": iso(s.updated_at)}
         for s in found.active_sessions
     ]  # fmt: skip
+    files = [
+        {"id": f.id, "path": f.path, "size": f.size, "updatedAt": iso(f.updated_at)}
+        for f in found.newest_files
+    ]
+    items = [
+        {"id": a.id, "name": a.name, "mediaType": a.media_type, "size": a.size,
+         "updatedAt": iso(a.updated_at)}
+        for a in found.newest_attachments
+    ]  # fmt: skip
+    view["activeSessions"] = fit_rows(sessions, OVERVIEW_LIST_BUDGET)
+    view["specFiles"] = fit_rows(files, OVERVIEW_LIST_BUDGET)
+    view["attachments"] = fit_rows(items, OVERVIEW_LIST_BUDGET)
     return view
 
 

@@ -18,7 +18,7 @@ def list_projects(call: Call, args: a.ListProjects) -> Reply:
     page = projects.list_projects(
         call.db, call.actor, project=args.project_id, workspace_id=args.workspace_id,
         filter_workspace=args.given("workspace_id"), include_archived=args.include_archived,
-        limit=args.limit, offset=args.offset,
+        q=args.q, limit=args.limit, offset=args.offset,
     )  # fmt: skip
     rows = fit_rows([present.fit_project(view, ROW_BUDGET) for view in present.project_rows(page)])
     following = args.offset + len(rows)
@@ -80,8 +80,7 @@ OPERATIONS = (
     BOARD.read(
         "list_projects",
         "List projects",
-        "The projects you can open: key, goal, phase, status, collections and your role "
-        "(viewerRole).",
+        "Projects you can open; q: words in key, name, description.",
         a.ListProjects,
         list_projects,
         Rest("GET", "/api/v1/projects"),
@@ -91,8 +90,7 @@ OPERATIONS = (
     BOARD.read(
         "get_project",
         "Get a project",
-        "One project: its fields, your role on it and counts of its people, roles and state "
-        "page revision.",
+        "A project, your role, counts, newest active sessions, spec files, attachments.",
         a.GetProject,
         get_project,
         Rest("GET", "/api/v1/projects/{project}"),

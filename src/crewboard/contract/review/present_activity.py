@@ -4,6 +4,7 @@ activity page (`services/review/activity_page`)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from crewboard.domain.review import ActivityEntry, ActivityRead, EventRow, ShownEntry
@@ -24,6 +25,10 @@ SUMMARIES = {
     "task.question_answered": "answered a question on {task}",
     "task.repo_linked": "linked a branch to {task}",
     "task.repo_status_reported": "reported repository status on {task}",
+    "task.claimed": "claimed {task} until {until}",
+    "task.claim_released": "let go of the claim on {task}",
+    "task.claim_lapsed": "ended the claim of {holder} on {task}: it was not renewed in time",
+    "task.claim_broken": "broke the claim of {holder} on {task}",
     "draft.submitted": "handed in {task} for review",
     "draft.approved": "approved the hand-in for {task}",
     "draft.saved_to_memory": "approved the hand-in for {task} and saved it to memory",
@@ -103,6 +108,7 @@ def summary(event: EventRow) -> str:
     named = " ".join(part for part in (key, f"“{title}”" if title else None) if part)
     changed = payload.get("changed")
     role = _part(payload, "role")
+    claim = _part(payload, "claim")
     template = SUMMARIES.get(event.type)
     if template is None:
         words = event.type.replace(".", " ").replace("_", " ")
@@ -122,7 +128,16 @@ def summary(event: EventRow) -> str:
         date=payload.get("date", ""),
         title=_quoted(title),
         status=str(payload.get("status", "")).replace("_", " "),
+        holder=_part(claim, "holder").get("by") or "its holder",
+        until=_clock(claim.get("expiresAt")),
     ).strip()
+
+
+def _clock(moment: object) -> str:
+    """A lease's end as a line says it: 14:05 UTC."""
+    if not isinstance(moment, str):
+        return "its lease ran out"
+    return datetime.fromisoformat(moment).astimezone(UTC).strftime("%H:%M UTC")
 
 
 def entry_view(entry: ActivityEntry) -> dict[str, Any]:

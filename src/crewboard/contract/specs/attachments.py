@@ -1,5 +1,5 @@
-"""Attachment tools: list, details, read (text in line windows, images whole), upload (base64,
-or a local file on the stdio server)."""
+"""Attachment tools: list, details, read (text in line windows, images within the server's
+bounds), upload (base64, or a local file on the stdio server)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import Field
 
 from crewboard.contract.args import Args, IdempotencyKey, Offset, ProjectRef, WorkspaceId
+from crewboard.contract.images import image_reply
 from crewboard.contract.operation import Area, Call, Cli, Rest, keyed
 from crewboard.contract.reply import WINDOW_ROOM, Reply, paged_reply, window_note
 from crewboard.contract.specs import local, present
@@ -117,7 +118,14 @@ def read_attachment(call: Call, args: ReadAttachment) -> Reply:
     )  # fmt: skip
     image = body.pop("image", None)
     if image is not None:
-        return Reply(body, image=(image, body["attachment"]["mediaType"]))
+        item = body["attachment"]
+        where = (
+            f"GET /api/v1/projects/{item['projectId']}/attachments/{item['id']}/content, "
+            "or the project's attachments in the web app"
+        )
+        return image_reply(
+            call, body, image, item["mediaType"], field="attachmentId", original=where
+        )
     return Reply(body, window_note(body))
 
 
@@ -163,8 +171,8 @@ OPERATIONS = (
         "read_attachment",
         "Read an attachment",
         "Text in windows of lines (offset from 1, limit; nextOffset for more); PNG, JPEG, "
-        "GIF and WebP whole, as an image. PDF, DOCX and XLSX cannot be read here: they open "
-        "in the web app.",
+        "GIF and WebP as an image, scaled down when large. PDF, DOCX and XLSX cannot be read "
+        "here: they open in the web app.",
         ReadAttachment,
         read_attachment,
         Rest("GET", "/api/v1/projects/{project}/attachments/{attachment}/lines"),

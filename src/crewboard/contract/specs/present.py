@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from crewboard.contract.reply import ROWS_BUDGET, compact, fitted_answer
+from crewboard.contract.reply import ROWS_BUDGET, compact, fitted_answer, window_view
 from crewboard.domain.files import MAX_WINDOW_BYTES, MAX_WINDOW_LINES, FileKind
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.spec_comments import (
@@ -28,7 +28,6 @@ from crewboard.domain.specs import (
     SpecFile,
     SpecRevision,
     SpecSave,
-    TextWindow,
     ThreadRead,
     TrashChange,
 )
@@ -73,17 +72,6 @@ def revision_view(revision: SpecRevision) -> dict[str, Any]:
         "totalLines": revision.lines.total_lines if revision.kind is FileKind.TEXT else None,
         "savedBy": revision.author,
         "savedAt": iso(revision.created_at),
-    }
-
-
-def window_view(window: TextWindow) -> dict[str, Any]:
-    return {
-        "offset": window.offset,
-        "lines": window.lines,
-        "totalLines": window.total_lines,
-        "text": window.text,
-        "truncated": window.truncated,
-        "nextOffset": window.next_offset,
     }
 
 

@@ -103,3 +103,19 @@ def renewed_until(claim: Claim, now: datetime) -> datetime:
 def fence_holds(claim: Claim | None, fence: int, holder: Holder, now: datetime) -> bool:
     """Whether a write sent with `fence` by `holder` comes from the task's live claim."""
     return claim is not None and claim.fence == fence and claim.held_by(holder, now)
+
+
+@dataclass(frozen=True)
+class HeldClaim:
+    """A live claim as the board shows it: the claim and the names of its holder (the person,
+    the token it came through, the AI seat that token acts as), read with it."""
+
+    claim: Claim
+    person: str
+    token_name: str | None = None
+    seat_name: str | None = None
+
+    @property
+    def name(self) -> str:
+        """How the board names the holder: its seat, else its token, else its person."""
+        return self.seat_name or self.token_name or self.person

@@ -9,6 +9,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Generic, TypeVar
 
+from crewboard.domain.files import TextWindow
+
 
 class NoteKind(StrEnum):
     """A note on a task: a person's (or agent's) comment, or an agent's progress update."""
@@ -111,6 +113,15 @@ class OutputRead:
 
     task: NotedTask
     output: TaskOutput
+
+
+@dataclass(frozen=True)
+class OutputWindow:
+    """A window of lines of one output version (read_output); `output.content` is left empty."""
+
+    task: NotedTask
+    output: TaskOutput
+    window: TextWindow
 
 
 @dataclass(frozen=True)

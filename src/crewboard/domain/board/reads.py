@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
+from crewboard.domain.board.claims import HeldClaim
 from crewboard.domain.board.context import ContextPack
 from crewboard.domain.board.notes import (
     NotedTask,
@@ -73,6 +74,7 @@ class TaskRead:
     readiness: Readiness
     notes: NotesSection
     pack: ContextPack | None = None
+    claim: HeldClaim | None = None  # its live claim, if one holds it
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,7 @@ class TaskText:
     field: str
     offset: int
     limit: int
+    claim: HeldClaim | None = None
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,7 @@ class AgentBrief:
     """get_task's plain text for a subagent's prompt."""
 
     text: str
+    claim: HeldClaim | None = None
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ from crewboard.services.identity.access import (
 )
 from crewboard.services.notifications.notify import notify
 from crewboard.services.seats import ai_seat_of
-from crewboard.services.views import iso
+from crewboard.services.views import iso, stamp_of
 from crewboard.storage.board.claims import ClaimRepository
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
@@ -79,14 +79,21 @@ def claim_view(claim: Claim) -> dict[str, Any]:
 
 
 def record_claim_event(
-    uow: UnitOfWork, type_: str, actor: dict[str, Any], project: Project, task: Task, *,
+    uow: UnitOfWork, type_: str, actor: Actor | None, project: Project, task: Task, *,
     claim: Claim,
 ) -> None:  # fmt: skip
-    """A claim's event in the project's log, in the transaction that changed the claim."""
+    """A claim's event in the project's log, in the transaction that changed the claim: who
+    did it (`by`: None for the system, a lapse), and the claim with its holder's names."""
+    held = ClaimRepository(uow.conn).named(claim)
+    names = {"by": held.name, "person": held.person, "tokenName": held.token_name,
+             "seatName": held.seat_name}  # fmt: skip
+    view = claim_view(claim)
+    view["holder"] |= names
     uow.record_event(
         type_,
-        actor=actor,
+        actor=_SYSTEM if actor is None else actor.as_payload(),
         payload={
+            **({} if actor is None else {"by": stamp_of(uow, actor)}),
             "task": {
                 "id": task.id,
                 "key": task_key(project, task),
@@ -96,7 +103,7 @@ def record_claim_event(
                 "assigneeId": task.assignee_id,
                 "revision": task.revision,
             },
-            "claim": claim_view(claim),
+            "claim": view,
         },
         project_id=project.id,
         workspace_id=project.workspace_id,
@@ -146,7 +153,7 @@ def end_if_lapsed(uow: UnitOfWork, project: Project, task: Task, claim: Claim | 
     if not ClaimRepository(uow.conn).end(claim, ClaimEnd.LAPSED, uow.now):
         return False
     ended = replace(claim, released_at=uow.now, end=ClaimEnd.LAPSED)
-    record_claim_event(uow, "task.claim_lapsed", _SYSTEM, project, task, claim=ended)
+    record_claim_event(uow, "task.claim_lapsed", None, project, task, claim=ended)
     _tell_lapsed(uow, project, task, ended)
     return True
 
@@ -161,9 +168,10 @@ def _tell_lapsed(uow: UnitOfWork, project: Project, task: Task, claim: Claim) ->
         ]
     )
     key = task_key(project, task)
+    holder = ClaimRepository(uow.conn).named(claim).name
     notify(
         uow, recipients=people, kind="task.claim_lapsed", project_id=project.id,
-        title=f"The claim on {key} lapsed: its holder stopped renewing it",
+        title=f"The claim of {holder} on {key} lapsed: it was not renewed in time",
         body=f"{key} “{task.title[:200]}” is free again for another agent or a person.",
         link=f"/p/{project.key}/tasks/{key}", source=f"claim:{task.id}:{claim.fence}",
         in_app=True, email=False,
@@ -182,7 +190,7 @@ def _take(
     end_if_lapsed(uow, project, task, repo.get(task.id))
     claim = repo.take(task, holder, uow.now, seconds)
     if claim is not None:
-        record_claim_event(uow, "task.claimed", actor.as_payload(), project, task, claim=claim)
+        record_claim_event(uow, "task.claimed", actor, project, task, claim=claim)
     return claim
 
 
@@ -357,8 +365,24 @@ def _end(
         raise claim_lost(task, ClaimRepository(uow.conn).get(task.id), claim.fence, uow.now)
     ended = replace(claim, released_at=uow.now, end=how)
     event = "task.claim_broken" if how is ClaimEnd.BROKEN else "task.claim_released"
-    record_claim_event(uow, event, actor.as_payload(), project, task, claim=ended)
+    record_claim_event(uow, event, actor, project, task, claim=ended)
+    if how is ClaimEnd.BROKEN and claim.holder.user_id != actor.user_id:
+        _tell_broken(uow, actor, project, task, ended)
     return _answer(project, task, ended)
+
+
+def _tell_broken(uow: UnitOfWork, actor: Actor, project: Project, task: Task, claim: Claim) -> None:
+    """The person behind a broken claim (the one whose token held it) hears who broke it."""
+    key = task_key(project, task)
+    holder = ClaimRepository(uow.conn).named(claim).name
+    notify(
+        uow, recipients=[claim.holder.user_id], kind="task.claim_broken", project_id=project.id,
+        title=f"{actor.display_name} broke the claim of {holder} on {key}",
+        body=f"{key} “{task.title[:200]}” is free again; a write sent with claim "
+        f"{claim.fence} is refused.",
+        link=f"/p/{project.key}/tasks/{key}", source=f"claim:{task.id}:{claim.fence}",
+        in_app=True, email=False,
+    )  # fmt: skip
 
 
 def renew_claims(

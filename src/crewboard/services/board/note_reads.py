@@ -1,5 +1,5 @@
-"""Reading back what is said on a task: the whole thread page by page (list_task_notes) and
-the bounded notes section of get_task.
+"""Reading back what is said on a task: the whole thread page by page (list_task_notes), one
+output in windows of lines (read_output) and the bounded notes section of get_task.
 
 A thread is the task's comments, agent updates, output saves and questions (with their
 answers) in one order: newest first by (time written, id). Pages continue by keyset on that
@@ -10,19 +10,36 @@ task, the kind filter and the caller it was issued to.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from crewboard.domain.board.notes import NotesPart, NotesSection, TaskOutput, ThreadPage
+from crewboard.domain.board.notes import (
+    NotedTask,
+    NotesPart,
+    NotesSection,
+    OutputWindow,
+    TaskOutput,
+    ThreadPage,
+)
 from crewboard.domain.board.tasks import Task
+from crewboard.domain.files import (
+    MAX_WINDOW_BYTES,
+    MAX_WINDOW_LINES,
+    TextWindow,
+    check_window,
+    index_lines,
+)
 from crewboard.domain.identity.records import Actor
-from crewboard.errors import ValidationFailed
+from crewboard.errors import NotFound, ValidationFailed
 from crewboard.services.board.note_views import OUTPUT, QUESTION
 from crewboard.services.board.notes import AGENT_UPDATE, COMMENT, noted_task, notes_of
 from crewboard.services.board.task_lookup import access_task
+from crewboard.services.board.views import task_key
 from crewboard.services.cursors import seal, unseal
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef
 from crewboard.services.paging import check_limit
+from crewboard.services.windows import text_window
 from crewboard.storage.board.notes import thread_position
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
@@ -120,6 +137,55 @@ def _resume(actor: Actor, cursor: str, binding: dict[str, Any]) -> Position:
     raise ValidationFailed.field(
         "cursor", "is not a cursor from list_task_notes; start again without one."
     )
+
+
+# --- read_output ---------------------------------------------------------------------------
+
+
+def read_output(
+    db: Database,
+    actor: Actor,
+    *,
+    task: str,
+    output_id: str,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+    offset: int = 1,
+    limit: int = MAX_WINDOW_LINES,
+    room: int = MAX_WINDOW_BYTES,
+) -> OutputWindow:
+    """A window of one output version's lines: from line `offset` (1 = the first), at most
+    `limit` lines and `room` bytes of text; the windows joined in order give back the content
+    exactly.
+
+    Raises:
+        ValidationFailed: bad offset or limit, or an offset past the last line.
+        NotFound: the task, or no output of that id on it.
+    """
+    check_window(offset, limit)
+
+    def work(uow: UnitOfWork) -> tuple[NotedTask, TaskOutput]:
+        found, project = access_task(uow, actor, task, workspace_id=workspace_id)
+        output = notes_of(uow).output_by_id(found.id, output_id)
+        if output is None:
+            raise NotFound(
+                f"Task {task_key(project, found)} has no output {output_id!r}; "
+                "list_task_notes with kind output shows their ids.",
+                {"resource": "output", "ref": output_id},
+            )
+        return noted_task(found, project), output
+
+    noted, output = db.read(work)
+    # Cut after the transaction: an output is at most 1 MiB, held whole already.
+    data = output.content.encode("utf-8")
+    lines = index_lines(data)
+    window = text_window(
+        data, lines, output.name, offset=offset, limit=limit, room=min(room, MAX_WINDOW_BYTES)
+    )
+    shown = TextWindow(
+        offset=offset, lines=window.lines, total_lines=lines.total_lines, text=window.text,
+        truncated=window.truncated, next_offset=window.next_offset,
+    )  # fmt: skip
+    return OutputWindow(noted, replace(output, content=""), shown)
 
 
 # --- get_task's notes section -----------------------------------------------------------------

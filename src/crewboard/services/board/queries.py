@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
+from crewboard.domain.board.claims import HeldClaim
 from crewboard.domain.board.reads import AgentBrief, TaskRead, TaskShown, TaskSource, TaskText
 from crewboard.domain.board.tasks import (
     Relation,
@@ -28,8 +29,11 @@ from crewboard.services.board.context import (
 from crewboard.services.board.fitting import check_text_request
 from crewboard.services.board.note_reads import question_counts, task_notes_section
 from crewboard.services.board.task_lookup import access_task, render_task, task_ids_of
-from crewboard.services.board.task_sources import sources_of
+from crewboard.services.board.task_sources import source_file_ids, sources_of
 from crewboard.services.board.views import (
+    AGENT_BRIEF_LIMIT,
+    CLAIM_FIELD,
+    CLAIM_LINE_ROOM,
     COMPACT_FIELDS,
     DEFAULT_LIST_FIELDS,
     FINISHED,
@@ -44,6 +48,7 @@ from crewboard.services.cursors import seal, unseal
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, open_projects
 from crewboard.services.paging import check_page
 from crewboard.services.seats import ai_seat_of
+from crewboard.storage.board.claims import ClaimRepository
 from crewboard.storage.board.tasks import TaskFilter
 from crewboard.storage.board.tasks import TaskLine as TaskLine  # noqa: PLC0414 - a compact row, for present
 from crewboard.storage.database import Database
@@ -93,8 +98,13 @@ def get_task(
         return access_task(uow, actor, ref, project=where, workspace_id=workspace_id)
 
     if text_field is not None:
-        found, project_ = db.read(find)
-        return TaskText(found, project_, text_field, offset, limit)
+
+        def text(uow: UnitOfWork) -> TaskText:
+            found, project_ = find(uow)
+            held = held_claim(uow, found.id)
+            return TaskText(found, project_, text_field, offset, limit, claim=held)
+
+        return db.read(text)
     if format == "agent_brief":
         return db.read(lambda uow: _agent_brief(uow, *find(uow)))
 
@@ -123,10 +133,17 @@ def _agent_brief(uow: UnitOfWork, found: Task, project: Project) -> AgentBrief:
     blockers = list(uow.tasks.get_many(_blocker_ids(shown)).values())
     parent = uow.tasks.get(found.parent_task_id) if found.parent_task_id else None
     named = [(r.title, r.summary or r.content) for r in named_records(uow, project, found)]
+    held = held_claim(uow, found.id)
     return AgentBrief(agent_brief(
         project, found, parent, blockers, uow.state.get(project.id).content, named=named,
         role=_assignee_role(uow, project, found), questions=question_counts(uow, found),
-    ))  # fmt: skip
+        limit=AGENT_BRIEF_LIMIT - (CLAIM_LINE_ROOM if held else 0),
+    ), claim=held)  # fmt: skip
+
+
+def held_claim(uow: UnitOfWork, task_id: str) -> HeldClaim | None:
+    """The task's live claim with its holder's names, None when no one holds it."""
+    return ClaimRepository(uow.conn).held([task_id], uow.now).get(task_id)
 
 
 def _blocker_ids(shown: TaskShown) -> list[str]:
@@ -157,6 +174,7 @@ def _whole_task(uow: UnitOfWork, found: Task, project: Project) -> TaskRead:
             found, blockers, sum(1 for s in subtasks if s.status not in FINISHED), items
         ),
         notes=task_notes_section(uow, found),
+        claim=held_claim(uow, found.id),
     )
 
 
@@ -196,6 +214,7 @@ class TaskPage:
     more_after: bool  # tasks past the last row match as well
     caller: str
     binding: dict[str, Any]  # the normalised filters a cursor is sealed to
+    claims: Mapping[str, HeldClaim] = field(default_factory=dict)  # live ones, by task id
 
     def has_more(self, shown: int) -> bool:
         """Whether tasks follow the first `shown` rows."""
@@ -231,8 +250,10 @@ def list_tasks(
     assignee: str | None = None,
     cycle: str | None = None,
     updated_since: datetime | None = None,
+    file: str | None = None,
     fields: list[str] | None = None,
     projection: str = "preview",
+    include_details: bool = False,
     order: str = "asc",
     limit: int = 50,
     offset: int = 0,
@@ -242,7 +263,9 @@ def list_tasks(
 
     `projection` picks the default columns (compact: key, title, status, priority, revision,
     and assignee and due date when set; preview: with a 500-character description; summary:
-    no long text); `fields`, when given, replaces them. `cursor` continues a listing
+    no long text); `fields`, when given, replaces them; `include_details` adds the brief and
+    the description to either (cut to 500 characters each, like preview's). `file` (a
+    tasks.md's id or path) keeps the tasks on its lines. `cursor` continues a listing
     after the last row an earlier page showed, with the same filters and caller.
 
     Raises:
@@ -250,6 +273,8 @@ def list_tasks(
             from other filters or another caller, or sent with a non-zero offset. NotFound.
     """
     chosen = _columns(projection, fields)
+    if include_details:
+        chosen = (*dict.fromkeys((*chosen, *LIST_TEXT_FIELDS)),)
     filters = _filters(
         statuses=statuses, numbers=numbers, q=q, order=order, limit=limit, offset=offset
     )
@@ -267,6 +292,8 @@ def list_tasks(
         "updatedSince": updated_since and updated_since.astimezone(UTC).isoformat(),
         "order": order,
     }
+    if file is not None:  # only when given, so the cursors of earlier pages still read
+        binding["file"] = file
     after, start = _resume(actor, cursor, offset, binding)
 
     def work(uow: UnitOfWork) -> TaskPage:
@@ -287,6 +314,7 @@ def list_tasks(
             assigned_or_owned_by=chosen_assignee.assigned_or_owned_by,
             cycle=cycle,
             updated_since=updated_since,
+            source_file_ids=() if file is None else source_file_ids(uow, list(projects), file),
         )
         paging: dict[str, Any] = {
             "descending": order == "desc",
@@ -305,8 +333,9 @@ def list_tasks(
             rows = _shown(uow, projects, found[:limit])
             ids = [t.id for t in found[:limit]]
         sources = sources_of(uow, ids)
+        held = ClaimRepository(uow.conn).held(ids, uow.now) if CLAIM_FIELD in chosen else {}
         return TaskPage(
-            rows, projects, sources, chosen, total, start, more, actor.principal, binding
+            rows, projects, sources, chosen, total, start, more, actor.principal, binding, held
         )
 
     return db.read(work)

@@ -16,7 +16,7 @@ from crewboard.domain.board.reads import TaskSource
 from crewboard.domain.board.tasks import Task
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.projects import Project
-from crewboard.errors import CrewboardError
+from crewboard.errors import CrewboardError, NotFound
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 
@@ -46,6 +46,15 @@ class TaskSourceFiles(Protocol):
 
     def describe(self, uow: UnitOfWork, file_ids: Iterable[str]) -> dict[str, SourceFile]:
         """Each file's path and current contentVersion, by id."""
+        ...
+
+    def find(self, uow: UnitOfWork, project_ids: Sequence[str], ref: str) -> list[str]:
+        """The ids of the tasks files `ref` names (an id, or a path in each of these projects).
+
+        Raises:
+            NotFound: no such file in these projects (field `file`).
+            ValidationFailed: a bad path, or a file that is not a tasks.md (field `file`).
+        """
         ...
 
 
@@ -126,6 +135,21 @@ class _BoxChanges:
         for tasks in groups.values():
             actor, project = self.moved[tasks[0].id]
             self.files.statuses_changed(self.uow, actor, project, tasks)
+
+
+def source_file_ids(uow: UnitOfWork, project_ids: Sequence[str], ref: str) -> list[str]:
+    """The tasks.md files `ref` (a file's id or path) names in these projects: list_tasks'
+    `file` filter. Without the files' hook no file exists.
+
+    Raises:
+        NotFound, ValidationFailed: naming `file`.
+    """
+    files = source_files(uow)
+    if files is None:
+        raise NotFound(
+            f"No tasks.md file {ref!r} here.", {"resource": "specFile", "field": "file", "ref": ref}
+        )
+    return files.find(uow, project_ids, ref)
 
 
 def sources_of(uow: UnitOfWork, task_ids: Sequence[str]) -> dict[str, TaskSource]:

@@ -17,6 +17,11 @@ FINISHED = frozenset({TaskStatus.APPROVED, TaskStatus.DONE})
 AGENT_BRIEF_LIMIT = 3000
 AGENT_BRIEF_TEXT = 1500  # the brief's share, so what follows it still fits
 AGENT_BRIEF_RECORD = 240
+CLAIM_LINE_ROOM = 240  # what get_task's agent brief keeps free for the line naming its holder
+# The summary projection's column naming a task's live claim: its rows carry claimedBy and
+# claimedUntil, and only while a claim holds the task. Not a column `fields` picks: each enum
+# value costs the default toolset's tools/list characters.
+CLAIM_FIELD = "claimedBy"
 
 
 def task_key(project: Project, task: Task) -> str:
@@ -114,7 +119,7 @@ DEFAULT_LIST_FIELDS = (
 )
 
 
-# The summary projection: what finding work needs, no long text.
+# The summary projection: what finding work needs (who holds a task too), no long text.
 SUMMARY_FIELDS = (
     "number",
     "key",
@@ -128,6 +133,7 @@ SUMMARY_FIELDS = (
     "startDate",
     "createdAt",
     "updatedAt",
+    CLAIM_FIELD,
 )
 # The compact projection, an agent's default: what choosing a task takes and nothing else.
 # The key names the task in every tool, the revision is what update_task needs; assignee
@@ -184,6 +190,7 @@ def agent_brief(
     named: Sequence[tuple[str, str]] = (),
     role: TeamRole | None = None,
     questions: tuple[int, int] = (0, 0),
+    limit: int = AGENT_BRIEF_LIMIT,
 ) -> str:
     """The task as plain text for a subagent's prompt, at most 3000 characters.
 
@@ -215,9 +222,9 @@ def agent_brief(
     if state_text:
         parts.append(f"Project state:\n{state_text}")
     text = "\n\n".join(parts)
-    if len(text) <= AGENT_BRIEF_LIMIT:
+    if len(text) <= limit:
         return text
-    return text[: AGENT_BRIEF_LIMIT - 40].rstrip() + "\n… (cut; read the task with get_task)"
+    return text[: limit - 40].rstrip() + "\n… (cut; read the task with get_task)"
 
 
 def _role_line(role: TeamRole) -> str:

@@ -48,6 +48,8 @@ from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 
 MAX_PAGE = 200
+MAX_PROJECT_Q = 200
+PROJECT_SORTS = ("activity", "key")
 
 
 def do_create_project(
@@ -157,17 +159,28 @@ def list_projects(
     workspace_id: str | None = None,
     filter_workspace: bool = False,
     include_archived: bool = True,
+    q: str | None = None,
+    sort: str = "activity",
     limit: int = 50,
     offset: int = 0,
 ) -> ProjectPage:
-    """Projects the actor may open, by key, each with its role there (after the token's cap);
-    and the total.
+    """Projects the actor may open, each with its role there (after the token's cap), and the
+    total: most recently active first (`sort` "activity"), or by key ("key"). `q`: each of
+    its words in the key, name or description, whatever the case.
 
     Raises:
-        ValidationFailed: limit outside 1-200 or a negative offset.
+        ValidationFailed: limit outside 1-200, a negative offset, a q over 200 characters or
+            an unknown sort.
         NotFound: `project` names one the actor cannot open.
     """
     check_page(limit, offset, MAX_PAGE)
+    if sort not in PROJECT_SORTS:
+        raise ValidationFailed.field("sort", f"{sort!r} is not a sort.", list(PROJECT_SORTS))
+    if q is not None and len(q) > MAX_PROJECT_Q:
+        raise ValidationFailed.field("q", f"at most {MAX_PROJECT_Q} characters.")
+    if q is not None and "\x00" in q:  # PostgreSQL text cannot hold it
+        raise ValidationFailed.field("q", "must not hold a NUL character.")
+    words = tuple(dict.fromkeys(word.lower() for word in (q or "").split()))
 
     def work(uow: UnitOfWork) -> ProjectPage:
         only = access_project(uow, actor, project).project.id if project else actor.project_cap
@@ -177,11 +190,13 @@ def list_projects(
             workspace_id=workspace_id,
             filter_workspace=filter_workspace,
             include_archived=include_archived,
+            words=words,
+            by_activity=sort == "activity",
             limit=limit,
             offset=offset,
         )
         rows = [(p, lower_role(role, actor.role_cap)) for p, role in page.rows]
-        return ProjectPage(rows, page.total)
+        return replace(page, rows=rows)
 
     return db.read(work)
 

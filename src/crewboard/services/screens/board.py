@@ -24,6 +24,7 @@ from crewboard.services.identity.access import access_project
 from crewboard.services.projects.team import list_team, team_view
 from crewboard.services.review.decisions import approve, drafts_of
 from crewboard.services.screens.task_history import task_history
+from crewboard.storage.board.claims import ClaimRepository
 from crewboard.storage.board.tasks import TaskFilter
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
@@ -83,7 +84,7 @@ def board_columns(
         filtered = bool(base.words or base.tag or filters.assignee)
         # One column counts its own rows; the whole board counts every status at once.
         totals = None if filtered or column else uow.tasks.count_by_status(found.id)
-        return [
+        columns = [
             _column(
                 uow,
                 found.key,
@@ -94,6 +95,7 @@ def board_columns(
             )
             for status in ([column] if column else COLUMNS)
         ]
+        return _with_claims(uow, columns)
 
     return {"team": team, "columns": db.read(work), "names": names_of(team)}
 
@@ -128,6 +130,16 @@ def _column(
         "nextOffset": following if following < count else None,
         "previousOffset": max(0, offset - size) if offset > 0 else None,
     }
+
+
+def _with_claims(uow: UnitOfWork, columns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each tile held by a live claim gets `claim` (who, until when): one read for the board."""
+    tiles = [tile for col in columns for tile in col["tasks"]]
+    held = ClaimRepository(uow.conn).held([tile["id"] for tile in tiles], uow.now)
+    for tile in tiles:
+        if (claim := held.get(tile["id"])) is not None:
+            tile["claim"] = {"by": claim.name, "until": claim.claim.expires_at.isoformat()}
+    return columns
 
 
 def names_of(team: dict[str, Any]) -> dict[str, str]:

@@ -20,7 +20,7 @@ from crewboard.storage.database import Database
 from crewboard.storage.review.activity import ActivityRepository, EventQuery
 from crewboard.storage.uow import UnitOfWork
 
-HISTORY_CHANGES = 100  # the newest task.updated events read for one task page
+HISTORY_CHANGES = 100  # the newest task.updated and claim events read for one task page
 TASK_FIELDS = ("parentTaskId", "blockedByTaskIds")  # fields whose values are task ids
 
 
@@ -42,7 +42,7 @@ def task_history(
                 project_ids=[project.id],
                 limit=HISTORY_CHANGES,
                 task_id=found.id,
-                only_prefixes=("task.updated",),
+                only_prefixes=("task.updated", "task.claim"),
             )
         )
         rows = [_change_row(event) for event in events]
@@ -60,6 +60,8 @@ def task_history(
 
 def _change_row(event: EventRow) -> dict[str, Any]:
     payload = event.payload
+    if event.type.startswith("task.claim"):
+        return _claim_row(event)
     changes = payload.get("changes")
     values: dict[str, Any] = changes if isinstance(changes, dict) else {}
     named = payload.get("changed")
@@ -77,6 +79,31 @@ def _change_row(event: EventRow) -> dict[str, Any]:
         )
     by = payload.get("by") if isinstance(payload.get("by"), dict) else event.actor
     return {"at": event.created_at.astimezone(UTC), "actor": by, "fields": fields, "lifecycle": []}
+
+
+def _claim_row(event: EventRow) -> dict[str, Any]:
+    """A claim taken, let go, lapsed or broken: who did it (the system for a lapse), and the
+    claim's holder, end of lease and fence (`claim`, which the page words)."""
+    payload = event.payload
+    claim = _dict(payload.get("claim"))
+    holder = _dict(claim.get("holder"))
+    by = payload.get("by") if isinstance(payload.get("by"), dict) else event.actor
+    return {
+        "at": event.created_at.astimezone(UTC),
+        "actor": by,
+        "fields": [],
+        "lifecycle": [],
+        "claim": {
+            "event": event.type,
+            "holder": holder.get("by"),
+            "until": claim.get("expiresAt"),
+            "fence": claim.get("fence"),
+        },
+    }
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _task_keys(uow: UnitOfWork, project_key: str, rows: list[dict[str, Any]]) -> dict[str, str]:

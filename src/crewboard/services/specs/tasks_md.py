@@ -21,11 +21,11 @@ statuses into its boxes (`do_restore_boxes`), so the two agree again.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from crewboard.domain.board.tasks import MAX_LONG_TEXT, MAX_TITLE, Task, TaskStatus
-from crewboard.domain.files import FileKind, kind_of
+from crewboard.domain.files import FileKind, kind_of, normalise_path
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.projects import Project
 from crewboard.domain.specs import SpecFile
@@ -41,7 +41,7 @@ from crewboard.domain.tasks_md import (
     set_box,
     status_for_box,
 )
-from crewboard.errors import CrewboardError, RevisionConflict
+from crewboard.errors import CrewboardError, NotFound, RevisionConflict, ValidationFailed
 from crewboard.services.board.task_sources import SourceFile, register
 from crewboard.services.board.tasks import do_add_source_task, save_task
 from crewboard.services.specs.comment_anchors import do_reanchor_threads
@@ -188,6 +188,26 @@ class TasksMdFiles:
             if file is not None:
                 found[file_id] = SourceFile(file.path, file.content_version)
         return found
+
+    def find(self, uow: UnitOfWork, project_ids: Sequence[str], ref: str) -> list[str]:
+        repo = SpecFileRepository(uow.conn)
+        if ref.startswith("spf_") and not any(c in ref for c in "/.\x00"):  # an id, not a path
+            file = repo.get(ref)
+            found = [file] if file is not None and file.project_id in project_ids else []
+        else:
+            path = normalise_path(ref, "file")
+            found = repo.at_path(project_ids, path)
+        if not found:
+            raise NotFound(
+                f"No spec file {ref!r} here; list_spec_files shows a project's files.",
+                {"resource": "specFile", "field": "file", "ref": ref},
+            )
+        tasks_files = [file.id for file in found if is_tasks_file(file.path)]
+        if not tasks_files:
+            raise ValidationFailed.field(
+                "file", f"{found[0].path} is not a tasks.md file; name a tasks.md by id or path."
+            )
+        return tasks_files
 
 
 def do_restore_boxes(uow: UnitOfWork, actor: Actor, project: Project, file: SpecFile) -> None:

@@ -14,15 +14,24 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Row, and_, case, exists, or_, select, update
+from sqlalchemy import Connection, Row, and_, bindparam, case, exists, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.sql.elements import ColumnElement
 
-from crewboard.domain.board.claims import Claim, ClaimEnd, Holder, lease_until, renewed_until
+from crewboard.domain.board.claims import (
+    Claim,
+    ClaimEnd,
+    HeldClaim,
+    Holder,
+    lease_until,
+    renewed_until,
+)
 from crewboard.domain.board.tasks import Priority, Task, TaskStatus
 from crewboard.storage.board import tables as t
 from crewboard.storage.board.claim_tables import task_claims
 from crewboard.storage.board.tasks import task_from_row
+from crewboard.storage.identity.tables import api_tokens, users
+from crewboard.storage.projects.tables import team_roles
 
 _C = task_claims.c
 _T = t.tasks.c
@@ -47,14 +56,22 @@ def claim_from_row(row: Row[Any]) -> Claim:
     )
 
 
+# The live claims of one caller, built once: the check-in asks on every call.
+_NOW = bindparam("now", type_=_C.expires_at.type)
+_LIVE_NOW = and_(_C.released_at.is_(None), _C.expires_at > _NOW)
+_ORDER = (_C.claimed_at, _C.task_id)
+_LIVE_OF_TOKEN = (
+    select(task_claims).where(_C.token_id == bindparam("token_id"), _LIVE_NOW).order_by(*_ORDER)
+)
+_LIVE_OF_PERSON = (
+    select(task_claims)
+    .where(_C.user_id == bindparam("user_id"), _C.token_id.is_(None), _LIVE_NOW)
+    .order_by(*_ORDER)
+)
+
+
 def _live(now: datetime) -> ColumnElement[bool]:
     return and_(_C.released_at.is_(None), _C.expires_at > now)
-
-
-def _of_holder(holder: Holder) -> ColumnElement[bool]:
-    if holder.token_id is not None:
-        return _C.token_id == holder.token_id
-    return and_(_C.user_id == holder.user_id, _C.token_id.is_(None))
 
 
 class ClaimRepository:
@@ -71,6 +88,48 @@ class ClaimRepository:
             return {}
         rows = self.conn.execute(select(task_claims).where(_C.task_id.in_(list(task_ids))))
         return {row.task_id: claim_from_row(row) for row in rows}
+
+    def held(self, task_ids: Sequence[str], now: datetime) -> dict[str, HeldClaim]:
+        """The live claims on these tasks with their holders' names, by task id: one
+        statement, however many tasks a page shows."""
+        if not task_ids:
+            return {}
+        query = (
+            select(
+                task_claims,
+                users.c.display_name.label("person"),
+                api_tokens.c.name.label("token_name"),
+                team_roles.c.name.label("seat_name"),
+            )
+            .join(users, users.c.id == _C.user_id)
+            .outerjoin(api_tokens, api_tokens.c.id == _C.token_id)
+            .outerjoin(team_roles, team_roles.c.id == _C.role_id)
+            .where(_C.task_id.in_(list(task_ids)), _live(now))
+        )
+        return {
+            row.task_id: HeldClaim(claim_from_row(row), row.person, row.token_name, row.seat_name)
+            for row in self.conn.execute(query)
+        }
+
+    def named(self, claim: Claim) -> HeldClaim:
+        """`claim` with its holder's names (the person, the token, the seat), live or not."""
+        holder = claim.holder
+        person = self.conn.execute(
+            select(users.c.display_name).where(users.c.id == holder.user_id)
+        ).scalar()
+        token = (
+            holder.token_id
+            and self.conn.execute(
+                select(api_tokens.c.name).where(api_tokens.c.id == holder.token_id)
+            ).scalar()
+        )
+        seat = (
+            holder.role_id
+            and self.conn.execute(
+                select(team_roles.c.name).where(team_roles.c.id == holder.role_id)
+            ).scalar()
+        )
+        return HeldClaim(claim, person or "someone", token or None, seat or None)
 
     def take(self, task: Task, holder: Holder, now: datetime, seconds: int) -> Claim | None:
         """Claim `task` for `holder` with the next fence, unless a live claim holds it (then
@@ -126,8 +185,10 @@ class ClaimRepository:
 
     def live_of(self, holder: Holder, now: datetime) -> list[Claim]:
         """The live claims `holder` holds, oldest first."""
-        query = select(task_claims).where(_of_holder(holder), _live(now))
-        rows = self.conn.execute(query.order_by(_C.claimed_at, _C.task_id))
+        if holder.token_id is not None:
+            rows = self.conn.execute(_LIVE_OF_TOKEN, {"token_id": holder.token_id, "now": now})
+        else:
+            rows = self.conn.execute(_LIVE_OF_PERSON, {"user_id": holder.user_id, "now": now})
         return [claim_from_row(row) for row in rows]
 
     def lapsed(self, now: datetime, limit: int) -> list[Claim]:
@@ -158,31 +219,9 @@ class ClaimRepository:
         On PostgreSQL the row is locked (FOR NO KEY UPDATE SKIP LOCKED), so concurrent callers
         each find a different task instead of queueing on the same one; `take` still decides.
         """
-        claimed = exists().where(_C.task_id == _T.id, _live(now))
-        left = exists().where(
-            _C.task_id == _T.id,
-            or_(
-                _C.ended_as.in_((ClaimEnd.LAPSED.value, ClaimEnd.BROKEN.value)),
-                and_(_C.released_at.is_(None), _C.expires_at <= now),
-            ),
-        )
-        blocker = t.tasks.alias("blocker")
-        blocked = exists().where(
-            _L.type == "blocks",
-            or_(_L.low_id == _T.id, _L.high_id == _T.id),
-            _L.blocker_id != _T.id,
-            blocker.c.id == _L.blocker_id,
-            blocker.c.status.not_in(_FINISHED),
-        )
         query = (
             select(t.tasks)
-            .where(
-                _T.project_id == project_id,
-                or_(_T.status.in_(list(ready)), and_(_T.status.in_(list(resumable)), left)),
-                or_(_T.assignee_id.is_(None), _T.assignee_id.in_(list(assignees))),
-                ~claimed,
-                ~blocked,
-            )
+            .where(_takeable(project_id, now, assignees, ready, resumable))
             .order_by(_PRIORITY_ORDER, _T.created_at, _T.number)
             .limit(1)
         )
@@ -192,3 +231,59 @@ class ClaimRepository:
             query = query.with_for_update(of=t.tasks, skip_locked=True, key_share=True)
         row = self.conn.execute(query).first()
         return task_from_row(row) if row else None
+
+    def takeable(
+        self,
+        project_id: str,
+        now: datetime,
+        *,
+        assignees: Sequence[str],
+        ready: Sequence[str],
+        resumable: Sequence[str],
+        among: Sequence[str] | None = None,
+        limit: int = 100,
+    ) -> list[Task]:
+        """Tasks `next_candidate` could take now (of `among` only, when given), best first;
+        nothing is locked."""
+        query = select(t.tasks).where(_takeable(project_id, now, assignees, ready, resumable))
+        if among is not None:
+            if not among:
+                return []
+            query = query.where(_T.id.in_(list(among)))
+        query = query.order_by(_PRIORITY_ORDER, _T.created_at, _T.number).limit(limit)
+        return [task_from_row(row) for row in self.conn.execute(query)]
+
+
+def _takeable(
+    project_id: str,
+    now: datetime,
+    assignees: Sequence[str],
+    ready: Sequence[str],
+    resumable: Sequence[str],
+) -> ColumnElement[bool]:
+    """A task of the project in a `ready` status (or in a `resumable` one with its last claim
+    lapsed or broken: work its holder left), assigned to no one or to one of `assignees`, with
+    no live claim and no unfinished blocker."""
+    claimed = exists().where(_C.task_id == _T.id, _live(now))
+    left = exists().where(
+        _C.task_id == _T.id,
+        or_(
+            _C.ended_as.in_((ClaimEnd.LAPSED.value, ClaimEnd.BROKEN.value)),
+            and_(_C.released_at.is_(None), _C.expires_at <= now),
+        ),
+    )
+    blocker = t.tasks.alias("blocker")
+    blocked = exists().where(
+        _L.type == "blocks",
+        or_(_L.low_id == _T.id, _L.high_id == _T.id),
+        _L.blocker_id != _T.id,
+        blocker.c.id == _L.blocker_id,
+        blocker.c.status.not_in(_FINISHED),
+    )
+    return and_(
+        _T.project_id == project_id,
+        or_(_T.status.in_(list(ready)), and_(_T.status.in_(list(resumable)), left)),
+        or_(_T.assignee_id.is_(None), _T.assignee_id.in_(list(assignees))),
+        ~claimed,
+        ~blocked,
+    )

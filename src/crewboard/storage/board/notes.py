@@ -107,6 +107,23 @@ _OUTPUT_VERSION = (
     .offset(_OFFSET)
     .limit(1)
 )
+_OUTPUT_BY_ID = select(*_output_columns(preview=False)).where(
+    _OUTPUTS.task_id == bindparam("task_id"), _OUTPUTS.id == bindparam("output_id")
+)
+# The versions of a name saved up to a given one (its version number), in the order of
+# _OUTPUT_VERSION: by time saved, then id.
+_VERSIONS_UP_TO = (
+    select(func.count())
+    .select_from(t.task_outputs)
+    .where(
+        _OUTPUTS.task_id == bindparam("task_id"),
+        _OUTPUTS.name == bindparam("name"),
+        or_(
+            _OUTPUTS.created_at < bindparam("at"),
+            and_(_OUTPUTS.created_at == bindparam("at"), _OUTPUTS.id <= bindparam("output_id")),
+        ),
+    )
+)
 
 _INSERT_QUESTION = insert(t.task_questions)
 _QUESTION_BY_ID = select(t.task_questions).where(_QUESTIONS.id == bindparam("question_id"))
@@ -231,6 +248,13 @@ class NoteRepository:
         rows = self.conn.execute(_COMMENTS_PAGE, {**where, "limit": limit, "offset": offset})
         return [_comment(row) for row in rows], int(total)
 
+    def comment_texts(self, comment_ids: Collection[str]) -> dict[str, str]:
+        """The whole text of these comments, by id (those that exist)."""
+        if not comment_ids:
+            return {}
+        query = select(_COMMENTS.id, _COMMENTS.content).where(_COMMENTS.id.in_(list(comment_ids)))
+        return {row.id: row.content for row in self.conn.execute(query)}
+
     # --- outputs --------------------------------------------------------------------------
 
     def output_history(self, task_id: str, name: str) -> tuple[int, datetime | None]:
@@ -283,6 +307,18 @@ class NoteRepository:
             _OUTPUT_VERSION, {"task_id": task_id, "name": name, "offset": wanted - 1}
         ).one()
         return TaskOutput(**row._asdict(), version=wanted, versions=count)
+
+    def output_by_id(self, task_id: str, output_id: str) -> TaskOutput | None:
+        """One version of an output of the task in full, by its id."""
+        row = self.conn.execute(
+            _OUTPUT_BY_ID, {"task_id": task_id, "output_id": output_id}
+        ).one_or_none()
+        if row is None:
+            return None
+        count, _ = self.output_history(task_id, row.name)
+        place = {"task_id": task_id, "name": row.name, "at": row.created_at, "output_id": row.id}
+        version = self.conn.execute(_VERSIONS_UP_TO, place).scalar_one()
+        return TaskOutput(**row._asdict(), version=int(version), versions=count)
 
     # --- questions ------------------------------------------------------------------------
 

@@ -116,6 +116,7 @@ class TaskFilter:
     due_from: date | None = None
     due_until: date | None = None
     no_due_date: bool = False
+    source_file_ids: Sequence[str] = ()  # tasks on a line of one of these tasks.md files
 
 
 def _in_list_order(descending: bool, c: Any = t.tasks.c) -> tuple[ColumnElement[Any], ...]:
@@ -143,6 +144,19 @@ def _after(
     return [c.number >= number, or_(c.number > number, c.project_id > project_id)]
 
 
+def _assignee_conditions(f: TaskFilter, c: Any = t.tasks.c) -> list[ColumnElement[bool]]:
+    """Whom the tasks are for: one assignee, no one, or a person's own (assigned or owned)."""
+    found: list[ColumnElement[bool]] = []
+    if f.assignee_id is not None:
+        found.append(c.assignee_id == f.assignee_id)
+    if f.unassigned:
+        found.append(c.assignee_id.is_(None))
+    if f.assigned_or_owned_by is not None:
+        mine = f.assigned_or_owned_by
+        found.append(or_(c.assignee_id == mine, c.human_owner_id == mine))
+    return found
+
+
 class TaskListing:
     """The listing half of TaskRepository, which gives it the connection and `get_many`."""
 
@@ -162,13 +176,7 @@ class TaskListing:
             conditions.append(c.number.in_(list(f.numbers)))
         if f.parent_task_id is not None:
             conditions.append(c.parent_task_id == f.parent_task_id)
-        if f.assignee_id is not None:
-            conditions.append(c.assignee_id == f.assignee_id)
-        if f.unassigned:
-            conditions.append(c.assignee_id.is_(None))
-        if f.assigned_or_owned_by is not None:
-            mine = f.assigned_or_owned_by
-            conditions.append(or_(c.assignee_id == mine, c.human_owner_id == mine))
+        conditions += _assignee_conditions(f)
         if f.cycle is not None:
             conditions.append(c.cycle == f.cycle)
         if f.updated_since is not None:
@@ -179,6 +187,15 @@ class TaskListing:
             conditions.append(c.due_date <= f.due_until)
         if f.no_due_date:
             conditions.append(c.due_date.is_(None))
+        if f.source_file_ids:
+            s = t.task_sources.c
+            conditions.append(
+                exists().where(
+                    s.task_id == c.id,
+                    s.file_id.in_(list(f.source_file_ids)),
+                    s.line.is_not(None),
+                )
+            )
         return conditions + self._label_and_text_conditions(f)
 
     def _scoped_in_text_index(self, f: TaskFilter) -> bool:

@@ -6,7 +6,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import Connection, Row, and_, bindparam, func, select
+from sqlalchemy import Connection, Row, and_, bindparam, func, or_, select, type_coerce
+from sqlalchemy.sql.elements import ColumnElement
 
 from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import User
@@ -21,6 +22,18 @@ from crewboard.storage.identity import tables as identity_tables
 from crewboard.storage.identity.users import user_from_row
 from crewboard.storage.projects import tables as t
 from crewboard.storage.rows import record_from_row, record_values
+from crewboard.storage.schema import events
+from crewboard.storage.types import UTCDateTime
+
+# A project's newest event: the (project_id, id) index read backwards, one entry. Every change
+# records an event in its transaction (task changes too), so this is when it last changed.
+_NEWEST_EVENT_AT = (
+    select(events.c.created_at)
+    .where(events.c.project_id == t.projects.c.id)
+    .order_by(events.c.id.desc())
+    .limit(1)
+    .scalar_subquery()
+)
 
 
 # Built once: constructing a statement costs about as much as running it on SQLite.
@@ -178,11 +191,15 @@ class ProjectRepository:
         workspace_id: str | None = None,
         filter_workspace: bool = False,
         include_archived: bool = True,
+        words: tuple[str, ...] = (),
+        by_activity: bool = False,
         limit: int = 50,
         offset: int = 0,
     ) -> ProjectPage:
-        """Projects the user has a role on, by key, with that role."""
-        conditions = [t.project_members.c.user_id == user_id]
+        """Projects the user has a role on, with that role and when each was last active: by
+        key, or (`by_activity`) most recently active first. `words` (lower-case) must each be
+        in the key, name or description."""
+        conditions = [t.project_members.c.user_id == user_id, *_holding(words)]
         if only_project_id is not None:
             conditions.append(t.projects.c.id == only_project_id)
         if filter_workspace:
@@ -193,16 +210,38 @@ class ProjectRepository:
             )
         if not include_archived:
             conditions.append(t.projects.c.archived_at.is_(None))
+        active_at = self._active_at()
         base = (
-            select(t.projects, t.project_members.c.role.label("member_role"))
+            select(
+                t.projects,
+                t.project_members.c.role.label("member_role"),
+                active_at.label("active_at"),
+            )
             .join(t.project_members, t.project_members.c.project_id == t.projects.c.id)
             .where(*conditions)
         )
-        total = self.conn.execute(select(func.count()).select_from(base.subquery())).scalar_one()
-        rows = self.conn.execute(base.order_by(t.projects.c.key).limit(limit).offset(offset))
-        return ProjectPage(
-            rows=[(_project(row), Role(row.member_role)) for row in rows], total=int(total)
+        count = (
+            select(func.count())
+            .select_from(t.projects)
+            .join(t.project_members, t.project_members.c.project_id == t.projects.c.id)
         )
+        total = self.conn.execute(count.where(*conditions)).scalar_one()
+        order = (active_at.desc(), t.projects.c.key) if by_activity else (t.projects.c.key,)
+        rows = self.conn.execute(base.order_by(*order).limit(limit).offset(offset)).all()
+        return ProjectPage(
+            rows=[(_project(row), Role(row.member_role)) for row in rows],
+            total=int(total),
+            active_at={row.id: row.active_at for row in rows},
+        )
+
+    def _active_at(self) -> ColumnElement[datetime]:
+        """The later of the project's own update and its newest event."""
+        updated = t.projects.c.updated_at
+        newest = func.coalesce(_NEWEST_EVENT_AT, updated)
+        # SQLite's max() of two values is its greatest (text timestamps of one format compare
+        # as times); PostgreSQL names it GREATEST.
+        later = func.max if self.conn.dialect.name == "sqlite" else func.greatest
+        return type_coerce(later(updated, newest), UTCDateTime())
 
     def roles_of(self, user_id: str, *, only_project_id: str | None = None) -> set[Role]:
         """The distinct roles the user holds over its projects (archived ones included)."""
@@ -218,3 +257,21 @@ class ProjectRepository:
     def members(self, project_id: str) -> list[tuple[User, Role]]:
         rows = self.conn.execute(_MEMBERS, {"project_id": project_id})
         return [(user_from_row(row), Role(row.member_role)) for row in rows]
+
+
+def _holding(words: tuple[str, ...]) -> list[ColumnElement[bool]]:
+    """Each word in the key, name or description, whatever its case."""
+    c = t.projects.c
+    return [
+        or_(
+            *(
+                func.lower(column).like(f"%{_escape_like(word)}%", "\\")
+                for column in (c.key, c.name, c.description)
+            )
+        )
+        for word in words
+    ]
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

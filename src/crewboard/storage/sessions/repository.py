@@ -220,15 +220,6 @@ class SessionRepository:
         )
         return [_session(row) for row in rows], int(total)
 
-    def active_of(self, project_id: str, limit: int) -> list[Session]:
-        rows = self.conn.execute(
-            select(spec_sessions)
-            .where(_s.project_id == project_id, _s.archived_at.is_(None))
-            .order_by(_s.updated_at.desc(), _s.id.desc())
-            .limit(limit)
-        )
-        return [_session(row) for row in rows]
-
     def change(self, session_id: str, **values: Any) -> None:
         self.conn.execute(update(spec_sessions).where(_s.id == session_id).values(**values))
 

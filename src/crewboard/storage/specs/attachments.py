@@ -53,11 +53,15 @@ class AttachmentRepository:
         row = self.conn.execute(_BY_NAME, {"project_id": project_id, "name": name}).first()
         return None if row is None else _attachment(row)
 
-    def page(self, project_id: str, *, limit: int, offset: int) -> tuple[list[Attachment], int]:
-        """One page of the project's attachments by name, and how many there are."""
+    def page(
+        self, project_id: str, *, limit: int, offset: int, newest: bool = False
+    ) -> tuple[list[Attachment], int]:
+        """One page of the project's attachments by name (or `newest` changed first), and how
+        many there are."""
         where = _a.project_id == project_id
+        order = (_a.updated_at.desc(), _a.id.desc()) if newest else (_a.name,)
         rows = self.conn.execute(
-            select(attachments).where(where).order_by(_a.name).limit(limit).offset(offset)
+            select(attachments).where(where).order_by(*order).limit(limit).offset(offset)
         )
         total = self.conn.execute(select(func.count()).select_from(attachments).where(where))
         return [_attachment(row) for row in rows], int(total.scalar_one())

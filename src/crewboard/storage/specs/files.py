@@ -3,6 +3,7 @@ version the writer read, the trash."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -50,10 +51,25 @@ class SpecFileRepository:
         row = self.conn.execute(_BY_PATH, {"project_id": project_id, "path": path}).first()
         return None if row is None else _file(row)
 
+    def at_path(self, project_ids: Sequence[str], path: str) -> list[SpecFile]:
+        """The file at `path` in each of these projects that has one (one query)."""
+        rows = self.conn.execute(
+            select(spec_files).where(_f.project_id.in_(list(project_ids)), _f.path == path)
+        )
+        return [_file(row) for row in rows]
+
     def page(
-        self, project_id: str, *, prefix: str | None, trashed: bool, limit: int, offset: int
+        self,
+        project_id: str,
+        *,
+        prefix: str | None,
+        trashed: bool,
+        limit: int,
+        offset: int,
+        newest: bool = False,
     ) -> tuple[list[SpecFile], int]:
-        """One page of the project's files (or its trash) in path order, and how many there are."""
+        """One page of the project's files (or its trash) in path order (or `newest` changed
+        first), and how many there are."""
         # Paths compare as code points (bytes of UTF-8): SQLite's BINARY, and "C" on PostgreSQL,
         # whose database may sort by a language that puts `Docs/` or `docs#` between `docs/`
         # and `docs0`, or drops the `/` when it compares.
@@ -66,8 +82,9 @@ class SpecFileRepository:
             # A prefix range (not LIKE): `docs/` up to the next possible string.
             conditions += [path >= prefix, path < prefix[:-1] + chr(ord(prefix[-1]) + 1)]
         where = and_(*conditions)
+        order = (_f.updated_at.desc(), _f.id.desc()) if newest else (path,)
         rows = self.conn.execute(
-            select(spec_files).where(where).order_by(path).limit(limit).offset(offset)
+            select(spec_files).where(where).order_by(*order).limit(limit).offset(offset)
         )
         total = self.conn.execute(select(func.count()).select_from(spec_files).where(where))
         return [_file(row) for row in rows], int(total.scalar_one())

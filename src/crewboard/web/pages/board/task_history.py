@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from crewboard.web.render import hour
 from crewboard.web.wording import label
 
 # Labels that read better than the field's de-camelled name.
@@ -45,9 +46,26 @@ def history_rows(
     for row in view.get("history") or []:
         lines = [words.field(item) for item in row["fields"] if _shown(item, row["fields"])]
         lines += [line for event in row["lifecycle"] if (line := words.lifecycle(event))]
+        if row.get("claim"):
+            lines.append(claim_line(row["claim"]))
         if lines:
             rows.append({"at": row["at"], "actor": row["actor"], "lines": lines})
     return rows
+
+
+def claim_line(claim: Mapping[str, Any]) -> str:
+    """A claim event as the history says it."""
+    holder = claim.get("holder") or "its holder"
+    kind = claim.get("event")
+    if kind == "task.claimed":
+        return f"Claimed until {hour(claim.get('until'))} (claim {claim.get('fence')})"
+    if kind == "task.claim_released":
+        return f"Let go of claim {claim.get('fence')}"
+    if kind == "task.claim_lapsed":
+        return f"Claim of {holder} lapsed: it was not renewed in time"
+    if kind == "task.claim_broken":
+        return f"Broke the claim of {holder}; the task is free again"
+    return "Claim changed"
 
 
 def _shown(item: Mapping[str, Any], fields: list[Mapping[str, Any]]) -> bool:

@@ -14,6 +14,7 @@ from starlette.routing import BaseRoute
 from crewboard.contract.board.present import get_task_view, task_activity_view
 from crewboard.contract.board.present_notes import comment_answer, output_read_view
 from crewboard.domain.board.tasks import TaskType
+from crewboard.domain.identity.access import Role
 from crewboard.domain.validation import parse_whole
 from crewboard.errors import (
     CrewboardError,
@@ -23,8 +24,8 @@ from crewboard.errors import (
     RevisionConflict,
     ValidationFailed,
 )
+from crewboard.services.board import claims, task_lookup, task_updates
 from crewboard.services.board import notes as task_notes
-from crewboard.services.board import task_lookup, task_updates
 from crewboard.services.screens import board as board_pages
 from crewboard.services.screens.board import COLUMNS
 from crewboard.web.context import Page, project_routes
@@ -133,9 +134,36 @@ def _task_page(
         priorities=PRIORITIES,
         types=TYPE_LABELS,
         here=here_of(page),
+        can_break=_may_break(page),
         comment_key=uuid.uuid4().hex,
         edit_key=uuid.uuid4().hex,
         subtask_key=uuid.uuid4().hex,
+    )
+
+
+def _may_break(page: Page) -> bool:
+    """Whether the page offers to break a claim: the role break_claim asks for (a person
+    signed in to the web app; the service checks again)."""
+    role = (page.project or {}).get("viewerRole")
+    return role in set(Role) and Role(role).includes(Role.WRITE)
+
+
+def break_claim(page: Page) -> Response:
+    """Take a task's claim away from its holder (the claim the page showed, by its fence)."""
+    ref = ref_of(page)
+    raw = page.field("fence")
+    fence = parse_whole("fence", raw, minimum=1) if raw else None
+    back = _task_path(page, ref)
+    try:
+        claims.break_claim(page.db, page.actor, task=ref, project=page.project_key, fence=fence)
+    except CrewboardError as error:
+        return page.redirect(
+            back, error=f"The claim on {ref} was not broken: {human_message(error)}"
+        )
+    return page.redirect(
+        back,
+        notice=f"Claim on {ref} broken: the task is free, and its holder's next write with that "
+        "claim is refused.",
     )
 
 
@@ -446,6 +474,7 @@ def _task_in_project(page: Page) -> str:
 
 ROUTES: list[BaseRoute] = [
     *project_routes("tasks/{ref}/comments", post=comment),
+    *project_routes("tasks/{ref}/claim/break", post=break_claim),
     *project_routes("tasks/{ref}/subtasks", post=subtasks),
     *project_routes("tasks/{ref}/outputs/{name:path}", get=output),
     *project_routes("tasks/{ref}", get=task, post=edit),
