@@ -66,7 +66,7 @@ def crew(database_url: URL, tmp_path: Path) -> Iterator[Crew]:
         ]
         secrets = [
             tokens.issue_token(
-                db, me, kind="agent", scopes=SCOPES, project="CRW", name=seat.name
+                db, me, kind="agent", scopes=SCOPES, project="CRW", name=seat.name, seat=seat.id
             ).secret
             for seat in seats
         ]

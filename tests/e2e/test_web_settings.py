@@ -168,8 +168,8 @@ async def test_a_token_made_in_the_web_app_works_over_mcp_until_revoked(
     async with mcp_client(url, secret, "legacy") as mcp:
         listed = body_of(await mcp.call_tool("list_projects", {}))
     assert "CRW" in str(listed)
-    (token,) = tokens.list_tokens(db, person_actor(owner))
-    answer = send(client, f"/settings/tokens/{token.id}/revoke", {})
+    (listed,) = tokens.list_tokens(db, person_actor(owner))
+    answer = send(client, f"/settings/tokens/{listed.token.id}/revoke", {})
     assert "is revoked" in followed(client, answer)
     refused = httpx2.post(
         f"{url}/mcp",
@@ -204,14 +204,14 @@ def test_someone_elses_token_cannot_be_revoked(
     with closing(sign_in(url, writer.email)) as client:
         answer = send(client, f"/settings/tokens/{issued.token.id}/revoke", {})
         assert "No token" in flash_error(followed(client, answer))
-    assert tokens.list_tokens(db, person_actor(owner))[0].active
+    assert tokens.list_tokens(db, person_actor(owner))[0].token.active
 
 
 def test_a_get_never_revokes(db: Database, client: httpx2.Client, owner: User) -> None:
     issued = tokens.issue_token(db, person_actor(owner), kind="personal", scopes=["read"])
     answer = client.get(f"/settings/tokens/{issued.token.id}/revoke")
     assert answer.status_code in (404, 405)
-    assert tokens.list_tokens(db, person_actor(owner))[0].active
+    assert tokens.list_tokens(db, person_actor(owner))[0].token.active
 
 
 def test_a_token_name_is_shown_as_text(db: Database, client: httpx2.Client) -> None:

@@ -47,16 +47,16 @@ def owner(db: Database) -> User:
     return user
 
 
-def agent_actor(db: Database, owner: User, name: str = "Scribe") -> Actor:
+def agent_actor(db: Database, owner: User, name: str = "Scribe", seat: str | None = None) -> Actor:
     issued = tokens.issue_token(
-        db, person_actor(owner), kind="agent", scopes=SCOPES, project="CRW", name=name
+        db, person_actor(owner), kind="agent", scopes=SCOPES, project="CRW", name=name, seat=seat
     )
     return tokens.authenticate_token(db, issued.secret)
 
 
 @pytest.fixture
 def agent(db: Database, owner: User) -> Actor:
-    return agent_actor(db, owner)
+    return agent_actor(db, owner, seat="Scribe")
 
 
 def seat(db: Database, owner: User, name: str) -> str:
@@ -102,7 +102,8 @@ def test_an_agents_message_is_signed_with_its_ai_seat(
     made = post(db, agent, owner.id).body["message"]
     assert made["author"]["tokenId"] == agent.principal
     assert made["author"]["roleId"] == seat(db, owner, "Scribe")
-    unnamed = agent_actor(db, owner, "Helper")  # two AI seats, none named Helper: not clear
+    # Named like a seat, yet none chosen, and two AI seats: the name does not decide.
+    unnamed = agent_actor(db, owner, "Coder")
     assert "roleId" not in post(db, unnamed, owner.id).body["message"]["author"]
     by_person = post(db, person_actor(owner), seat(db, owner, "Coder")).body["message"]
     assert by_person["author"] == {
@@ -297,7 +298,7 @@ def test_hand_in_entries_carry_the_drafts_current_status_never_its_text(
 def test_mine_keeps_only_this_tokens_hand_ins_and_a_person_has_none(
     db: Database, owner: User, agent: Actor
 ) -> None:
-    other = agent_actor(db, owner, "Coder")
+    other = agent_actor(db, owner, "Coder", seat="Coder")
     hand_in(db, agent, "CRW-1", draft_id="drf_mine", key="k-1")
     hand_in(db, other, "CRW-2", draft_id="drf_theirs", key="k-1")
     post(db, agent, owner.id)  # the agent's own, but not a hand-in

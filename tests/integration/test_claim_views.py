@@ -39,10 +39,11 @@ def owner(db: Database) -> User:
 
 
 def coder(db: Database, owner: User) -> Actor:
-    """An agent token named after the project's AI seat, so it acts as that seat."""
+    """An agent token acting as the project's AI seat Coder (and named after it)."""
     issued = tokens.issue_token(
-        db, person_actor(owner), kind="agent", scopes=SCOPES, project="CRW", name="Coder"
-    )
+        db, person_actor(owner), kind="agent", scopes=SCOPES, project="CRW", name="Coder",
+        seat="Coder",
+    )  # fmt: skip
     return tokens.authenticate_token(db, issued.secret)
 
 

@@ -44,7 +44,9 @@ def test_revoked_token_stops_working_at_once(db: Database) -> None:
     again = tokens.revoke_token(db, issued.token.id)
     assert again.revoked_at == revoked.revoked_at
     assert tokens.list_all_tokens(db) == []
-    assert [t.id for t in tokens.list_all_tokens(db, include_revoked=True)] == [issued.token.id]
+    assert [t.token.id for t in tokens.list_all_tokens(db, include_revoked=True)] == [
+        issued.token.id
+    ]
 
 
 @pytest.mark.parametrize(
@@ -76,11 +78,11 @@ def test_last_used_time_is_recorded_at_most_once_a_minute(db: Database, clock: M
     clock.advance(timedelta(seconds=30))
     tokens.authenticate_token(db, issued.secret)
     (listed,) = tokens.list_all_tokens(db)
-    assert listed.last_used_at == first_use
+    assert listed.token.last_used_at == first_use
     clock.advance(timedelta(seconds=31))
     tokens.authenticate_token(db, issued.secret)
     (listed,) = tokens.list_all_tokens(db)
-    assert listed.last_used_at == clock.now()
+    assert listed.token.last_used_at == clock.now()
 
 
 def test_agent_token_needs_a_project(db: Database) -> None:

@@ -6,17 +6,19 @@ from typing import Any
 
 from starlette.requests import Request
 
-from crewboard.api.common import Endpoint, actor_of
+from crewboard.api.common import Endpoint, actor_of, run_service
+from crewboard.services.identity.tokens import own_token
 from crewboard.services.views import token_view
 
 
 async def me(request: Request) -> dict[str, Any]:
     actor = actor_of(request)
-    assert actor.token is not None  # noqa: S101 - bearer authentication always names a token
+    listed = await run_service(request, own_token)
+    assert listed is not None  # noqa: S101 - bearer authentication always names a token
     return {
         "userId": actor.user_id,
         "displayName": actor.display_name,
-        "token": token_view(actor.token),
+        "token": token_view(listed.token, listed.seat),
     }
 
 

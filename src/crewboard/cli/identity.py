@@ -17,8 +17,9 @@ from crewboard.cli.common import (
 )
 from crewboard.contract.catalogue import DEFAULT_SET_WORDS
 from crewboard.domain.identity.access import Role, Scope, TokenKind, Toolset
+from crewboard.domain.identity.records import ListedToken
 from crewboard.services.identity import tokens, users
-from crewboard.services.views import token_view, user_view
+from crewboard.services.views import seat_note, token_view, user_view
 from crewboard.storage.database import Database
 
 
@@ -114,6 +115,12 @@ def token_group() -> None:
     help=f"The toolsets MCP shows the token, comma-separated: "
     f"{', '.join(t.value for t in Toolset)}. None given: {DEFAULT_SET_WORDS}.",
 )
+@click.option(
+    "--seat",
+    default=None,
+    metavar="SEAT",
+    help="For an agent token: the AI seat of --project it acts as (its id or name).",
+)
 @click.option("--name", default=None, help="A label to recognise the token by.")
 @json_option
 @pass_state
@@ -125,10 +132,12 @@ def token_create(
     project: str | None,
     role: str | None,
     toolsets: str | None,
+    seat: str | None,
     name: str | None,
     as_json: bool,
 ) -> None:
-    """Issue a token; its secret is printed once."""
+    """Issue a token; its secret is printed once. An agent token without --seat acts as its
+    project's only AI seat while there is exactly one, else as none."""
 
     def act(db: Database) -> None:
         actor = users.person_actor(users.get_user_by_email(db, email))
@@ -141,12 +150,15 @@ def token_create(
             project=project,
             role=role,
             toolsets=split_list(toolsets),
+            seat=seat,
         )
+        seat_line = f"; {seat_note(issued.seat)}" if issued.seat else ""
         emit(
             as_json,
-            {**token_view(issued.token), "token": issued.secret},
+            {**token_view(issued.token, issued.seat), "token": issued.secret},
             lambda: (
-                f"{issued.secret}\n(token {issued.token.id}; the secret is shown only now)\n"
+                f"{issued.secret}\n(token {issued.token.id}{seat_line}; "
+                "the secret is shown only now)\n"
                 f"toolsets: {_toolsets_words(issued.token.toolsets)}"
             ),
         )
@@ -175,19 +187,21 @@ def token_list(state: State, email: str | None, revoked: bool, as_json: bool) ->
             found = tokens.list_tokens(db, actor, include_revoked=revoked)
         emit(
             as_json,
-            [token_view(t) for t in found],
-            lambda: (
-                "\n".join(
-                    f"{t.id}  {t.display_prefix}…  {t.kind}  {','.join(sorted(t.scopes))}  "
-                    f"last used {t.last_used_at.isoformat() if t.last_used_at else 'never'}"
-                    f"{'  REVOKED' if t.revoked_at else ''}  {t.name}"
-                    for t in found
-                )
-                or "no tokens"
-            ),
+            [token_view(t.token, t.seat) for t in found],
+            lambda: "\n".join(_token_line(t) for t in found) or "no tokens",
         )
 
     guarded(state, as_json, act)
+
+
+def _token_line(listed: ListedToken) -> str:
+    t = listed.token
+    return (
+        f"{t.id}  {t.display_prefix}…  {t.kind}  {','.join(sorted(t.scopes))}  "
+        f"last used {t.last_used_at.isoformat() if t.last_used_at else 'never'}"
+        f"{'  REVOKED' if t.revoked_at else ''}  {t.name}"
+        + (f"  ({seat_note(listed.seat)})" if listed.seat else "")
+    )
 
 
 @token_group.command("revoke")

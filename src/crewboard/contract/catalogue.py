@@ -96,7 +96,7 @@ DEFAULT_TOOLSETS: tuple[Toolset, ...] = (Toolset.BOARD, Toolset.MEMORY)
 # What a token naming no toolsets gets, as the token form, the CLI and README say it.
 DEFAULT_SET_WORDS = (
     f"the default set, the {' and '.join(DEFAULT_TOOLSETS)} toolsets: find, claim, read, plan, "
-    "note and hand in tasks, and read the project's memory"
+    "note and hand in tasks, check in for what changed, and read the project's memory"
 )
 
 

@@ -4,7 +4,7 @@ the rules for project fields. Pure values, no I/O."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -186,6 +186,15 @@ class TeamRole:
     xp: int
     archived_at: datetime | None
     created_at: datetime
+
+
+def acting_seat(seat_id: str | None, ai_seats: Sequence[TeamRole]) -> TeamRole | None:
+    """The AI seat an agent token acts as, among its project's active AI seats: the one
+    stored on it (None when that seat is no longer among them), or, for a token that stores
+    none, the only one when there is exactly one. The token's name never decides."""
+    if seat_id is not None:
+        return next((s for s in ai_seats if s.id == seat_id), None)
+    return ai_seats[0] if len(ai_seats) == 1 else None
 
 
 # --- what the projects use cases return (the doors word them: contract/projects/present.py) ---

@@ -217,6 +217,7 @@ class TokenName:
     user_id: str
     project_id: str | None
     revoked_at: datetime | None
+    seat_id: str | None = None
 
 
 # --- what the review services answer (worded at the door side, in contract/review) -----------

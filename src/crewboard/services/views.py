@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from crewboard.domain.identity.access import Role
-from crewboard.domain.identity.records import Actor, ApiToken, User
-from crewboard.domain.projects import Project, SeatKind, TeamRole, Workspace, WorkspaceRole
+from crewboard.domain.identity.records import Actor, ApiToken, SeatState, TokenSeat, User
+from crewboard.domain.projects import Project, Workspace, WorkspaceRole
+from crewboard.services.seats import ai_seat_of
 from crewboard.storage.uow import UnitOfWork
 
 
@@ -48,7 +48,9 @@ def project_view(project: Project, viewer_role: Role | None = None) -> dict[str,
     return view
 
 
-def token_view(token: ApiToken) -> dict[str, Any]:
+def token_view(token: ApiToken, seat: TokenSeat | None = None) -> dict[str, Any]:
+    """A token on the wire; `seat` is how an agent token's seat stands (see services/seats),
+    None for other tokens or when the caller did not look it up."""
     return {
         "id": token.id,
         "name": token.name,
@@ -62,7 +64,23 @@ def token_view(token: ApiToken) -> dict[str, Any]:
         "createdAt": iso(token.created_at),
         "lastUsedAt": iso(token.last_used_at),
         "revokedAt": iso(token.revoked_at),
+        "seatId": token.seat_id,
+        "seat": None
+        if seat is None
+        else {"state": str(seat.state), "id": seat.id, "name": seat.name},
     }
+
+
+def seat_note(seat: TokenSeat) -> str:
+    """How the CLI and the web app word an agent token's seat."""
+    match seat.state:
+        case SeatState.CHOSEN:
+            return f"seat {seat.name}"
+        case SeatState.ONLY:
+            return f"no seat chosen: acts as {seat.name}, the project's only AI seat"
+        case SeatState.REMOVED:
+            return f"no seat: its seat {seat.name or seat.id} was removed"
+    return "no seat: the project has no single AI seat"
 
 
 def workspace_view(workspace: Workspace, role: WorkspaceRole | None = None) -> dict[str, Any]:
@@ -83,23 +101,6 @@ def actor_stamp(actor: Actor) -> dict[str, Any]:
     if actor.token is not None:
         stamp["tokenName"] = actor.token.name
     return stamp
-
-
-def seat_named(token_name: str, seats: Sequence[TeamRole]) -> TeamRole | None:
-    """Which of a project's active AI seats a token named so acts as: the seat whose name or
-    role is the token's name (any case), else the only seat; None when that is not clear."""
-    wanted = token_name.strip().casefold()
-    named = next((r for r in seats if wanted in (r.name.casefold(), r.role.casefold())), None)
-    return named or (seats[0] if len(seats) == 1 else None)
-
-
-def ai_seat_of(uow: UnitOfWork, actor: Actor) -> TeamRole | None:
-    """The AI seat an agent token acts as (`seat_named` over its project's AI roles); None
-    for anyone but an agent token bound to one project."""
-    if not actor.is_agent or actor.project_cap is None or actor.token is None:
-        return None
-    seats = [r for r in uow.team.list(actor.project_cap) if r.kind is SeatKind.AI]
-    return seat_named(actor.token.name, seats)
 
 
 def who_of(stamp: dict[str, Any]) -> str:

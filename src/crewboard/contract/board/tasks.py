@@ -129,7 +129,8 @@ class ListTasks(TaskPageArgs):
     assignee: str | None = Field(
         default=None,
         max_length=200,
-        description="'me', 'none', or a role or user id.",
+        # 'me': see ListAssigneeTasks (the default set's budget leaves no room here).
+        description="'me' (+owned), 'none', role/user id",
         # The name list_assignee_tasks and get_week give the same filter.
         validation_alias=also_named("assignee", "assigneeId"),
     )
@@ -141,7 +142,10 @@ class ListTasks(TaskPageArgs):
 
 class ListAssigneeTasks(TaskPageArgs):
     assignee_id: str = Field(
-        min_length=1, max_length=200, description="A role id (rol_…), a user id (usr_…) or 'me'."
+        min_length=1,
+        max_length=200,
+        description="A role id (rol_…), a user id (usr_…) or 'me': assigned to you or owned by "
+        "you; for an agent token, assigned to its seat.",
     )
     project_id: str | None = Field(default=None, max_length=200)
     workspace_id: WorkspaceId = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from crewboard.domain.identity.access import Role, Scope, TokenKind, Toolset
@@ -33,10 +34,42 @@ class ApiToken:
     toolsets: tuple[Toolset, ...] = ()
     last_used_at: datetime | None = None
     revoked_at: datetime | None = None
+    seat_id: str | None = None  # the AI seat (team role) an agent token acts as, chosen
 
     @property
     def active(self) -> bool:
         return self.revoked_at is None
+
+
+class SeatState(StrEnum):
+    """How an agent token comes by the AI seat it acts as (or why it acts as none)."""
+
+    CHOSEN = "chosen"  # the seat stored on the token, still an active AI seat
+    ONLY = "only"  # none stored (a token made before seats were chosen): the only AI seat
+    NONE = "none"  # none stored, and the project has not exactly one AI seat
+    REMOVED = "removed"  # the stored seat was archived: the token acts as no seat
+
+
+@dataclass(frozen=True)
+class TokenSeat:
+    """The seat side of an agent token, as listings show it: `id` and `name` are the seat it
+    acts as (chosen, only) or the one it lost (removed); None for state none."""
+
+    state: SeatState
+    id: str | None = None
+    name: str | None = None
+
+    @property
+    def acting(self) -> bool:
+        return self.state in (SeatState.CHOSEN, SeatState.ONLY)
+
+
+@dataclass(frozen=True)
+class ListedToken:
+    """A token with its seat (None for a token that is not an agent token)."""
+
+    token: ApiToken
+    seat: TokenSeat | None = None
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,8 @@ from crewboard.services.identity.access import (
     require_signed_in_person,
 )
 from crewboard.services.notifications.notify import notify
-from crewboard.services.views import ai_seat_of, iso, stamp_of
+from crewboard.services.seats import ai_seat_of
+from crewboard.services.views import iso, stamp_of
 from crewboard.storage.board.claims import ClaimRepository
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from crewboard.domain.board.claims import HeldClaim
 from crewboard.domain.board.reads import AgentBrief, TaskRead, TaskShown, TaskSource, TaskText
@@ -47,6 +47,7 @@ from crewboard.services.board.views import (
 from crewboard.services.cursors import seal, unseal
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, open_projects
 from crewboard.services.paging import check_page
+from crewboard.services.seats import ai_seat_of
 from crewboard.storage.board.claims import ClaimRepository
 from crewboard.storage.board.tasks import TaskFilter
 from crewboard.storage.board.tasks import TaskLine as TaskLine  # noqa: PLC0414 - a compact row, for present
@@ -299,7 +300,7 @@ def list_tasks(
         projects = open_projects(uow, actor, project, workspace_id)
         if not projects:
             return TaskPage((), {}, {}, chosen, 0, start, False, actor.principal, binding)
-        assignee_id, unassigned = assignee_filter(actor, assignee)
+        chosen_assignee = assignee_filter(uow, actor, assignee)
         search_filter = TaskFilter(
             project_ids=list(projects),
             statuses=filters["statuses"],
@@ -308,8 +309,9 @@ def list_tasks(
             parent_task_id=_parent_id(uow, projects, parent_task_id),
             tag=tag,
             label=label,
-            assignee_id=assignee_id,
-            unassigned=unassigned,
+            assignee_id=chosen_assignee.assignee_id,
+            unassigned=chosen_assignee.unassigned,
+            assigned_or_owned_by=chosen_assignee.assigned_or_owned_by,
             cycle=cycle,
             updated_since=updated_since,
             source_file_ids=() if file is None else source_file_ids(uow, list(projects), file),
@@ -366,7 +368,8 @@ def list_assignee_tasks(
     offset: int = 0,
     cursor: str | None = None,
 ) -> TaskPage:
-    """The tasks one role or person is assigned (`me`: the caller), as `list_tasks` lists them.
+    """The tasks one role or person is assigned (`me`: the caller's own, see
+    `assignee_filter`), as `list_tasks` lists them.
 
     Raises:
         ValidationFailed: `assignee` is not a role id, a user id or `me`; as `list_tasks`.
@@ -479,13 +482,26 @@ def _filters(
     }
 
 
-def assignee_filter(actor: Actor, assignee: str | None) -> tuple[str | None, bool]:
-    """`me` is the caller's own user (a token acts for its person; an AI seat is named by its
-    role id, from list_team); `none` is unassigned."""
+class AssigneeFilter(NamedTuple):
+    """The TaskFilter fields an `assignee` filter sets."""
+
+    assignee_id: str | None = None
+    unassigned: bool = False
+    assigned_or_owned_by: str | None = None
+
+
+def assignee_filter(uow: UnitOfWork, actor: Actor, assignee: str | None) -> AssigneeFilter:
+    """`none` is unassigned; any other value but `me` is the assignee's id (an AI seat by its
+    role id, from list_team). `me` is the caller's own tasks: for a person (directly or by a
+    personal token), those assigned to them or whose human owner they are; for an agent
+    token, those assigned to the AI seat it acts as, or, without a seat, as for its person."""
     if assignee is None:
-        return None, False
+        return AssigneeFilter()
     if assignee == "none":
-        return None, True
-    if assignee == "me":
-        return actor.user_id, False
-    return assignee, False
+        return AssigneeFilter(unassigned=True)
+    if assignee != "me":
+        return AssigneeFilter(assignee_id=assignee)
+    seat = ai_seat_of(uow, actor)
+    if seat is not None:
+        return AssigneeFilter(assignee_id=seat.id)
+    return AssigneeFilter(assigned_or_owned_by=actor.user_id)

@@ -36,7 +36,7 @@ from crewboard.services.board.claims import READY, RESUMABLE, renew_claims
 from crewboard.services.board.views import task_key
 from crewboard.services.cursors import seal, unseal
 from crewboard.services.identity.access import WorkspaceRef, access_project
-from crewboard.services.views import ai_seat_of
+from crewboard.services.seats import ai_seat_of
 from crewboard.storage.board.claims import ClaimRepository
 from crewboard.storage.board.notes import NoteRepository
 from crewboard.storage.database import Database

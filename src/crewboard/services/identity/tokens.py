@@ -14,7 +14,7 @@ from crewboard.domain.identity.access import (
     parse_enum,
     parse_enum_list,
 )
-from crewboard.domain.identity.records import Actor, ApiToken
+from crewboard.domain.identity.records import Actor, ApiToken, ListedToken, TokenSeat
 from crewboard.domain.identity.tokens import (
     display_prefix,
     generate_token_secret,
@@ -24,9 +24,10 @@ from crewboard.domain.identity.tokens import (
 from crewboard.domain.ids import new_id
 from crewboard.domain.validation import check_text
 from crewboard.errors import NotFound, PermissionDenied, Unauthenticated, ValidationFailed
-from crewboard.services.identity.access import access_project
+from crewboard.services.identity.access import ANY_WORKSPACE, access_project, open_projects
 from crewboard.services.identity.stream_tokens import do_revoke_made_by
 from crewboard.services.identity.users import SYSTEM_ACTOR
+from crewboard.services.seats import ai_seats_of_projects, check_seat, token_seats
 from crewboard.services.views import token_view
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
@@ -39,6 +40,25 @@ LAST_USED_RESOLUTION = timedelta(seconds=60)
 class IssuedToken:
     token: ApiToken
     secret: str  # shown once, never stored
+    seat: TokenSeat | None = None  # an agent token's seat, as listings show it
+
+
+@dataclass(frozen=True)
+class SeatChoice:
+    """An AI seat the token form offers, under its project's key."""
+
+    project_key: str
+    id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class TokenScreen:
+    """The tokens page: the person's tokens with their seats, and the seats a new one may
+    take."""
+
+    tokens: tuple[ListedToken, ...]
+    seats: tuple[SeatChoice, ...]
 
 
 def do_issue_token(
@@ -51,12 +71,15 @@ def do_issue_token(
     project: str | None = None,
     role: str | None = None,
     toolsets: list[str] | None = None,
+    seat: str | None = None,
 ) -> IssuedToken:
-    """Issue a token for the actor's own user.
+    """Issue a token for the actor's own user. `seat` (an agent token's AI seat on its
+    project, by id or name) is stored; without one see services/seats for the seat it takes.
 
     Raises:
         PermissionDenied: a token issuing tokens, or a role above the person's own.
-        ValidationFailed: unknown kind, scope, role or toolset; agent token without project.
+        ValidationFailed: unknown kind, scope, role or toolset; agent token without project;
+            a seat that is not an active AI seat of the project (named `seat`).
         NotFound: the project is not open to the person.
     """
     if actor.token is not None:
@@ -98,15 +121,17 @@ def do_issue_token(
         project_id=project_id,
         role=token_role,
         toolsets=tuple(parse_enum_list(toolsets or [], Toolset, "toolsets")),
+        seat_id=check_seat(uow, project_id, token_kind, seat) if seat else None,
     )
     uow.tokens.add(token, hash_token_secret(secret))
+    shown = token_seats(uow, [token]).get(token.id)
     uow.record_event(
         "token.created",
         actor=actor.as_payload(),
-        payload={"token": token_view(token)},
+        payload={"token": token_view(token, shown)},
         project_id=project_id,
     )
-    return IssuedToken(token=token, secret=secret)
+    return IssuedToken(token=token, secret=secret, seat=shown)
 
 
 class TokenOptions(TypedDict, total=False):
@@ -118,6 +143,7 @@ class TokenOptions(TypedDict, total=False):
     project: str | None
     role: str | None
     toolsets: list[str] | None
+    seat: str | None
 
 
 def issue_token(db: Database, actor: Actor, **options: Unpack[TokenOptions]) -> IssuedToken:
@@ -161,14 +187,52 @@ def _record_use(db: Database, token: ApiToken) -> None:
     )
 
 
-def list_tokens(db: Database, actor: Actor, *, include_revoked: bool = False) -> list[ApiToken]:
-    """The actor's own tokens (an owner acting from the CLI sees only theirs, too)."""
-    return db.read(lambda uow: uow.tokens.list(actor.user_id, include_revoked=include_revoked))
+def list_tokens(db: Database, actor: Actor, *, include_revoked: bool = False) -> list[ListedToken]:
+    """The actor's own tokens with their seats (an owner acting from the CLI sees only
+    theirs, too)."""
+    return db.read(
+        lambda uow: _listed(uow, uow.tokens.list(actor.user_id, include_revoked=include_revoked))
+    )
 
 
-def list_all_tokens(db: Database, *, include_revoked: bool = False) -> list[ApiToken]:
-    """Every token of the instance: for the operator CLI only."""
-    return db.read(lambda uow: uow.tokens.list(None, include_revoked=include_revoked))
+def list_all_tokens(db: Database, *, include_revoked: bool = False) -> list[ListedToken]:
+    """Every token of the instance with their seats: for the operator CLI only."""
+    return db.read(lambda uow: _listed(uow, uow.tokens.list(None, include_revoked=include_revoked)))
+
+
+def own_token(db: Database, actor: Actor) -> ListedToken | None:
+    """The token the actor calls with, with its seat; None for a person acting directly."""
+    token = actor.token
+    if token is None:
+        return None
+    return db.read(lambda uow: _listed(uow, [token])[0])
+
+
+def token_screen(db: Database, actor: Actor) -> TokenScreen:
+    """The person's tokens (revoked ones too) and the AI seats of the projects open to them,
+    for the form that makes a new one."""
+
+    def work(uow: UnitOfWork) -> TokenScreen:
+        listed = _listed(uow, uow.tokens.list(actor.user_id, include_revoked=True))
+        projects = open_projects(uow, actor, None, ANY_WORKSPACE)
+        seats = ai_seats_of_projects(uow, projects)
+        keys = {p.id: p.key for p in projects.values()}
+        return TokenScreen(
+            tokens=tuple(listed),
+            seats=tuple(
+                sorted(
+                    (SeatChoice(keys[s.project_id], s.id, s.name) for s in seats),
+                    key=lambda c: (c.project_key, c.name.casefold()),
+                )
+            ),
+        )
+
+    return db.read(work)
+
+
+def _listed(uow: UnitOfWork, tokens: list[ApiToken]) -> list[ListedToken]:
+    seats = token_seats(uow, tokens)
+    return [ListedToken(t, seats.get(t.id)) for t in tokens]
 
 
 def revoke_token(db: Database, token_id: str, *, actor: Actor | None = None) -> ApiToken:

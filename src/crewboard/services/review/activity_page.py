@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from crewboard.domain.identity.records import Actor, User
-from crewboard.domain.projects import SeatKind, TeamRole
+from crewboard.domain.projects import TeamRole, acting_seat
 from crewboard.domain.review import ActivityRead, AgentChoice, EventRow, ShownEntry, TokenName
 from crewboard.errors import ValidationFailed
 from crewboard.services.identity.access import ANY_WORKSPACE, open_projects
@@ -26,7 +26,7 @@ from crewboard.services.review.activity import (
     entry_of,
     parse_cursor,
 )
-from crewboard.services.views import seat_named
+from crewboard.services.seats import ai_seats
 from crewboard.storage.database import Database
 from crewboard.storage.review.activity import ActivityRepository, EventQuery
 from crewboard.storage.uow import UnitOfWork
@@ -59,7 +59,7 @@ class _Names:
 
     def seat_of(self, token: TokenName) -> TeamRole | None:
         """The seat an agent token acts as, by the rule its hand-ins are stamped with."""
-        return seat_named(token.name, self.seats)
+        return acting_seat(token.seat_id, self.seats)
 
     def stamp(self, actor: dict[str, Any]) -> dict[str, Any]:
         """The actor of an event as the inbox's stamps name it (kind, person, token, seat)."""
@@ -202,5 +202,4 @@ def _names(
         user = uow.users.get(user_id)
         if user is not None:
             people[user.id] = user.display_name
-    seats = [r for r in uow.team.list(project_id) if r.kind is SeatKind.AI]
-    return _Names(people, tokens, seats)
+    return _Names(people, tokens, ai_seats(uow, project_id))

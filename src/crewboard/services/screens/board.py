@@ -72,15 +72,16 @@ def board_columns(
 
     def work(uow: UnitOfWork) -> list[dict[str, Any]]:
         found = access_project(uow, actor, project).project
-        assignee, unassigned = assignee_filter(actor, filters.assignee)
+        chosen = assignee_filter(uow, actor, filters.assignee)
         base = TaskFilter(
             project_ids=[found.id],
             words=search_words(filters.q or ""),
             tag=filters.tag or None,
-            assignee_id=assignee,
-            unassigned=unassigned,
+            assignee_id=chosen.assignee_id,
+            unassigned=chosen.unassigned,
+            assigned_or_owned_by=chosen.assigned_or_owned_by,
         )
-        filtered = bool(base.words or base.tag or assignee or unassigned)
+        filtered = bool(base.words or base.tag or filters.assignee)
         # One column counts its own rows; the whole board counts every status at once.
         totals = None if filtered or column else uow.tasks.count_by_status(found.id)
         columns = [

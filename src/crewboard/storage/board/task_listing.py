@@ -110,6 +110,7 @@ class TaskFilter:
     label: str | None = None
     assignee_id: str | None = None
     unassigned: bool = False
+    assigned_or_owned_by: str | None = None  # a person: assigned to them or they own it
     cycle: str | None = None
     updated_since: datetime | None = None
     due_from: date | None = None
@@ -143,6 +144,19 @@ def _after(
     return [c.number >= number, or_(c.number > number, c.project_id > project_id)]
 
 
+def _assignee_conditions(f: TaskFilter, c: Any = t.tasks.c) -> list[ColumnElement[bool]]:
+    """Whom the tasks are for: one assignee, no one, or a person's own (assigned or owned)."""
+    found: list[ColumnElement[bool]] = []
+    if f.assignee_id is not None:
+        found.append(c.assignee_id == f.assignee_id)
+    if f.unassigned:
+        found.append(c.assignee_id.is_(None))
+    if f.assigned_or_owned_by is not None:
+        mine = f.assigned_or_owned_by
+        found.append(or_(c.assignee_id == mine, c.human_owner_id == mine))
+    return found
+
+
 class TaskListing:
     """The listing half of TaskRepository, which gives it the connection and `get_many`."""
 
@@ -162,10 +176,7 @@ class TaskListing:
             conditions.append(c.number.in_(list(f.numbers)))
         if f.parent_task_id is not None:
             conditions.append(c.parent_task_id == f.parent_task_id)
-        if f.assignee_id is not None:
-            conditions.append(c.assignee_id == f.assignee_id)
-        if f.unassigned:
-            conditions.append(c.assignee_id.is_(None))
+        conditions += _assignee_conditions(f)
         if f.cycle is not None:
             conditions.append(c.cycle == f.cycle)
         if f.updated_since is not None:

@@ -36,6 +36,8 @@ api_tokens = sa.Table(
     required("created_at", UTCDateTime),
     optional("last_used_at", UTCDateTime),
     optional("revoked_at", UTCDateTime),
+    # The AI seat an agent token acts as (a team role of its project), chosen when it is made.
+    ref("seat_id", "team_roles", ondelete="SET NULL", nullable=True),
     sa.CheckConstraint("kind IN ('personal', 'agent')", name="kind"),
     sa.CheckConstraint("role IS NULL OR role IN ('read', 'write', 'admin')", name="role"),
     sa.Index("ix_api_tokens_user_id", "user_id"),

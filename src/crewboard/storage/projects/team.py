@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -38,6 +39,18 @@ class TeamRepository:
                 )
             )
         )
+
+    def list_many(self, project_ids: Sequence[str]) -> list[TeamRole]:
+        """The active roles of several projects, in one query (in each project's order)."""
+        if not project_ids:
+            return []
+        c = t.team_roles.c
+        query = (
+            select(t.team_roles)
+            .where(c.project_id.in_(list(project_ids)), c.archived_at.is_(None))
+            .order_by(c.project_id, c.rank, c.name, c.id)
+        )
+        return [_team_role(row) for row in self.conn.execute(query)]
 
     def list(self, project_id: str, *, include_archived: bool = False) -> list[TeamRole]:
         query = (

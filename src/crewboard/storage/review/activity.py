@@ -80,7 +80,7 @@ class ActivityRepository:
         k = identity.api_tokens.c
         named = sorted(set(token_ids))
         rows = self.conn.execute(
-            select(k.id, k.name, k.kind, k.user_id, k.project_id, k.revoked_at).where(
+            select(k.id, k.name, k.kind, k.user_id, k.project_id, k.revoked_at, k.seat_id).where(
                 or_(
                     (k.project_id == project_id) & (k.kind == "agent"),
                     k.id.in_(named) if named else false(),

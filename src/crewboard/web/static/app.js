@@ -27,6 +27,31 @@
     });
   });
 
+  // The token form's seat field: shown for an agent token once a project is chosen, offering
+  // only that project's AI seats (each option names its project in data-project).
+  var seatField = document.querySelector("[data-seat-field]");
+  if (seatField) {
+    var form = seatField.form || seatField.closest("form");
+    var seatSelect = seatField.querySelector("select");
+    var showSeats = function () {
+      var project = form.elements.project.value;
+      var kind = form.querySelector("input[name=kind]:checked");
+      var open = Boolean(project) && kind !== null && kind.value === "agent";
+      seatField.hidden = !open;
+      seatSelect.disabled = !open;
+      Array.prototype.forEach.call(seatSelect.options, function (option) {
+        var other = option.value !== "" && option.getAttribute("data-project") !== project;
+        option.hidden = other;
+        option.disabled = other;
+        if (other && option.selected) { seatSelect.value = ""; }
+      });
+    };
+    form.addEventListener("change", function (event) {
+      if (event.target !== seatSelect) { showSeats(); }
+    });
+    showSeats();
+  }
+
   // Live updates: pages marked data-live reload their live region when the event stream
   // reports a change of the kinds they show, and the header's notification bell follows the
   // person's unread count. The stream resumes by itself (Last-Event-ID).

@@ -16,16 +16,19 @@ from starlette.routing import BaseRoute, Route
 from crewboard.clientconfig import client_configs, mcp_url
 from crewboard.contract.catalogue import DEFAULT_SET_WORDS
 from crewboard.domain.identity.access import Role, Scope, TokenKind, Toolset
-from crewboard.domain.identity.records import ApiToken
+from crewboard.domain.identity.records import ListedToken, SeatState
 from crewboard.services.identity import tokens as token_service
+from crewboard.services.views import seat_note
 from crewboard.web.context import Page, action, page
 from crewboard.web.wording import SCOPE_HINTS
 
 TOKENS = "/settings/tokens"
 
 
-def _token_row(token: ApiToken, keys: dict[str, str]) -> dict[str, Any]:
-    """One token as the list shows it (the project by key when it is still open)."""
+def _token_row(listed: ListedToken, keys: dict[str, str]) -> dict[str, Any]:
+    """One token as the list shows it (the project by key when it is still open; an agent
+    token's seat, or why it has none)."""
+    token, seat = listed.token, listed.seat
     return {
         "id": token.id,
         "name": token.name,
@@ -38,10 +41,13 @@ def _token_row(token: ApiToken, keys: dict[str, str]) -> dict[str, Any]:
         "created": token.created_at,
         "last_used": token.last_used_at,
         "revoked": token.revoked_at,
+        "seat": seat.name if seat is not None and seat.acting else None,
+        "seat_chosen": seat is not None and seat.state is SeatState.CHOSEN,
+        "seat_note": seat_note(seat) if seat is not None else None,
     }
 
 
-def _token_form_choices(page_: Page) -> dict[str, Any]:
+def _token_form_choices(page_: Page, screen: token_service.TokenScreen) -> dict[str, Any]:
     return {
         "scopes": [(str(s), SCOPE_HINTS[s]) for s in Scope],
         "toolsets": [str(t) for t in Toolset],
@@ -49,21 +55,22 @@ def _token_form_choices(page_: Page) -> dict[str, Any]:
         "kinds": [str(k) for k in TokenKind],
         "roles": [str(r) for r in Role],
         "choices_projects": page_.projects,
+        "choices_seats": screen.seats,
     }
 
 
 def tokens_page(page_: Page) -> Response:
     """The person's tokens, newest state first, and the form that makes a new one."""
-    tokens = token_service.list_tokens(page_.db, page_.actor, include_revoked=True)
+    screen = token_service.token_screen(page_.db, page_.actor)
     keys = {str(p["id"]): str(p["key"]) for p in page_.projects}
-    rows = [_token_row(t, keys) for t in tokens]
+    rows = [_token_row(t, keys) for t in screen.tokens]
     rows.sort(key=lambda r: r["created"], reverse=True)
     rows.sort(key=lambda r: r["revoked"] is not None)  # stable: active ones first, newest first
     return page_.render(
         "settings_tokens.html",
         title="API tokens",
         tokens=rows,
-        **_token_form_choices(page_),
+        **_token_form_choices(page_, screen),
     )
 
 
@@ -79,6 +86,7 @@ def create_token(page_: Page) -> Response:
         project=page_.field("project") or None,
         role=page_.field("role") or None,
         toolsets=page_.fields("toolsets"),
+        seat=page_.field("seat") or None,
     )
     base = page_.settings.public_url
     # A browser may be anyone's: the stdio entries show the database URL without its password.
@@ -87,7 +95,10 @@ def create_token(page_: Page) -> Response:
     return page_.render(
         "settings_token_created.html",
         title="Token created",
-        token=_token_row(issued.token, {str(p["id"]): str(p["key"]) for p in page_.projects}),
+        token=_token_row(
+            ListedToken(issued.token, issued.seat),
+            {str(p["id"]): str(p["key"]) for p in page_.projects},
+        ),
         secret=issued.secret,
         mcp_url=mcp_url(base),
         configs=configs,
