@@ -35,8 +35,9 @@ from crewboard.errors import ValidationFailed
 from crewboard.services.board.claims import READY, RESUMABLE, renew_claims
 from crewboard.services.board.views import task_key
 from crewboard.services.cursors import seal, unseal
-from crewboard.services.identity.access import WorkspaceRef, access_project
+from crewboard.services.identity.access import WorkspaceRef, check_project_access
 from crewboard.services.seats import ai_seat_of
+from crewboard.storage.board.check_ins import first_look
 from crewboard.storage.board.claims import ClaimRepository
 from crewboard.storage.board.notes import NoteRepository
 from crewboard.storage.database import Database
@@ -86,15 +87,26 @@ def get_updates(
                 )
 
     def read(uow: UnitOfWork) -> _Read:
-        proj = access_project(uow, actor, ref, workspace_id=workspace_id).project
         holder = Holder(actor.user_id, actor.token.id if actor.token else None)
+        look = None if "\x00" in ref else first_look(
+            uow.conn, ref, after=after or 0, holder=holder, now=uow.now
+        )  # fmt: skip
+        found = look.found if look is not None else None
+        proj = check_project_access(actor, ref, found, workspace_id=workspace_id).project
+        assert look is not None  # noqa: S101 - check_project_access refused a missing project
+        if after is not None and not look.news and not look.holds:
+            return _Read(CheckIn([], after, False, []), [])  # idle: one statement, nothing more
         live = [
             c for c in ClaimRepository(uow.conn).live_of(holder, uow.now) if c.project_id == proj.id
         ]
         if after is None:
             return _Read(_first(uow, actor, proj, live), live)
-        events = uow.events.list_after(project_id=proj.id, after_id=after, limit=SCAN_EVENTS)
-        if not events:  # the idle check-in: nothing more to read
+        events = (
+            uow.events.list_after(project_id=proj.id, after_id=after, limit=SCAN_EVENTS)
+            if look.news
+            else []
+        )
+        if not events:
             return _Read(CheckIn([], after, False, _held(proj, live, uow)), live)
         seen = [_seen(row) for row in events]
         watcher = _watcher(uow, actor)
@@ -116,6 +128,8 @@ def get_updates(
             [_held_of(c) for c in renewed if c.claim.project_id == found.live[0].project_id],
             check_in.names,
         )
+    if cursor is not None and check_in.position == after:
+        return check_in, cursor  # nothing read past it: the same cursor goes on
     next_cursor = seal(_CURSOR_KIND, (check_in.position,), caller=actor.principal, binding=binding)
     return check_in, next_cursor
 

@@ -63,6 +63,26 @@ def access_project(
         ValidationFailed: `workspace_id` is not the project's.
     """
     found = None if "\x00" in ref else uow.projects.get_with_role(ref, actor.user_id)
+    return check_project_access(
+        actor, ref, found, scope=scope, role=role, workspace_id=workspace_id
+    )
+
+
+def check_project_access(
+    actor: Actor,
+    ref: str,
+    found: tuple[Project, Role | None] | None,
+    *,
+    scope: Scope = Scope.READ,
+    role: Role = Role.READ,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
+) -> ProjectAccess:
+    """`access_project`'s checks on a project (and the actor's role on it) already looked up,
+    for a caller that read it together with other things in one statement.
+
+    Raises:
+        NotFound, PermissionDenied, ValidationFailed: as `access_project`.
+    """
     if found is None:
         raise project_not_found(ref)
     project, member_role = found

@@ -83,6 +83,22 @@ def _project(row: Row[Any]) -> Project:
     )
 
 
+def project_with_role(by_id: bool, *probes: Any) -> Any:
+    """The statement `get_with_role` runs, with more columns (EXISTS probes correlated to the
+    project) for a caller that asks its questions in the same round trip; build it once."""
+    base = _PROJECT_WITH_ROLE_BY_ID if by_id else _PROJECT_WITH_ROLE_BY_KEY
+    return base.add_columns(*probes) if probes else base
+
+
+def project_ref_params(ref: str, user_id: str) -> dict[str, str]:
+    """The parameters of `project_with_role`: a ref is an id (prj_…) or a key (any case)."""
+    return {"ref": ref if ref.startswith("prj_") else ref.upper(), "user_id": user_id}
+
+
+def project_and_role(row: Row[Any]) -> tuple[Project, Role | None]:
+    return _project(row), Role(row.member_role) if row.member_role else None
+
+
 class ProjectRepository:
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
@@ -111,14 +127,9 @@ class ProjectRepository:
 
     def get_with_role(self, ref: str, user_id: str) -> tuple[Project, Role | None] | None:
         """A project by id (prj_…) or key, with the user's role on it, in one query."""
-        by_id = ref.startswith("prj_")
-        row = self.conn.execute(
-            _PROJECT_WITH_ROLE_BY_ID if by_id else _PROJECT_WITH_ROLE_BY_KEY,
-            {"ref": ref if by_id else ref.upper(), "user_id": user_id},
-        ).first()
-        if row is None:
-            return None
-        return _project(row), Role(row.member_role) if row.member_role else None
+        statement = project_with_role(ref.startswith("prj_"))
+        row = self.conn.execute(statement, project_ref_params(ref, user_id)).first()
+        return project_and_role(row) if row is not None else None
 
     def key_taken(self, key: str) -> bool:
         return self.conn.execute(_PROJECT_ID_BY_KEY, {"key": key}).first() is not None
