@@ -154,6 +154,7 @@ async def test_the_agent_hears_each_change_once_and_nothing_of_another_agents_bu
     ):
         cursor = (await check_in(agent))["nextCursor"]
         held = (await tool(agent, "claim_task", {"taskId": "CRW-1"}))["claim"]
+        await tool(agent, "claim_task", {"taskId": "CRW-2"})  # the one a person will break
         asked = await tool(agent, "ask_question", {"taskId": "CRW-1", "question": "CSV or XLSX?"})
         handed = await tool(
             agent, "submit_result",
@@ -193,7 +194,7 @@ async def test_the_agent_hears_each_change_once_and_nothing_of_another_agents_bu
                 body=f"Hi {seat.name}",
                 task=None, idempotency_key=uuid.uuid4().hex, answer=lambda m: {"id": m.id},
             )  # fmt: skip
-        claims.break_claim(crew.db, me, task="CRW-1")
+        claims.break_claim(crew.db, me, task="CRW-2")
 
         news = await check_in(agent, cursor)
         told = sorted(
@@ -206,9 +207,10 @@ async def test_the_agent_hears_each_change_once_and_nothing_of_another_agents_bu
                 ("mention", "CRW-3", "@builder could you look at this too?"),
                 ("task", "CRW-2", None),
                 ("message", None, "Hi builder"),
-                ("claim_lost", "CRW-1", "broken"),
+                ("claim_lost", "CRW-2", "broken"),
                 # Asking for a revision put the task back on the board and made its follow-up
-                # task, both for the builder's seat; with the claim broken, both are free.
+                # task, both for the builder's seat; the hand-in let go of the claim on the
+                # first, so both are free.
                 ("ready", "CRW-1", None),
                 ("ready", "CRW-4", None),
             ]
@@ -217,6 +219,7 @@ async def test_the_agent_hears_each_change_once_and_nothing_of_another_agents_bu
         assert set(changed["changed"]) >= {"assigneeId", "priority"}
         assert changed["by"] in (crew.owner.display_name, crew.owner.email)
         assert held["fence"] == 1
+        assert "claims" not in news  # the hand-in let go of CRW-1, the person broke CRW-2
         # Once told, never again.
         again = await check_in(agent, news["nextCursor"])
         assert again["updates"] == [], again

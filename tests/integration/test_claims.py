@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import select
 
 from crewboard.contract.review.present import hand_in_view
+from crewboard.domain.board.claims import Claim, ClaimEnd
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.records import Actor, User
 from crewboard.errors import ErrorCode
@@ -20,6 +21,7 @@ from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.review import activity, drafts
 from crewboard.storage import schema
+from crewboard.storage.board.claims import ClaimRepository
 from crewboard.storage.database import Database
 from tests.support.errors import refused
 from tests.support.factories import count_rows, make_project, make_user
@@ -208,3 +210,13 @@ def test_a_hand_in_from_a_broken_claim_is_refused_and_lands_no_draft(
         content="The result.", claim_fence=fence + 1, answer=hand_in_view,
     )  # fmt: skip
     assert landed.body["taskMoved"] is True
+    # The hand-in moved the task to review: the holder's claim ended with it (released), so
+    # its check-ins no longer keep the task held.
+    claim = claims_repo_claim(db, str(task["id"]))
+    assert claim is not None
+    assert (claim.end, claim.released_at is not None) == (ClaimEnd.RELEASED, True)
+    assert [e["claim"]["ended"] for e in events(db, "task.claim_released")] == ["released"]
+
+
+def claims_repo_claim(db: Database, task_id: str) -> Claim | None:
+    return db.read(lambda uow: ClaimRepository(uow.conn).get(task_id))

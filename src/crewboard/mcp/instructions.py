@@ -66,8 +66,8 @@ RULES: tuple[tuple[str, frozenset[str]], ...] = (
     ),
     (
         "Post deliverables with save_output (progress notes: agent_update, planning); when a "
-        "person has to decide something, ask with ask_question. Read the answer in get_task's notes, in "
-        "list_task_notes, or in list_activity with mine: true.",
+        "person has to decide something, ask with ask_question. The answer comes in get_updates; "
+        "get_task's notes and list_task_notes hold it too.",
         frozenset({"agent_update", "save_output", "ask_question"}),
     ),
     (

@@ -92,7 +92,10 @@ def claim_next_task(call: Call, args: ClaimNextTask) -> Reply:
     return Reply({"claim": claimed(found)}, _RENEW)
 
 
-_RENEW = "Renew with renew_claims before expiresAt; send claimFence with your writes."
+_RENEW = (
+    "Check in with get_updates (or renew_claims) before expiresAt to keep it; send claimFence "
+    "with your writes."
+)
 
 
 # A claim tool is a board write of the agent's loop, not keyed: claiming, renewing or

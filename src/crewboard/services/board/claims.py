@@ -141,6 +141,14 @@ def check_claim_fence(uow: UnitOfWork, actor: Actor, task: Task, fence: int | No
         raise claim_lost(task, claim, fence, uow.now)
 
 
+def let_go_on_hand_in(uow: UnitOfWork, actor: Actor, project: Project, task: Task) -> None:
+    """A hand-in that moved its task to review ends the caller's live claim on it (released):
+    the work is with the reviewers, and a check-in no longer keeps the task held."""
+    claim = ClaimRepository(uow.conn).get(task.id)
+    if claim is not None and claim.held_by(claim_holder(uow, actor), uow.now):
+        _end(uow, actor, project, task, claim=claim, how=ClaimEnd.RELEASED)
+
+
 def _answer(project: Project, task: Task, claim: Claim) -> ClaimedTask:
     return ClaimedTask(claim=claim, key=task_key(project, task), title=task.title)
 

@@ -33,7 +33,7 @@ from crewboard.domain.review import (
 from crewboard.domain.validation import check_no_nul, check_text
 from crewboard.errors import LimitExceeded, ValidationFailed
 from crewboard.services.board import context
-from crewboard.services.board.claims import check_claim_fence
+from crewboard.services.board.claims import check_claim_fence, let_go_on_hand_in
 from crewboard.services.board.task_lookup import access_task
 from crewboard.services.board.tasks import save_task
 from crewboard.services.board.views import task_key
@@ -288,7 +288,8 @@ def submit_result(
     claim_fence: int | None = None,
 ) -> KeyedResult:
     """Hand in a finished task: the draft, the task to review, the references (keyed);
-    `answer` words the result, and the ledger keeps that answer for a retry.
+    `answer` words the result, and the ledger keeps that answer for a retry. Moving the task
+    to review ends the caller's claim on it.
 
     Raises:
         ClaimLost: `claim_fence` is not the task's live claim of the caller's.
@@ -335,6 +336,7 @@ def submit_result(
             order = uow.tasks.next_board_order(proj.id, TaskStatus.REVIEW.value)
             moved = replace(found, status=TaskStatus.REVIEW, board_order=order)
             found = save_task(uow, actor, proj, found, moved, changed=["status"])
+            let_go_on_hand_in(uow, actor, proj, found)
         return _ack(answer, _settle(uow, actor, "result", (draft, proj, found), reason))
 
     return keyed_write(db, actor, (key, "submit_result", arguments), perform)
