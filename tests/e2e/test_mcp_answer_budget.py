@@ -107,6 +107,7 @@ class World:
     # A spec session whose working context is far larger than an answer, and that context.
     session: str = ""
     context: str = ""
+    output: str = ""  # a 100,000-character output of the main task
 
 
 def build_world(db: Database) -> World:
@@ -201,13 +202,13 @@ def build_world(db: Database) -> World:
         scopes=["read", "tasks.manage", "drafts.create", "messages.write"],
     ).secret
     agent = tokens.authenticate_token(db, secret)
-    _talk(db, person, agent, main["id"], seats[0])
+    output = _talk(db, person, agent, main["id"], seats[0])
     spec_file, text_attachment, session, context = _spec_world(db, person)
     handoff, huge, item = _handoff_world(db, person, [main["id"], *(s["id"] for s in subtasks)])
     person_secret = tokens.issue_token(db, person, kind="personal", scopes=["read"]).secret
     return World(
         secret, seats[0], main["id"], record, brief, description, record_text, document_text,
-        spec_file, text_attachment, person_secret, handoff, huge, item, session, context,
+        spec_file, text_attachment, person_secret, handoff, huge, item, session, context, output,
     )  # fmt: skip
 
 
@@ -368,8 +369,9 @@ def _file_records(db: Database, owner: User, huge: str) -> str:
     return db.write(work)
 
 
-def _talk(db: Database, person: Actor, agent: Actor, task: str, seat: str) -> None:
-    """Comments, updates, questions with answers, outputs, repository work, messages, hand-ins."""
+def _talk(db: Database, person: Actor, agent: Actor, task: str, seat: str) -> str:
+    """Comments, updates, questions with answers, outputs, repository work, messages, hand-ins;
+    the id of the last output."""
     where = {"task": task, "workspace_id": None}
     for n in range(8):
         notes.post_comment(
@@ -397,11 +399,11 @@ def _talk(db: Database, person: Actor, agent: Actor, task: str, seat: str) -> No
             answer=present_notes.question_answer,
         ).body
         questions.answer_question(db, person, asked["question"]["id"], mixed(20_000, f"a{n}"))
-        notes.save_output(
+        saved = notes.save_output(
             db, agent, **where, name=line(200, f"out{n}"), content=mixed(100_000, f"o{n}"),
             idempotency_key=f"o{n}",
             answer=present_notes.output_answer,
-        )  # fmt: skip
+        ).body  # fmt: skip
     repo = repos.add_repo(db, person, "CRW", mixed(200, "repo"), "https://github.com/a/app")
     for n in range(8):
         repos.propose_repo_change(
@@ -427,6 +429,7 @@ def _talk(db: Database, person: Actor, agent: Actor, task: str, seat: str) -> No
             expected_revision=revision, context_receipt_id=None, title=mixed(300, f"d{n}"),
             summary=mixed(2000, f"d{n}"), content=mixed(200_000, f"d{n}"), answer=hand_in_view,
         )  # fmt: skip
+    return str(saved["output"]["id"])
 
 
 def _revision(db: Database, person: Actor, task: str) -> int:
@@ -489,6 +492,10 @@ CASES: dict[str, Case] = {
     "list_attachments": lambda _: [{"projectId": "CRW", "limit": 200}],
     "get_attachment": lambda w: [{"projectId": "CRW", "attachmentId": w.text_attachment}],
     "read_attachment": lambda w: [{"projectId": "CRW", "attachmentId": w.text_attachment}],
+    "read_output": lambda w: [
+        {"taskId": "CRW-1", "outputId": w.output},
+        {"taskId": "CRW-1", "outputId": w.output, "offset": 2},
+    ],
     "list_artifacts": lambda _: [{"projectId": "CRW", "limit": 100}],
     "list_handoffs": lambda _: [{"projectId": "CRW", "limit": 100}],
     "get_handoff": lambda w: [{"handoffId": w.handoff}, {"handoffId": w.huge_handoff}],
