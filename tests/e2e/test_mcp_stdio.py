@@ -54,18 +54,14 @@ async def test_stdio_serves_the_catalogue_for_the_token(
     )
     async with Client(params, mode=mode) as client:
         names = [t.name for t in (await client.list_tools()).tools]
-        assert "update_project_state" in names
+        # The token names no toolset: the default set (board and memory), not planning.
+        assert {"create_task", "get_updates", "get_project_memory"} <= set(names)
+        assert "update_project_state" not in names
         assert "create_project" not in names  # no projects.admin scope
-        saved = await client.call_tool(
-            "update_project_state",
-            {
-                "projectId": "CRW",
-                "workspaceId": None,
-                "content": "from stdio",
-                "expectedRevision": 0,
-            },
+        made = await client.call_tool(
+            "create_task", {"projectId": "CRW", "idempotencyKey": "stdio-1", "title": "from stdio"}
         )
-        assert body_of(saved)["revision"] == 1
+        assert body_of(made)["task"]["title"] == "from stdio"
         tokens.revoke_token(db, issued.token.id)
         with pytest.raises(MCPError) as refused:
             await client.call_tool("get_project_state", {"projectId": "CRW"})
