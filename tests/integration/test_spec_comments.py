@@ -19,6 +19,7 @@ from crewboard.domain.spec_comments import MAX_COMMENT, MAX_THREADS_SHOWN
 from crewboard.errors import ErrorCode
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
+from crewboard.services.notifications import inbox
 from crewboard.services.specs.file_lookup import FileRef
 from crewboard.storage import migrate
 from crewboard.storage.database import Database
@@ -648,3 +649,30 @@ def _tables(db: Database) -> set[str]:
     )
     with db.engine.connect() as conn:
         return set(conn.exec_driver_sql(query).scalars())
+
+
+def test_a_thread_tells_the_people_its_comments_mention_once_each(
+    db: Database, owner: User, me: Actor, spec: dict[str, Any]
+) -> None:
+    bo = make_user(db, "bo@example.com")
+    cy = make_user(db, "cy@example.com")
+    outsider = make_user(db, "dee@example.com")  # not of the project
+    for person in (bo, cy):
+        grant(db, owner, KEY, person, Role.WRITE)
+    opened = start(db, me, spec["id"], body="@bo is ten enough? (@dee, @owner: me)")
+    reply(db, person_actor(bo), opened["id"], body="Ask @cy, and @bo is me.")
+    first = opened["comments"][0]
+    edit(db, me, first, "@bo is ten enough? @cy too")  # cy is new here: told; bo already was
+
+    def told(user: User) -> list[tuple[str, str]]:
+        listed = inbox.list_notifications(db, person_actor(user))["notifications"]
+        return sorted((n["title"], n["link"]) for n in listed)
+
+    link = f"/p/{KEY}/specs/files/{spec['id']}#threads"
+    assert told(bo) == [("owner mentioned you on docs/limits.md", link)]
+    assert told(cy) == [
+        ("bo mentioned you on docs/limits.md", link),
+        ("owner mentioned you on docs/limits.md", link),
+    ]
+    assert told(owner) == []
+    assert told(outsider) == []

@@ -19,6 +19,7 @@ from typing import Any
 from crewboard.domain.identity.access import Role, Scope
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
+from crewboard.domain.projects import Project
 from crewboard.domain.spec_comments import (
     MAX_THREADS_SHOWN,
     THREAD_FILTERS,
@@ -27,7 +28,13 @@ from crewboard.domain.spec_comments import (
     ThreadStatus,
     place,
 )
-from crewboard.domain.specs import CommentRemoval, ThreadChange, ThreadListing, ThreadRead
+from crewboard.domain.specs import (
+    CommentRemoval,
+    SpecFile,
+    ThreadChange,
+    ThreadListing,
+    ThreadRead,
+)
 from crewboard.errors import (
     RevisionConflict,
     ValidationFailed,
@@ -38,6 +45,7 @@ from crewboard.services.identity.access import (
     WorkspaceRef,
     require_signed_in_person,
 )
+from crewboard.services.notifications.mentions import tell_mentioned_people
 from crewboard.services.paging import check_page
 from crewboard.services.specs.comment_threads import (
     check_anchor,
@@ -158,6 +166,7 @@ def create_spec_file_comment_thread(
                 workspace_id=access.project.workspace_id, commentId=first.id,
                 aiWork=first.ai_work,
             )  # fmt: skip
+            _tell_mentioned(uow, actor, access.project, file, comment_id=first.id, text=text)
             return Ack(
                 answer(ThreadRead(thread, (first,))),
                 resource_type="spec_comment_thread",
@@ -212,6 +221,7 @@ def reply_spec_file_comment_thread(
                 workspace_id=access.project.workspace_id, commentId=reply.id,
                 aiWork=reply.ai_work,
             )  # fmt: skip
+            _tell_mentioned(uow, actor, access.project, file, comment_id=reply.id, text=text)
             return Ack(
                 answer(reply),
                 resource_type="spec_comment",
@@ -267,11 +277,24 @@ def update_spec_file_comment(
             uow, actor, "updated", file=file, thread_id=thread.id,
             workspace_id=access.project.workspace_id, commentId=comment.id,
         )  # fmt: skip
+        # Someone the edit newly mentions hears of it; those told already are not told again.
+        _tell_mentioned(uow, actor, access.project, file, comment_id=comment.id, text=text)
         now = repo.get_comment(comment.id)
         assert now is not None  # noqa: S101 - just written in this transaction
         return now
 
     return db.write(work)
+
+
+def _tell_mentioned(
+    uow: UnitOfWork, actor: Actor, project: Project, file: SpecFile, *, comment_id: str, text: str
+) -> None:
+    """The people a spec comment `@mentions` (not its writer) hear of it, once per comment."""
+    tell_mentioned_people(
+        uow, actor, project_id=project.id, text=text, kind="spec_comment.mentioned",
+        where=file.path, link=f"/p/{project.key}/specs/files/{file.id}#threads",
+        source=f"spec_comment:{comment_id}",
+    )  # fmt: skip
 
 
 def _conflict(comment: SpecComment, expected: str) -> RevisionConflict:
