@@ -16,6 +16,7 @@ from crewboard.services.board import notes, questions
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.notifications import inbox
+from crewboard.services.projects import team
 from crewboard.services.review import decisions, drafts
 from crewboard.storage.database import Database
 from tests.support.factories import grant, make_project, make_task, make_user
@@ -65,6 +66,26 @@ def test_a_comment_tells_the_people_it_mentions_once(db: Database, ada: User, bo
     assert note["link"].startswith("/p/CRW/tasks/CRW-1#cmt_")
     assert told(db, ada) == []
     assert told(db, outsider) == []
+
+
+def test_an_agents_mention_names_the_agent_and_whose_it_is(
+    db: Database, ada: User, bo: User
+) -> None:
+    agent = agent_of(db, ada)
+    notes.post_comment(
+        db, agent, task="CRW-1", workspace_id=None, idempotency_key="c2",
+        content="@bo the cookie is fixed", answer=present_notes.comment_answer,
+    )  # fmt: skip
+    assert agent.token is not None
+    [note] = told(db, bo)
+    assert note["title"] == f"{agent.token.name} (ada's agent) mentioned you on CRW-1"
+    team.add_team_role(db, person_actor(ada), project="CRW", name="Builder", role="backend")
+    notes.post_comment(
+        db, agent, task="CRW-1", workspace_id=None, idempotency_key="c3",
+        content="@bo and the header too", answer=present_notes.comment_answer,
+    )  # fmt: skip
+    # The token names no seat and Builder is the project's only AI seat: it acts as Builder.
+    assert "Builder (ada's agent) mentioned you on CRW-1" in [n["title"] for n in told(db, bo)]
 
 
 def test_an_answer_tells_the_person_behind_the_asking_agent(

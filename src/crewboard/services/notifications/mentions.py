@@ -6,6 +6,7 @@ from __future__ import annotations
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.notifications import mentions
 from crewboard.services.notifications.notify import notify
+from crewboard.services.seats import ai_seat_of
 from crewboard.storage.uow import UnitOfWork
 
 
@@ -40,6 +41,16 @@ def tell_mentioned_people(
         return
     notify(
         uow, recipients=people, kind=kind, project_id=project_id,
-        title=f"{actor.display_name or 'Someone'} mentioned you on {where}", body=text[:500],
+        title=f"{mentioner(uow, actor)} mentioned you on {where}", body=text[:500],
         link=link, source=source, in_app=True, email=True,
     )  # fmt: skip
+
+
+def mentioner(uow: UnitOfWork, actor: Actor) -> str:
+    """Who a mention says wrote it: a person by their name (through their own token too); an
+    agent by its seat (or its token's name), and whose agent it is."""
+    person = actor.display_name or "Someone"
+    if not actor.is_agent or actor.token is None:
+        return person
+    seat = ai_seat_of(uow, actor)
+    return f"{seat.name if seat else actor.token.name} ({person}'s agent)"
