@@ -16,11 +16,12 @@ from crewboard.contract.specs import present as attachments
 from crewboard.contract.specs import present as files
 from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.specs import MAX_ATTACHMENT_BYTES
+from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.specs.file_lookup import FileRef
 from crewboard.storage.database import Database
 from tests.support import spec_calls
-from tests.support.factories import make_project, make_user
+from tests.support.factories import make_project, make_user, token_actor
 from tests.support.web import csrf_of, sign_in
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(64))
@@ -306,3 +307,20 @@ def test_a_tasks_md_lists_its_tasks_and_each_task_links_back_to_its_line(
     assert source in task_page
     other = add(db, me, "notes.md", "- [ ] not a task here\n")
     assert "On the board" not in client.get(f"/p/CRW/specs/files/{other['id']}").text
+
+
+def test_work_done_through_a_token_is_credited_to_its_person_or_its_agent(
+    db: Database, owner: User, client: httpx2.Client
+) -> None:
+    laptop = token_actor(db, owner, ["read", "specs.write"], name="laptop")
+    issued = tokens.issue_token(
+        db, person_actor(owner), kind="agent", scopes=["read", "specs.write"], project="CRW",
+        name="night agent",
+    )  # fmt: skip
+    agent = tokens.authenticate_token(db, issued.secret)
+    add(db, laptop, "docs/by-person.md", "# Mine\n")
+    add(db, agent, "docs/by-agent.md", "# Its\n")
+    listed = html.unescape(client.get("/p/CRW/specs").text)
+    assert "by owner via laptop" in listed
+    assert "by night agent (for owner)" in listed
+    assert "by laptop" not in listed

@@ -62,6 +62,26 @@ def hour(value: str | datetime | None) -> str:
     return moment.strftime("%H:%M UTC")
 
 
+def by_name(stamp: dict[str, Any] | None) -> str:
+    """Who did something, in words, from its author stamp: a person by name (and the token
+    they used, "Owner via laptop"); an agent by its seat or token, and whose agent it is."""
+    if not stamp:
+        return "someone"
+    kind = stamp.get("kind")
+    if kind == "system":
+        return "Crewboard"
+    if kind == "rule":
+        return "an acceptance rule"
+    person = stamp.get("displayName") or stamp.get("userId") or "someone"
+    token = stamp.get("tokenName")
+    if kind == "agent_token":
+        shown = stamp.get("roleName") or token or person
+        return shown if shown == person else f"{shown} (for {person})"
+    if kind == "personal_token":
+        return f"{person} via {token or 'a token'}"
+    return str(person)
+
+
 @functools.cache
 def environment() -> Environment:
     env = Environment(
@@ -72,6 +92,7 @@ def environment() -> Environment:
     )
     env.filters["markdown"] = render_markdown
     env.filters["when"] = when
+    env.filters["by_name"] = by_name
     env.filters["hour"] = hour
     return env
 
