@@ -100,25 +100,25 @@ def get_updates(
             c for c in ClaimRepository(uow.conn).live_of(holder, uow.now) if c.project_id == proj.id
         ]
         if after is None:
-            return _Read(_first(uow, actor, proj, live), live)
+            return _Read(_first(uow, actor, proj), live)
         events = (
             uow.events.list_after(project_id=proj.id, after_id=after, limit=SCAN_EVENTS)
             if look.news
             else []
         )
         if not events:
-            return _Read(CheckIn([], after, False, _held(proj, live, uow)), live)
+            return _Read(CheckIn([], after, False, []), live)
         seen = [_seen(row) for row in events]
         watcher = _watcher(uow, actor)
-        context, tasks = _context(uow, watcher, proj, seen)
+        context, tasks = _context(uow, watcher, proj, seen, held={c.task_id for c in live})
         updates, last, more = gather(seen, watcher, context)
         updates = [_named(u, tasks) for u in updates]
         more = more or len(events) == SCAN_EVENTS
-        held = _held(proj, live, uow)
-        return _Read(CheckIn(updates, last or after, more, held, _names(uow, updates)), live)
+        return _Read(CheckIn(updates, last or after, more, [], _names(uow, updates)), live)
 
     found = db.read(read)
     check_in = found.check_in
+    # The claims it holds are answered as the renewal leaves them (none held: none told).
     if found.live:
         renewed = renew_claims(db, actor, workspace_id=workspace_id)
         check_in = CheckIn(
@@ -160,20 +160,19 @@ def _watcher(uow: UnitOfWork, actor: Actor) -> Watcher:
 
 
 def _context(
-    uow: UnitOfWork, watcher: Watcher, project: Project, seen: list[Seen]
+    uow: UnitOfWork, watcher: Watcher, project: Project, seen: list[Seen], *, held: set[str]
 ) -> tuple[Context, dict[str, Task]]:
-    """The state the rules read: which of the events' tasks are the caller's, which it may
-    claim now, which comments name it; and those tasks."""
+    """The state the rules read: which of the events' tasks are the caller's (`held`: the
+    tasks of its live claims, already read), which it may claim now, which comments name it;
+    and those tasks."""
     ids = {e.task_id for e in seen if e.task_id}
     tasks = uow.tasks.get_many(ids)
-    held = ClaimRepository(uow.conn).get_many(list(ids))
-    holder = Holder(watcher.user_id, watcher.token_id)
     mine = {
         task.id
         for task in tasks.values()
         if task.assignee_id in watcher.assignees
         or (watcher.token_id is None and task.human_owner_id == watcher.user_id)
-        or (task.id in held and held[task.id].held_by(holder, uow.now))
+        or task.id in held
     }
     free = ClaimRepository(uow.conn).takeable(
         project.id, uow.now, assignees=watcher.assignees, ready=READY, resumable=RESUMABLE,
@@ -222,7 +221,7 @@ def _names(uow: UnitOfWork, updates: list[Update]) -> dict[str, str]:
     return names
 
 
-def _first(uow: UnitOfWork, actor: Actor, project: Project, live: list[Claim]) -> CheckIn:
+def _first(uow: UnitOfWork, actor: Actor, project: Project) -> CheckIn:
     """The first check-in: start at the newest event; name the best free tasks."""
     watcher = _watcher(uow, actor)
     free = ClaimRepository(uow.conn).takeable(
@@ -240,18 +239,7 @@ def _first(uow: UnitOfWork, actor: Actor, project: Project, live: list[Claim]) -
         )
         for task in free
     ]
-    return CheckIn(ready, uow.events.latest(project.id), False, _held(project, live, uow))
-
-
-def _held(project: Project, live: list[Claim], uow: UnitOfWork) -> list[HeldClaim]:
-    if not live:
-        return []
-    tasks = uow.tasks.get_many(c.task_id for c in live)
-    return [
-        HeldClaim(c.task_id, task_key(project, tasks[c.task_id]), c.fence, c.expires_at)
-        for c in live
-        if c.task_id in tasks
-    ]
+    return CheckIn(ready, uow.events.latest(project.id), False, [])
 
 
 def _held_of(found: ClaimedTask) -> HeldClaim:
