@@ -50,6 +50,14 @@ elif sys.argv[1:2] == ["checkin"]:  # an idle agent's check-in against the no-op
     from bench.checkin import main as checkin_main
 
     checkin_main(sys.argv[2:])
+elif sys.argv[1:2] == ["bridge"]:  # a read through `crewboard reverse`, a brownfield turn
+    from bench.bridge import main as bridge_main
+
+    bridge_main(sys.argv[2:])
+elif sys.argv[1:2] == ["metrics"]:  # /metrics off against on, bench_noop's cost (issue 39)
+    from bench.metrics import main as metrics_main
+
+    metrics_main(sys.argv[2:])
 elif sys.argv[1:2] == ["peers"]:  # beside Backlog.md and task-master-ai (bench/peers/)
     from bench.peers.__main__ import main as peers_main
 

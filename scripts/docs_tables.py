@@ -1,11 +1,14 @@
-"""Write the tables README.md and CONTRIBUTING.md show of the code, from the code.
+"""Write the tables the docs site and CONTRIBUTING.md show of the code, from the code.
 
 Each table sits between two marker comments, `<!-- begin: NAME ... -->` and `<!-- end: NAME -->`;
 this script rewrites what lies between them and leaves the prose around alone:
 
-- `tools`: every MCP tool, by toolset, from the catalogue (its scopes besides `read`, and
-  whether it writes);
-- `rest`: every REST route, from the endpoint table OpenAPI is built from;
+- `tools` (docs/reference/tools.md): every MCP tool, by toolset, from the catalogue (its
+  scopes besides `read`, and whether it writes);
+- `rest` (docs/reference/rest.md): every REST route, from the endpoint table OpenAPI is built
+  from;
+- `cli` (docs/reference/cli.md): every `crewboard` command, from the click tree;
+- `settings` (docs/reference/settings.md): every field of `crewboard.config.Settings`;
 - `map`: the floors, and the areas × floors map, from [tool.crewboard.architecture] in
   pyproject.toml and the source tree.
 
@@ -19,11 +22,19 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, Literal, get_args, get_origin
 
 REPO = Path(__file__).resolve().parent.parent
-FILES = ("README.md", "CONTRIBUTING.md")
+FILES = (
+    "docs/reference/tools.md",
+    "docs/reference/rest.md",
+    "docs/reference/cli.md",
+    "docs/reference/settings.md",
+    "CONTRIBUTING.md",
+)
 _BLOCK = re.compile(
     r"(<!-- begin: (?P<name>\w+)[^\n]*-->\n)(?P<body>.*?)(<!-- end: (?P=name) -->)", re.S
 )
@@ -116,7 +127,109 @@ def _room(base: Path, home: str, area: str) -> str:
     return f"`{area}/` " + ", ".join(parts) if parts else f"`{area}/`"
 
 
-BLOCKS: dict[str, Callable[[], str]] = {"tools": tools_table, "rest": rest_table, "map": map_tables}
+def cli_table() -> str:
+    """Every `crewboard` command that runs something, groups walked depth first in name order:
+    its words, its one-line help and its options (`--help` aside)."""
+    import click  # noqa: PLC0415 - after main() puts this checkout first
+
+    from crewboard.cli.main import cli  # noqa: PLC0415 - after main() puts this checkout first
+
+    rows = ["| command | what it does | options |", "| --- | --- | --- |"]
+    for words, command in _commands(cli, ("crewboard",)):
+        arguments = [p.human_readable_name for p in command.params if isinstance(p, click.Argument)]
+        options = [
+            f"`{_longest(p.opts)}`"
+            for p in command.params
+            if isinstance(p, click.Option) and p.name != "help"
+        ]
+        name = " ".join((*words, *arguments))
+        what = _cell(command.get_short_help_str(limit=200))
+        rows.append(f"| `{name}` | {what} | {', '.join(options) or '—'} |")
+    return "\n".join(rows) + "\n"
+
+
+def _commands(group: Any, words: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Any]]:
+    import click  # noqa: PLC0415 - after main() puts this checkout first
+
+    for name, command in sorted(group.commands.items()):
+        if isinstance(command, click.Group):
+            yield from _commands(command, (*words, name))
+        else:
+            yield (*words, name), command
+
+
+def _longest(opts: list[str]) -> str:
+    return max(opts, key=len)
+
+
+def settings_table() -> str:
+    """Every field of Settings, in the class's order: its environment variable, what it takes,
+    its default and its description."""
+    from crewboard.config import ENV_PREFIX, Settings  # noqa: PLC0415 - after main() puts this checkout first
+
+    rows = ["| variable | takes | default | what it sets |", "| --- | --- | --- | --- |"]
+    for name, field in Settings.model_fields.items():
+        variable = f"`{ENV_PREFIX}{name.upper()}`"
+        default = "empty" if field.default_factory is not None else _shown(field.default)
+        what = _cell(field.description or "")
+        rows.append(f"| {variable} | {_takes(field)} | {default} | {what} |")
+    return "\n".join(rows) + "\n"
+
+
+def _takes(field: Any) -> str:
+    """What a setting accepts, in words: its type, its bounds, its values."""
+    kind = field.annotation
+    if isinstance(kind, types.UnionType):  # `X | None`: unset is its default, said there
+        kind = next(a for a in get_args(kind) if a is not type(None))
+    if get_origin(kind) is Literal:
+        return " or ".join(f"`{value}`" for value in get_args(kind))
+    if kind is bool:
+        return "`true` or `false`"
+    if get_origin(kind) is list:
+        return "comma-separated list"
+    words = {int: "whole number", float: "number", Path: "path", str: "text"}
+    taken = words.get(kind, "secret text" if kind.__name__ == "SecretStr" else "text")
+    bounds = {type(m).__name__: m for m in field.metadata}
+    low = next((getattr(bounds[k], k.lower()) for k in ("Ge", "Gt") if k in bounds), None)
+    high = bounds["Le"].le if "Le" in bounds else None
+    if low is not None and high is not None:
+        taken += (
+            f", more than {_number(low)} up to {_number(high)}"
+            if "Gt" in bounds
+            else f", {_number(low)} to {_number(high)}"
+        )
+    if "MaxLen" in bounds:
+        taken += f", at most {bounds['MaxLen'].max_length} characters"
+    return taken
+
+
+def _number(value: float) -> str:
+    return f"{value:,}" if isinstance(value, int) else f"{value:g}"
+
+
+def _shown(default: object) -> str:
+    if default is None:
+        return "unset"
+    if default == "":
+        return "empty"
+    if isinstance(default, bool):
+        return f"`{str(default).lower()}`"
+    if isinstance(default, float):
+        return f"`{default:g}`"
+    return f"`{default}`"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+BLOCKS: dict[str, Callable[[], str]] = {
+    "tools": tools_table,
+    "rest": rest_table,
+    "cli": cli_table,
+    "settings": settings_table,
+    "map": map_tables,
+}
 
 
 def rendered(text: str, tables: dict[str, str]) -> str:
