@@ -53,6 +53,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if _asks_for_a_shared_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+        if _a_later_browser_variant(item):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's worker sends the collected ids to the controller
@@ -78,6 +80,22 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             from _pytest.nodeid import NodeId  # noqa: PLC0415 - pytest 9.2 on, where needed
 
             item._id = NodeId.parse(item.nodeid + tag)
+
+
+# The browser suite's quick run (`make test`) takes each browser test on SQLite, and where it
+# runs at both widths and in both colour schemes, at 1280 px light and 390 px dark: every page,
+# flow and assertion, each width and each scheme. The other variants (PostgreSQL; 1280 px dark,
+# 390 px light) run in the slow run, which CI runs too (`make test-slow`, its browser part on
+# two workers), so every CI run still takes the whole product of them.
+_LATER_VARIANTS = ({"postgresql"}, {"1280", "dark"}, {"390", "light"})
+
+
+def _a_later_browser_variant(item: pytest.Item) -> bool:
+    callspec = getattr(item, "callspec", None)
+    if callspec is None or item.get_closest_marker("browser") is None:
+        return False
+    ids = set(str(callspec.id).split("-"))
+    return any(variant <= ids for variant in _LATER_VARIANTS)
 
 
 def _asks_for_a_shared_fixture(item: pytest.Item) -> bool:

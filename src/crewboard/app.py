@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+from anyio import to_thread
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -24,14 +25,18 @@ from crewboard.api.routes import routes as api_routes
 from crewboard.config import Settings
 from crewboard.contract.catalogue import Catalogue
 from crewboard.errors import InternalError, MethodNotAllowed, NotFound, Unavailable
+from crewboard.http.metrics import Metrics, metrics_route
+from crewboard.http.request_id import RequestTracking
 from crewboard.mcp.mount import McpDoor
 from crewboard.security import HostOriginGuard
 from crewboard.services.board.claim_lapses import ClaimSweeper
 from crewboard.services.live import Broker
 from crewboard.services.notifications.mailer import Mailer
+from crewboard.services.sessions.code import CodeBridges
 from crewboard.services.sessions.runner import SessionRunner
 from crewboard.services.specs.tasks_md import install as install_tasks_md
 from crewboard.services.supervisor import DatabaseProbe, Loop, Supervisor
+from crewboard.storage import migrate
 from crewboard.storage.database import Database
 from crewboard.storage.outages import DATABASE_ERRORS, unavailable
 from crewboard.web.context import error_page, public_error_page
@@ -60,17 +65,23 @@ async def healthz(request: Request) -> JSONResponse:
 
 async def readyz(request: Request) -> JSONResponse:
     """Readiness: 200 while this node can take traffic (its database answers within a couple
-    of seconds and no background loop is failing), else 503 naming what failed, so a load
-    balancer takes the node out and puts it back by itself."""
+    of seconds with the schema revision this version needs, and no background loop is
+    failing), else 503 naming what failed (`database`, `migrations`, `loops`, `loop:<name>`),
+    so a load balancer takes the node out and puts it back by itself. The one question to
+    the database reads its schema revision: that is the ping."""
     supervisor: Supervisor = request.app.state.supervisor
     probe: DatabaseProbe = request.app.state.probe
     failed: list[str] = []
     database: dict[str, object] = {"ok": True}
+    migrations: dict[str, object] = {"ok": None, "head": await _head()}
     if (problem := await probe.check()) is not None:
         database = {"ok": False, "error": problem}
         failed.append("database")
     else:
         supervisor.nudge()  # a loop backing off from an outage tries again now
+        migrations.update(ok=probe.answer == migrations["head"], current=probe.answer)
+        if not migrations["ok"]:
+            failed.append("migrations")
     if not supervisor.running:
         failed.append("loops")
     failed += [f"loop:{name}" for name in supervisor.failing()]
@@ -78,10 +89,16 @@ async def readyz(request: Request) -> JSONResponse:
         "status": "unavailable" if failed else "ready",
         "failed": failed,
         "database": database,
+        "migrations": migrations,
         "loops": supervisor.view(),
     }
     headers = {"retry-after": str(Unavailable.retry_after), "cache-control": "no-store"}
     return JSONResponse(body, status_code=503 if failed else 200, headers=headers)
+
+
+async def _head() -> str | None:
+    """This version's newest schema revision (read from the scripts once per process)."""
+    return await to_thread.run_sync(migrate.head_revision)
 
 
 async def not_found(request: Request, exc: Exception) -> Response:
@@ -206,17 +223,20 @@ def create_app(
     """
     db = database or Database.from_settings(settings)
     install_tasks_md(db)  # board status changes rewrite the boxes of tasks.md files
-    door = McpDoor(db, settings, catalogue)
-
     broker = Broker(  # the live streams' one reader of the event log
         db,
         max_streams=settings.live_streams,
         per_person=settings.live_streams_per_person,
         per_project=settings.live_streams_per_project,
     )
+    metrics = Metrics(db, broker) if settings.metrics == "on" else None
+    door = McpDoor(db, settings, catalogue, record=metrics.door("mcp") if metrics else None)
     mailer = Mailer.from_settings(db, settings)  # None: no SMTP server, email off
     # Spec session turns queued in the database; None: this node runs none (others do).
-    runner = SessionRunner(db, settings) if settings.session_runners > 0 else None
+    # The turns' way to a person's code (their `crewboard reverse`), through the database.
+    code = CodeBridges(db, settings)
+    broker.listen_also(code.channel, code.heard)  # other nodes' calls and answers, at once
+    runner = SessionRunner(db, settings, code=code) if settings.session_runners > 0 else None
 
     supervisor = Supervisor()  # keeps the loops running through database outages
     loops: dict[str, Loop] = {
@@ -247,11 +267,15 @@ def create_app(
     async def openapi(_request: Request) -> JSONResponse:
         return JSONResponse(spec)
 
+    token = settings.metrics_token.get_secret_value() if settings.metrics_token else None
     app = _App(
         node_name=settings.node_name,
+        metrics=metrics,
+        log_access=settings.log_format == "json",
         routes=[
             Route("/healthz", healthz, methods=["GET"]),
             Route("/readyz", readyz, methods=["GET"]),
+            *([metrics_route(metrics, token)] if metrics is not None else []),
             Route("/favicon.ico", favicon, methods=["GET"]),
             Route("/api/v1/openapi.json", openapi, methods=["GET"]),
             *door.routes(),
@@ -274,20 +298,29 @@ def create_app(
     app.state.broker = broker
     app.state.mailer = mailer
     app.state.runner = runner
+    app.state.code_bridges = code
     app.state.supervisor = supervisor
-    app.state.probe = DatabaseProbe(db)
+    app.state.probe = DatabaseProbe(db, ask=lambda: migrate.stored_revision(db))
+    app.state.metrics = metrics
+    app.state.count_rest = metrics.door("rest") if metrics is not None else None
     return app
 
 
 class _App(Starlette):
-    """Starlette with SecurityHeaders outside everything, its error handler included: every
-    answer (a 500 from the handler, a 503, a 404, a stream, MCP) carries the strict headers
-    and `X-Crewboard-Node`. (As a user middleware it would sit inside ServerErrorMiddleware
-    and miss the handler's answers.)"""
+    """Starlette with RequestTracking and SecurityHeaders outside everything, its error
+    handler included: every answer (a 500 from the handler, a 503, a 404, a stream, MCP)
+    carries the strict headers, `X-Crewboard-Node` and `X-Request-Id`, and is logged and
+    counted. (As user middleware they would sit inside ServerErrorMiddleware and miss the
+    handler's answers.)"""
 
-    def __init__(self, *, node_name: str, **kwargs: Any) -> None:
+    def __init__(
+        self, *, node_name: str, metrics: Metrics | None, log_access: bool, **kwargs: Any
+    ) -> None:
         self.node_name = node_name
+        self.metrics = metrics
+        self.log_access = log_access
         super().__init__(**kwargs)
 
     def build_middleware_stack(self) -> ASGIApp:
-        return SecurityHeaders(super().build_middleware_stack(), node_name=self.node_name)
+        inner = SecurityHeaders(super().build_middleware_stack(), node_name=self.node_name)
+        return RequestTracking(inner, metrics=self.metrics, log_access=self.log_access)

@@ -23,6 +23,8 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
 CommaList = Annotated[list[str], NoDecode]
 SmtpSecurity = Literal["starttls", "tls", "none"]
 SMTP_SECURITY: tuple[SmtpSecurity, ...] = ("starttls", "tls", "none")
+MetricsMode = Literal["off", "on"]
+LogFormat = Literal["text", "json"]
 
 
 class Settings(BaseSettings):
@@ -61,7 +63,24 @@ class Settings(BaseSettings):
         default="owner@crewboard.local",
         description="Email of the owner account made on first start.",
     )
-    log_level: str = Field(default="info", description="uvicorn log level.")
+    log_level: str = Field(
+        default="info",
+        description="How much the server logs: critical, error, warning, info, debug or trace.",
+    )
+    log_format: LogFormat = Field(
+        default="text",
+        description="text (uvicorn's lines) or json (one JSON object a line, with the request "
+        "id; the server's own access log replaces uvicorn's).",
+    )
+    metrics: MetricsMode = Field(
+        default="off",
+        description="on: serve Prometheus metrics at /metrics (open unless metrics_token is "
+        "set); off: /metrics answers 404.",
+    )
+    metrics_token: SecretStr | None = Field(
+        default=None,
+        description="When set, /metrics asks for `Authorization: Bearer <this token>`.",
+    )
     node_name: str = Field(
         default="",
         max_length=64,
@@ -140,6 +159,27 @@ class Settings(BaseSettings):
     session_token_budget: int = Field(
         default=2_000_000, ge=1_000, le=1_000_000_000,
         description="Input plus output tokens one spec session may spend; it stops there.",
+    )  # fmt: skip
+    session_code_calls: int = Field(
+        default=40, ge=1, le=1_000,
+        description="Code tool calls (list a folder, read a file, search) one turn of a "
+        "code-reading spec session may make; then it writes from what it read.",
+    )  # fmt: skip
+    session_code_chars: int = Field(
+        default=400_000, ge=1_000, le=10_000_000,
+        description="Characters of code answers one turn of a code-reading spec session may "
+        "read in all.",
+    )  # fmt: skip
+    session_bridge_wait: float = Field(
+        default=120.0, ge=0, le=3600,
+        description="Seconds a turn of a code-reading spec session waits for its creator's "
+        "`crewboard reverse` to connect before it fails.",
+    )  # fmt: skip
+    bridge_call_timeout: float = Field(
+        default=30.0, ge=1, le=600,
+        description="Seconds a code call waits for a `crewboard reverse` to take it, and again "
+        "to answer it once taken; a call taken and not answered by then goes back to the "
+        "queue.",
     )  # fmt: skip
     image_max_edge: int = Field(
         default=DEFAULT_IMAGE_MAX_EDGE, ge=64, le=16_384,
@@ -235,6 +275,18 @@ class Settings(BaseSettings):
             f"smtp_security (CREWBOARD_SMTP_SECURITY) must be one of {', '.join(SMTP_SECURITY)}; "
             f"got {value!r}"
         )
+
+    @field_validator("metrics", "log_format", mode="before")
+    @classmethod
+    def _lower_case(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("metrics_token", mode="before")
+    @classmethod
+    def _blank_token_is_unset(cls, value: Any) -> Any:
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value
 
     @field_validator("smtp_host", "smtp_user", "smtp_sender", mode="before")
     @classmethod

@@ -19,6 +19,10 @@ web app into a flash message, the CLI into a message on stderr and exit status 1
     ├── IdempotencyConflict      IDEMPOTENCY_CONFLICT     409
     ├── ClaimLost                CLAIM_LOST               409  (a write sent a claim fence that
     │                                                          is not the task's live claim)
+    ├── Conflict                 CONFLICT                 409  (the thing acted on was taken
+    │                                                          over; details.reason says how)
+    ├── Gone                     GONE                     410  (the thing acted on was ended
+    │                                                          for good: start a new one)
     ├── MethodNotAllowed         METHOD_NOT_ALLOWED       405  (REST: a path without that method)
     ├── Unavailable              UNAVAILABLE              503  (the database is out of reach for a
     │                                                          moment: retry, keyed writes with
@@ -45,6 +49,8 @@ class ErrorCode(StrEnum):
     REVISION_CONFLICT = "REVISION_CONFLICT"
     IDEMPOTENCY_CONFLICT = "IDEMPOTENCY_CONFLICT"
     CLAIM_LOST = "CLAIM_LOST"
+    CONFLICT = "CONFLICT"
+    GONE = "GONE"
     METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
     UNAVAILABLE = "UNAVAILABLE"
     INTERNAL = "INTERNAL"
@@ -164,6 +170,21 @@ class ClaimLost(CrewboardError):
     http_status = 409
 
 
+class Conflict(CrewboardError):
+    """The thing acted on was taken over by a newer one (a code bridge replaced by the
+    person's next `crewboard reverse`): `details.reason` says how; nothing was done."""
+
+    code = ErrorCode.CONFLICT
+    http_status = 409
+
+
+class Gone(CrewboardError):
+    """The thing acted on was ended for good (a closed code bridge): make a new one."""
+
+    code = ErrorCode.GONE
+    http_status = 410
+
+
 class MethodNotAllowed(CrewboardError):
     code = ErrorCode.METHOD_NOT_ALLOWED
     http_status = 405
@@ -199,6 +220,8 @@ ERROR_TYPES: tuple[type[CrewboardError], ...] = (
     RevisionConflict,
     IdempotencyConflict,
     ClaimLost,
+    Conflict,
+    Gone,
     MethodNotAllowed,
     Unavailable,
     InternalError,

@@ -9,11 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 from PIL import Image
 from sqlalchemy.engine import URL
 
-from crewboard.cli.main import cli
 from crewboard.config import Settings
 from crewboard.contract.args import validate_arguments
 from crewboard.contract.catalogue import default_catalogue
@@ -21,7 +20,7 @@ from crewboard.contract.operation import Call
 from crewboard.contract.reply import compact
 from crewboard.services.identity import users
 from crewboard.storage.database import Database
-from tests.support.cli import RunCli
+from tests.support.cli import RunCli, cli_on
 from tests.support.mcp_client import body_of, mcp_client
 
 pytestmark = pytest.mark.anyio
@@ -33,14 +32,7 @@ SCOPES = "read,tasks.manage,drafts.create,messages.write,team.manage,specs.write
 @pytest.fixture
 def run(database_url: URL, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> RunCli:
     """The CLI on the database the `url` fixture serves, set up by `crewboard init`."""
-    monkeypatch.setenv("CREWBOARD_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("CREWBOARD_DATABASE_URL", database_url.render_as_string(hide_password=False))
-    monkeypatch.delenv("CREWBOARD_CONFIG_FILE", raising=False)
-    runner = CliRunner()
-
-    def invoke(*args: str, stdin: str | None = None) -> Result:
-        return runner.invoke(cli, list(args), input=stdin, catch_exceptions=False)
-
+    invoke = cli_on(database_url, tmp_path / "data", monkeypatch)
     assert invoke("init").exit_code == 0
     return invoke
 

@@ -191,9 +191,12 @@ def test_the_proxy_adds_the_token_and_passes_the_answer_through(served: Served) 
             f"{served.server_url}/api/v1/me", headers={"Authorization": f"Bearer {served.token}"}
         ).json()["token"]["id"]
     )
-    # Status, headers and body exactly as the server sent them (the Date may tick over).
-    via_health = httpx2.get(f"{served.proxy.url}/healthz")
-    own_health = httpx2.get(f"{served.server_url}/healthz")
+    # Status, headers and body exactly as the server sent them (the Date may tick over). Both
+    # requests carry one request id, which the server echoes, so the proxy must pass it on.
+    same_id = {"X-Request-Id": "conformance-proxy-1"}
+    via_health = httpx2.get(f"{served.proxy.url}/healthz", headers=same_id)
+    own_health = httpx2.get(f"{served.server_url}/healthz", headers=same_id)
+    assert via_health.headers["x-request-id"] == "conformance-proxy-1"
     assert via_health.status_code == own_health.status_code == 200
     assert via_health.content == own_health.content
     assert _headers(via_health) == _headers(own_health)

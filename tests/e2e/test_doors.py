@@ -796,9 +796,8 @@ SCENARIOS: dict[str, Scenario] = {
         "VALIDATION", "lifetimeSeconds",
     ),
     "list_stream_tokens": Scenario(
-        lambda w, t: {}, lambda b, w: w.stream_token in str(b),
-        lambda w, t: {"projectIds": ["CRW"]}, "VALIDATION", "projectIds",
-        no_refusal={"cli": "the command takes no argument, so no wrong one"},
+        lambda w, t: {"projectId": "CRW", "limit": 200}, lambda b, w: w.stream_token in str(b),
+        lambda w, t: {"limit": 201}, "VALIDATION", "limit",
     ),
     "revoke_stream_token": Scenario(
         lambda w, t: {"streamTokenId": _new_stream_token(w, t)}, lambda b, w: b["streamToken"]["name"].startswith("Gone "),

@@ -215,6 +215,7 @@ async def test_a_retry_with_the_same_key_answers_the_same_session(
     [
         ({"workflowId": "nope-v1"}, "workflowId"),
         ({"workflowId": "crewboard-edit-v1"}, "workflowId"),  # an edit workflow, mode generate
+        ({"workflowId": "myspec-edit-v1"}, "workflowId"),  # the alias of an edit workflow
         ({"modelId": "not-configured"}, "modelId"),
         ({"attachmentIds": ["att_0000000000000000000000"]}, "attachmentIds[0]"),
         ({"specFileIds": ["spf_0000000000000000000000"]}, "specFileIds[0]"),
@@ -387,3 +388,47 @@ async def test_get_project_lists_the_active_sessions_and_counts_spec_files(
     assert [s["id"] for s in project["activeSessions"]] == [made["sessionId"]]
     assert project["activeSessions"][0]["pendingAction"] == "none"
     assert (project["counts"]["specFiles"], project["counts"]["attachments"]) == (1, 0)
+
+
+async def test_an_alias_starts_its_workflow_and_a_speckit_session_is_told_its_feature_number(
+    db: Database, serve: Serve, secret: str, owner: User, model_server: ModelServer
+) -> None:
+    configure_model(db, model_server)
+    spec_calls.upload_spec_file(
+        db, person_actor(owner), project="CRW", workspace_id=None, path="specs/001-login/spec.md",
+        content=b"# Login\n", idempotency_key=None,
+    )  # fmt: skip
+    with serve() as url:
+        aliased = body_of(await start(url, secret, "legacy", workflowId="myspec-greenfield-v1"))
+        kit = body_of(await start(url, secret, "legacy", workflowId="speckit-greenfield-v1",
+                                  prompt="Invoices as CSV."))  # fmt: skip
+        first = body_of(await call(url, secret, "legacy", "get_spec_session",
+                                   {"sessionId": aliased["sessionId"]}))  # fmt: skip
+        got = body_of(await call(url, secret, "legacy", "get_spec_session",
+                                 {"sessionId": kit["sessionId"], "includeContext": True}))  # fmt: skip
+    assert first["session"]["workflowId"] == "crewboard-greenfield-v1"
+    assert got["session"]["workflowId"] == "speckit-greenfield-v1"
+    assert "The next free feature number is 002" in got["context"]
+    assert "specs/002-short-name/" in system_prompt(model_server.requests[-1].body)
+
+
+async def test_a_session_that_reads_code_with_no_bridge_answers_at_once_with_what_to_run(
+    db: Database, serve: Serve, secret: str, model_server: ModelServer
+) -> None:
+    # The first reply cannot come before the person's `crewboard reverse` does: the agent is
+    # told at once (not after the whole wait) what to run, and the session waits for it.
+    configure_model(db, model_server, "openai")
+    with serve(session_first_turn_wait=60) as url:
+        began = anyio.current_time()
+        answer = body_of(await start(url, secret, "2026-07-28", workflowId="myspec-brownfield-v1"))
+        assert anyio.current_time() - began < 30
+        assert answer["pendingAction"] == "turn_still_running"
+        assert "firstTurnError" not in answer
+        [warning] = answer["warnings"]
+        assert "crewboard reverse --project CRW" in warning
+        assert "crewboard reverse --project CRW <folder>" in answer["nextStepInstruction"]
+        got = body_of(await call(url, secret, "2026-07-28", "get_spec_session",
+                                 {"sessionId": answer["sessionId"]}))  # fmt: skip
+        assert got["warnings"] == [warning]
+        assert got["session"]["workflowId"] == "crewboard-brownfield-v1"
+    assert model_server.requests == []  # the model is not asked before the code can be read

@@ -128,7 +128,9 @@ def _requests(*middle: bytes) -> bytes:
 
 
 def _answers(stdout: bytes) -> dict[object, dict[str, object]]:
-    return {m["id"]: m for m in map(json.loads, stdout.splitlines()) if "id" in m}
+    """The answers written so far: whole lines only (the server may be mid-way through one)."""
+    whole = stdout[: stdout.rfind(b"\n") + 1]
+    return {m["id"]: m for m in map(json.loads, whole.splitlines()) if "id" in m}
 
 
 def _session(env: dict[str, str], requests: bytes, stdout: Path) -> tuple[int, bytes]:

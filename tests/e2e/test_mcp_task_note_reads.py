@@ -82,7 +82,7 @@ async def test_an_agent_reads_the_answer_to_its_question_on_the_task_and_in_its_
         assert (notes["total"], notes["open"]) == (1, 0)
         [shown] = notes["items"]
         assert (shown["status"], shown["answer"]) == ("answered", "Yes, keep it.")
-        assert shown["answeredBy"] == "owner (person)"
+        assert shown["answeredBy"] == "owner"  # by the one naming rule
         brief = await call(agent, "get_task", {**TASK, "format": "agent_brief"})
         assert "1 answered, 0 open" in brief["text"]
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+import socket
 import time
 from pathlib import Path
 
 import httpx2
 from sqlalchemy.engine import URL
 
+from tests.support.cli import crewboard_env, run_crewboard
 from tests.support.serve import serve_env, start_serve, stop_serve, wait_healthy
 from tests.support.server import free_port
 from tests.support.sse import Reader
@@ -71,3 +73,20 @@ def test_a_stop_ends_open_event_streams_with_a_reason_instead_of_waiting_on_them
     assert time.monotonic() - started < 10  # not the 20 s grace: the stream ended at once
     reader.join(10)
     assert reader.controls == [("end", {"reason": "The server is stopping; reconnect to resume."})]
+
+
+def test_a_taken_port_stops_serve_with_what_to_do_before_anything_is_set_up(
+    tmp_path: Path,
+) -> None:
+    """A second `make serve` (or another program on the port): one plain message naming the
+    port and the way out, exit 1, and no data folder made nor first-start secrets printed."""
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        data = tmp_path / "data"
+        done = run_crewboard(crewboard_env(data, port=str(port)), "serve")
+    assert done.returncode == 1, done.stderr
+    assert f"Port {port} on 127.0.0.1 is already taken" in done.stderr
+    assert "crewboard serve --port" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert "password" not in done.stdout + done.stderr
+    assert not data.exists()

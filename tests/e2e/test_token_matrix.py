@@ -41,6 +41,7 @@ from crewboard.contract.specs import present as files
 from crewboard.domain.identity.access import Role, TokenKind
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
+from crewboard.services.sessions import bridges
 from crewboard.services.specs import file_lookup
 from crewboard.storage.database import Database
 from tests.conftest import ONLY_SQLITE, POSTGRESQL_IN_THE_SLOW_RUN
@@ -733,7 +734,36 @@ def _rest_delete_session(at: Aim) -> Http:
     return Http("DELETE", path, {"workspaceId": None}, keyed=False)
 
 
+# The bridge each project's calls act on, registered by the person just before each call.
+_BRIDGES: dict[str, str] = {}
+
+
+def _bridge_of(world: World, spot: Spot) -> None:
+    made = bridges.register_bridge(
+        world.db, world.person, project=spot.key, folder="matrix", client=None, node=None
+    )
+    _BRIDGES[spot.key] = made.bridge.id
+
+
+def _rest_bridge(at: Aim, method: str, tail: str = "", body: dict[str, Any] | None = None) -> Http:
+    """The person's bridge in `home` (one of the right shape that names nothing for a ghost)."""
+    ref = new_id("brg") if at.home.ghost else _BRIDGES[at.home.key]
+    return Http(method, f"{V}/bridges/{ref}{tail}", body, keyed=False)
+
+
 REST: dict[tuple[str, str], tuple[Entry, ...]] = {
+    ("POST", f"{P}/bridges"): (
+        Entry(lambda at: Http("POST", _project(at.home, "/bridges"), {"folder": "m"}, keyed=False)),
+    ),
+    ("POST", f"{V}/bridges/{{bridge}}/exchange"): (
+        Entry(
+            lambda at: _rest_bridge(at, "POST", "/exchange", {"waitSeconds": 0}),
+            prepare=_bridge_of,
+        ),
+    ),
+    ("DELETE", f"{V}/bridges/{{bridge}}"): (
+        Entry(lambda at: _rest_bridge(at, "DELETE"), prepare=_bridge_of),
+    ),
     ("POST", f"{V}/projects"): (
         Entry(
             lambda at: Http(

@@ -99,14 +99,18 @@ def _follow_up(url: str, world: dict[str, str]) -> str:
 def test_a_task_moves_on_the_board(page: Any, world: dict[str, str]) -> None:
     sign_in(page, world["owner"])
     page.goto("/p/CRW/board")
-    tile = page.locator("[data-item]", has_text="Fix the login redirect after session expiry")
+    tile = page.locator(".tile", has_text="Fix the login redirect after session expiry")
     tile.first.wait_for()
-    form = page.locator("form[action$='/status']").first
-    form.locator("select").select_option("in_progress")
-    form.locator("button[type=submit]").click()
-    page.wait_for_load_state()
+    # A card has no controls of its own: its box chooses it for the bar that moves it.
+    tile.first.locator(".pick").check()
+    bar = page.locator("#bulk-form")
+    bar.locator("#bulk-status").select_option("in_progress")
+    bar.get_by_role("button", name="Apply").click()
     column = page.locator(
         "section", has=page.locator("h2", has_text=re.compile("in.progress", re.I))
+    )
+    page.wait_for_function(
+        "() => document.querySelector('.tiles[data-column=\"in_progress\"] .tile')"
     )
     assert "Fix the login redirect after session expiry" in column.first.inner_text()
     shot(page, "board-moved")
@@ -118,6 +122,7 @@ def test_an_edit_saves_two_fields_and_a_conflicting_one_keeps_the_typed_text(
     sign_in(page, world["owner"])
     task_page = "/p/CRW/tasks/CRW-1"
     page.goto(task_page)
+    page.click("#task-edit > summary")  # the edit form is closed until asked for
     page.fill("#edit-title", "Fix the login redirect (edited)")
     page.fill("#edit-description", "First line\nSecond line")
     page.click("#h-edit ~ form button[type=submit]")
@@ -127,6 +132,7 @@ def test_an_edit_saves_two_fields_and_a_conflicting_one_keeps_the_typed_text(
     assert saved["description"] == "First line\nSecond line"  # no CR from the textarea
 
     # The person types; meanwhile the agent changes the title over MCP.
+    page.click("#task-edit > summary")
     page.fill("#edit-description", "My rewrite\nkept across the conflict")
     change_over_mcp(url, world["secret"], "CRW-1", {"title": "Title from the agent"})
     page.click("#h-edit ~ form button[type=submit]")
@@ -169,6 +175,7 @@ EVERY_PAGE = (
     "/p/CRW/inbox",
     "/p/CRW/inbox/drafts/{draft}",
     "/p/CRW/inbox/proposals/{proposal}",
+    "/p/CRW/start",
     "/p/CRW/board",
     "/p/CRW/tasks/CRW-1",
     "/p/CRW/memory",

@@ -10,7 +10,11 @@ from typing import Any
 
 import pytest
 
+from crewboard.services.identity.users import person_actor
+from crewboard.storage.database import Database
 from tests.support.browser_pages import LIVE, browser, hand_in, page, shot, sign_in, world
+from tests.support.factories import personal_secret
+from tests.support.review import AGENT_SCOPES
 
 pytestmark = pytest.mark.browser
 __all__ = ["browser", "page", "world"]  # the fixtures this module borrows
@@ -21,8 +25,14 @@ def fits(page: Any, width: int) -> None:
     assert wide <= width, f"{page.url} is {wide} px wide at {width}"
 
 
+def other_hand(db: Database, world: dict[str, str]) -> str:
+    """The secret of the owner's own token: another hand than the agent's."""
+    owner = db.read(lambda uow: uow.users.get_by_email(world["owner"]))
+    return personal_secret(db, person_actor(owner), AGENT_SCOPES)
+
+
 def test_a_person_triages_the_inbox_at_both_widths(
-    page: Any, url: str, world: dict[str, str]
+    page: Any, url: str, world: dict[str, str], db: Database
 ) -> None:
     long_title = "https://example.com/" + "a-very-long-path-segment/" * 6
     first = hand_in(url, world["secret"], world["task"], "triage-1", f"See {long_title}")
@@ -34,8 +44,9 @@ def test_a_person_triages_the_inbox_at_both_widths(
     assert row.locator(".badge.new").inner_text() == "new"
     assert page.locator("[data-unread-count]").inner_text().startswith("1")
 
-    # A second hand-in arrives while the person looks: the count and the title follow.
-    second = hand_in(url, world["secret"], world["task"], "triage-2", "Second try.")
+    # A second hand-in arrives while the person looks: the count and the title follow. It
+    # comes through another token (one of the same hand would be a version of the first card).
+    second = hand_in(url, other_hand(db, world), world["task"], "triage-2", "Second try.")
     page.locator(f"#item-{second['draft']['id']}").wait_for(timeout=LIVE)
     page.wait_for_function("document.title.startsWith('(2) ')", timeout=LIVE)
     assert page.locator("[data-unread-count]").inner_text().startswith("2")

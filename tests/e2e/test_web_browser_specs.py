@@ -84,10 +84,11 @@ def test_a_person_starts_a_thread_on_a_selected_passage_and_resolves_it(
     page.goto(f"/p/CRW/specs/files/{made['id']}")
     assert page.locator(".spec-text h1").inner_text() == "Login"  # markdown rendered
     select_text(page, "15 minutes of inactivity")
-    assert page.input_value("#thread-quote") == "15 minutes of inactivity"
+    page.get_by_role("button", name="Comment on the selected words").click()
+    assert page.inner_text("#thread-selected") == "15 minutes of inactivity"
     page.fill("#thread-body", "Should this follow the security policy?")
     page.get_by_role("button", name="Start the thread").click()
-    page.wait_for_url(re.compile(r".*/specs/files/spf_[^#]+#threads$"))
+    page.wait_for_url(re.compile(r".*/specs/files/spf_[^#]+#thread-sct_\w+$"))
     assert "Started a thread." in page.inner_text(".flash")
     thread = page.locator("article.thread")
     assert "15 minutes of inactivity" in thread.inner_text()
@@ -96,7 +97,7 @@ def test_a_person_starts_a_thread_on_a_selected_passage_and_resolves_it(
     assert not (found := axe.violations(page)), axe.describe(found)
     shot(page, f"specs/thread-open-{width}")
     thread.get_by_role("button", name=re.compile("^Resolve the thread")).click()
-    page.wait_for_url(re.compile(r".*#threads$"))
+    page.wait_for_url(re.compile(r".*#thread-sct_\w+$"))
     assert "resolved" in page.locator("article.thread").inner_text()
     assert "0 open" in page.inner_text("#threads-title")
     shot(page, f"specs/thread-resolved-{width}")
@@ -135,7 +136,7 @@ def test_two_revisions_compare_and_an_agents_thread_shows_as_ai_work(
     page.select_option("#diff-to", "2")
     page.get_by_role("button", name="Show changes").click()
     page.wait_for_url(re.compile(r".*from=1&to=2$"))
-    assert "-Sessions expire after 30 minutes" in page.inner_text("pre.diff del")
-    assert "+Sessions expire after 15 minutes" in page.inner_text("pre.diff ins")
+    assert "Sessions expire after 30 minutes" in page.inner_text(".line-diff del")
+    assert "Sessions expire after 15 minutes" in page.inner_text(".line-diff ins")
     assert not (found := axe.violations(page)), axe.describe(found)
     shot(page, "specs/diff")

@@ -28,7 +28,7 @@ SAVE = "#h-edit ~ form button[type=submit]"
 
 def card_shot(page: Any, heading: str, name: str) -> None:
     """A screenshot of the card under heading `#heading` alone (a full page at 390 px is tall)."""
-    card = page.locator(f"section:has(> #{heading})")
+    card = page.locator(f"section:has(> #{heading}), .card:has(> #{heading})")
     card.screenshot(path=str(SCREENSHOTS / f"task-edit/{name}.png"))
 
 
@@ -45,6 +45,7 @@ def test_a_person_changes_the_assignee_and_priority_and_reads_the_history_line(
     sign_in(page, world["owner"])
     page.goto("/p/CRW/tasks/CRW-1")
     fits(page, width)
+    page.click("#task-edit > summary")  # the form is closed until asked for
     assert page.input_value("#edit-assignee") == world["seat"]
     page.select_option("#edit-assignee", label="owner (you)")
     page.select_option("#edit-priority", "high")
@@ -68,6 +69,7 @@ def test_a_conflicting_edit_keeps_the_typed_text_and_shows_the_other_change(
     page.set_viewport_size({"width": width, "height": 860})
     sign_in(page, world["owner"])
     page.goto("/p/CRW/tasks/CRW-1")
+    page.click("#task-edit > summary")  # the form is closed until asked for
     typed = "My plan\nin two lines"
     page.fill("#edit-description", typed)
     page.select_option("#edit-type", "development")
@@ -92,3 +94,27 @@ def test_a_conflicting_edit_keeps_the_typed_text_and_shows_the_other_change(
         "Agent's title",
     )
     assert "Type: General → Development" in page.locator("#h-timeline ~ ol").inner_text()
+
+
+def test_opening_the_edit_form_leaves_the_focus_where_the_person_already_types(
+    page: Any, world: dict[str, str]
+) -> None:
+    """The form's toggle event comes a moment after it opens; a field focused (and typed in)
+    in that moment keeps the focus and the text, where the first field used to take them over
+    (a full run once saw the typed description land in the title)."""
+    sign_in(page, world["owner"])
+    page.goto("/p/CRW/tasks/CRW-1")
+    page.evaluate(
+        """() => {
+          document.getElementById('task-edit').open = true;  // the toggle event is queued
+          document.getElementById('edit-description').focus();
+        }"""
+    )
+    page.keyboard.type("typed at once")
+    page.wait_for_timeout(100)  # long past the queued toggle event
+    assert page.evaluate("document.activeElement.id") == "edit-description"
+    assert page.input_value("#edit-description") == "typed at once"
+    assert page.input_value("#edit-title") != "typed at once"
+    page.click("#task-edit > summary")  # closed, and opened again by its button:
+    page.click("#task-edit > summary")
+    page.wait_for_function("document.activeElement.id === 'edit-title'")  # the first field

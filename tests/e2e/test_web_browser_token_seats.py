@@ -27,6 +27,9 @@ def test_the_seat_field_offers_the_chosen_projects_ai_seats_for_an_agent_token(
     sign_in(page, "owner@example.com")
     page.goto("/settings/tokens")
     field = page.locator("[data-seat-field]")
+    assert field.is_visible()  # the default preset: an agent in the first project
+    page.check("input[name=preset][value=read-only]")
+    page.select_option("#token-project", "")
     assert not field.is_visible()  # a personal token, no project
     page.fill("input[name=name]", "Night shift")
     page.check("input[name=kind][value=agent]")

@@ -115,7 +115,7 @@ def test_a_chosen_zone_is_remembered_and_the_devices_own_zone_is_offered(
         opened.wait_for_url(re.compile(r".*tz=America%2FSao_Paulo.*"))
         assert opened.input_value("#week-tz") == "America/Sao_Paulo"
         opened.goto("/p/CRW/activity")
-        assert "times in America/Sao_Paulo" in opened.inner_text("main")
+        assert "times in Sao Paulo (UTC−3)" in opened.inner_text("main")
 
         opened.goto("/p/CRW/week?tz=Atlantis/Capital")
         alert = opened.get_by_role("alert")
@@ -153,8 +153,8 @@ def test_activity_is_filtered_grouped_and_shows_the_agent_as_its_seat(
     rows = page.locator("[data-live-region] [data-item]")
     assert rows.count() == 1
     row = rows.first.inner_text()
-    assert row.startswith("Coder AI")  # the seat, then the token and the person
-    assert "for owner handed in" in row
+    assert row.startswith("Coder (for owner) AI")  # the seat for its person, by the one rule
+    assert "AI handed in" in row
     assert "Owner's agent" not in page.inner_text("main")
     shot(page, f"week-activity/activity-hand-ins-{width}")
     fits(page)

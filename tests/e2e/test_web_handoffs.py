@@ -6,6 +6,7 @@ but gets no forms; hidden linked tasks stay hidden."""
 from __future__ import annotations
 
 import html
+import re
 from contextlib import closing
 
 import httpx2
@@ -54,7 +55,9 @@ def test_write_change_and_work_a_handoff_in_the_web_app(
         page = client.get(f"/p/CRW/handoffs?date={DAY}")
         assert page.status_code == 200
         shown = text_of(page)
-        assert "Europe/Berlin to America/New_York" in shown
+        # Zones by place and offset, never their IANA names.
+        assert re.search(r"Berlin \(UTC\+\d\) hands over to New York \(UTC−\d\)", shown)
+        assert "Europe/Berlin" not in shown.split("<main", 1)[1].split("Write your handoff")[0]
         assert "Write your handoff" in shown
         saved = post_form(
             client,
@@ -67,7 +70,8 @@ def test_write_change_and_work_a_handoff_in_the_web_app(
         day = text_of(client.get(saved.headers["location"]))
         assert "Handoff saved." in day
         assert "<strong>it</strong>" in day  # the bodies are markdown, rendered safely
-        assert "America/New_York to Europe/Berlin" in day  # the reverse shift, as chosen
+        # the reverse shift, as chosen
+        assert re.search(r"New York \(UTC−\d\) to Berlin \(UTC\+\d\)", day)
         assert "Change your handoff" in day
         made = handoff_calls.list_handoffs(db, person_actor(owner), project="CRW")["handoffs"][0]
         assert made["sourceTimeZone"] == "America/New_York"
@@ -86,9 +90,14 @@ def test_write_change_and_work_a_handoff_in_the_web_app(
             {"expected_updated_at": made["updatedAt"], "blockers": "again",
              "next": f"/p/CRW/handoffs?date={DAY}"},
         )  # fmt: skip
-        assert stale.status_code == 303
-        refused = text_of(client.get(stale.headers["location"]))
-        assert "changed since you read it" in refused
+        # refused, on the same page: the change form open again, holding what was typed
+        assert stale.status_code == 409
+        refused = text_of(stale)
+        assert "Not saved: owner saved the handoff meanwhile; at 20" in refused
+        assert re.search(
+            rf'<details class="card handoff-change" id="change-{made["id"]}" open>', refused
+        )
+        assert re.search(r'<textarea id="e-blockers"[^>]*>again</textarea>', refused)
         item = post_form(
             client,
             f"/p/CRW/handoffs/{made['id']}/items",
@@ -161,3 +170,30 @@ def test_an_admin_sets_the_shifts_and_the_assignee_notices_in_project_settings(
     project = present.describe_project(db, person_actor(owner), "CRW")["project"]
     assert project["shiftTimeZones"] == {"a": "Asia/Tokyo", "b": "Europe/Berlin"}
     assert project["notifyActionItemAssignees"] is False
+
+
+def test_a_refused_handoff_comes_back_open_with_what_was_typed(
+    url: str, db: Database, owner: User, bob: User
+) -> None:
+    with closing(sign_in(url, owner.email)) as client:
+        page = client.get(f"/p/CRW/handoffs?date={DAY}").text
+        # closed until asked for
+        assert '<details class="card handoff-write" id="write">' in page
+        refused = post_form(
+            client,
+            "/p/CRW/handoffs",
+            {"date": DAY, "shift": "b", "completed": "Half the rollout", "blockers": "",
+             "in_progress": "", "next_steps": "", "linked_tasks": "CRW-404",
+             "recipients": bob.id, "email": "1"},
+        )  # fmt: skip
+        assert refused.status_code in (404, 422)
+        shown = text_of(refused)
+        assert "Not saved:" in shown
+        assert "Your text is still in the form." in shown
+        assert '<details class="card handoff-write" id="write" open>' in refused.text
+        assert re.search(r'<textarea id="w-completed"[^>]*>Half the rollout</textarea>', shown)
+        assert 'value="CRW-404"' in shown
+        assert re.search(rf'value="{bob.id}" checked', shown)
+        assert re.search(r'name="email" value="1" checked', shown)
+        assert re.search(r'<option value="b" selected>', shown)
+        assert handoff_calls.list_handoffs(db, person_actor(owner), project="CRW")["handoffs"] == []

@@ -547,10 +547,10 @@ def test_an_agent_shows_as_its_token_and_a_person_via_a_token_names_it(
     )  # fmt: skip
     page = client.get("/p/CRW/inbox").text
     assert re.search(
-        r'ci-bot <span class="badge">AI</span> <span class="muted">for [^<]+</span>', page
+        r'ci-bot <span class="muted">\(for [^<]+\)</span> <span class="badge">AI</span>', page
     )
     assert agent.token is not None
-    assert f'<span class="badge">via {agent.token.name}</span>' in page
+    assert f'<span class="muted">via {agent.token.name}</span>' in page
 
 
 def test_the_board_refuses_to_settle_a_task_whose_hand_in_waits_and_points_at_it(

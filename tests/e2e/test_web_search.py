@@ -159,7 +159,10 @@ def test_a_search_over_the_limit_says_why_and_keeps_the_typed_words(
     assert "Not searched: Search words: at most 200 characters" in region.text
     kind = client.get("/p/CRW/search", params={"q": "redis", "kind": "files"})
     assert kind.status_code == 400
-    assert "Accepted values: tasks, handins, memory, comments." in kind.text
+    assert (
+        "Accepted values: tasks, handins, memory, comments, specs, artifacts, handoffs."
+        in kind.text
+    )
     offset = client.get("/p/CRW/search", params={"q": "redis", "kind": "memory", "offset": "x"})
     assert offset.status_code == 400
     assert "Offset: must be a whole number" in offset.text

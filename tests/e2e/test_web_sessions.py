@@ -30,7 +30,13 @@ from crewboard.storage.database import Database
 from tests.support import spec_calls
 from tests.support.factories import grant, make_project, make_user, personal_secret, token_actor
 from tests.support.model_server import Broken, ModelServer, Reply
-from tests.support.sessions import configure_model, last_user_message, proposes, questions
+from tests.support.sessions import (
+    code_reading_workflow,
+    configure_model,
+    last_user_message,
+    proposes,
+    questions,
+)
 from tests.support.sessions_module import Serve
 from tests.support.web import post_form, sign_in
 
@@ -306,6 +312,9 @@ def test_a_failed_turn_shows_why_and_sends_again(
     settle(db, owner, ref)  # no model configured: the turn fails
     page = client.get(f"/p/CRW/sessions/{ref}")
     assert "No model provider is configured" in page.text
+    # Its inline code is rendered, never raw backticks.
+    assert "<code>crewboard model add</code>" in page.text
+    assert "`crewboard model add`" not in page.text
     assert f'action="/p/CRW/sessions/{ref}/resend"' in page.text
     configure_model(db, model_server)
     model_server.script(Reply("Now I can answer."))
@@ -313,6 +322,18 @@ def test_a_failed_turn_shows_why_and_sends_again(
     assert "Sent again." in flash_of(follow(client, answer))
     settle(db, owner, ref)
     assert "Now I can answer." in client.get(f"/p/CRW/sessions/{ref}").text
+
+
+def test_a_session_that_reads_code_says_at_the_top_that_no_bridge_is_connected(
+    db: Database, owner: User, client: httpx2.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ref = start(db, owner, workflow_id=code_reading_workflow(monkeypatch))
+    page = client.get(f"/p/CRW/sessions/{ref}").text
+    warnings = page.split('class="session-warnings" role="status"')[1].split("</div>")[0]
+    assert "No <code>crewboard reverse</code> is connected for owner in project CRW" in warnings
+    assert "<code>crewboard reverse --project CRW &lt;folder&gt;</code>" in warnings
+    plain = client.get(f"/p/CRW/sessions/{start(db, owner)}").text
+    assert "session-warnings" not in plain
 
 
 def test_while_a_turn_runs_the_message_box_is_off_and_a_message_is_refused_kept(

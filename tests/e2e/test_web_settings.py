@@ -14,7 +14,8 @@ import pytest
 
 from crewboard.config import Settings
 from crewboard.contract.projects import present
-from crewboard.domain.identity.access import Role
+from crewboard.domain.identity.access import Role, Scope, Toolset
+from crewboard.domain.identity.presets import DEFAULT_PRESET
 from crewboard.domain.identity.records import User
 from crewboard.services.identity import tokens
 from crewboard.services.identity.users import person_actor
@@ -100,6 +101,36 @@ def test_tokens_page_lists_the_persons_tokens_with_last_use(
     assert 'name="scopes" value="projects.admin"' in page.text
     tokens.authenticate_token(db, issued.secret)  # a use
     assert '<span class="muted">never</span>' not in client.get("/settings/tokens").text
+
+
+def test_the_token_form_starts_filled_from_the_board_and_review_agent_preset(
+    client: httpx2.Client, db: Database, owner: User
+) -> None:
+    page = client.get("/settings/tokens").text
+    chosen = DEFAULT_PRESET
+    assert re.search(rf'name="preset" value="{chosen.id}"[^>]*checked', page)
+    for label in ("Agent: board and review", "Agent: planning", "Read only", "Custom"):
+        assert label in page
+    assert re.search(r'name="kind" value="agent" checked', page)
+    for scope in Scope:
+        ticked = re.search(rf'name="scopes" value="{scope}"[^>]* checked', page) is not None
+        assert ticked == (scope in chosen.scopes), scope
+    for toolset in Toolset:
+        ticked = re.search(rf'name="toolsets" value="{toolset}" checked', page) is not None
+        assert ticked == (toolset in chosen.toolsets), toolset
+    assert re.search(r'<option value="CRW" selected>', page)  # an agent token needs a project
+    # Sent as filled, the form makes that agent token, not a read-only one.
+    answer = send(client, "/settings/tokens", {
+        "name": "night", "preset": chosen.id, "kind": "agent", "project": "CRW",
+        "scopes": sorted(str(s) for s in chosen.scopes - {Scope.READ}),
+        "toolsets": [str(t) for t in chosen.toolsets],
+    })  # fmt: skip
+    assert answer.status_code == 200, answer.text[:500]
+    [made] = [
+        t for t in tokens.token_screen(db, person_actor(owner)).tokens if t.token.name == "night"
+    ]
+    assert made.token.scopes == chosen.scopes
+    assert made.token.toolsets == chosen.toolsets
 
 
 def test_a_new_token_shows_its_secret_once_with_client_configs(

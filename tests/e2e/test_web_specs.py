@@ -177,7 +177,10 @@ def test_two_revisions_compare_line_by_line(client: httpx2.Client, db: Database,
     )  # fmt: skip
     page = client.get(f"/p/CRW/specs/files/{made['id']}?from=1&to=2").text
     assert "From revision 1 to revision 2:" in page
-    assert "<del>-two</del>\n<ins>+2</ins>\n three\n" in page  # one line each
+    # One row a line; the sign is the row's kind (drawn in its own column), not its text.
+    rows = re.findall(r'<div class="dl (\w+)">.*?<(?:ins|del|span) class="t">(.*?)</', page)
+    assert rows == [("hunk", "Lines 1–3"), ("same", "one"), ("removed", "two"), ("added", "2"),
+                    ("same", "three")]  # fmt: skip
 
 
 def test_trash_and_restore_from_the_pages(client: httpx2.Client, db: Database, me: Actor) -> None:
@@ -276,7 +279,7 @@ def test_a_thread_starts_on_a_quoted_passage_and_people_reply_resolve_and_reopen
     )
     assert started.status_code == 303
     page = client.get(started.headers["location"].split("#")[0]).text
-    assert "<blockquote>after 15 minutes</blockquote>" in page
+    assert '<blockquote class="quote"><p>after 15 minutes</p>' in page
     assert "1 open" in page
     thread = re.search(r'action="/p/CRW/specs/threads/(sct_[^/]+)/resolve"', page)
     assert thread is not None
@@ -301,7 +304,7 @@ def test_a_tasks_md_lists_its_tasks_and_each_task_links_back_to_its_line(
     page = client.get(f"/p/CRW/specs/files/{made['id']}").text
     listed = re.findall(r'<li><a href="/p/CRW/tasks/(CRW-\d+)">\1</a> ([^<]+) <span', page)
     assert [title.strip() for _key, title in listed] == ["Write the migration", "Ship"]
-    assert 'class="badge">Backlog</span> <span class="muted">line 3</span>' in page
+    assert 'data-file-task-line="3">Backlog</span> <span class="muted">line 3</span>' in page
     task_page = client.get(f"/p/CRW/tasks/{listed[0][0]}").text
     source = f'<a href="/p/CRW/specs/files/{made["id"]}">release/tasks.md</a>, line 3'
     assert source in task_page
@@ -324,3 +327,85 @@ def test_work_done_through_a_token_is_credited_to_its_person_or_its_agent(
     assert "by owner via laptop" in listed
     assert "by night agent (for owner)" in listed
     assert "by laptop" not in listed
+
+
+def selection_form(
+    client: httpx2.Client, revision: int, start: str, end: str, words: str
+) -> dict[str, str]:
+    return {
+        "csrf": csrf_of(client), "body": "Both rotate?", "quote": "", "sel_revision": str(revision),
+        "sel_start": start, "sel_end": end, "sel_text": words,
+    }  # fmt: skip
+
+
+def test_words_selected_on_the_page_anchor_on_their_source_even_where_they_repeat(
+    client: httpx2.Client, db: Database, me: Actor
+) -> None:
+    text = "# Keys\n\nTokens **rotate daily**.\n\n- Keys [rotate daily](https://x.io).\n"
+    made = add(db, me, "docs/keys.md", text)
+    base = f"/p/CRW/specs/files/{made['id']}"
+    page = client.get(base).text
+    assert '<span class="src" data-b="2" id="b2">Keys <a href="https://x.io"' in page
+    # the list item's words (block 2, after "Keys "): found twice in the shown text
+    started = client.post(
+        f"{base}/threads", data=selection_form(client, 1, "2:5", "2:17", "rotate daily")
+    )
+    assert started.status_code == 303, flash_of(started)
+    assert re.search(r"#thread-sct_\w+$", started.headers["location"])
+    listed = files.list_spec_file_comments(
+        db, me, project="CRW", ref=FileRef(file_id=str(made["id"]))
+    )
+    anchor = listed["threads"][0]["anchor"]
+    assert (anchor["quote"], anchor["start"]) == ("rotate daily", text.rindex("rotate daily"))
+    shown = client.get(base).text
+    assert (
+        '<a href="https://x.io" rel="noopener noreferrer nofollow"><mark class="hl open"' in shown
+    )
+    # the page showed other words there than the file holds: refused in plain words
+    refused = client.post(f"{base}/threads", data=selection_form(client, 1, "1:0", "1:6", "Keys r"))
+    assert refused.status_code == 422
+    assert flash_of(refused) == (
+        "error: Not saved: That passage is no longer in the file — select it again. Your text is "
+        "still in the form."
+    )
+    assert ">Both rotate?</textarea>" in refused.text
+
+
+def test_a_pasted_passage_the_file_lacks_is_refused_without_naming_a_tool(
+    client: httpx2.Client, db: Database, me: Actor
+) -> None:
+    made = add(db, me, "docs/keys.md", "Keys rotate daily.\n\nKeys rotate daily.\n")
+    base = f"/p/CRW/specs/files/{made['id']}/threads"
+    missing = client.post(base, data={"csrf": csrf_of(client), "quote": "hourly", "body": "?"})
+    twice = client.post(base, data={"csrf": csrf_of(client), "quote": "Keys", "body": "?"})
+    assert "That passage is no longer in the file — select it again." in flash_of(missing)
+    assert "in the file 2 times — select a longer passage" in flash_of(twice)
+    for answer in (missing, twice):
+        assert "read_spec_file" not in answer.text
+        assert "anchorPrefix" not in answer.text
+
+
+def test_a_thread_whose_passage_is_gone_is_listed_last_and_an_old_revision_marks_nothing(
+    client: httpx2.Client, db: Database, me: Actor
+) -> None:
+    text = "# Keys\n\nKeys rotate daily.\n\nTokens expire.\n"
+    made = add(db, me, "docs/keys.md", text)
+    base = f"/p/CRW/specs/files/{made['id']}"
+    for quote in ("Tokens expire.", "rotate daily"):
+        client.post(f"{base}/threads", data={"csrf": csrf_of(client), "quote": quote, "body": "?"})
+    spec_calls.update_spec_file(
+        db, me, project="CRW", workspace_id=None, ref=FileRef(file_id=str(made["id"])),
+        content=text.replace("Tokens expire.\n", "").encode(), expected_version=made["contentVersion"],
+        idempotency_key=None,
+    )  # fmt: skip
+    page = client.get(base).text
+    threads = re.findall(r'<article class="thread ([^"]*)" id="thread-sct_\w+" ([^>]*)>', page)
+    assert [(kind, "data-block" in rest) for kind, rest in threads] == [
+        ("open", True),
+        ("open orphaned", False),
+    ]
+    assert page.count('<mark class="hl open"') == 1
+    assert '<span class="badge bad">passage gone</span>' in page
+    older = client.get(f"{base}?revision=1").text
+    assert "<mark" not in older
+    assert "data-block" not in older

@@ -161,7 +161,7 @@ def test_a_chosen_zone_is_remembered_in_a_cookie_and_used_next_time(
     assert 'value="Asia/Tokyo"' in again.text
     assert "tz=Asia/Tokyo" in again.text  # previous and next weeks keep the zone
     assert "crewboard_tz" not in again.headers.get("set-cookie", "")  # nothing chosen, nothing set
-    assert "times in Asia/Tokyo" in client.get("/p/CRW/activity").text
+    assert "times in Tokyo (UTC+9)" in client.get("/p/CRW/activity").text
 
 
 def test_an_unknown_zone_is_named_with_an_example_and_the_page_still_renders(
@@ -178,7 +178,7 @@ def test_an_unknown_zone_is_named_with_an_example_and_the_page_still_renders(
     assert 'value="Mars/Olympus"' in page.text  # what was typed stays in the field
     assert 'aria-invalid="true"' in page.text
     assert len(days_of(page)) == 7  # the week still shows, in the remembered zone
-    assert "times in Europe/Berlin" in page.text
+    assert re.search(r"times in Berlin \(UTC\+\d\)", page.text)
     assert "crewboard_tz" not in page.headers.get("set-cookie", "")
     assert 'value="Europe/Berlin"' in client.get("/p/CRW/week").text
 
@@ -348,8 +348,10 @@ def test_an_agents_rows_show_its_seat_or_token_name_for_its_person(
         item_with(page, title)
         for title in ("Written by the seat", "Made by a token", "Through a personal token")
     )
-    assert 'Writer <span class="badge">AI</span> <span class="muted">for owner</span>' in seat
-    assert 'nightly-bot <span class="badge">AI</span> <span class="muted">for owner</span>' in token
-    assert 'owner <span class="badge">via personal token</span>' in own
+    assert 'Writer <span class="muted">(for owner)</span> <span class="badge">AI</span>' in seat
+    assert (
+        'nightly-bot <span class="muted">(for owner)</span> <span class="badge">AI</span>' in token
+    )
+    assert 'owner <span class="muted">via personal token</span>' in own
     assert "Owner's agent" not in page.text
     assert "owner's agent" not in page.text

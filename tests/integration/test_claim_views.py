@@ -129,8 +129,9 @@ def test_claim_events_read_as_sentences_in_the_activity_and_notifications(
     mine = list_notifications(db, person_actor(owner))["notifications"]
     titles = sorted(n["title"] for n in mine)
     assert titles == [
-        "The claim of Coder on CRW-2 lapsed: it was not renewed in time",
-        f"{other.display_name} broke the claim of Coder on CRW-1",
+        # The holder by the one naming rule: the agent's seat, for its person.
+        "The claim of Coder (for owner) on CRW-2 lapsed: it was not renewed in time",
+        f"{other.display_name} broke the claim of Coder (for owner) on CRW-1",
     ]
     assert all(
         n["title"] != titles[1]

@@ -78,14 +78,14 @@ def test_an_agents_mention_names_the_agent_and_whose_it_is(
     )  # fmt: skip
     assert agent.token is not None
     [note] = told(db, bo)
-    assert note["title"] == f"{agent.token.name} (ada's agent) mentioned you on CRW-1"
+    assert note["title"] == f"{agent.token.name} (for ada) mentioned you on CRW-1"
     team.add_team_role(db, person_actor(ada), project="CRW", name="Builder", role="backend")
     notes.post_comment(
         db, agent, task="CRW-1", workspace_id=None, idempotency_key="c3",
         content="@bo and the header too", answer=present_notes.comment_answer,
     )  # fmt: skip
     # The token names no seat and Builder is the project's only AI seat: it acts as Builder.
-    assert "Builder (ada's agent) mentioned you on CRW-1" in [n["title"] for n in told(db, bo)]
+    assert "Builder (for ada) mentioned you on CRW-1" in [n["title"] for n in told(db, bo)]
 
 
 def test_an_answer_tells_the_person_behind_the_asking_agent(

@@ -35,6 +35,7 @@ from tests.support.errors import refused
 from tests.support.factories import grant, make_project, make_task, make_user
 from tests.support.review import review_world
 
+NONE_OF_THE_TEXT_KINDS = {"specs": 0, "artifacts": 0, "handoffs": 0}
 XSS = '<script>window.__xss = 1</script> <img src=x onerror="alert(1)"> payload'
 
 
@@ -90,7 +91,9 @@ def test_one_search_finds_each_kind_with_the_words_marked(
 
     found = find(db, person_actor(owner), "redis")
 
-    assert [g.kind for g in found.groups] == ["tasks", "handins", "memory", "comments"]
+    assert [g.kind for g in found.groups] == [
+        *("tasks", "handins", "memory", "comments", "specs", "artifacts", "handoffs")
+    ]
     tasks = group(found, "tasks")
     assert [item.ref for item in tasks.items] == ["CRW-2"]
     assert marks(tasks.items[0].title) == ["Redis"]
@@ -120,6 +123,7 @@ def test_every_word_must_match_in_each_kind(
         "handins": 0,
         "memory": 0,
         "comments": 1,
+        **NONE_OF_THE_TEXT_KINDS,
     }
     # The task's brief says "login page loops": both words, in the index behind the board's q.
     by_brief = group(find(db, person_actor(owner), "loops LOGIN"), "tasks")
@@ -158,6 +162,7 @@ def test_a_person_without_access_to_a_project_finds_nothing_from_it(
         "handins": 1,
         "memory": 1,
         "comments": 2,
+        **NONE_OF_THE_TEXT_KINDS,
     }
     assert not any("OTH" in str(item) for g in seen.groups for item in g.items)
     refused(ErrorCode.NOT_FOUND, find, db, person_actor(reader), "redis", project="OTH")
@@ -168,6 +173,7 @@ def test_a_person_without_access_to_a_project_finds_nothing_from_it(
         "handins": 1,
         "memory": 1,
         "comments": 1,
+        **NONE_OF_THE_TEXT_KINDS,
     }
     assert [item.ref for item in group(theirs, "tasks").items] == ["OTH-1"]
 

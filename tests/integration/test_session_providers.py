@@ -6,6 +6,7 @@ import json
 import traceback
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import Any, Literal
 from urllib.parse import quote
 
@@ -18,6 +19,9 @@ from crewboard.services.sessions.providers import (
     ModelRequest,
     ProviderConfig,
     ProviderError,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
     Usage,
 )
 from crewboard.services.sessions.providers.adapters import provider_for
@@ -30,10 +34,12 @@ from tests.support.model_server import (
     Broken,
     Hang,
     ModelServer,
+    NoTools,
     RawBody,
     Reply,
     Status,
     StreamError,
+    ToolUse,
 )
 from tests.support.secrets import every_form, leaks
 from tests.support.server import free_port
@@ -456,3 +462,276 @@ async def test_a_provider_s_own_words_never_reach_the_error_mid_stream_or_in_a_r
     for error in (mid_stream, refused):
         assert not leaks(every_form(KEY), error.message)
         assert "echo" not in error.message
+
+
+# Tool calls: offered, made by the model (whole and streamed), answered, refused.
+
+READ_FILE = ToolSpec(
+    "read_file",
+    "Reads lines of a file in the person's folder.",
+    {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+)
+LIST_FOLDER = ToolSpec("list_folder", "Lists a folder.", {"type": "object", "properties": {}})
+TOOLS_REQUEST = replace(REQUEST, tools=(READ_FILE, LIST_FOLDER))
+TWO_CALLS = (("read_file", {"path": "src/app.py", "startLine": 40}), ("list_folder", {}))
+
+
+@pytest.fixture(params=[True, False], ids=["streamed", "whole"])
+def stream(request: pytest.FixtureRequest) -> bool:
+    value: bool = request.param
+    return value
+
+
+async def test_offered_tools_go_in_the_api_s_shape_and_none_sends_no_tools_key(
+    server: ModelServer, api: Api, naps: Naps
+) -> None:
+    async with opened(config_for(server, api), naps) as provider:
+        await provider.complete(TOOLS_REQUEST)
+        await provider.complete(REQUEST)
+    with_tools, without = (sent.body for sent in server.requests)
+    if api == "openai":
+        assert with_tools["tools"][0] == {
+            "type": "function",
+            "function": {
+                "name": "read_file",
+                "description": READ_FILE.description,
+                "parameters": READ_FILE.parameters,
+            },
+        }
+    else:
+        assert with_tools["tools"][0] == {
+            "name": "read_file",
+            "description": READ_FILE.description,
+            "input_schema": READ_FILE.parameters,
+        }
+    assert [len(with_tools["tools"]), "tools" in without] == [2, False]
+
+
+@pytest.mark.parametrize("text", ["Let me look at the code.", ""])
+async def test_tool_calls_arrive_in_order_after_the_text_streamed_or_whole(
+    server: ModelServer, api: Api, naps: Naps, stream: bool, text: str
+) -> None:
+    server.script(ToolUse(TWO_CALLS, text=text, chunks=4), ToolUse(TWO_CALLS[:1]))
+    pieces = Pieces()
+    async with opened(config_for(server, api, stream=stream), naps) as provider:
+        completion = await provider.complete(TOOLS_REQUEST, pieces)
+        later = await provider.complete(TOOLS_REQUEST)
+    prefix = "call_" if api == "openai" else "toolu_"
+    assert completion.tool_calls == (
+        ToolCall(f"{prefix}1", "read_file", {"path": "src/app.py", "startLine": 40}),
+        ToolCall(f"{prefix}2", "list_folder", {}),
+    )
+    assert [call.id for call in later.tool_calls] == [f"{prefix}3"]
+    assert completion.text == "".join(pieces.got) == text
+    assert completion.finish_reason == ("tool_calls" if api == "openai" else "tool_use")
+    assert server.requests[0].body["stream"] is stream
+
+
+@pytest.mark.parametrize("written", ['{"path": "src/app.py"', '["src/app.py"]', "path=a"])
+async def test_arguments_that_are_not_a_json_object_come_as_unreadable_text(
+    server: ModelServer, api: Api, naps: Naps, stream: bool, written: str
+) -> None:
+    server.script(ToolUse((("read_file", written), ("list_folder", {"depth": 2}))))
+    async with opened(config_for(server, api, stream=stream), naps) as provider:
+        completion = await provider.complete(TOOLS_REQUEST)
+    broken, fine = completion.tool_calls
+    assert (broken.name, broken.arguments, broken.unreadable) == ("read_file", {}, written)
+    assert (fine.arguments, fine.unreadable) == ({"depth": 2}, None)
+
+
+@pytest.mark.parametrize("said", ["", "And here is what I found."])
+async def test_tool_results_go_back_in_the_api_s_shape_on_the_next_request(
+    server: ModelServer, api: Api, naps: Naps, stream: bool, said: str
+) -> None:
+    server.script(ToolUse(TWO_CALLS, text="Looking."), Reply("The mailer lives in src/app.py."))
+    async with opened(config_for(server, api, stream=stream), naps) as provider:
+        first = await provider.complete(TOOLS_REQUEST)
+        read, listed = first.tool_calls
+        results = (
+            ToolResult(read.id, '{"text": "def send(): ..."}'),
+            ToolResult(listed.id, '{"error": {"code": "not_found"}}', is_error=True),
+        )
+        answered = (
+            ChatMessage("assistant", first.text, tool_calls=first.tool_calls),
+            ChatMessage("user", said, tool_results=results),
+        )
+        second = await provider.complete(
+            replace(TOOLS_REQUEST, messages=TOOLS_REQUEST.messages + answered)
+        )
+    assert second.text == "The mailer lives in src/app.py."
+    sent = server.requests[1].body["messages"]
+    if api == "openai":
+        expected: list[dict[str, Any]] = [
+            {
+                "role": "assistant",
+                "content": "Looking.",
+                "tool_calls": [
+                    {"id": "call_1", "type": "function", "function": {
+                        "name": "read_file", "arguments": json.dumps(TWO_CALLS[0][1])}},
+                    {"id": "call_2", "type": "function", "function": {
+                        "name": "list_folder", "arguments": "{}"}},
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_1", "content": results[0].content},
+            {"role": "tool", "tool_call_id": "call_2", "content": results[1].content},
+        ]  # fmt: skip
+        expected += [{"role": "user", "content": said}] if said else []
+    else:
+        text = [{"type": "text", "text": said}] if said else []
+        expected = [
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "Looking."},
+                    {"type": "tool_use", "id": "toolu_1", "name": "read_file",
+                     "input": TWO_CALLS[0][1]},
+                    {"type": "tool_use", "id": "toolu_2", "name": "list_folder", "input": {}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_1",
+                     "content": results[0].content},
+                    {"type": "tool_result", "tool_use_id": "toolu_2",
+                     "content": results[1].content, "is_error": True},
+                    *text,
+                ],
+            },
+        ]  # fmt: skip
+    earlier = len(REQUEST.messages) + (1 if api == "openai" else 0)  # OpenAI's system first
+    assert sent[earlier:] == expected
+    assert sent[earlier - 1] == {"role": "user", "content": "The team."}
+
+
+async def test_unreadable_arguments_go_back_as_the_empty_object_they_were_read_as(
+    server: ModelServer, api: Api, naps: Naps
+) -> None:
+    broken = ToolCall("call_9", "read_file", {}, unreadable='{"path": ')
+    answered = (
+        ChatMessage("assistant", "", tool_calls=(broken,)),
+        ChatMessage("user", "", tool_results=(ToolResult("call_9", "bad", is_error=True),)),
+    )
+    async with opened(config_for(server, api), naps) as provider:
+        await provider.complete(replace(TOOLS_REQUEST, messages=REQUEST.messages + answered))
+    assistant = server.requests[0].body["messages"][-2]  # then the result(s)
+    if api == "openai":
+        assert assistant["content"] is None
+        assert assistant["tool_calls"][0]["function"]["arguments"] == "{}"
+    else:
+        assert assistant["content"] == [
+            {"type": "tool_use", "id": "call_9", "name": "read_file", "input": {}}
+        ]
+
+
+async def test_a_tool_call_answer_is_retried_like_any_other_before_text(
+    server: ModelServer, api: Api, naps: Naps
+) -> None:
+    server.script(Status(503), Broken(""), ToolUse(TWO_CALLS[1:]))
+    async with opened(config_for(server, api), naps) as provider:
+        completion = await provider.complete(TOOLS_REQUEST, Pieces())
+    assert completion.attempts == 3
+    assert [call.name for call in completion.tool_calls] == ["list_folder"]
+
+
+async def test_openai_fragments_without_index_or_id_and_object_arguments_are_read(
+    server: ModelServer, naps: Naps
+) -> None:
+    """Some local servers send each call whole in one chunk, without index or id, with its
+    arguments as an object."""
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return f"data: {json.dumps({'choices': [choice]})}\n\n"
+
+    calls = [
+        {"function": {"name": "read_file", "arguments": {"path": "a.py"}}},
+        {"function": {"name": "list_folder", "arguments": {}}},
+    ]
+    events = chunk({"tool_calls": calls[:1]}) + chunk({"tool_calls": calls[1:]})
+    events += chunk({}, "tool_calls") + "data: [DONE]\n\n"
+    server.script(RawBody(events.encode(), content_type="text/event-stream"))
+    async with opened(config_for(server, "openai"), naps) as provider:
+        completion = await provider.complete(TOOLS_REQUEST)
+    assert completion.tool_calls == (
+        ToolCall("call_0", "read_file", {"path": "a.py"}),
+        ToolCall("call_1", "list_folder", {}),
+    )
+
+
+async def test_a_model_without_tools_is_tools_unsupported_in_our_words_without_retry(
+    server: ModelServer, api: Api, naps: Naps
+) -> None:
+    server.script(NoTools())
+    async with opened(config_for(server, api), naps) as provider:
+        with pytest.raises(ProviderError) as caught:
+            await provider.complete(TOOLS_REQUEST)
+    error = caught.value
+    assert (error.code, error.status) == ("tools_unsupported", 400)
+    assert f"test-{api}" in error.message
+    assert "does not support tools" not in error.message  # its words stay in the log
+    assert len(server.requests) == 1
+    assert naps.waits == []
+
+
+@pytest.mark.parametrize(
+    ("status", "body"),
+    [
+        (400, {"error": "registry.ollama.ai/library/gemma3:1b does not support tools"}),
+        (400, {"object": "error", "type": "BadRequestError", "code": 400, "param": None,
+               "message": '"auto" tool choice requires --enable-auto-tool-choice and '
+                          "--tool-call-parser to be set"}),
+        (422, {"error": {"type": "tool_use_unsupported", "message": "no"}}),
+    ],
+    ids=["ollama", "vllm", "error-type"],
+)  # fmt: skip
+async def test_refusals_about_tools_from_other_servers_are_tools_unsupported(
+    server: ModelServer, api: Api, naps: Naps, status: int, body: dict[str, Any]
+) -> None:
+    server.script(RawBody(json.dumps(body).encode(), status=status))
+    async with opened(config_for(server, api), naps) as provider:
+        with pytest.raises(ProviderError) as caught:
+            await provider.complete(TOOLS_REQUEST)
+    assert (caught.value.code, caught.value.status) == ("tools_unsupported", status)
+    assert "enable-auto-tool-choice" not in caught.value.message
+
+
+async def test_a_refusal_about_tools_is_refused_when_no_tools_were_offered_and_others_too(
+    server: ModelServer, api: Api, naps: Naps
+) -> None:
+    server.script(NoTools(), Status(400, message="max_tokens is too large"))
+    async with opened(config_for(server, api), naps) as provider:
+        with pytest.raises(ProviderError) as without_tools:
+            await provider.complete(REQUEST)
+        with pytest.raises(ProviderError) as not_about_tools:
+            await provider.complete(TOOLS_REQUEST)
+    assert without_tools.value.code == not_about_tools.value.code == "refused"
+
+
+async def test_memory_provider_scripts_tool_calls_and_a_refusal_of_tools() -> None:
+    model = MemoryProvider()
+    model.call_tools(("read_file", {"path": "a.py"}), ("list_folder", {}), text="Looking.")
+    unreadable = ToolCall("mine", "read_file", {}, unreadable="{")
+    model.call_tools(unreadable, ("read_file", {"path": "b.py"}))
+    model.refuse_tools()
+    model.reply("From the conversation only.")
+    pieces = Pieces()
+    first = await model.complete(TOOLS_REQUEST, pieces)
+    second = await model.complete(TOOLS_REQUEST)
+    with pytest.raises(ProviderError) as refused:
+        await model.complete(TOOLS_REQUEST)
+    last = await model.complete(REQUEST)
+    assert first.tool_calls == (
+        ToolCall("call_1", "read_file", {"path": "a.py"}),
+        ToolCall("call_2", "list_folder", {}),
+    )
+    assert (first.text, "".join(pieces.got), first.finish_reason) == (
+        "Looking.",
+        "Looking.",
+        "tool_calls",
+    )
+    assert second.tool_calls == (unreadable, ToolCall("call_3", "read_file", {"path": "b.py"}))
+    assert second.text == ""
+    assert refused.value.code == "tools_unsupported"
+    assert (last.text, last.tool_calls) == ("From the conversation only.", ())
+    assert [request.tools for request in model.requests] == [TOOLS_REQUEST.tools] * 3 + [()]

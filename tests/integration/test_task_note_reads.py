@@ -340,9 +340,9 @@ def test_get_task_shows_answers_and_the_newest_notes_of_each_kind_with_totals(
     shown = notes["questions"]["items"]
     assert len(shown) == note_reads.SECTION_QUESTIONS
     assert (shown[0]["status"], shown[0]["answer"]) == ("answered", "Yes, do it.")
-    assert shown[0]["answeredBy"] == "owner (person)"
+    assert shown[0]["answeredBy"] == "owner"
     assert shown[1]["status"] == "open"
-    assert shown[0]["author"] == "owner (agent token)"
+    assert shown[0]["author"].endswith("(for owner)")
     assert [q["question"] for q in shown] == [f"Question {n}?" for n in range(11, 1, -1)]
     assert notes["comments"]["total"] == 7
     assert [c["content"] for c in notes["comments"]["items"]] == [

@@ -11,9 +11,28 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from click.testing import Result
+import pytest
+from click.testing import CliRunner, Result
+from sqlalchemy.engine import URL
+
+from crewboard.cli.main import cli
 
 RunCli = Callable[..., Result]
+
+
+def cli_on(database_url: URL, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> RunCli:
+    """The `crewboard` command in-process (click's runner) on `database_url`, its data folder
+    `data_dir`, no config file: what the `run` fixtures hand a test."""
+    monkeypatch.setenv("CREWBOARD_DATA_DIR", str(data_dir))
+    monkeypatch.setenv("CREWBOARD_DATABASE_URL", database_url.render_as_string(hide_password=False))
+    monkeypatch.delenv("CREWBOARD_CONFIG_FILE", raising=False)
+    runner = CliRunner()
+
+    def invoke(*args: str, stdin: str | None = None) -> Result:
+        return runner.invoke(cli, list(args), input=stdin, catch_exceptions=False)
+
+    return invoke
+
 
 CREWBOARD = [sys.executable, "-m", "crewboard"]
 

@@ -7,6 +7,7 @@ queued by the test, or with `default(api, request_json)` as a reply once the que
 
     with ModelServer() as server:
         server.script(Status(429, retry_after="1"), Reply("Hello there"))
+        server.script(ToolUse((("read_file", {"path": "a.py"}),), text="Let me look."))
         ...  # provider at server.base_url("openai"); then server.requests
 
 A hang (and a stalled stream) is released when the server stops, so it never holds up the
@@ -15,11 +16,12 @@ end of a test. uvicorn and Starlette run it in a thread, as tests/support/server
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -103,7 +105,30 @@ class Echo:
     content_type: str = "application/json"
 
 
-Behaviour = Reply | Status | Hang | Broken | StreamError | RawBody | Echo
+@dataclass(frozen=True)
+class ToolUse:
+    """A reply that calls tools, in the API's own shape, after `text` (none: no text at all).
+
+    Each call is (tool name, arguments); arguments given as a string are sent as that text
+    (a model that wrote broken JSON). Ids are "call_<n>" (OpenAI) or "toolu_<n>" (Anthropic),
+    n counting this server's calls from 1. Streamed, each call's arguments JSON comes split
+    over `chunks` events; whole, the stop reason is "tool_calls" / "tool_use" either way.
+    """
+
+    calls: tuple[tuple[str, dict[str, Any] | str], ...]
+    text: str = ""
+    chunks: int = 3
+    input_tokens: int = 10
+    output_tokens: int = 5
+
+
+@dataclass(frozen=True)
+class NoTools:
+    """Ollama's 400 for a request with tools to a model without tool support: "<model> does
+    not support tools", in the API's error shape (whether the request offered tools or not)."""
+
+
+Behaviour = Reply | Status | Hang | Broken | StreamError | RawBody | Echo | ToolUse | NoTools
 
 
 @dataclass(frozen=True)
@@ -132,6 +157,7 @@ class _State:
     requests: list[Recorded] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     released: threading.Event = field(default_factory=threading.Event)
+    call_ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
 
 class ModelServer:
@@ -219,14 +245,14 @@ def _endpoint(state: _State, api: Api) -> Callable[[Request], Any]:
 
 
 async def _answer(state: _State, api: Api, body: dict[str, Any], how: Behaviour) -> Response:
-    if isinstance(how, Status):
-        return _status(api, how)
     if isinstance(how, Hang):
         await to_thread.run_sync(state.released.wait, how.seconds)
         return _status(api, Status(504, message="hung"))
-    if isinstance(how, RawBody):
-        return Response(how.body, how.status, media_type=how.content_type)
+    if isinstance(how, Status | RawBody | NoTools):
+        return _refusal(api, body, how)
     wire = _Wire(api, body)
+    if isinstance(how, ToolUse):
+        return _tool_use(state, wire, how, stream=bool(body.get("stream")))
     if isinstance(how, Reply) and not body.get("stream"):
         return JSONResponse(wire.whole(how))
     if isinstance(how, Reply):
@@ -238,6 +264,15 @@ async def _answer(state: _State, api: Api, body: dict[str, Any], how: Behaviour)
     else:  # an Echo is answered by the endpoint, which has the request
         raise TypeError(f"no answer for {how!r}")
     return StreamingResponse(events, media_type="text/event-stream")
+
+
+def _refusal(api: Api, body: dict[str, Any], how: Status | RawBody | NoTools) -> Response:
+    """An answer that is not a reply: an error, or bytes as they are."""
+    if isinstance(how, Status):
+        return _status(api, how)
+    if isinstance(how, NoTools):
+        return _no_tools(api, str(body.get("model", "")))
+    return Response(how.body, how.status, media_type=how.content_type)
 
 
 async def _events(events: list[bytes], pause: float = 0.0) -> AsyncIterator[bytes]:
@@ -265,6 +300,24 @@ def _status(api: Api, how: Status) -> Response:
     kind = kinds.get(how.status, "api_error" if how.status >= 500 else "invalid_request_error")
     content = {"type": "error", "error": {"type": kind, "message": how.message}}
     return JSONResponse(content, how.status, headers=headers)
+
+
+def _tool_use(state: _State, wire: _Wire, how: ToolUse, *, stream: bool) -> Response:
+    with state.lock:
+        ids = [next(state.call_ids) for _ in how.calls]
+    calls = _ToolCalls(wire.api, how, ids)
+    if not stream:
+        return JSONResponse(calls.whole(wire))
+    return StreamingResponse(_events(calls.stream(wire)), media_type="text/event-stream")
+
+
+def _no_tools(api: Api, model: str) -> Response:
+    message = f"registry.ollama.ai/library/{model} does not support tools"
+    if api == "openai":
+        error = {"message": message, "type": "invalid_request_error", "param": None, "code": None}
+        return JSONResponse({"error": error}, 400)
+    content = {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+    return JSONResponse(content, 400)
 
 
 def _pieces(text: str, count: int) -> list[str]:
@@ -316,7 +369,7 @@ class _Wire:
 
     def start(self, input_tokens: int = 10) -> list[bytes]:
         if self.api == "openai":
-            return [self._chunk({"role": "assistant", "content": ""}, None)]
+            return [self.chunk({"role": "assistant", "content": ""}, None)]
         message: dict[str, Any] = {
             "id": "msg_test",
             "type": "message",
@@ -340,7 +393,7 @@ class _Wire:
 
     def deltas(self, text: str, chunks: int) -> list[bytes]:
         if self.api == "openai":
-            return [self._chunk({"content": piece}, None) for piece in _pieces(text, chunks)]
+            return [self.chunk({"content": piece}, None) for piece in _pieces(text, chunks)]
         return [
             _event(
                 "content_block_delta",
@@ -356,7 +409,7 @@ class _Wire:
     def end(self, reply: Reply) -> list[bytes]:
         output = _output_tokens(reply)
         if self.api == "openai":
-            events = [self._chunk({}, reply.finish_reason or "stop")]
+            events = [self.chunk({}, reply.finish_reason or "stop")]
             if self.include_usage:
                 usage = {"choices": [], "usage": _openai_usage(reply.input_tokens, output)}
                 events.append(_data({**self._envelope(), **usage}))
@@ -385,7 +438,7 @@ class _Wire:
             "model": self.model,
         }
 
-    def _chunk(self, delta: dict[str, Any], finish: str | None) -> bytes:
+    def chunk(self, delta: dict[str, Any], finish: str | None) -> bytes:
         choice = {"index": 0, "delta": delta, "finish_reason": finish}
         return _data({**self._envelope(), "choices": [choice]})
 
@@ -408,3 +461,111 @@ def _data(payload: dict[str, Any]) -> bytes:
 
 def _event(name: str, payload: dict[str, Any]) -> bytes:
     return f"event: {name}\ndata: {json.dumps(payload)}\n\n".encode()
+
+
+class _ToolCalls:
+    """A ToolUse answer in one API's shape, its calls numbered by the server."""
+
+    def __init__(self, api: Api, how: ToolUse, ids: list[int]) -> None:
+        self.api = api
+        self.how = how
+        prefix = "call_" if api == "openai" else "toolu_"
+        self.calls = [
+            (
+                f"{prefix}{n}",
+                name,
+                arguments if isinstance(arguments, str) else json.dumps(arguments),
+            )
+            for n, (name, arguments) in zip(ids, how.calls, strict=True)
+        ]
+
+    def whole(self, wire: _Wire) -> dict[str, Any]:
+        reply = Reply(self.how.text, "tool_calls" if self.api == "openai" else "tool_use",
+                      self.how.input_tokens, self.how.output_tokens)  # fmt: skip
+        body = wire.whole(reply)
+        if self.api == "openai":
+            body["choices"][0]["message"] = {
+                "role": "assistant",
+                "content": self.how.text or None,
+                "tool_calls": [
+                    {"id": id_, "type": "function", "function": {"name": name, "arguments": args}}
+                    for id_, name, args in self.calls
+                ],
+            }
+            return body
+        text = [{"type": "text", "text": self.how.text}] if self.how.text else []
+        body["content"] = text + [
+            {"type": "tool_use", "id": id_, "name": name, "input": _input(args)}
+            for id_, name, args in self.calls
+        ]
+        return body
+
+    def stream(self, wire: _Wire) -> list[bytes]:
+        if self.api == "openai":
+            return self._openai_stream(wire)
+        return self._anthropic_stream(wire)
+
+    def _openai_stream(self, wire: _Wire) -> list[bytes]:
+        events = [wire.chunk({"role": "assistant", "content": ""}, None)]
+        if self.how.text:
+            events += wire.deltas(self.how.text, self.how.chunks)
+        for index, (id_, name, args) in enumerate(self.calls):
+            first = {"index": index, "id": id_, "type": "function",
+                     "function": {"name": name, "arguments": ""}}  # fmt: skip
+            events.append(wire.chunk({"tool_calls": [first]}, None))
+            events += [
+                wire.chunk(
+                    {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}, None
+                )
+                for piece in _pieces(args, self.how.chunks)
+            ]
+        end = Reply("", "tool_calls", self.how.input_tokens, self.how.output_tokens)
+        return events + wire.end(end)
+
+    def _anthropic_stream(self, wire: _Wire) -> list[bytes]:
+        start = wire.start(self.how.input_tokens)[:1]  # message_start, no text block yet
+        blocks: list[bytes] = []
+        index = 0
+        if self.how.text:
+            blocks += [
+                _block_start(0, {"type": "text", "text": ""}),
+                *wire.deltas(self.how.text, self.how.chunks),
+                _block_stop(0),
+            ]
+            index = 1
+        for id_, name, args in self.calls:
+            use = {"type": "tool_use", "id": id_, "name": name, "input": {}}
+            blocks.append(_block_start(index, use))
+            blocks += [_json_delta(index, piece) for piece in _pieces(args, self.how.chunks)]
+            blocks.append(_block_stop(index))
+            index += 1
+        delta = {"stop_reason": "tool_use", "stop_sequence": None}
+        usage = {"output_tokens": self.how.output_tokens}
+        end = [
+            _event("message_delta", {"type": "message_delta", "delta": delta, "usage": usage}),
+            _event("message_stop", {"type": "message_stop"}),
+        ]
+        return start + blocks + end
+
+
+def _input(arguments: str) -> Any:
+    """Anthropic's whole answer carries the input as an object; broken JSON as its text."""
+    try:
+        return json.loads(arguments)
+    except ValueError:
+        return arguments
+
+
+def _block_start(index: int, block: dict[str, Any]) -> bytes:
+    data = {"type": "content_block_start", "index": index, "content_block": block}
+    return _event("content_block_start", data)
+
+
+def _json_delta(index: int, piece: str) -> bytes:
+    delta = {"type": "input_json_delta", "partial_json": piece}
+    data = {"type": "content_block_delta", "index": index, "delta": delta}
+    return _event("content_block_delta", data)
+
+
+def _block_stop(index: int) -> bytes:
+    return _event("content_block_stop", {"type": "content_block_stop", "index": index})

@@ -4,9 +4,14 @@ model replies written the way the workflows teach the model to write them."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
+import pytest
+
+from crewboard.domain.sessions import Mode
 from crewboard.services.sessions import models
+from crewboard.services.sessions.workflows import default_workflow, workflows
 from crewboard.storage.database import Database
 from tests.support.model_server import Api, ModelServer
 
@@ -36,6 +41,18 @@ def configure_model(
         is_default=True,
     )  # fmt: skip
     return model_id
+
+
+def code_reading_workflow(monkeypatch: pytest.MonkeyPatch) -> str:
+    """The id of a workflow whose sessions read code: a shipped one, or (while none ships) the
+    generate default marked so for this test."""
+    shipped = [w.id for w in workflows().values() if w.reads_code]
+    if shipped:
+        return shipped[0]
+    flow = replace(default_workflow(Mode.GENERATE), id="test-reads-code-v1", default=False,
+                   reads_code=True)  # fmt: skip
+    monkeypatch.setitem(workflows(), flow.id, flow)
+    return flow.id
 
 
 def questions(*texts: str, prose: str = "A few questions first.") -> str:

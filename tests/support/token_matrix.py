@@ -403,6 +403,8 @@ class Doors:
             )
         except httpx2.TransportError as error:  # the server dropped the connection
             return Answer("HTTP no answer", repr(error))
+        if response.status_code == 204 and not response.content:  # done, nothing to say
+            return Answer(None, None)
         if response.status_code >= 500 or not response.content:
             return Answer(f"HTTP {response.status_code}", response.text)
         body = response.json()

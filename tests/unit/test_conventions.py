@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from crewboard.contract.args import Args, input_schema, other_names, validate_arguments
 from crewboard.contract.catalogue import TOOL_ALIASES, default_catalogue
+from crewboard.domain import code_tools
 from crewboard.errors import ValidationFailed
 
 CATALOGUE = default_catalogue()
@@ -282,6 +283,10 @@ QUOTED_CAMEL = re.compile(r"[`'\"]([a-z]+(?:[A-Z][a-z0-9]*)+)[`'\"]")
 NOT_TOOLS = {
     "agent_brief", "agent_token", "read_at", "get_projects_project_events", "set_task_parent",
     "start_session", "claim_lost",  # a check-in's kind of update
+    "list_item_open",  # a markdown-it token type
+    # The tools a spec session's model reads code with, through a person's bridge: a second
+    # catalogue, of the model's, not MCP's (crewboard.domain.code_tools).
+    code_tools.LIST_FOLDER, code_tools.READ_FILE, code_tools.SEARCH_TEXT,
 }  # fmt: skip
 
 

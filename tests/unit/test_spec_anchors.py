@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crewboard.domain.spec_comments import CONTEXT, Anchor, anchor_at, place, reanchor
+from crewboard.domain.spec_comments import CONTEXT, Anchor, anchor_at, place, place_at, reanchor
 from crewboard.errors import ValidationFailed
 
 SPEC = (
@@ -49,6 +49,16 @@ def test_a_unique_quote_is_placed_at_its_offsets_with_its_context() -> None:
     start = SPEC.index(QUOTE)
     assert (anchor.start, anchor.end) == (start, start + len(QUOTE))
     assert_on(SPEC, anchor, QUOTE)
+
+
+def test_a_selection_is_placed_where_the_page_says_even_when_its_words_repeat() -> None:
+    text = "Tokens rotate daily.\nKeys rotate daily.\n"
+    second = text.rindex("rotate daily.")
+    assert place_at(text, "rotate daily.", second) == anchor_at(text, second, second + 13)
+    with pytest.raises(ValidationFailed) as refused:
+        place_at(text, "rotate hourly.", second)
+    assert refused.value.details == {"field": "anchorQuote"}
+    assert "read_spec_file" not in refused.value.message
 
 
 def test_a_repeated_quote_is_singled_out_by_its_prefix_or_its_suffix() -> None:

@@ -17,6 +17,7 @@ from crewboard.domain.tasks_md import (
     parse,
     set_box,
     status_for_box,
+    task_title,
 )
 
 FILE = (
@@ -143,3 +144,64 @@ def test_a_repeated_title_goes_to_the_nearest_old_line() -> None:
     known = [Known("a", "same", 1), Known("b", "same", 5)]
     found = match(known, _items("x\nx\nx\nx\n- [ ] same\n"))
     assert found == {0: "b"}
+
+
+# --- spec layouts' task ids -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        ("T001 [P] [US1] Create the model in src/models/user.py", "Create the model in src/models/user.py"),
+        ("T012 Write the docs", "Write the docs"),
+        ("T0100 [US12] [P] Wire the route", "Wire the route"),
+        ("1.1 Add the table", "Add the table"),
+        ("2.10. Check the totals", "Check the totals"),
+        ("1.2.3 Nested step", "Nested step"),
+        # only at the start, and never the whole text
+        ("Fix T001 again", "Fix T001 again"),
+        ("Ship 1.2 to staging", "Ship 1.2 to staging"),
+        ("T001", "T001"),
+        ("T001 [P] [US2]", "T001 [P] [US2]"),
+        ("T01 short id", "T01 short id"),
+        ("2024 roadmap review", "2024 roadmap review"),
+        ("T001[P] glued", "T001[P] glued"),
+        ("[P] a marker alone", "[P] a marker alone"),
+    ],
+)  # fmt: skip
+def test_a_leading_speckit_or_openspec_task_id_is_left_out_of_the_title(
+    text: str, title: str
+) -> None:
+    assert task_title(text) == title
+    # In a file that numbers its tasks: the next box carries an id too.
+    item, _ = parse(f"- [ ] {text}\n- [ ] T002 Next\n".encode())
+    assert item.title == title
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"- [ ] 1.5 times faster checkout\n",  # one box: nothing says the file numbers them
+        b"- [ ] Keep the cart\n- [ ] 1.5 times faster checkout\n- [ ] Ship it\n",
+        b"- [ ] 1.5 times faster checkout\n- [ ] 2.0 release notes\n- [ ] Ship it\n"
+        b"- [ ] Tell support\n- [ ] Update the docs\n",  # two of five: under half
+    ],
+)
+def test_a_file_that_does_not_number_its_tasks_keeps_a_title_starting_with_a_number(
+    text: bytes,
+) -> None:
+    titles = [item.title for item in parse(text)]
+    assert any(title.startswith("1.5 times faster") for title in titles)
+
+
+def test_renumbered_layout_ids_keep_their_tasks_and_the_file_keeps_its_ids() -> None:
+    before = parse(b"## 1. Database\n- [ ] 1.1 Add the table\n- [ ] 1.2 Index it\n")
+    after = parse(
+        b"## 1. Database\n- [ ] 1.1 Write the migration\n- [ ] 1.2 Add the table\n"
+        b"- [x] 1.3 Index it\n"
+    )
+    known = [Known(f"t{i}", item.title, item.line) for i, item in enumerate(before)]
+    assert match(known, after) == {1: "t0", 2: "t1"}
+    text = b"- [ ] T001 [P] Create the model\n"
+    (item,) = parse(text)
+    assert set_box(text, item, Box.DONE) == b"- [x] T001 [P] Create the model\n"

@@ -6,6 +6,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from time import perf_counter
 from typing import Any, TypeVar
 from urllib.parse import quote
 
@@ -20,6 +21,7 @@ from crewboard.contract import args as a
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.validation import INT32_MAX, parse_whole
 from crewboard.errors import CrewboardError, InternalError, RevisionConflict, ValidationFailed
+from crewboard.http.metrics import INTERNAL, OK, Record, outcome_of_code
 from crewboard.jsonbody import MAX_BODY, BadJson, parse_json, read_request_body
 from crewboard.services.idempotency import KeyedResult
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef
@@ -56,27 +58,39 @@ def json_route(endpoint: Endpoint) -> Callable[[Request], Awaitable[Response]]:
     one error shape. The endpoint's declaration rides on the request, so `read_body` and
     `keyed_body` hold the body and headers to what OpenAPI says of them."""
 
+    # The operation it counts under in /metrics: its declaration's name, else its route.
+    operation = endpoint.operation or f"{endpoint.method} {endpoint.path}"
+
     async def answer(request: Request) -> Response:
+        record: Record | None = request.app.state.count_rest
+        if record is None:
+            return (await _answer(request))[0]
+        start = perf_counter()
+        response, outcome = await _answer(request)
+        record(operation, outcome, perf_counter() - start)
+        return response
+
+    async def _answer(request: Request) -> tuple[Response, str]:
         try:
             request.state.actor = await authenticate_request(request)
             request.scope[_ENDPOINT] = endpoint
             _refuse_missing_headers(request, endpoint)
             result = await endpoint.handler(request)
             if isinstance(result, Response):  # a route that answers other than JSON
-                return result
+                return result, OK
             if isinstance(result, Created):
-                return JSONResponse(result.body, status_code=201)
-            return JSONResponse(result)
+                return JSONResponse(result.body, status_code=201), OK
+            return JSONResponse(result), OK
         except CrewboardError as error:
-            return error_response(error)
+            return error_response(error), outcome_of_code(error.code.value)
         except Exception as error:
             if (outage := unavailable(error)) is not None:  # the database, not a bug: 503
                 log.warning("%s %s: %s", request.method, request.url.path, _first_line(error))
-                return error_response(outage)
+                return error_response(outage), outage.code.value
             # A bug, not a refusal: log it, and still answer in the one shape on a connection
             # the client can keep using (an escaping exception would drop it unanswered).
             log.exception("%s %s failed", request.method, request.url.path)
-            return error_response(INTERNAL_ERROR)
+            return error_response(INTERNAL_ERROR), INTERNAL
 
     return answer
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from starlette.routing import Route
 
 from crewboard.api import artifacts as artifact_routes
+from crewboard.api import bridges as bridge_routes
 from crewboard.api import handoffs as handoff_routes
 from crewboard.api import identity as identity_routes
 from crewboard.api import memory as memory_routes
@@ -49,6 +50,7 @@ def _written_endpoints() -> tuple[Endpoint, ...]:
         *artifact_routes.ENDPOINTS,
         *handoff_routes.ENDPOINTS,
         *session_routes.ENDPOINTS,
+        *bridge_routes.ENDPOINTS,
         *notification_routes.ENDPOINTS,
     )
 

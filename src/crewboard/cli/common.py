@@ -51,10 +51,15 @@ class State:
         try:
             return load_settings(self.config_file, **overrides)
         except ValidationError as error:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()
-            )
+            problems = "; ".join(_problem(e["loc"], e["msg"]) for e in error.errors())
             raise click.ClickException(f"bad setting: {problems}") from error
+
+
+def _problem(loc: tuple[int | str, ...], msg: str) -> str:
+    """One refused setting: its name and why; a rule over several settings has no name, and
+    pydantic's "Value error, " prefix says nothing to an operator."""
+    said = msg.removeprefix("Value error, ")
+    return f"{'.'.join(str(p) for p in loc)}: {said}" if loc else said
 
 
 pass_state = click.make_pass_decorator(State)

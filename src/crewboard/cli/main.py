@@ -11,8 +11,9 @@ import click
 from crewboard import __version__
 from crewboard.cli import backup as backup_cli
 from crewboard.cli import board as repos
+from crewboard.cli import doctor as doctor_cli
 from crewboard.cli import handoffs as handoff_cli
-from crewboard.cli import identity, memory, operations, projects, transfer
+from crewboard.cli import identity, memory, operations, projects, reverse, transfer
 from crewboard.cli import sessions as session_cli
 from crewboard.cli.common import State, echo_error, emit, open_database, pass_state
 from crewboard.cli.firststart import print_first_start, print_reuse
@@ -69,11 +70,12 @@ def serve(state: State, host: str | None, port: int | None) -> None:
     """Migrate, initialise an empty instance, and serve HTTP (web, REST, MCP)."""
     overrides = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
     settings = state.settings(**overrides)
-    with open_database(settings, require_current=False) as db:
-        _migrate_and_initialise(settings, db)
-        from crewboard.cli import serving  # noqa: PLC0415 - the app loads only to serve
+    from crewboard.cli import serving  # noqa: PLC0415 - the app loads only to serve
 
-        serving.serve(settings, db)
+    sock = serving.listen(settings)  # a taken port stops here, before anything is printed
+    with sock, open_database(settings, require_current=False) as db:
+        _migrate_and_initialise(settings, db)
+        serving.serve(settings, db, sock)
 
 
 @cli.command()
@@ -117,24 +119,66 @@ def migrate(state: State, as_json: bool) -> None:
     help="Toolsets to show, comma-separated, or 'all' (default: the token's own, else board "
     "and memory; $CREWBOARD_TOOLSETS).",
 )
+@click.option(
+    "--code",
+    "code_folder",
+    type=click.Path(path_type=Path),
+    metavar="FOLDER",
+    help="Also offer FOLDER, read-only, to the spec sessions you start in --code-project, "
+    "as `crewboard reverse` does, from this process (no server needed).",
+)
+@click.option(
+    "--code-project",
+    metavar="KEY",
+    help="The project whose spec sessions read --code's folder (needed with --code).",
+)
 @pass_state
-def mcp_stdio(state: State, token: str | None, toolsets: str | None) -> None:
+def mcp_stdio(
+    state: State,
+    token: str | None,
+    toolsets: str | None,
+    code_folder: Path | None,
+    code_project: str | None,
+) -> None:
     """Serve MCP over stdio for a client on this machine (stdout carries protocol only)."""
+    if code_folder is not None and not code_project:
+        raise click.UsageError(
+            "--code needs --code-project KEY: the project whose sessions read it."
+        )
+    if code_project and code_folder is None:
+        raise click.UsageError("--code-project is for --code FOLDER: name the folder to offer.")
+    settings = state.settings()
+    root = (
+        None
+        if code_folder is None
+        else reverse.checked_folder(code_folder, settings.data_dir, "--code")
+    )
     if not token:
         raise click.ClickException("set CREWBOARD_TOKEN (or pass --token) to the token to act with")
     try:
         chosen = parse_toolsets(toolsets, "--toolsets") if toolsets else None
     except CrewboardError as error:
         raise click.ClickException(error.message) from error
-    settings = state.settings()
     with open_database(settings) as db:
         try:
             authenticate_token(db, token)
         except CrewboardError as error:
             raise click.ClickException(error.message) from error
+        from crewboard.cli.reverse import local  # noqa: PLC0415 - loaded only to serve
         from crewboard.mcp.stdio import serve_stdio  # noqa: PLC0415 - loaded only to serve
 
-        anyio.run(serve_stdio, db, settings, token, chosen, backend_options=_event_loop_options())
+        bridge = None
+        if root is not None and code_project:  # before serving: a refusal ends the command
+            bridge = local.open_bridge(db, settings, token, code_project, root)
+        loops = {local.LOOP: bridge.run} if bridge is not None else {}
+        try:
+            anyio.run(
+                serve_stdio, db, settings, token, chosen, loops,
+                backend_options=_event_loop_options(),
+            )  # fmt: skip
+        finally:
+            if bridge is not None:
+                bridge.close()
 
 
 def _event_loop_options() -> dict[str, bool]:
@@ -148,6 +192,7 @@ def _event_loop_options() -> dict[str, bool]:
 
 
 backup_cli.register(cli)
+doctor_cli.register(cli)
 identity.register(cli)
 projects.register(cli)
 repos.register(cli)
@@ -157,6 +202,7 @@ proposals.register(cli)
 memory.register(cli)
 inbox.register(cli)
 session_cli.register(cli)
+reverse.register(cli)
 transfer.register(cli)
 # Last: a command written by hand at an operation's words is kept in place of the built one.
 operations.register(cli, default_catalogue())

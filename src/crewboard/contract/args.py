@@ -105,7 +105,7 @@ ProjectType = Literal["greenfield", "brownfield", "auto"]
 def also_named(wire: str, *others: str) -> AliasChoices:
     """A field's wire name and the other names it is accepted under: the names the reference
     products give the same argument (`humanAssigneeId` for `humanOwnerId`). The schema shows
-    only `wire`; README's tool section lists the others."""
+    only `wire`; docs/agents.md ("Arguments every tool shares") lists the others."""
     return AliasChoices(wire, *others)
 
 

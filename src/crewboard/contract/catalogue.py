@@ -28,7 +28,7 @@ from crewboard.domain.identity.records import Actor
 from crewboard.services.identity.access import limit_of
 
 # Names the reference products give a tool we serve under another name. A call by one of them
-# runs our tool; `tools/list` shows only our name (README's tool section lists these).
+# runs our tool; `tools/list` shows only our name (docs/agents.md, "Arguments every tool shares", lists these).
 TOOL_ALIASES: dict[str, str] = {
     "list_spec_file": "list_spec_files",  # MySpec
     "list_task_assignees": "list_team",  # MySpec: list_team answers the people and roles
@@ -93,11 +93,27 @@ class Catalogue:
 # project's memory. Others (review, planning, repos, specs, team, admin, ...) are asked for
 # by toolset (token setting or X-MCP-Toolsets).
 DEFAULT_TOOLSETS: tuple[Toolset, ...] = (Toolset.BOARD, Toolset.MEMORY)
-# What a token naming no toolsets gets, as the token form, the CLI and README say it.
+# What a token naming no toolsets gets, as the token form, the CLI and docs/clients.md say it.
 DEFAULT_SET_WORDS = (
     f"the default set, the {' and '.join(DEFAULT_TOOLSETS)} toolsets: find, claim, read, plan, "
     "note and hand in tasks, check in for what changed, and read the project's memory"
 )
+
+
+def toolset_hints(catalogue: Catalogue) -> dict[Toolset, str]:
+    """What each toolset holds, in a few true words from the catalogue: how many tools, the
+    scopes its changing tools need, and whether agent tokens may use it."""
+    hints: dict[Toolset, str] = {}
+    for toolset in Toolset:
+        tools = [t for t in catalogue if t.toolset is toolset]
+        needs = sorted({str(s) for t in tools for s in t.needs} - {"read"})
+        words = f"{len(tools)} tool{'s' if len(tools) != 1 else ''}"
+        if needs:
+            words += f"; changes need {', '.join(needs)}"
+        if tools and all(t.people_only for t in tools):
+            words += "; people's tokens only"
+        hints[toolset] = words
+    return hints
 
 
 def default_toolsets(actor: Actor) -> tuple[Toolset, ...]:

@@ -1,14 +1,14 @@
 """Stream token tools: make a short-lived token an outside client follows a project's live
 events with, list them, revoke one. A stream token only reads, so a token that may read the
-project may make one."""
+project may make one; a project's admins see and may stop every one that follows it."""
 
 from __future__ import annotations
 
 from pydantic import Field
 
-from crewboard.contract.args import Args
+from crewboard.contract.args import Args, Paging
 from crewboard.contract.operation import Area, Call, Cli, Rest
-from crewboard.contract.reply import Reply
+from crewboard.contract.reply import Reply, paged_reply
 from crewboard.domain.identity.access import Role, Toolset
 from crewboard.services.identity import stream_tokens
 
@@ -28,8 +28,16 @@ class CreateStreamToken(Args):
     name: str | None = Field(default=None, max_length=120)
 
 
-class ListStreamTokens(Args):
-    pass
+class ListStreamTokens(Paging):
+    project_id: str | None = Field(
+        default=None,
+        max_length=200,
+        description="Only those that follow this project (id or key).",
+    )
+    include_expired: bool = Field(
+        default=True, description="false: leave out those past their expiry."
+    )
+    include_revoked: bool = Field(default=True, description="false: leave out revoked ones.")
 
 
 class RevokeStreamToken(Args):
@@ -50,8 +58,12 @@ def create_stream_token(call: Call, args: CreateStreamToken) -> Reply:
     )
 
 
-def list_stream_tokens(call: Call, _args: ListStreamTokens) -> Reply:
-    return Reply(stream_tokens.list_stream_tokens(call.db, call.actor))
+def list_stream_tokens(call: Call, args: ListStreamTokens) -> Reply:
+    found = stream_tokens.list_stream_tokens(
+        call.db, call.actor, project=args.project_id, include_expired=args.include_expired,
+        include_revoked=args.include_revoked, limit=args.limit, offset=args.offset,
+    )  # fmt: skip
+    return paged_reply(found, "streamTokens", args.offset)
 
 
 def revoke_stream_token(call: Call, args: RevokeStreamToken) -> Reply:
@@ -78,7 +90,9 @@ OPERATIONS = (
     TOKENS.read(
         "list_stream_tokens",
         "List stream tokens",
-        "Your stream tokens: projects, expiry, whether each still works (never the secret).",
+        "Your stream tokens and those following projects you administer, newest first, 50 a "
+        "page (limit up to 200): who made each and through which token or app, its projects "
+        "(those you cannot read only counted), expiry, whether it still works. Never a secret.",
         ListStreamTokens,
         list_stream_tokens,
         Rest("GET", "/api/v1/stream-tokens"),
@@ -88,7 +102,8 @@ OPERATIONS = (
     TOKENS.write(
         "revoke_stream_token",
         "Revoke a stream token",
-        "Stop one of your stream tokens at once; its open streams end.",
+        "Stop a stream token at once, yours or one following a project you administer; its "
+        "open streams end.",
         RevokeStreamToken,
         revoke_stream_token,
         Rest("DELETE", "/api/v1/stream-tokens/{streamToken}"),

@@ -3,6 +3,7 @@ rules, their states and names, and what the activity stream shows of them. Pure 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -237,6 +238,24 @@ class DraftRow:
     project: Project
     task_key: str | None
     inputs_changed: tuple[dict[str, Any], ...] | None = None
+    earlier: tuple[Draft, ...] | None = None  # the earlier versions, where the inbox shows them
+
+
+def hand_of(draft: Draft) -> str:
+    """Who handed a draft in, as versions are told apart: the AI seat, else the token (a
+    person handing in without one, from the operator CLI, is one hand)."""
+    return draft.role_id or draft.token_id or ""
+
+
+def earlier_versions(draft: Draft, chain: Sequence[Draft]) -> tuple[Draft, ...]:
+    """The versions before `draft`: drafts of its chain (the task and the follow-ups a
+    revision request made) handed in earlier by the same seat or token, oldest first."""
+    mark = (draft.created_at, draft.id)
+    return tuple(
+        d
+        for d in chain
+        if d.id != draft.id and hand_of(d) == hand_of(draft) and (d.created_at, d.id) < mark
+    )
 
 
 @dataclass(frozen=True)
@@ -298,7 +317,8 @@ class DecisionKind(StrEnum):
     APPROVE = "approve"
     REJECT = "reject"
     REVISE = "revise"
-    UNDO = "undo"
+    UNDO = "undo"  # of a rule's acceptance
+    UNDO_DECISION = "undo_decision"  # a person takes back their own decision
 
 
 @dataclass(frozen=True)

@@ -147,6 +147,8 @@ class Session:
     updated_at: datetime
     archived_at: datetime | None = None
     last_error: dict[str, Any] | None = None
+    # What the person should know ({"code", "message"}: its model takes no tools...).
+    notices: tuple[dict[str, str], ...] = ()
 
     @property
     def tokens(self) -> int:
@@ -221,10 +223,11 @@ class SessionsPage:
 
 @dataclass(frozen=True)
 class SessionFound:
-    """A session with its project's key (for its link)."""
+    """A session with its project's key (for its link), and what it warns of."""
 
     session: Session
     project_key: str
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -253,6 +256,8 @@ class FirstTurn:
     session: Session
     assistant_text: str
     error: dict[str, Any] | None
+    warnings: tuple[str, ...] = ()
+    waits_for_bridge: bool = False  # it reads code and its creator's bridge is not connected
 
 
 @dataclass(frozen=True)
@@ -269,6 +274,21 @@ class ShownMessage:
 
 
 @dataclass(frozen=True)
+class ModelRead:
+    """One code call a turn's model made through the bridge, as the session page lists it:
+    what it asked (`arguments`) and what came back in short (`summary`: lines, matches,
+    entries, or the error code of a refusal), never the code."""
+
+    turn_id: str
+    turn_seq: int
+    seq: int
+    tool: str
+    arguments: dict[str, Any]
+    status: str  # queued | taken | answered | failed
+    summary: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class SessionScreen:
     """Everything the session page shows. `current_files`: a pending file proposal's file as
     it is now (None: a new file), for the diff."""
@@ -282,6 +302,8 @@ class SessionScreen:
     proposals: tuple[SessionProposal, ...]
     current_files: dict[str, str | None]
     turn: Turn | None
+    warnings: tuple[str, ...] = ()
+    reads: tuple[ModelRead, ...] = ()  # oldest first
 
 
 @dataclass(frozen=True)

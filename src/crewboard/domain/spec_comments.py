@@ -3,8 +3,9 @@ after the file is saved again.
 
 A thread is anchored to a passage: the quoted text (`quote`) with a little of the text before
 and after it (`prefix`, `suffix`, kept for re-anchoring), at character offsets `start`..`end`
-of one revision's text. An agent names a passage by copying it (`place`); positions are never
-taken from a caller.
+of one revision's text. An agent names a passage by copying it (`place`); a person selects it
+on the rendered page, which the web door maps to a source position that `place_at` checks
+against the text (an agent's door never takes a position).
 
 On every save `reanchor` follows each passage from the old text to the new one: one diff of
 the whole file, each anchor's offsets mapped through it, and a check that what is there still
@@ -149,6 +150,20 @@ def place(text: str, quote: str, prefix: str = "", suffix: str = "") -> Anchor:
             {"field": "anchorQuote", "occurrences": len(fitting)},
         )
     return anchor_at(text, fitting[0], fitting[0] + len(quote))
+
+
+def place_at(text: str, quote: str, start: int) -> Anchor:
+    """The passage `quote` at `start` in `text`: a person's selection, which the web page
+    mapped from the rendered text to the source.
+
+    Raises:
+        ValidationFailed: the text there is no longer the quote (the file changed meanwhile).
+    """
+    if not quote.strip() or start < 0 or text[start : start + len(quote)] != quote:
+        raise ValidationFailed.field(
+            "anchorQuote", "that passage is no longer in the file; select it again."
+        )
+    return anchor_at(text, start, start + len(quote))
 
 
 def occurrences(text: str, quote: str, start: int = 0, stop: int | None = None) -> list[int]:

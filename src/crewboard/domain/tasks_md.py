@@ -5,8 +5,15 @@ A task line is a bullet (`-`, `*` or `+`) with a box: `[ ]` pending, `[-]` in pr
 the next line at its own indent or less) are the task's details. Every other line is kept as
 it is. Rewriting a task's box changes that one character and no other byte.
 
+A task's title is the line's text after the box, less a leading task id that spec layouts
+write for their own bookkeeping (`task_title`): Spec Kit's `T001` with the `[P]` and `[US1]`
+markers after it, or OpenSpec's `1.1`. Only the start of the text is looked at (`Fix T001` and
+`Ship 1.2` keep theirs), and only in a file that numbers its tasks: at least two boxes, and at
+least half of them, start with such an id. So `1.5 times faster` among unnumbered boxes keeps
+its number. The file keeps the ids.
+
 The seven board statuses show as three boxes; `BOX_OF` and `STATUS_OF_BOX` are the one place
-the mapping is written (README "tasks.md and the board" repeats it as a table).
+the mapping is written (docs/agents.md, "`tasks.md` and the board", repeats it as a table).
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from crewboard.domain.board.tasks import TaskStatus
@@ -60,6 +67,16 @@ def status_for_box(current: TaskStatus | None, box: Box) -> TaskStatus:
 
 
 _TASK_LINE = re.compile(r"^(?P<indent>[ \t]*)[-*+][ \t]+\[(?P<box>[ xX-])\][ \t]+(?P<title>\S.*)$")
+
+
+# Spec Kit: `T001`, then any of `[P]` (parallel) and `[US1]` (its user story); OpenSpec: `1.1`.
+_LAYOUT_ID = re.compile(r"^(?:T\d{3,}(?:[ \t]+\[(?:P|US\d+)\])*+|\d+(?:\.\d+)+\.?)[ \t]+(?=\S)")
+
+
+def task_title(text: str) -> str:
+    """The board title of a box's text: without a leading Spec Kit or OpenSpec task id (a text
+    that is nothing but the id stays as it is)."""
+    return _LAYOUT_ID.sub("", text, count=1)
 
 
 @dataclass(frozen=True)
@@ -108,12 +125,17 @@ def parse(text: bytes) -> list[TaskItem]:
             TaskItem(
                 line=i + 1,
                 box=_box(match["box"]),
-                title=match["title"].strip()[:300],
+                title=match["title"].strip(),
                 details=details,
                 box_offset=offsets[i] + box_at,
             )
         )
-    return items
+    numbered = sum(1 for item in items if _LAYOUT_ID.match(item.title))
+    strip = numbered >= 2 and 2 * numbered >= len(items)
+    return [
+        replace(item, title=(task_title(item.title) if strip else item.title)[:300])
+        for item in items
+    ]
 
 
 def _details(lines: Sequence[str], start: int, width: int) -> str:

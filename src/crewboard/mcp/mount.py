@@ -13,6 +13,7 @@ from starlette.routing import Route
 
 from crewboard.config import Settings
 from crewboard.contract.catalogue import Catalogue, default_catalogue
+from crewboard.http.metrics import Record
 from crewboard.jsonbody import MAX_UPLOAD_BODY
 from crewboard.mcp.exchange import SingleExchange
 from crewboard.mcp.http import (
@@ -29,10 +30,15 @@ class McpDoor:
     """Routes for the app and the session manager its lifespan must run."""
 
     def __init__(
-        self, db: Database, settings: Settings, catalogue: Catalogue | None = None
+        self,
+        db: Database,
+        settings: Settings,
+        catalogue: Catalogue | None = None,
+        *,
+        record: Record | None = None,
     ) -> None:
         tools = catalogue or default_catalogue()
-        server = build_server(db, settings, tools)
+        server = build_server(db, settings, tools, record=record)
         single = SingleExchange(server)  # before the manager enters the server's lifespan
         self.manager = StreamableHTTPSessionManager(
             app=server,

@@ -50,6 +50,7 @@ from crewboard.contract.board.fitting import cut_fields, fit_task_answer
 from crewboard.contract.catalogue import Catalogue
 from crewboard.contract.projects import present
 from crewboard.contract.reply import RESPONSE_BUDGET, compact, fit_rows
+from crewboard.domain.identity.naming import name_of
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.validation import INT32_MAX
 from crewboard.errors import CrewboardError
@@ -364,7 +365,7 @@ def state_text(page: dict[str, Any]) -> str:
     """The state page (at most 5000 characters: it always fits) under a line on its revision."""
     revision = page["revision"]
     author = page.get("updatedBy")
-    who = (author.get("displayName") or author.get("userId")) if isinstance(author, dict) else None
+    who = name_of(author) if isinstance(author, dict) else None
     saved = (
         f"Revision {revision}, saved {page['updatedAt']}" + (f" by {who}" if who else "") + "."
         if revision

@@ -31,7 +31,9 @@ from crewboard.contract.operation import Call, Operation
 from crewboard.contract.reply import Reply
 from crewboard.domain.identity.access import Toolset
 from crewboard.errors import CrewboardError, PermissionDenied, Unauthenticated, ValidationFailed
+from crewboard.http.metrics import Record
 from crewboard.mcp.caller import CURRENT_CALLER, STDIO_SECRET, STDIO_TOOLSETS, Caller
+from crewboard.mcp.counting import CountCalls
 from crewboard.mcp.instructions import INTRO, instructions_for
 from crewboard.mcp.prompts import Prompts
 from crewboard.mcp.render import failure, success
@@ -181,9 +183,14 @@ async def settle(result: CallToolResult | Reply) -> CallToolResult:
 
 
 def build_server(
-    db: Database, settings: Settings, catalogue: Catalogue | None = None
+    db: Database,
+    settings: Settings,
+    catalogue: Catalogue | None = None,
+    *,
+    record: Record | None = None,
 ) -> Server[Any]:
-    """One MCP server for the app (HTTP) or for a stdio session."""
+    """One MCP server for the app (HTTP) or for a stdio session; `record` counts its requests
+    for /metrics (HTTP with metrics on)."""
     tools = catalogue or default_catalogue()
     listings = {tool.name: tool_listing(tool) for tool in tools}
     schemas = {name: listing.input_schema for name, listing in listings.items()}
@@ -241,4 +248,6 @@ def build_server(
         return result
 
     server.middleware.append(per_caller)
+    if record is not None:
+        server.middleware.insert(0, CountCalls(record, tools.names))
     return server

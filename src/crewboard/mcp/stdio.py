@@ -16,7 +16,7 @@ import logging
 import os
 import stat
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 
@@ -28,8 +28,9 @@ from crewboard.domain.identity.access import Toolset
 from crewboard.jsonbody import MAX_UPLOAD_BODY
 from crewboard.mcp.caller import STDIO_SECRET, STDIO_TOOLSETS
 from crewboard.mcp.server import build_server
+from crewboard.services.sessions.code import CodeBridges
 from crewboard.services.sessions.runner import SessionRunner
-from crewboard.services.supervisor import Supervisor
+from crewboard.services.supervisor import Loop, Supervisor
 from crewboard.storage.database import Database
 
 log = logging.getLogger(__name__)
@@ -43,25 +44,34 @@ _DRAIN_SECONDS = 5.0
 
 
 async def serve_stdio(
-    db: Database, settings: Settings, secret: str, toolsets: tuple[Toolset, ...] | None = None
+    db: Database,
+    settings: Settings,
+    secret: str,
+    toolsets: tuple[Toolset, ...] | None = None,
+    loops: Mapping[str, Loop] | None = None,
 ) -> None:
     """Serve until stdin closes. stdout carries protocol only: while serving, fd 1 points at
     stderr and fd 0 at the null device, so stray output and reads miss the wire.
 
-    `toolsets` None shows the token's own toolsets, else the default ones."""
+    `toolsets` None shows the token's own toolsets, else the default ones. `loops` are more
+    background loops to keep running while serving, supervised beside the session runner
+    (the CLI's in-process code bridge, `crewboard mcp --code`); they end when serving ends."""
     server = build_server(db, settings)
     STDIO_SECRET.set(secret)
     STDIO_TOOLSETS.set(toolsets)
     # Spec session turns this process queues (and any others due) run here while it serves,
     # so a session started over stdio gets its replies with no server running.
-    runner = SessionRunner(db, settings) if settings.session_runners > 0 else None
+    code = CodeBridges(db, settings)  # the person's bridge may serve elsewhere, or in `loops`
+    runner = SessionRunner(db, settings, code=code) if settings.session_runners > 0 else None
+    supervised: dict[str, Loop] = {"sessions": runner.run} if runner is not None else {}
+    supervised.update(loops or {})
     async with (
         _wire() as wire,
         stdio_server(*wire) as (read_stream, write_stream),
         anyio.create_task_group() as tasks,
     ):
-        if runner is not None:  # supervised: its failure cannot end the session
-            tasks.start_soon(Supervisor().run, {"sessions": runner.run})
+        if supervised:  # a loop's failure cannot end the session
+            tasks.start_soon(Supervisor().run, supervised)
         await server.run(read_stream, write_stream, server.create_initialization_options())
         tasks.cancel_scope.cancel()
 

@@ -194,8 +194,15 @@ class Broker:
         self._last_read = 0.0
         self._stopping = threading.Event()
         self._listener: threading.Thread | None = None
+        self._also: dict[str, Callable[[str], None]] = {}  # other channels' listeners
+        self.listening = threading.Event()  # set while LISTEN is up (PostgreSQL)
         self._started = False  # the cursor is set (the first read of the log worked)
         db.add_event_listener(self._heard)
+
+    @property
+    def started(self) -> bool:
+        """Whether the cursor is set (the first read of the log worked)."""
+        return self._started
 
     # --- waking ----------------------------------------------------------------------------
 
@@ -205,6 +212,12 @@ class Broker:
 
     def wake(self) -> None:
         self._wakeup.wake()
+
+    def listen_also(self, channel: str, heard: Callable[[str], None]) -> None:
+        """Hand each NOTIFY on `channel` (PostgreSQL) to `heard`, with its payload, from the
+        listening thread: other nodes' wake-ups that are not events (a bridge's code call).
+        Call it before `run`; nothing happens on SQLite, where one node serves."""
+        self._also[channel] = heard
 
     def _listen(self) -> None:
         """LISTEN for other nodes' commits (PostgreSQL), until the broker stops. A lost
@@ -217,15 +230,22 @@ class Broker:
         while not self._stopping.is_set():
             try:
                 with psycopg.connect(url, autocommit=True, **self.db.raw_connect_kwargs()) as conn:
-                    conn.execute(f"LISTEN {EVENT_CHANNEL}")
+                    for channel in (EVENT_CHANNEL, *self._also):
+                        conn.execute(f"LISTEN {channel}")
+                    self.listening.set()
                     if failing:
                         log.warning("live: listening for other nodes' commits again")
                         failing = False
                     self.wake()  # anything committed while it was not listening
                     while not self._stopping.is_set():
-                        for _ in conn.notifies(timeout=1.0):
-                            self.wake()
+                        for note in conn.notifies(timeout=1.0):
+                            heard = self._also.get(note.channel)
+                            if heard is None:
+                                self.wake()
+                            else:
+                                heard(note.payload)
             except Exception as error:  # whatever it was, listen again later
+                self.listening.clear()
                 if not failing:
                     log.warning(
                         "live: the LISTEN connection failed (%s); polling the log until it is back",

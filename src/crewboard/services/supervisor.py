@@ -221,32 +221,35 @@ class Supervisor:
 
 
 class DatabaseProbe:
-    """Whether the database answers a ping within `timeout`. One ping at a time: a check made
-    while a ping is still out waits on that one (a hung connection holds one thread, not one
-    per check)."""
+    """Whether the database answers within `timeout`. One question at a time: a check made
+    while one is still out waits on that one (a hung connection holds one thread, not one
+    per check). The question is `ask` (a ping unless given, e.g. reading the schema revision);
+    its last answer stays in `answer`."""
 
-    def __init__(self, db: Database, timeout: float = PING_TIMEOUT) -> None:
+    def __init__(
+        self, db: Database, timeout: float = PING_TIMEOUT, ask: Callable[[], Any] | None = None
+    ) -> None:
         self.db = db
         self.timeout = timeout
-        self._ping: asyncio.Future[None] | None = None
+        self.ask: Callable[[], Any] = ask or db.ping
+        self.answer: Any = None
+        self._ping: asyncio.Future[Any] | None = None
 
     async def check(self) -> str | None:
         """None when the database answered; else what went wrong, in a few words."""
         if self._ping is None or self._ping.done():
-            self._ping = asyncio.ensure_future(
-                to_thread.run_sync(self.db.ping, abandon_on_cancel=True)
-            )
+            self._ping = asyncio.ensure_future(to_thread.run_sync(self.ask, abandon_on_cancel=True))
             self._ping.add_done_callback(_retrieve)
         try:
-            await asyncio.wait_for(asyncio.shield(self._ping), self.timeout)
+            self.answer = await asyncio.wait_for(asyncio.shield(self._ping), self.timeout)
         except TimeoutError:
             return f"no answer within {self.timeout:g} s"
-        except Exception as error:  # any failure of the ping is the answer
+        except Exception as error:  # any failure of the question is the answer
             return type(error).__name__
         return None
 
 
-def _retrieve(future: asyncio.Future[None]) -> None:
+def _retrieve(future: asyncio.Future[Any]) -> None:
     """Mark a ping's failure as seen (the check that waited may have stopped waiting)."""
     if not future.cancelled():
         future.exception()

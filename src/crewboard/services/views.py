@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from crewboard.domain.identity.access import Role
+from crewboard.domain.identity.naming import name_of
 from crewboard.domain.identity.records import Actor, ApiToken, SeatState, TokenSeat, User
 from crewboard.domain.projects import Project, Workspace, WorkspaceRole
 from crewboard.services.seats import ai_seat_of
@@ -103,12 +104,15 @@ def actor_stamp(actor: Actor) -> dict[str, Any]:
     return stamp
 
 
-def who_of(stamp: dict[str, Any]) -> str:
-    """How a message names who did something, from its stamp: the seat, the token, the
-    person."""
-    return str(
-        stamp.get("roleName") or stamp.get("tokenName") or stamp.get("displayName") or "someone"
-    )
+def who_of(stamp: dict[str, Any] | None) -> str:
+    """How a message names who did something, from its stamp (the one rule: `name_of`)."""
+    return name_of(stamp)
+
+
+def actor_name(uow: UnitOfWork, actor: Actor) -> str:
+    """How a notification or message names the one acting now: "Owner", "Owner via laptop",
+    "night agent (for Owner)"."""
+    return name_of(stamp_of(uow, actor))
 
 
 def stamp_of(uow: UnitOfWork, actor: Actor) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.pool import QueuePool
 
 from crewboard.domain.clock import Clock, SystemClock
 from crewboard.storage.uow import EventRecord, UnitOfWork
@@ -189,6 +190,13 @@ class Database:
     def ping(self) -> None:
         with self.engine.connect() as conn:
             conn.execute(text("SELECT 1"))
+
+    def pool_use(self) -> tuple[int, int] | None:
+        """(size, checked out) of the connection pool; None for a pool that keeps no counts."""
+        pool = self.engine.pool
+        if not isinstance(pool, QueuePool):
+            return None
+        return pool.size(), pool.checkedout()
 
     def dispose(self) -> None:
         self.engine.dispose()

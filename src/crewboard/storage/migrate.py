@@ -48,6 +48,17 @@ def current_revision(db: Database) -> str | None:
         return revision_of(conn)
 
 
+def stored_revision(db: Database) -> str | None:
+    """The revision the database's `alembic_version` row names: one small read, for /readyz.
+
+    Raises:
+        DBAPIError: the database is out of reach, or has no schema at all.
+    """
+    with db.engine.connect() as conn:
+        value = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+        return None if value is None else str(value)
+
+
 def revision_of(conn: Connection) -> str | None:
     """The schema revision as seen by this connection (inside its transaction)."""
     return MigrationContext.configure(conn).get_current_revision()
@@ -91,8 +102,10 @@ SEARCH_INDEX_OBJECTS = (
     "ix_drafts_search",
     "comments_fts",
     "ix_task_comments_search",
+    "search_texts_fts",
+    "ix_search_texts_search",
 )
-_FTS_TABLES = ("tasks_fts", "memory_fts", "drafts_fts", "comments_fts")
+_FTS_TABLES = ("tasks_fts", "memory_fts", "drafts_fts", "comments_fts", "search_texts_fts")
 
 
 def _include(_obj: Any, name: str | None, _type: str, reflected: bool, _compare_to: Any) -> bool:

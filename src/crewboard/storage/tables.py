@@ -6,9 +6,9 @@ area owns its tables (`storage/<area>/tables.py`); the shared ones are in `stora
 
 from __future__ import annotations
 
-from crewboard.storage import blob_tables
+from crewboard.storage import blob_tables, search_texts
 from crewboard.storage.artifacts import tables as artifacts
-from crewboard.storage.board import claim_tables
+from crewboard.storage.board import claim_tables, view_tables
 from crewboard.storage.board import tables as board
 from crewboard.storage.handoffs import tables as handoffs
 from crewboard.storage.identity import tables as identity
@@ -35,4 +35,4 @@ AREAS = (
     sessions,
 )
 
-__all__ = ["AREAS", "blob_tables", "claim_tables", "metadata"]
+__all__ = ["AREAS", "blob_tables", "claim_tables", "metadata", "search_texts", "view_tables"]

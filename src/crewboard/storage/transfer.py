@@ -60,6 +60,7 @@ LEFT_BEHIND: dict[str, str] = {
     "workspace_members": "a workspace belongs to its server",
     "api_tokens": "secrets stay on the server that issued them",
     "stream_tokens": "secrets stay on the server that issued them",
+    "stream_token_projects": "the projects of stream tokens, which stay behind",
     "web_sessions": "sign-ins stay on their server",
     "oauth_clients": "OAuth clients register with each server",
     "oauth_requests": "an OAuth request in flight belongs to its server",
@@ -70,8 +71,12 @@ LEFT_BEHIND: dict[str, str] = {
     "artifact_previews": "preview links are short-lived secrets",
     "email_outbox": "mail is sent by the server that queued it",
     "notification_settings": "a person's settings belong to their account on each server",
+    "board_views": "a person's saved board views belong to their account on each server",
     "session_providers": "model providers are the server owner's configuration",
     "session_models": "models are the server owner's configuration",
+    "code_bridges": "a code bridge is a live connection to the server it registered with",
+    "code_calls": "code calls are a turn's transient working data, kept on the server that "
+    "ran the turn",
 }
 
 # Columns a carried table leaves out: the server it lands on decides them (a project's

@@ -7,9 +7,11 @@ from typing import TypeVar
 
 from starlette.responses import Response
 
+from crewboard.domain.identity.naming import name_of
 from crewboard.domain.validation import parse_whole
 from crewboard.errors import CrewboardError, LimitExceeded, RevisionConflict, ValidationFailed
 from crewboard.web.context import Page
+from crewboard.web.render import when
 from crewboard.web.wording import human_message
 
 T = TypeVar("T")
@@ -30,12 +32,13 @@ def show_conflict(page: Page, conflict: RevisionConflict, what: str) -> None:
     current = details.get("currentVersion", details.get("currentRevision"))
     unit = "revision" if "currentRevision" in details else "version"
     by = details.get("updatedBy") or {}
-    # An agent shows as its seat or its token, as everywhere else on the pages.
-    agent = by.get("roleName") or by.get("tokenName") if by.get("kind") == "agent_token" else None
-    who = agent or by.get("displayName") or "someone"
+    who = name_of(by)
+    at = f"it is at {unit} {current} now" if current is not None else ""
+    if current is None and details.get("currentUpdatedAt"):
+        at = f"at {when(details['currentUpdatedAt'])}"
     page.flash = {
         "kind": "error",
-        "text": f"Not saved: {who} saved {what} meanwhile; it is at {unit} {current} now. "
+        "text": f"Not saved: {who} saved {what} meanwhile{'; ' + at if at else ''}. "
         "The current text is shown and your edit is still in the form: merge and save again.",
     }
 

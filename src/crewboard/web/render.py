@@ -11,6 +11,9 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
+from crewboard.domain.identity.naming import name_of, name_parts
+from crewboard.web.zones import zone_label
+
 # What rendered markdown may keep: formatting, links and images; never script, style, frames,
 # event handlers or form controls (nh3 drops every attribute not listed here).
 _TAGS = {
@@ -35,14 +38,28 @@ def _markdown() -> MarkdownIt:
 
 def render_markdown(source: str | None) -> Markup:
     """Markdown as HTML that is safe to put in a page (raw HTML off, then nh3's allow-list)."""
-    html = _markdown().render(source or "")
+    return clean_html(_markdown().render(source or ""))
+
+
+def render_inline(source: str | None) -> Markup:
+    """One line of markdown (a message, an error) as safe inline HTML: `code`, emphasis and
+    links rendered, no blocks, raw HTML off and nh3's allow-list."""
+    return clean_html(_markdown().renderInline(source or ""))
+
+
+def clean_html(
+    html: str, tags: set[str] | None = None, attributes: dict[str, set[str]] | None = None
+) -> Markup:
+    """HTML made by the markdown parser, cleaned with the pages' allow-list; `tags` and
+    `attributes` allow a few more (a renderer's own markers, never from the source: raw HTML
+    is off), added to what a tag already keeps."""
+    allowed = {tag: set(kept) for tag, kept in _ATTRIBUTES.items()}
+    for tag, more in (attributes or {}).items():
+        allowed.setdefault(tag, set()).update(more)
     clean = nh3.clean(
-        html,
-        tags=_TAGS,
-        attributes=_ATTRIBUTES,
-        url_schemes=_SCHEMES,
+        html, tags=_TAGS | (tags or set()), attributes=allowed, url_schemes=_SCHEMES,
         link_rel="noopener noreferrer nofollow",
-    )
+    )  # fmt: skip
     return Markup(clean)  # noqa: S704 - cleaned by nh3 just above
 
 
@@ -62,24 +79,10 @@ def hour(value: str | datetime | None) -> str:
     return moment.strftime("%H:%M UTC")
 
 
-def by_name(stamp: dict[str, Any] | None) -> str:
-    """Who did something, in words, from its author stamp: a person by name (and the token
-    they used, "Owner via laptop"); an agent by its seat or token, and whose agent it is."""
-    if not stamp:
-        return "someone"
-    kind = stamp.get("kind")
-    if kind == "system":
-        return "Crewboard"
-    if kind == "rule":
-        return "an acceptance rule"
-    person = stamp.get("displayName") or stamp.get("userId") or "someone"
-    token = stamp.get("tokenName")
-    if kind == "agent_token":
-        shown = stamp.get("roleName") or token or person
-        return shown if shown == person else f"{shown} (for {person})"
-    if kind == "personal_token":
-        return f"{person} via {token or 'a token'}"
-    return str(person)
+def by_name(stamp: dict[str, Any] | None, people: dict[str, str] | None = None) -> str:
+    """Who did something, in words, from its author stamp (the one rule: `name_of`); `people`
+    names users a stamp keeps only by id."""
+    return name_of(stamp, people)
 
 
 @functools.cache
@@ -91,9 +94,12 @@ def environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["markdown"] = render_markdown
+    env.filters["inline"] = render_inline
     env.filters["when"] = when
     env.filters["by_name"] = by_name
+    env.filters["name_parts"] = name_parts
     env.filters["hour"] = hour
+    env.filters["zone"] = zone_label
     return env
 
 

@@ -13,14 +13,14 @@ from crewboard.web import events
 from crewboard.web.context import local
 from crewboard.web.pages import memory
 from crewboard.web.pages.artifacts import pages as artifact_pages
-from crewboard.web.pages.board import board, tasks, week
+from crewboard.web.pages.board import board, board_tools, tasks, week
 from crewboard.web.pages.handoffs import pages as handoff_pages
 from crewboard.web.pages.identity import signin as auth
 from crewboard.web.pages.identity import tokens
 from crewboard.web.pages.notifications import pages as notification_pages
 from crewboard.web.pages.oauth import connections, consent
 from crewboard.web.pages.projects import settings, state, team
-from crewboard.web.pages.review import activity, inbox, rules, search
+from crewboard.web.pages.review import activity, inbox, rules, search, start
 from crewboard.web.pages.sessions.routes import ROUTES as SESSION_ROUTES
 from crewboard.web.pages.specs import attachments as spec_attachments
 from crewboard.web.pages.specs import files as spec_files
@@ -48,7 +48,9 @@ def web_routes() -> list[BaseRoute]:
         Route("/switch", switch, methods=["GET"]),
         Route("/events", events.events, methods=["GET"]),
         *inbox.ROUTES,
+        *start.ROUTES,
         *board.ROUTES,
+        *board_tools.ROUTES,
         *tasks.ROUTES,
         *memory.ROUTES,
         *state.ROUTES,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from crewboard.domain.identity.access import Scope
+from crewboard.domain.identity.naming import name_of
 from crewboard.errors import CrewboardError, RevisionConflict
 from crewboard.web.render import when
 
@@ -66,7 +67,7 @@ def human_message(error: CrewboardError) -> str:
     """The refusal as a page shows it."""
     if isinstance(error, RevisionConflict) and "currentRevision" in error.details:
         by = error.details.get("updatedBy") or {}
-        who = by.get("displayName") or "Someone"
+        who = name_of(by)
         at = when(error.details.get("updatedAt"))
         return (
             f"Not saved: {who} changed it{f' at {at}' if at else ''} (it is at revision "

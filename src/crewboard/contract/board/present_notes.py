@@ -36,6 +36,7 @@ from crewboard.domain.board.repos import (
     RepoReport,
     RepoSections,
 )
+from crewboard.domain.identity.naming import name_of
 from crewboard.services.board.note_reads import cursor_after
 from crewboard.services.board.note_views import (
     OUTPUT,
@@ -133,11 +134,10 @@ def _text(text: str, cut: int | None) -> tuple[str, bool]:
 
 
 def _by(stamp: dict[str, Any] | None, lean: bool) -> dict[str, Any] | str | None:
-    """Who wrote it: the actor stamp, or in `lean` rows its name and kind in a few words."""
+    """Who wrote it: the actor stamp, or in `lean` rows its name by the one naming rule."""
     if stamp is None or not lean:
         return stamp
-    kind = str(stamp.get("kind", "")).replace("_", " ")
-    return f"{stamp.get('displayName') or stamp.get('userId')} ({kind})"
+    return name_of(stamp)
 
 
 def _head(kind: str, note_id: str, lean: bool) -> dict[str, Any]:

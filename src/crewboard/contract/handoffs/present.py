@@ -50,6 +50,15 @@ def _person(users: Mapping[str, User], user_id: str | None) -> dict[str, Any] | 
     }
 
 
+def _stamp(users: Mapping[str, User], stamp: dict[str, Any]) -> dict[str, Any]:
+    """An author stamp with the person's current name (older stamps kept only the id)."""
+    user = users.get(str(stamp.get("userId")))
+    return {
+        **stamp,
+        "displayName": stamp.get("displayName") or (user.display_name if user else None),
+    }
+
+
 def handoff_meta(item: Handoff, users: Mapping[str, User], items: int) -> dict[str, Any]:
     """What a list shows of a handoff: everything but the bodies and the linked tasks."""
     return {
@@ -57,6 +66,7 @@ def handoff_meta(item: Handoff, users: Mapping[str, User], items: int) -> dict[s
         "projectId": item.project_id,
         "date": item.day.isoformat(),
         "author": _person(users, item.author_user_id),
+        "writtenBy": _stamp(users, item.author),
         "sourceTimeZone": item.source_zone,
         "destinationTimeZone": item.destination_zone,
         "recipients": [_person(users, u) for u in item.recipient_user_ids],

@@ -12,15 +12,18 @@ from crewboard.domain.review import (
     AcceptanceRule,
     Decided,
     DecisionKind,
+    Draft,
     DraftPage,
     DraftRead,
     DraftRow,
     HandedIn,
     NotMoved,
     XpGain,
+    earlier_versions,
 )
 from crewboard.services.board.views import task_key
 from crewboard.services.paging import next_offset
+from crewboard.services.review.decisions import public_stamp
 from crewboard.services.views import iso
 
 
@@ -52,7 +55,7 @@ def draft_view(row: DraftRow) -> dict[str, Any]:
         "reviewComment": draft.review_comment,
         "memoryRecordId": draft.memory_record_id,
         "ruleId": draft.rule_id,
-        "decidedBy": draft.decided_by,
+        "decidedBy": public_stamp(draft.decided_by),
         "decidedAt": iso(draft.decided_at),
         "createdAt": iso(draft.created_at),
         "updatedAt": iso(draft.updated_at),
@@ -61,7 +64,22 @@ def draft_view(row: DraftRow) -> dict[str, Any]:
         view["content"] = draft.content
     if row.inputs_changed is not None:
         view["inputsChanged"] = list(row.inputs_changed)
+    if row.earlier is not None:
+        view["version"] = len(row.earlier) + 1
+        view["earlierVersions"] = [version_view(d) for d in row.earlier]
     return view
+
+
+def version_view(draft: Draft) -> dict[str, Any]:
+    """An earlier (or later) version of a hand-in, as its list names it."""
+    return {
+        "id": draft.id,
+        "taskId": draft.task_id,
+        "status": draft.status,
+        "createdAt": iso(draft.created_at),
+        "reviewComment": draft.review_comment,
+        "decidedBy": public_stamp(draft.decided_by),
+    }
 
 
 def task_brief_view(task: Task | None, project: Project) -> dict[str, Any] | None:
@@ -89,9 +107,10 @@ def draft_read_view(read: DraftRead) -> dict[str, Any]:
             {"id": d.id, "taskId": d.task_id, "status": d.status, "createdAt": iso(d.created_at)}
             for d in read.versions
         ],
+        "earlierVersions": [version_view(d) for d in earlier_versions(draft, read.versions)],
         "decision": {
             "status": draft.status,
-            "decidedBy": draft.decided_by,
+            "decidedBy": public_stamp(draft.decided_by),
             "decidedAt": iso(draft.decided_at),
             "comment": draft.review_comment,
         }
@@ -146,7 +165,7 @@ def decided_view(decided: Decided) -> dict[str, Any]:
         extra = {"memoryRecordId": decided.row.draft.memory_record_id, "xp": xp_view(decided.xp)}
     elif decided.kind is DecisionKind.REVISE:
         extra = {"followUpTaskId": decided.follow_up_task_id}
-    elif decided.kind is DecisionKind.UNDO:
+    elif decided.kind in (DecisionKind.UNDO, DecisionKind.UNDO_DECISION):
         extra = {
             "removedMemoryRecordId": decided.removed_memory_record_id,
             "xp": xp_view(decided.xp),

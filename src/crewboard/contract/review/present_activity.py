@@ -37,6 +37,7 @@ SUMMARIES = {
     "draft.accepted_by_rule": "an acceptance rule accepted the hand-in for {task}",
     "draft.returned_to_review": "returned the hand-in for {task} to review",
     "draft.superseded": "closed an older hand-in for {task}: a newer one was accepted",
+    "draft.decision_undone": "took back the decision on the hand-in for {task}",
     "proposal.created": "proposed {kind}",
     "proposal.accepted": "accepted a proposed {kind}",
     "proposal.dismissed": "dismissed a proposed {kind}",

@@ -16,6 +16,7 @@ from crewboard.domain.sessions import (
     FirstTurn,
     ModelChoice,
     ModelConfig,
+    ModelRead,
     PendingAction,
     ProjectModel,
     Provider,
@@ -76,6 +77,7 @@ def found_answer(found: SessionFound, public_url: str) -> dict[str, Any]:
     return {
         "session": session_view(found.session),
         "sessionUrl": session_url(public_url, found.project_key, found.session.id),
+        "warnings": list(found.warnings),
     }
 
 
@@ -104,6 +106,12 @@ HAND_OVER = (
     "The session now waits for the person: give them sessionUrl to continue in the web app. "
     "Do not answer the session's questions yourself."
 )
+WAITS_FOR_BRIDGE = (
+    "The session reads the code through `crewboard reverse`, and none is connected for the "
+    "person who started it (see warnings). Run it, or ask the person to, on the machine with "
+    "the code: `crewboard reverse --project {key} <folder>`, with their token. The first "
+    "reply then goes on by itself; give the person sessionUrl to follow it."
+)
 FIRST_TURN_FAILED = (
     "The session exists but its first reply could not run (see firstTurnError). Give the "
     "person sessionUrl: they can send the message again from the page once the cause is "
@@ -121,7 +129,10 @@ def first_turn_answer(first: FirstTurn, ack: dict[str, Any], public_url: str) ->
         "assistantText": first.assistant_text,
         "pendingAction": session.pending_action.value,
         "nextStepInstruction": NEXT_STEP.get(session.pending_action, HAND_OVER),
+        "warnings": list(first.warnings),
     }
+    if first.waits_for_bridge and not first.error:
+        answer["nextStepInstruction"] = WAITS_FOR_BRIDGE.format(key=ack["projectKey"])
     if first.error:
         answer["firstTurnError"] = first.error
         answer["nextStepInstruction"] = FIRST_TURN_FAILED
@@ -171,7 +182,35 @@ def screen_view(shown: SessionScreen) -> dict[str, Any]:
         "proposals": [proposal_view(p) for p in shown.proposals],
         "currentFiles": dict(shown.current_files),
         "turn": turn_view(shown.turn),
+        "warnings": list(shown.warnings),
+        "reads": reads_view(shown.reads),
     }
+
+
+def read_view(read: ModelRead) -> dict[str, Any]:
+    """One code call the model made: the tool, what it named, and what came back in short."""
+    arguments, summary = read.arguments, read.summary
+    return {
+        "seq": read.seq,
+        "tool": read.tool,
+        "path": arguments.get("path"),
+        "query": arguments.get("query"),
+        "lines": summary.get("lines"),
+        "matches": summary.get("matches"),
+        "entries": summary.get("entries"),
+        "refused": summary.get("error"),
+        "status": read.status,
+    }
+
+
+def reads_view(reads: tuple[ModelRead, ...]) -> list[dict[str, Any]]:
+    """The code calls grouped by turn, oldest turn first."""
+    turns: dict[str, dict[str, Any]] = {}
+    for read in reads:
+        turn = turns.setdefault(read.turn_id, {"turnId": read.turn_id, "turnSeq": read.turn_seq,
+                                               "calls": []})  # fmt: skip
+        turn["calls"].append(read_view(read))
+    return list(turns.values())
 
 
 def queued_answer(turn: Turn) -> dict[str, Any]:

@@ -39,8 +39,13 @@ SessionRef = Field(min_length=1, max_length=64, description="The session's id (s
 
 
 def _workflow_help() -> str:
+    """Each workflow with its mode, whether it is the default or reads the code (through a
+    connected `crewboard reverse`), and the aliases it also answers to."""
     return "; ".join(
-        f"{w.id} ({w.mode.value}{', default' if w.default else ''})" for w in workflows().values()
+        f"{w.id} ({w.mode.value}{', default' if w.default else ''}"
+        f"{', reads code' if w.reads_code else ''}"
+        f"{''.join(f', alias {a}' for a in w.aliases)})"
+        for w in workflows().values()
     )
 
 
@@ -134,7 +139,9 @@ def start_spec_session(call: Call, args: StartSpecSession) -> Reply:
 async def first_reply(db: Database, ack: dict[str, Any], settings: Settings) -> dict[str, Any]:
     """start_spec_session's answer once its wait for the first reply is over (on the event
     loop, holding no worker thread while it waits); REST answers the same."""
-    await wait_for_turn(db, ack["turnId"], seconds=settings.session_first_turn_wait)
+    waiting = await to_thread.run_sync(sessions.waiting_for_bridge, db, ack["sessionId"])
+    if not waiting:
+        await wait_for_turn(db, ack["turnId"], seconds=settings.session_first_turn_wait)
     first = await to_thread.run_sync(
         partial(sessions.first_turn, db, session_id=ack["sessionId"], turn_id=ack["turnId"])
     )
@@ -248,7 +255,8 @@ OPERATIONS = (
     SPECS.read(
         "get_spec_session",
         "Spec session details",
-        "One session's status, what it waits for, counters, dates and link. "
+        "One session's status, what it waits for, counters, dates, link and warnings (no "
+        "`crewboard reverse` connected for a session that reads code, a model without tools). "
         "includeContext: true adds its working context (the files it works on), cut to "
         "fit this answer (contextTruncated, contextLength): read the rest in windows with "
         "contextOffset. Never the conversation.",

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from crewboard.domain.board.tasks import Priority
+from crewboard.domain.identity.naming import name_of
 from crewboard.errors import ValidationFailed
 
 LEASE_DEFAULT = 600  # seconds a claim holds without renewal, unless the caller asks otherwise
@@ -114,8 +115,17 @@ class HeldClaim:
     person: str
     token_name: str | None = None
     seat_name: str | None = None
+    token_kind: str | None = None  # personal | agent
 
     @property
     def name(self) -> str:
         """How the board names the holder: its seat, else its token, else its person."""
         return self.seat_name or self.token_name or self.person
+
+    @property
+    def said(self) -> str:
+        """The holder by the one naming rule, as messages say it: "Coder (for Ada)", "Ada via
+        laptop"."""
+        kind = f"{self.token_kind}_token" if self.token_kind else "person"
+        return name_of({"kind": kind, "displayName": self.person, "tokenName": self.token_name,
+                        "roleName": self.seat_name})  # fmt: skip

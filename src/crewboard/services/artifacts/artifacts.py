@@ -54,6 +54,7 @@ from crewboard.errors import (
     StaleBaseRevision,
     ValidationFailed,
 )
+from crewboard.services.artifacts.search_text import index_text
 from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
 from crewboard.services.paging import check_page
@@ -385,6 +386,7 @@ def _add_revision(
     if not repo.advance(moved, expected_count=artifact.revision_count):
         raise _conflict(repo.get(artifact.id) or artifact, artifact.revision_count)
     repo.add_revision(saved, files.values())
+    index_text(uow, moved, files)
     dropped = repo.drop_before(artifact.id, oldest_kept(number))
     if dropped:
         uow.blobs.collect(dropped)

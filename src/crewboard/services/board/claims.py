@@ -38,7 +38,7 @@ from crewboard.services.identity.access import (
 )
 from crewboard.services.notifications.notify import notify
 from crewboard.services.seats import ai_seat_of
-from crewboard.services.views import iso, stamp_of
+from crewboard.services.views import actor_name, iso, stamp_of
 from crewboard.storage.board.claims import ClaimRepository
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
@@ -176,7 +176,7 @@ def _tell_lapsed(uow: UnitOfWork, project: Project, task: Task, claim: Claim) ->
         ]
     )
     key = task_key(project, task)
-    holder = ClaimRepository(uow.conn).named(claim).name
+    holder = ClaimRepository(uow.conn).named(claim).said
     notify(
         uow, recipients=people, kind="task.claim_lapsed", project_id=project.id,
         title=f"The claim of {holder} on {key} lapsed: it was not renewed in time",
@@ -382,10 +382,10 @@ def _end(
 def _tell_broken(uow: UnitOfWork, actor: Actor, project: Project, task: Task, claim: Claim) -> None:
     """The person behind a broken claim (the one whose token held it) hears who broke it."""
     key = task_key(project, task)
-    holder = ClaimRepository(uow.conn).named(claim).name
+    holder = ClaimRepository(uow.conn).named(claim).said
     notify(
         uow, recipients=[claim.holder.user_id], kind="task.claim_broken", project_id=project.id,
-        title=f"{actor.display_name} broke the claim of {holder} on {key}",
+        title=f"{actor_name(uow, actor)} broke the claim of {holder} on {key}",
         body=f"{key} “{task.title[:200]}” is free again; a write sent with claim "
         f"{claim.fence} is refused.",
         link=f"/p/{project.key}/tasks/{key}", source=f"claim:{task.id}:{claim.fence}",

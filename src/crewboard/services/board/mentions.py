@@ -10,6 +10,7 @@ from crewboard.domain.projects import Project
 from crewboard.services.board.views import task_key
 from crewboard.services.notifications.mentions import tell_mentioned_people
 from crewboard.services.notifications.notify import notify
+from crewboard.services.views import actor_name
 from crewboard.storage.uow import UnitOfWork
 
 
@@ -35,7 +36,7 @@ def tell_asker(
     key = task_key(project, task)
     notify(
         uow, recipients=[asker], kind="task.question_answered", project_id=project.id,
-        title=f"{actor.display_name or 'Someone'} answered a question on {key}",
+        title=f"{actor_name(uow, actor)} answered a question on {key}",
         body=answer[:500], link=f"/p/{project.key}/tasks/{key}", source=f"question:{question_id}",
         in_app=True, email=True,
     )  # fmt: skip

@@ -13,6 +13,7 @@ from crewboard.domain.board.notes import (
 )
 from crewboard.domain.board.tasks import Task
 from crewboard.domain.identity.access import Role, Scope
+from crewboard.domain.identity.naming import name_of
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
 from crewboard.domain.projects import Project
@@ -163,7 +164,7 @@ def _already_answered(question: TaskQuestion, actor: Actor, text: str) -> Questi
     by = question.answered_by or {}
     if question.answer == text and by.get("userId") == actor.user_id:
         return QuestionAnswered(question, changed=False)
-    who = by.get("displayName") or by.get("userId") or "someone"
+    who = name_of(by)
     raise AlreadyExists(
         f"{who} already answered this question at {iso(question.answered_at)}; "
         "add a comment on the task to say more.",

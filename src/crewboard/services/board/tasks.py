@@ -20,6 +20,7 @@ from crewboard.domain.board.tasks import (
     lifecycle_facts,
 )
 from crewboard.domain.identity.access import Role, Scope
+from crewboard.domain.identity.naming import name_of
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
 from crewboard.domain.projects import Project
@@ -396,7 +397,7 @@ def _plain_value(value: Any) -> Any:
 
 
 def revision_conflict(current: Task, expected: int) -> RevisionConflict:
-    who = current.updated_by.get("displayName") or current.updated_by.get("userId") or "someone"
+    who = name_of(current.updated_by)
     return RevisionConflict(
         f"The task is at revision {current.revision}, not {expected}: {who} changed it at "
         f"{iso(current.updated_at)}. Read it again with get_task, then retry with that revision.",

@@ -68,8 +68,9 @@ from crewboard.services.identity.access import (
     access_project,
     require_person,
 )
-from crewboard.services.views import iso
+from crewboard.services.views import iso, stamp_of
 from crewboard.storage.database import Database, LostRace
+from crewboard.storage.search_texts import put_text
 from crewboard.storage.uow import UnitOfWork
 
 
@@ -121,6 +122,7 @@ def create_handoff(
             recipients=recipients,
         )  # fmt: skip
         handoffs_of(uow).add(item)
+        _index_text(uow, item)
         read = read_of(uow, actor, item, slot.access)
         told = tell_recipients(
             uow, actor, item, slot.access, in_app=send_notification, email=send_email
@@ -144,6 +146,17 @@ class _Slot:
     day: date
     source: str
     destination: str
+
+
+def _index_text(uow: UnitOfWork, item: Handoff) -> None:
+    """Keep what search finds of a handoff: its four bodies, under whose and which day."""
+    user = uow.users.get(item.author_user_id)
+    who = (user.display_name or user.email) if user else "someone"
+    put_text(
+        uow.conn, kind="handoff", id=item.id, project_id=item.project_id,
+        title=f"{who}'s handoff for {item.day.isoformat()}",
+        content="\n\n".join(getattr(item, name) for name in BODIES), at=uow.now,
+    )  # fmt: skip
 
 
 def _free_slot(
@@ -192,7 +205,7 @@ def _new_handoff(
     recipients: Sequence[str],
 ) -> Handoff:
     """The handoff to add, its linked tasks and recipients checked."""
-    stamp = actor.as_payload()
+    stamp = stamp_of(uow, actor)  # with the token and seat, so pages name who wrote it
     project_id = slot.access.project.id
     return Handoff(
         id=new_id("hof"),
@@ -246,6 +259,7 @@ def update_handoff(
             raise LostRace(
                 stale("Handoff", item.id, item.updated_at, item.updated_by, expected_updated_at)
             )
+        _index_text(uow, new)
         uow.record_event(
             "handoff.updated",
             actor=actor.as_payload(),
@@ -291,7 +305,7 @@ def _edited_handoff(
         )
     edited: dict[str, Any] = {name: changes[name] or "" for name in touched}
     new = replace(
-        item, **edited, updated_at=later(uow.now, item.updated_at), updated_by=actor.as_payload()
+        item, **edited, updated_at=later(uow.now, item.updated_at), updated_by=stamp_of(uow, actor)
     )
     if "linked_task_ids" in changes:
         new = replace(
@@ -434,7 +448,7 @@ def update_handoff_action_item(
             )
         new = replace(
             item, **fields, updated_at=later(uow.now, item.updated_at),
-            updated_by=actor.as_payload(),
+            updated_by=stamp_of(uow, actor),
         )  # fmt: skip
         if new.assignee_user_id != item.assignee_user_id:
             tell_assignee(uow, actor, new)

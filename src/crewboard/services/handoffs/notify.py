@@ -8,6 +8,7 @@ from crewboard.domain.identity.records import Actor
 from crewboard.domain.notifications import MAX_EMAIL_TEXT
 from crewboard.domain.projects import ProjectAccess
 from crewboard.services.notifications.notify import notify
+from crewboard.services.views import actor_name
 from crewboard.storage.uow import UnitOfWork
 
 
@@ -25,7 +26,7 @@ def tell_assignee(uow: UnitOfWork, actor: Actor, item: ActionItem) -> None:
     notify(
         uow, recipients=[person], kind="handoff_action_item.assigned",
         project_id=item.project_id,
-        title=f"{actor.display_name or 'Someone'} gave you an action item", body=item.text[:500],
+        title=f"{actor_name(uow, actor)} gave you an action item", body=item.text[:500],
         link=f"{where}#{item.handoff_id}", source=f"handoff_item:{item.id}:{item.updated_at.isoformat()}",
         in_app=True, email=True,
     )  # fmt: skip
@@ -43,7 +44,7 @@ def tell_recipients(
         )  # fmt: skip
         return Told(0, 0, note=why)
     key = access.project.key
-    who = actor.display_name or "Someone"
+    who = actor_name(uow, actor)
     title = f"{who} handed over {key} for {item.day.isoformat()}"
     sections = [(label, getattr(item, name)) for name, label in BODY_LABELS if getattr(item, name)]
     text = "\n\n".join(f"{label}:\n{value}" for label, value in sections) or title

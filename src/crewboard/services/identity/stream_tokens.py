@@ -11,6 +11,14 @@ A stream token belongs to the credential that made it: one made through an API t
 OAuth approval is revoked with it (`do_revoke_made_by`). A revoked or expired token stops at
 once: its streams end on every node (the revocation is in the event log; see
 `crewboard.services.live`).
+
+Who sees a stream token (list_stream_tokens), and may revoke it: its person (through a
+project-limited token, only those that follow that project alone), and whoever administers a
+project it follows (the admin role and the projects.admin scope, as changing the project
+needs: a Read only token acts as read, so it sees only its person's own). An admin answers for
+who reads their project's events, so may stop any token that follows it; the token is one
+credential, so stopping it stops it for its other projects too. A listed token names only the
+projects the viewer may read; the others are counted (`otherProjects`), not named.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from crewboard.domain.identity.access import Role, Scope, lower_role, missing_permission
 from crewboard.domain.identity.records import Actor, StreamToken
 from crewboard.domain.identity.tokens import (
     STREAM_PREFIX,
@@ -32,6 +41,7 @@ from crewboard.domain.validation import check_text
 from crewboard.errors import LimitExceeded, NotFound, ValidationFailed
 from crewboard.services.identity.access import access_project
 from crewboard.services.identity.users import SYSTEM_ACTOR
+from crewboard.services.paging import MAX_PAGE, check_page
 from crewboard.services.views import actor_stamp, iso
 from crewboard.storage.database import Database
 from crewboard.storage.identity.stream_tokens import StreamTokenRepository
@@ -40,7 +50,7 @@ from crewboard.storage.uow import UnitOfWork
 MAX_SECONDS = 24 * 3600
 DEFAULT_SECONDS = 3600
 MAX_PROJECTS = 20
-MAX_LISTED = 100
+DEFAULT_PAGE = 50
 MAX_LIVE = 20  # stream tokens one person may hold that still work
 
 
@@ -58,13 +68,19 @@ def tokens_of(uow: UnitOfWork) -> StreamTokenRepository:
     return StreamTokenRepository(uow.conn)
 
 
-def token_view(token: StreamToken, now: Any, keys: dict[str, str]) -> dict[str, Any]:
+def token_view(token: StreamToken, now: Any, keys: dict[str, str], viewer: str) -> dict[str, Any]:
+    """A stream token as every answer shows it (never its secret nor its hash): the projects
+    in `keys` (those the `viewer` may read) named, the others counted."""
+    named = [{"id": p, "key": keys[p]} for p in token.project_ids if p in keys]
     return {
         "id": token.id,
         "name": token.name,
         "prefix": token.display_prefix,
         "scope": "read: live events",
-        "projects": [{"id": p, "key": keys.get(p)} for p in token.project_ids],
+        "projects": named,
+        "otherProjects": len(token.project_ids) - len(named),
+        "madeBy": maker_view(token.created_by),
+        "yours": token.user_id == viewer,
         "createdAt": iso(token.created_at),
         "expiresAt": iso(token.expires_at),
         "revokedAt": iso(token.revoked_at),
@@ -72,9 +88,43 @@ def token_view(token: StreamToken, now: Any, keys: dict[str, str]) -> dict[str, 
     }
 
 
+def maker_view(stamp: dict[str, Any]) -> dict[str, Any]:
+    """Who made a stream token, as recorded when it was made: the person, and the API token or
+    connected app (OAuth approval, `grt_…`) it was made through (None: the person directly)."""
+    via = None
+    through = stamp.get("tokenId")
+    if through:
+        name = str(stamp.get("tokenName") or "")
+        if str(through).startswith("grt_"):
+            kind, name = "connectedApp", name.removesuffix(" (connected app)")
+        else:
+            kind = "agentToken" if stamp.get("kind") == "agent_token" else "apiToken"
+        via = {"kind": kind, "name": name}
+    person = stamp.get("userId")
+    return {"userId": person, "name": stamp.get("displayName") or person, "via": via}
+
+
 def _keys(uow: UnitOfWork, project_ids: set[str]) -> dict[str, str]:
     found = (uow.projects.get(p) for p in project_ids)
     return {p.id: p.key for p in found if p is not None}
+
+
+def _open_keys(uow: UnitOfWork, actor: Actor, tokens: list[StreamToken]) -> dict[str, str]:
+    """The keys of the projects these tokens follow that the caller may read."""
+    keys = uow.projects.keys_open_to(actor.user_id, [p for t in tokens for p in t.project_ids])
+    cap = actor.project_cap
+    return keys if cap is None else {p: k for p, k in keys.items() if p == cap}
+
+
+def administered(uow: UnitOfWork, actor: Actor) -> list[str]:
+    """The projects whose stream tokens the caller sees and may revoke: those it administers
+    (the admin role, not capped lower by its token, and the projects.admin scope)."""
+    effective = lower_role(Role.ADMIN, actor.role_cap)
+    if missing_permission(actor.scopes, effective, Scope.PROJECTS_ADMIN, Role.ADMIN):
+        return []
+    cap = actor.project_cap
+    ids = uow.projects.ids_with_role(actor.user_id, Role.ADMIN)
+    return [p for p in ids if cap is None or p == cap]
 
 
 def create_stream_token(
@@ -128,46 +178,76 @@ def create_stream_token(
             actor=actor.as_payload(),
             payload={"streamTokenId": token.id, "projectIds": ids},
         )
-        return {"streamToken": token_view(token, uow.now, _keys(uow, set(ids))), "secret": secret}
+        keys = _keys(uow, set(ids))
+        return {"streamToken": token_view(token, uow.now, keys, actor.user_id), "secret": secret}
 
     return db.write(work)
 
 
 def _within(actor: Actor, token: StreamToken) -> bool:
-    """Whether the caller may see the token: its person's, and inside a limited token's
+    """Whether the token is the caller's own: its person's, and inside a limited token's
     project."""
     cap = actor.project_cap
     return token.user_id == actor.user_id and (cap is None or set(token.project_ids) <= {cap})
 
 
-def list_stream_tokens(db: Database, actor: Actor) -> dict[str, Any]:
-    """The stream tokens of the caller's person, newest first (never their secrets); for a
-    project-limited token, those that follow only its project."""
+def _seen(uow: UnitOfWork, actor: Actor, token: StreamToken) -> bool:
+    """Whether the caller sees (and may revoke) the token: its own, or one that follows a
+    project it administers."""
+    return _within(actor, token) or not set(token.project_ids).isdisjoint(administered(uow, actor))
+
+
+def list_stream_tokens(
+    db: Database,
+    actor: Actor,
+    *,
+    project: str | None = None,
+    include_expired: bool = True,
+    include_revoked: bool = True,
+    limit: int = DEFAULT_PAGE,
+    offset: int = 0,
+) -> dict[str, Any]:
+    """One page of the stream tokens the caller sees (its own, and those following projects it
+    administers), newest first, and how many there are; never a secret. `project` (id or key,
+    one the caller can read) keeps those that follow it; expired and revoked ones are listed
+    (each says whether it still works) unless `include_expired` / `include_revoked` is False.
+
+    Raises:
+        ValidationFailed: `limit` outside 1..MAX_PAGE, a negative `offset`. NotFound: a
+        `project` the caller cannot read.
+    """
+    check_page(limit, offset, MAX_PAGE)
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
-        found = [
-            t for t in tokens_of(uow).of_user(actor.user_id, limit=MAX_LISTED) if _within(actor, t)
-        ]
-        keys = _keys(uow, {p for t in found for p in t.project_ids})
-        return {"streamTokens": [token_view(t, uow.now, keys) for t in found]}
+        only = access_project(uow, actor, project).project.id if project else None
+        found, total = tokens_of(uow).page_seen_by(
+            actor.user_id, only_in=actor.project_cap, admin_of=administered(uow, actor),
+            project_id=only, live_at=None if include_expired else uow.now,
+            include_revoked=include_revoked, limit=limit, offset=offset,
+        )  # fmt: skip
+        keys = _open_keys(uow, actor, found)
+        rows = [token_view(t, uow.now, keys, actor.user_id) for t in found]
+        return {"streamTokens": rows, "total": total}
 
     return db.read(work)
 
 
 def revoke_stream_token(db: Database, actor: Actor, *, token_id: str) -> dict[str, Any]:
-    """Stop a stream token of the caller's person at once (an open stream ends within
-    seconds). Revoking one already revoked changes nothing.
+    """Stop a stream token the caller sees (its own, or one following a project it
+    administers) at once: an open stream ends within seconds. Revoking one already revoked
+    changes nothing.
 
     Raises:
-        NotFound: no such stream token of this person.
+        NotFound: no such stream token the caller sees.
     """
 
     def work(uow: UnitOfWork) -> dict[str, Any]:
         repo = tokens_of(uow)
         found = repo.get(token_id) if "\x00" not in token_id else None
-        if found is None or not _within(actor, found):
+        if found is None or not _seen(uow, actor, found):
             raise NotFound(
-                f"No stream token {token_id!r} of yours; list_stream_tokens shows them.",
+                f"No stream token {token_id!r} of yours or of a project you administer; "
+                "list_stream_tokens shows them.",
                 {"resource": "streamToken", "ref": token_id},
             )
         changed = found.revoked_at is None
@@ -179,8 +259,8 @@ def revoke_stream_token(db: Database, actor: Actor, *, token_id: str) -> dict[st
                 payload={"streamTokenId": found.id},
             )
         now = repo.get(found.id) or found
-        keys = _keys(uow, set(now.project_ids))
-        return {"streamToken": token_view(now, uow.now, keys), "changed": changed}
+        keys = _open_keys(uow, actor, [now])
+        return {"streamToken": token_view(now, uow.now, keys, actor.user_id), "changed": changed}
 
     return db.write(work)
 

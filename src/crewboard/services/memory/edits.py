@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from crewboard.domain.identity.access import Role
+from crewboard.domain.identity.naming import name_of
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.memory import Document, DocumentVersion, MemoryRecord, RecordVersion
 from crewboard.domain.projects import Project
@@ -123,7 +124,7 @@ def _edited(record: MemoryRecord, project: Project, fields: dict[str, str | None
 
 
 def _record_conflict(record: MemoryRecord, expected: int) -> RevisionConflict:
-    who = record.updated_by.get("displayName") or record.updated_by.get("userId") or "someone"
+    who = name_of(record.updated_by)
     return RevisionConflict(
         f"The record is at version {record.version}, not {expected}: {who} changed it at "
         f"{iso(record.updated_at)}. Read it again, then retry with that version.",
@@ -237,7 +238,7 @@ def document_versions(db: Database, actor: Actor, project: str, name: str) -> li
 
 
 def _document_conflict(current: Document, expected: int) -> RevisionConflict:
-    who = (current.updated_by or {}).get("displayName") or "someone"
+    who = name_of(current.updated_by)
     return RevisionConflict(
         f"The {current.name} document is at version {current.version}, not {expected}"
         + (f": {who} saved it at {iso(current.updated_at)}" if current.version else "")

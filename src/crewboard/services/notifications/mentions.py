@@ -6,7 +6,7 @@ from __future__ import annotations
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.notifications import mentions
 from crewboard.services.notifications.notify import notify
-from crewboard.services.seats import ai_seat_of
+from crewboard.services.views import actor_name
 from crewboard.storage.uow import UnitOfWork
 
 
@@ -47,10 +47,6 @@ def tell_mentioned_people(
 
 
 def mentioner(uow: UnitOfWork, actor: Actor) -> str:
-    """Who a mention says wrote it: a person by their name (through their own token too); an
-    agent by its seat (or its token's name), and whose agent it is."""
-    person = actor.display_name or "Someone"
-    if not actor.is_agent or actor.token is None:
-        return person
-    seat = ai_seat_of(uow, actor)
-    return f"{seat.name if seat else actor.token.name} ({person}'s agent)"
+    """Who a mention says wrote it, by the one naming rule: "Owner", "Owner via laptop",
+    "night agent (for Owner)"."""
+    return actor_name(uow, actor)

@@ -21,7 +21,7 @@ from crewboard.errors import LimitExceeded, NotFound, RevisionConflict, Validati
 from crewboard.services.events import record_project_event
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
 from crewboard.services.paging import check_page
-from crewboard.services.views import iso
+from crewboard.services.views import actor_stamp, iso
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 
@@ -121,7 +121,7 @@ def _access_to_edit(
 
 
 def _author(actor: Actor) -> dict[str, Any]:
-    return {**actor.as_payload(), "displayName": actor.display_name}
+    return actor_stamp(actor)  # with the token's name: "Owner via laptop" on the page
 
 
 def _replayed_save(

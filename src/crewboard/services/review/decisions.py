@@ -40,12 +40,13 @@ from crewboard.services.identity.access import (
 )
 from crewboard.services.memory import records as memory
 from crewboard.services.notifications.notify import notify
-from crewboard.services.views import actor_stamp
+from crewboard.services.views import actor_stamp, iso
 from crewboard.storage.database import Database
 from crewboard.storage.review.drafts import DraftRepository
 from crewboard.storage.uow import UnitOfWork
 
 MAX_COMMENT = 20_000
+UNDO_NOTE = "undo"  # the key of a decision's stamp that says what taking it back restores
 PREVIEW = 200  # how much of a reviewer's comment an event carries
 DONE_STATES = frozenset({TaskStatus.APPROVED, TaskStatus.DONE})
 
@@ -111,6 +112,8 @@ def record_decision(
     hand-in was made in the name of hears of it, unless they decided it."""
     task = uow.tasks.get(draft.task_id) if draft.task_id else None
     _tell_author(uow, actor, draft, project)
+    if "decidedBy" in details:
+        details["decidedBy"] = public_stamp(details["decidedBy"])
     uow.record_event(
         f"draft.{draft.status}",
         actor=actor.as_payload(),
@@ -152,29 +155,64 @@ def _tell_author(uow: UnitOfWork, actor: Actor, draft: Draft, project: Project) 
     )  # fmt: skip
 
 
+def public_stamp(stamp: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A `decidedBy` stamp as answers and events show it: without the note of what the
+    decision changed, which only taking the decision back reads."""
+    if stamp is None:
+        return None
+    return {k: v for k, v in stamp.items() if k != UNDO_NOTE}
+
+
 def _decide(
     uow: UnitOfWork,
     draft: Draft,
     status: DraftStatus,
     decided_by: dict[str, Any],
+    undo: dict[str, Any] | None = None,
     **values: Any,
 ) -> Draft:
-    changes = {"status": str(status), "decided_by": decided_by, "decided_at": uow.now, **values}
+    """Record a decision on the draft. Its stamp keeps, under UNDO_NOTE, how the draft stood
+    before and what else the decision moved (`undo`), so the person can take it back."""
+    before = {
+        "status": str(draft.status),
+        "decidedBy": public_stamp(draft.decided_by),
+        "decidedAt": iso(draft.decided_at),
+        "reviewComment": draft.review_comment,
+        "followUpTaskId": draft.follow_up_task_id,
+    }
+    note = {**(undo or {}), **_revisions(uow, draft), "before": before}
+    stamp = {**(public_stamp(decided_by) or {}), UNDO_NOTE: note}
+    changes = {"status": str(status), "decided_by": stamp, "decided_at": uow.now, **values}
     drafts_of(uow).update(draft.id, uow.now, **changes)
     return replace(draft, **changes, updated_at=uow.now)
 
 
-def _restore_task(uow: UnitOfWork, actor: Actor, project: Project, draft: Draft) -> Task | None:
-    """Put the task back where it was when this draft moved it, if it still waits in review."""
+def _revisions(uow: UnitOfWork, draft: Draft) -> dict[str, int]:
+    """The revisions the draft's task and its chain's first task are at once decided: a
+    later change to either means something acted on the decision."""
+    found: dict[str, int] = {}
+    for name, task_id in (("taskRevision", draft.task_id), ("rootRevision", draft.root_task_id)):
+        task = uow.tasks.get(task_id) if task_id else None
+        if task is not None:
+            found[name] = task.revision
+    return found
+
+
+def _restore_task(
+    uow: UnitOfWork, actor: Actor, project: Project, draft: Draft
+) -> tuple[Task | None, dict[str, Any]]:
+    """Put the task back where it was when this draft moved it, if it still waits in review;
+    with the undo note of that move (empty when it stayed)."""
     task = uow.tasks.get(draft.task_id) if draft.task_id else None
     if task is None:
-        return None
+        return None, {}
     if draft.task_moved and draft.task_status_before and task.status is TaskStatus.REVIEW:
-        return set_status(uow, actor, project, task, draft.task_status_before)
-    return task
+        moved = set_status(uow, actor, project, task, draft.task_status_before)
+        return moved, {"taskFrom": str(TaskStatus.REVIEW)}
+    return task, {}
 
 
-def _gain_xp(uow: UnitOfWork, project: Project, role_id: str | None, delta: int) -> XpGain | None:
+def gain_xp(uow: UnitOfWork, project: Project, role_id: str | None, delta: int) -> XpGain | None:
     if role_id is None or not role_id.startswith("rol_"):
         return None
     changed = drafts_of(uow).add_xp(project.id, role_id, delta)
@@ -224,18 +262,21 @@ def do_accept(
         details |= {"memoryRecordId": record.id, "collection": collection, "document": document}
     if status is DraftStatus.ACCEPTED_BY_RULE:
         values["rule_id"] = decided_by.get("ruleId")
+    undo: dict[str, Any] = {}
     task = uow.tasks.get(draft.task_id) if draft.task_id else None
     if task is not None and task.status not in DONE_STATES:
+        undo["taskFrom"] = str(task.status)
         task = set_status(uow, actor, project, task, TaskStatus.APPROVED)
     if draft.root_task_id != draft.task_id:
         root = uow.tasks.get(draft.root_task_id)
         if root is not None and root.status not in DONE_STATES:
+            undo["rootFrom"] = str(root.status)
             set_status(uow, actor, project, root, TaskStatus.APPROVED)
-    xp = _gain_xp(uow, project, task.assignee_id if task else None, XP_PER_ACCEPTED_TASK)
+    xp = gain_xp(uow, project, task.assignee_id if task else None, XP_PER_ACCEPTED_TASK)
     if xp is not None:
         decided_by = {**decided_by, "xpRoleId": xp.role_id}
         details["xp"] = xp.as_payload()
-    decided = _decide(uow, draft, status, decided_by, **values)
+    decided = _decide(uow, draft, status, decided_by, undo, **values)
     details["supersededDraftIds"] = _supersede(uow, actor, decided, project)
     if comment:
         details["commentPreview"] = preview(comment)
@@ -253,7 +294,13 @@ def _supersede(uow: UnitOfWork, actor: Actor, accepted: Draft, project: Project)
             continue
         if older.status not in SUPERSEDABLE:
             continue
-        done = _decide(uow, older, DraftStatus.SUPERSEDED, accepted.decided_by or {})
+        done = _decide(
+            uow,
+            older,
+            DraftStatus.SUPERSEDED,
+            accepted.decided_by or {},
+            {"supersededBy": accepted.id},
+        )
         record_decision(uow, actor, done, project, supersededBy=accepted.id)
         closed.append(older.id)
     return closed
@@ -280,10 +327,11 @@ ACTIONS = {
     DecisionKind.REJECT: "Rejecting a hand-in",
     DecisionKind.REVISE: "Requesting a revision",
     DecisionKind.UNDO: "Undoing a rule's acceptance",
+    DecisionKind.UNDO_DECISION: "Undoing a decision",
 }
 
 
-def _decision(
+def take_decision(
     db: Database, actor: Actor, draft_id: str, kind: DecisionKind, decide: Decide
 ) -> Decided:
     require_signed_in_person(actor, ACTIONS[kind])
@@ -351,7 +399,7 @@ def approve(
         )
         return decided, Outcome(xp=xp)
 
-    return _decision(db, actor, draft_id, DecisionKind.APPROVE, decide)
+    return take_decision(db, actor, draft_id, DecisionKind.APPROVE, decide)
 
 
 def reject(db: Database, actor: Actor, draft_id: str, *, comment: str | None = None) -> Decided:
@@ -364,15 +412,17 @@ def reject(db: Database, actor: Actor, draft_id: str, *, comment: str | None = N
 
     def decide(uow: UnitOfWork, draft: Draft, project: Project) -> tuple[Draft, Outcome]:
         check_state(draft, WAITING, "rejecting")
-        _restore_task(uow, actor, project, draft)
-        decided = _decide(uow, draft, DraftStatus.REJECTED, _person(actor), review_comment=note)
+        _, undo = _restore_task(uow, actor, project, draft)
+        decided = _decide(
+            uow, draft, DraftStatus.REJECTED, _person(actor), undo, review_comment=note
+        )
         details: dict[str, Any] = {"decidedBy": decided.decided_by}
         if note:
             details["commentPreview"] = preview(note)
         record_decision(uow, actor, decided, project, **details)
         return decided, Outcome()
 
-    return _decision(db, actor, draft_id, DecisionKind.REJECT, decide)
+    return take_decision(db, actor, draft_id, DecisionKind.REJECT, decide)
 
 
 def request_revision(db: Database, actor: Actor, draft_id: str, *, comment: str) -> Decided:
@@ -387,13 +437,14 @@ def request_revision(db: Database, actor: Actor, draft_id: str, *, comment: str)
 
     def decide(uow: UnitOfWork, draft: Draft, project: Project) -> tuple[Draft, Outcome]:
         check_state(draft, WAITING, "requesting a revision")
-        task = _restore_task(uow, actor, project, draft)
+        task, undo = _restore_task(uow, actor, project, draft)
         follow_up = _follow_up_task(uow, actor, project, draft=draft, task=task, note=note)
         decided = _decide(
             uow,
             draft,
             DraftStatus.REVISION_REQUESTED,
             _person(actor),
+            undo,
             review_comment=note,
             follow_up_task_id=follow_up,
         )
@@ -408,7 +459,7 @@ def request_revision(db: Database, actor: Actor, draft_id: str, *, comment: str)
         )
         return decided, Outcome(follow_up_task_id=follow_up)
 
-    return _decision(db, actor, draft_id, DecisionKind.REVISE, decide)
+    return take_decision(db, actor, draft_id, DecisionKind.REVISE, decide)
 
 
 def _follow_up_task(
@@ -427,7 +478,14 @@ def _follow_up_task(
         "parent_task_id": task.id if task else None,
     }
     if task is not None:
-        fields["type"] = task.type
+        # The follow-up carries on the original's work: the same kind, date, urgency and tags.
+        fields |= {
+            "type": task.type,
+            "due_date": task.due_date,
+            "priority": task.priority,
+            "tags": task.tags,
+            "labels": task.labels,
+        }
         ai = task.assignee_type is AssigneeType.AI
         fields["status"] = TaskStatus.READY_FOR_AI if ai else TaskStatus.BACKLOG
         if task.assignee_id is not None:
@@ -457,7 +515,7 @@ def undo_rule_acceptance(db: Database, actor: Actor, draft_id: str) -> Decided:
         if task is not None and task.status is TaskStatus.APPROVED:
             set_status(uow, actor, project, task, TaskStatus.REVIEW)
         role_id = (draft.decided_by or {}).get("xpRoleId")
-        xp = _gain_xp(uow, project, role_id or None, -XP_PER_ACCEPTED_TASK)
+        xp = gain_xp(uow, project, role_id or None, -XP_PER_ACCEPTED_TASK)
         decided = _decide(
             uow, draft, DraftStatus.RETURNED_TO_REVIEW, _person(actor), memory_record_id=None
         )
@@ -473,7 +531,7 @@ def undo_rule_acceptance(db: Database, actor: Actor, draft_id: str) -> Decided:
         )
         return decided, Outcome(xp=xp, removed_memory_record_id=draft.memory_record_id)
 
-    return _decision(db, actor, draft_id, DecisionKind.UNDO, decide)
+    return take_decision(db, actor, draft_id, DecisionKind.UNDO, decide)
 
 
 def _comment(comment: str | None) -> str | None:

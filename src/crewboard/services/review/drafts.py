@@ -28,6 +28,8 @@ from crewboard.domain.review import (
     HandedIn,
     NotMoved,
     ReferenceKind,
+    earlier_versions,
+    hand_of,
     rule_decider,
 )
 from crewboard.domain.validation import check_no_nul, check_text
@@ -505,12 +507,25 @@ def _rows(uow: UnitOfWork, rows: list[Draft], projects: dict[str, Project]) -> l
 
 
 def waiting_drafts(uow: UnitOfWork, project_ids: Sequence[str]) -> list[DraftRow]:
-    """Hand-ins waiting for a person in these projects, newest first, each with inputsChanged."""
+    """Hand-ins waiting for a person in these projects, newest first, each with inputsChanged
+    and its earlier versions: one row per version chain (the same task and its follow-ups,
+    handed in by the same seat or token), its newest waiting version."""
     if not project_ids:
         return []
-    rows, _ = drafts_of(uow).page(
+    waiting, _ = drafts_of(uow).page(
         project_ids, statuses=[str(s) for s in WAITING], limit=200, offset=0
     )
+    chains = drafts_of(uow).chains(d.root_task_id for d in waiting)
+    shown: set[tuple[str, str]] = set()
+    rows: list[Draft] = []
+    earlier: dict[str, tuple[Draft, ...]] = {}
+    for draft in waiting:  # newest first: the first of each chain and hand is its latest
+        hand = (draft.root_task_id, hand_of(draft))
+        if hand in shown:
+            continue
+        shown.add(hand)
+        rows.append(draft)
+        earlier[draft.id] = earlier_versions(draft, chains.get(draft.root_task_id, []))
     projects = {p: uow.projects.get(p) for p in {d.project_id for d in rows}}
     changed = context.changed_inputs_many(
         uow, [d.context_receipt_id for d in rows if d.context_receipt_id]
@@ -521,6 +536,7 @@ def waiting_drafts(uow: UnitOfWork, project_ids: Sequence[str]) -> list[DraftRow
             inputs_changed=tuple(changed.get(row.draft.context_receipt_id, []))
             if row.draft.context_receipt_id
             else (),
+            earlier=earlier[row.draft.id],
         )
         for row in _rows(uow, rows, {k: v for k, v in projects.items() if v is not None})
     ]

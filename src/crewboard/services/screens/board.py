@@ -12,6 +12,7 @@ from typing import Any
 
 from crewboard.domain.board.reads import TaskRead
 from crewboard.domain.board.tasks import TaskStatus, search_words
+from crewboard.domain.identity.naming import name_of
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.review import WAITING, DraftRow
 from crewboard.errors import ValidationFailed
@@ -25,6 +26,7 @@ from crewboard.services.projects.team import list_team, team_view
 from crewboard.services.review.decisions import approve, drafts_of
 from crewboard.services.screens.task_history import task_history
 from crewboard.storage.board.claims import ClaimRepository
+from crewboard.storage.board.task_listing import BOARD_SORTS
 from crewboard.storage.board.tasks import TaskFilter
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
@@ -43,6 +45,8 @@ class BoardFilters:
     assignee: str | None = None
     tag: str | None = None
     q: str | None = None
+    sort: str = "board"
+    group: str | None = None
 
 
 def board_columns(
@@ -68,6 +72,12 @@ def board_columns(
         raise ValidationFailed.field("offset", f"must be 0 or more; got {offset}.")
     if filters.q is not None and len(filters.q) > MAX_Q:
         raise ValidationFailed.field("q", f"at most {MAX_Q} characters.")
+    if filters.sort not in BOARD_SORTS:
+        raise ValidationFailed.field(
+            "sort", f"{filters.sort!r} is not an order.", list(BOARD_SORTS)
+        )
+    if filters.group is not None and filters.group not in GROUPS:
+        raise ValidationFailed.field("group", f"{filters.group!r} is not a grouping.", list(GROUPS))
     team = team_view(list_team(db, actor, project=project)[0], actor.user_id)
 
     def work(uow: UnitOfWork) -> list[dict[str, Any]]:
@@ -92,18 +102,31 @@ def board_columns(
                 offset=offset if column else 0,
                 size=COLUMN_PAGE if column else BOARD_PAGE,
                 total=None if totals is None else totals.get(status, 0),
+                sort=filters.sort,
             )
             for status in ([column] if column else COLUMNS)
         ]
-        return _with_claims(uow, columns)
+        return _with_signals(uow, columns)
 
-    return {"team": team, "columns": db.read(work), "names": names_of(team)}
+    names = names_of(team)
+    columns = db.read(work)
+    if filters.group:
+        for col in columns:
+            col["groups"] = _groups(col["tasks"], filters.group, names)
+    return {"team": team, "columns": columns, "names": names}
 
 
 def _column(
-    uow: UnitOfWork, key: str, f: TaskFilter, *, offset: int, size: int, total: int | None
+    uow: UnitOfWork,
+    key: str,
+    f: TaskFilter,
+    *,
+    offset: int,
+    size: int,
+    total: int | None,
+    sort: str,
 ) -> dict[str, Any]:
-    rows, count = uow.tasks.board_tiles(f, limit=size, offset=offset, total=total)
+    rows, count = uow.tasks.board_tiles(f, limit=size, offset=offset, total=total, sort=sort)
     tiles = [
         {
             "id": row["id"],
@@ -132,14 +155,56 @@ def _column(
     }
 
 
-def _with_claims(uow: UnitOfWork, columns: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each tile held by a live claim gets `claim` (who, until when): one read for the board."""
+def _with_signals(uow: UnitOfWork, columns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each tile's signals, three reads for the whole board whatever its size: `claim` (who
+    holds it, until when), `blockers` (unfinished tasks blocking it), `handInWaiting`, and
+    `overdue` (a due date before today, UTC, on an unsettled task)."""
     tiles = [tile for col in columns for tile in col["tasks"]]
-    held = ClaimRepository(uow.conn).held([tile["id"] for tile in tiles], uow.now)
+    ids = [tile["id"] for tile in tiles]
+    held = ClaimRepository(uow.conn).held(ids, uow.now)
+    blockers = uow.tasks.open_blockers(ids)
+    waiting = drafts_of(uow).waiting_of(ids)
+    today = uow.now.date().isoformat()
     for tile in tiles:
         if (claim := held.get(tile["id"])) is not None:
             tile["claim"] = {"by": claim.name, "until": claim.claim.expires_at.isoformat()}
+        tile["blockers"] = blockers.get(tile["id"], 0)
+        tile["handInWaiting"] = tile["id"] in waiting
+        tile["overdue"] = bool(
+            tile["dueDate"] and tile["dueDate"] < today and tile["status"] not in SETTLED
+        )
     return columns
+
+
+GROUPS = ("assignee", "priority", "tag")
+_PRIORITY_GROUPS = (
+    ("high", "High priority"),
+    ("medium", "Medium priority"),
+    ("low", "Low priority"),
+)
+
+
+def _groups(tiles: list[dict[str, Any]], by: str, names: dict[str, str]) -> list[dict[str, Any]]:
+    """A column's tiles under sub-headers (each keeps the column's order): by assignee (names
+    A to Z, then unassigned), priority (high first) or first tag (A to Z, then untagged)."""
+    if by == "priority":
+        order = [(value, label) for value, label in _PRIORITY_GROUPS]
+        keyed = [(tile["priority"], tile) for tile in tiles]
+    elif by == "assignee":
+        keyed = [(tile["assigneeId"] or "", tile) for tile in tiles]
+        seen = {key for key, _ in keyed if key}
+        order = sorted(((k, names.get(k, k)) for k in seen), key=lambda kv: kv[1].lower())
+        order.append(("", "Unassigned"))
+    else:
+        keyed = [((tile["tags"][0] if tile["tags"] else ""), tile) for tile in tiles]
+        seen = {key for key, _ in keyed if key}
+        order = [(k, f"#{k}") for k in sorted(seen, key=str.lower)]
+        order.append(("", "No tag"))
+    groups = [
+        {"key": key, "label": label, "tasks": [tile for k, tile in keyed if k == key]}
+        for key, label in order
+    ]
+    return [group for group in groups if group["tasks"]]
 
 
 def names_of(team: dict[str, Any]) -> dict[str, str]:
@@ -244,7 +309,7 @@ def tile_now(db: Database, actor: Actor, *, project: str, ref: str) -> dict[str,
             "assigneeId": task.assignee_id,
             "revision": task.revision,
             "updatedAt": task.updated_at.isoformat(),
-            "updatedBy": by.get("roleName") or by.get("tokenName") or by.get("displayName"),
+            "updatedBy": name_of(by),
         }
 
     result: dict[str, Any] = db.read(work)

@@ -6,8 +6,12 @@ nothing an agent wrote can run as script in a result.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 Part = tuple[str, bool]  # a run of text, and whether it is a searched word
 
@@ -62,3 +66,42 @@ def _window(text: str, at: int) -> str:
         space = text.rfind(" ", at + 1, end)
         end = space if space != -1 else end
     return ("…" if start > 0 else "") + text[start:end] + ("…" if end < len(text) else "")
+
+
+@functools.cache
+def _parser() -> MarkdownIt:
+    return MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
+
+
+_BOX = re.compile(r"^\[[ xX\-]\]\s+")  # a task list's box, "[x] done"
+
+
+def plain_text(source: str | None) -> str:
+    """Markdown as the words a reader sees: no `**`, backticks, `#`, link targets or list
+    marks; blocks and lines become spaces. Code keeps its text; an image its alt text."""
+    if not source:
+        return ""
+    if not _MARKUP.search(source):
+        return source  # nothing markdown would change: most text, and every short title
+    pieces: list[str] = []
+    for token in _parser().parse(source):
+        if token.type == "inline":
+            words = "".join(_inline_text(child) for child in token.children or [])
+            pieces.append(_BOX.sub("", words))
+        elif token.type in ("fence", "code_block"):
+            pieces.append(token.content)
+    return " ".join(piece for piece in pieces if piece.strip())
+
+
+def _inline_text(token: Token) -> str:
+    if token.type in ("text", "code_inline", "html_inline"):
+        return token.content
+    if token.type in ("softbreak", "hardbreak"):
+        return " "
+    if token.type == "image":
+        return "".join(_inline_text(child) for child in token.children or [])
+    return ""
+
+
+# What can make markdown differ from its plain words (a cheap test before parsing).
+_MARKUP = re.compile(r"[*_`#>\[\]!<|~\\]|^\s*([-+]|\d+[.)])\s|^ {4}|\n\s*[-=]{2,}", re.M)

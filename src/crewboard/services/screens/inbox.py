@@ -8,16 +8,20 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
+from crewboard.domain.identity.naming import name_of
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.review import (
+    Draft,
     DraftRead,
     DraftRow,
     InboxItem,
     InboxMessage,
     InboxPage,
     ProposalRow,
+    earlier_versions,
 )
 from crewboard.errors import NotFound, ValidationFailed
 from crewboard.services.memory import records as memory
@@ -25,6 +29,7 @@ from crewboard.services.review import drafts, proposals
 from crewboard.services.review.decisions import draft_not_found
 from crewboard.services.review.inbox import KINDS, MAX_ITEMS, inbox
 from crewboard.services.review.reads import mark_read
+from crewboard.services.review.undo import UNDOABLE, undo_until
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
 
@@ -129,10 +134,7 @@ def _labels(uow: UnitOfWork, messages: list[InboxMessage]) -> tuple[dict[str, st
 
 def author_name(stamp: dict[str, Any] | None) -> str:
     """Who wrote it, in a few words: an agent's seat or token, else the person."""
-    if not stamp:
-        return "someone"
-    shown = stamp.get("roleName") or stamp.get("tokenName") or stamp.get("displayName")
-    return str(shown or "someone")
+    return name_of(stamp)
 
 
 def _excerpt(text: str | None) -> str:
@@ -226,6 +228,8 @@ class HandInScreen:
 
     read: DraftRead
     memory_record: tuple[str, str] | None
+    previous: Draft | None = None  # the version before this one, with its content
+    undo_until: datetime | None = None  # until when this person may take its decision back
 
 
 def open_hand_in(db: Database, actor: Actor, *, project_id: str, draft_id: str) -> HandInScreen:
@@ -239,7 +243,16 @@ def open_hand_in(db: Database, actor: Actor, *, project_id: str, draft_id: str) 
     if found.row.draft.project_id != project_id:
         raise draft_not_found(draft_id)
     _read(db, actor, project_id, "hand_in", draft_id)
-    return HandInScreen(found, _record(db, actor, found.row.draft.memory_record_id))
+    draft = found.row.draft
+    earlier = earlier_versions(draft, found.versions)
+    previous = drafts.get_draft(db, actor, earlier[-1].id).row.draft if earlier else None
+    until = undo_until(draft, actor)
+    return HandInScreen(
+        found,
+        _record(db, actor, draft.memory_record_id),
+        previous,
+        until if until is not None and until > db.clock.now() else None,
+    )
 
 
 def open_proposal(db: Database, actor: Actor, *, project_id: str, proposal_id: str) -> ProposalRow:
@@ -270,3 +283,34 @@ def _read(db: Database, actor: Actor, project_id: str, kind: str, item_id: str) 
     # Only a person's own opening marks it: a token's read is not the person reading.
     if actor.token is None:
         mark_read(db, actor, project_id, [(kind, item_id)])
+
+
+# --- what a decision just did -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DecidedNote:
+    """A hand-in this person just decided, as the page after the decision tells it: the
+    draft and its follow-up task now, and until when they may take the decision back (None:
+    no longer, or not a decision of theirs)."""
+
+    read: DraftRead
+    undo_until: datetime | None
+
+
+def decided_note(
+    db: Database, actor: Actor, *, project_id: str, draft_id: str
+) -> DecidedNote | None:
+    """The hand-in of this project this person decided last (None when it is gone, not in
+    this project, or waits for review again)."""
+    try:
+        found = drafts.get_draft(db, actor, draft_id)
+    except NotFound:
+        return None
+    draft = found.row.draft
+    if draft.project_id != project_id or draft.status not in UNDOABLE:
+        return None
+    until = undo_until(draft, actor)
+    if until is not None and until <= db.clock.now():
+        until = None
+    return DecidedNote(found, until)

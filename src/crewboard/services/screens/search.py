@@ -1,15 +1,19 @@
-"""Search from anywhere: one project's tasks, hand-ins, memory records and task comments.
+"""Search from anywhere: one project's tasks, hand-ins, memory records, task comments, spec
+files, artifacts and handoffs.
 
 Each kind is matched through its text index, every word whole (any case; no prefixes or
 substrings), so all four behave alike: tasks through the index behind the board's `q` (title,
 brief, description), memory records through theirs (title, summary, content), hand-ins
 (title, summary, content) and comments and agent updates (content) through theirs (migration
-0012). Access is the project's: a person who cannot open it gets "not found", and every query
+0012), spec files, artifacts and handoffs through the text kept for them (search_texts,
+migration 0026). Each kind costs two statements (a page and a count), whatever the project
+holds. Excerpts are the text as read, markdown's marks taken out. Access is the project's: a person who cannot open it gets "not found", and every query
 names the project.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -19,15 +23,17 @@ from crewboard.domain.projects import Project
 from crewboard.errors import ValidationFailed
 from crewboard.services.board.queries import MAX_Q
 from crewboard.services.identity.access import access_project
-from crewboard.services.screens.excerpts import Part, excerpt, marked, word_pattern
+from crewboard.services.screens.excerpts import Part, excerpt, marked, plain_text, word_pattern
 from crewboard.storage.board.search import search_comments
 from crewboard.storage.board.tasks import TaskFilter
 from crewboard.storage.database import Database
 from crewboard.storage.memory.search import search_records
 from crewboard.storage.review.search import search_drafts
+from crewboard.storage.search_texts import search_texts_of
 from crewboard.storage.uow import UnitOfWork
 
-KINDS = ("tasks", "handins", "memory", "comments")
+KINDS = ("tasks", "handins", "memory", "comments", "specs", "artifacts", "handoffs")
+_TEXT_KINDS = {"specs": "spec_file", "artifacts": "artifact", "handoffs": "handoff"}
 PER_KIND = 10  # results of each kind on the overview ("more" opens the rest)
 PAGE = 25  # results of one kind a page
 MAX_OFFSET = 10_000
@@ -46,6 +52,7 @@ class Found:
     status: str | None = None
     task_key: str | None = None  # the task a hand-in or comment belongs to
     note_kind: str | None = None  # a comment's: comment | agent_update
+    link: str | None = None  # an artifact's slug, a handoff's day
 
 
 @dataclass(frozen=True)
@@ -128,7 +135,7 @@ def _tasks(uow: UnitOfWork, project: Project, words: list[str], size: int, start
             "tasks",
             f"{project.key}-{task.number}",
             marked(task.title, pattern),
-            excerpt([task.brief, task.description], pattern),
+            excerpt([plain_text(task.brief), plain_text(task.description)], pattern),
             at=task.updated_at,
             status=str(task.status),
         )
@@ -146,7 +153,7 @@ def _handins(uow: UnitOfWork, project: Project, words: list[str], size: int, sta
             "handins",
             row.id,
             marked(row.title, pattern),
-            excerpt([row.summary, row.content], pattern),
+            excerpt([plain_text(row.summary), plain_text(row.content)], pattern),
             at=row.created_at,
             status=row.status,
             task_key=_key(project, numbers.get(row.task_id) if row.task_id else None),
@@ -164,7 +171,7 @@ def _memory(uow: UnitOfWork, project: Project, words: list[str], size: int, star
             "memory",
             row.id,
             marked(row.title, pattern),
-            excerpt([row.summary, row.content], pattern),
+            excerpt([plain_text(row.summary), plain_text(row.content)], pattern),
             at=row.updated_at,
             status=row.status,
         )
@@ -181,7 +188,7 @@ def _comments(uow: UnitOfWork, project: Project, words: list[str], size: int, st
             "comments",
             row.id,
             [(row.task_title, False)],
-            excerpt([row.content], pattern),
+            excerpt([plain_text(row.content)], pattern),
             at=row.created_at,
             task_key=f"{project.key}-{row.task_number}",
             note_kind=row.kind,
@@ -191,8 +198,29 @@ def _comments(uow: UnitOfWork, project: Project, words: list[str], size: int, st
     return Group("comments", items, hits.total, start)
 
 
+def _texts(kind: str) -> Callable[[UnitOfWork, Project, list[str], int, int], Group]:
+    """Spec files, artifacts or handoffs, through the text kept for search."""
+
+    def found(uow: UnitOfWork, project: Project, words: list[str], size: int, start: int) -> Group:
+        rows, total = search_texts_of(
+            uow.conn, _TEXT_KINDS[kind], project.id, words, limit=size, offset=start
+        )
+        pattern = word_pattern(words, whole_words=True)
+        items = [
+            Found(kind, row.id, marked(row.title, pattern),
+                  excerpt([plain_text(row.content)], pattern), at=row.created_at, link=row.link)
+            for row in rows
+        ]  # fmt: skip
+        return Group(kind, items, total, start)
+
+    return found
+
+
 def _key(project: Project, number: int | None) -> str | None:
     return f"{project.key}-{number}" if number is not None else None
 
 
-_SEARCHES = {"tasks": _tasks, "handins": _handins, "memory": _memory, "comments": _comments}
+_SEARCHES = {
+    "tasks": _tasks, "handins": _handins, "memory": _memory, "comments": _comments,
+    **{kind: _texts(kind) for kind in _TEXT_KINDS},
+}  # fmt: skip

@@ -44,6 +44,7 @@ from crewboard.errors import (
 )
 from crewboard.services.identity.access import access_project, require_signed_in_person
 from crewboard.services.sessions.models import config_of, config_read, models_of
+from crewboard.services.sessions.notices import model_reads, session_warnings
 from crewboard.services.sessions.sessions import do_queue_turn, find_session, sessions_of
 from crewboard.services.specs.file_lookup import files_of
 from crewboard.services.specs.file_saves import do_create_file, do_update_file
@@ -74,6 +75,7 @@ def session_page(db: Database, actor: Actor, *, project: str, ref: str) -> Sessi
             messages=tuple(_shown(m) for m in repo.messages(session.id)),
             proposals=tuple(repo.proposals(session.id)),
             current_files=_current_files(uow, session), turn=turn,
+            warnings=tuple(session_warnings(uow, session)), reads=model_reads(uow, session),
         )  # fmt: skip
 
     return db.read(work)

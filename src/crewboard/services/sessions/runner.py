@@ -16,6 +16,9 @@ the event; the reply so far and the reply), so the runner is where that text is 
 before it is stored: of the provider's key and base-URL password in any encoding, and (in
 errors) of credentials in URLs (`crewboard.domain.redaction`). `_fail` is the one writer of a
 turn's error; `_renew` and `_finish` the writers of its reply.
+
+A session whose workflow reads code first waits (its lease renewed) for its creator's
+`crewboard reverse` bridge, then runs its rounds with the code tools (`turn_loop.py`).
 """
 
 from __future__ import annotations
@@ -50,8 +53,15 @@ from crewboard.domain.sessions import (
     pending_action_of,
 )
 from crewboard.errors import CrewboardError
+from crewboard.services.sessions.code import CODE_TOOLS, BridgeGone
 from crewboard.services.sessions.context import prepare
 from crewboard.services.sessions.models import NoModel, ResolvedModel, resolve_model
+from crewboard.services.sessions.notices import (
+    bridge_command,
+    creator_id,
+    no_tools_notice,
+    reads_code,
+)
 from crewboard.services.sessions.providers import (
     Completion,
     ModelProvider,
@@ -62,6 +72,7 @@ from crewboard.services.sessions.providers import (
 )
 from crewboard.services.sessions.providers.adapters import provider_for
 from crewboard.services.sessions.sessions import TURN_QUEUED, sessions_of
+from crewboard.services.sessions.turn_loop import CodeTools, Reading, Reply, Rounds
 from crewboard.services.specs.file_lookup import files_of
 from crewboard.services.supervisor import LoopHealth, Wakeup, run_pass
 from crewboard.storage.database import Database
@@ -72,6 +83,7 @@ log = logging.getLogger(__name__)
 POLL = 2.0  # seconds: the longest a queued turn waits when nothing wakes the runner
 FLUSH = 0.25  # seconds between saves of a streaming reply
 TURN_ENDED = "spec_session.turn_ended"
+DEADLINE_GRACE = 1.0  # seconds past the turn's deadline before its rounds are cut short
 
 ProviderFactory = Callable[[ProviderConfig], ModelProvider]
 
@@ -98,6 +110,8 @@ class _Job:
     model: ResolvedModel
     request: ModelRequest
     redactor: Redactor  # the provider's secrets, kept out of all the turn stores
+    project_key: str
+    reads_code: bool  # its workflow reads code, and its model takes tools
 
 
 class SessionRunner:
@@ -108,11 +122,14 @@ class SessionRunner:
         *,
         providers: ProviderFactory = provider_for,
         poll: float = POLL,
+        code: CodeTools | None = None,
     ) -> None:
         self.db = db
         self.settings = settings
         self.providers = providers
         self.poll = poll
+        # The way to a person's code for code-reading workflows (None: none read code here).
+        self.code = code
         self.claim_prefix = f"{settings.node_name or 'node'}:{new_id('run')}"
         self.lease = timedelta(seconds=settings.session_turn_lease)
         self._wakeup = Wakeup()
@@ -186,46 +203,87 @@ class SessionRunner:
         if isinstance(prepared, dict):  # could not run: no model, no key, over budget
             written = await to_thread.run_sync(self._fail, turn, prepared)
             return Outcome(turn.id, TurnStatus.FAILED, written, time.perf_counter() - started, 0.0)
-        text: list[str] = []
+        reply = Reply()
         lost = anyio.Event()
-
-        async def on_text(piece: str) -> None:
-            text.append(piece)
-
         redactor = prepared.redactor
         provider = self.providers(prepared.model.provider)
-        deadline = anyio.current_time() + self.settings.session_turn_deadline
-        completion: Completion | None = None
-        failed: ProviderError | None = None
+        ended: Completion | dict[str, Any] | None = None
         try:
             async with anyio.create_task_group() as tasks:
-                tasks.start_soon(self._keep, turn, text, lost, tasks.cancel_scope, redactor)
-                try:
-                    completion = await provider.complete(
-                        prepared.request, on_text, deadline=deadline
-                    )
-                except ProviderError as error:
-                    failed = error
+                tasks.start_soon(self._keep, turn, reply, lost, tasks.cancel_scope, redactor)
+                ended = await self._rounds(prepared, provider, reply)
                 tasks.cancel_scope.cancel()
         finally:
             await _close(provider)
-        if failed is not None and not lost.is_set():
-            failure = {"code": "provider_failed", "providerCode": failed.code,
-                       "status": failed.status, "message": str(failed)}  # fmt: skip
-            written = await to_thread.run_sync(self._fail, turn, failure, redactor)
-            return Outcome(turn.id, TurnStatus.FAILED, written, time.perf_counter() - started, 0.0)
-        if lost.is_set() or completion is None:
+        if lost.is_set() or ended is None:
             return Outcome(turn.id, TurnStatus.RUNNING, False, time.perf_counter() - started, 0.0)
-        written = await to_thread.run_sync(self._finish, prepared, completion)
+        if isinstance(ended, dict):
+            written = await to_thread.run_sync(self._fail, turn, ended, redactor)
+            return Outcome(turn.id, TurnStatus.FAILED, written, time.perf_counter() - started, 0.0)
+        written = await to_thread.run_sync(self._finish, prepared, ended)
         return Outcome(
             turn.id, TurnStatus.DONE, written, time.perf_counter() - started,
-            completion.provider_seconds,
+            ended.provider_seconds,
         )  # fmt: skip
+
+    async def _rounds(
+        self, job: _Job, provider: ModelProvider, reply: Reply
+    ) -> Completion | dict[str, Any]:
+        """The turn's reply, or why it failed: the wait for a bridge, then the model's rounds,
+        all within the turn's deadline."""
+        seconds = self.settings.session_turn_deadline
+        deadline = anyio.current_time() + seconds
+        with anyio.CancelScope(deadline=deadline + DEADLINE_GRACE):
+            try:
+                reading = await self._reading(job, deadline)
+                if isinstance(reading, dict):
+                    return reading
+                return await Rounds(
+                    provider, job.request, reply, deadline=deadline, reading=reading,
+                    on_no_tools=lambda: to_thread.run_sync(self._no_tools, job),
+                ).run()  # fmt: skip
+            except ProviderError as failed:
+                return {"code": "provider_failed", "providerCode": failed.code,
+                        "status": failed.status, "message": str(failed)}  # fmt: skip
+            except BridgeGone as gone:
+                return {"code": "bridge_gone", "message": gone.message}
+        # Out of the scope without a return: something ignored the deadline, and the scope cut it.
+        return {"code": "turn_deadline",
+                "message": f"The turn took longer than its {seconds:g} seconds "
+                "(CREWBOARD_SESSION_TURN_DEADLINE)."}  # fmt: skip
+
+    async def _reading(self, job: _Job, deadline: float) -> Reading | dict[str, Any] | None:
+        """Where the turn's code calls go (None: it reads no code), once its creator's bridge
+        is connected; waiting up to `session_bridge_wait` for it (a failure when none came)."""
+        if not job.reads_code or self.code is None:
+            return None
+        user_id = creator_id(job.session)
+        wait = self.settings.session_bridge_wait
+        until = min(deadline, anyio.current_time() + wait)
+        if user_id is None or await self.code.wait_for_bridge(
+            project_id=job.session.project_id, user_id=user_id, deadline=until
+        ) is None:  # fmt: skip
+            return {"code": "no_bridge",
+                    "message": f"No `crewboard reverse` connected for the person who started "
+                    f"this session in project {job.project_key} within {wait:g} seconds, and "
+                    f"this session reads the code through it. Run "
+                    f"`{bridge_command(job.project_key)}` on the machine with the code, then "
+                    "send the message again."}  # fmt: skip
+        return Reading(
+            code=self.code, tools=CODE_TOOLS, session_id=job.session.id, project_id=job.session.project_id,
+            user_id=user_id, turn_id=job.turn.id, calls=self.settings.session_code_calls,
+            chars=self.settings.session_code_chars,
+        )  # fmt: skip
+
+    def _no_tools(self, job: _Job) -> None:
+        """The session's notice that its model takes no tools (once; the next turns offer none)."""
+        notice = no_tools_notice(job.model.model)
+        self.db.write(lambda uow: sessions_of(uow).add_notice(job.session.id, notice))
 
     async def _keep(
         self,
         turn: Turn,
-        text: list[str],
+        reply: Reply,
         lost: anyio.Event,
         scope: anyio.CancelScope,
         redactor: Redactor,
@@ -237,9 +295,9 @@ class SessionRunner:
         renew_every = self.lease.total_seconds() / 3
         while True:
             await anyio.sleep(FLUSH)
-            if len(text) == saved and time.monotonic() - last_renew < renew_every:
+            if reply.changes == saved and time.monotonic() - last_renew < renew_every:
                 continue
-            saved, partial = len(text), redactor.secrets_in("".join(text))
+            saved, partial = reply.changes, redactor.secrets_in(reply.text)
             held = await to_thread.run_sync(self._renew, turn, partial)
             last_renew = time.monotonic()
             if not held:
@@ -275,8 +333,13 @@ class SessionRunner:
                 model=model.model, system=made.system, messages=made.messages,
                 max_tokens=model.max_tokens,
             )  # fmt: skip
-            return _Job(turn=turn, session=session, model=model, request=request,
-                        redactor=redactor_for(model.provider))  # fmt: skip
+            project = uow.projects.get(session.project_id)
+            return _Job(
+                turn=turn, session=session, model=model, request=request,
+                redactor=redactor_for(model.provider),
+                project_key=project.key if project else session.project_id,
+                reads_code=reads_code(session),
+            )  # fmt: skip
 
         return self.db.read(work)
 

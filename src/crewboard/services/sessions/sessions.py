@@ -42,6 +42,7 @@ from crewboard.services.idempotency import Ack, KeyedResult, do_keyed_write
 from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, access_project
 from crewboard.services.paging import check_page, next_offset
 from crewboard.services.sessions.models import check_model_choice
+from crewboard.services.sessions.notices import session_warnings, waits_for_bridge
 from crewboard.services.sessions.workflows import check_workflow
 from crewboard.services.specs.attachments import attachments_of
 from crewboard.services.specs.file_lookup import files_of
@@ -265,7 +266,7 @@ def get_session(
     workspace_id: WorkspaceRef = ANY_WORKSPACE,
     ref: str,
 ) -> SessionFound:
-    """One session's facts and what it waits for.
+    """One session's facts, what it waits for and what it warns of.
 
     Raises:
         NotFound.
@@ -275,7 +276,19 @@ def get_session(
         session, access = find_session(
             uow, actor, project=project, ref=ref, workspace_id=workspace_id
         )
-        return SessionFound(session, access.project.key)
+        return SessionFound(session, access.project.key, tuple(session_warnings(uow, session)))
+
+    return db.read(work)
+
+
+def waiting_for_bridge(db: Database, session_id: str) -> bool:
+    """Whether a new session's first turn waits for its creator's `crewboard reverse`: then
+    start_spec_session answers at once, with the warning that says what to run, rather than
+    after its whole wait for a reply that cannot come before the bridge does."""
+
+    def work(uow: UnitOfWork) -> bool:
+        session = sessions_of(uow).get(session_id)
+        return session is not None and waits_for_bridge(uow, session)
 
     return db.read(work)
 
@@ -296,7 +309,10 @@ def first_turn(db: Database, *, session_id: str, turn_id: str) -> FirstTurn:
         turn = repo.turn(turn_id)
         failed = turn is not None and turn.status is TurnStatus.FAILED
         error = turn.error if failed and turn is not None else None
-        return FirstTurn(session, _first_reply(uow, session, turn), error)
+        return FirstTurn(
+            session, _first_reply(uow, session, turn), error,
+            tuple(session_warnings(uow, session)), waits_for_bridge(uow, session),
+        )  # fmt: skip
 
     return db.read(work)
 

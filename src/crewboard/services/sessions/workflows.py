@@ -3,6 +3,13 @@
 A workflow is a mode, the files it usually produces, and the steps its prompt gives the
 model; `protocol.txt` is the part every workflow shares (how a reply asks for answers and
 proposes files). Adding a workflow is adding a TOML file: its id is what `workflowId` takes.
+
+Optional keys: `reads_code` (the model reads the project's code through a connected
+`crewboard reverse`), `aliases` (other ids `workflowId` takes for it, such as the names other
+tools give the same workflow; a session stores the id), `next_number_in` (a folder whose
+numbered feature folders, `NNN-name`, the workflow continues: the working context names the next
+free number) and `context_folders` (folders of the project's spec files the working context
+shows, such as the specs a change modifies).
 """
 
 from __future__ import annotations
@@ -25,11 +32,16 @@ class Workflow:
     description: str
     produces: tuple[str, ...]
     steps: str
+    reads_code: bool = False
+    aliases: tuple[str, ...] = ()
+    next_number_in: str | None = None
+    context_folders: tuple[str, ...] = ()
 
     def view(self) -> dict[str, object]:
         return {"id": self.id, "mode": self.mode.value, "default": self.default,
                 "name": self.name, "description": self.description,
-                "produces": list(self.produces)}  # fmt: skip
+                "produces": list(self.produces), "readsCode": self.reads_code,
+                "aliases": list(self.aliases)}  # fmt: skip
 
     def system_prompt(self, language: Language) -> str:
         """The instructions the model gets before the conversation (and the context)."""
@@ -58,9 +70,23 @@ def workflows() -> dict[str, Workflow]:
             description=" ".join(data["description"].split()),
             produces=tuple(data.get("produces", ())),
             steps=data["steps"],
+            reads_code=bool(data.get("reads_code", False)),
+            aliases=tuple(data.get("aliases", ())),
+            next_number_in=data.get("next_number_in"),
+            context_folders=tuple(data.get("context_folders", ())),
         )
         found[flow.id] = flow
     return dict(sorted(found.items()))
+
+
+@cache
+def _by_alias() -> dict[str, Workflow]:
+    return {alias: flow for flow in workflows().values() for alias in flow.aliases}
+
+
+def find_workflow(workflow_id: str) -> Workflow | None:
+    """The workflow an id or one of its aliases names."""
+    return workflows().get(workflow_id) or _by_alias().get(workflow_id)
 
 
 def default_workflow(mode: Mode) -> Workflow:
@@ -70,13 +96,18 @@ def default_workflow(mode: Mode) -> Workflow:
 def check_workflow(workflow_id: str | None, mode: Mode) -> Workflow:
     """The workflow a session follows: the one named, or the mode's default.
 
+    An alias names its workflow too; the session stores the workflow's own id.
+
     Raises:
-        ValidationFailed: an unknown id, or one of the other mode; names the accepted ids.
+        ValidationFailed: an unknown id, or one of the other mode; names the accepted ids and
+            aliases of the mode.
     """
     if workflow_id is None:
         return default_workflow(mode)
-    flow = workflows().get(workflow_id)
-    fitting = sorted(w.id for w in workflows().values() if w.mode is mode)
+    flow = find_workflow(workflow_id)
+    fitting = sorted(
+        name for w in workflows().values() if w.mode is mode for name in (w.id, *w.aliases)
+    )
     if flow is None:
         raise ValidationFailed.field(
             "workflowId",
@@ -86,7 +117,7 @@ def check_workflow(workflow_id: str | None, mode: Mode) -> Workflow:
     if flow.mode is not mode:
         raise ValidationFailed.field(
             "workflowId",
-            f"{workflow_id!r} is a {flow.mode.value} workflow and does not match mode "
+            f"{workflow_id!r} is a workflow of mode {flow.mode.value} and does not match mode "
             f"{mode.value}.",
             accepted=fitting,
         )

@@ -6,6 +6,7 @@ from typing import Any
 
 from crewboard.domain.files import FileKind
 from crewboard.domain.identity.access import Role, Scope
+from crewboard.domain.identity.naming import name_of
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
 from crewboard.domain.projects import ProjectAccess
@@ -101,7 +102,7 @@ def require_own(actor: Actor, comment: SpecComment, doing: str) -> None:
     """Raises: PermissionDenied when the comment was written by another principal."""
     if comment.principal != actor.principal:
         by = comment.author
-        who = by.get("tokenName") or by.get("displayName") or "someone else"
+        who = name_of(by)
         raise PermissionDenied(
             f"You can {doing} only your own comments; this one is by {who}. Reply to the thread "
             "instead.",

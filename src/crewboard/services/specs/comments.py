@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from crewboard.domain.identity.access import Role, Scope
+from crewboard.domain.identity.naming import name_of
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
 from crewboard.domain.projects import Project
@@ -27,6 +28,7 @@ from crewboard.domain.spec_comments import (
     SpecComment,
     ThreadStatus,
     place,
+    place_at,
 )
 from crewboard.domain.specs import (
     CommentRemoval,
@@ -121,9 +123,12 @@ def create_spec_file_comment_thread(
     body: str,
     idempotency_key: str | None,
     answer: Callable[[ThreadRead], dict[str, Any]],
+    anchor_start: int | None = None,
 ) -> KeyedResult:
     """A new open thread on the passage `anchor_quote` of the file's current text, with its
-    first comment (keyed); `answer` words it for the door and the ledger.
+    first comment (keyed); `answer` words it for the door and the ledger. `anchor_start`
+    (the web page's selection, mapped to the source) says where the quote is; without it the
+    quote is looked for, singled out by its prefix and suffix.
 
     Raises:
         ValidationFailed: the quote missing from the file or ambiguous (the message says what
@@ -142,7 +147,11 @@ def create_spec_file_comment_thread(
 
         def perform() -> Ack:
             refuse_trashed(file, "start a thread", "fileId")
-            anchor = place(current_text(uow, file), quote, prefix, suffix)
+            words = current_text(uow, file)
+            if anchor_start is None:
+                anchor = place(words, quote, prefix, suffix)
+            else:
+                anchor = place_at(words, quote, anchor_start)
             thread = CommentThread(
                 id=new_id("sct"),
                 project_id=file.project_id,
@@ -177,7 +186,7 @@ def create_spec_file_comment_thread(
         return do_keyed_write(
             uow, actor, key=idempotency_key, operation="create_spec_file_comment_thread",
             arguments={"file": file.id, "quote": quote, "prefix": prefix, "suffix": suffix,
-                       "body": text},
+                       "body": text, **({} if anchor_start is None else {"at": anchor_start})},
             perform=perform,
         )  # fmt: skip
 
@@ -299,7 +308,7 @@ def _tell_mentioned(
 
 def _conflict(comment: SpecComment, expected: str) -> RevisionConflict:
     by = comment.author
-    who = by.get("tokenName") or by.get("displayName") or "its author"
+    who = name_of(by)
     return RevisionConflict(
         f"The comment changed since you read it: {who} edited it at {iso(comment.updated_at)}. "
         "Your text was not saved. Read the thread again with list_spec_file_comments and edit "

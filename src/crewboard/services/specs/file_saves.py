@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from crewboard.domain.files import FileKind, kind_of
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
 from crewboard.domain.projects import ProjectAccess
@@ -16,8 +18,9 @@ from crewboard.errors import (
 from crewboard.services.specs.comment_anchors import do_reanchor_threads
 from crewboard.services.specs.file_lookup import files_of
 from crewboard.services.specs.revisions import new_revision, record_save
-from crewboard.services.specs.tasks_md import do_sync_tasks
+from crewboard.services.specs.tasks_md import check_leaving_choices, do_sync_tasks
 from crewboard.services.views import iso, who_of
+from crewboard.storage.search_texts import put_text
 from crewboard.storage.uow import UnitOfWork
 
 
@@ -77,6 +80,7 @@ def do_create_file(
         updated_at=uow.now,
     )
     repo.add(file, saved)
+    index_text(uow, file, content)
     record_save(
         uow, actor, workspace_id=access.project.workspace_id, kind="spec_file.created",
         file=file, saved=saved,
@@ -95,26 +99,33 @@ def do_update_file(
     content: bytes,
     expected: str,
     via: dict[str, Any] | None = None,
+    leaving: Mapping[str, str] | None = None,
 ) -> tuple[SpecFile, SpecRevision]:
     """Write a file's next revision if it is still at `expected`; the file after, and the
-    revision.
+    revision. With `leaving` (task id → `done` or `keep`), a `tasks.md` save that removes a
+    task's line is made only when that task has a choice; without it, such a task is closed.
 
     Raises:
-        RevisionConflict: someone saved meanwhile.
+        RevisionConflict: someone saved meanwhile. ValidationFailed: a removed line's task
+            has no choice in `leaving` (see check_leaving_choices).
     """
     repo = files_of(uow)
     if file.content_version != expected:
-        raise _conflict(file, expected)
+        raise conflict_of(file, expected)
+    keep: frozenset[str] = frozenset()
+    if leaving is not None:
+        keep = check_leaving_choices(uow, access.project, file, content, leaving)
     saved = new_revision(
         uow, actor, file_id=file.id, project_id=file.project_id,
         number=file.revision_count + 1, content=content, via=via,
     )  # fmt: skip
     if not repo.advance(saved, expected_version=expected):
         now = repo.get(file.id)
-        raise _conflict(now or file, expected)
+        raise conflict_of(now or file, expected)
     repo.add_revision(saved)
     updated = repo.get(file.id)
     assert updated is not None  # noqa: S101 - just written in this transaction
+    index_text(uow, updated, content)
     record_save(
         uow, actor, workspace_id=access.project.workspace_id, kind="spec_file.updated",
         file=updated, saved=saved,
@@ -125,11 +136,21 @@ def do_update_file(
         workspace_id=access.project.workspace_id,
     )  # fmt: skip
     # A tasks.md's checkbox lines create, update and close their tasks.
-    do_sync_tasks(uow, actor, project=access.project, file=updated, content=content)
+    do_sync_tasks(uow, actor, project=access.project, file=updated, content=content, keep=keep)
     return updated, saved
 
 
-def _conflict(file: SpecFile, expected: str) -> RevisionConflict:
+def index_text(uow: UnitOfWork, file: SpecFile, content: bytes) -> None:
+    """Keep what search finds of a file: its path, and its words when it is text."""
+    words = content.decode("utf-8", "replace") if kind_of(content) is FileKind.TEXT else ""
+    put_text(
+        uow.conn, kind="spec_file", id=file.id, project_id=file.project_id, title=file.path,
+        content=words, at=uow.now,
+    )  # fmt: skip
+
+
+def conflict_of(file: SpecFile, expected: str) -> RevisionConflict:
+    """The refusal of a save made from `expected` when the file is at another version."""
     by = file.updated_by
     who = who_of(by)
     return RevisionConflict(

@@ -13,7 +13,7 @@ make inside a transaction in file_saves.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from crewboard.domain.files import (
@@ -337,13 +337,16 @@ def update_spec_file(
     expected_version: str,
     idempotency_key: str | None,
     answer: Callable[[SpecSave], dict[str, Any]],
+    removed_tasks: Mapping[str, str] | None = None,
 ) -> KeyedResult:
     """A new revision of a file still at `expected_version` (keyed); `answer` words it for
-    the door and the ledger.
+    the door and the ledger. With `removed_tasks` (the web's edit page), a `tasks.md` save
+    that removes task lines needs a choice for each of their tasks (`done` or `keep`).
 
     Raises:
         RevisionConflict: someone saved meanwhile; details name the current version, who
-        saved it and when. NotFound (a trashed file too), ValidationFailed, LimitExceeded,
+        saved it and when. ValidationFailed (field `removedTasks`: a removed line's task has
+        no choice; details list them), NotFound (a trashed file too), LimitExceeded,
         PermissionDenied, IdempotencyConflict.
     """
     ref = ref.check()
@@ -363,8 +366,9 @@ def update_spec_file(
 
         def perform() -> Ack:
             updated, saved = do_update_file(
-                uow, actor, file=file, access=access, content=body, expected=expected
-            )
+                uow, actor, file=file, access=access, content=body, expected=expected,
+                leaving=removed_tasks,
+            )  # fmt: skip
             return Ack(
                 answer(SpecSave(updated, saved)),
                 resource_type="spec_file",
@@ -374,7 +378,10 @@ def update_spec_file(
 
         return do_keyed_write(
             uow, actor, key=idempotency_key, operation="update_spec_file",
-            arguments={"file": file.id, "expected": expected, "digest": digest_of(body)},
+            arguments={
+                "file": file.id, "expected": expected, "digest": digest_of(body),
+                **({"removedTasks": dict(removed_tasks)} if removed_tasks is not None else {}),
+            },
             perform=perform,
         )  # fmt: skip
 

@@ -7,7 +7,10 @@ a line that matches a task the file made before (same title, else a similar one;
 says when the box moved to another group, its line), a new line makes a task, and a task
 whose line is gone is closed: status `done` and no source line any more (the board has no
 cancelled status; `done` takes it off the active columns, and `sourceLine: null` with its
-`sourceFileId` kept says it left the file rather than being finished there).
+`sourceFileId` kept says it left the file rather than being finished there). The web's edit
+page asks the person first (`check_leaving_choices`): each such task moves to Done, or stays
+on the board as it is, no longer in the file (a task that left its file is no longer among
+its tasks: later saves leave it alone).
 
 Board → file: `TasksMdFiles` is the board's `TaskSourceFiles` hook, registered on the Database
 by `install` (create_app, the CLI). A status change of a task from a file rewrites its box:
@@ -61,11 +64,19 @@ def install(db: Database) -> None:
 
 
 def do_sync_tasks(
-    uow: UnitOfWork, actor: Actor, *, project: Project, file: SpecFile, content: bytes
+    uow: UnitOfWork,
+    actor: Actor,
+    *,
+    project: Project,
+    file: SpecFile,
+    content: bytes,
+    keep: frozenset[str] = frozenset(),
 ) -> dict[str, list[str]]:
     """Make the board say what a just-saved `tasks.md` says; the ids of the tasks created,
-    updated and closed. Any other file, or a binary save, changes nothing."""
-    result: dict[str, list[str]] = {"created": [], "updated": [], "closed": []}
+    updated, closed and kept. A task whose line left the file is closed, unless `keep` names
+    it: then it stays on the board as it is, no longer in the file. Any other file, or a binary
+    save, changes nothing."""
+    result: dict[str, list[str]] = {"created": [], "updated": [], "closed": [], "kept": []}
     if not is_tasks_file(file.path) or kind_of(content) is not FileKind.TEXT:
         return result
     items = parse(content)
@@ -89,14 +100,78 @@ def do_sync_tasks(
         if task.source_line != item.line:
             lines.append((task.id, item.line))
     for task in tasks:
-        if task.id not in found.values():
+        if task.id in found.values():
+            continue
+        if task.id in keep:
+            result["kept"].append(task.id)
+        else:
             _close(uow, actor, project, task)
             result["closed"].append(task.id)
-            lines.append((task.id, None))
+        lines.append((task.id, None))
     # A line that only moved (lines added or removed above it) is layout, like board order:
     # no new task revision, no event of its own.
     uow.tasks.set_source_lines(lines)
     return result
+
+
+LEAVING_CHOICES = ("done", "keep")  # what may become of a task whose line a save removes
+
+
+def tasks_leaving(uow: UnitOfWork, file: SpecFile, content: bytes) -> list[Task]:
+    """The tasks whose lines saving `content` as `file` would remove, in line order (none for
+    a file that is not a `tasks.md`)."""
+    if not is_tasks_file(file.path) or kind_of(content) is not FileKind.TEXT:
+        return []
+    tasks = uow.tasks.of_source_files([file.id])
+    found = match([Known(t.id, t.title, t.source_line or 0) for t in tasks], parse(content))
+    kept = set(found.values())
+    return [t for t in tasks if t.id not in kept]
+
+
+def check_leaving_choices(
+    uow: UnitOfWork,
+    project: Project,
+    file: SpecFile,
+    content: bytes,
+    choices: Mapping[str, str],
+) -> frozenset[str]:
+    """The tasks to keep on the board, when every task whose line the save removes has a
+    choice (`done`: close it, as any save does; `keep`: leave it on the board as it is).
+
+    Raises:
+        ValidationFailed: a task leaving the file has no choice (details list them all, with
+            key, title and status), or its choice is not one of LEAVING_CHOICES.
+    """
+    leaving = tasks_leaving(uow, file, content)
+    for task in leaving:
+        choice = choices.get(task.id)
+        if choice is not None and choice not in LEAVING_CHOICES:
+            raise ValidationFailed.field(
+                "removedTasks",
+                f"“{choice}” is not a choice for {project.key}-{task.number}, whose line this "
+                "save removes.",
+                list(LEAVING_CHOICES),
+            )
+    missing = [t for t in leaving if t.id not in choices]
+    if missing:
+        shown = [
+            {
+                "id": t.id,
+                "key": f"{project.key}-{t.number}",
+                "title": t.title,
+                "status": t.status.value,
+                "line": t.source_line,
+            }
+            for t in missing
+        ]
+        names = "; ".join(f"{t['key']} “{t['title']}”" for t in shown)
+        raise ValidationFailed(
+            f"removedTasks: this save removes the lines of {names}. Choose for each whether "
+            "its task moves to Done or stays on the board, no longer in the file. Accepted "
+            f"values: {', '.join(LEAVING_CHOICES)}.",
+            {"field": "removedTasks", "accepted": list(LEAVING_CHOICES), "tasks": shown},
+        )
+    return frozenset(t.id for t in leaving if choices[t.id] == "keep")
 
 
 def _follow_line(

@@ -100,6 +100,7 @@ class ClaimRepository:
                 users.c.display_name.label("person"),
                 api_tokens.c.name.label("token_name"),
                 team_roles.c.name.label("seat_name"),
+                api_tokens.c.kind.label("token_kind"),
             )
             .join(users, users.c.id == _C.user_id)
             .outerjoin(api_tokens, api_tokens.c.id == _C.token_id)
@@ -107,7 +108,9 @@ class ClaimRepository:
             .where(_C.task_id.in_(list(task_ids)), _live(now))
         )
         return {
-            row.task_id: HeldClaim(claim_from_row(row), row.person, row.token_name, row.seat_name)
+            row.task_id: HeldClaim(
+                claim_from_row(row), row.person, row.token_name, row.seat_name, row.token_kind
+            )
             for row in self.conn.execute(query)
         }
 
@@ -118,10 +121,13 @@ class ClaimRepository:
             select(users.c.display_name).where(users.c.id == holder.user_id)
         ).scalar()
         token = (
-            holder.token_id
-            and self.conn.execute(
-                select(api_tokens.c.name).where(api_tokens.c.id == holder.token_id)
-            ).scalar()
+            self.conn.execute(
+                select(api_tokens.c.name, api_tokens.c.kind).where(
+                    api_tokens.c.id == holder.token_id
+                )
+            ).first()
+            if holder.token_id
+            else None
         )
         seat = (
             holder.role_id
@@ -129,7 +135,10 @@ class ClaimRepository:
                 select(team_roles.c.name).where(team_roles.c.id == holder.role_id)
             ).scalar()
         )
-        return HeldClaim(claim, person or "someone", token or None, seat or None)
+        return HeldClaim(
+            claim, person or "someone", token.name if token else None, seat or None,
+            str(token.kind) if token else None,
+        )  # fmt: skip
 
     def take(self, task: Task, holder: Holder, now: datetime, seconds: int) -> Claim | None:
         """Claim `task` for `holder` with the next fence, unless a live claim holds it (then

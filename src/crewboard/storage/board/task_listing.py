@@ -13,6 +13,7 @@ from sqlalchemy import (
     Connection,
     Row,
     bindparam,
+    case,
     exists,
     func,
     or_,
@@ -438,9 +439,16 @@ class TaskListing:
         )
 
     def board_tiles(
-        self, f: TaskFilter, *, limit: int, offset: int = 0, total: int | None = None
+        self,
+        f: TaskFilter,
+        *,
+        limit: int,
+        offset: int = 0,
+        total: int | None = None,
+        sort: str = "board",
     ) -> tuple[list[dict[str, Any]], int]:
-        """One page of a board column in board order: only what a tile shows, and the total.
+        """One page of a board column in `sort` order (BOARD_SORTS; "board": the order people
+        dragged): only what a tile shows, and the total.
 
         `total`: the caller already knows it (an unfiltered column: from count_by_status).
         """
@@ -448,12 +456,12 @@ class TaskListing:
         conditions = self._conditions(f)
         columns = (
             c.id, c.number, c.title, c.status, c.priority, c.assignee_id, c.assignee_type,
-            c.tags, c.due_date, c.revision, c.board_order,
+            c.tags, c.due_date, c.revision, c.board_order, c.updated_at,
         )  # fmt: skip
         rows = self.conn.execute(
             select(*columns)
             .where(*conditions)
-            .order_by(c.board_order, c.number)
+            .order_by(*_board_sort(sort))
             .limit(limit)
             .offset(offset)
         ).all()
@@ -464,6 +472,29 @@ class TaskListing:
                 ).scalar_one()
             )
         return [row._asdict() for row in rows], total
+
+    def open_blockers(self, task_ids: Sequence[str]) -> dict[str, int]:
+        """How many unfinished tasks block each of these (one read; tasks with none left out).
+        A blocker is unfinished until it is approved or done."""
+        if not task_ids:
+            return {}
+        blocker = t.tasks.alias("blocker")
+        links, other = t.task_links.c, blocker.c
+        blocked = case((links.blocker_id == links.low_id, links.high_id), else_=links.low_id).label(
+            "task_id"
+        )
+        rows = self.conn.execute(
+            select(blocked, func.count())
+            .select_from(t.task_links.join(blocker, other.id == links.blocker_id))
+            .where(
+                links.type == "blocks",
+                or_(links.low_id.in_(task_ids), links.high_id.in_(task_ids)),
+                other.status.not_in([TaskStatus.APPROVED.value, TaskStatus.DONE.value]),
+            )
+            .group_by(blocked)
+        )
+        wanted = set(task_ids)
+        return {row[0]: int(row[1]) for row in rows if row[0] in wanted}
 
     def respace_column(self, project_id: str, status: str, step: float) -> None:
         """Space a column's board orders `step` apart, keeping their order (no revision
@@ -497,3 +528,20 @@ class TaskListing:
             )
             for status in TaskStatus
         }
+
+
+# The orders a board column can be shown in, each ending on the number so pages are stable.
+BOARD_SORTS = ("board", "priority", "due", "updated", "created", "title")
+
+
+def _board_sort(sort: str) -> tuple[Any, ...]:
+    c = t.tasks.c
+    rank = case((c.priority == "high", 0), (c.priority == "medium", 1), else_=2)
+    return {
+        "board": (c.board_order, c.number),
+        "priority": (rank, c.board_order, c.number),
+        "due": (c.due_date.is_(None), c.due_date, c.number),
+        "updated": (c.updated_at.desc(), c.number.desc()),
+        "created": (c.number.desc(),),
+        "title": (func.lower(c.title), c.number),
+    }[sort]

@@ -63,6 +63,18 @@ stream_tokens = sa.Table(
 )
 
 
+# Which projects each stream token follows, one row a project (`stream_tokens.project_ids`
+# keeps the order named at creation): a project's admin finds the tokens that follow it
+# through the project_id index. A deleted project's rows go with it.
+stream_token_projects = sa.Table(
+    "stream_token_projects",
+    metadata,
+    ref("stream_token_id", "stream_tokens", primary_key=True),
+    project_ref(primary_key=True),
+    sa.Index("ix_stream_token_projects_project_id", "project_id"),
+)
+
+
 # A person's signed-in browser: the cookie holds a secret, this row its SHA-256. Renewed at
 # every login (a new row), deleted at logout; the CSRF token belongs to the session.
 web_sessions = sa.Table(

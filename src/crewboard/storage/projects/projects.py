@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -264,6 +265,27 @@ class ProjectRepository:
         if only_project_id is not None:
             query = query.where(t.project_members.c.project_id == only_project_id)
         return {Role(role) for role in self.conn.execute(query).scalars()}
+
+    def ids_with_role(self, user_id: str, role: Role) -> list[str]:
+        """The projects the user holds exactly this role on (archived ones included)."""
+        query = select(t.project_members.c.project_id).where(
+            t.project_members.c.user_id == user_id, t.project_members.c.role == role.value
+        )
+        return list(self.conn.execute(query).scalars())
+
+    def keys_open_to(self, user_id: str, project_ids: Sequence[str]) -> dict[str, str]:
+        """Of these projects, the keys of those the user has a role on, by project id."""
+        if not project_ids:
+            return {}
+        rows = self.conn.execute(
+            select(t.projects.c.id, t.projects.c.key)
+            .join(t.project_members, t.project_members.c.project_id == t.projects.c.id)
+            .where(
+                t.project_members.c.user_id == user_id,
+                t.projects.c.id.in_(list(dict.fromkeys(project_ids))),
+            )
+        )
+        return {row.id: row.key for row in rows}
 
     def members(self, project_id: str) -> list[tuple[User, Role]]:
         rows = self.conn.execute(_MEMBERS, {"project_id": project_id})

@@ -10,7 +10,14 @@ from typing import Any
 from sqlalchemy import Connection, Row, func, select
 
 from crewboard.domain.board.tasks import TaskStatus
-from crewboard.domain.review import AcceptanceRule, Draft, DraftStatus, RuleMatch, level_for
+from crewboard.domain.review import (
+    WAITING,
+    AcceptanceRule,
+    Draft,
+    DraftStatus,
+    RuleMatch,
+    level_for,
+)
 from crewboard.storage.projects import tables as projects_tables
 from crewboard.storage.review import tables as t
 from crewboard.storage.rows import record_from_row
@@ -46,6 +53,18 @@ class DraftRepository:
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
 
+    def waiting_of(self, task_ids: Iterable[str]) -> set[str]:
+        """Which of these tasks have a hand-in waiting for a person (one read)."""
+        ids = list(set(task_ids))
+        if not ids:
+            return set()
+        d = t.drafts.c
+        waiting = [status.value for status in WAITING]
+        rows = self.conn.execute(
+            select(d.task_id).where(d.task_id.in_(ids), d.status.in_(waiting)).distinct()
+        )
+        return {row[0] for row in rows}
+
     # --- drafts ---------------------------------------------------------------------------
 
     def add(self, draft: Draft) -> None:
@@ -77,6 +96,20 @@ class DraftRepository:
             .order_by(c.created_at, c.id)
         )
         return [_draft(row) for row in rows]
+
+    def chains(self, root_task_ids: Iterable[str]) -> dict[str, list[Draft]]:
+        """Every draft of these chains, oldest first, without content, by root task."""
+        roots = sorted(set(root_task_ids))
+        found: dict[str, list[Draft]] = {root: [] for root in roots}
+        if not roots:
+            return found
+        c = t.drafts.c
+        rows = self.conn.execute(
+            select(*_LIST_COLUMNS).where(c.root_task_id.in_(roots)).order_by(c.created_at, c.id)
+        )
+        for row in rows:
+            found[row.root_task_id].append(_draft(row))
+        return found
 
     def page(
         self,

@@ -16,6 +16,7 @@ from sqlalchemy import (
     Connection,
     String,
     Subquery,
+    and_,
     delete,
     exists,
     func,
@@ -55,7 +56,9 @@ def waiting_items(
     )
     parts = {
         "hand_in": select(_kind("hand_in"), d.id.label("id")).where(
-            d.project_id == project_id, d.status.in_(list(waiting_drafts))
+            d.project_id == project_id,
+            d.status.in_(list(waiting_drafts)),
+            ~_newer_version(waiting_drafts),
         ),
         "proposal": select(_kind("proposal"), p.id.label("id")).where(
             p.project_id == project_id, p.status == "pending"
@@ -71,6 +74,26 @@ def waiting_items(
     }
     chosen = [parts[kind]] if kind is not None else list(parts.values())
     return union_all(*chosen).subquery("items")
+
+
+def _hand(c: Any) -> ColumnElement[str]:
+    """Who handed a draft in, as versions are told apart (`domain.review.hand_of`)."""
+    return func.coalesce(c.role_id, c.token_id, "")
+
+
+def _newer_version(waiting_drafts: Sequence[str]) -> ColumnElement[bool]:
+    """A newer waiting version of the outer draft exists: the inbox shows only the newest
+    of a chain's versions by the same hand."""
+    d, newer = t.drafts.c, t.drafts.alias("newer").c
+    return exists().where(
+        newer.root_task_id == d.root_task_id,
+        _hand(newer) == _hand(d),
+        newer.status.in_(list(waiting_drafts)),
+        or_(
+            newer.created_at > d.created_at,
+            and_(newer.created_at == d.created_at, newer.id > d.id),
+        ),
+    )
 
 
 def _dialect(conn: Connection) -> Any:

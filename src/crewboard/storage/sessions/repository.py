@@ -25,6 +25,7 @@ from crewboard.domain.sessions import (
 )
 from crewboard.storage.rows import record_from_row, record_values
 from crewboard.storage.sessions.tables import (
+    code_calls,
     project_session_settings,
     session_models,
     session_providers,
@@ -54,6 +55,7 @@ def _session(row: Row[Any]) -> Session:
         spec_file_ids=tuple(row.spec_file_ids),
         created_by=dict(row.created_by),
         last_error=dict(row.last_error) if row.last_error else None,
+        notices=tuple(dict(n) for n in row.notices or ()),
     )
 
 
@@ -181,6 +183,7 @@ class SessionRepository:
                     pending_action=session.pending_action.value,
                     attachment_ids=list(session.attachment_ids),
                     spec_file_ids=list(session.spec_file_ids),
+                    notices=[dict(n) for n in session.notices],
                 )
             )
         )
@@ -223,6 +226,17 @@ class SessionRepository:
     def change(self, session_id: str, **values: Any) -> None:
         self.conn.execute(update(spec_sessions).where(_s.id == session_id).values(**values))
 
+    def add_notice(self, session_id: str, notice: dict[str, str]) -> bool:
+        """Add a notice to the session's (once per code); False when it had one of that code."""
+        row = self.conn.execute(
+            select(_s.notices).where(_s.id == session_id).with_for_update()
+        ).first()
+        notices = [dict(n) for n in (row.notices if row else None) or ()]
+        if row is None or any(n.get("code") == notice.get("code") for n in notices):
+            return False
+        self.change(session_id, notices=[*notices, dict(notice)])
+        return True
+
     def add_usage(
         self, session_id: str, *, input_tokens: int, output_tokens: int, seconds: float
     ) -> None:
@@ -237,7 +251,8 @@ class SessionRepository:
         )
 
     def delete(self, session_id: str) -> None:
-        for table in (spec_session_proposals, spec_session_turns, spec_session_messages):
+        tables = (code_calls, spec_session_proposals, spec_session_turns, spec_session_messages)
+        for table in tables:
             self.conn.execute(delete(table).where(table.c.session_id == session_id))
         self.conn.execute(delete(spec_sessions).where(_s.id == session_id))
 

@@ -1,6 +1,7 @@
 """Tables of the sessions area: the model providers and models an admin configured, a
 project's default model, and the spec sessions with their messages, turns (the work queue the
-runners claim) and proposals (what waits for a person)."""
+runners claim) and proposals (what waits for a person); and the code bridges (a person's
+`crewboard reverse`) with the code calls a turn's model sends them."""
 
 from __future__ import annotations
 
@@ -72,6 +73,9 @@ spec_sessions = sa.Table(
     required("created_at", UTCDateTime),
     required("updated_at", UTCDateTime),
     optional("archived_at", UTCDateTime),
+    # What the person should know of the session ({"code", "message"}, e.g. its model takes
+    # no tools); shown as warnings.
+    required("notices", sa.JSON, server_default=sa.text("'[]'")),
     sa.Index("ix_spec_sessions_project_id_updated_at", "project_id", "updated_at", "id"),
 )
 
@@ -131,4 +135,52 @@ spec_session_proposals = sa.Table(
     optional("feedback", sa.Text),
     optional("result", sa.JSON),
     sa.Index("ix_spec_session_proposals_session_id_status", "session_id", "status", "created_at"),
+)
+
+
+# A person's `crewboard reverse` for one project: at most one is current (neither closed nor
+# replaced); it is live while it was seen (an exchange) in the last 45 seconds.
+code_bridges = sa.Table(
+    "code_bridges",
+    metadata,
+    id_column(),
+    project_ref(),
+    ref("user_id", "users"),
+    optional("token_id", sa.String(ID)),  # the token it registered with
+    required("folder", sa.String(200)),  # the folder's name, as the person's machine gave it
+    optional("client", sa.String(100)),
+    optional("node", sa.String(64)),  # the node it registered on
+    required("connected_at", UTCDateTime),
+    required("last_seen_at", UTCDateTime),
+    optional("closed_at", UTCDateTime),
+    optional("replaced_at", UTCDateTime),
+    sa.Index("ix_code_bridges_user_id_project_id", "user_id", "project_id"),
+)
+
+# One tool call a turn's model made, addressed to the session creator's bridge: queued, taken
+# by a bridge, answered (or failed). The answer is kept only until the turn reads it; then
+# only its summary stays.
+code_calls = sa.Table(
+    "code_calls",
+    metadata,
+    id_column(),
+    project_ref(),
+    required("user_id", sa.String(ID)),  # whose bridge answers it
+    ref("session_id", "spec_sessions"),
+    required("turn_id", sa.String(ID)),
+    required("seq", sa.Integer),
+    required("tool", sa.String(32)),
+    required("arguments", sa.JSON),
+    required("status", sa.String(16)),  # queued | taken | answered | failed
+    ref("bridge_id", "code_bridges", ondelete="SET NULL", nullable=True),
+    optional("taken_at", UTCDateTime),
+    optional("answer", sa.JSON),
+    optional("summary", sa.JSON),
+    required("created_at", UTCDateTime),
+    optional("answered_at", UTCDateTime),
+    sa.Index("ix_code_calls_turn_id_seq", "turn_id", "seq", unique=True),
+    # A bridge's take: the person's queued (or long-taken) calls in the project, oldest first.
+    sa.Index("ix_code_calls_user_id_project_id_status", "user_id", "project_id", "status"),
+    sa.Index("ix_code_calls_session_id", "session_id"),
+    sa.Index("ix_code_calls_bridge_id", "bridge_id"),
 )

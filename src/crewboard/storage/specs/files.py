@@ -58,6 +58,17 @@ class SpecFileRepository:
         )
         return [_file(row) for row in rows]
 
+    def paths(self, project_id: str, prefix: str) -> list[str]:
+        """The paths of the project's files (not in the trash) under `prefix` (`specs/`), in
+        no set order: only the paths, so that a look over many files stays cheap."""
+        path = _f.path.collate("C") if self.conn.dialect.name == "postgresql" else _f.path
+        upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+        where = and_(
+            _f.project_id == project_id, _f.trashed_at.is_(None), path >= prefix, path < upper
+        )
+        rows = self.conn.execute(select(_f.path).where(where))
+        return [str(row.path) for row in rows if str(row.path).startswith(prefix)]
+
     def page(
         self,
         project_id: str,

@@ -1,6 +1,8 @@
 // The board: drag and drop (SortableJS), a keyboard path, moves saved without a reload,
-// conflicts and waiting hand-ins shown in a dialog, one column at a time on a phone.
-// Without this script every tile still has its own "Move" form.
+// conflicts and waiting hand-ins shown in a dialog, a refused move's fix in the card, choosing
+// cards for the bulk bar, filters applied without a reload, one column at a time on a phone.
+// Without this script the filters are a form, and each card's box and the bulk bar below the
+// board still move, assign and tag cards (a page load each).
 (function () {
   "use strict";
 
@@ -69,8 +71,8 @@
     var status = listOf(tile).getAttribute("data-column");
     var key = tile.getAttribute("data-key");
     tile.setAttribute("aria-label", key + " " + tile.getAttribute("data-title") + ", in " + columnLabel(status));
-    var select = tile.querySelector("select[name=status]");
-    if (select) { select.value = status; }
+    var pick = tile.querySelector(".pick");
+    if (pick) { pick.value = key + "@" + tile.getAttribute("data-revision"); }
   }
 
   // --- saving a move -------------------------------------------------------------------------
@@ -107,6 +109,8 @@
         tile.classList.add("saved");
         window.setTimeout(function () { tile.classList.remove("saved"); }, 1200);
         announce(data.notice);
+      } else if (data.fix === "assignee") {
+        offerAssignee(tile, origin, status, data.error);
       } else if (data.handIn) {
         askAboutHandIn(tile, origin, data);
       } else if (data.conflict) {
@@ -224,6 +228,65 @@
     ]);
   }
 
+  // --- a refused move's fix, in the card ------------------------------------------------------
+
+  // A move refused because the column needs an assignee: the card goes back, and offers a
+  // picker that assigns and moves it again in one save.
+  function offerAssignee(tile, origin, target, text) {
+    putBack(tile, origin);
+    if (NARROW.matches) { showColumn(origin.status); }
+    var old = tile.querySelector(".fix");
+    if (old) { old.remove(); }
+    var key = tile.getAttribute("data-key");
+    var box = document.createElement("div");
+    box.className = "fix";
+    box.setAttribute("role", "group");
+    box.setAttribute("aria-label", "Assign " + key + " to move it");
+    var said = document.createElement("p");
+    said.textContent = key + " needs an assignee to move to " + columnLabel(target) + ". Who does it?";
+    var select = document.createElement("select");
+    select.setAttribute("aria-label", "Assignee for " + key);
+    select.id = "fix-assignee-" + key;
+    var options = document.getElementById("assignee-options");
+    if (options) { select.appendChild(options.content.cloneNode(true)); }
+    var actions = document.createElement("div");
+    actions.className = "actions";
+    var go = document.createElement("button");
+    go.type = "button";
+    go.className = "primary";
+    go.textContent = "Assign and move to " + columnLabel(target);
+    var cancel = document.createElement("button");
+    cancel.type = "button";
+    cancel.textContent = "Cancel";
+    actions.appendChild(go);
+    actions.appendChild(cancel);
+    box.appendChild(said);
+    box.appendChild(select);
+    box.appendChild(actions);
+    tile.appendChild(box);
+    busy(true);  // a live refresh would take the picker away mid-choice
+    function close() { if (box.parentElement) { box.remove(); busy(false); } }
+    go.addEventListener("click", function () {
+      var list = board().querySelector('.tiles[data-column="' + target + '"]');
+      if (!list || !select.value) { return; }
+      var from = originOf(tile);
+      close();
+      list.appendChild(tile);
+      refreshEmpty();
+      save(tile, from, { assignee: select.value });
+      tile.focus({ preventScroll: true });
+    });
+    cancel.addEventListener("click", function () {
+      close();
+      tile.focus();
+      announce(key + " stays in " + columnLabel(origin.status) + ".");
+    });
+    box.addEventListener("keydown", function (event) { event.stopPropagation(); });
+    announce(text + " Choose an assignee in the card to move it.");
+    select.focus();
+    tile.scrollIntoView({ block: "nearest" });
+  }
+
   // --- drag and drop -------------------------------------------------------------------------
 
   function enableDragging() {
@@ -314,7 +377,10 @@
       }
       return;
     }
-    if (key === " ") {
+    if (key === "x" || key === "X") {
+      var pick = tile.querySelector(".pick");
+      if (pick) { event.preventDefault(); pick.checked = !pick.checked; picked(pick); }
+    } else if (key === " ") {
       event.preventDefault();
       grabbed = { tile: tile, origin: originOf(tile) };
       tile.classList.add("tile-grabbed");
@@ -354,6 +420,16 @@
     showColumn(link.getAttribute("data-tab"));
   });
 
+  // The column tabs sit outside the live region: take their counts from the columns.
+  function syncTabs() {
+    document.querySelectorAll(".column").forEach(function (column) {
+      var status = column.getAttribute("data-status");
+      var badge = column.querySelector("[data-count]");
+      var link = document.querySelector('.column-index a[data-tab="' + status + '"]');
+      if (badge && link) { link.textContent = columnLabel(status) + " (" + badge.textContent + ")"; }
+    });
+  }
+
   function layout() {
     var root = board();
     if (!root) { return; }
@@ -363,7 +439,253 @@
     if (hint) { hint.hidden = NARROW.matches || root.scrollWidth <= root.clientWidth + 1; }
   }
 
+  // --- choosing cards for the bulk bar ------------------------------------------------------
+
+  var chosen = {};  // key -> true, kept across live refreshes and filter changes
+  var lastPick = null;
+
+  function bulkBar() { return document.getElementById("bulk-form"); }
+  function chosenKeys() { return Object.keys(chosen); }
+
+  function showChoice() {
+    var bar = bulkBar();
+    var keys = chosenKeys();
+    document.querySelectorAll(".tile").forEach(function (tile) {
+      var on = !!chosen[tile.getAttribute("data-key")];
+      tile.classList.toggle("is-picked", on);
+      var pick = tile.querySelector(".pick");
+      if (pick) { pick.checked = on; }
+    });
+    document.body.classList.toggle("board-picked", keys.length > 0);
+    if (!bar) { return; }
+    var said = bar.querySelector("[data-bulk-said]");
+    var telling = said && !said.hidden;  // what the last change did stays until dismissed
+    bar.hidden = keys.length === 0 && !telling;
+    var count = bar.querySelector("[data-picked-count]");
+    if (count) {
+      count.textContent = keys.length === 1 ? "1 card chosen: " + keys[0] : keys.length + " cards chosen";
+    }
+    var clear = bar.querySelector("[data-clear-picks]");
+    if (clear) { clear.hidden = bar.hidden; }
+  }
+
+  function picked(box) {
+    var tile = box.closest(".tile");
+    if (!tile) { return; }
+    var key = tile.getAttribute("data-key");
+    if (box.checked) { chosen[key] = true; } else { delete chosen[key]; }
+    lastPick = box;
+    showChoice();
+  }
+
+  document.addEventListener("click", function (event) {
+    var box = event.target;
+    if (!box.classList || !box.classList.contains("pick")) { return; }
+    // Shift-click chooses (or clears) every card between the last box and this one.
+    if (event.shiftKey && lastPick && lastPick !== box && document.body.contains(lastPick)) {
+      var boxes = Array.prototype.slice.call(document.querySelectorAll(".tile .pick"));
+      var from = boxes.indexOf(lastPick);
+      var to = boxes.indexOf(box);
+      if (from >= 0 && to >= 0) {
+        boxes.slice(Math.min(from, to), Math.max(from, to) + 1).forEach(function (other) {
+          other.checked = box.checked;
+          var key = other.closest(".tile").getAttribute("data-key");
+          if (box.checked) { chosen[key] = true; } else { delete chosen[key]; }
+        });
+      }
+    }
+    picked(box);
+  });
+
+  document.addEventListener("click", function (event) {
+    var mode = event.target.closest ? event.target.closest("[data-select-mode]") : null;
+    if (mode) {
+      var on = mode.getAttribute("aria-pressed") !== "true";
+      mode.setAttribute("aria-pressed", on ? "true" : "false");
+      document.body.classList.toggle("board-picking", on);
+      if (!on) { chosen = {}; showChoice(); }
+      return;
+    }
+    if (event.target.closest && event.target.closest("[data-clear-picks]")) {
+      chosen = {};
+      var said = document.querySelector("[data-bulk-said]");
+      if (said) { said.hidden = true; }
+      showChoice();
+      announce("No cards chosen.");
+    }
+  });
+
+  // What the last change did stays in the bar (the count above it follows the choice): how
+  // many were saved, and each refused card with its reason.
+  function bulkResults(bar, data) {
+    var said = bar.querySelector("[data-bulk-said]");
+    if (!said) { return; }
+    said.textContent = "";
+    var saved = (data.results || []).filter(function (result) { return result.ok; }).length;
+    var head = document.createElement("p");
+    head.textContent = "Saved " + saved + " of " + (data.results || []).length + (data.results && data.results.length === 1 ? " card." : " cards.");
+    said.appendChild(head);
+    var list = document.createElement("ul");
+    (data.results || []).forEach(function (result) {
+      if (result.ok) { return; }
+      var item = document.createElement("li");
+      item.textContent = result.key + " was not changed: " + result.error;
+      list.appendChild(item);
+    });
+    if (!data.results) {
+      var problem = document.createElement("li");
+      problem.textContent = data.notice || data.error || "The change was not saved.";
+      list.appendChild(problem);
+    }
+    if (list.children.length) { said.appendChild(list); }
+    said.hidden = false;
+  }
+
+  document.addEventListener("submit", function (event) {
+    var bar = event.target;
+    if (bar.id !== "bulk-form" || !window.fetch) { return; }
+    event.preventDefault();
+    var body = new URLSearchParams(new FormData(bar));
+    busy(true);
+    bar.setAttribute("aria-busy", "true");
+    fetch(bar.action, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Accept": "application/json" },
+      body: body,
+    }).then(function (response) {
+      return response.json().catch(function () { return { ok: false, notice: "The change was not saved (" + response.status + "); reload the board and try again." }; });
+    }).then(function (data) {
+      var refused = {};
+      (data.results || []).forEach(function (result) {
+        if (!result.ok) { refused[result.key] = true; }
+        var tile = document.getElementById("tile-" + result.key);
+        if (result.ok && tile) { tile.setAttribute("data-revision", String(result.revision)); describe(tile); }
+      });
+      chosen = refused;  // the refused stay chosen, to fix and send again
+      bulkResults(bar, data);
+      announce(data.notice || data.error || "Saved.");
+      showChoice();
+    }).catch(function () {
+      announce("The server could not be reached; nothing was changed. Try again in a moment.");
+    }).then(function () {
+      bar.removeAttribute("aria-busy");
+      busy(false);
+      document.dispatchEvent(new CustomEvent("crewboard:refresh"));
+    });
+  });
+
+  // --- filters, sort and grouping without a reload ----------------------------------------
+
+  function filterForm() { return document.getElementById("board-filter-form"); }
+
+  function filterUrl(form) {
+    var params = new URLSearchParams();
+    new FormData(form).forEach(function (value, name) {
+      if (value !== "" && !(name === "sort" && value === "board")) { params.append(name, value); }
+    });
+    var query = params.toString();
+    return form.getAttribute("action") + (query ? "?" + query : "");
+  }
+
+  var filtering = 0;
+  function applyFilters() {
+    var form = filterForm();
+    if (!form || !window.fetch || !window.history.replaceState) { return false; }
+    var url = filterUrl(form);
+    var ticket = ++filtering;
+    document.body.setAttribute("data-changes", String(Number(document.body.getAttribute("data-changes") || 0) + 1));
+    fetch(url, { credentials: "same-origin", headers: { "X-Live": "1" } }).then(function (response) {
+      if (!response.ok) { throw new Error(String(response.status)); }
+      return response.text();
+    }).then(function (html) {
+      if (ticket !== filtering) { return; }  // a later change is on its way
+      var fresh = new DOMParser().parseFromString(html, "text/html");
+      var body = fresh.getElementById("board-body");
+      if (!body) { return; }
+      document.getElementById("board-body").replaceWith(body);
+      window.history.replaceState(null, "", url);
+      var here = url.replace(/^[^?]*/, "");
+      var query = here.replace(/^\?/, "");
+      var viewQuery = document.querySelector("[data-view-query]");
+      var freshQuery = fresh.querySelector("[data-view-query]");
+      if (viewQuery && freshQuery) { viewQuery.value = freshQuery.value; }
+      document.querySelectorAll("[data-next]").forEach(function (input) { input.value = form.getAttribute("action") + here; });
+      var clear = document.querySelector("[data-clear-filters]");
+      var freshClear = fresh.querySelector("[data-clear-filters]");
+      if (clear && freshClear) { clear.hidden = freshClear.hidden; }
+      var summary = document.querySelector(".board-filters > summary");
+      var freshSummary = fresh.querySelector(".board-filters > summary");
+      if (summary && freshSummary) { summary.innerHTML = freshSummary.innerHTML; }
+      document.querySelectorAll("[data-view-link]").forEach(function (link) {
+        if (link.getAttribute("href").replace(/^[^?]*\??/, "") === query) { link.setAttribute("aria-current", "true"); } else { link.removeAttribute("aria-current"); }
+      });
+      setUp();
+      var shown = document.querySelectorAll(".tile").length;
+      announce("Board updated: " + shown + (shown === 1 ? " card" : " cards") + " shown.");
+    }).catch(function () {
+      if (ticket === filtering) { window.location.assign(url); }  // the plain way
+    });
+    return true;
+  }
+
+  var typing = null;
+  document.addEventListener("input", function (event) {
+    var form = filterForm();
+    if (!form || !form.contains(event.target) || event.target.tagName === "SELECT") { return; }
+    window.clearTimeout(typing);
+    typing = window.setTimeout(applyFilters, 300);
+  });
+  document.addEventListener("change", function (event) {
+    var form = filterForm();
+    if (!form || !form.contains(event.target) || event.target.tagName !== "SELECT") { return; }
+    applyFilters();
+  });
+  document.addEventListener("submit", function (event) {
+    if (event.target !== filterForm()) { return; }
+    window.clearTimeout(typing);
+    if (applyFilters()) { event.preventDefault(); }
+  });
+  document.addEventListener("click", function (event) {
+    var clear = event.target.closest ? event.target.closest("[data-clear-filters]") : null;
+    var form = filterForm();
+    if (!clear || !form) { return; }
+    event.preventDefault();
+    form.querySelectorAll("input[type=search], input[type=text]").forEach(function (input) { input.value = ""; });
+    form.querySelectorAll("select").forEach(function (select) { select.selectedIndex = 0; });
+    applyFilters();
+  });
+
+  // "/" focuses the page's filter (app.js): open the filters first, so there is one to focus.
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "/" || event.ctrlKey || event.metaKey || event.altKey) { return; }
+    var field = event.target.closest ? event.target.closest("input, textarea, select, [contenteditable]") : null;
+    var tool = document.querySelector(".board-filters");
+    if (!field && tool) { tool.open = true; }
+  }, true);
+
+  // One tool open at a time; Escape or a click elsewhere closes it.
+  document.addEventListener("toggle", function (event) {
+    var opened = event.target;
+    if (!opened.classList || !opened.classList.contains("board-tool") || !opened.open) { return; }
+    document.querySelectorAll(".board-tool[open]").forEach(function (other) { if (other !== opened) { other.open = false; } });
+  }, true);
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "Escape") { return; }
+    var open = document.querySelector(".board-tool[open]");
+    if (open && open.contains(event.target)) { open.open = false; open.querySelector("summary").focus(); }
+  });
+  document.addEventListener("click", function (event) {
+    if (NARROW.matches) { return; }  // on a phone an open tool sits in the page, not over it
+    document.querySelectorAll(".board-tool[open]").forEach(function (open) {
+      if (!open.contains(event.target)) { open.open = false; }
+    });
+  });
+
   function setUp() {
+    document.body.classList.add("board-js");
+    var mode = document.querySelector("[data-select-mode]");
+    if (mode) { mode.hidden = false; }
     // With this script a card is the focus stop (Enter opens it, Space picks it up).
     document.querySelectorAll(".tile").forEach(function (tile) {
       tile.tabIndex = 0;
@@ -373,26 +695,10 @@
     });
     enableDragging();
     refreshEmpty();
+    syncTabs();
     layout();
+    showChoice();
   }
-
-  // A tile's own "Move" form (the path on a phone, or for anyone who prefers a list) saves
-  // without a reload too: the card goes to the end of the chosen column.
-  document.addEventListener("submit", function (event) {
-    var form = event.target;
-    if (!form.classList || !form.classList.contains("move") || !board()) { return; }
-    var tile = form.closest(".tile");
-    var status = form.querySelector("select[name=status]").value;
-    var list = board().querySelector('.tiles[data-column="' + status + '"]');
-    if (!tile || !list) { return; }
-    event.preventDefault();
-    if (listOf(tile) === list) { announce(tile.getAttribute("data-key") + " is already in " + columnLabel(status) + "."); return; }
-    var origin = originOf(tile);
-    list.appendChild(tile);
-    refreshEmpty();
-    save(tile, origin);
-    tile.focus({ preventScroll: true });
-  });
 
   if (NARROW.addEventListener) { NARROW.addEventListener("change", layout); }
   window.addEventListener("resize", function () { window.clearTimeout(layout.pending); layout.pending = window.setTimeout(layout, 100); });

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from crewboard.domain.redaction import Redactor, url_secrets
 
@@ -28,6 +28,7 @@ ProviderErrorCode = Literal[
     "server_error",  # 5xx, or an overloaded/api error mid-stream
     "refused",  # any other 4xx: a bad key, an unknown model, a request it will not take
     "bad_answer",  # a body or stream that could not be read as an answer
+    "tools_unsupported",  # the request offered tools, and the model or server takes none
 ]
 
 OnText = Callable[[str], Awaitable[None]]  # called with each piece of text as it streams in
@@ -37,9 +38,42 @@ BACKOFF_BASE = 0.5  # seconds before the first retry; it doubles on each one aft
 
 
 @dataclass(frozen=True)
+class ToolSpec:
+    """A tool the model may call: its name, what it does, its arguments as a JSON Schema."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call the model made: the provider's id for it, the tool, the arguments it wrote.
+    Arguments that are not a JSON object arrive as `{}` with `unreadable` set to their text."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    unreadable: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What the caller answers to one ToolCall (by its id): text for the model to read."""
+
+    call_id: str
+    content: str
+    is_error: bool = False
+
+
+@dataclass(frozen=True)
 class ChatMessage:
     role: Literal["user", "assistant"]
     content: str
+    # An assistant message: the calls it made after its text (the next message answers them).
+    tool_calls: tuple[ToolCall, ...] = ()
+    # A user message: the answers to the previous assistant message's calls, before its text.
+    tool_results: tuple[ToolResult, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -49,6 +83,7 @@ class ModelRequest:
     messages: tuple[ChatMessage, ...]
     max_tokens: int = 4096
     temperature: float | None = None
+    tools: tuple[ToolSpec, ...] = ()  # none: the request offers no tools
 
 
 @dataclass(frozen=True)
@@ -64,6 +99,7 @@ class Completion:
     finish_reason: str | None  # as the provider said it ("stop", "end_turn", "length"...)
     attempts: int  # 1 + retries taken
     provider_seconds: float  # wall time spent on the provider (all attempts and back-off)
+    tool_calls: tuple[ToolCall, ...] = ()  # the tools the model asked for, in its order
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,10 @@ A failure's message is our own sentence, chosen by the HTTP status and the error
 the provider names (when it is a plain identifier); the provider's own words, which may echo
 the key or the request in any encoding, go only to the server's log, scrubbed. Every message
 is scrubbed of the key and of the base URL's password (`redactor_for`), in any encoding.
+One refusal is told apart: a request that offered tools, refused (400, 422) in words or an
+error type about tools, is "tools_unsupported" - the model or the server takes no tool calls
+(an Ollama model without tool support, vLLM started without `--enable-auto-tool-choice`), and
+the caller may ask again without them.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from crewboard.services.sessions.providers import (
     ProviderError,
     ProviderErrorCode,
     Sleep,
+    ToolCall,
     Usage,
     redactor_for,
 )
@@ -63,6 +68,7 @@ class Answer:
     text: str
     usage: Usage
     finish_reason: str | None
+    tool_calls: tuple[ToolCall, ...] = ()
 
 
 class Failure(Exception):
@@ -161,7 +167,7 @@ class HttpProvider(ABC):
         return {"accept": "text/event-stream" if self.config.stream else "application/json"}
 
     def chat_body(
-        self, request: ModelRequest, messages: list[dict[str, str]], **extra: Any
+        self, request: ModelRequest, messages: list[dict[str, Any]], **extra: Any
     ) -> dict[str, Any]:
         """The fields both wire formats share, `extra` before the optional temperature."""
         body: dict[str, Any] = {
@@ -226,6 +232,7 @@ class HttpProvider(ABC):
                 finish_reason=answer.finish_reason,
                 attempts=attempt,
                 provider_seconds=anyio.current_time() - started,
+                tool_calls=answer.tool_calls,
             )
         raise AssertionError("unreachable: itertools.count does not end")  # pragma: no cover
 
@@ -247,7 +254,7 @@ class HttpProvider(ABC):
                 "POST", self.url, json=self.body(request), headers=self.headers()
             ) as response:
                 if response.status_code != 200:
-                    raise await self._refusal(response)
+                    raise await self._refusal(response, offered_tools=bool(request.tools))
                 if _is_event_stream(response):
                     return await self.read_events(httpx2.EventSource(response).__aiter__(), sink)
                 # Not a stream (asked for none, or a server that ignores `stream`): one body.
@@ -257,13 +264,20 @@ class HttpProvider(ABC):
         except httpx2.HTTPError as error:
             raise self._transport_failure(error, sink) from error
 
-    async def _refusal(self, response: httpx2.Response) -> Failure:
+    async def _refusal(self, response: httpx2.Response, *, offered_tools: bool) -> Failure:
         status = response.status_code
         body = await _read_capped(response)
+        said, kind_said = _said(body), _error_kind(body)
         log.warning("model provider %s answered %s: %s", self.config.id, status,
-                    self.excerpt(_said(body)))  # fmt: skip
-        kind = self.kind(_error_kind(body))
+                    self.excerpt(said))  # fmt: skip
+        kind = self.kind(kind_said)
         named = f" ({kind})" if kind else ""
+        if offered_tools and status in {400, 422} and _about_tools(said, kind_said):
+            message = (
+                f"{self.config.id} answered HTTP {status}{named}: the model or the server takes "
+                "no tool calls (a model without tool support, or a server not started with them)"
+            )
+            return Failure(self.error("tools_unsupported", message, status), retry=False)
         message = f"{self.config.id} answered HTTP {status}{named}: {_status_says(status)}."
         code: ProviderErrorCode = (
             "rate_limited"
@@ -403,6 +417,31 @@ def error_message(data: Any) -> str:
     if isinstance(error, str):
         return error
     return as_str(as_dict(error).get("message")) or as_str(body.get("message")) or ""
+
+
+def tool_call(call_id: str, name: str, arguments: Any) -> ToolCall:
+    """A call as the model wrote it; `arguments` is JSON text (OpenAI's, and Anthropic's when
+    streamed) or already an object (Anthropic's whole input, some local servers). Anything but a
+    JSON object becomes `{}` with its text in `unreadable`, for the caller to answer as an error:
+    the model wrote it, so it is the model's to correct, not a failure of the provider."""
+    if isinstance(arguments, dict):
+        return ToolCall(call_id, name, arguments)
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    if not text.strip():  # a tool without arguments, streamed as nothing at all
+        return ToolCall(call_id, name, {})
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict):
+        return ToolCall(call_id, name, parsed)
+    return ToolCall(call_id, name, {}, unreadable=text)
+
+
+def _about_tools(said: str, kind: Any) -> bool:
+    """Whether a refusal's own words or error type/code are about tools: Ollama's "... does
+    not support tools", vLLM's "\"auto\" tool choice requires --enable-auto-tool-choice"."""
+    return "tool" in said.lower() or (isinstance(kind, str) and "tool" in kind.lower())
 
 
 def _json(raw: bytes, provider: HttpProvider) -> Any:

@@ -6,16 +6,24 @@ records the request it got. With the script empty it answers with `default(reque
 
     model = MemoryProvider()
     model.reply("What is the spec for?")
+    model.call_tools(("read_file", {"path": "src/app.py"}), text="Let me look.")
     model.fail("rate_limited")
-    ...  # model.requests[0].system, model.requests[0].messages
+    model.refuse_tools()  # the failure "tools_unsupported": a model that takes no tools
+    ...  # model.requests[0].system, model.requests[0].messages, model.requests[1].tools
+
+A scripted step is played whatever the request offers: a reply answers a request with or
+without tools alike, and scripted calls come back even for a tool that was not offered (a model
+may call one it was never given; the code above the port answers that as the model's mistake).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import anyio
 
@@ -25,6 +33,7 @@ from crewboard.services.sessions.providers import (
     OnText,
     ProviderError,
     ProviderErrorCode,
+    ToolCall,
     Usage,
 )
 
@@ -39,6 +48,7 @@ class ScriptedReply:
     pieces: int = 3  # how many calls of on_text the text is cut into (at most)
     then: ProviderError | None = None  # raised after the text: a stream that broke off
     wait_for: anyio.Event | None = None  # held back until this is set (a slow model)
+    tool_calls: tuple[ToolCall, ...] = ()  # the tools it asks for, after its text
 
 
 Step = ScriptedReply | ProviderError
@@ -52,6 +62,7 @@ class MemoryProvider:
     ) -> None:
         self.requests: list[ModelRequest] = []
         self.default = default
+        self._call_ids = itertools.count(1)
         self._script: deque[Step] = deque(
             ScriptedReply(step) if isinstance(step, str) else step for step in steps
         )
@@ -68,6 +79,25 @@ class MemoryProvider:
         """Script a reply (see ScriptedReply)."""
         step = ScriptedReply(text, finish_reason, usage or Usage(), then=then, wait_for=wait_for)
         self._script.append(step)
+
+    def call_tools(
+        self,
+        *calls: ToolCall | tuple[str, dict[str, Any]],
+        text: str = "",
+        usage: Usage | None = None,
+    ) -> None:
+        """Script a reply that calls tools: each a ToolCall, or (name, arguments) given the id
+        "call_<n>" (n counting this provider's calls from 1); finish reason "tool_calls"."""
+        made = tuple(
+            call if isinstance(call, ToolCall) else ToolCall(f"call_{next(self._call_ids)}", *call)
+            for call in calls
+        )
+        step = ScriptedReply(text, "tool_calls", usage or Usage(), tool_calls=made)
+        self._script.append(step)
+
+    def refuse_tools(self) -> None:
+        """Script the failure of a model or server that takes no tool calls."""
+        self.fail("tools_unsupported", "the scripted model takes no tool calls", 400)
 
     def fail(
         self, code: ProviderErrorCode, message: str | None = None, status: int | None = None
@@ -118,7 +148,9 @@ class MemoryProvider:
                 await on_text(piece)
         if step.then is not None:
             raise step.then
-        return Completion(step.text, step.usage, step.finish_reason, 1, 0.0)
+        return Completion(
+            step.text, step.usage, step.finish_reason, 1, 0.0, tool_calls=step.tool_calls
+        )
 
 
 def pieces_of(text: str, count: int) -> list[str]:

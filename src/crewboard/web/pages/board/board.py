@@ -12,11 +12,11 @@ from starlette.routing import BaseRoute
 from crewboard.domain.validation import parse_whole
 from crewboard.errors import CrewboardError, RevisionConflict, ValidationFailed
 from crewboard.services.board import moves, tasks
+from crewboard.services.board.saved_views import list_saved_views
 from crewboard.services.screens import board as board_pages
 from crewboard.services.screens.board import COLUMNS, BoardFilters
 from crewboard.web.context import Page, project_routes
 from crewboard.web.pages.board.tasks import (
-    MOVE_OPTIONS,
     form_key,
     here_of,
     ref_of,
@@ -35,12 +35,21 @@ def _filters(page: Page) -> BoardFilters:
         assignee=page.param("assignee").strip() or None,
         tag=page.param("tag").strip() or None,
         q=page.param("q").strip() or None,
+        sort=page.param("sort").strip() or "board",
+        group=page.param("group").strip() or None,
     )
 
 
 def _query(filters: BoardFilters, **more: Any) -> str:
     """The board's query string for these filters (and a column page)."""
-    values = {"assignee": filters.assignee, "tag": filters.tag, "q": filters.q, **more}
+    values = {
+        "assignee": filters.assignee,
+        "tag": filters.tag,
+        "q": filters.q,
+        "sort": None if filters.sort == "board" else filters.sort,
+        "group": filters.group,
+        **more,
+    }
     kept = {name: value for name, value in values.items() if value not in (None, "")}
     return f"?{urlencode(kept)}" if kept else ""
 
@@ -65,14 +74,29 @@ def board(page: Page) -> Response:
         title=f"Board · {page.project_key}",
         view=view,
         filters=filters,
+        filtered=bool(filters.q or filters.tag or filters.assignee),
         column=column,
         query=lambda **more: _query(filters, **more),
+        current_query=_query(filters).lstrip("?"),
+        saved_views=list_saved_views(page.db, page.actor, project=page.project_key),
         labels=STATUS_LABELS,
         statuses=COLUMNS,
-        move_options=MOVE_OPTIONS,
+        sorts=SORT_LABELS,
+        groups=GROUP_LABELS,
         here=here_of(page),
         new_key=uuid.uuid4().hex,
     )
+
+
+SORT_LABELS = {
+    "board": "Board order",
+    "priority": "Priority",
+    "due": "Due date",
+    "updated": "Last updated",
+    "created": "Newest first",
+    "title": "Title",
+}
+GROUP_LABELS = {"": "No grouping", "assignee": "Assignee", "priority": "Priority", "tag": "Tag"}
 
 
 def create(page: Page) -> Response:
@@ -131,6 +155,8 @@ def move(page: Page) -> Response:
             if waiting is not None:
                 return _approve_then_move(page, ref, status, waiting)
         patch: dict[str, Any] = {"status": status}
+        if page.has_field("assignee"):  # the fix offered beside a move refused for no assignee
+            patch["assignee_id"] = page.field("assignee") or None
         order = moves.board_order_between(
             page.db,
             page.actor,
@@ -175,6 +201,8 @@ def _refused(
         body: dict[str, Any] = {"ok": False, "error": said}
         if current is not None:
             body["conflict"] = current
+        if error.details.get("field") == "assigneeId":
+            body["fix"] = "assignee"  # the card offers an assignee picker and moves again
         return JSONResponse(body, status_code=error.http_status)
     return page.redirect(page.field("next") or page.path("board"), error=said)
 

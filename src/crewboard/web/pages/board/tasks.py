@@ -6,8 +6,8 @@ import uuid
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
+from urllib.parse import urlencode
 
-from markupsafe import Markup
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
@@ -34,17 +34,6 @@ from crewboard.web.pages.board.task_history import history_rows
 from crewboard.web.wording import STATUS_LABELS, human_message
 
 PRIORITIES = ("low", "medium", "high")
-# The options of a tile's "move to" select, one markup per current status: a board shows up to
-# 350 tiles, and building the same seven options in the template for each was most of its time.
-MOVE_OPTIONS = {
-    current: Markup("").join(
-        Markup('<option value="{}"{}>{}</option>').format(
-            status, Markup(" selected") if status == current else "", label
-        )
-        for status, label in STATUS_LABELS.items()
-    )
-    for current in STATUS_LABELS
-}
 
 
 # --- helpers ---------------------------------------------------------------------------------
@@ -109,13 +98,21 @@ def _task_page(
     status_code: int = 200,
     waiting: str | None = None,
     refused: tuple[str | None, str] | None = None,
+    inline: str | None = None,
+    comment_refused: tuple[str, str] | None = None,
 ) -> Response:
     """The task page; after a refused edit, with the person's values in the form, and what
-    changed meanwhile (`draft.theirs`), the hand-in that waits, or the refusal beside it."""
+    changed meanwhile (`draft.theirs`), the hand-in that waits, or the refusal beside it.
+
+    The forms are closed until asked for; the one a refused save came from opens again: the
+    whole edit form, or the single field changed in place (`inline`), or the comment
+    (`comment_refused`: the text and why)."""
     screen = board_pages.task_page(page.db, page.actor, project=page.project_key, ref=ref_of(page))
     view = {**get_task_view(screen.pop("read"), None), **screen}
     view["activity"] = task_activity_view(view["activity"])
     shown = _edit_values(view["task"], page.project_key)
+    theirs = [] if draft is None else draft.theirs(shown)
+    typed = page.param("subtask")
     return page.render(
         "task.html",
         status_code=status_code,
@@ -124,9 +121,14 @@ def _task_page(
         t=view["task"],
         shown=shown,
         form=shown if draft is None else {**shown, **draft.mine},
-        theirs=[] if draft is None else draft.theirs(shown),
+        theirs=theirs,
         waiting=waiting,
         refused=refused,
+        edit_open=draft is not None and inline is None,
+        inline=inline,
+        said=None if inline is None else _inline_said(inline, theirs, waiting, refused),
+        comment_refused=comment_refused,
+        subtask_typed=typed[:200] if typed else None,
         history=history_rows(view, STATUS_LABELS, TYPE_LABELS),
         assignees=assignee_options(view["team"], view["task"], view["names"]),
         labels=STATUS_LABELS,
@@ -139,6 +141,27 @@ def _task_page(
         edit_key=uuid.uuid4().hex,
         subtask_key=uuid.uuid4().hex,
     )
+
+
+def _inline_said(
+    name: str,
+    theirs: list[tuple[str, str, bool]],
+    waiting: str | None,
+    refused: tuple[str | None, str] | None,
+) -> str:
+    """Why a field changed in place was not saved, said beside it."""
+    if waiting is not None:
+        return "Not saved: a hand-in of this task waits for review; decide it first."
+    if refused is not None:
+        return f"Not saved: {refused[1]}"
+    label = EDIT_FIELDS[name]
+    for shown, value, _ in theirs:
+        if shown == label:
+            return (
+                f"Not saved: someone changed the {label.lower()} meanwhile, to "
+                f"“{value or '(empty)'}”. Your value is kept here: save again to replace it."
+            )
+    return "Not saved: someone changed this task meanwhile. Your value is kept: save again."
 
 
 def _may_break(page: Page) -> bool:
@@ -342,6 +365,7 @@ def edit(page: Page) -> Response:
     comes back the same way, the field named."""
     draft = EditDraft.of(page)
     mine = draft.mine
+    inline = page.field("inline") if page.field("inline") in EDIT_FIELDS else None
     if not mine:
         return page.redirect(
             _task_path(page, ref_of(page)), notice="Nothing changed; nothing saved."
@@ -358,12 +382,12 @@ def edit(page: Page) -> Response:
                 f"not move to {STATUS_LABELS[str(status)]} from here. Approve the hand-in (that "
                 "settles the task), or reject it first. Your changes are still in the form.",
             }
-            return _task_page(page, draft=draft, status_code=409, waiting=waiting)
+            return _task_page(page, draft=draft, status_code=409, waiting=waiting, inline=inline)
     try:
         body = update_from_form(page, draft.patch())
     except RevisionConflict as conflict:
         show_conflict(page, conflict, "this task")
-        return _task_page(page, draft=draft, status_code=409)
+        return _task_page(page, draft=draft, status_code=409, inline=inline)
     except (ValidationFailed, LimitExceeded, PermissionDenied) as error:
         said = human_message(error)
         page.flash = {
@@ -371,7 +395,9 @@ def edit(page: Page) -> Response:
             "text": f"Not saved: {said} Your changes are still in the form.",
         }
         field = FORM_FIELD_OF.get(str(error.details.get("field", "")).rsplit(".", 1)[-1])
-        return _task_page(page, draft=draft, status_code=error.http_status, refused=(field, said))
+        return _task_page(
+            page, draft=draft, status_code=error.http_status, refused=(field, said), inline=inline
+        )
     key = body["task"]["key"]
     changed = ", ".join(EDIT_FIELDS[name].lower() for name in mine)
     return page.redirect(_task_path(page, key), notice=f"Saved {key} ({changed}).")
@@ -390,6 +416,10 @@ def subtasks(page: Page) -> Response:
             error=f"Subtask: type the key of a task to add (for example {page.project_key}-12).",
         )
     child = task_ref(page.project_key, adding or removing)
+    # A refused addition comes back with its form open and the key as typed.
+    refused_to = _task_path(page, parent) + (
+        f"?{urlencode({'subtask': adding})}#add-subtask" if adding else "#h-related"
+    )
     try:
         task_updates.set_task_parent(
             page.db,
@@ -403,14 +433,14 @@ def subtasks(page: Page) -> Response:
         )
     except NotFound:
         return page.redirect(
-            _task_path(page, parent) + "#h-related",
+            refused_to,
             error=f"Subtask: {child} is not a task of {page.project_key}. Type the key of one "
             f"of its tasks, for example {page.project_key}-12.",
         )
     except CrewboardError as error:
         did = "added as a subtask" if adding else "taken off the subtasks"
         return page.redirect(
-            _task_path(page, parent) + "#h-related",
+            refused_to,
             error=f"{child} was not {did}: {_subtask_words(human_message(error))}",
         )
     notice = (
@@ -429,15 +459,24 @@ def _subtask_words(said: str) -> str:
 def comment(page: Page) -> Response:
     """Post a comment on the task."""
     assert page.project is not None  # noqa: S101 - a project route
-    result = task_notes.post_comment(
-        page.db,
-        page.actor,
-        task=ref_of(page),
-        workspace_id=page.project["workspaceId"],
-        content=page.field("content"),
-        idempotency_key=form_key(page),
-        answer=comment_answer,
-    )
+    content = page.field("content")
+    try:
+        result = task_notes.post_comment(
+            page.db,
+            page.actor,
+            task=ref_of(page),
+            workspace_id=page.project["workspaceId"],
+            content=content,
+            idempotency_key=form_key(page),
+            answer=comment_answer,
+        )
+    except (ValidationFailed, LimitExceeded) as error:
+        said = human_message(error)
+        page.flash = {
+            "kind": "error",
+            "text": f"Not posted: {said} Your text is still in the form.",
+        }
+        return _task_page(page, status_code=error.http_status, comment_refused=(content, said))
     return page.redirect(
         _task_path(page, ref_of(page)) + "#comments",
         notice="Comment posted." if not result.replayed else "That comment was already posted.",

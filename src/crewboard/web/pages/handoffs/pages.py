@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from starlette.responses import Response
 
@@ -17,6 +18,8 @@ from crewboard.contract.handoffs import present
 from crewboard.domain.handoffs import BODY_LABELS, WIRE_BODIES, Bodies
 from crewboard.services.handoffs import commands
 from crewboard.web.context import Page, project_routes
+from crewboard.web.forms import saved_or_form
+from crewboard.web.zones import zone_label
 
 STATUSES = ("open", "in_progress", "done", "cancelled")
 
@@ -26,19 +29,27 @@ def _workspace(page: Page) -> Any:
     return page.project.get("workspaceId")
 
 
-def day_page(page: Page) -> Response:
-    sheet = present.day_sheet(
-        page.db, page.actor, project=page.project_key, day=page.param("date").strip() or None
-    )
+def day_page(
+    page: Page,
+    *,
+    day_shown: str | None = None,
+    typed: dict[str, Any] | None = None,
+    status_code: int = 200,
+) -> Response:
+    """The day's handoffs; after a refused save, `typed` holds what was sent (`form` names
+    which: "new" or a handoff's id) and that form comes back open with it."""
+    shown = day_shown if day_shown is not None else page.param("date").strip()
+    sheet = present.day_sheet(page.db, page.actor, project=page.project_key, day=shown or None)
     day = date.fromisoformat(sheet["date"])
     mine = [h for h in sheet["handoffs"] if h["author"]["userId"] == page.actor.user_id]
     zones = sheet["zones"]
+    a, b = zone_label(zones["a"]), zone_label(zones["b"])
     shifts = [
-        {"label": f"{zones['a']} to {zones['b']}", "source": zones["a"], "handoffs": []},
-        {"label": f"{zones['b']} to {zones['a']}", "source": zones["b"], "handoffs": []},
+        {"label": f"{a} hands over to {b}", "source": zones["a"], "handoffs": []},
+        {"label": f"{b} hands over to {a}", "source": zones["b"], "handoffs": []},
     ]
-    if zones["a"] == zones["b"]:
-        shifts = shifts[:1]
+    if zones["a"] == zones["b"]:  # one zone: a heading "UTC hands over to UTC" says nothing
+        shifts = [{"label": f"Handoffs in {a}", "source": zones["a"], "handoffs": []}]
     other: list[dict[str, Any]] = []
     for item in sheet["handoffs"]:
         group = next((s for s in shifts if s["source"] == item["sourceTimeZone"]), None)
@@ -56,6 +67,8 @@ def day_page(page: Page) -> Response:
         statuses=STATUSES,
         earlier=(day - timedelta(days=1)).isoformat(),
         later=(day + timedelta(days=1)).isoformat(),
+        typed=typed or {},
+        status_code=status_code,
     )
 
 
@@ -63,12 +76,44 @@ def _back(page: Page, day: str) -> str:
     return page.path(f"handoffs?date={day}") if day else page.path("handoffs")
 
 
+def _typed(page: Page, form: str) -> dict[str, Any]:
+    """What a handoff form sent, to show it again when the save is refused."""
+    typed: dict[str, Any] = {name: page.field(name) for name, _ in BODY_LABELS}
+    typed.update(
+        form=form,
+        shift=page.field("shift"),
+        linked_tasks=page.field("linked_tasks"),
+        recipients=page.fields("recipients"),
+        notify=page.has_field("notify"),
+        email=page.has_field("email"),
+    )
+    return typed
+
+
+def _again(page: Page, form: str, day: str) -> Any:
+    """The day's page again with the refused form open and what was typed in it."""
+
+    def render(*, status_code: int, conflict: bool) -> Response:
+        del conflict  # the flash says whose change came first; the text is kept either way
+        return day_page(page, day_shown=day, typed=_typed(page, form), status_code=status_code)
+
+    return render
+
+
 def write_handoff(page: Page) -> Response:
     """Your handoff of the day: the shift chosen says which zone is handing over."""
+    day = page.field("date").strip()
+    made = saved_or_form(page, lambda: _write(page), "the handoff", _again(page, "new", day))
+    if isinstance(made, Response):
+        return made
+    return page.redirect(_back(page, made["handoff"]["date"]), notice=_told(made["notifications"]))
+
+
+def _write(page: Page) -> dict[str, Any]:
     zones = present.day_sheet(page.db, page.actor, project=page.project_key, day=None)["zones"]
     reverse = page.field("shift") == "b"
     source, destination = (zones["b"], zones["a"]) if reverse else (zones["a"], zones["b"])
-    made = commands.create_handoff(
+    made: dict[str, Any] = commands.create_handoff(
         page.db,
         page.actor,
         project=page.project_key,
@@ -83,7 +128,7 @@ def write_handoff(page: Page) -> Response:
         send_email=page.has_field("email"),
         answer=present.made_view(page.actor),
     ).body
-    return page.redirect(_back(page, made["handoff"]["date"]), notice=_told(made["notifications"]))
+    return made
 
 
 def _told(told: dict[str, Any]) -> str:
@@ -99,6 +144,12 @@ def _told(told: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
+def _day_sent(page: Page) -> str:
+    """The day of the page a form was sent from (its `next` names it)."""
+    query = urlsplit(page.field("next")).query
+    return (parse_qs(query).get("date") or [""])[0]
+
+
 def _refs(text: str) -> list[str]:
     return [part for part in text.replace(",", " ").split() if part]
 
@@ -111,14 +162,21 @@ def change_handoff(page: Page) -> Response:
         changes["linked_task_ids"] = _refs(page.field("linked_tasks"))
     if page.has_field("recipients_sent"):
         changes["recipients"] = page.fields("recipients")
-    read = commands.update_handoff(
-        page.db,
-        page.actor,
-        handoff_id=ref,
-        workspace_id=_workspace(page),
-        expected_updated_at=page.field("expected_updated_at"),
-        changes=changes,
+    read = saved_or_form(
+        page,
+        lambda: commands.update_handoff(
+            page.db,
+            page.actor,
+            handoff_id=ref,
+            workspace_id=_workspace(page),
+            expected_updated_at=page.field("expected_updated_at"),
+            changes=changes,
+        ),
+        "the handoff",
+        _again(page, ref, _day_sent(page)),
     )
+    if isinstance(read, Response):
+        return read
     return page.redirect(_back(page, read.handoff.day.isoformat()), notice="Handoff changed.")
 
 

@@ -7,6 +7,7 @@ or a cookie).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict
 from typing import Any
 
@@ -14,8 +15,14 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from crewboard.clientconfig import client_configs, mcp_url
-from crewboard.contract.catalogue import DEFAULT_SET_WORDS
+from crewboard.contract.catalogue import DEFAULT_SET_WORDS, default_catalogue, toolset_hints
 from crewboard.domain.identity.access import Role, Scope, TokenKind, Toolset
+from crewboard.domain.identity.presets import (
+    DEFAULT_PRESET,
+    NO_PROJECT_PRESET,
+    TOKEN_PRESETS,
+    TokenPreset,
+)
 from crewboard.domain.identity.records import ListedToken, SeatState
 from crewboard.services.identity import tokens as token_service
 from crewboard.services.views import seat_note
@@ -47,10 +54,32 @@ def _token_row(listed: ListedToken, keys: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def _token_form_choices(page_: Page, screen: token_service.TokenScreen) -> dict[str, Any]:
+@functools.cache
+def _toolset_hints() -> dict[Toolset, str]:
+    return toolset_hints(default_catalogue())
+
+
+def _preset_view(preset: TokenPreset) -> dict[str, Any]:
     return {
+        "id": preset.id,
+        "label": preset.label,
+        "hint": preset.hint,
+        "kind": str(preset.kind),
+        "scopes": sorted(str(s) for s in preset.scopes),
+        "toolsets": [str(t) for t in preset.toolsets],
+    }
+
+
+def _token_form_choices(page_: Page, screen: token_service.TokenScreen) -> dict[str, Any]:
+    """The form's choices, filled from a preset: the board-and-review agent for a person with a
+    project (an agent token needs one), else their own tools through a personal token."""
+    chosen = DEFAULT_PRESET if page_.projects else NO_PROJECT_PRESET
+    hints = _toolset_hints()
+    return {
+        "presets": [_preset_view(p) for p in TOKEN_PRESETS],
+        "preset": _preset_view(chosen),
         "scopes": [(str(s), SCOPE_HINTS[s]) for s in Scope],
-        "toolsets": [str(t) for t in Toolset],
+        "toolsets": [(str(t), hints[t]) for t in Toolset],
         "default_toolsets": DEFAULT_SET_WORDS,
         "kinds": [str(k) for k in TokenKind],
         "roles": [str(r) for r in Role],

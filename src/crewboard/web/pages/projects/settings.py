@@ -15,6 +15,7 @@ from crewboard.domain.projects import ProjectStatus, ProjectType, WorkspaceRole
 from crewboard.services.projects import workspaces as workspace_service
 from crewboard.services.screens.settings import project_settings
 from crewboard.web.context import Page, action, page, project_routes
+from crewboard.web.zones import zone_choices
 
 WORKSPACES = "/settings/workspaces"
 
@@ -36,6 +37,7 @@ def project_page(page_: Page) -> Response:
         types=[str(t) for t in ProjectType],
         matches=view.rule_matches,
         here=page_.path("settings/project"),
+        zone_choices=zone_choices(project.get("shiftTimeZones", {}).values()),
     )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute
 
 from crewboard.contract.board.present_notes import question_answered_view
@@ -14,22 +14,26 @@ from crewboard.contract.review.present import draft_read_view
 from crewboard.contract.review.present_inbox import inbox_item_view, inbox_view
 from crewboard.contract.review.present_proposals import proposal_view
 from crewboard.domain.review import WAITING, Decided, ProposalStatus
-from crewboard.errors import NotFound
+from crewboard.errors import CrewboardError, NotFound
 from crewboard.services.board import questions
 from crewboard.services.memory.records import DOCUMENT_TITLES
 from crewboard.services.review import decisions as review
 from crewboard.services.review import messages, proposals, reads
 from crewboard.services.review.inbox import KINDS
+from crewboard.services.review.undo import undo_decision
 from crewboard.services.screens.inbox import (
     InboxScreen,
     NextItem,
+    decided_note,
     inbox_page,
     next_waiting,
     open_hand_in,
     open_proposal,
 )
 from crewboard.services.views import iso
-from crewboard.web.context import Page, project_routes
+from crewboard.web.context import Page, project_routes, secure
+from crewboard.web.pages.review.versions import version_diff, version_line
+from crewboard.web.wording import human_message
 
 KIND_LABELS = {
     "hand_in": "Hand-ins",
@@ -58,15 +62,16 @@ def show_inbox(page: Page) -> Response:
     found = inbox_page(
         page.db, page.actor, project=page.project_key, kind=page.param("kind") or None
     )
-    return page.render(
+    return _with_decided(
+        page,
         "inbox.html",
         title="Inbox",
-        inbox=_inbox_words(found),
+        inbox=_inbox_words(found, page.actor.user_id),
         kinds=[(kind, KIND_LABELS[kind]) for kind in KINDS],
     )
 
 
-def _inbox_words(found: InboxScreen) -> dict[str, Any]:
+def _inbox_words(found: InboxScreen, me: str) -> dict[str, Any]:
     """The inbox as its template reads it: each row's view with its label, and a message's
     task key and participant's name."""
     items = []
@@ -75,6 +80,8 @@ def _inbox_words(found: InboxScreen) -> dict[str, Any]:
         if entry.kind == "message":
             view["taskKey"] = found.task_keys.get(view["taskId"] or "")
             view["participantName"] = found.participant_names.get(view["participantId"])
+        if entry.kind == "hand_in":
+            view["versionLine"] = version_line(view, me)
         view["label"] = label
         items.append(view)
     return {
@@ -138,10 +145,13 @@ def show_draft(page: Page) -> Response:
         **draft_read_view(found.read),
         "memoryRecord": {"id": record[0], "title": record[1]} if record else None,
     }
-    return page.render(
+    return _with_decided(
+        page,
         "hand_in.html",
         title=draft["title"],
         draft=draft,
+        changes=version_diff(found.previous, draft),
+        undo_until=iso(found.undo_until),
         waiting=draft["status"] in WAITING_STATES,
         documents=list(DOCUMENT_TITLES.items()),
     )
@@ -175,6 +185,10 @@ def _undo(page: Page, draft_id: str) -> Decided:
     return review.undo_rule_acceptance(page.db, page.actor, draft_id)
 
 
+def _take_back(page: Page, draft_id: str) -> Decided:
+    return undo_decision(page.db, page.actor, draft_id)
+
+
 Decide = Callable[[Page, str], Decided]
 
 DECISIONS: dict[str, tuple[Decide, str]] = {
@@ -183,26 +197,100 @@ DECISIONS: dict[str, tuple[Decide, str]] = {
     "reject": (_reject, "Rejected"),
     "revise": (_revise, "Revision requested for"),
     "undo": (_undo, "Back in review:"),
+    "take-back": (_take_back, "Undone: your decision on"),
 }
+# Decisions that stay where they were taken: undoing puts the hand-in back in review.
+STAYS = frozenset({"undo", "take-back"})
+DECIDED_COOKIE = "crewboard_decided"  # the hand-in just decided, for the next page's note
+
+
+def _wants_json(page: Page) -> bool:
+    """The inbox's script decides without a reload and asks for JSON; a form gets pages."""
+    return "application/json" in page.request.headers.get("accept", "")
 
 
 def decide_draft(page: Page) -> Response:
-    """Take one decision about a hand-in, then go on to the next item waiting (undoing a
-    rule's acceptance stays on the hand-in, which waits again)."""
-    draft_id = _param(page, "draft_id")
-    chosen = DECISIONS.get(_param(page, "decision"))
-    if chosen is None:
-        raise NotFound(
-            f"No decision {_param(page, 'decision')!r}; a hand-in is approved, saved, "
-            "rejected, revised or undone.",
-            {"resource": "decision"},
-        )
-    decide, said = chosen
-    draft = decide(page, draft_id).row.draft
-    done = f"{said} “{draft.title}”."
-    if _param(page, "decision") == "undo":
-        return page.redirect(page.path(f"inbox/drafts/{draft_id}"), notice=done)
-    return _onwards(page, done, {"id": draft.id, "createdAt": iso(draft.created_at)})
+    """Take one decision about a hand-in. From its page: on to the next item waiting. From
+    the inbox list (`from` = list): back to the list. Undoing stays on the hand-in. The next
+    page tells what the decision did (its follow-up task) and offers to undo it; the inbox's
+    script gets the same as JSON."""
+    draft_id, name = _param(page, "draft_id"), _param(page, "decision")
+    chosen = DECISIONS.get(name)
+    try:
+        if chosen is None:
+            raise NotFound(
+                f"No decision {name!r}; a hand-in is approved, saved, rejected, revised or undone.",
+                {"resource": "decision"},
+            )
+        decided = chosen[0](page, draft_id)
+    except CrewboardError as error:
+        if _wants_json(page):
+            return JSONResponse(
+                {"ok": False, "error": human_message(error)}, status_code=error.http_status
+            )
+        raise
+    draft = decided.row.draft
+    done = f"{chosen[1]} “{draft.title}”."
+    if name == "take-back":
+        done += " It waits for review again."
+    if _wants_json(page):
+        return JSONResponse({"ok": True, "notice": done, "decided": _decided(page, draft.id)})
+    if name in STAYS:
+        back = page.field("next") if page.field("from") == "list" else ""
+        return page.redirect(back or page.path(f"inbox/drafts/{draft_id}"), notice=done)
+    if page.field("from") == "list":
+        response = page.redirect(page.field("next") or page.path("inbox"), notice=done)
+    else:
+        response = _onwards(page, done, {"id": draft.id, "createdAt": iso(draft.created_at)})
+    response.set_cookie(
+        DECIDED_COOKIE,
+        draft.id,
+        max_age=120,
+        httponly=True,
+        samesite="lax",
+        secure=secure(page.request),
+    )
+    return response
+
+
+def _decided(page: Page, draft_id: str) -> dict[str, Any] | None:
+    """What the page says of a hand-in this person just decided: the decision, its
+    follow-up task, and the undo form's path while it can be undone."""
+    assert page.project is not None  # noqa: S101 - project routes always have one
+    found = decided_note(page.db, page.actor, project_id=page.project["id"], draft_id=draft_id)
+    if found is None:
+        return None
+    view = draft_read_view(found.read)
+    follow = view["followUpTask"]
+    return {
+        "id": view["id"],
+        "title": view["title"],
+        "status": view["status"],
+        "said": SAID.get(view["status"], view["status"]),
+        "url": page.path(f"inbox/drafts/{view['id']}"),
+        "taskKey": view["taskKey"],
+        "followUp": {**follow, "url": page.path(f"tasks/{follow['key']}")} if follow else None,
+        "undo": page.path(f"inbox/drafts/{view['id']}/take-back") if found.undo_until else None,
+        "undoUntil": iso(found.undo_until),
+    }
+
+
+SAID = {
+    "approved": "Approved",
+    "saved_to_memory": "Approved and saved to memory",
+    "rejected": "Rejected",
+    "revision_requested": "Sent back for revision",
+}
+
+
+def _with_decided(page: Page, template: str, **context: Any) -> Response:
+    """Render an inbox page with the note of the hand-in just decided, once."""
+    decided = page.request.cookies.get(DECIDED_COOKIE)
+    note = _decided(page, decided) if decided else None
+    response = page.render(template, decided=note, **context)
+    if decided:
+        response.delete_cookie(DECIDED_COOKIE)
+    return response
 
 
 # --- proposal cards ----------------------------------------------------------------------------
@@ -219,7 +307,8 @@ def show_proposal(page: Page) -> Response:
             proposal_id=_param(page, "proposal_id"),
         )
     )
-    return page.render(
+    return _with_decided(
+        page,
         "proposal.html",
         title="Proposal",
         card=card,

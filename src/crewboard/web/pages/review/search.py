@@ -1,5 +1,5 @@
 """Web pages: search from anywhere. /p/{KEY}/search?q=… lists what matches in the project's
-tasks, hand-ins, memory and comments; `kind` pages through one kind; `region=1` answers only
+tasks, hand-ins, memory, comments, spec files, artifacts and handoffs; `kind` pages through one kind; `region=1` answers only
 the results region, which the Ctrl/⌘-K dialog (static/search.js) shows as a person types."""
 
 from __future__ import annotations
@@ -19,6 +19,9 @@ KIND_NAMES = {
     "handins": ("hand-in", "hand-ins", "Hand-ins"),
     "memory": ("memory record", "memory records", "Memory"),
     "comments": ("comment", "comments", "Comments"),
+    "specs": ("spec file", "spec files", "Spec files"),
+    "artifacts": ("artifact", "artifacts", "Artifacts"),
+    "handoffs": ("handoff", "handoffs", "Handoffs"),
 }
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
+from crewboard.domain.identity.naming import name_of
 from crewboard.domain.sessions import Decided, Turn
 from crewboard.errors import CrewboardError, RevisionConflict
 from crewboard.services.sessions import conversation
@@ -118,7 +119,7 @@ def _moved_on(conflict: RevisionConflict) -> str:
     if "currentRevision" not in details:
         return f"Not saved: {human_message(conflict)}"
     by = details.get("updatedBy") or {}
-    who = by.get("roleName") or by.get("tokenName") or by.get("displayName") or "Someone"
+    who = name_of(by)
     return (
         f"Not saved: {who} saved this file meanwhile (it is at revision "
         f"{details['currentRevision']} now), and the proposal was written from the older text. "

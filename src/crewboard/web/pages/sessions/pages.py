@@ -49,6 +49,17 @@ PENDING_WORDS = {
     "turn_still_running": "the model's reply",
     "none": "your next message",
 }
+TOOL_WORDS = {"list_folder": "listed", "read_file": "read", "search_text": "searched"}
+REFUSAL_WORDS = {
+    "outside_folder": "outside the folder",
+    "secret": "may hold secrets",
+    "ignored": "ignored by .gitignore",
+    "not_found": "not found",
+    "not_text": "not text",
+    "too_large": "too large",
+    "bad_arguments": "arguments the tool does not take",
+}
+READ_STATES = {"queued": "waiting for the bridge", "taken": "being read", "failed": "not answered"}
 
 
 def choice(kind: type[E], name: str, raw: str, default: E | None = None) -> E | None:
@@ -168,6 +179,9 @@ def show_session(
         pending_words=PENDING_WORDS,
         languages=LANGUAGE_NAMES,
         workflow=workflows().get(shown["session"]["workflowId"]),
+        tool_words=TOOL_WORDS,
+        refusal_words=REFUSAL_WORDS,
+        read_states=READ_STATES,
         typed=typed,
         here=page.path(f"sessions/{shown['session']['id']}"),
     )

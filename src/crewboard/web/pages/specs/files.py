@@ -25,6 +25,9 @@ from crewboard.web.context import Page, project_routes
 from crewboard.web.diffs import diff_rows
 from crewboard.web.downloads import download
 from crewboard.web.forms import show_conflict, show_refusal
+from crewboard.web.pages.specs import review
+from crewboard.web.pages.specs import tasks_md as checkbox_pages
+from crewboard.web.pages.specs.tasks_md import checkboxes, leaving_choices, leaving_question
 from crewboard.web.wording import STATUS_LABELS
 
 PAGE_SIZE = 100
@@ -165,9 +168,17 @@ def _file_page(page: Page, *, typed: dict[str, str], status_code: int = 200) -> 
     threads = present.list_spec_file_comments(
         page.db, page.actor, project=page.project_key, ref=_ref(page)
     )["threads"]
+    markdown = file["path"].lower().endswith((".md", ".markdown")) and offset == 1
+    spec, current = None, window is not None and window["revision"] == file["revisionCount"]
+    if markdown and window is not None and not window["nextOffset"] and not compare:
+        spec = review.review_page(window["text"], threads, current=current)
+    boxes = checkboxes(page, file, window if markdown else None, details.get("tasks"), spec)
     return page.render(
         "spec_file.html",
-        threads=threads,
+        **boxes,
+        # the anchors are in the current text: on an older revision the threads are only listed
+        threads=review.placed_threads(threads, spec if current else None),
+        spec=spec,
         open_threads=sum(1 for t in threads if t["status"] == "open" and not t["orphaned"]),
         typed=typed,
         status_code=status_code,
@@ -178,7 +189,7 @@ def _file_page(page: Page, *, typed: dict[str, str], status_code: int = 200) -> 
         labels=STATUS_LABELS,
         window=window,
         numbered=_numbered(window),
-        markdown=file["path"].lower().endswith((".md", ".markdown")) and offset == 1,
+        markdown=markdown,
         revision=revision,
         problem=problem,
         compare=compare,
@@ -239,12 +250,16 @@ def _edit_form(
     expected: Any,
     theirs: str | None = None,
     status_code: int = 200,
+    leaving: list[dict[str, Any]] | None = None,
 ) -> Response:
     """The edit form holding `text`, saved from version `expected` (`theirs` beside it after a
-    conflict)."""
+    conflict; `leaving`: the tasks whose lines it removes, to choose what becomes of each)."""
     return page.render(
         "spec_edit.html",
         status_code=status_code,
+        leaving=leaving,
+        chosen=leaving_choices(page),
+        labels=STATUS_LABELS,
         title=f"Edit {view['path']}",
         file=view,
         text=text,
@@ -269,6 +284,7 @@ def spec_save(page: Page) -> Response:
             expected_version=expected,
             idempotency_key=page.field("key") or None,
             answer=present.saved_view,
+            removed_tasks=leaving_choices(page),
         )
     except RevisionConflict as conflict:
         show_conflict(page, conflict, "this file")
@@ -278,14 +294,40 @@ def spec_save(page: Page) -> Response:
             page, view, text, expected=view["contentVersion"], theirs=theirs, status_code=409
         )
     except CrewboardError as error:
-        show_refusal(page, error)
         view, _data = _read_bytes(page, trashed=True)
-        return _edit_form(page, view, text, expected=expected, status_code=error.http_status)
+        leaving = leaving_question(error)
+        if leaving is None:
+            show_refusal(page, error)
+        return _edit_form(
+            page, view, text, expected=expected, status_code=error.http_status, leaving=leaving
+        )
     file = saved.body["file"]
     return page.redirect(
         page.path(f"specs/files/{file['id']}"),
-        notice=f"Saved {file['path']}: revision {file['revisionCount']}.",
+        notice=f"Saved {file['path']}: revision {file['revisionCount']}.{_left(page)}",
     )
+
+
+def _left(page: Page) -> str:
+    """What the save did with the tasks whose lines it removed, as the person chose (a choice
+    for a task whose line the text kept in the end did nothing, and is not told)."""
+    chosen = leaving_choices(page)
+    if not chosen:
+        return ""
+    still = (
+        present.get_spec_file(
+            page.db, page.actor, project=page.project_key, ref=_ref(page), include_tasks=True
+        ).get("tasks")
+        or []
+    )
+    gone = [c for task_id, c in chosen.items() if task_id not in {t["id"] for t in still}]
+    done, kept = gone.count("done"), gone.count("keep")
+    said = ""
+    if done:
+        said += f" {done} task{'s' if done > 1 else ''} moved to Done."
+    if kept:
+        said += f" {kept} task{'s' if kept > 1 else ''} kept on the board, no longer in the file."
+    return said
 
 
 def spec_trash(page: Page) -> Response:
@@ -320,34 +362,66 @@ def spec_restore(page: Page) -> Response:
 # --- comment threads ---------------------------------------------------------------------------
 
 
-def _back_to_file(page: Page, file_id: str, notice: str) -> Response:
-    """Back to the file's threads (the reply form names its file: a reply answers only the
-    comment)."""
-    return page.redirect(page.path(f"specs/files/{quote(file_id)}") + "#threads", notice=notice)
+def _back_to_file(page: Page, file_id: str, notice: str, thread_id: str) -> Response:
+    """Back to the file, at the thread just written to (the reply form names its file: a
+    reply answers only the comment)."""
+    anchor = f"#thread-{quote(thread_id)}"
+    return page.redirect(page.path(f"specs/files/{quote(file_id)}") + anchor, notice=notice)
 
 
 def thread_start(page: Page) -> Response:
-    """A thread on the passage the person selected (or pasted), with its first comment. A
-    refusal (a passage not in the file, or found twice) shows the page again with both kept."""
+    """A thread on the passage the person selected on the page (or, without the page's script,
+    pasted), with its first comment. A refusal (a passage no longer in the file, or found
+    twice) shows the page again with both kept, in the page's words."""
     try:
-        comments.create_spec_file_comment_thread(
+        at: int | None = None
+        quote, prefix, suffix = page.field("quote"), page.field("prefix"), page.field("suffix")
+        if page.field("sel_start"):
+            passage, current = _selected(page)
+            quote, prefix, suffix = passage.quote, passage.prefix, passage.suffix
+            at = passage.start if current else None
+        elif not quote.strip():
+            raise ValidationFailed(
+                "Select the words you comment on in the text, then press Comment.",
+                {"field": "quote"},
+            )
+        made = comments.create_spec_file_comment_thread(
             page.db,
             page.actor,
             project=page.project_key,
             workspace_id=_workspace(page),
             ref=_ref(page),
-            anchor_quote=page.field("quote"),
-            anchor_prefix=page.field("prefix") or None,
-            anchor_suffix=page.field("suffix") or None,
+            anchor_quote=quote,
+            anchor_prefix=prefix or None,
+            anchor_suffix=suffix or None,
+            anchor_start=at,
             body=page.field("body"),
             idempotency_key=page.field("key") or None,
             answer=present.thread_answer(page.actor),
         )
     except CrewboardError as error:
-        show_refusal(page, error)
+        shown = review.for_people(error) if isinstance(error, ValidationFailed) else error
+        show_refusal(page, shown)
         typed = {"quote": page.field("quote"), "body": page.field("body")}
         return _file_page(page, typed=typed, status_code=error.http_status)
-    return _back_to_file(page, page.request.path_params["file_id"], "Started a thread.")
+    file_id, thread_id = page.request.path_params["file_id"], made.body["thread"]["id"]
+    return _back_to_file(page, file_id, "Started a thread.", thread_id)
+
+
+def _selected(page: Page) -> tuple[review.Passage, bool]:
+    """The source passage of the words selected on the page, in the revision it showed, and
+    whether that is the current revision (then the passage is exactly where it says).
+
+    Raises:
+        ValidationFailed: the selection is not in that revision's text as the page showed it.
+    """
+    selection = review.Selection.parse(
+        page.field("sel_revision"), page.field("sel_start"), page.field("sel_end"),
+        page.field("sel_text"),
+    )  # fmt: skip
+    view, data = _read_bytes(page, revision=selection.revision, trashed=True)
+    passage = review.passage_of(data.decode("utf-8", errors="replace"), selection)
+    return passage, view["revision"] == view["revisionCount"]
 
 
 def _thread_id(page: Page) -> str:
@@ -365,7 +439,7 @@ def thread_reply(page: Page) -> Response:
         idempotency_key=page.field("key") or None,
         answer=present.comment_answer(page.actor),
     )
-    return _back_to_file(page, page.field("file_id"), "Replied.")
+    return _back_to_file(page, page.field("file_id"), "Replied.", _thread_id(page))
 
 
 def thread_resolve(page: Page) -> Response:
@@ -385,7 +459,7 @@ def _set_thread_state(page: Page, change: Callable[..., dict[str, Any]], notice:
         workspace_id=_workspace(page),
         thread_id=_thread_id(page),
     )
-    return _back_to_file(page, done["thread"]["fileId"], notice)
+    return _back_to_file(page, done["thread"]["fileId"], notice, done["thread"]["id"])
 
 
 def spec_raw(page: Page) -> Response:
@@ -405,6 +479,7 @@ ROUTES: list[BaseRoute] = [
     *project_routes("specs/files/{file_id}/trash", post=spec_trash),
     *project_routes("specs/files/{file_id}/restore", post=spec_restore),
     *project_routes("specs/files/{file_id}/raw", get=spec_raw),
+    *checkbox_pages.ROUTES,
     *project_routes("specs/files/{file_id}/threads", post=thread_start),
     *project_routes("specs/threads/{thread_id}/reply", post=thread_reply),
     *project_routes("specs/threads/{thread_id}/resolve", post=thread_resolve),
