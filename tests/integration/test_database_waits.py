@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -16,6 +17,7 @@ from sqlalchemy.engine import URL
 from sqlalchemy.exc import DBAPIError
 
 from crewboard.config import load_settings
+from crewboard.storage import migrate
 from crewboard.storage.database import Database
 from crewboard.storage.identity import tables as identity
 from crewboard.storage.uow import EVENT_LOCK, UnitOfWork
@@ -215,3 +217,19 @@ def test_long_operations_lift_the_limits_for_their_own_transaction(tight: Databa
     # The next transaction on the same pooled connections has the node's limits again.
     with pytest.raises(DBAPIError):
         tight.read(lambda uow: uow.conn.exec_driver_sql("SELECT pg_sleep(1.2)").all())
+
+
+def test_the_schema_comparison_may_pause_longer_than_the_idle_timeout(
+    tight: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reflecting every table is many reads with Python work between them; on a loaded machine
+    a gap outlasted the node's idle timeout and the server ended the comparison's session."""
+    compare = migrate.compare_metadata
+
+    def slow_compare(context: Any, tables: Any) -> list[Any]:
+        found = list(compare(context, tables))
+        time.sleep(0.8)  # longer than `tight`'s 0.5 s idle in a transaction
+        return found
+
+    monkeypatch.setattr(migrate, "compare_metadata", slow_compare)
+    assert migrate.schema_differences(tight) == []

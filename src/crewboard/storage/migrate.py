@@ -114,7 +114,10 @@ def _include(_obj: Any, name: str | None, _type: str, reflected: bool, _compare_
 
 def schema_differences(db: Database) -> list[Any]:
     """What differs between the migrated database and `tables.py` (empty when they agree)."""
-    with db.engine.connect() as conn:
+    with db.engine.connect() as conn, conn.begin():
+        # Reflecting every table is many small reads with Python work between them: on a
+        # busy machine the gaps outlast the node's few seconds idle in a transaction.
+        relax_waits(conn, idle_in_transaction=LONG_IDLE_S)
         context = MigrationContext.configure(
             conn, opts={"compare_type": True, "include_object": _include}
         )
