@@ -6,6 +6,7 @@ and the result is passed to `create_app(settings)`.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import tomllib
 from pathlib import Path
@@ -197,6 +198,30 @@ class Settings(BaseSettings):
         "lapse is recorded and the project's people told).",
     )  # fmt: skip
 
+    webhook_allow_networks: str = Field(
+        default="", max_length=2000,
+        description="Networks (comma-separated CIDRs, e.g. 10.0.0.0/8) webhooks may deliver "
+        "to although private, loopback or link-local; empty: none.",
+    )  # fmt: skip
+    webhook_timeout: float = Field(
+        default=10.0, ge=1, le=60,
+        description="Seconds one webhook delivery attempt may take, answer included.",
+    )  # fmt: skip
+    webhook_max_body: int = Field(
+        default=262_144, ge=4096, le=4_194_304,
+        description="Bytes of a webhook delivery's body; a larger event goes out without its "
+        "payload (marked truncated).",
+    )  # fmt: skip
+    webhook_retry_hours: float = Field(
+        default=24.0, ge=0.01, le=168,
+        description="Hours a webhook keeps retrying a failing delivery before it is paused "
+        "and the project's admins are told.",
+    )  # fmt: skip
+    webhook_workers: int = Field(
+        default=8, ge=1, le=256,
+        description="Webhooks one process sends for at once.",
+    )  # fmt: skip
+
     live_streams: int = Field(
         default=500, ge=10, le=100_000,
         description="Live event streams one process holds (a tenth of them kept for the web "
@@ -254,6 +279,20 @@ class Settings(BaseSettings):
     def _split_commas(cls, value: Any) -> Any:
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("webhook_allow_networks")
+    @classmethod
+    def _check_networks(cls, value: str) -> str:
+        for part in value.split(","):
+            if part.strip():
+                try:
+                    ipaddress.ip_network(part.strip(), strict=False)
+                except ValueError as error:
+                    raise ValueError(
+                        f"webhook_allow_networks (CREWBOARD_WEBHOOK_ALLOW_NETWORKS): {part.strip()!r} "
+                        "is no network; give CIDRs separated by commas, e.g. 127.0.0.1/32,10.0.0.0/8"
+                    ) from error
         return value
 
     @field_validator("base_url")

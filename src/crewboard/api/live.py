@@ -30,20 +30,12 @@ from crewboard.http.cookies import SESSION_COOKIE
 from crewboard.http.sse import BACKFILL, Stream, open_stream
 from crewboard.services.live import Subscription
 from crewboard.services.stream_access import StreamAccess, rest_stream_access
-from crewboard.services.views import iso
+from crewboard.services.views import event_view
 from crewboard.storage.database import Database
 
 
 def event_lines(row: dict[str, Any]) -> str:
-    data = {
-        "id": row["id"],
-        "type": row["type"],
-        "projectId": row["project_id"],
-        "taskId": row.get("task_id"),
-        "at": iso(row["created_at"]),
-        "actor": row.get("actor"),
-        "payload": row.get("payload"),
-    }
+    data = event_view(row)
     return f"id: {row['id']}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
 
 

@@ -195,6 +195,7 @@ class Broker:
         self._stopping = threading.Event()
         self._listener: threading.Thread | None = None
         self._also: dict[str, Callable[[str], None]] = {}  # other channels' listeners
+        self._on_events: list[Callable[[], None]] = []  # told "events arrived" (`on_events`)
         self.listening = threading.Event()  # set while LISTEN is up (PostgreSQL)
         self._started = False  # the cursor is set (the first read of the log worked)
         db.add_event_listener(self._heard)
@@ -212,6 +213,14 @@ class Broker:
 
     def wake(self) -> None:
         self._wakeup.wake()
+        for heard in self._on_events:
+            heard()
+
+    def on_events(self, heard: Callable[[], None]) -> None:
+        """Call `heard` (from any thread, with no arguments) whenever the broker hears that
+        events may have arrived: a local commit, another node's NOTIFY (PostgreSQL). Another
+        reader of the log (the webhook dispatcher) wakes on it instead of listening itself."""
+        self._on_events.append(heard)
 
     def listen_also(self, channel: str, heard: Callable[[str], None]) -> None:
         """Hand each NOTIFY on `channel` (PostgreSQL) to `heard`, with its payload, from the

@@ -17,6 +17,20 @@ def iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
+def event_view(row: dict[str, Any]) -> dict[str, Any]:
+    """An event of the log as outside clients get it (live streams, webhooks): its id, type,
+    project and task, time, who, and payload."""
+    return {
+        "id": row["id"],
+        "type": row["type"],
+        "projectId": row["project_id"],
+        "taskId": row.get("task_id"),
+        "at": iso(row["created_at"]),
+        "actor": row.get("actor"),
+        "payload": row.get("payload"),
+    }
+
+
 def user_view(user: User) -> dict[str, Any]:
     return {
         "id": user.id,

@@ -20,6 +20,7 @@ from crewboard.storage.review import tables as review
 from crewboard.storage.schema import metadata
 from crewboard.storage.sessions import tables as sessions
 from crewboard.storage.specs import tables as specs
+from crewboard.storage.webhooks import tables as webhooks
 
 AREAS = (
     identity,
@@ -33,6 +34,7 @@ AREAS = (
     notifications,
     oauth,
     sessions,
+    webhooks,
 )
 
 __all__ = ["AREAS", "blob_tables", "claim_tables", "metadata", "search_texts", "view_tables"]

@@ -1,0 +1,1 @@
+"""Storage of outgoing webhooks: subscriptions and their delivery log."""
