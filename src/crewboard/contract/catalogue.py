@@ -23,6 +23,7 @@ from crewboard.contract.sessions import sessions as spec_sessions
 from crewboard.contract.specs import attachments
 from crewboard.contract.specs import comments as spec_comments
 from crewboard.contract.specs import files as spec_files
+from crewboard.contract.webhooks import webhooks
 from crewboard.domain.identity.access import Role, Toolset
 from crewboard.domain.identity.records import Actor
 from crewboard.services.identity.access import limit_of
@@ -161,5 +162,6 @@ def default_catalogue() -> Catalogue:
             *artifacts.OPERATIONS,
             *handoffs.OPERATIONS,
             *stream_tokens.OPERATIONS,
+            *webhooks.OPERATIONS,
         ]
     )

@@ -1,0 +1,1 @@
+"""Webhook operations: a project's outgoing webhooks and their delivery log, for its admins."""
