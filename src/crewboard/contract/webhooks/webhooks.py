@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from crewboard.contract.args import Args, Paging, ProjectRef
+from crewboard.contract.args import Args, Paging, ProjectRef, WorkspaceId
 from crewboard.contract.operation import Area, Call, Cli, Rest
 from crewboard.contract.reply import Reply, paged_reply
 from crewboard.contract.webhooks.present import delivery_view, made_view, webhook_view
@@ -31,6 +31,7 @@ SIGNING = (
 
 
 class CreateWebhook(Args):
+    workspace_id: WorkspaceId = None
     project_id: ProjectRef
     url: str = Url
     events: list[Pattern] = Patterns
@@ -39,14 +40,17 @@ class CreateWebhook(Args):
 
 
 class ProjectWebhooks(Args):
+    workspace_id: WorkspaceId = None
     project_id: ProjectRef
 
 
 class WebhookAction(Args):
+    workspace_id: WorkspaceId = None
     webhook_id: str = WebhookRef
 
 
 class UpdateWebhook(Args):
+    workspace_id: WorkspaceId = None
     webhook_id: str = WebhookRef
     url: str | None = Field(default=None, min_length=1, max_length=MAX_URL)
     events: list[Pattern] | None = Field(default=None, min_length=1, max_length=MAX_PATTERNS)
@@ -57,24 +61,28 @@ class UpdateWebhook(Args):
 
 
 class ListDeliveries(Paging):
+    workspace_id: WorkspaceId = None
     webhook_id: str = WebhookRef
     state: Literal["pending", "delivered", "retrying", "failed"] | None = None
 
 
 class Redeliver(Args):
+    workspace_id: WorkspaceId = None
     delivery_id: str = Field(min_length=1, max_length=64, description="A delivery's id (whd_…).")
 
 
 def create_webhook(call: Call, args: CreateWebhook) -> Reply:
     made = subscriptions.create_webhook(
         call.db, call.actor, args.project_id, url=args.url, events=args.events,
-        description=args.description, active=args.active,
+        description=args.description, active=args.active, workspace_id=args.workspace_ref(),
     )  # fmt: skip
     return Reply(made_view(made), f"The secret is shown this once: keep it. {SIGNING}")
 
 
 def list_webhooks(call: Call, args: ProjectWebhooks) -> Reply:
-    found = subscriptions.list_webhooks(call.db, call.actor, args.project_id)
+    found = subscriptions.list_webhooks(
+        call.db, call.actor, args.project_id, workspace_id=args.workspace_ref()
+    )
     return Reply({"webhooks": [webhook_view(w) for w in found]})
 
 
@@ -87,37 +95,45 @@ def get_webhook(call: Call, args: WebhookAction) -> Reply:
 def update_webhook(call: Call, args: UpdateWebhook) -> Reply:
     changed = subscriptions.update_webhook(
         call.db, call.actor, args.webhook_id, url=args.url, events=args.events,
-        description=args.description, active=args.active,
+        description=args.description, active=args.active, workspace_id=args.workspace_ref(),
     )  # fmt: skip
     return Reply({"webhook": webhook_view(changed)})
 
 
 def delete_webhook(call: Call, args: WebhookAction) -> Reply:
-    subscriptions.delete_webhook(call.db, call.actor, args.webhook_id)
+    subscriptions.delete_webhook(
+        call.db, call.actor, args.webhook_id, workspace_id=args.workspace_ref()
+    )
     return Reply({"deleted": True, "webhookId": args.webhook_id})
 
 
 def rotate_webhook_secret(call: Call, args: WebhookAction) -> Reply:
-    made = subscriptions.rotate_webhook_secret(call.db, call.actor, args.webhook_id)
+    made = subscriptions.rotate_webhook_secret(
+        call.db, call.actor, args.webhook_id, workspace_id=args.workspace_ref()
+    )
     return Reply(made_view(made), "The new secret is shown this once; the old one no longer signs.")
 
 
 def list_webhook_deliveries(call: Call, args: ListDeliveries) -> Reply:
     page = deliveries.list_webhook_deliveries(
         call.db, call.actor, args.webhook_id, state=args.state, limit=args.limit,
-        offset=args.offset,
+        offset=args.offset, workspace_id=args.workspace_ref(),
     )  # fmt: skip
     found = {"deliveries": [delivery_view(d) for d in page.deliveries], "total": page.total}
     return paged_reply(found, "deliveries", args.offset)
 
 
 def redeliver_webhook(call: Call, args: Redeliver) -> Reply:
-    queued = deliveries.redeliver_webhook(call.db, call.actor, args.delivery_id)
+    queued = deliveries.redeliver_webhook(
+        call.db, call.actor, args.delivery_id, workspace_id=args.workspace_ref()
+    )
     return Reply({"delivery": delivery_view(queued)}, "Queued; its outcome shows in the log.")
 
 
 def ping_webhook(call: Call, args: WebhookAction) -> Reply:
-    queued = deliveries.ping_webhook(call.db, call.actor, args.webhook_id)
+    queued = deliveries.ping_webhook(
+        call.db, call.actor, args.webhook_id, workspace_id=args.workspace_ref()
+    )
     return Reply({"delivery": delivery_view(queued)}, "Queued; its outcome shows in the log.")
 
 

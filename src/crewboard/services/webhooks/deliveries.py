@@ -16,7 +16,7 @@ from crewboard.domain.webhooks import (
     Webhook,
 )
 from crewboard.errors import ValidationFailed
-from crewboard.services.identity.access import not_open
+from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, not_open
 from crewboard.services.webhooks.subscriptions import access_webhook
 from crewboard.storage.database import Database
 from crewboard.storage.uow import UnitOfWork
@@ -37,6 +37,7 @@ def list_webhook_deliveries(
     state: str | None = None,
     limit: int = 50,
     offset: int = 0,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
 ) -> DeliveryPage:
     """The webhook's log, newest first, optionally of one state.
 
@@ -50,7 +51,7 @@ def list_webhook_deliveries(
     limit = max(1, min(limit, MAX_LIMIT))
 
     def work(uow: UnitOfWork) -> DeliveryPage:
-        webhook, _project = access_webhook(uow, actor, webhook_id)
+        webhook, _project = access_webhook(uow, actor, webhook_id, workspace_id)
         states = None if state is None else [state]
         return WebhookRepository(uow.conn).list_deliveries(
             webhook.id, states=states, limit=limit, offset=max(0, offset)
@@ -80,7 +81,9 @@ def _queue(
     return delivery
 
 
-def redeliver_webhook(db: Database, actor: Actor, delivery_id: str) -> Delivery:
+def redeliver_webhook(
+    db: Database, actor: Actor, delivery_id: str, *, workspace_id: WorkspaceRef = ANY_WORKSPACE
+) -> Delivery:
     """Queue the logged delivery's event again, as a new delivery (its own id) sent soon,
     even to a paused webhook; the receiver dedupes by Crewboard-Event-Id if it must.
 
@@ -94,7 +97,7 @@ def redeliver_webhook(db: Database, actor: Actor, delivery_id: str) -> Delivery:
         logged = WebhookRepository(uow.conn).get_delivery(delivery_id)
         if logged is None:
             raise delivery_not_found(delivery_id)
-        webhook, _project = access_webhook(uow, actor, logged.webhook_id)
+        webhook, _project = access_webhook(uow, actor, logged.webhook_id, workspace_id)
         if logged.event_id is None:
             raise ValidationFailed.field(
                 "deliveryId", "is a ping, which carries no event; use ping_webhook."
@@ -104,7 +107,9 @@ def redeliver_webhook(db: Database, actor: Actor, delivery_id: str) -> Delivery:
     return db.write(work)
 
 
-def ping_webhook(db: Database, actor: Actor, webhook_id: str) -> Delivery:
+def ping_webhook(
+    db: Database, actor: Actor, webhook_id: str, *, workspace_id: WorkspaceRef = ANY_WORKSPACE
+) -> Delivery:
     """Queue a `webhook.ping` delivery, to check the receiver and its signature check; its
     outcome shows in the log.
 
@@ -113,7 +118,7 @@ def ping_webhook(db: Database, actor: Actor, webhook_id: str) -> Delivery:
     """
 
     def work(uow: UnitOfWork) -> Delivery:
-        webhook, _project = access_webhook(uow, actor, webhook_id)
+        webhook, _project = access_webhook(uow, actor, webhook_id, workspace_id)
         return _queue(uow, webhook, DeliveryKind.PING, None, PING)
 
     return db.write(work)

@@ -29,7 +29,12 @@ from crewboard.domain.webhooks import (
 )
 from crewboard.errors import LimitExceeded
 from crewboard.services.events import record_project_event
-from crewboard.services.identity.access import access_project, not_open
+from crewboard.services.identity.access import (
+    ANY_WORKSPACE,
+    WorkspaceRef,
+    access_project,
+    not_open,
+)
 from crewboard.services.views import actor_stamp
 from crewboard.services.webhooks.sending import check_destination, policy_of
 from crewboard.storage.database import Database
@@ -39,7 +44,9 @@ from crewboard.storage.webhooks.repository import WebhookRepository
 webhook_not_found = not_open("webhook", "list_webhooks shows a project's webhooks.")
 
 
-def access_webhook(uow: UnitOfWork, actor: Actor, webhook_id: str) -> tuple[Webhook, Project]:
+def access_webhook(
+    uow: UnitOfWork, actor: Actor, webhook_id: str, workspace_id: WorkspaceRef = ANY_WORKSPACE
+) -> tuple[Webhook, Project]:
     """The webhook and its project, for one of the project's admins.
 
     Raises:
@@ -49,14 +56,16 @@ def access_webhook(uow: UnitOfWork, actor: Actor, webhook_id: str) -> tuple[Webh
     webhook = WebhookRepository(uow.conn).get(webhook_id)
     if webhook is None:
         raise webhook_not_found(webhook_id)
-    access = access_project(
-        uow, actor, webhook.project_id, scope=Scope.PROJECTS_ADMIN, role=Role.ADMIN
+    return webhook, _admin_project(uow, actor, webhook.project_id, workspace_id)
+
+
+def _admin_project(
+    uow: UnitOfWork, actor: Actor, project: str, workspace_id: WorkspaceRef = ANY_WORKSPACE
+) -> Project:
+    found = access_project(
+        uow, actor, project, scope=Scope.PROJECTS_ADMIN, role=Role.ADMIN, workspace_id=workspace_id
     )
-    return webhook, access.project
-
-
-def _admin_project(uow: UnitOfWork, actor: Actor, project: str) -> Project:
-    return access_project(uow, actor, project, scope=Scope.PROJECTS_ADMIN, role=Role.ADMIN).project
+    return found.project
 
 
 def _description(text: str | None) -> str | None:
@@ -74,6 +83,7 @@ def create_webhook(
     events: Sequence[str],
     description: str | None = None,
     active: bool = True,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
 ) -> WebhookMade:
     """A new webhook of `project` (id or key), and its secret, shown this once.
 
@@ -84,11 +94,11 @@ def create_webhook(
     """
     patterns = check_patterns(events)
     note = _description(description)
-    db.read(lambda uow: _admin_project(uow, actor, project))  # refuse before resolving
+    db.read(lambda uow: _admin_project(uow, actor, project, workspace_id))  # before resolving
     check_destination(url, policy_of(db))
 
     def work(uow: UnitOfWork) -> WebhookMade:
-        found = _admin_project(uow, actor, project)
+        found = _admin_project(uow, actor, project, workspace_id)
         repo = WebhookRepository(uow.conn)
         if repo.count_for_project(found.id) >= MAX_WEBHOOKS:
             raise LimitExceeded(
@@ -112,7 +122,9 @@ def create_webhook(
     return db.write(work)
 
 
-def list_webhooks(db: Database, actor: Actor, project: str) -> list[Webhook]:
+def list_webhooks(
+    db: Database, actor: Actor, project: str, *, workspace_id: WorkspaceRef = ANY_WORKSPACE
+) -> list[Webhook]:
     """The project's webhooks, oldest first.
 
     Raises:
@@ -120,19 +132,21 @@ def list_webhooks(db: Database, actor: Actor, project: str) -> list[Webhook]:
     """
 
     def work(uow: UnitOfWork) -> list[Webhook]:
-        found = _admin_project(uow, actor, project)
+        found = _admin_project(uow, actor, project, workspace_id)
         return WebhookRepository(uow.conn).list_for_project(found.id)
 
     return db.read(work)
 
 
-def get_webhook(db: Database, actor: Actor, webhook_id: str) -> Webhook:
+def get_webhook(
+    db: Database, actor: Actor, webhook_id: str, *, workspace_id: WorkspaceRef = ANY_WORKSPACE
+) -> Webhook:
     """One webhook (never its secret on the wire: the door leaves it out).
 
     Raises:
         NotFound, PermissionDenied: as `access_webhook`.
     """
-    return db.read(lambda uow: access_webhook(uow, actor, webhook_id)[0])
+    return db.read(lambda uow: access_webhook(uow, actor, webhook_id, workspace_id)[0])
 
 
 def update_webhook(
@@ -144,6 +158,7 @@ def update_webhook(
     events: Sequence[str] | None = None,
     description: str | None = None,
     active: bool | None = None,
+    workspace_id: WorkspaceRef = ANY_WORKSPACE,
 ) -> Webhook:
     """Change a webhook. `active: true` on a paused one resumes it: its failing state is
     cleared and its head event tried again now; `active: false` pauses it.
@@ -154,12 +169,12 @@ def update_webhook(
     """
     patterns = None if events is None else check_patterns(events)
     note = None if description is None else _description(description)
-    db.read(lambda uow: access_webhook(uow, actor, webhook_id))
+    db.read(lambda uow: access_webhook(uow, actor, webhook_id, workspace_id))
     if url is not None:
         check_destination(url, policy_of(db))
 
     def work(uow: UnitOfWork) -> Webhook:
-        webhook, project = access_webhook(uow, actor, webhook_id)
+        webhook, project = access_webhook(uow, actor, webhook_id, workspace_id)
         changes: dict[str, Any] = {"updated_at": uow.now}
         if url is not None:
             changes["url"] = url
@@ -192,7 +207,9 @@ def _state_change(webhook: Webhook, active: bool, uow: UnitOfWork) -> dict[str, 
     return {}
 
 
-def delete_webhook(db: Database, actor: Actor, webhook_id: str) -> None:
+def delete_webhook(
+    db: Database, actor: Actor, webhook_id: str, *, workspace_id: WorkspaceRef = ANY_WORKSPACE
+) -> None:
     """Delete a webhook and its delivery log; nothing more is sent to it.
 
     Raises:
@@ -200,14 +217,16 @@ def delete_webhook(db: Database, actor: Actor, webhook_id: str) -> None:
     """
 
     def work(uow: UnitOfWork) -> None:
-        webhook, project = access_webhook(uow, actor, webhook_id)
+        webhook, project = access_webhook(uow, actor, webhook_id, workspace_id)
         WebhookRepository(uow.conn).delete(webhook.id)
         record_project_event(uow, actor, "webhook.deleted", project, {"webhookId": webhook.id})
 
     db.write(work)
 
 
-def rotate_webhook_secret(db: Database, actor: Actor, webhook_id: str) -> WebhookMade:
+def rotate_webhook_secret(
+    db: Database, actor: Actor, webhook_id: str, *, workspace_id: WorkspaceRef = ANY_WORKSPACE
+) -> WebhookMade:
     """A new secret for the webhook, shown this once; the old one stops signing at once.
 
     Raises:
@@ -215,7 +234,7 @@ def rotate_webhook_secret(db: Database, actor: Actor, webhook_id: str) -> Webhoo
     """
 
     def work(uow: UnitOfWork) -> WebhookMade:
-        webhook, project = access_webhook(uow, actor, webhook_id)
+        webhook, project = access_webhook(uow, actor, webhook_id, workspace_id)
         secret = new_secret()
         WebhookRepository(uow.conn).update(webhook.id, secret=secret, updated_at=uow.now)
         record_project_event(
