@@ -37,8 +37,7 @@ from crewboard.services.sessions.runner import SessionRunner
 from crewboard.services.specs.tasks_md import install as install_tasks_md
 from crewboard.services.supervisor import DatabaseProbe, Loop, Supervisor
 from crewboard.services.webhooks.dispatcher import Dispatcher
-from crewboard.services.webhooks.sending import configure as configure_webhooks
-from crewboard.services.webhooks.sending import policy_from as webhook_policy
+from crewboard.services.webhooks.sending import configure_from as configure_webhooks
 from crewboard.storage import migrate
 from crewboard.storage.database import Database
 from crewboard.storage.outages import DATABASE_ERRORS, unavailable
@@ -241,10 +240,7 @@ def create_app(
     broker.listen_also(code.channel, code.heard)  # other nodes' calls and answers, at once
     runner = SessionRunner(db, settings, code=code) if settings.session_runners > 0 else None
 
-    configure_webhooks(db, webhook_policy(
-        settings.webhook_allow_networks, settings.webhook_timeout, settings.webhook_max_body,
-        settings.webhook_retry_hours,
-    ))  # fmt: skip
+    configure_webhooks(db, settings)  # the address policy, timeouts and retry window
     # Sends each webhook the project's events from the log; woken by the broker, which hears
     # local commits and other nodes' (LISTEN), so the dispatcher keeps no connection of its own.
     dispatcher = Dispatcher(db, workers=settings.webhook_workers)

@@ -43,6 +43,7 @@ EMAIL = "owner@example.com"
 ALL_SCOPES = [scope.value for scope in Scope]
 SPEC = "# Spec\n\nThe first line of the spec.\nThe second line.\n"
 NOWHERE = "no-such-id-0000"
+HOOK = "http://127.0.0.1:9/hook"  # loopback, allowed by the server's settings; a closed port
 W: dict[str, Any] = {"workspaceId": None}
 
 
@@ -66,6 +67,7 @@ class World:
     action_item: str = ""
     session: str = ""
     stream_token: str = ""
+    webhook: str = ""
     seat: str = ""
     repo: str = ""
     numbers: Iterator[int] = field(default_factory=itertools.count)
@@ -276,6 +278,17 @@ def _update_action_item(w: World, t: str) -> dict[str, Any]:
         "actionItemId": item["id"], **W, "expectedUpdatedAt": item["updatedAt"],
         "status": "done",
     }  # fmt: skip
+
+
+def _new_webhook(w: World, t: str) -> str:
+    made = w.make("create_webhook", {
+        "projectId": "CRW", "url": HOOK, "events": ["task.*"], "description": f"Hook {t}",
+    })  # fmt: skip
+    return str(made["webhook"]["id"])
+
+
+def _ping(w: World, t: str) -> str:
+    return str(w.make("ping_webhook", {"webhookId": w.webhook})["delivery"]["id"])
 
 
 def _new_stream_token(w: World, t: str) -> str:
@@ -803,6 +816,51 @@ SCENARIOS: dict[str, Scenario] = {
         lambda w, t: {"streamTokenId": _new_stream_token(w, t)}, lambda b, w: b["streamToken"]["name"].startswith("Gone "),
         lambda w, t: {"streamTokenId": NOWHERE}, "NOT_FOUND",
     ),
+    # --- webhooks -------------------------------------------------------------------------
+    "create_webhook": Scenario(
+        lambda w, t: {"projectId": "CRW", **W, "url": HOOK, "events": ["task.*"], "description": f"Made {t}"},
+        lambda b, w: b["secret"].startswith("whsec_") and b["webhook"]["events"] == ["task.*"],
+        lambda w, t: {"projectId": "CRW", **W, "url": HOOK, "events": ["token.*"]}, "VALIDATION", "events",
+    ),
+    "list_webhooks": Scenario(
+        lambda w, t: {"projectId": "CRW"},
+        lambda b, w: w.webhook in str(b) and "secret" not in str(b), _unknown_project, "NOT_FOUND",
+    ),
+    "get_webhook": Scenario(
+        lambda w, t: {"webhookId": w.webhook},
+        lambda b, w: b["webhook"]["id"] == w.webhook and "secret" not in b["webhook"],
+        lambda w, t: {"webhookId": NOWHERE}, "NOT_FOUND",
+    ),
+    "update_webhook": Scenario(
+        lambda w, t: {"webhookId": _new_webhook(w, t), **W, "description": f"Changed {t}", "active": False},
+        lambda b, w: b["webhook"]["state"] == "paused" and b["webhook"]["description"].startswith("Changed "),
+        lambda w, t: {"webhookId": w.webhook, **W, "events": ["nope.*"]}, "VALIDATION", "events",
+    ),
+    "delete_webhook": Scenario(
+        lambda w, t: {"webhookId": _new_webhook(w, t), **W},
+        lambda b, w: b["deleted"] is True,
+        lambda w, t: {"webhookId": NOWHERE, **W}, "NOT_FOUND",
+    ),
+    "rotate_webhook_secret": Scenario(
+        lambda w, t: {"webhookId": w.webhook, **W},
+        lambda b, w: b["secret"].startswith("whsec_") and b["webhook"]["id"] == w.webhook,
+        lambda w, t: {"webhookId": NOWHERE, **W}, "NOT_FOUND",
+    ),
+    "list_webhook_deliveries": Scenario(
+        lambda w, t: {"webhookId": w.webhook, "limit": 200},
+        lambda b, w: b["total"] >= 1 and b["deliveries"][0]["webhookId"] == w.webhook,
+        lambda w, t: {"webhookId": w.webhook, "limit": 201}, "VALIDATION", "limit",
+    ),
+    "redeliver_webhook": Scenario(
+        lambda w, t: {"deliveryId": _ping(w, t), **W},
+        lambda b, w: b["delivery"]["kind"] == "redelivery",
+        lambda w, t: {"deliveryId": NOWHERE, **W}, "NOT_FOUND",
+    ),
+    "ping_webhook": Scenario(
+        lambda w, t: {"webhookId": w.webhook, **W},
+        lambda b, w: b["delivery"]["kind"] == "ping" and b["delivery"]["eventType"] == "webhook.ping",
+        lambda w, t: {"webhookId": NOWHERE, **W}, "NOT_FOUND",
+    ),
 }
 # fmt: on
 
@@ -841,7 +899,11 @@ def door_app(
     ).secret
     data_dir = tmp_path_factory.mktemp("doors")
     settings = Settings(
-        data_dir=data_dir, port=free_port(), session_runners=0, session_first_turn_wait=0
+        data_dir=data_dir,
+        port=free_port(),
+        session_runners=0,
+        session_first_turn_wait=0,
+        webhook_allow_networks="127.0.0.1/32",
     )
     env = {
         "CREWBOARD_DATA_DIR": str(data_dir),
@@ -849,6 +911,7 @@ def door_app(
         "CREWBOARD_CONFIG_FILE": None,
         "CREWBOARD_SESSION_RUNNERS": "0",
         "CREWBOARD_SESSION_FIRST_TURN_WAIT": "0",
+        "CREWBOARD_WEBHOOK_ALLOW_NETWORKS": "127.0.0.1/32",
     }
     with running_server(settings, module_db) as base:
         yield DoorApp(
@@ -894,6 +957,8 @@ def _seed(w: World, db: Database, owner: User) -> World:
     )["actionItem"]["id"]
     w.session = w.new_session("seed")
     w.stream_token = _new_stream_token(w, "seed")
+    w.webhook = _new_webhook(w, "seed")
+    _ping(w, "seed")  # the log has an entry
     w.seat = w.owner_id  # a participant of the project's conversation
     return w
 

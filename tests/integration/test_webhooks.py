@@ -165,5 +165,10 @@ def test_the_delivery_log_pages_newest_first_and_filters_by_state(
         ErrorCode.VALIDATION, deliveries.list_webhook_deliveries, db, actor, made.webhook.id,
         state="lost",
     )  # fmt: skip
-    refused(ErrorCode.VALIDATION, deliveries.redeliver_webhook, db, actor, pings[0].id)
+    again = deliveries.redeliver_webhook(db, actor, pings[0].id)
+    assert (again.kind.value, again.event_type, again.event_id) == (
+        "redelivery",
+        "webhook.ping",
+        None,
+    )
     refused(ErrorCode.NOT_FOUND, deliveries.redeliver_webhook, db, actor, "whd_nope")

@@ -21,6 +21,7 @@ from crewboard.errors import CrewboardError
 from crewboard.services.identity import users
 from crewboard.services.notifications.notify import enable_email
 from crewboard.services.specs.tasks_md import install as install_tasks_md
+from crewboard.services.webhooks.sending import configure_from as configure_webhooks
 from crewboard.storage import migrate
 from crewboard.storage.database import Database
 
@@ -70,6 +71,7 @@ def open_database(settings: Settings, *, require_current: bool = True) -> Iterat
     """Open the configured database; refuse to work on a schema older than this version's."""
     db = Database.from_settings(settings)
     install_tasks_md(db)  # board status changes rewrite the boxes of tasks.md files
+    configure_webhooks(db, settings)  # a webhook made here meets the server's address policy
     if settings.smtp_host is not None:
         # Queue the emails of what the CLI does; the server's mailer sends them.
         enable_email(db, settings.public_url)

@@ -84,13 +84,13 @@ def _queue(
 def redeliver_webhook(
     db: Database, actor: Actor, delivery_id: str, *, workspace_id: WorkspaceRef = ANY_WORKSPACE
 ) -> Delivery:
-    """Queue the logged delivery's event again, as a new delivery (its own id) sent soon,
-    even to a paused webhook; the receiver dedupes by Crewboard-Event-Id if it must.
+    """Queue the logged delivery's event again (a ping's ping), as a new delivery (its own
+    id) sent soon, even to a paused webhook; the receiver dedupes by Crewboard-Event-Id if it
+    must.
 
     Raises:
         NotFound: no such delivery, or its webhook is not open to the actor.
         PermissionDenied: the actor is no admin of the webhook's project.
-        ValidationFailed: the delivery was a ping (nothing to deliver again).
     """
 
     def work(uow: UnitOfWork) -> Delivery:
@@ -98,10 +98,6 @@ def redeliver_webhook(
         if logged is None:
             raise delivery_not_found(delivery_id)
         webhook, _project = access_webhook(uow, actor, logged.webhook_id, workspace_id)
-        if logged.event_id is None:
-            raise ValidationFailed.field(
-                "deliveryId", "is a ping, which carries no event; use ping_webhook."
-            )
         return _queue(uow, webhook, DeliveryKind.REDELIVERY, logged.event_id, logged.event_type)
 
     return db.write(work)

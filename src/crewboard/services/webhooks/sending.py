@@ -17,6 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 import anyio
 import httpx2
 
+from crewboard.config import Settings
 from crewboard.domain.webhooks import (
     EXCERPT_BYTES,
     SIGNATURE_HEADER,
@@ -48,6 +49,18 @@ def configure(db: Database, policy: Policy) -> None:
     """Give the webhooks area of this database handle its settings (the app does, from
     CREWBOARD_WEBHOOK_*)."""
     db.hooks[POLICY_HOOK] = policy
+
+
+def configure_from(db: Database, settings: Settings) -> None:
+    """`configure` from the settings (CREWBOARD_WEBHOOK_*): the server and the CLI both do,
+    so a webhook made through either is checked against the same policy."""
+    configure(
+        db,
+        policy_from(
+            settings.webhook_allow_networks, settings.webhook_timeout, settings.webhook_max_body,
+            settings.webhook_retry_hours,
+        ),
+    )  # fmt: skip
 
 
 def policy_from(allow_networks: str, timeout: float, max_body: int, retry_hours: float) -> Policy:
