@@ -52,6 +52,7 @@ from tests.support.mcp_client import MODES, mcp_client
 from tests.support.server import free_port, running_server
 from tests.support.token_matrix import (
     KINDS,
+    WEBHOOK_URL,
     Answer,
     Doors,
     Http,
@@ -203,6 +204,10 @@ def _rest_add_item(at: Aim) -> Http:
 def _rest_edit_item(at: Aim) -> Http:
     body = {"expectedUpdatedAt": at.world.item_version(at.other), "status": "open"}
     return Http("PATCH", f"{V}/handoff-action-items/{at.other.action_item_id}", body)
+
+
+def _no_webhooks(world: World, spot: Spot) -> None:
+    world.clear_webhooks(spot)
 
 
 def _archive(world: World, spot: Spot) -> None:
@@ -591,6 +596,40 @@ MCP: dict[str, Entry] = {
     "revoke_stream_token": Entry(
         lambda at: Tool("revoke_stream_token", {"streamTokenId": at.world.stream_token(at.home)}),
         role=Role.READ,
+    ),
+    # Webhooks are the project admins': each call makes its own, and the project's are
+    # deleted after it (a project holds a bounded number).
+    "create_webhook": Entry(
+        lambda at: Tool("create_webhook", _on(at.home, url=WEBHOOK_URL, events=["task.*"])),
+        role=Role.ADMIN,
+        cleanup=_no_webhooks,
+    ),
+    "update_webhook": Entry(
+        lambda at: Tool(
+            "update_webhook", {"webhookId": at.world.webhook(at.home), "description": "m"}
+        ),
+        role=Role.ADMIN,
+        cleanup=_no_webhooks,
+    ),
+    "delete_webhook": Entry(
+        lambda at: Tool("delete_webhook", {"webhookId": at.world.webhook(at.home)}),
+        role=Role.ADMIN,
+        cleanup=_no_webhooks,
+    ),
+    "rotate_webhook_secret": Entry(
+        lambda at: Tool("rotate_webhook_secret", {"webhookId": at.world.webhook(at.home)}),
+        role=Role.ADMIN,
+        cleanup=_no_webhooks,
+    ),
+    "redeliver_webhook": Entry(
+        lambda at: Tool("redeliver_webhook", {"deliveryId": at.world.webhook_delivery(at.home)}),
+        role=Role.ADMIN,
+        cleanup=_no_webhooks,
+    ),
+    "ping_webhook": Entry(
+        lambda at: Tool("ping_webhook", {"webhookId": at.world.webhook(at.home)}),
+        role=Role.ADMIN,
+        cleanup=_no_webhooks,
     ),
     "create_spec_file_comment_thread": Entry(_start_thread, mixed=(_start_thread,)),
     "reply_spec_file_comment_thread": Entry(_reply, mixed=(_reply,)),
@@ -1210,7 +1249,11 @@ async def check_token(kind: Kind, world: World, tmp_path: Path) -> None:
     # No session runner and no wait for a first reply: a spec session's first turn stays
     # queued, so nothing writes behind a call's back between the two fingerprints around it.
     settings = Settings(
-        data_dir=tmp_path, port=free_port(), session_runners=0, session_first_turn_wait=0
+        data_dir=tmp_path,
+        port=free_port(),
+        session_runners=0,
+        session_first_turn_wait=0,
+        webhook_allow_networks="127.0.0.1/32",
     )
     with running_server(settings, world.db) as base:
         async with (

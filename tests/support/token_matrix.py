@@ -35,6 +35,7 @@ from crewboard.services.identity import stream_tokens, tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.sessions import sessions
 from crewboard.services.specs import file_lookup
+from crewboard.services.webhooks import deliveries, subscriptions
 from crewboard.storage import tables
 from crewboard.storage.database import Database
 from tests.support import artifact_calls, handoff_calls, spec_calls
@@ -191,6 +192,29 @@ class World:
         made = stream_tokens.create_stream_token(self.db, self.person, projects=[spot.project_id])
         return str(made["streamToken"]["id"])
 
+    def webhook(self, spot: Spot) -> str:
+        """A new webhook of `spot`'s project (an id of the right shape for a ghost); its
+        address is loopback, which the matrix's server allows, on a closed port."""
+        if spot.ghost:
+            return new_id("whk")
+        made = subscriptions.create_webhook(
+            self.db, self.person, spot.project_id, url=WEBHOOK_URL, events=["task.created"]
+        )
+        return made.webhook.id
+
+    def webhook_delivery(self, spot: Spot) -> str:
+        """A logged delivery (a ping) of a new webhook of `spot`'s project."""
+        if spot.ghost:
+            return new_id("whd")
+        return deliveries.ping_webhook(self.db, self.person, self.webhook(spot)).id
+
+    def clear_webhooks(self, spot: Spot) -> None:
+        """Delete `spot`'s webhooks, so the matrix's many calls stay under a project's cap."""
+        if spot.ghost:
+            return
+        for made in subscriptions.list_webhooks(self.db, self.person, spot.project_id):
+            subscriptions.delete_webhook(self.db, self.person, made.id)
+
     def set_trashed(self, spot: Spot, trashed: bool) -> None:
         if spot.ghost:
             return
@@ -237,6 +261,7 @@ class World:
 
 
 GHOST_VERSION = "2026-03-02T09:00:00+00:00"
+WEBHOOK_URL = "http://127.0.0.1:9/hook"  # the matrix's server allows loopback (settings)
 
 
 def start_session(db: Database, user: User, project: str) -> str:
