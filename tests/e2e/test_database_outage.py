@@ -331,6 +331,7 @@ def outage(node: Node, seconds: float) -> dict[str, float]:
         "claims": "running",
         "mail": "running",
         "sessions": "running",
+        "webhooks": "running",
     }
     shown = ", ".join(f"{what} {value:.2f} s" for what, value in times.items())
     print(f"\nrecovery after a {seconds:g} s reset: {shown}")  # noqa: T201 - the measurement
