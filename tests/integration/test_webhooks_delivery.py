@@ -10,6 +10,7 @@ from datetime import timedelta
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 from sqlalchemy import select
 
@@ -257,7 +258,7 @@ async def test_a_crash_between_send_and_record_sends_the_same_delivery_again(
     new_task(db, owner, "Once")
     crashed = Dispatcher(db, node="crashed")
     # The node claims and logs the head delivery, then dies before sending it.
-    claimed = crashed._claim()
+    claimed = crashed._claim(1)
     step = crashed._head(claimed[0].id)
     assert step is not None
     clock.advance(timedelta(seconds=61))  # its lease runs out
@@ -308,6 +309,27 @@ async def test_two_nodes_deliver_each_event_once(
         assert len(ids) == len(set(ids)) == 3 * len(task_event_ids(db))
     finally:
         other_db.dispose()
+
+
+async def test_the_running_loop_sends_on_a_commit_without_waiting_for_its_poll(
+    db: Database, owner: User, receiver: Receiver
+) -> None:
+    subscriptions.create_webhook(db, person_actor(owner), "CRW", url=receiver.url, events=["*"])
+    dispatcher = Dispatcher(db, poll=60)  # only a wake-up can make it look in time
+    async with anyio.create_task_group() as group:
+        group.start_soon(dispatcher.run)
+        await wait_started(dispatcher)
+        new_task(db, owner, "Woken")
+        assert await anyio.to_thread.run_sync(receiver.wait_for, 1)
+        group.cancel_scope.cancel()
+    assert receiver.event_ids() == task_event_ids(db)
+
+
+async def wait_started(dispatcher: Dispatcher) -> None:
+    """Until the loop's first pass is over (it claims nothing: no event yet)."""
+    with anyio.fail_after(5):
+        while dispatcher._wakeup._loop is None:
+            await anyio.lowlevel.checkpoint()
 
 
 def test_policy_defaults_refuse_loopback() -> None:

@@ -92,6 +92,11 @@ class Receiver:
             self._server.server_close()
             self._server = None
 
+    def wait_for(self, count: int, timeout: float = 10.0) -> bool:
+        """Whether `count` requests were recorded within `timeout` seconds."""
+        with self.got:
+            return self.got.wait_for(lambda: len(self.requests) >= count, timeout)
+
     def event_ids(self, webhook_id: str | None = None) -> list[int | None]:
         with self.got:
             return [

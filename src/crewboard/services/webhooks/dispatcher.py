@@ -20,15 +20,18 @@ is away) backs off and tries again, keeping every place in the log.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import secrets
 import socket
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 import anyio
+import anyio.abc
 from anyio import to_thread
 
 from crewboard.domain.identity.access import Role
@@ -49,6 +52,7 @@ from crewboard.services.supervisor import LoopHealth, Wakeup, repeat
 from crewboard.services.views import event_view, iso
 from crewboard.services.webhooks.sending import Attempt, Outgoing, body_of, policy_of, send
 from crewboard.storage.database import Database
+from crewboard.storage.outages import is_outage
 from crewboard.storage.uow import EventRecord, UnitOfWork
 from crewboard.storage.webhooks.repository import WebhookRepository
 
@@ -92,6 +96,7 @@ class Dispatcher:
         self.poll = poll
         self.node = node or _node_name()
         self._wakeup = Wakeup()
+        self._busy: set[str] = set()  # subscriptions being served by this node's tasks
         db.add_event_listener(self._heard)
 
     def _heard(self, _events: list[EventRecord]) -> None:
@@ -101,25 +106,45 @@ class Dispatcher:
         self._wakeup.wake()
 
     async def run(self, health: LoopHealth | None = None) -> None:
-        """Passes until cancelled; one that fails backs off (the subscriptions wait)."""
+        """Passes until cancelled; one that fails backs off (the subscriptions wait). Each
+        claimed subscription is served in a task of its own that the passes do not wait for:
+        a slow receiver holds one of the `workers` slots (for at most its timeout per
+        attempt), never the others."""
         health = health or LoopHealth("webhooks")
         health.wake = self.wake
-        await repeat(health, self.run_once, self.poll, self._wakeup)
+        async with anyio.create_task_group() as tasks:
+            await repeat(health, partial(self._start, tasks), self.poll, self._wakeup)
+
+    async def _start(self, tasks: anyio.abc.TaskGroup) -> None:
+        free = self.workers - len(self._busy)
+        if free <= 0:
+            return
+        for webhook in await to_thread.run_sync(self._claim, free):
+            self._busy.add(webhook.id)
+            tasks.start_soon(self._serve_then_wake, webhook)
+
+    async def _serve_then_wake(self, webhook: Webhook) -> None:
+        try:
+            await self._serve(webhook)
+        finally:
+            self._busy.discard(webhook.id)
+            self.wake()  # a slot is free: look again now
 
     async def run_once(self) -> int:
-        """One pass: claim what is due (up to `workers` subscriptions) and serve each in its
-        own task until it has nothing more to send or fails; how many were claimed."""
-        claimed = await to_thread.run_sync(self._claim)
+        """One pass, waited for: claim what is due (up to `workers` subscriptions) and serve
+        each in its own task until it has nothing more to send or fails; how many were
+        claimed."""
+        claimed = await to_thread.run_sync(self._claim, self.workers)
         async with anyio.create_task_group() as tasks:
             for webhook in claimed:
                 tasks.start_soon(self._serve, webhook)
         return len(claimed)
 
-    def _claim(self) -> list[Webhook]:
+    def _claim(self, limit: int) -> list[Webhook]:
         def work(uow: UnitOfWork) -> list[Webhook]:
             skip = uow.conn.dialect.name == "postgresql"
             repo = WebhookRepository(uow.conn)
-            return repo.claim_due(self.node, uow.now, LEASE, self.workers, skip_locked=skip)
+            return repo.claim_due(self.node, uow.now, LEASE, limit, skip_locked=skip)
 
         return self.db.write(work)
 
@@ -128,10 +153,15 @@ class Dispatcher:
             await self._send_extras(webhook.id)
             if webhook.state is WebhookState.ACTIVE:
                 await self._follow(webhook.id)
-        except Exception:  # one subscription's trouble must not end the pass of the others
-            log.exception("webhooks: serving %s failed; it is tried again later", webhook.id)
+        except Exception as error:  # one subscription's trouble must not stop the others
+            if is_outage(error):  # the pass's claim reports outages to the loop's health
+                log.warning("webhooks: %s waits for the database (%s)", webhook.id, error)
+            else:
+                log.exception("webhooks: serving %s failed; it is tried again later", webhook.id)
         finally:
-            await to_thread.run_sync(self._release, webhook.id)
+            # Out of reach now, the lease runs out by itself within LEASE.
+            with contextlib.suppress(Exception):
+                await to_thread.run_sync(self._release, webhook.id)
 
     def _release(self, webhook_id: str) -> None:
         self.db.write(lambda uow: WebhookRepository(uow.conn).release(webhook_id, self.node))
@@ -261,6 +291,7 @@ class Dispatcher:
             if delivery is None:
                 return
             tried = _tried(delivery, attempt, uow.now)
+            repo.update(webhook.id, owner=self.node, lease_until=uow.now + LEASE)
             if attempt.acknowledged:
                 repo.update_delivery(delivery.id, **tried, state=DeliveryState.DELIVERED,
                                      delivered_at=uow.now, next_attempt_at=None)  # fmt: skip
