@@ -4,6 +4,7 @@ records), the address policy, URLs, signatures and the back-off."""
 from __future__ import annotations
 
 import ast
+import json
 from datetime import timedelta
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from crewboard.domain.webhooks import (
     verify_signature,
 )
 from crewboard.errors import ErrorCode
+from crewboard.services.webhooks.sending import body_of
 from tests.support.errors import refused
 
 SRC = Path(__file__).parents[2] / "src" / "crewboard"
@@ -135,3 +137,14 @@ def test_backoff_grows_then_stays_hourly() -> None:
     assert timedelta(seconds=10) <= waits[0] <= timedelta(seconds=11)
     assert timedelta(minutes=30) <= waits[5] <= timedelta(minutes=33)
     assert all(timedelta(hours=1) <= w <= timedelta(hours=1.1) for w in waits[6:])
+
+
+def test_a_body_over_the_bound_goes_without_its_payload_but_with_its_ids() -> None:
+    event = {"id": 7, "type": "task.updated", "projectId": "prj_1", "taskId": "tsk_1",
+             "payload": {"text": "x" * 10_000}}  # fmt: skip
+    small = json.loads(body_of("whk_1", "whd_1", event, 262_144))
+    assert small["event"]["payload"] == event["payload"]
+    cut = json.loads(body_of("whk_1", "whd_1", event, 4096))
+    assert cut["event"]["payload"] == {"truncated": True}
+    assert (cut["webhookId"], cut["deliveryId"], cut["event"]["id"]) == ("whk_1", "whd_1", 7)
+    assert cut["event"]["taskId"] == "tsk_1"
