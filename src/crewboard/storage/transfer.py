@@ -77,6 +77,9 @@ LEFT_BEHIND: dict[str, str] = {
     "code_bridges": "a code bridge is a live connection to the server it registered with",
     "code_calls": "code calls are a turn's transient working data, kept on the server that "
     "ran the turn",
+    "webhooks": "a webhook holds a signing secret and its place in its server's event log, "
+    "which an import numbers anew",
+    "webhook_deliveries": "the delivery log belongs to the server that sent them",
 }
 
 # Columns a carried table leaves out: the server it lands on decides them (a project's
