@@ -20,9 +20,10 @@ from crewboard.domain.identity.records import User
 from crewboard.domain.webhooks import PING, DeliveryState, WebhookState
 from crewboard.services.board import task_updates, tasks
 from crewboard.services.identity.users import person_actor
+from crewboard.services.live import Broker
 from crewboard.services.webhooks import deliveries, subscriptions
 from crewboard.services.webhooks.dispatcher import Dispatcher
-from crewboard.services.webhooks.sending import Policy, configure, policy_from
+from crewboard.services.webhooks.sending import Policy, configure, policy_from, policy_of
 from crewboard.storage import schema
 from crewboard.storage.database import Database
 from crewboard.storage.notifications.tables import notifications
@@ -322,6 +323,31 @@ async def test_the_running_loop_sends_on_a_commit_without_waiting_for_its_poll(
         new_task(db, owner, "Woken")
         assert await anyio.to_thread.run_sync(receiver.wait_for, 1)
         group.cancel_scope.cancel()
+    assert receiver.event_ids() == task_event_ids(db)
+
+
+async def test_another_nodes_commit_wakes_the_loop_through_the_broker(
+    db: Database, database_url: Any, clock: ManualClock, owner: User, receiver: Receiver
+) -> None:
+    if db.dialect != "postgresql":
+        pytest.skip("nodes hear each other's commits through PostgreSQL's NOTIFY")
+    subscriptions.create_webhook(db, person_actor(owner), "CRW", url=receiver.url, events=["*"])
+    node = Database(database_url, clock=clock)
+    configure(node, policy_of(db))
+    broker = Broker(node)
+    dispatcher = Dispatcher(node, poll=60)  # only a wake-up can make it look in time
+    broker.on_events(dispatcher.wake)
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(broker.run)
+            group.start_soon(dispatcher.run)
+            await wait_started(dispatcher)
+            assert await anyio.to_thread.run_sync(broker.listening.wait, 10)
+            new_task(db, owner, "Heard")  # committed on the other node
+            assert await anyio.to_thread.run_sync(receiver.wait_for, 1)
+            group.cancel_scope.cancel()
+    finally:
+        node.dispose()
     assert receiver.event_ids() == task_event_ids(db)
 
 
