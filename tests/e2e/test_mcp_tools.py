@@ -36,6 +36,9 @@ WRITE_TOOLS = {t.name for t in CATALOGUE if not t.read_only}
 # claims, which a reader cannot hold).
 STREAM_TOKEN_WRITES = {"create_stream_token", "revoke_stream_token"}
 READ_ROLE_WRITES = STREAM_TOKEN_WRITES | {"get_updates"}
+# Reads only a project's admins are shown (a webhook's URL and delivery log).
+ADMIN_READS = {t.name for t in CATALOGUE if t.read_only and t.least_role is Role.ADMIN}
+WEBHOOK_TOOLS = [t.name for t in CATALOGUE if t.area == "webhooks"]
 
 
 @pytest.fixture
@@ -110,8 +113,11 @@ async def test_read_only_token_sees_no_write_tool_or_write_rule_and_is_refused(
 ) -> None:  # type: ignore[no-untyped-def]
     async with mcp_client(url, secret_for(db, owner, ["read"]), mode, EVERYTHING) as client:
         names = [t.name for t in (await client.list_tools()).tools]
+        # The admins' reads need projects.admin too.
         assert names == [
-            n for n in CATALOGUE_ORDER if n not in WRITE_TOOLS or n in READ_ROLE_WRITES
+            n
+            for n in CATALOGUE_ORDER
+            if (n not in WRITE_TOOLS and n not in ADMIN_READS) or n in READ_ROLE_WRITES
         ]
         assert client.instructions is not None
         assert "update_project_state" not in client.instructions
@@ -148,7 +154,9 @@ async def test_the_list_follows_the_callers_project_roles_not_only_its_scopes(
         assert names == [
             n
             for n in CATALOGUE_ORDER
-            if n not in WRITE_TOOLS or n == "create_project" or n in READ_ROLE_WRITES
+            if (n not in WRITE_TOOLS and n not in ADMIN_READS)
+            or n == "create_project"
+            or n in READ_ROLE_WRITES
         ]
         assert client.instructions is not None
         assert "update_project_state" not in client.instructions
@@ -162,7 +170,7 @@ async def test_the_list_follows_the_callers_project_roles_not_only_its_scopes(
     async with mcp_client(url, secret_for(db, writer, ALL), mode, EVERYTHING) as client:
         names = {t.name for t in (await client.list_tools()).tools}
         assert "update_project_state" in names
-        assert not names & ADMIN_TOOLS
+        assert not names & (ADMIN_TOOLS | set(WEBHOOK_TOOLS))
     # The owner's token capped at the write role is shown what a write member is shown, and no
     # create_project (a capped token may not act past its cap).
     capped = secret_for(db, owner, ALL, role="write", project="CRW")
@@ -341,6 +349,7 @@ async def test_toolset_headers_and_token_defaults_narrow_the_list(
             "create_stream_token",
             "list_stream_tokens",
             "revoke_stream_token",
+            *WEBHOOK_TOOLS,
         ]
         assert "get_project_state" not in (client.instructions or "")
     async with mcp_client(
