@@ -837,9 +837,9 @@ SCENARIOS: dict[str, Scenario] = {
         lambda w, t: {"webhookId": w.webhook, **W, "events": ["nope.*"]}, "VALIDATION", "events",
     ),
     "delete_webhook": Scenario(
-        lambda w, t: {"webhookId": _new_webhook(w, t), **W},
+        lambda w, t: {"webhookId": _new_webhook(w, t)},
         lambda b, w: b["deleted"] is True,
-        lambda w, t: {"webhookId": NOWHERE, **W}, "NOT_FOUND",
+        lambda w, t: {"webhookId": NOWHERE}, "NOT_FOUND",
     ),
     "rotate_webhook_secret": Scenario(
         lambda w, t: {"webhookId": w.webhook, **W},

@@ -49,6 +49,11 @@ class WebhookAction(Args):
     webhook_id: str = WebhookRef
 
 
+class DeleteWebhook(Args):
+    # No workspaceId: a DELETE takes no query string, and the webhook names its project.
+    webhook_id: str = WebhookRef
+
+
 class UpdateWebhook(Args):
     workspace_id: WorkspaceId = None
     webhook_id: str = WebhookRef
@@ -100,10 +105,8 @@ def update_webhook(call: Call, args: UpdateWebhook) -> Reply:
     return Reply({"webhook": webhook_view(changed)})
 
 
-def delete_webhook(call: Call, args: WebhookAction) -> Reply:
-    subscriptions.delete_webhook(
-        call.db, call.actor, args.webhook_id, workspace_id=args.workspace_ref()
-    )
+def delete_webhook(call: Call, args: DeleteWebhook) -> Reply:
+    subscriptions.delete_webhook(call.db, call.actor, args.webhook_id)
     return Reply({"deleted": True, "webhookId": args.webhook_id})
 
 
@@ -187,7 +190,7 @@ OPERATIONS = (
         "delete_webhook",
         "Delete a webhook",
         "Delete a webhook and its delivery log (admin role); nothing more is sent to it.",
-        WebhookAction,
+        DeleteWebhook,
         delete_webhook,
         Rest("DELETE", "/api/v1/webhooks/{webhook}"),
         Cli(("webhook", "delete")),
