@@ -42,7 +42,9 @@ def test_readyz_fails_naming_migrations_while_the_schema_is_behind(
         behind = ready(base)
         assert behind.status_code == 503
         body = behind.json()
-        assert body["failed"] == ["migrations"]
+        # A background loop whose tables the downgrade took away fails too (the newest
+        # revision's): only those may join the migrations.
+        assert [f for f in body["failed"] if not f.startswith("loop:")] == ["migrations"]
         assert body["migrations"]["ok"] is False
         assert body["migrations"]["current"] != head
         assert body["database"] == {"ok": True}
