@@ -147,7 +147,7 @@ def test_unknown_repository_is_ignored_naming_it_and_how_to_add_it(api, secret) 
 def test_push_and_check_run_make_status_reports(api, db, owner, secret) -> None:  # type: ignore[no-untyped-def]
     tag = deliver(api, secret, "push", payload("push")).json()
     assert "tag" in tag["ignored"]
-    push = payload("push") | {"ref": f"refs/heads/{BRANCH}", "after": "a" * 40,
+    push = payload("push") | {"ref": f"refs/heads/{BRANCH}", "after": "a" * 40, "deleted": False,
                               "commits": [{"id": "a" * 40, "message": "Fix the README"}]}  # fmt: skip
     assert deliver(api, secret, "push", push).json()["tasks"] == ["DEMO-12"]
     check = payload("check_run.completed")
