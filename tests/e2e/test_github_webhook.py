@@ -11,6 +11,7 @@ import statistics
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -19,14 +20,17 @@ import pytest
 
 from crewboard.config import Settings
 from crewboard.domain.github import sign
+from crewboard.domain.identity.access import Role
 from crewboard.domain.identity.records import User
-from crewboard.services.board import repos
+from crewboard.errors import PermissionDenied
+from crewboard.services.board import repos, updates
 from crewboard.services.board.tasks import create_task
 from crewboard.services.github import settings as github
 from crewboard.services.identity.users import person_actor
 from crewboard.storage.database import Database
-from tests.support.factories import make_project, make_user
+from tests.support.factories import grant, make_project, make_user
 from tests.support.server import free_port, running_server
+from tests.support.web import post_form, sign_in
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "github"
 REPO_URL = "https://github.com/Codertocat/Hello-World"
@@ -43,9 +47,9 @@ def owner(db: Database) -> User:
     user = make_user(db, "alice@example.com")
     make_project(db, user, "DEMO")
     actor = person_actor(user)
-    for n in range(12):
+    for n in range(12):  # DEMO-12, the one the deliveries name, is the person's
         create_task(db, actor, project="DEMO", workspace_id=None, idempotency_key=None,
-                    title=f"Task {n + 1}")  # fmt: skip
+                    title=f"Task {n + 1}", assignee_id=user.id if n == 11 else None)  # fmt: skip
     repos.add_repo(db, actor, "DEMO", "hello", REPO_URL + ".git")
     return user
 
@@ -59,9 +63,9 @@ def secret(db: Database, owner: User) -> str:
 
 @pytest.fixture
 def api(db: Database, tmp_path: Path) -> Iterator[httpx2.Client]:
-    with running_server(Settings(data_dir=tmp_path, port=free_port()), db) as base:
-        with httpx2.Client(base_url=f"{base}/api/v1", timeout=30) as client:
-            yield client
+    settings = Settings(data_dir=tmp_path, port=free_port())
+    with running_server(settings, db) as base, httpx2.Client(base_url=f"{base}/api/v1") as client:
+        yield client
 
 
 def deliver(api: httpx2.Client, secret: str | None, event: str, data: dict[str, Any],
@@ -83,7 +87,8 @@ def merged_pull() -> dict[str, Any]:
 
 def task(db: Database, owner: User, key: str) -> dict[str, Any]:
     listing = repos.list_task_repos(db, person_actor(owner), task=key)
-    assert listing.task is not None and listing.sections is not None
+    assert listing.task is not None
+    assert listing.sections is not None
     return {"status": str(listing.task.status), "links": listing.sections.links,
             "reports": listing.sections.reports}  # fmt: skip
 
@@ -98,7 +103,9 @@ def test_delivery_without_the_right_signature_is_refused(api, secret, signature)
     body = json.dumps(merged_pull()).encode()
     headers = {"X-GitHub-Event": "pull_request", "X-GitHub-Delivery": "d-1"}
     if signature is not None:
-        headers["X-Hub-Signature-256"] = sign("other", body) if signature == "wrong-secret" else signature
+        headers["X-Hub-Signature-256"] = (
+            sign("other", body) if signature == "wrong-secret" else signature
+        )
     answer = api.post("/projects/DEMO/github", content=body, headers=headers)
     assert answer.status_code == 401
     assert answer.json()["error"]["code"] == "UNAUTHENTICATED"
@@ -114,10 +121,13 @@ def test_unknown_project_and_project_without_github_answer_alike(api, db, owner)
 def test_ping_answers_with_the_zen_and_the_project(api, secret) -> None:  # type: ignore[no-untyped-def]
     answer = deliver(api, secret, "ping", payload("ping"))
     assert answer.status_code == 200, answer.text
-    assert answer.json()["project"] == "DEMO" and answer.json()["zen"]
+    assert answer.json()["project"] == "DEMO"
+    assert answer.json()["zen"]
 
 
-def test_merged_pull_request_naming_demo_12_moves_it_to_review_and_links_it(api, db, owner, secret) -> None:  # type: ignore[no-untyped-def]
+def test_merged_pull_request_naming_demo_12_moves_it_to_review_and_links_it(
+    api, db, owner, secret
+) -> None:  # type: ignore[no-untyped-def]
     answer = deliver(api, secret, "pull_request", merged_pull(), "merge-1")
     assert answer.status_code == 200, answer.text
     assert answer.json()["tasks"] == ["DEMO-12"]
@@ -141,7 +151,9 @@ def test_unknown_repository_is_ignored_naming_it_and_how_to_add_it(api, secret) 
     data = merged_pull()
     data["repository"] |= {"full_name": "octo/x", "html_url": "https://github.com/octo/x"}
     ignored = deliver(api, secret, "pull_request", data).json()["ignored"]
-    assert "octo/x" in ignored and "add_repo" in ignored and "https://github.com/octo/x" in ignored
+    assert "octo/x" in ignored
+    assert "add_repo" in ignored
+    assert "https://github.com/octo/x" in ignored
 
 
 def test_push_and_check_run_make_status_reports(api, db, owner, secret) -> None:  # type: ignore[no-untyped-def]
@@ -164,7 +176,9 @@ def test_push_and_check_run_make_status_reports(api, db, owner, secret) -> None:
 
 
 def test_issues_become_tasks_only_when_the_project_asks(api, db, owner, secret) -> None:  # type: ignore[no-untyped-def]
-    assert "syncIssues" in deliver(api, secret, "issues", payload("issues.opened")).json()["ignored"]
+    assert (
+        "syncIssues" in deliver(api, secret, "issues", payload("issues.opened")).json()["ignored"]
+    )
     github.configure_github(db, person_actor(owner), "DEMO", sync_issues=True)
     made = deliver(api, secret, "issues", payload("issues.opened")).json()
     assert made["tasks"] == ["DEMO-13"]
@@ -182,3 +196,47 @@ def test_median_handling_of_100_signed_pull_request_deliveries(api, secret) -> N
         assert deliver(api, secret, "pull_request", data).status_code == 200
         times.append(time.perf_counter() - start)
     print(f"github delivery median {statistics.median(times) * 1000:.1f} ms")  # noqa: T201
+
+
+def test_the_check_in_shows_what_github_did_to_the_task(api, db, owner, secret) -> None:  # type: ignore[no-untyped-def]
+    actor = person_actor(owner)  # DEMO-12 is theirs, and GitHub acts for them
+    _, cursor = updates.get_updates(db, actor, project="DEMO", workspace_id=None)
+    assert deliver(api, secret, "pull_request", merged_pull()).status_code == 200
+    news, _ = updates.get_updates(db, actor, project="DEMO", workspace_id=None, cursor=cursor)
+    rows = [u for u in news.updates if u.task_key == "DEMO-12"]
+    assert rows, news
+    assert {u.by for u in rows} == {"GitHub"}
+
+
+def test_settings_are_for_admins_and_the_secret_is_shown_once(db, owner, secret) -> None:  # type: ignore[no-untyped-def]
+    again = github.get_github_settings(db, person_actor(owner), "DEMO")
+    assert again.secret is None
+    assert again.settings is not None
+    assert again.settings.secret == secret
+    writer = make_user(db, "bob@example.com")
+    grant(db, owner, "DEMO", writer, Role.WRITE)
+    for call in (
+        lambda: github.get_github_settings(db, person_actor(writer), "DEMO"),
+        lambda: github.configure_github(db, person_actor(writer), "DEMO", rotate_secret=True),
+        lambda: github.disconnect_github(db, person_actor(writer), "DEMO"),
+    ):
+        with pytest.raises(PermissionDenied):
+            call()
+    rotated = github.configure_github(db, person_actor(owner), "DEMO", rotate_secret=True)
+    assert rotated.secret not in (None, secret)
+
+
+def test_the_settings_page_sets_github_up_and_shows_the_secret_once(db, owner, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    settings = Settings(data_dir=tmp_path, port=free_port())
+    with running_server(settings, db) as base, closing(sign_in(base, owner.email)) as web:
+        page = web.get("/p/DEMO/settings/github")
+        assert page.status_code == 200
+        assert "Set up GitHub" in page.text
+        made = post_form(web, "/p/DEMO/settings/github",
+                         {"next": "/p/DEMO/settings/github", "settings": "1", "on_merge": "done", "do": "save"})  # fmt: skip
+        assert made.status_code == 200, made.text
+        secret = github.get_github_settings(db, person_actor(owner), "DEMO").settings.secret  # type: ignore[union-attr]
+        assert secret in made.text
+        shown = web.get("/p/DEMO/settings/github")
+        assert "/api/v1/projects/DEMO/github" in shown.text
+        assert secret not in shown.text

@@ -209,7 +209,9 @@ def _push(base: dict[str, Any], data: dict[str, Any]) -> Delivery:
         return Delivery(**base, skipped=f"branch {ref.removeprefix('refs/heads/')} was deleted")
     raw = data.get("commits")
     commits: list[Any] = raw if isinstance(raw, list) else []
-    messages = tuple(c["message"] for c in commits if isinstance(c, dict) and isinstance(c.get("message"), str))
+    messages = tuple(
+        c["message"] for c in commits if isinstance(c, dict) and isinstance(c.get("message"), str)
+    )
     return Delivery(
         **base,
         push=PushChange(
@@ -227,7 +229,9 @@ def _check(event: str, run: dict[str, Any]) -> CheckChange:
     listed = run.get("pull_requests")
     prs: list[Any] = listed if isinstance(listed, list) else []
     heads = tuple(h for p in prs if (h := _text(p, "head", "ref")))
-    numbers = tuple(p["number"] for p in prs if isinstance(p, dict) and isinstance(p.get("number"), int))
+    numbers = tuple(
+        p["number"] for p in prs if isinstance(p, dict) and isinstance(p.get("number"), int)
+    )
     name = _text(run, "name") or (_text(run, "app", "name") or "checks")
     return CheckChange(
         name=name,

@@ -53,9 +53,10 @@ def apply_delivery(
     """Do what the delivery asks of the project's board."""
     if delivery.skipped is not None:
         return Effect(ignored=delivery.skipped)
-    followed = delivery.pull or delivery.push or delivery.check or delivery.issue
-    if followed is None:
-        return Effect(ignored=f"{delivery.event} deliveries are not followed; Crewboard handles {HANDLED}")
+    if not (delivery.pull or delivery.push or delivery.check or delivery.issue):
+        return Effect(
+            ignored=f"{delivery.event} deliveries are not followed; Crewboard handles {HANDLED}"
+        )
     repo = _repo(uow, project, delivery)
     if repo is None:
         url = delivery.repo_url or f"https://github.com/{delivery.repo_name}"
@@ -63,15 +64,7 @@ def apply_delivery(
             ignored=f"repository {delivery.repo_name or url} is not one of {project.key}'s "
             f"repositories; add it with add_repo (url {url})"
         )
-    ctx = _Context(uow, actor, project, settings, repo)
-    if delivery.pull is not None:
-        return ctx.pull(delivery.pull)
-    if delivery.push is not None:
-        return ctx.push(delivery.push)
-    if delivery.check is not None:
-        return ctx.check(delivery.check)
-    assert delivery.issue is not None  # noqa: S101 - one of the four, checked above
-    return ctx.issue(delivery.issue)
+    return _Context(uow, actor, project, settings, repo).apply(delivery)
 
 
 def _repo(uow: UnitOfWork, project: Project, delivery: Delivery) -> Repo | None:
@@ -88,20 +81,40 @@ class _Context:
     def __init__(
         self, uow: UnitOfWork, actor: Actor, project: Project, settings: GithubSettings, repo: Repo
     ) -> None:
-        self.uow, self.actor, self.project, self.settings, self.repo = uow, actor, project, settings, repo
+        self.uow, self.actor, self.project, self.settings, self.repo = (
+            uow,
+            actor,
+            project,
+            settings,
+            repo,
+        )
         self.links = RepoLinkRepository(uow.conn)
         self.github = GithubRepository(uow.conn)
+
+    def apply(self, delivery: Delivery) -> Effect:
+        """The change by its kind (the delivery carries exactly one)."""
+        if delivery.pull is not None:
+            return self.pull(delivery.pull)
+        if delivery.push is not None:
+            return self.push(delivery.push)
+        if delivery.check is not None:
+            return self.check(delivery.check)
+        assert delivery.issue is not None  # noqa: S101 - apply_delivery checked one is there
+        return self.issue(delivery.issue)
 
     # --- finding tasks ---------------------------------------------------------------------
 
     def tasks_named(self, texts: list[str | None]) -> list[Task]:
-        found = (self.uow.tasks.get_by_number(self.project.id, n) for n in task_numbers(self.project.key, texts))
+        found = (
+            self.uow.tasks.get_by_number(self.project.id, n)
+            for n in task_numbers(self.project.key, texts)
+        )
         return [task for task in found if task is not None]
 
     def linked(self, *, branch: str | None = None, pr_url: str | None = None) -> list[Task]:
         """Tasks with a link in this repository on `branch` or to `pr_url`."""
         ids = self.links.linked_tasks(self.repo.id, branch=branch, pr_url=pr_url)
-        return [t for t in self.uow.tasks.get_many(ids).values()]
+        return list(self.uow.tasks.get_many(ids).values())
 
     def key(self, task: Task) -> str:
         return f"{self.project.key}-{task.number}"
@@ -113,37 +126,78 @@ class _Context:
     # --- pull requests ---------------------------------------------------------------------
 
     def pull(self, pr: PullChange) -> Effect:
-        if pr.action not in ("opened", "reopened", "edited", "ready_for_review", "synchronize", "closed", "converted_to_draft"):
-            return Effect(ignored=f"pull_request {pr.action} changes nothing on the board; opened, reopened, edited, ready_for_review, synchronize and closed do")
+        if pr.action not in (
+            "opened",
+            "reopened",
+            "edited",
+            "ready_for_review",
+            "synchronize",
+            "closed",
+            "converted_to_draft",
+        ):
+            return Effect(
+                ignored=f"pull_request {pr.action} changes nothing on the board; opened, reopened, edited, ready_for_review, synchronize and closed do"
+            )
         tasks = self._unique(
-            self.tasks_named([pr.head, pr.title, pr.body]) + self.linked(branch=pr.head, pr_url=pr.url)
+            self.tasks_named([pr.head, pr.title, pr.body])
+            + self.linked(branch=pr.head, pr_url=pr.url)
         )
         if not tasks:
-            return Effect(ignored=f"pull request #{pr.number} names no {self.project.key} task (put a key like {self.project.key}-12 in its branch, title or body)")
+            return Effect(
+                ignored=f"pull request #{pr.number} names no {self.project.key} task (put a key like {self.project.key}-12 in its branch, title or body)"
+            )
         changed: list[str] = []
         for task in tasks:
             if self._pull_task(task, pr):
                 changed.append(self.key(task))
         if not changed:
-            return Effect(ignored=f"pull request #{pr.number} is stale or changes nothing: the tasks already show it")
+            return Effect(
+                ignored=f"pull request #{pr.number} is stale or changes nothing: the tasks already show it"
+            )
         return Effect(outcome=f"pull request #{pr.number} {pr.state}", tasks=tuple(changed))
 
     def _pull_task(self, task: Task, pr: PullChange) -> bool:
         link, state = self._link(task, pr.head, pr)
-        if state is not None and state.github_updated_at and pr.updated_at and pr.updated_at < state.github_updated_at:
+        if (
+            state is not None
+            and state.github_updated_at
+            and pr.updated_at
+            and pr.updated_at < state.github_updated_at
+        ):
             return False  # an older delivery arriving late
-        self._save_state(link, state, pr_number=pr.number, pr_state=pr.state, head_sha=pr.head_sha, at=pr.updated_at)
+        self._save_state(
+            link,
+            state,
+            pr_number=pr.number,
+            pr_state=pr.state,
+            head_sha=pr.head_sha,
+            at=pr.updated_at,
+        )
         if pr.action == "synchronize":
             pushed = f"pushed {pr.commits} commits" if pr.commits else "pushed new commits"
             self._report(task, pr.head, pr.head_sha, None, f"{pushed} to pull request #{pr.number}")
         elif pr.state == "merged":
-            self._report(task, pr.head, pr.head_sha, None, f"merged into {pr.base} by {pr.merged_by or 'someone'}")
+            self._report(
+                task,
+                pr.head,
+                pr.head_sha,
+                None,
+                f"merged into {pr.base} by {pr.merged_by or 'someone'}",
+            )
             self._move_merged(task)
         elif pr.state == "closed":
-            self._report(task, pr.head, pr.head_sha, None, f"pull request #{pr.number} closed without merging")
+            self._report(
+                task,
+                pr.head,
+                pr.head_sha,
+                None,
+                f"pull request #{pr.number} closed without merging",
+            )
         return True
 
-    def _link(self, task: Task, branch: str, pr: PullChange | None) -> tuple[RepoLink, PullState | None]:
+    def _link(
+        self, task: Task, branch: str, pr: PullChange | None
+    ) -> tuple[RepoLink, PullState | None]:
         current = self.links.link(task.id, self.repo.id, AGENT, branch)
         link = RepoLink(
             id=current.id if current else new_id("lnk"),
@@ -158,7 +212,11 @@ class _Context:
         )  # fmt: skip
         if current is None:
             self.links.add_link(link)
-        elif (current.target_branch, current.title, current.pr_url) != (link.target_branch, link.title, link.pr_url):
+        elif (current.target_branch, current.title, current.pr_url) != (
+            link.target_branch,
+            link.title,
+            link.pr_url,
+        ):
             self.links.update_link(link)
         else:
             return current, self.github.pull(current.id)
@@ -174,9 +232,13 @@ class _Context:
     def _save_state(self, link: RepoLink, state: PullState | None, **changes: Any) -> None:
         at = changes.pop("at", None)
         base = state or PullState(link.id, self.project.id, None, None, None, {}, None)
-        self.github.save_pull(replace(base, **changes, github_updated_at=at or base.github_updated_at))
+        self.github.save_pull(
+            replace(base, **changes, github_updated_at=at or base.github_updated_at)
+        )
 
-    def _report(self, task: Task, branch: str | None, sha: str | None, tests: str | None, summary: str) -> None:
+    def _report(
+        self, task: Task, branch: str | None, sha: str | None, tests: str | None, summary: str
+    ) -> None:
         report = RepoReport(
             id=new_id("rpt"), project_id=self.project.id, task_id=task.id, repo_id=self.repo.id,
             branch=branch[:200] if branch else None, commit_sha=sha.lower() if sha else None,
@@ -200,7 +262,9 @@ class _Context:
         )  # fmt: skip
 
     def _move_merged(self, task: Task) -> None:
-        target = {OnMerge.REVIEW: TaskStatus.REVIEW, OnMerge.DONE: TaskStatus.DONE}.get(self.settings.on_merge)
+        target = {OnMerge.REVIEW: TaskStatus.REVIEW, OnMerge.DONE: TaskStatus.DONE}.get(
+            self.settings.on_merge
+        )
         current = self.uow.tasks.get(task.id) or task
         if target is None or current.status in (TaskStatus.DONE, TaskStatus.APPROVED, target):
             return  # never backwards from done or approved
@@ -211,29 +275,48 @@ class _Context:
     # --- pushes and checks -----------------------------------------------------------------
 
     def push(self, push: PushChange) -> Effect:
-        tasks = self._unique(self.tasks_named([push.branch, *push.messages]) + self.linked(branch=push.branch))
+        tasks = self._unique(
+            self.tasks_named([push.branch, *push.messages]) + self.linked(branch=push.branch)
+        )
         if not tasks:
             return Effect(ignored=f"the push to {push.branch} names no {self.project.key} task")
         count = len(push.messages)
         summary = f"{count} commit{'s' if count != 1 else ''} pushed by {push.pusher or 'someone'}"
         for task in tasks:
             self._report(task, push.branch, push.head_sha, None, summary)
-        return Effect(outcome=f"push to {push.branch}: {summary}", tasks=tuple(self.key(t) for t in tasks))
+        return Effect(
+            outcome=f"push to {push.branch}: {summary}", tasks=tuple(self.key(t) for t in tasks)
+        )
 
     def check(self, check: CheckChange) -> Effect:
-        tasks = self._unique([t for b in check.branches for t in self.tasks_named([b]) + self.linked(branch=b)])
+        tasks = self._unique(
+            [t for b in check.branches for t in self.tasks_named([b]) + self.linked(branch=b)]
+        )
         if not tasks:
-            return Effect(ignored=f"check {check.name} ran on no branch naming a {self.project.key} task")
+            return Effect(
+                ignored=f"check {check.name} ran on no branch naming a {self.project.key} task"
+            )
         tests = tests_state(check.conclusion)
         changed = []
         for task in tasks:
             branch = next((b for b in check.branches), None)
             link, state = self._link(task, branch or "", None)
-            if state and state.github_updated_at and check.completed_at and check.completed_at < state.github_updated_at:
+            if (
+                state
+                and state.github_updated_at
+                and check.completed_at
+                and check.completed_at < state.github_updated_at
+            ):
                 continue
             checks = {**(state.checks if state else {}), check.name: check.conclusion or "running"}
             self._save_state(link, state, checks=checks, at=check.completed_at)
-            self._report(task, branch, check.head_sha, tests, f"check {check.name}: {check.conclusion or 'running'}")
+            self._report(
+                task,
+                branch,
+                check.head_sha,
+                tests,
+                f"check {check.name}: {check.conclusion or 'running'}",
+            )
             changed.append(self.key(task))
         if not changed:
             return Effect(ignored=f"check {check.name} is stale: the tasks have newer results")
@@ -243,7 +326,9 @@ class _Context:
 
     def issue(self, issue: IssueChange) -> Effect:
         if not self.settings.sync_issues:
-            return Effect(ignored=f"{self.project.key} does not follow issues (configure_github syncIssues turns it on)")
+            return Effect(
+                ignored=f"{self.project.key} does not follow issues (configure_github syncIssues turns it on)"
+            )
         task_id = self.github.issue_task(self.repo.id, issue.number)
         task = self.uow.tasks.get(task_id) if task_id else None
         if issue.action == "opened" and task is None:
@@ -252,7 +337,10 @@ class _Context:
             return Effect(ignored=f"issue #{issue.number} has no task here")
         patch: dict[str, Any] = {}
         if issue.action == "edited":
-            patch = {"title": issue.title[:MAX_TITLE] or task.title, "description": self._description(issue)}
+            patch = {
+                "title": issue.title[:MAX_TITLE] or task.title,
+                "description": self._description(issue),
+            }
         elif issue.action == "closed" and task.status is not TaskStatus.DONE:
             patch = {"status": TaskStatus.DONE}
         elif issue.action == "reopened" and task.status is TaskStatus.DONE:

@@ -44,7 +44,9 @@ class Received:
 
 def _project(uow: UnitOfWork, ref: str) -> tuple[Project, GithubSettings]:
     """Raises: NotFound for an unknown project and one without GitHub set up alike."""
-    project = uow.projects.get(ref) if ref.startswith("prj_") else uow.projects.get_by_key(ref.upper())
+    project = (
+        uow.projects.get(ref) if ref.startswith("prj_") else uow.projects.get_by_key(ref.upper())
+    )
     settings = GithubRepository(uow.conn).settings(project.id) if project else None
     if project is None or settings is None:
         raise NotFound(
@@ -81,7 +83,9 @@ def _payload(body: bytes) -> dict[str, Any]:
     try:
         data = parse_json(body)
     except (BadJson, UnicodeDecodeError) as error:
-        raise BadRequest.field("body", f"not JSON: {error}. Choose application/json as the webhook's content type.") from error
+        raise BadRequest.field(
+            "body", f"not JSON: {error}. Choose application/json as the webhook's content type."
+        ) from error
     if not isinstance(data, dict):
         raise BadRequest.field("body", "a GitHub delivery is a JSON object.")
     return data

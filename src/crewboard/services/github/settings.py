@@ -11,7 +11,7 @@ from crewboard.domain.identity.access import Role, Scope, parse_enum
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.projects import Project
 from crewboard.errors import NotFound
-from crewboard.services.identity.access import access_project
+from crewboard.services.identity.access import access_project, require_person
 from crewboard.storage.database import Database
 from crewboard.storage.github.repository import GithubRepository
 from crewboard.storage.uow import UnitOfWork
@@ -44,7 +44,9 @@ def get_github_settings(db: Database, actor: Actor, project: str) -> GithubSetup
     def work(uow: UnitOfWork) -> GithubSetup:
         proj = _admin(uow, actor, project)
         repo = GithubRepository(uow.conn)
-        return GithubSetup(proj, repo.settings(proj.id), repo.recent_deliveries(proj.id, RECENT_SHOWN))
+        return GithubSetup(
+            proj, repo.settings(proj.id), repo.recent_deliveries(proj.id, RECENT_SHOWN)
+        )
 
     return db.read(work)
 
@@ -63,8 +65,10 @@ def configure_github(
 
     Raises:
         ValidationFailed: onMerge is not review, done or none. NotFound, PermissionDenied.
+        HumanIdentityRequired: an agent token.
     """
     merge = parse_enum(on_merge, OnMerge, "onMerge") if on_merge is not None else None
+    require_person(actor, "configure_github")  # GitHub then acts in this person's name
 
     def work(uow: UnitOfWork) -> GithubSetup:
         proj = _admin(uow, actor, project)
@@ -104,7 +108,9 @@ def disconnect_github(db: Database, actor: Actor, project: str) -> Project:
 
     Raises:
         NotFound: the project, or GitHub is not set up for it. PermissionDenied.
+        HumanIdentityRequired: an agent token.
     """
+    require_person(actor, "disconnect_github")
 
     def work(uow: UnitOfWork) -> Project:
         proj = _admin(uow, actor, project)
