@@ -46,7 +46,9 @@ def repo_address(url: str) -> str:
 def task_numbers(key: str, texts: Iterable[str | None]) -> list[int]:
     """The numbers of `key`'s tasks named in the texts (`DEMO-12`, word-bounded, any case),
     in the order first named; other projects' keys do not count."""
-    pattern = re.compile(rf"(?<![A-Za-z0-9]){re.escape(key)}-(\d{{1,9}})(?![0-9])", re.IGNORECASE)
+    pattern = re.compile(
+        rf"(?<![A-Za-z0-9]){re.escape(key)}-(\d{{1,9}})(?![A-Za-z0-9])", re.IGNORECASE
+    )
     found: list[int] = []
     for text in texts:
         for match in pattern.finditer(text or ""):
@@ -243,7 +245,7 @@ def _check(event: str, run: dict[str, Any]) -> CheckChange:
     )
 
 
-def tests_state(conclusion: str | None) -> str:
+def report_tests(conclusion: str | None) -> str:
     """A check's conclusion as a status report's tests (passed, failed, running, none)."""
     if conclusion is None:
         return "running"

@@ -21,7 +21,7 @@ from crewboard.domain.github import (
     PushChange,
     repo_address,
     task_numbers,
-    tests_state,
+    report_tests,
 )
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
@@ -296,7 +296,7 @@ class _Context:
             return Effect(
                 ignored=f"check {check.name} ran on no branch naming a {self.project.key} task"
             )
-        tests = tests_state(check.conclusion)
+        tests = report_tests(check.conclusion)
         changed = []
         for task in tasks:
             branch = next((b for b in check.branches), None)
