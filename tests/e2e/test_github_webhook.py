@@ -240,3 +240,24 @@ def test_the_settings_page_sets_github_up_and_shows_the_secret_once(db, owner, t
         shown = web.get("/p/DEMO/settings/github")
         assert "/api/v1/projects/DEMO/github" in shown.text
         assert secret not in shown.text
+
+
+def test_an_older_pull_request_delivery_is_ignored_as_stale(api, db, owner, secret) -> None:  # type: ignore[no-untyped-def]
+    assert deliver(api, secret, "pull_request", merged_pull()).status_code == 200
+    older = payload("pull_request.opened")
+    older["pull_request"]["head"]["ref"] = BRANCH
+    assert "stale" in deliver(api, secret, "pull_request", older).json()["ignored"]
+    assert task(db, owner, "DEMO-12")["status"] == "review"
+
+
+def test_unreadable_deliveries_are_refused_with_their_status(api, secret) -> None:  # type: ignore[no-untyped-def]
+    body = b"payload=%7B%7D"  # the form content type GitHub also offers
+    headers = {"X-GitHub-Event": "push", "X-Hub-Signature-256": sign(secret, body)}
+    assert api.post("/projects/DEMO/github", content=body, headers=headers).status_code == 400
+    no_event = {"X-Hub-Signature-256": sign(secret, b"{}")}
+    assert api.post("/projects/DEMO/github", content=b"{}", headers=no_event).status_code == 400
+    big = b" " * (5 * 1024 * 1024 + 1)
+    answer = api.post("/projects/DEMO/github", content=big, headers={"X-GitHub-Event": "push"})
+    assert answer.status_code == 413
+    other = deliver(api, secret, "star", {"action": "created"}).json()["ignored"]
+    assert "pull_request" in other

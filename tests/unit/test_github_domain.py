@@ -6,10 +6,10 @@ from __future__ import annotations
 from crewboard.domain.github import (
     read_delivery,
     repo_address,
+    report_tests,
     sign,
     signature_ok,
     task_numbers,
-    report_tests,
 )
 
 

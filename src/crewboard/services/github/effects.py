@@ -20,8 +20,8 @@ from crewboard.domain.github import (
     PullState,
     PushChange,
     repo_address,
-    task_numbers,
     report_tests,
+    task_numbers,
 )
 from crewboard.domain.identity.records import Actor
 from crewboard.domain.ids import new_id
