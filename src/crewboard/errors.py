@@ -131,6 +131,12 @@ class BodyTooLarge(LimitExceeded):
         )
 
 
+class BadRequest(ValidationFailed):
+    """A request that cannot be read at all (not JSON, a required header missing): 400."""
+
+    http_status = 400
+
+
 class AlreadyExists(CrewboardError):
     code = ErrorCode.ALREADY_EXISTS
     http_status = 409

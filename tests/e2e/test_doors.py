@@ -155,6 +155,12 @@ def _project_only(_w: World, _t: str) -> dict[str, Any]:
 # --- arguments that need a target of their own -------------------------------------------
 
 
+def _github_project(w: World, t: str) -> dict[str, Any]:
+    key = w.new_project(t)
+    w.make("configure_github", {"projectId": key, **W})
+    return {"projectId": key, **W}
+
+
 def _archived_project(w: World, t: str) -> dict[str, Any]:
     key = w.new_project(t)
     w.make("archive_project", {"projectId": key, **W})
@@ -337,6 +343,21 @@ SCENARIOS: dict[str, Scenario] = {
     "delete_project": Scenario(
         _archived_project,
         lambda b, w: b["deleted"] is True,
+        _unknown_project, "NOT_FOUND",
+    ),
+    "get_github_settings": Scenario(
+        _project_only,
+        lambda b, w: b["webhookUrl"].endswith("/api/v1/projects/CRW/github") and "secret" not in b,
+        lambda w, t: {"projectId": "NOPE"}, "NOT_FOUND",
+    ),
+    "configure_github": Scenario(
+        lambda w, t: {"projectId": w.new_project(t), **W, "syncIssues": True},
+        lambda b, w: b["configured"] is True and len(b["secret"]) == 64 and b["syncIssues"],
+        lambda w, t: {"projectId": "CRW", **W, "onMerge": "sideways"}, "VALIDATION", "onMerge",
+    ),
+    "disconnect_github": Scenario(
+        _github_project,
+        lambda b, w: b["configured"] is False,
         _unknown_project, "NOT_FOUND",
     ),
     "get_project_state": Scenario(

@@ -201,6 +201,7 @@ EVERY_PAGE = (
     "/p/CRW/sessions",
     "/p/CRW/sessions/{session}",
     "/p/CRW/settings/spec-sessions",
+    "/p/CRW/settings/github",
     "/settings/models",
     "/settings/tokens",
     "/settings/workspaces",

@@ -72,7 +72,8 @@ def json_route(endpoint: Endpoint) -> Callable[[Request], Awaitable[Response]]:
 
     async def _answer(request: Request) -> tuple[Response, str]:
         try:
-            request.state.actor = await authenticate_request(request)
+            if not endpoint.signed:
+                request.state.actor = await authenticate_request(request)
             request.scope[_ENDPOINT] = endpoint
             _refuse_missing_headers(request, endpoint)
             result = await endpoint.handler(request)
@@ -463,6 +464,8 @@ class Endpoint:
     # Arguments the path fills in besides `projectId` (an operation's route fills each
     # `{name}`): like it, not body or query fields here.
     fills: tuple[str, ...] = ()
+    # Authenticated by a signature over the body (a webhook), not a bearer token.
+    signed: bool = False
 
     @property
     def headers(self) -> tuple[Header, ...]:

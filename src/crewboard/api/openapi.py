@@ -169,6 +169,12 @@ def _operation(endpoint: Endpoint, schemas: dict[str, Any]) -> dict[str, Any]:
             "description": "If-Match named a revision or version that is no longer current",
             "content": {"application/json": {"schema": {"$ref": f"{_REF}Error"}}},
         }
+    if endpoint.signed:  # a webhook: the body's signature authenticates it, no token
+        operation["security"] = []
+        operation["requestBody"] = {
+            "required": True,
+            "content": {"application/json": {"schema": {"type": "object"}}},
+        }
     if endpoint.body is not None:
         body = _body_schema(endpoint.body, endpoint.carried_fields, schemas)
         operation["requestBody"] = {

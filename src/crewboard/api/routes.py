@@ -12,6 +12,7 @@ from starlette.routing import Route
 
 from crewboard.api import artifacts as artifact_routes
 from crewboard.api import bridges as bridge_routes
+from crewboard.api import github as github_routes
 from crewboard.api import handoffs as handoff_routes
 from crewboard.api import identity as identity_routes
 from crewboard.api import memory as memory_routes
@@ -51,6 +52,7 @@ def _written_endpoints() -> tuple[Endpoint, ...]:
         *handoff_routes.ENDPOINTS,
         *session_routes.ENDPOINTS,
         *bridge_routes.ENDPOINTS,
+        *github_routes.ENDPOINTS,
         *notification_routes.ENDPOINTS,
     )
 

@@ -14,6 +14,7 @@ from crewboard.contract.board import batch as task_batch
 from crewboard.contract.board import claims as task_claims
 from crewboard.contract.board import notes as task_notes
 from crewboard.contract.board import repos, tasks, updates, week
+from crewboard.contract.github import settings as github
 from crewboard.contract.handoffs import handoffs
 from crewboard.contract.operation import Operation
 from crewboard.contract.projects import projects, state, team
@@ -163,5 +164,6 @@ def default_catalogue() -> Catalogue:
             *handoffs.OPERATIONS,
             *stream_tokens.OPERATIONS,
             *webhooks.OPERATIONS,
+            *github.OPERATIONS,
         ]
     )

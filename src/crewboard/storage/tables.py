@@ -10,6 +10,7 @@ from crewboard.storage import blob_tables, search_texts
 from crewboard.storage.artifacts import tables as artifacts
 from crewboard.storage.board import claim_tables, view_tables
 from crewboard.storage.board import tables as board
+from crewboard.storage.github import tables as github
 from crewboard.storage.handoffs import tables as handoffs
 from crewboard.storage.identity import tables as identity
 from crewboard.storage.memory import tables as memory
@@ -35,6 +36,7 @@ AREAS = (
     oauth,
     sessions,
     webhooks,
+    github,
 )
 
 __all__ = ["AREAS", "blob_tables", "claim_tables", "metadata", "search_texts", "view_tables"]

@@ -14,6 +14,7 @@ from crewboard.web.context import local
 from crewboard.web.pages import memory
 from crewboard.web.pages.artifacts import pages as artifact_pages
 from crewboard.web.pages.board import board, board_tools, tasks, week
+from crewboard.web.pages.github import settings as github_settings
 from crewboard.web.pages.handoffs import pages as handoff_pages
 from crewboard.web.pages.identity import signin as auth
 from crewboard.web.pages.identity import tokens
@@ -61,6 +62,7 @@ def web_routes() -> list[BaseRoute]:
         *consent.ROUTES,
         *connections.ROUTES,
         *settings.ROUTES,
+        *github_settings.ROUTES,
         *rules.ROUTES,
         *search.ROUTES,
         *spec_files.ROUTES,

@@ -15,6 +15,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from crewboard.domain.identity.naming import name_of
+
 MAX_UPDATES = 50  # rows one check-in answers; the cursor stops after the last one told
 SCAN_EVENTS = 500  # events one check-in reads; the cursor moves past those it skipped
 FIRST_READY = 5  # free tasks the first check-in (no cursor) names
@@ -54,7 +56,10 @@ class Watcher:
         return (self.user_id,) if self.token_id is None else ()
 
     def did(self, actor: Mapping[str, Any]) -> bool:
-        """Whether an event's actor is this caller (its own writes are not news to it)."""
+        """Whether an event's actor is this caller (its own writes are not news to it); what an
+        integration did for the caller (GitHub) is news."""
+        if actor.get("kind") == "integration":
+            return False
         if self.token_id is not None:
             return actor.get("tokenId") == self.token_id
         return actor.get("userId") == self.user_id and actor.get("tokenId") is None
@@ -115,6 +120,8 @@ def _key(event: Seen, ctx: Context) -> str | None:
 
 
 def _by(event: Seen) -> str | None:
+    if event.actor.get("kind") == "integration":  # named as itself, not the person behind it
+        return name_of(event.actor)
     who = event.actor.get("tokenId") or event.actor.get("userId")
     return str(who) if who else None
 

@@ -4,7 +4,7 @@ uses for an author stamp (what records keep of who wrote them).
 - a person signed in to the web: their name ("Owner");
 - a person through their own token: their name and the token ("Owner via laptop");
 - an agent: its seat, else its token, and whose agent it is ("night agent (for Owner)");
-- Crewboard itself, an acceptance rule: said so.
+- Crewboard itself, an acceptance rule, an integration ("GitHub"): said so.
 """
 
 from __future__ import annotations
@@ -12,6 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+# How an integration acting for a person is named (the person who set it up stays in the stamp).
+INTEGRATIONS = {"github": "GitHub"}
+_NOT_PEOPLE = {"system": "Crewboard", "rule": "an acceptance rule"}
 
 
 @dataclass(frozen=True)
@@ -38,10 +42,10 @@ def name_parts(stamp: Mapping[str, Any] | None, people: Mapping[str, str] | None
     if not stamp:
         return Named("someone")
     kind = stamp.get("kind")
-    if kind == "system":
-        return Named("Crewboard")
-    if kind == "rule":
-        return Named("an acceptance rule")
+    if kind == "integration":
+        return Named(INTEGRATIONS.get(str(stamp.get("integration")), "an integration"))
+    if kind in _NOT_PEOPLE:
+        return Named(_NOT_PEOPLE[str(kind)])
     user_id = stamp.get("userId")
     person = str(
         stamp.get("displayName") or (people or {}).get(str(user_id)) or user_id or "someone"

@@ -80,6 +80,8 @@ class Actor:
     scopes: frozenset[Scope]
     token: ApiToken | None = None
     display_name: str = ""
+    # An integration acting for the person who set it up ("github"): shown by its own name.
+    integration: str | None = None
 
     @property
     def principal(self) -> str:
@@ -100,6 +102,13 @@ class Actor:
 
     def as_payload(self) -> dict[str, str | None]:
         """How events and acknowledgements name the actor."""
+        if self.integration is not None:
+            return {
+                "kind": "integration",
+                "integration": self.integration,
+                "userId": self.user_id,
+                "tokenId": None,
+            }
         kind = "person" if self.token is None else f"{self.token.kind}_token"
         return {
             "kind": kind,

@@ -70,6 +70,8 @@ class _Names:
             "userId": user_id,
             "displayName": OPERATOR if kind == "operator" else self.people.get(str(user_id)),
         }
+        if kind == "integration":  # named by the integration ("GitHub"), not the person
+            shown["integration"] = actor.get("integration")
         token = self.tokens.get(str(actor.get("tokenId")))
         if token is None:
             return shown

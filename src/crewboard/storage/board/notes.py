@@ -516,6 +516,19 @@ class RepoLinkRepository:
             },
         )
 
+    def linked_tasks(
+        self, repo_id: str, *, branch: str | None = None, pr_url: str | None = None
+    ) -> list[str]:
+        """Ids of tasks with a link in the repository on `branch` or to `pr_url`."""
+        wanted = [c for c in (
+            _LINKS.branch == branch if branch else None,
+            _LINKS.pr_url == pr_url if pr_url else None,
+        ) if c is not None]  # fmt: skip
+        if not wanted:
+            return []
+        query = select(_LINKS.task_id).where(_LINKS.repo_id == repo_id, or_(*wanted)).distinct()
+        return list(self.conn.execute(query).scalars())
+
     def task_links(self, task_id: str) -> list[RepoLink]:
         """The task's links, the most recently changed first."""
         rows = self.conn.execute(_TASK_LINKS, {"task_id": task_id})

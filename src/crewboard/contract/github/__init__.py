@@ -1,0 +1,1 @@
+"""The github area's operations: a project's GitHub webhook settings."""

@@ -1,0 +1,1 @@
+"""The github area: a project's webhook settings and the deliveries GitHub sends it."""

@@ -1,0 +1,1 @@
+"""Web pages of the github area."""
