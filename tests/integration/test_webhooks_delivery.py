@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 import pytest
-from sqlalchemy import select
+from sqlalchemy import event, select
 
 from crewboard.domain.clock import ManualClock
 from crewboard.domain.identity.access import Role
@@ -360,3 +360,31 @@ async def wait_started(dispatcher: Dispatcher) -> None:
 
 def test_policy_defaults_refuse_loopback() -> None:
     assert Policy().allow_networks == ()
+
+
+async def test_an_idle_loop_takes_no_write_and_wakes_only_on_events(
+    db: Database, owner: User, receiver: Receiver
+) -> None:
+    """Every write calls the database's listeners, the loop's own too: a loop that woke on
+    those ran pass after pass (a core busy on an idle server). Idle, it looks once a poll and
+    writes nothing; a write with no event does not wake it."""
+    subscriptions.create_webhook(db, person_actor(owner), "CRW", url=receiver.url, events=["*"])
+    dispatcher = Dispatcher(db, poll=60)
+    await drain(dispatcher)
+    statements: list[str] = []
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        statements.append(statement.lstrip().split(None, 1)[0].upper())
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(dispatcher.run)
+        await wait_started(dispatcher)
+        event.listen(db.engine, "before_cursor_execute", seen)
+        try:
+            db.write(lambda uow: None)  # a write with no event, as the loop's own claims are
+            await anyio.sleep(0.5)  # a watched window: a busy loop looks thousands of times
+        finally:
+            event.remove(db.engine, "before_cursor_execute", seen)
+        group.cancel_scope.cancel()
+    assert not {"UPDATE", "INSERT", "DELETE"} & set(statements), statements
+    assert len(statements) <= 10, statements

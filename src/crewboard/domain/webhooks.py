@@ -39,10 +39,10 @@ DELIVERABLE = frozenset({
     "spec_session", "state", "task", "team",
 })  # fmt: skip
 # Never delivered: a person's own (notifications, sign-ins), credentials (tokens, grants,
-# stream tokens), workspaces (no project), and the webhooks' own changes (they name secrets'
-# rotation and URLs only admins see).
+# stream tokens), workspaces (no project), and the integrations' own settings (webhooks'
+# URLs and secrets' rotation, GitHub's set-up: only admins see them).
 EXCLUDED = frozenset({
-    "notification", "oauth", "stream_token", "token", "user", "workspace", "webhook",
+    "github", "notification", "oauth", "stream_token", "token", "user", "workspace", "webhook",
 })  # fmt: skip
 
 # Addresses no delivery goes to even when public-looking: cloud metadata services.

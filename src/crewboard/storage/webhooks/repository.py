@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import (
+    ColumnElement,
     Connection,
     Row,
     and_,
@@ -99,27 +100,18 @@ class WebhookRepository:
 
     # --- leases --------------------------------------------------------------------------
 
+    def any_due(self, now: datetime) -> bool:
+        """Whether some subscription has something to send now that no node holds: the
+        cheap look before `claim_due`'s write."""
+        return self.conn.execute(select(_w.id).where(_due(now)).limit(1)).first() is not None
+
     def claim_due(
         self, owner: str, now: datetime, lease: timedelta, limit: int, *, skip_locked: bool
     ) -> list[Webhook]:
-        """Take the lease of up to `limit` subscriptions with something to send: an active
-        one not backing off with events after its cursor, or any with a redelivery or ping
-        due; none whose lease another node holds."""
-        has_events = exists().where(_e.project_id == _w.project_id, _e.id > _w.cursor)
-        has_extra = exists().where(
-            _d.webhook_id == _w.id,
-            _d.kind.in_(_OUT_OF_BAND),
-            _d.state.in_(_WAITING),
-            or_(_d.next_attempt_at.is_(None), _d.next_attempt_at <= now),
-        )
-        head_due = and_(
-            _w.state == WebhookState.ACTIVE.value,
-            or_(_w.next_attempt_at.is_(None), _w.next_attempt_at <= now),
-            has_events,
-        )
+        """Take the lease of up to `limit` subscriptions with something to send (`_due`)."""
         query = (
             select(_w.id)
-            .where(or_(_w.lease_until.is_(None), _w.lease_until < now), or_(head_due, has_extra))
+            .where(_due(now))
             .order_by(_w.next_attempt_at.is_not(None), _w.next_attempt_at, _w.id)
             .limit(limit)
         )
@@ -239,3 +231,21 @@ class WebhookRepository:
             .offset(offset)
         )
         return DeliveryPage([_delivery(row) for row in self.conn.execute(query)], int(total))
+
+
+def _due(now: datetime) -> ColumnElement[bool]:
+    """A subscription with something to send and no node holding it: an active one not
+    backing off with events after its cursor, or any with a redelivery or ping due."""
+    has_events = exists().where(_e.project_id == _w.project_id, _e.id > _w.cursor)
+    has_extra = exists().where(
+        _d.webhook_id == _w.id,
+        _d.kind.in_(_OUT_OF_BAND),
+        _d.state.in_(_WAITING),
+        or_(_d.next_attempt_at.is_(None), _d.next_attempt_at <= now),
+    )
+    head_due = and_(
+        _w.state == WebhookState.ACTIVE.value,
+        or_(_w.next_attempt_at.is_(None), _w.next_attempt_at <= now),
+        has_events,
+    )
+    return and_(or_(_w.lease_until.is_(None), _w.lease_until < now), or_(head_due, has_extra))
