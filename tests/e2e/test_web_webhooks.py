@@ -26,7 +26,7 @@ from tests.support.web import post_form, sign_in
 from tests.support.webhook_receiver import Receiver
 
 LIST = "/p/CRW/settings/webhooks"
-SECRET = re.compile(r'<pre class="config" id="webhook-secret">(whsec_[^<]+)</pre>')
+SECRET = re.compile(r'<pre class="config secret" id="webhook-secret">(whsec_[^<]+)</pre>')
 FLASH = re.compile(r'<div class="flash (error|notice)" role="(?:alert|status)">([^<]*)</div>')
 BOUND = 20.0  # seconds a delivery may take through the server's loop on a loaded machine
 

@@ -89,12 +89,14 @@ def webhooks_page(page_: Page) -> Response:
         title=f"{page_.project_key} webhooks",
         is_admin=_is_admin(page_),
         rows=rows,
-        here=page_.path(HERE),
+        at=page_.path(HERE),
         **_event_choices(),
     )
 
 
 def _secret_page(page_: Page, made: WebhookMade, what: str) -> Response:
+    # The templates name their own path `at`: base.html sets `here` to the request's path,
+    # which for this POST's answer is the form's, not the webhook's.
     return page_.render(
         "settings_webhook_secret.html",
         title=f"Webhook {what}",
@@ -103,7 +105,7 @@ def _secret_page(page_: Page, made: WebhookMade, what: str) -> Response:
         secret=made.secret,
         header=SIGNATURE_HEADER,
         tolerance_minutes=TOLERANCE // 60,
-        here=page_.path(f"{HERE}/{made.webhook.id}"),
+        at=page_.path(f"{HERE}/{made.webhook.id}"),
     )
 
 
@@ -145,7 +147,7 @@ def webhook_page(page_: Page) -> Response:
         total=found.total,
         state=state or "",
         states=[s.value for s in DeliveryState],
-        here=here,
+        at=here,
         back=here + (f"?{urlencode(kept)}" if kept else ""),
         earlier=f"{here}?{urlencode({**kept, 'offset': max(offset - PAGE_SIZE, 0)})}"
         if offset
