@@ -21,14 +21,16 @@ HOOK = "https://93.184.216.34/crewboard/" + "events-for-the-build-server/" * 4  
 
 
 def checked(page: Any, name: str, refused: dict[str, str]) -> None:
-    """Screenshots and axe-core at both widths; what axe refuses is kept by where."""
-    for width in (1280, 390):
+    """Screenshots and axe-core at both widths and in dark mode; what axe refuses is kept by
+    where."""
+    for width, scheme in ((1280, "light"), (390, "light"), (1280, "dark")):
         page.set_viewport_size({"width": width, "height": 860})
-        shot(page, f"webhooks/{name}-{width}")
+        page.emulate_media(color_scheme=scheme)
+        shot(page, f"webhooks/{name}-{width}-{scheme}")
         assert page.evaluate("document.documentElement.scrollWidth") <= width, (name, width)
         if found := axe.violations(page):
-            refused[f"{name} at {width}"] = axe.describe(found)
-    page.set_viewport_size({"width": 1280, "height": 860})
+            refused[f"{name} at {width} ({scheme})"] = axe.describe(found)
+    page.emulate_media(color_scheme="light")
 
 
 def test_an_admin_adds_pings_redelivers_and_deletes_a_webhook(
@@ -65,6 +67,7 @@ def test_an_admin_adds_pings_redelivers_and_deletes_a_webhook(
     assert [d.kind.value for d in log.deliveries] == ["redelivery", "ping"]
     page.get_by_role("button", name="Pause").click()
     assert "paused by an admin" in page.inner_text("main")
+    checked(page, "paused", refused)
     page.goto("/p/CRW/settings/webhooks")
     checked(page, "list", refused)
     page.get_by_role("link", name=HOOK).click()
