@@ -17,6 +17,8 @@ from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.identity.users import person_actor
 from crewboard.services.sessions import sessions
 from crewboard.services.specs.file_lookup import FileRef
+from crewboard.services.webhooks import deliveries as webhook_deliveries
+from crewboard.services.webhooks import subscriptions
 from crewboard.storage.database import Database
 from tests.conftest import POSTGRESQL_IN_THE_SLOW_RUN
 from tests.support import artifact_calls, axe, spec_calls
@@ -202,6 +204,8 @@ EVERY_PAGE = (
     "/p/CRW/sessions/{session}",
     "/p/CRW/settings/spec-sessions",
     "/p/CRW/settings/github",
+    "/p/CRW/settings/webhooks",
+    "/p/CRW/settings/webhooks/{webhook}",
     "/settings/models",
     "/settings/tokens",
     "/settings/workspaces",
@@ -259,6 +263,20 @@ def session_world(db: Database, email: str) -> str:
     return str(made.body["sessionId"])
 
 
+def webhook_world(db: Database, email: str) -> str:
+    """A webhook to a long URL (an IP literal: nothing to resolve) with a ping in its log; its
+    id."""
+    user = db.read(lambda uow: uow.users.get_by_email(email))
+    assert user is not None
+    path = LONG.removeprefix("https://example.com/")
+    made = subscriptions.create_webhook(
+        db, person_actor(user), "CRW", url=f"https://93.184.216.34/{path}",
+        events=["task.*", "draft.approved"], description=f"CI for {LONG}",
+    )  # fmt: skip
+    webhook_deliveries.ping_webhook(db, person_actor(user), made.webhook.id)
+    return made.webhook.id
+
+
 @POSTGRESQL_IN_THE_SLOW_RUN  # layout and axe-core do not hang on the database
 def test_no_page_is_wider_than_the_window_at_390_and_1280(
     page: Any, url: str, db: Database, world: dict[str, str]
@@ -293,6 +311,7 @@ def test_no_page_is_wider_than_the_window_at_390_and_1280(
     proposal = as_agent(url, world["secret"], propose)
     spec, tasks = spec_world(db, world["owner"])
     session = session_world(db, world["owner"])
+    webhook = webhook_world(db, world["owner"])
     refused: dict[str, str] = {}
     for width in (1280, 390):  # signed out: the sign-in page
         page.set_viewport_size({"width": width, "height": 860})
@@ -314,6 +333,7 @@ def test_no_page_is_wider_than_the_window_at_390_and_1280(
                     spec=spec,
                     tasks=tasks,
                     session=session,
+                    webhook=webhook,
                 )
             )
             wide = page.evaluate("document.documentElement.scrollWidth")

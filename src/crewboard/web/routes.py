@@ -25,6 +25,7 @@ from crewboard.web.pages.review import activity, inbox, rules, search, start
 from crewboard.web.pages.sessions.routes import ROUTES as SESSION_ROUTES
 from crewboard.web.pages.specs import attachments as spec_attachments
 from crewboard.web.pages.specs import files as spec_files
+from crewboard.web.pages.webhooks import pages as webhook_pages
 
 STATIC = Path(__file__).parent / "static"
 
@@ -63,6 +64,7 @@ def web_routes() -> list[BaseRoute]:
         *connections.ROUTES,
         *settings.ROUTES,
         *github_settings.ROUTES,
+        *webhook_pages.ROUTES,
         *rules.ROUTES,
         *search.ROUTES,
         *spec_files.ROUTES,

@@ -19,6 +19,7 @@ LABELS = {
     "timeZone": "Time zone",
     "isoWeek": "Week",
     "blockedByTaskIds": "Blocked by",
+    "url": "URL",
 }
 # A tool's name: a verb, an underscore, more snake case (list_tasks, get_task, …).
 _TOOL = re.compile(
