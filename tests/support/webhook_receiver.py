@@ -37,6 +37,7 @@ class Received:
 class Receiver:
     def __init__(self) -> None:
         self.requests: list[Received] = []
+        self.held: list[Received] = []  # stalled requests, recorded when they arrive
         self.mode = "ok"
         self.released = threading.Event()
         self.got = threading.Condition()
@@ -58,6 +59,9 @@ class Receiver:
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 mode = receiver.mode
                 if mode == "stall":
+                    with receiver.got:
+                        receiver.held.append(Received(headers, body))
+                        receiver.got.notify_all()
                     receiver.released.wait(STALL_BOUND)
                 if mode == "ok":
                     with receiver.got:
@@ -96,6 +100,11 @@ class Receiver:
         """Whether `count` requests were recorded within `timeout` seconds."""
         with self.got:
             return self.got.wait_for(lambda: len(self.requests) >= count, timeout)
+
+    def wait_held(self, count: int, timeout: float = 10.0) -> bool:
+        """Whether `count` stalled requests arrived within `timeout` seconds."""
+        with self.got:
+            return self.got.wait_for(lambda: len(self.held) >= count, timeout)
 
     def event_ids(self, webhook_id: str | None = None) -> list[int | None]:
         with self.got:

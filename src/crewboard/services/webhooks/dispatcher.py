@@ -2,7 +2,7 @@
 from the event log (the outbox: ids follow commit order, see `UnitOfWork.write_events`).
 
 A pass claims the subscriptions that have something to send, each with a lease (`lease_owner`
-this node, `lease_until` a minute ahead; `FOR UPDATE SKIP LOCKED` on PostgreSQL), so on any
+this node, `lease_until` three attempts' time ahead; `FOR UPDATE SKIP LOCKED` on PostgreSQL), so on any
 number of nodes one sends for a subscription at a time. Each claimed subscription is served in
 its own task: events after its cursor that it does not ask for are skipped (the cursor moves
 past them); the head event is logged as a delivery (its id stays the same across retries),
@@ -59,7 +59,11 @@ from crewboard.storage.webhooks.repository import WebhookRepository
 log = logging.getLogger(__name__)
 
 POLL = 1.0  # seconds between two looks when nothing wakes the dispatcher
-LEASE = timedelta(seconds=60)  # how long a claim holds a subscription without news
+# How long a claim holds a subscription without news: three attempts' time (each is bounded
+# by the timeout) and a margin. A node killed mid-send holds its subscriptions that long; a
+# lease much longer would only delay the delivery after a crash.
+LEASE_ATTEMPTS = 3
+LEASE_MARGIN = timedelta(seconds=2)
 BATCH = 100  # events read after a cursor at a time
 SCAN = 10  # batches of unwanted events skipped in one transaction at most
 PER_CLAIM = 100  # events sent for one subscription before its lease goes back
@@ -98,6 +102,9 @@ class Dispatcher:
         self._wakeup = Wakeup()
         self._busy: set[str] = set()  # subscriptions being served by this node's tasks
         db.add_event_listener(self._heard)
+
+    def _lease(self) -> timedelta:
+        return LEASE_ATTEMPTS * timedelta(seconds=policy_of(self.db).timeout) + LEASE_MARGIN
 
     def _heard(self, events: list[EventRecord]) -> None:
         # Every write calls its listeners, this loop's own (claims, releases, records) too:
@@ -152,7 +159,7 @@ class Dispatcher:
         def work(uow: UnitOfWork) -> list[Webhook]:
             skip = uow.conn.dialect.name == "postgresql"
             repo = WebhookRepository(uow.conn)
-            return repo.claim_due(self.node, uow.now, LEASE, limit, skip_locked=skip)
+            return repo.claim_due(self.node, uow.now, self._lease(), limit, skip_locked=skip)
 
         return self.db.write(work)
 
@@ -167,7 +174,7 @@ class Dispatcher:
             else:
                 log.exception("webhooks: serving %s failed; it is tried again later", webhook.id)
         finally:
-            # Out of reach now, the lease runs out by itself within LEASE.
+            # Out of reach now, the lease runs out by itself within `_lease()`.
             with contextlib.suppress(Exception):
                 await to_thread.run_sync(self._release, webhook.id)
 
@@ -230,7 +237,7 @@ class Dispatcher:
             if attempt.acknowledged:
                 repo.update(
                     webhook.id, owner=self.node, cursor=step.delivery.event_id, attempts=0,
-                    failing_since=None, next_attempt_at=None, lease_until=uow.now + LEASE,
+                    failing_since=None, next_attempt_at=None, lease_until=uow.now + self._lease(),
                 )  # fmt: skip
                 repo.update_delivery(step.delivery.id, **tried, state=DeliveryState.DELIVERED,
                                      delivered_at=uow.now, next_attempt_at=None)  # fmt: skip
@@ -299,7 +306,7 @@ class Dispatcher:
             if delivery is None:
                 return
             tried = _tried(delivery, attempt, uow.now)
-            repo.update(webhook.id, owner=self.node, lease_until=uow.now + LEASE)
+            repo.update(webhook.id, owner=self.node, lease_until=uow.now + self._lease())
             if attempt.acknowledged:
                 repo.update_delivery(delivery.id, **tried, state=DeliveryState.DELIVERED,
                                      delivered_at=uow.now, next_attempt_at=None)  # fmt: skip
