@@ -1,5 +1,5 @@
-"""Keeping the background loops alive (the live broker, the mailer, the session runner) and
-knowing how they are, for `/readyz`.
+"""Keeping the background loops alive (the live broker, the mailer, the session runner, the
+webhook dispatcher) and knowing how they are, for `/readyz`.
 
 A loop is expected to survive a database outage by itself: a pass that fails reports it to its
 `LoopHealth`, which logs the first failure of an outage (not every retry), and answers how long
