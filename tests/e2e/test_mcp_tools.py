@@ -38,7 +38,8 @@ STREAM_TOKEN_WRITES = {"create_stream_token", "revoke_stream_token"}
 READ_ROLE_WRITES = STREAM_TOKEN_WRITES | {"get_updates"}
 # Reads only a project's admins are shown (a webhook's URL and delivery log).
 ADMIN_READS = {t.name for t in CATALOGUE if t.read_only and t.least_role is Role.ADMIN}
-WEBHOOK_TOOLS = [t.name for t in CATALOGUE if t.area == "webhooks"]
+# The integrations' admin tools, in catalogue order: webhooks out, then GitHub in.
+INTEGRATION_TOOLS = [t.name for t in CATALOGUE if t.area in ("webhooks", "github")]
 
 
 @pytest.fixture
@@ -170,7 +171,7 @@ async def test_the_list_follows_the_callers_project_roles_not_only_its_scopes(
     async with mcp_client(url, secret_for(db, writer, ALL), mode, EVERYTHING) as client:
         names = {t.name for t in (await client.list_tools()).tools}
         assert "update_project_state" in names
-        assert not names & (ADMIN_TOOLS | set(WEBHOOK_TOOLS))
+        assert not names & (ADMIN_TOOLS | set(INTEGRATION_TOOLS))
     # The owner's token capped at the write role is shown what a write member is shown, and no
     # create_project (a capped token may not act past its cap).
     capped = secret_for(db, owner, ALL, role="write", project="CRW")
@@ -349,7 +350,7 @@ async def test_toolset_headers_and_token_defaults_narrow_the_list(
             "create_stream_token",
             "list_stream_tokens",
             "revoke_stream_token",
-            *WEBHOOK_TOOLS,
+            *INTEGRATION_TOOLS,
         ]
         assert "get_project_state" not in (client.instructions or "")
     async with mcp_client(
