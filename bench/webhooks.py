@@ -233,13 +233,14 @@ def sweep(
         _, alone, _ = paced(info, rate, args.sweep_seconds)
         hooks = subscribe(info, receiver.url, 1)
         answered, loaded, took = paced(info, rate, args.sweep_seconds)
-        keys = {(hooks[0], task) for task in answered}
-        kept_up = receiver.wait_created(keys, 1.0)  # keeping up: all there a moment after
+        lag = latency(receiver, hooks, answered, 1.0)  # keeping up: all there a moment after
         unsubscribe(info, hooks)
         ratio = statistics.fmean(loaded) / statistics.fmean(alone)
         steps.append({"rate": rate, "alone_mean_ms": round(statistics.fmean(alone) * 1000, 2),
                       "loaded_mean_ms": round(statistics.fmean(loaded) * 1000, 2),
-                      "call_ratio": round(ratio, 3), "dispatcher_kept_up": kept_up,
+                      "call_ratio": round(ratio, 3), "dispatcher_kept_up": lag["complete"],
+                      "latency_p50_ms": lag["after_answer_p50_ms"],
+                      "latency_p95_ms": lag["after_answer_p95_ms"],
                       "achieved_rate": round(len(loaded) / took, 1)})  # fmt: skip
     return steps
 
@@ -316,10 +317,12 @@ def table(results: dict[str, Any]) -> str:
                      f"{b.get('delivered_during_per_s', '—')} |")  # fmt: skip
     if results["sweep"]:
         lines += ["", "| paced tasks/s (1 subscription) | call mean alone | with 1 | × | "
-                  "dispatcher kept up | achieved tasks/s |", "| ---: | ---: | ---: | ---: | --- | ---: |"]  # fmt: skip
+                  "dispatcher kept up | latency p50 / p95 | achieved tasks/s |",
+                  "| ---: | ---: | ---: | ---: | --- | ---: | ---: |"]  # fmt: skip
         lines += [f"| {s['rate']:g} | {s['alone_mean_ms']} ms | {s['loaded_mean_ms']} ms | "
                   f"{s['call_ratio']} | {'yes' if s['dispatcher_kept_up'] else 'no'} | "
-                  f"{s['achieved_rate']} |" for s in results["sweep"]]  # fmt: skip
+                  f"{s['latency_p50_ms']} / {s['latency_p95_ms']} ms | {s['achieved_rate']} |"
+                  for s in results["sweep"]]  # fmt: skip
         rate = results["slows_at_rate"]
         lines.append(f"first rate with calls 10 % slower: {rate:g} tasks/s" if rate else
                      "no rate of the sweep made the writer's calls 10 % slower")  # fmt: skip
