@@ -43,6 +43,8 @@ from bench.runner import add_database_options, progress
 from crewboard.storage.database import Database
 
 SLOWER = 0.9  # a writer at under 90 % of its speed without webhooks has slowed by 10 %
+PER_PROJECT = 20  # the most webhooks a project may have (MAX_WEBHOOKS in domain/webhooks.py)
+Hooks = dict[str, list[str]]  # project key -> its subscriptions' ids
 
 
 def ms_p(values: list[float], q: float) -> float | None:
@@ -58,13 +60,12 @@ class Writer:
     """REST create_task calls for one client, answered times on this process's clock."""
 
     def __init__(self, info: ServerInfo) -> None:
-        self.project = info.project
         self.client = httpx2.Client(
             base_url=info.base_url, timeout=30,
             headers={"Authorization": f"Bearer {info.token}"},
         )  # fmt: skip
 
-    def create(self, title: str) -> tuple[str, float, float]:
+    def create(self, project: str, title: str) -> tuple[str, float, float]:
         """One task; its id, when the answer came, and how long the call took.
 
         Raises:
@@ -72,7 +73,7 @@ class Writer:
         """
         started = time.perf_counter()
         answer = self.client.post(
-            f"/api/v1/projects/{self.project}/tasks", json={"title": title},
+            f"/api/v1/projects/{project}/tasks", json={"title": title},
             headers={"Idempotency-Key": uuid.uuid4().hex},
         )  # fmt: skip
         done = time.perf_counter()
@@ -87,12 +88,13 @@ class Writer:
 
 
 def paced(
-    info: ServerInfo, rate: float, seconds: float
-) -> tuple[dict[str, float], list[float], float]:
-    """Tasks at a steady `rate` for `seconds`, one at a time: answered time per task id, each
-    call's duration, and the whole run's (longer than `seconds` when the writer fell behind)."""
+    info: ServerInfo, projects: list[str], rate: float, seconds: float
+) -> tuple[dict[str, tuple[str, float]], list[float], float]:
+    """Tasks at a steady `rate` for `seconds`, one at a time, over `projects` in turn: the
+    project and answered time per task id, each call's duration, and the whole run's (longer
+    than `seconds` when the writer fell behind)."""
     writer = Writer(info)
-    answered: dict[str, float] = {}
+    answered: dict[str, tuple[str, float]] = {}
     durations: list[float] = []
     start = time.perf_counter()
     try:
@@ -100,27 +102,30 @@ def paced(
             lag = start + n / rate - time.perf_counter()
             if lag > 0:
                 time.sleep(lag)  # the pace itself: a writer with time between its writes
-            task_id, done, took = writer.create(f"Paced task {n}")
-            answered[task_id] = done
+            project = projects[n % len(projects)]
+            task_id, done, took = writer.create(project, f"Paced task {n}")
+            answered[task_id] = (project, done)
             durations.append(took)
     finally:
         writer.close()
     return answered, durations, time.perf_counter() - start
 
 
-def burst(info: ServerInfo, clients: int, seconds: float) -> dict[str, Any]:
-    """`clients` writers as fast as they can for `seconds`: tasks/s and call times."""
+def burst(info: ServerInfo, projects: list[str], clients: int, seconds: float) -> dict[str, Any]:
+    """`clients` writers as fast as they can for `seconds`, over `projects` in turn: tasks/s,
+    call times, and each task's project (`made`)."""
     durations: list[list[float]] = [[] for _ in range(clients)]
-    ids: list[list[str]] = [[] for _ in range(clients)]
+    made: dict[str, str] = {}
     errors: list[BaseException] = []
 
     def work(n: int) -> None:
         writer = Writer(info)
         try:
             while time.perf_counter() < until:
-                task_id, _, took = writer.create(f"Burst task {n}")
+                project = projects[len(durations[n]) % len(projects)]
+                task_id, _, took = writer.create(project, f"Burst task {n}")
                 durations[n].append(took)
-                ids[n].append(task_id)
+                made[task_id] = project  # one dict, many threads: each set is atomic
         except BaseException as error:  # reported by the main thread
             errors.append(error)
         finally:
@@ -139,39 +144,75 @@ def burst(info: ServerInfo, clients: int, seconds: float) -> dict[str, Any]:
     every = [d for each in durations for d in each]
     return {"tasks": len(every), "wall_s": round(wall, 2),
             "tasks_per_s": round(len(every) / wall, 1), "call_p50_ms": ms_p(every, 50),
-            "call_p95_ms": ms_p(every, 95), "ids": [i for each in ids for i in each]}  # fmt: skip
+            "call_p95_ms": ms_p(every, 95), "made": made}  # fmt: skip
 
 
-def subscribe(info: ServerInfo, url: str, count: int) -> list[str]:
-    """`count` subscriptions to every event of the project, made over REST; their ids."""
-    made = []
-    with httpx2.Client(base_url=info.base_url, timeout=30,
-                       headers={"Authorization": f"Bearer {info.token}"}) as client:  # fmt: skip
+class Subscriber:
+    """Subscriptions to every event (`*`) made and deleted over REST. A project takes at most
+    20, so a larger count is spread over more projects (BENCH1, BENCH2, … made as needed),
+    20 each; the writers then spread their tasks over the same projects."""
+
+    def __init__(self, info: ServerInfo, url: str) -> None:
+        self.info = info
+        self.url = url
+        self.projects = [info.project]
+        self.client = httpx2.Client(
+            base_url=info.base_url, timeout=30, headers={"Authorization": f"Bearer {info.token}"}
+        )
+
+    def _project(self, n: int) -> str:
+        while len(self.projects) <= n:
+            found = self._ok(self.client.get(f"/api/v1/projects/{self.info.project}"), 200)
+            workspace = found.get("project", found)["workspaceId"]
+            key = f"BENCH{len(self.projects)}"
+            self._ok(self.client.post("/api/v1/projects", json={
+                "workspaceId": workspace, "key": key, "name": f"Bench {key}"},
+                headers={"Idempotency-Key": uuid.uuid4().hex}), 201)  # fmt: skip
+            self.projects.append(key)
+        return self.projects[n]
+
+    def subscribe(self, count: int) -> Hooks:
+        """`count` subscriptions, 20 a project; their ids by project."""
+        hooks: Hooks = {}
         for n in range(count):
-            answer = client.post(f"/api/v1/projects/{info.project}/webhooks",
-                                 json={"url": url, "events": ["*"],
-                                       "description": f"bench {n}"})  # fmt: skip
-            if answer.status_code != 201:
-                raise RuntimeError(f"create_webhook answered {answer.status_code}: {answer.text}")
-            body = answer.json()
-            made.append(str(body.get("webhook", body)["id"]))
-    return made
+            project = self._project(n // PER_PROJECT)
+            made = self._ok(self.client.post(f"/api/v1/projects/{project}/webhooks", json={
+                "url": self.url, "events": ["*"], "description": f"bench {n}"}), 201)  # fmt: skip
+            hooks.setdefault(project, []).append(str(made.get("webhook", made)["id"]))
+        return hooks
+
+    def unsubscribe(self, hooks: Hooks) -> None:
+        """Delete the subscriptions (a backlog they still had is dropped with them)."""
+        for ids in hooks.values():
+            for webhook_id in ids:
+                self._ok(self.client.delete(f"/api/v1/webhooks/{webhook_id}"), 200, 204)
+
+    @staticmethod
+    def _ok(answer: httpx2.Response, *expected: int) -> dict[str, Any]:
+        """The answer's JSON (empty without a body).
+
+        Raises:
+            RuntimeError: the server answered another status.
+        """
+        if answer.status_code not in expected:
+            raise RuntimeError(f"{answer.request.url.path} answered {answer.status_code}: "
+                               f"{answer.text[:300]}")  # fmt: skip
+        return dict(answer.json()) if answer.content else {}
+
+    def close(self) -> None:
+        self.client.close()
 
 
-def unsubscribe(info: ServerInfo, ids: list[str]) -> None:
-    """Delete the subscriptions (a backlog they still had is dropped with them)."""
-    with httpx2.Client(base_url=info.base_url, timeout=30,
-                       headers={"Authorization": f"Bearer {info.token}"}) as client:  # fmt: skip
-        for webhook_id in ids:
-            answer = client.delete(f"/api/v1/webhooks/{webhook_id}")
-            if answer.status_code not in (200, 204):
-                raise RuntimeError(f"delete_webhook answered {answer.status_code}: {answer.text}")
+def pairs(hooks: Hooks, tasks: dict[str, str]) -> set[tuple[str, str]]:
+    """(subscription, task) for every subscription of each task's project."""
+    return {(hook, task) for task, project in tasks.items() for hook in hooks.get(project, [])}
 
 
-def latency(receiver: HookReceiver, hooks: list[str], answered: dict[str, float],
+def latency(receiver: HookReceiver, hooks: Hooks, answered: dict[str, tuple[str, float]],
             timeout: float) -> dict[str, Any]:  # fmt: skip
-    """Wait (bounded) for every task.created at every subscription, then the two latencies."""
-    keys = {(hook, task) for hook in hooks for task in answered}
+    """Wait (bounded) for every task.created at every subscription of its project, then the
+    two latencies of those that arrived."""
+    keys = pairs(hooks, {task: project for task, (project, _) in answered.items()})
     started = time.perf_counter()
     complete = receiver.wait_created(keys, timeout)
     waited = time.perf_counter() - started
@@ -180,7 +221,7 @@ def latency(receiver: HookReceiver, hooks: list[str], answered: dict[str, float]
     with receiver.changed:
         found = [(key[1], receiver.created[key]) for key in keys if key in receiver.created]
     for task, arrival in found:
-        after_answer.append(arrival.perf - answered[task])
+        after_answer.append(arrival.perf - answered[task][1])
         after_at.append(arrival.wall - datetime.fromisoformat(arrival.at).timestamp())
     return {"expected": len(keys), "arrived": len(found), "complete": complete,
             "drain_wait_s": round(waited, 2),
@@ -191,23 +232,23 @@ def latency(receiver: HookReceiver, hooks: list[str], answered: dict[str, float]
             "arrived_before_answer": sum(1 for v in after_answer if v < 0)}  # fmt: skip
 
 
-def with_subscriptions(info: ServerInfo, receiver: HookReceiver, count: int,
-                       args: argparse.Namespace) -> dict[str, Any]:  # fmt: skip
+def with_subscriptions(info: ServerInfo, receiver: HookReceiver, subscriber: Subscriber,
+                       count: int, args: argparse.Namespace) -> dict[str, Any]:  # fmt: skip
     """One subscription count: a paced run and its latencies, then a burst and how much of
     its backlog the dispatcher sent while it lasted and in `--drain` seconds after."""
-    hooks = subscribe(info, receiver.url, count) if count else []
+    hooks = subscriber.subscribe(count)
+    projects = list(hooks) or [info.project]
     progress(f"{info.database}: {count} subscription(s), {args.rate:g} tasks/s for "
              f"{args.seconds:g} s")  # fmt: skip
-    answered, durations, _ = paced(info, args.rate, args.seconds)
-    row: dict[str, Any] = {"subscriptions": count, "paced_call_p50_ms": ms_p(durations, 50),
+    answered, durations, _ = paced(info, projects, args.rate, args.seconds)
+    row: dict[str, Any] = {"subscriptions": count, "projects": len(projects), "paced_call_p50_ms": ms_p(durations, 50),
                            "paced_call_p95_ms": ms_p(durations, 95)}  # fmt: skip
     if hooks:
         row["latency"] = latency(receiver, hooks, answered, args.latency_wait)
     progress(f"{info.database}: {count} subscription(s), {args.clients} writer(s) at full "
              f"speed for {args.burst_seconds:g} s")  # fmt: skip
-    made = burst(info, args.clients, args.burst_seconds)
-    ids = made.pop("ids")
-    keys = {(hook, task) for hook in hooks for task in ids}
+    made = burst(info, projects, args.clients, args.burst_seconds)
+    keys = pairs(hooks, made.pop("made"))
     if hooks:
         during = receiver.created_count(keys)
         receiver.wait_created(keys, args.drain)
@@ -215,33 +256,34 @@ def with_subscriptions(info: ServerInfo, receiver: HookReceiver, count: int,
         made |= {"deliveries": len(keys), "delivered_during": during,
                  "delivered_during_per_s": round(during / made["wall_s"], 1),
                  "delivered_after_drain": after, "drain_s": args.drain}  # fmt: skip
-        unsubscribe(info, hooks)
+        subscriber.unsubscribe(hooks)
     row["burst"] = made
     return row
 
 
 def sweep(
-    info: ServerInfo, receiver: HookReceiver, args: argparse.Namespace
+    info: ServerInfo, receiver: HookReceiver, subscriber: Subscriber, args: argparse.Namespace
 ) -> list[dict[str, Any]]:
     """For each rate of `--sweep` (events/s), a one-at-a-time writer paced at that rate for
-    `--sweep-seconds`, without subscriptions and then with one: its mean call time with
+    `--sweep-seconds`, without subscriptions and then with one: its median call time with
     against without. For a writer that waits for each answer, a call 10 % longer is a writer
     10 % slower."""
     steps = []
     for rate in args.sweep_rates:
         progress(f"{info.database}: sweep, {rate:g} tasks/s without and with one subscription")
-        _, alone, _ = paced(info, rate, args.sweep_seconds)
-        hooks = subscribe(info, receiver.url, 1)
-        answered, loaded, took = paced(info, rate, args.sweep_seconds)
+        _, alone, _ = paced(info, [info.project], rate, args.sweep_seconds)
+        hooks = subscriber.subscribe(1)
+        answered, loaded, took = paced(info, [info.project], rate, args.sweep_seconds)
         lag = latency(receiver, hooks, answered, 1.0)  # keeping up: all there a moment after
-        unsubscribe(info, hooks)
-        ratio = statistics.fmean(loaded) / statistics.fmean(alone)
-        steps.append({"rate": rate, "alone_mean_ms": round(statistics.fmean(alone) * 1000, 2),
-                      "loaded_mean_ms": round(statistics.fmean(loaded) * 1000, 2),
+        subscriber.unsubscribe(hooks)
+        # Medians: a few calls held up by the machine's other load would swing a mean.
+        ratio = statistics.median(loaded) / statistics.median(alone)
+        steps.append({"rate": rate, "alone_p50_ms": ms_p(alone, 50),
+                      "loaded_p50_ms": ms_p(loaded, 50),
                       "call_ratio": round(ratio, 3), "dispatcher_kept_up": lag["complete"],
                       "latency_p50_ms": lag["after_answer_p50_ms"],
                       "latency_p95_ms": lag["after_answer_p95_ms"],
-                      "achieved_rate": round(len(loaded) / took, 1)})  # fmt: skip
+                      "achieved_rate": round(len(loaded) / max(took, args.sweep_seconds), 1)})  # fmt: skip
     return steps
 
 
@@ -260,12 +302,17 @@ def run(args: argparse.Namespace, database_url: str | None) -> dict[str, Any]:
                 db.dispose()
             named = Writer(info)
             for n in range(github_hooks.TASKS):  # the tasks the branches name
-                named.create(f"Named by a branch {n + 1}")
+                named.create(info.project, f"Named by a branch {n + 1}")
             named.close()
             hub = github_hooks.deliver_all(info.base_url, info.project, secret,
                                            args.deliveries)  # fmt: skip
-            rows = [with_subscriptions(info, receiver, count, args) for count in args.subs]
-            steps = sweep(info, receiver, args)
+            subscriber = Subscriber(info, receiver.url)
+            try:
+                rows = [with_subscriptions(info, receiver, subscriber, count, args)
+                        for count in args.subs]  # fmt: skip
+                steps = sweep(info, receiver, subscriber, args)
+            finally:
+                subscriber.close()
     finally:
         receiver.stop()
     results = summarise(info.database, args, rows, hub, exit_code=server.exit_code,
@@ -312,14 +359,15 @@ def table(results: dict[str, Any]) -> str:
                  f"({lat['after_answer_max_ms']}) ms | {lat['after_at_p50_ms']} / "
                  f"{lat['after_at_p95_ms']} ms | {lat['arrived']} of {lat['expected']}"
                  if lat else "— | — | —")  # fmt: skip
-        lines.append(f"| {row['subscriptions']} | {shown} | {row['paced_call_p50_ms']} ms | "
+        spread = f" ({row['projects']} projects)" if row["projects"] > 1 else ""
+        lines.append(f"| {row['subscriptions']}{spread} | {shown} | {row['paced_call_p50_ms']} ms | "
                      f"{b['tasks_per_s']} ({b['ratio_to_none']}×) | "
                      f"{b.get('delivered_during_per_s', '—')} |")  # fmt: skip
     if results["sweep"]:
-        lines += ["", "| paced tasks/s (1 subscription) | call mean alone | with 1 | × | "
+        lines += ["", "| paced tasks/s (1 subscription) | call p50 alone | with 1 | × | "
                   "dispatcher kept up | latency p50 / p95 | achieved tasks/s |",
                   "| ---: | ---: | ---: | ---: | --- | ---: | ---: |"]  # fmt: skip
-        lines += [f"| {s['rate']:g} | {s['alone_mean_ms']} ms | {s['loaded_mean_ms']} ms | "
+        lines += [f"| {s['rate']:g} | {s['alone_p50_ms']} ms | {s['loaded_p50_ms']} ms | "
                   f"{s['call_ratio']} | {'yes' if s['dispatcher_kept_up'] else 'no'} | "
                   f"{s['latency_p50_ms']} / {s['latency_p95_ms']} ms | {s['achieved_rate']} |"
                   for s in results["sweep"]]  # fmt: skip
@@ -347,7 +395,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--subscriptions", default="0,1,50", help="counts, 0 first")
     parser.add_argument("--sweep", default="5,10,20,40",
                         help="paced rates (tasks/s) for the slow-down sweep; empty: none")  # fmt: skip
-    parser.add_argument("--sweep-seconds", type=float, default=3.0)
+    parser.add_argument("--sweep-seconds", type=float, default=4.0)
     parser.add_argument("--deliveries", type=int, default=200, help="GitHub deliveries")
     parser.add_argument("--keep-data", action="store_true")
     parser.add_argument("--output", default=None)
