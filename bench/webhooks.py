@@ -10,8 +10,12 @@ process (bench/hook_receiver.py, 204 at once). Three questions:
    on this process's clock: the commit is before it, so this slightly understates) and (b) the
    event's `at` (the server's transaction clock, taken when the write began: this overstates
    by the write's own time).
+   A project takes at most 20 webhooks: 50 are spread over three projects (20, 20, 10), and
+   the writers spread their tasks over the same projects.
 2. **Writer slow-down**: `--clients` writers make tasks as fast as they can for
-   `--burst-seconds`, with 0, 1 and 50 subscriptions; tasks/s and the ratio to 0.
+   `--burst-seconds`, with 0, 1 and 50 subscriptions; tasks/s and the ratio to 0. Then the
+   sweep: one writer paced at each `--sweep` rate without and with one subscription, and the
+   lowest rate from which its calls are 10 % slower.
 3. **GitHub handling**: `--deliveries` signed pull_request deliveries (bench/github_hooks.py),
    the node's answer time from the client.
 """
@@ -299,6 +303,8 @@ def slows_at(steps: list[dict[str, Any]]) -> float | None:
 
 
 def run(args: argparse.Namespace, database_url: str | None) -> dict[str, Any]:
+    """The whole workload on one fresh server: GitHub first (no subscription yet sends its
+    events), then each subscription count, then the sweep."""
     receiver = HookReceiver().start()
     env = {"CREWBOARD_WEBHOOK_ALLOW_NETWORKS": "127.0.0.1/32"}
     server = ServerProcess(database_url, env=env, keep_data=args.keep_data)
