@@ -58,6 +58,10 @@ elif sys.argv[1:2] == ["metrics"]:  # /metrics off against on, bench_noop's cost
     from bench.metrics import main as metrics_main
 
     metrics_main(sys.argv[2:])
+elif sys.argv[1:2] == ["webhooks"]:  # delivery latency, writer slow-down, GitHub handling
+    from bench.webhooks import main as webhooks_main
+
+    webhooks_main(sys.argv[2:])
 elif sys.argv[1:2] == ["peers"]:  # beside Backlog.md and task-master-ai (bench/peers/)
     from bench.peers.__main__ import main as peers_main
 
