@@ -21,6 +21,15 @@ from crewboard.errors import ValidationFailed
 
 WEBHOOK_PREFIX = "whk"
 DELIVERY_PREFIX = "whd"
+
+
+def event_delivery_id(webhook_id: str, event_id: int) -> str:
+    """The id of the delivery of one event to one webhook, the same on every attempt and
+    every node: a receiver dedupes by it, and the dispatcher need not write before it sends."""
+    digest = hashlib.sha256(f"{webhook_id}:{event_id}".encode()).hexdigest()
+    return f"{DELIVERY_PREFIX}_{digest[:22]}"
+
+
 SECRET_PREFIX = "whsec_"  # noqa: S105 - a prefix, not a secret
 MAX_URL = 2000
 MAX_DESCRIPTION = 500

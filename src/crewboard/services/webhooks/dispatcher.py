@@ -35,9 +35,7 @@ import anyio.abc
 from anyio import to_thread
 
 from crewboard.domain.identity.access import Role
-from crewboard.domain.ids import new_id
 from crewboard.domain.webhooks import (
-    DELIVERY_PREFIX,
     PING,
     Delivery,
     DeliveryKind,
@@ -45,6 +43,7 @@ from crewboard.domain.webhooks import (
     Webhook,
     WebhookState,
     backoff,
+    event_delivery_id,
     matches,
 )
 from crewboard.services.notifications.notify import notify
@@ -78,6 +77,8 @@ class _Step:
     webhook_id: str
     delivery: Delivery
     out: Outgoing
+    logged: bool = True  # False: the head event's delivery is not in the log yet
+    cursor: int | None = None  # where the cursor goes past the unwanted events before it
 
 
 def _node_name() -> str:
@@ -194,28 +195,35 @@ class Dispatcher:
                 return
 
     def _head(self, webhook_id: str) -> _Step | None:
-        """The head event's delivery (logged now if new), after moving the cursor past the
-        events the subscription does not ask for; None when nothing is due or the lease is
-        gone."""
+        """The head event's delivery, read without a write: a new one is logged with its
+        first attempt's outcome (`_record`), under an id every attempt shares. None when
+        nothing is due or the lease is gone; the cursor is moved past the unwanted events
+        (a write) only when no wanted one follows them."""
 
-        def work(uow: UnitOfWork) -> _Step | None:
+        def look(uow: UnitOfWork) -> tuple[_Step | None, int | None]:
             repo = WebhookRepository(uow.conn)
             webhook = repo.get(webhook_id)
             if webhook is None or webhook.lease_owner != self.node:
-                return None
+                return None, None
             if webhook.state is not WebhookState.ACTIVE or _backing_off(webhook, uow.now):
-                return None
+                return None, None
             head, cursor = _first_wanted(repo, webhook)
-            if cursor != webhook.cursor:
-                repo.update(webhook.id, owner=self.node, cursor=cursor)
+            moved = cursor if cursor != webhook.cursor else None
             if head is None:
-                return None
-            delivery = repo.event_delivery(webhook.id, head["id"]) or _log_event(
-                repo, webhook, head, uow.now
-            )
-            return _Step(webhook.id, delivery, self._outgoing(webhook, delivery, event_view(head)))
+                return None, moved
+            logged = repo.event_delivery(webhook.id, head["id"])
+            delivery = logged or _unlogged(webhook, head, uow.now)
+            out = self._outgoing(webhook, delivery, event_view(head))
+            return _Step(webhook.id, delivery, out, logged is not None, moved), None
 
-        return self.db.write(work)
+        step, skip_to = self.db.read(look)
+        if skip_to is not None:
+            self.db.write(
+                lambda uow: WebhookRepository(uow.conn).update(
+                    webhook_id, owner=self.node, cursor=skip_to
+                )
+            )
+        return step
 
     def _outgoing(self, webhook: Webhook, delivery: Delivery, event: dict[str, Any]) -> Outgoing:
         body = body_of(webhook.id, delivery.id, event, policy_of(self.db).max_body)
@@ -233,6 +241,8 @@ class Dispatcher:
             webhook = repo.get(step.webhook_id)
             if webhook is None or webhook.lease_owner != self.node:
                 return False  # deleted, or another node took over: it decides now
+            if not step.logged:
+                repo.add_delivery(step.delivery)
             tried = _tried(step.delivery, attempt, uow.now)
             if attempt.acknowledged:
                 repo.update(
@@ -242,6 +252,8 @@ class Dispatcher:
                 repo.update_delivery(step.delivery.id, **tried, state=DeliveryState.DELIVERED,
                                      delivered_at=uow.now, next_attempt_at=None)  # fmt: skip
                 return True
+            if step.cursor is not None:  # past the unwanted events before the failing one
+                repo.update(webhook.id, owner=self.node, cursor=step.cursor)
             self._failed(uow, webhook, step, attempt)
             return False
 
@@ -339,20 +351,16 @@ def _first_wanted(repo: WebhookRepository, webhook: Webhook) -> tuple[dict[str, 
     return None, cursor
 
 
-def _log_event(
-    repo: WebhookRepository, webhook: Webhook, event: dict[str, Any], now: datetime
-) -> Delivery:
-    """The head event's delivery, logged before its first attempt so that every attempt
-    (after a crash too) carries the same delivery id."""
-    delivery = Delivery(
-        id=new_id(DELIVERY_PREFIX), webhook_id=webhook.id, project_id=webhook.project_id,
+def _unlogged(webhook: Webhook, event: dict[str, Any], now: datetime) -> Delivery:
+    """The head event's delivery before its first attempt: its id is the event's and the
+    webhook's (`event_delivery_id`), so every attempt, after a crash too, carries it."""
+    return Delivery(
+        id=event_delivery_id(webhook.id, event["id"]), webhook_id=webhook.id, project_id=webhook.project_id,
         event_id=event["id"], event_type=event["type"], kind=DeliveryKind.EVENT,
         state=DeliveryState.PENDING, attempts=0, response_status=None, response_excerpt=None,
         error=None, duration_ms=None, created_at=now, last_attempt_at=None,
         next_attempt_at=now, delivered_at=None,
     )  # fmt: skip
-    repo.add_delivery(delivery)
-    return delivery
 
 
 def _tried(delivery: Delivery, attempt: Attempt, now: datetime) -> dict[str, Any]:
