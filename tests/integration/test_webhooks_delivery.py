@@ -381,7 +381,7 @@ async def test_an_idle_loop_takes_no_write_and_wakes_only_on_events(
         await wait_started(dispatcher)
         event.listen(db.engine, "before_cursor_execute", seen)
         try:
-            db.write(lambda uow: None)  # a write with no event, as the loop's own claims are
+            db.write(lambda _uow: None)  # a write with no event, as the loop's own claims are
             await anyio.sleep(0.5)  # a watched window: a busy loop looks thousands of times
         finally:
             event.remove(db.engine, "before_cursor_execute", seen)
