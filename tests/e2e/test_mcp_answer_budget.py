@@ -31,13 +31,16 @@ from crewboard.contract.projects import present
 from crewboard.contract.review.present import hand_in_view
 from crewboard.contract.review.present_inbox import posted_view
 from crewboard.contract.sessions.present import started_answer
+from crewboard.domain import webhooks as webhook_rules
 from crewboard.domain.clock import ManualClock
+from crewboard.domain.github import DeliverySeen
 from crewboard.domain.handoffs import MAX_BODY, MAX_ITEM_TEXT, Bodies
 from crewboard.domain.identity.access import Toolset
 from crewboard.domain.identity.records import Actor, User
 from crewboard.domain.sessions import MAX_PROMPT, MAX_TITLE, Mode
 from crewboard.services.artifacts.artifacts import FileInput
 from crewboard.services.board import notes, questions, repos, task_updates, tasks
+from crewboard.services.github import settings as github
 from crewboard.services.identity import stream_tokens, tokens
 from crewboard.services.identity.users import person_actor
 from crewboard.services.memory import records as memory
@@ -46,8 +49,11 @@ from crewboard.services.sessions import sessions
 from crewboard.services.sessions.context import session_context
 from crewboard.services.specs.file_lookup import FileRef
 from crewboard.services.text_windows import ANSWER_BUDGET
+from crewboard.services.webhooks import subscriptions
 from crewboard.storage.database import Database
+from crewboard.storage.github.repository import GithubRepository
 from crewboard.storage.uow import UnitOfWork
+from crewboard.storage.webhooks.repository import WebhookRepository
 from tests.conftest import BACKENDS, CLOCK_START
 from tests.support import artifact_calls, handoff_calls, spec_calls, task_reads
 from tests.support.databases import PostgresDatabases, SqliteDatabases
@@ -108,6 +114,9 @@ class World:
     session: str = ""
     context: str = ""
     output: str = ""  # a 100,000-character output of the main task
+    # The integrations' admin reads run with a personal token that may administer.
+    admin_secret: str = ""
+    webhook: str = ""  # one of 20 webhooks with the longest URL, and 500 log entries
 
 
 def build_world(db: Database) -> World:
@@ -206,10 +215,56 @@ def build_world(db: Database) -> World:
     spec_file, text_attachment, session, context = _spec_world(db, person)
     handoff, huge, item = _handoff_world(db, person, [main["id"], *(s["id"] for s in subtasks)])
     person_secret = tokens.issue_token(db, person, kind="personal", scopes=["read"]).secret
+    admin_secret = tokens.issue_token(
+        db, person, kind="personal", scopes=["read", "projects.admin"]
+    ).secret
+    webhook = _integrations_world(db, person)
     return World(
         secret, seats[0], main["id"], record, brief, description, record_text, document_text,
         spec_file, text_attachment, person_secret, handoff, huge, item, session, context, output,
+        admin_secret, webhook,
     )  # fmt: skip
+
+
+def _integrations_world(db: Database, person: Actor) -> str:
+    """20 webhooks (a project's most) with the longest URL and description, the last with a
+    full log of the largest entries; GitHub set up with a full list of long outcomes."""
+    url = "https://93.184.216.34/" + "h" * (webhook_rules.MAX_URL - 22)
+    made = [
+        subscriptions.create_webhook(
+            db, person, "CRW", url=url, events=["*"],
+            description=mixed(webhook_rules.MAX_DESCRIPTION, f"hook {n}"),
+        ).webhook
+        for n in range(webhook_rules.MAX_WEBHOOKS)
+    ]  # fmt: skip
+    last = made[-1]
+
+    def log(uow: UnitOfWork) -> None:
+        repo = WebhookRepository(uow.conn)
+        for n in range(webhook_rules.KEEP_DELIVERIES):
+            repo.add_delivery(
+                webhook_rules.Delivery(
+                    id=f"whd_{n:022d}", webhook_id=last.id, project_id=last.project_id,
+                    event_id=n + 1, event_type="handoff_action_item.updated",
+                    kind=webhook_rules.DeliveryKind.EVENT,
+                    state=webhook_rules.DeliveryState.RETRYING, attempts=99,
+                    response_status=503, response_excerpt=mixed(1000, f"answer {n}"),
+                    error=mixed(1000, f"error {n}"), duration_ms=10_000, created_at=uow.now,
+                    last_attempt_at=uow.now, next_attempt_at=uow.now, delivered_at=None,
+                )
+            )  # fmt: skip
+        seen = GithubRepository(uow.conn)
+        for n in range(30):
+            seen.add_delivery(
+                DeliverySeen(
+                    f"{n:036d}", last.project_id, "pull_request", "synchronize",
+                    mixed(2000, f"outcome {n}"), uow.now,
+                )
+            )  # fmt: skip
+
+    github.configure_github(db, person, "CRW")
+    db.write(log)
+    return last.id
 
 
 def _handoff_world(db: Database, person: Actor, task_ids: list[str]) -> tuple[str, str, str]:
@@ -505,6 +560,13 @@ CASES: dict[str, Case] = {
     ],
     "get_handoff_action_item": lambda w: [{"actionItemId": w.item}],
     "list_stream_tokens": lambda _: [{}],
+    "list_webhooks": lambda _: [{"projectId": "CRW"}],
+    "get_webhook": lambda w: [{"webhookId": w.webhook}],
+    "list_webhook_deliveries": lambda w: [
+        {"webhookId": w.webhook, "limit": 200},
+        {"webhookId": w.webhook, "state": "retrying", "limit": 200, "offset": 250},
+    ],
+    "get_github_settings": lambda _: [{"projectId": "CRW"}],
     "get_artifact": lambda _: [
         {"projectId": "CRW", "artifactId": "deep"},
         {"projectId": "CRW", "artifactId": "deep", "revision": 1},
@@ -623,10 +685,12 @@ async def test_every_read_tool_answers_within_the_budget(
     async with (
         mcp_client(world_url, world.secret, mode) as agent,
         mcp_client(world_url, world.person_secret, mode) as person,
+        mcp_client(world_url, world.admin_secret, mode) as admin,
     ):
+        by_toolset = {Toolset.HANDOFFS: person, Toolset.ADMIN: admin}
         for name in sorted(read_tools()):
             tool = default_catalogue().find(name)
-            client = person if tool is not None and tool.toolset is Toolset.HANDOFFS else agent
+            client = by_toolset.get(tool.toolset, agent) if tool is not None else agent
             for arguments in CASES[name](world):
                 result = await client.call_tool(name, arguments)
                 if result.is_error:

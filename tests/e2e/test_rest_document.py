@@ -35,7 +35,12 @@ from tests.support import artifact_calls
 from tests.support.factories import make_project, make_user
 from tests.support.server import free_port, running_server
 
-WRITES = [e for e in all_endpoints() if e.method in ("POST", "PUT", "PATCH", "DELETE")]
+# A signed webhook (GitHub's) takes no token and reads its raw body as the sender signed it:
+# the walks below leave it out and `test_a_signed_webhook_*` says what it answers instead.
+WRITES = [
+    e for e in all_endpoints() if e.method in ("POST", "PUT", "PATCH", "DELETE") and not e.signed
+]
+SIGNED = [e for e in all_endpoints() if e.signed]
 
 
 @dataclass
@@ -160,7 +165,7 @@ def test_a_method_a_path_does_not_take_gets_405_with_every_method_it_does(
 def test_a_caller_without_a_token_gets_401_before_any_word_about_their_input(
     served: Served,
 ) -> None:
-    for endpoint in all_endpoints():
+    for endpoint in (e for e in all_endpoints() if not e.signed):
         answer = httpx2.request(
             endpoint.method,
             served.base + url_of(endpoint) + "?limit=-1&colour=red",
@@ -169,6 +174,23 @@ def test_a_caller_without_a_token_gets_401_before_any_word_about_their_input(
         )
         assert answer.status_code == 401, (endpoint, answer.text)
         assert answer.json()["error"]["code"] == "UNAUTHENTICATED"
+
+
+def test_a_signed_webhook_answers_a_project_without_it_as_not_found_whatever_it_is_sent(
+    served: Served,
+) -> None:
+    """No token, no signature, a body that is no JSON: a project that has not set the webhook
+    up answers as an unknown project does (a refusal with its code), never a word about the
+    input. test_github_webhook holds the set-up project's answers (401 for a bad signature)."""
+    assert SIGNED, "the GitHub webhook is a signed route"
+    for endpoint in SIGNED:
+        assert "default" in operation(served.document, endpoint)["responses"], endpoint
+        answer = httpx2.request(
+            endpoint.method, served.base + url_of(endpoint), content=b"{oops",
+            headers={"X-GitHub-Event": "push"},
+        )  # fmt: skip
+        assert answer.status_code == 404, (endpoint, answer.text)
+        assert answer.json()["error"]["code"] == "NOT_FOUND"
 
 
 def test_a_proposal_without_a_body_or_a_kind_is_refused_naming_what_is_missing(

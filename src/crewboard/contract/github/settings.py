@@ -43,6 +43,9 @@ class DisconnectGithub(a.Args):
     workspace_id: a.WorkspaceId = None
 
 
+OUTCOME_SHOWN = 500  # characters of a delivery's outcome shown: the newest 20 fit an answer
+
+
 def setup_view(setup: github.GithubSetup, public_url: str) -> dict[str, Any]:
     """The settings as every door shows them; the secret only when it was just made."""
     saved = setup.settings
@@ -59,7 +62,7 @@ def setup_view(setup: github.GithubSetup, public_url: str) -> dict[str, Any]:
                 "id": d.delivery_id,
                 "event": d.event,
                 "action": d.action,
-                "outcome": d.outcome,
+                "outcome": d.outcome[:OUTCOME_SHOWN],
                 "receivedAt": iso(d.received_at),
             }
             for d in setup.recent

@@ -29,6 +29,20 @@ def webhook_view(webhook: Webhook) -> dict[str, Any]:
     }
 
 
+LISTED_CHARS = 300  # of a URL, description or pause reason in a list: 20 webhooks fit whole
+
+
+def webhook_row(webhook: Webhook) -> dict[str, Any]:
+    """A webhook as a list shows it: long texts cut (named in `cut`; get_webhook has them)."""
+    row = webhook_view(webhook)
+    cut = [k for k in ("url", "description", "pausedReason") if len(row[k] or "") > LISTED_CHARS]
+    for key in cut:
+        row[key] = row[key][:LISTED_CHARS]
+    if cut:
+        row["cut"] = cut
+    return row
+
+
 def made_view(made: WebhookMade) -> dict[str, Any]:
     return {"webhook": webhook_view(made.webhook), "secret": made.secret}
 

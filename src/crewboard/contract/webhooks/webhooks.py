@@ -10,7 +10,7 @@ from pydantic import Field
 from crewboard.contract.args import Args, Paging, ProjectRef, WorkspaceId
 from crewboard.contract.operation import Area, Call, Cli, Rest
 from crewboard.contract.reply import Reply, paged_reply
-from crewboard.contract.webhooks.present import delivery_view, made_view, webhook_view
+from crewboard.contract.webhooks.present import delivery_view, made_view, webhook_row, webhook_view
 from crewboard.domain.identity.access import Scope, Toolset
 from crewboard.domain.webhooks import MAX_DESCRIPTION, MAX_PATTERNS, MAX_URL
 from crewboard.services.webhooks import deliveries, subscriptions
@@ -88,7 +88,13 @@ def list_webhooks(call: Call, args: ProjectWebhooks) -> Reply:
     found = subscriptions.list_webhooks(
         call.db, call.actor, args.project_id, workspace_id=args.workspace_ref()
     )
-    return Reply({"webhooks": [webhook_view(w) for w in found]})
+    rows = [webhook_row(w) for w in found]
+    note = (
+        "Long texts are cut (`cut`); get_webhook shows them whole."
+        if any("cut" in r for r in rows)
+        else None
+    )
+    return Reply({"webhooks": rows}, note)
 
 
 def get_webhook(call: Call, args: WebhookAction) -> Reply:
