@@ -115,11 +115,26 @@ def hand_in(url: str, secret: str, task: str, key: str, content: str) -> dict[st
     return as_agent(url, secret, work)
 
 
+SHOT_TRIES = 3  # a screenshot Chromium could not capture is taken again, twice at most
+
+
 def shot(page: Any, name: str) -> None:
     """A full-page screenshot at test-output/screenshots/NAME.png (NAME may hold a folder)."""
     path = SCREENSHOTS / f"{name}.png"
     path.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(path), full_page=True)
+    from playwright.sync_api import Error as PlaywrightError  # noqa: PLC0415 - only with a browser
+
+    for attempt in range(SHOT_TRIES):
+        try:
+            page.screenshot(path=str(path), full_page=True)
+        except PlaywrightError as error:
+            # Chromium now and then cannot capture a frame (a busy machine, a page still
+            # laying out); a screenshot is a record for people, so it is taken again.
+            if "Unable to capture screenshot" not in str(error) or attempt == SHOT_TRIES - 1:
+                raise
+            page.wait_for_load_state()
+        else:
+            return
 
 
 def sign_in(page: Any, email: str) -> None:
