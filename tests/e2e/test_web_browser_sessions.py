@@ -135,6 +135,9 @@ def test_a_person_continues_an_agents_session_to_tasks_on_the_board(
 
     saved = page.get_by_role("link", name="specs/invoice-export/tasks.md")
     saved.wait_for(timeout=STREAMED)
+    # Accepting starts the model's next turn; the page reloads when it ends. A click in that
+    # moment lands on the page being replaced, so wait for the turn's reload first.
+    page.locator("#reply").wait_for(state="detached", timeout=STREAMED)
     saved.click()
     page.wait_for_url(re.compile(r".*/p/CRW/specs/files/spf_[^/]+$"))
     assert "Write the CSV writer" in page.inner_text(".file-tasks")
