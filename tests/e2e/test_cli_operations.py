@@ -163,11 +163,15 @@ async def test_a_bad_value_is_refused_naming_the_option_and_the_accepted_values(
     assert bad["details"] == {**tool["details"], "option": "--order"}
     assert bad["details"]["accepted"] == ["asc", "desc"]
     assert bad["message"].startswith("--order: ")
-    over = refusal(run("task", "list", "--project-id", "DEMO", "--limit", "500", "--json"))
-    assert over["details"] == {"field": "limit", "minimum": 1, "maximum": 200, "option": "--limit"}
-    text = run("task", "list", "--project-id", "DEMO", "--limit", "500")
+    over = refusal(run("task", "list", "--project-id", "DEMO", "--limit", "501", "--json"))
+    assert over["details"] == {"field": "limit", "minimum": 1, "maximum": 500, "option": "--limit"}
+    text = run("task", "list", "--project-id", "DEMO", "--limit", "501")
     assert text.exit_code == 1
-    assert text.output == "error: --limit: must be a whole number from 1 to 200. [VALIDATION]\n"
+    assert text.output == "error: --limit: must be a whole number from 1 to 500. [VALIDATION]\n"
+    # Over 200 rows a page only the board projection takes: the service says so.
+    wide = refusal(run("task", "list", "--project-id", "DEMO", "--limit", "300", "--json"))
+    assert (wide["details"]["option"], wide["details"]["field"]) == ("--limit", "limit")
+    assert "projection board takes up to 500" in wide["message"]
     not_json = refusal(run("task", "move", "--project-id", "DEMO", "--changes", "{", "--json"))
     assert (not_json["code"], not_json["details"]["option"]) == ("VALIDATION", "--changes")
     # What click itself checks (a required option, a number that is not one) is a usage error.

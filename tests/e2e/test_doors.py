@@ -479,6 +479,11 @@ SCENARIOS: dict[str, Scenario] = {
         lambda b, w: "2026-03-02" in str(b),
         lambda w, t: {"projectId": "CRW", "timeZone": "Mars/Olympus"}, "VALIDATION", "timeZone",
     ),
+    "get_board_summary": Scenario(
+        lambda w, t: {"projectId": "CRW"},
+        lambda b, w: b["project"] == "CRW" and b["total"] >= 1 and "backlog" in b["columns"],
+        lambda w, t: {"projectId": "NOPE"}, "NOT_FOUND",
+    ),
     "post_comment": Scenario(
         lambda w, t: {"taskId": w.task, **W, "idempotencyKey": f"k-{t}", "content": f"Note {t}"},
         lambda b, w: b["comment"]["kind"] == "comment",

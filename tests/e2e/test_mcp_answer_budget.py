@@ -505,7 +505,9 @@ CASES: dict[str, Case] = {
         {"projectId": "CRW", "fields": ALL_COLUMNS, "limit": 200},
         {"projectId": "CRW", "limit": 200},
         {"projectId": "CRW", "fields": ["brief"], "limit": 200, "order": "desc"},
+        {"projectId": "CRW", "projection": "board", "limit": 500},
     ],
+    "get_board_summary": lambda _: [{"projectId": "CRW"}],
     "get_task": lambda w: [
         {"taskId": "CRW-1"},
         {"taskId": w.task, "includeContextPack": False},

@@ -73,7 +73,8 @@ def assign(
 
 
 def ids(rows: list[dict[str, Any]]) -> list[str]:
-    return [row["id"] for row in rows]
+    """Each row's task: its id, or its key in a row of named columns (which has no id)."""
+    return [row["id"] if "id" in row else row["key"] for row in rows]
 
 
 def walk(db: Database, actor: Actor, **filters: Any) -> list[str]:
@@ -134,8 +135,9 @@ def test_rows_show_each_tasks_history_coverage_in_both_projections(
     for projection in ("preview", "summary"):
         rows = queries.list_tasks(db, owner, projection=projection).rows
         assert [row["historyCoverage"] for row in rows] == wanted
+    # Named columns are all a row carries: the coverage is the projections' (and get_task's).
     rows = queries.list_tasks(db, owner, fields=["number"]).rows
-    assert [row["historyCoverage"] for row in rows] == wanted
+    assert rows == [{"key": f"CRW-{n}", "number": n} for n in (1, 2, 3)]
 
 
 def test_fields_replace_the_projection_columns_and_summary_refuses_text_columns(
@@ -143,9 +145,9 @@ def test_fields_replace_the_projection_columns_and_summary_refuses_text_columns(
 ) -> None:
     new(db, owner, "Plain")
     (row,) = queries.list_tasks(db, owner, projection="summary", fields=["status"]).rows
-    assert set(row) == ALWAYS | {"status"}
+    assert row == {"key": "CRW-1", "status": "backlog"}  # the named columns and the key
     (row,) = queries.list_tasks(db, owner, fields=["brief", "startDate"]).rows
-    assert set(row) == ALWAYS | {"brief", "briefTruncated", "startDate"}
+    assert row == {"key": "CRW-1", "brief": "", "startDate": None}  # no flag: nothing was cut
     for text_field in ("brief", "description"):
         with pytest.raises(ValidationFailed) as caught:
             queries.list_tasks(db, owner, projection="summary", fields=["title", text_field])
@@ -154,7 +156,7 @@ def test_fields_replace_the_projection_columns_and_summary_refuses_text_columns(
     with pytest.raises(ValidationFailed) as caught:
         queries.list_tasks(db, owner, projection="full")
     assert caught.value.details["field"] == "projection"
-    assert caught.value.details["accepted"] == ["compact", "preview", "summary"]
+    assert caught.value.details["accepted"] == ["compact", "preview", "summary", "board"]
 
 
 def test_compact_rows_carry_what_choosing_a_task_takes_and_leave_empty_columns_out(
@@ -218,11 +220,14 @@ def test_titles_are_cut_to_240_and_briefs_and_descriptions_to_500_in_rows(
     short = new(db, owner, "t" * 240, brief="b" * 500)
     rows = queries.list_tasks(db, owner, fields=["title", "brief", "description"]).rows
     assert [len(row["title"]) for row in rows] == [240, 240]
-    assert [row["titleTruncated"] for row in rows] == [True, False]
+    # Rows of named columns flag a text only when it was cut.
+    assert [row.get("titleTruncated") for row in rows] == [True, None]
     assert [len(row["brief"]) for row in rows] == [500, 500]
-    assert [row["briefTruncated"] for row in rows] == [True, False]
-    assert [row["descriptionTruncated"] for row in rows] == [False, False]
-    assert ids(rows) == [long["id"], short["id"]]
+    assert [row.get("briefTruncated") for row in rows] == [True, None]
+    assert [row.get("descriptionTruncated") for row in rows] == [None, None]
+    assert [row["key"] for row in rows] == [long["key"], short["key"]]
+    preview = queries.list_tasks(db, owner, projection="preview").rows
+    assert [row["descriptionTruncated"] for row in preview] == [False, False]
     summary = queries.list_tasks(db, owner, projection="summary").rows
     assert [row["titleTruncated"] for row in summary] == [True, False]
 
@@ -252,7 +257,7 @@ def test_a_page_cut_by_the_budget_continues_at_the_first_row_it_left_out(
     assert len(compact(first).encode()) <= RESPONSE_BUDGET
     assert (first["hasMore"], first["nextOffset"], first["total"]) == (True, shown, 45)
     after = queries.list_tasks(db, owner, fields=columns, limit=200, cursor=first["nextCursor"])
-    assert after.rows[0]["id"] == page.rows[shown]["id"]
+    assert after.rows[0]["key"] == page.rows[shown]["key"]
     assert walk(db, owner, fields=columns, limit=200) == ids(
         queries.list_tasks(db, owner, limit=200, fields=["number"]).rows
     )

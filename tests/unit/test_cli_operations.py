@@ -69,7 +69,7 @@ def test_help_lists_the_options_from_the_argument_model() -> None:
     for option in ("--project-id", "--status", "--updated-since", "--as", "--json"):
         assert option in shown.output
     assert "[backlog|ready_for_ai|in_progress|blocked|review|approved|done]" in shown.output
-    assert "[1<=x<=200]" in shown.output  # the limit's bounds
+    assert "[1<=x<=500]" in shown.output  # the limit's bounds
     assert "List tasks." in shown.output
     created = CliRunner().invoke(cli, ["handoff", "create", "--help"]).output
     assert "--send-notification / --no-send-notification" in created
@@ -78,7 +78,7 @@ def test_help_lists_the_options_from_the_argument_model() -> None:
 
 def test_options_take_their_kind_from_the_field() -> None:
     params = {p.field: p for p in operation_params(_op("list_tasks"))}
-    assert (params["limit"].kind, params["limit"].low, params["limit"].high) == ("int", 1, 200)
+    assert (params["limit"].kind, params["limit"].low, params["limit"].high) == ("int", 1, 500)
     assert params["status"].kind == "choice"
     assert (params["status"].multiple, params["status"].scalar) == (True, True)
     assert (params["fields"].multiple, params["fields"].scalar) == (True, False)

@@ -13,7 +13,7 @@ from crewboard.contract.artifacts import artifacts
 from crewboard.contract.board import batch as task_batch
 from crewboard.contract.board import claims as task_claims
 from crewboard.contract.board import notes as task_notes
-from crewboard.contract.board import repos, tasks, updates, week
+from crewboard.contract.board import repos, summary, tasks, updates, week
 from crewboard.contract.github import settings as github
 from crewboard.contract.handoffs import handoffs
 from crewboard.contract.operation import Operation
@@ -150,6 +150,7 @@ def default_catalogue() -> Catalogue:
             *updates.OPERATIONS,
             *task_batch.OPERATIONS,
             *week.OPERATIONS,
+            *summary.OPERATIONS,
             *task_notes.OPERATIONS,
             *repos.OPERATIONS,
             *review.OPERATIONS,

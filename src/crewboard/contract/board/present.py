@@ -5,7 +5,9 @@ to the reply budget (contract/board/fitting.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Mapping, Sequence
+from datetime import date, datetime
 from typing import Any
 
 from crewboard.contract.board.fitting import fit_task_answer, pack_room
@@ -31,9 +33,15 @@ from crewboard.domain.board.reads import (
 )
 from crewboard.domain.projects import Project, TeamRole
 from crewboard.services.board.claims import claim_view
-from crewboard.services.board.queries import TaskLine, TaskPage
+from crewboard.services.board.queries import BoardLine, TaskColumns, TaskLine, TaskPage
 from crewboard.services.board.views import (
+    BOARD_COLUMNS,
+    BOARD_NAME_CHARS,
+    BOARD_ROW_CHARS,
+    BOARD_TAG_CHARS,
+    BOARD_TITLE_MIN,
     CLAIM_FIELD,
+    FIELD_COLUMNS,
     ROW_TEXT_LIMITS,
     TITLE_CHARS,
     task_key,
@@ -232,11 +240,19 @@ def task_rows(page: TaskPage) -> list[dict[str, Any]]:
     return [_row(page, row) for row in page.rows]
 
 
-def _row(page: TaskPage, found: TaskShown | TaskLine) -> dict[str, Any]:
+def _row(page: TaskPage, found: TaskShown | TaskLine | BoardLine | TaskColumns) -> Any:
+    if isinstance(found, BoardLine):
+        return board_row(found, page.projects[found.project_id], page.names)
+    if isinstance(found, TaskColumns):
+        return columns_row(found, page.projects[found.project_id], page.columns)
     if isinstance(found, TaskShown):
-        row = list_row(task_view(found), page.columns, coverage=found.task.coverage)
+        row = list_row(
+            task_view(found), page.columns, coverage=found.task.coverage, exact=page.exact
+        )
         if (held := page.claims.get(found.task.id)) is not None:
             row |= claimed_columns(held)
+        if page.exact:  # the named columns only
+            return row
         return with_source(row, page.sources.get(found.task.id))
     return with_source(
         compact_row(found, page.projects[found.project_id]), page.sources.get(found.id)
@@ -247,7 +263,9 @@ def task_page_view(page: TaskPage, shown: list[dict[str, Any]]) -> dict[str, Any
     """The answer showing the leading rows `shown` of the page, continued by offset and cursor."""
     more = page.has_more(len(shown))
     following = page.offset + len(shown)
+    head = {"columns": list(BOARD_COLUMNS)} if page.columns is BOARD_COLUMNS else {}
     return {
+        **head,
         "tasks": shown,
         "total": page.total,
         "nextOffset": following if more else None,
@@ -256,20 +274,31 @@ def task_page_view(page: TaskPage, shown: list[dict[str, Any]]) -> dict[str, Any
     }
 
 
-def list_row(full: dict[str, Any], fields: tuple[str, ...], *, coverage: str) -> dict[str, Any]:
-    """A list row: id, projectId, workspaceId and historyCoverage always; the chosen columns,
-    with the title cut to 240 characters and the brief and description to 500."""
-    row: dict[str, Any] = {
-        "id": full["id"],
-        "projectId": full["projectId"],
-        "workspaceId": full["workspaceId"],
-        "historyCoverage": coverage,
-    }
+def list_row(
+    full: dict[str, Any], fields: tuple[str, ...], *, coverage: str, exact: bool = False
+) -> dict[str, Any]:
+    """A list row of the chosen columns, with the title cut to 240 characters and the brief
+    and description to 500. A projection's row also carries id, projectId, workspaceId and
+    historyCoverage, each text's `<name>Truncated` flag, and the numbers beside the parent's
+    and blockers' ids. An `exact` row (`fields` named its columns) carries the key and those
+    columns only, and a text's flag only when it was cut."""
+    if exact:
+        row: dict[str, Any] = {"key": full["key"]}
+    else:
+        row = {
+            "id": full["id"],
+            "projectId": full["projectId"],
+            "workspaceId": full["workspaceId"],
+            "historyCoverage": coverage,
+        }
     for name in fields:
         if name in ROW_TEXT_LIMITS:
             text, limit = full[name], ROW_TEXT_LIMITS[name]
             row[name] = text[:limit]
-            row[f"{name}Truncated"] = len(text) > limit
+            if not exact or len(text) > limit:
+                row[f"{name}Truncated"] = len(text) > limit
+        elif exact and name != CLAIM_FIELD:
+            row[name] = full[name]
         elif name == "parentTaskId":
             row["parentTaskId"] = full["parentTaskId"]
             row["parentNumber"] = full["parentNumber"]
@@ -286,6 +315,71 @@ def list_row(full: dict[str, Any], fields: tuple[str, ...], *, coverage: str) ->
 def claimed_columns(held: HeldClaim) -> dict[str, Any]:
     """A list row's two claim columns: who holds the task, and until when."""
     return {"claimedBy": held.name, "claimedUntil": iso(held.claim.expires_at)}
+
+
+def columns_row(found: TaskColumns, project: Project, fields: tuple[str, ...]) -> dict[str, Any]:
+    """A row of named fields read from the task's columns alone: the key and those fields,
+    worded as `task_view` words them (the title cut as in `list_row`)."""
+    row: dict[str, Any] = {"key": f"{project.key}-{found.number}"}
+    for name in fields:
+        if name == "key":
+            continue
+        value = found.values[FIELD_COLUMNS[name]]
+        if name == "title":
+            row["title"] = value[:TITLE_CHARS]
+            if len(value) > TITLE_CHARS:
+                row["titleTruncated"] = True
+        elif isinstance(value, datetime):
+            row[name] = iso(value)
+        elif isinstance(value, date):
+            row[name] = value.isoformat()
+        elif name in ("tags", "labels"):
+            row[name] = list(value)
+        else:
+            row[name] = value
+    return row
+
+
+def board_row(line: BoardLine, project: Project, names: Mapping[str, str]) -> list[Any]:
+    """A board projection row, in BOARD_COLUMNS' order: key, title, status, the assignee's
+    name (null: nobody), tags (whole while they fit, then "+N"), priority, due date (null:
+    none). The title takes the room the other columns leave of BOARD_ROW_CHARS (at least
+    BOARD_TITLE_MIN characters), cut ending in "…": a row stays within BOARD_ROW_CHARS unless
+    its other columns alone are long (a long key and name, many tags, a due date)."""
+    assignee = line.assignee_id and board_cut(
+        names.get(line.assignee_id, line.assignee_id), BOARD_NAME_CHARS
+    )
+    row = [
+        f"{project.key}-{line.number}",
+        "",
+        line.status,
+        assignee,
+        _some_tags(line.tags),
+        line.priority,
+        line.due_date and line.due_date.isoformat(),
+    ]
+    room = BOARD_ROW_CHARS - len(json.dumps(row, separators=(",", ":"), ensure_ascii=False))
+    row[1] = board_cut(line.title, max(BOARD_TITLE_MIN, room))
+    return row
+
+
+def board_cut(text: str, limit: int) -> str:
+    """`text` as it is when it has at most `limit` characters, else cut to `limit` ending in "…"."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _some_tags(tags: Sequence[str]) -> list[str]:
+    """The leading tags whose names fit BOARD_TAG_CHARS together, and "+N" for the rest."""
+    shown: list[str] = []
+    used = 0
+    for tag in tags:
+        if used + len(tag) > BOARD_TAG_CHARS and shown:
+            break
+        shown.append(board_cut(tag, BOARD_TAG_CHARS))
+        used += len(tag)
+    if len(shown) < len(tags):
+        shown.append(f"+{len(tags) - len(shown)}")
+    return shown
 
 
 def compact_row(task: TaskLine, project: Project) -> dict[str, Any]:

@@ -93,9 +93,9 @@ class ContextRef(Args):
 class TaskPageArgs(Args):
     """Columns and paging, shared by list_tasks and list_assignee_tasks."""
 
-    projection: Literal["compact", "preview", "summary"] = Field(
+    projection: Literal["compact", "preview", "summary", "board"] = Field(
         default="compact",
-        description="summary adds ids and dates; preview adds text.",
+        description="board: an array a row; summary adds ids, dates; preview, text.",
     )
     fields: list[ListField] | None = Field(
         default=None,
@@ -103,7 +103,7 @@ class TaskPageArgs(Args):
         description="Columns instead of the projection's.",
     )
     order: Literal["asc", "desc"] = "asc"
-    limit: int = Field(default=50, ge=1, le=200)
+    limit: int = Field(default=50, ge=1, le=500)  # over 200 only with projection board
     offset: Offset = 0
     cursor: str | None = Field(
         default=None,
@@ -431,7 +431,7 @@ OPERATIONS = (
     BOARD.read(
         "list_tasks",
         "List tasks",
-        "Find tasks; file is a tasks.md id or path. projection, fields, includeDetails widen rows.",
+        "Find tasks; file: a tasks.md id or path. Whole board: projection board, limit 500.",
         ListTasks,
         list_tasks,
         Rest("GET", "/api/v1/projects/{project}/tasks"),

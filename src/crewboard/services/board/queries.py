@@ -32,10 +32,12 @@ from crewboard.services.board.task_lookup import access_task, render_task, task_
 from crewboard.services.board.task_sources import source_file_ids, sources_of
 from crewboard.services.board.views import (
     AGENT_BRIEF_LIMIT,
+    BOARD_COLUMNS,
     CLAIM_FIELD,
     CLAIM_LINE_ROOM,
     COMPACT_FIELDS,
     DEFAULT_LIST_FIELDS,
+    FIELD_COLUMNS,
     FINISHED,
     LIST_FIELDS,
     LIST_TEXT_FIELDS,
@@ -49,6 +51,8 @@ from crewboard.services.identity.access import ANY_WORKSPACE, WorkspaceRef, open
 from crewboard.services.paging import check_page
 from crewboard.services.seats import ai_seat_of
 from crewboard.storage.board.claims import ClaimRepository
+from crewboard.storage.board.tasks import BoardLine as BoardLine  # noqa: PLC0414 - for present
+from crewboard.storage.board.tasks import TaskColumns as TaskColumns  # noqa: PLC0414 - for present
 from crewboard.storage.board.tasks import TaskFilter
 from crewboard.storage.board.tasks import TaskLine as TaskLine  # noqa: PLC0414 - a compact row, for present
 from crewboard.storage.database import Database
@@ -205,7 +209,7 @@ class TaskPage:
     to be cut to `columns`. A door may show a leading part of `rows` (its size budget);
     `cursor_after` then continues after the last row shown."""
 
-    rows: Sequence[TaskShown] | Sequence[TaskLine]
+    rows: Sequence[TaskShown] | Sequence[TaskLine] | Sequence[BoardLine] | Sequence[TaskColumns]
     projects: Mapping[str, Project]  # each row's project, by id
     sources: Mapping[str, TaskSource]  # where rows of tasks from a tasks.md stand, by task id
     columns: tuple[str, ...]
@@ -215,6 +219,8 @@ class TaskPage:
     caller: str
     binding: dict[str, Any]  # the normalised filters a cursor is sealed to
     claims: Mapping[str, HeldClaim] = field(default_factory=dict)  # live ones, by task id
+    names: Mapping[str, str] = field(default_factory=dict)  # assignees' names (board rows)
+    exact: bool = False  # `fields` named the columns: the rows carry those and the key only
 
     def has_more(self, shown: int) -> bool:
         """Whether tasks follow the first `shown` rows."""
@@ -231,7 +237,8 @@ class TaskPage:
         return seal(_CURSOR_KIND, position, caller=self.caller, binding=self.binding)
 
 
-PROJECTIONS = ("compact", "preview", "summary")
+PROJECTIONS = ("compact", "preview", "summary", "board")
+MAX_BOARD_LIST = 500  # rows a page of the board projection (others: MAX_LIST)
 _CURSOR_KIND = "tasks.1"
 
 
@@ -263,8 +270,10 @@ def list_tasks(
 
     `projection` picks the default columns (compact: key, title, status, priority, revision,
     and assignee and due date when set; preview: with a 500-character description; summary:
-    no long text); `fields`, when given, replaces them; `include_details` adds the brief and
-    the description to either (cut to 500 characters each, like preview's). `file` (a
+    no long text; board: BOARD_COLUMNS, a short array a row, up to 500 rows a page);
+    `fields`, when given, replaces them, and the rows then carry the named columns and the
+    key only; `include_details` adds the brief and the description (cut to 500 characters
+    each, like preview's) to any but the board's. `file` (a
     tasks.md's id or path) keeps the tasks on its lines. `cursor` continues a listing
     after the last row an earlier page showed, with the same filters and caller.
 
@@ -273,10 +282,21 @@ def list_tasks(
             from other filters or another caller, or sent with a non-zero offset. NotFound.
     """
     chosen = _columns(projection, fields)
+    if include_details and chosen is BOARD_COLUMNS:
+        raise ValidationFailed.field(
+            "includeDetails",
+            "the board projection carries no text; leave it out, or use projection preview.",
+        )
     if include_details:
         chosen = (*dict.fromkeys((*chosen, *LIST_TEXT_FIELDS)),)
     filters = _filters(
-        statuses=statuses, numbers=numbers, q=q, order=order, limit=limit, offset=offset
+        statuses=statuses,
+        numbers=numbers,
+        q=q,
+        order=order,
+        limit=limit,
+        offset=offset,
+        board=chosen is BOARD_COLUMNS,
     )
     binding = {
         "project": project,
@@ -322,8 +342,20 @@ def list_tasks(
             "offset": offset,
             "after": after,
         }
-        rows: Sequence[TaskShown] | Sequence[TaskLine]
-        if chosen is COMPACT_FIELDS:  # no text, JSON columns, links or related numbers
+        rows: Sequence[TaskShown] | Sequence[TaskLine] | Sequence[BoardLine] | Sequence[TaskColumns]
+        names: Mapping[str, str] = {}
+        if chosen is BOARD_COLUMNS:  # no text, no revision: key, title, who, tags, when
+            board, total = uow.tasks.search_board_lines(search_filter, **paging)
+            rows, more = board[:limit], len(board) > limit
+            ids = [line.id for line in rows]
+            names = assignee_names(uow, list(projects), {line.assignee_id for line in rows})
+        elif fields and all(name == "key" or name in FIELD_COLUMNS for name in chosen):
+            # Named columns of the task table alone: read those, not whole tasks.
+            wanted = [FIELD_COLUMNS[name] for name in chosen if name != "key"]
+            picked, total = uow.tasks.search_columns(search_filter, wanted, **paging)
+            rows, more = picked[:limit], len(picked) > limit
+            ids = [row.id for row in rows]
+        elif chosen is COMPACT_FIELDS:  # no text, JSON columns, links or related numbers
             lines, total = uow.tasks.search_lines(search_filter, **paging)
             rows, more = lines[:limit], len(lines) > limit
             ids = [line.id for line in rows]
@@ -335,7 +367,18 @@ def list_tasks(
         sources = sources_of(uow, ids)
         held = ClaimRepository(uow.conn).held(ids, uow.now) if CLAIM_FIELD in chosen else {}
         return TaskPage(
-            rows, projects, sources, chosen, total, start, more, actor.principal, binding, held
+            rows,
+            projects,
+            sources,
+            chosen,
+            total,
+            start,
+            more,
+            actor.principal,
+            binding,
+            held,
+            names,
+            exact=bool(fields),
         )
 
     return db.read(work)
@@ -430,6 +473,7 @@ def _columns(projection: str, fields: list[str] | None) -> tuple[str, ...]:
             "compact": COMPACT_FIELDS,
             "preview": DEFAULT_LIST_FIELDS,
             "summary": SUMMARY_FIELDS,
+            "board": BOARD_COLUMNS,
         }[projection]
     chosen = _fields(fields)
     text = [name for name in chosen if name in LIST_TEXT_FIELDS]
@@ -468,8 +512,15 @@ def _filters(
     order: str,
     limit: int,
     offset: int,
+    board: bool = False,
 ) -> dict[str, Any]:
-    check_page(limit, offset, MAX_LIST)
+    if not board and limit > MAX_LIST:
+        raise ValidationFailed.field(
+            "limit",
+            f"at most {MAX_LIST} rows a page; projection board takes up to {MAX_BOARD_LIST} "
+            f"short rows; got {limit}.",
+        )
+    check_page(limit, offset, MAX_BOARD_LIST)
     if order not in ("asc", "desc"):
         raise ValidationFailed.field("order", f"{order!r} is not an order.", ["asc", "desc"])
     if numbers is not None and len(numbers) > MAX_LIST:
@@ -505,3 +556,17 @@ def assignee_filter(uow: UnitOfWork, actor: Actor, assignee: str | None) -> Assi
     if seat is not None:
         return AssigneeFilter(assignee_id=seat.id)
     return AssigneeFilter(assigned_or_owned_by=actor.user_id)
+
+
+def assignee_names(
+    uow: UnitOfWork, project_ids: Sequence[str], assignee_ids: set[str | None]
+) -> dict[str, str]:
+    """The names of the AI roles and people among `assignee_ids`, by id (an id no longer
+    on a team, or of a person since removed, is left out: a row then shows the id)."""
+    wanted = {a for a in assignee_ids if a}
+    if not wanted:
+        return {}
+    names = {r.id: r.name for r in uow.team.list_many(project_ids) if r.id in wanted}
+    people = [a for a in wanted if a not in names]
+    names |= {u.id: u.display_name for u in uow.users.get_many(people).values()}
+    return names

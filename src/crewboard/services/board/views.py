@@ -100,6 +100,27 @@ LIST_FIELDS = (
     "startDate",
     "createdAt",
 )
+# The list columns that are columns of the task table, with theirs: a row of only these (and
+# the key) is read from those columns alone, without loading whole tasks.
+FIELD_COLUMNS = {
+    "number": "number",
+    "boardOrder": "board_order",
+    "tags": "tags",
+    "labels": "labels",
+    "dueDate": "due_date",
+    "parentTaskId": "parent_task_id",
+    "title": "title",
+    "status": "status",
+    "priority": "priority",
+    "type": "type",
+    "assigneeId": "assignee_id",
+    "assigneeType": "assignee_type",
+    "updatedAt": "updated_at",
+    "revision": "revision",
+    "humanOwnerId": "human_owner_id",
+    "startDate": "start_date",
+    "createdAt": "created_at",
+}
 DEFAULT_LIST_FIELDS = (
     "number",
     "key",
@@ -139,9 +160,20 @@ SUMMARY_FIELDS = (
 # The key names the task in every tool, the revision is what update_task needs; assignee
 # and due date only when set, the history coverage only when not complete, the title's
 # truncation flag only when it was cut. About 120 characters for a 40-character title, so a
-# page of 200 rows is under 30 KB and a board of 1,000 tasks comes in five calls.
+# page of 200 rows is under 30 KB (the board projection, below, reads whole boards).
 COMPACT_FIELDS = ("key", "title", "status", "priority", "assigneeId", "dueDate", "revision")
 COMPACT_OPTIONAL = frozenset({"assigneeId", "dueDate"})
+# The board projection: the whole board in few calls. Each row is an array in these columns
+# (the answer names them once), up to 500 rows a page. A row holds BOARD_ROW_CHARS
+# characters of JSON: the title takes what the other columns leave (at least BOARD_TITLE_MIN,
+# cut ending in "…"), the assignee is a name, tags are kept whole while
+# they fit BOARD_TAG_CHARS, then "+N" says how many more. About 70 characters for a task
+# with a 30-character title and one tag, so 1,000 tasks come in two or three calls.
+BOARD_COLUMNS = ("key", "title", "status", "assignee", "tags", "priority", "due")
+BOARD_ROW_CHARS = 92  # 500 such rows fit the 48 KiB answer
+BOARD_TITLE_MIN = 24
+BOARD_NAME_CHARS = 16
+BOARD_TAG_CHARS = 16
 LIST_TEXT_FIELDS = ("brief", "description")
 TITLE_CHARS = 240
 # Text cut in list rows (full text: get_task), each with its `<name>Truncated` flag. With

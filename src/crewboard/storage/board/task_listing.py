@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime
-from typing import Any, NamedTuple
+from typing import Any
 
 from sqlalchemy import (
     Connection,
@@ -26,6 +26,13 @@ from sqlalchemy.sql.elements import ColumnElement, TextClause
 from crewboard.domain.board.tasks import Task, TaskStatus
 from crewboard.storage import schema
 from crewboard.storage.board import tables as t
+from crewboard.storage.board.task_rows import (
+    BOARD_COLUMNS,
+    LINE_COLUMNS,
+    BoardLine,
+    TaskColumns,
+    TaskLine,
+)
 from crewboard.storage.sequences import TASK_COUNT
 
 # Up to this many projects are named inside an FTS5 query; a search across more (an owner of
@@ -78,26 +85,6 @@ _COUNT_IN_STATUS = (
     .select_from(t.tasks)
     .where(t.tasks.c.project_id == bindparam("project_id"), t.tasks.c.status == bindparam("status"))
 )
-
-
-class TaskLine(NamedTuple):
-    """What a compact list row shows of a task (services/board/views.py compact_row); a named
-    tuple, since a page makes two hundred of them (a frozen dataclass took 2 µs each, this
-    0.4)."""
-
-    id: str
-    project_id: str
-    number: int
-    title: str
-    status: str
-    priority: str
-    assignee_id: str | None
-    due_date: date | None
-    revision: int
-    coverage: str
-
-
-_LINE_COLUMNS = tuple(getattr(t.tasks.c, name) for name in TaskLine._fields)
 
 
 @dataclass(frozen=True)
@@ -289,10 +276,50 @@ class TaskListing:
     ) -> tuple[list[TaskLine], int]:
         """As `search`, loading only what a compact list row shows (no text, no JSON columns)."""
         rows, total = self._page(
-            f, descending=descending, limit=limit, offset=offset, after=after, columns=_LINE_COLUMNS
+            f, descending=descending, limit=limit, offset=offset, after=after, columns=LINE_COLUMNS
         )
         # The page query itself selects the line's columns: no second look-up by id.
-        return [TaskLine._make(row[: len(_LINE_COLUMNS)]) for row in rows], total
+        return [TaskLine._make(row[: len(LINE_COLUMNS)]) for row in rows], total
+
+    def search_board_lines(
+        self,
+        f: TaskFilter,
+        *,
+        descending: bool = False,
+        limit: int = 50,
+        offset: int = 0,
+        after: tuple[int, str] | None = None,
+    ) -> tuple[list[BoardLine], int]:
+        """As `search`, loading only what a board projection row shows (see `BoardLine`)."""
+        rows, total = self._page(
+            f, descending=descending, limit=limit, offset=offset, after=after, columns=BOARD_COLUMNS
+        )
+        return [BoardLine._make(row[: len(BOARD_COLUMNS)]) for row in rows], total
+
+    def search_columns(
+        self,
+        f: TaskFilter,
+        columns: Sequence[str],
+        *,
+        descending: bool = False,
+        limit: int = 50,
+        offset: int = 0,
+        after: tuple[int, str] | None = None,
+    ) -> tuple[list[TaskColumns], int]:
+        """As `search`, loading only the task table's `columns` (by name) of each row."""
+        c = t.tasks.c
+        chosen = (c.id, c.project_id, c.number, *(getattr(c, name) for name in columns))
+        rows, total = self._page(
+            f, descending=descending, limit=limit, offset=offset, after=after, columns=chosen
+        )
+        found = []
+        for row in rows:
+            task_id, project_id, number, *values = tuple(row)
+            # strict=False: a text search's page carries its window count after the columns.
+            found.append(
+                TaskColumns(task_id, project_id, number, dict(zip(columns, values, strict=False)))
+            )
+        return found, total
 
     def _page(
         self,

@@ -32,11 +32,21 @@ from crewboard.domain.board.tasks import (
     TaskType,
 )
 from crewboard.storage.board import tables as t
-from crewboard.storage.board.task_listing import TaskFilter, TaskLine, TaskListing
+from crewboard.storage.board.task_listing import TaskFilter, TaskListing
+from crewboard.storage.board.task_rows import BoardLine, TaskColumns, TaskLine
+from crewboard.storage.board.task_summaries import TaskSummaries
 from crewboard.storage.rows import record_from_row, record_values
 
 # Services take the filter and the list row from here, beside the repository.
-__all__ = ["TaskFilter", "TaskLine", "TaskRepository", "task_columns", "task_from_row"]
+__all__ = [
+    "BoardLine",
+    "TaskColumns",
+    "TaskFilter",
+    "TaskLine",
+    "TaskRepository",
+    "task_columns",
+    "task_from_row",
+]
 
 # Statements built once, their values passed as parameters: building one (an INSERT with
 # .values() for a task's thirty columns most of all) cost more than running it on SQLite.
@@ -135,7 +145,7 @@ def task_columns(task: Task) -> dict[str, Any]:
     return values
 
 
-class TaskRepository(TaskListing):
+class TaskRepository(TaskListing, TaskSummaries):
     """SQL for tasks: rows, tasks.md sources, labels, links, lifecycle events; the listing
     methods come from TaskListing."""
 
