@@ -17,12 +17,13 @@ from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, TextIO
 
 import anyio
 
 from bench.peers import report
 from bench.peers.install import BACKLOG, TASKMASTER, PeerMissing, require
+from bench.peers.runs import aggregate_size
 from bench.peers.systems import EVERY_SYSTEM, SYSTEMS
 from bench.peers.workload import (
     BACKLOG_MAX,
@@ -46,7 +47,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help=f"which to measure, comma-separated (default all: {','.join(SYSTEMS)})",
     )
     parser.add_argument(
-        "--quick", action="store_true", help="a smoke run: N=50, small samples, small races"
+        "--quick",
+        action="store_true",
+        help="a smoke run: N=50, small samples, small races (still --runs runs)",
+    )
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=3,
+        help="whole runs per board size, each on fresh boards and servers (default 3); the "
+        "table gives the median of the runs and their lowest and highest",
     )
     parser.add_argument("--sample", type=int, default=200, help="tasks edited and read per N")
     parser.add_argument("--list-repeats", type=int, default=5, help="whole-board listings per N")
@@ -67,6 +77,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--keep-data", action="store_true", help="keep the run's temp folder (boards, logs)"
     )
     args = parser.parse_args(argv)
+    if args.runs < 1:
+        parser.error(f"--runs must be 1 or more, not {args.runs}")
     if args.quick:
         args.sizes = "50"
         args.sample = min(args.sample, 20)
@@ -111,6 +123,44 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(130) from None
 
 
+def measure_sizes(
+    args: argparse.Namespace,
+    names: list[str],
+    folder: Path,
+    log: TextIO,
+    results: dict[str, Any],
+) -> None:
+    """Every board size in `args.runs` whole runs, into results["sizes"]."""
+    for size in (int(size) for size in args.sizes.split(",") if size.strip()):
+        here = list(names)
+        if "backlog" in here and size > args.backlog_max:
+            here.remove("backlog")
+            results["notes"].append(
+                f"Backlog.md not run at N={size:,} (--backlog-max {args.backlog_max:,}): "
+                "its creates slow as the board grows (23 → 195 ms over the first "
+                "1,000), so 5,000 would take about 40 minutes."
+            )
+        # Whole runs one after the other, every system in each, so a slow drift of the
+        # machine falls on every system alike.
+        runs = [
+            anyio.run(
+                partial(
+                    run_size,
+                    here,
+                    size,
+                    folder,
+                    log,
+                    sample=args.sample,
+                    list_repeats=args.list_repeats,
+                    searches=args.searches,
+                    run=number,
+                )
+            )
+            for number in range(1, args.runs + 1)
+        ]
+        results["sizes"].append(aggregate_size(size, here, runs))
+
+
 def run(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     names = [name.strip() for name in args.systems.split(",") if name.strip()]
@@ -123,7 +173,6 @@ def run(argv: list[str] | None = None) -> None:
                 require(peer)
     except PeerMissing as missing:
         raise SystemExit(f"bench peers: {missing}") from None
-    sizes = [int(size) for size in args.sizes.split(",") if size.strip()]
     folder = Path(tempfile.mkdtemp(prefix="crewboard-peers-"))
     log_path = folder / "servers.log"
     started = datetime.now(UTC)
@@ -133,6 +182,7 @@ def run(argv: list[str] | None = None) -> None:
         "versions": versions(),
         "options": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
         "load_start": load_1min(),
+        "runs": args.runs,
         "sizes": [],
         "notes": [],
     }
@@ -149,29 +199,7 @@ def run(argv: list[str] | None = None) -> None:
         sdk_logger.addHandler(handler)
         sdk_logger.propagate = False
         try:
-            for size in sizes:
-                here = list(names)
-                if "backlog" in here and size > args.backlog_max:
-                    here.remove("backlog")
-                    results["notes"].append(
-                        f"Backlog.md not run at N={size:,} (--backlog-max {args.backlog_max:,}): "
-                        "its creates slow as the board grows (23 → 195 ms over the first "
-                        "1,000), so 5,000 would take about 40 minutes."
-                    )
-                results["sizes"].append(
-                    anyio.run(
-                        partial(
-                            run_size,
-                            here,
-                            size,
-                            folder,
-                            log,
-                            sample=args.sample,
-                            list_repeats=args.list_repeats,
-                            searches=args.searches,
-                        )
-                    )
-                )
+            measure_sizes(args, names, folder, log, results)
             if not args.no_races:
                 results["races"] = anyio.run(
                     partial(
@@ -195,6 +223,8 @@ def run(argv: list[str] | None = None) -> None:
                 progress(f"kept {folder}")
             else:
                 shutil.rmtree(folder, ignore_errors=True)
+    if not args.no_races:
+        results["notes"].append("The races ran once, after the sizes' runs.")
     results["notes"] += [
         "task-master has no text search: its search row is get_task by id.",
         "Backlog.md's whole board is one task_list call (limit 1000, its maximum); "

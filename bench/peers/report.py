@@ -1,6 +1,9 @@
-"""The peers workload's Markdown: times per step side by side, ratios, CPU, memory, races.
+"""The peers workload's Markdown: times per step side by side, ratios, CPU by door, memory,
+races. Each figure is the median of the size's runs with, in brackets, the lowest and highest
+run (bench/peers/runs.py).
 
-`python -m bench.peers.report FILE` prints an earlier run again.
+`python -m bench.peers.report FILE` prints an earlier run again (a file from before there were
+runs reads as one run).
 """
 
 from __future__ import annotations
@@ -10,13 +13,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bench.peers.runs import as_runs, run_count
 from bench.peers.systems import LABELS
 
 COLUMNS = ("crewboard-stdio", "crewboard-http", "backlog", "taskmaster")
+PEERS = ("backlog", "taskmaster")
 
 
 def _ms(value: float | None) -> str:
-    return "–" if value is None else f"{value:,.1f}"
+    if value is None:
+        return "–"
+    # Two decimals below 10 ms (rounded first, so 9.999 shows as 10.0, not 10.00).
+    return f"{value:,.2f}" if abs(round(value, 2)) < 10 else f"{value:,.1f}"
 
 
 def _ratio(top: float | None, bottom: float | None) -> str:
@@ -25,12 +33,27 @@ def _ratio(top: float | None, bottom: float | None) -> str:
     return f"{top / bottom:.2f}×"
 
 
-def _median(step: dict[str, Any], name: str) -> float | None:
+def _figure(step: dict[str, Any], name: str, key: str) -> dict[str, Any] | None:
     figures = step["systems"].get(name)
-    if figures is None or figures["calls"] == figures["failed"]:
-        return None
-    value = figures["median_ms"]
-    return None if value is None else float(value)
+    found = None if figures is None else figures.get(key)
+    return found if isinstance(found, dict) else None
+
+
+def _median(step: dict[str, Any], name: str, key: str = "median_ms") -> float | None:
+    """The median of the runs' figure (for latency, of the runs' medians)."""
+    found = _figure(step, name, key)
+    return None if found is None else float(found["median"])
+
+
+def _spread(step: dict[str, Any], name: str, key: str = "median_ms") -> str:
+    """`2.31 (2.20–2.45)`: the median of the runs, then the lowest and highest run."""
+    found = _figure(step, name, key)
+    if found is None:
+        return "–"
+    text = _ms(found["median"])
+    if len(found["runs"]) > 1:
+        text += f" ({_ms(found['min'])}–{_ms(found['max'])})"
+    return text
 
 
 def _failed(step: dict[str, Any], name: str) -> str:
@@ -39,10 +62,18 @@ def _failed(step: dict[str, Any], name: str) -> str:
 
 
 def _less_client(step: dict[str, Any], name: str) -> float | None:
-    """The median less the client's CPU per call: about what the server and the wire took."""
+    """The median less the client's CPU per call (medians of the runs): about what the server
+    and the wire took."""
     median = _median(step, name)
-    client = step["systems"][name].get("client_cpu_ms_per_op") if median is not None else None
-    return None if median is None or client is None else median - float(client)
+    client = _median(step, name, "client_cpu_ms_per_op")
+    return None if median is None or client is None else median - client
+
+
+def _step_name(step: dict[str, Any]) -> str:
+    name = str(step["step"])
+    if step.get("labels", {}).get("taskmaster", "search") != "search":
+        name += " (task-master: get_task by id, no search)"
+    return name
 
 
 def steps_table(results: dict[str, Any]) -> list[str]:
@@ -51,21 +82,15 @@ def steps_table(results: dict[str, Any]) -> list[str]:
         "| ratio/Backlog | ratio/task-master | HTTP/stdio | HTTP/stdio less client CPU |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for run in results["sizes"]:
-        for step in run["steps"]:
-            name = step["step"]
-            labels = step.get("labels", {})
-            if labels.get("taskmaster", "search") != "search":
-                name += " (task-master: get_task by id, no search)"
+    for size in results["sizes"]:
+        for step in size["steps"]:
             cells = [
-                _ms(_median(step, column)) + _failed(step, column)
-                if column in step["systems"]
-                else "–"
+                _spread(step, column) + _failed(step, column) if column in step["systems"] else "–"
                 for column in COLUMNS
             ]
             stdio = _median(step, "crewboard-stdio")
             lines.append(
-                f"| {name} | {run['size']:,} | {' | '.join(cells)} "
+                f"| {_step_name(step)} | {size['size']:,} | {' | '.join(cells)} "
                 f"| {_ratio(stdio, _median(step, 'backlog'))} "
                 f"| {_ratio(stdio, _median(step, 'taskmaster'))} "
                 f"| {_ratio(_median(step, 'crewboard-http'), stdio)} "
@@ -74,39 +99,68 @@ def steps_table(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def load_line(results: dict[str, Any]) -> str:
+    """The 1-minute load average at the start of each run, per size."""
+    parts = []
+    for size in results["sizes"]:
+        loads = ", ".join(
+            "–" if load is None else f"{load:.2f}" for load in size["load_start_runs"]
+        )
+        parts.append(f"N={size['size']:,}: {loads}")
+    return "Load average (1 min) at the start of each run: " + "; ".join(parts) + "."
+
+
 def listing_table(results: dict[str, Any]) -> list[str]:
     lines = [
         "| N | system | calls per listing | characters received | tasks listed |",
         "| ---: | --- | ---: | ---: | ---: |",
     ]
-    for run in results["sizes"]:
-        step = next(s for s in run["steps"] if s["step"] == "list whole board")
+    for size in results["sizes"]:
+        step = next(s for s in size["steps"] if s["step"] == "list whole board")
         for name, figures in step["systems"].items():
             chars = figures.get("chars_per_listing")
             lines.append(
-                f"| {run['size']:,} | {LABELS[name]} | {figures.get('calls_per_listing')} "
+                f"| {size['size']:,} | {LABELS[name]} | {figures.get('calls_per_listing')} "
                 f"| {chars:,} | {figures.get('tasks_listed')} |"
                 if chars is not None
-                else f"| {run['size']:,} | {LABELS[name]} | – | – | – |"
+                else f"| {size['size']:,} | {LABELS[name]} | – | – | – |"
+            )
+    return lines
+
+
+def cpu_table(results: dict[str, Any]) -> list[str]:
+    """The server's own CPU per call by door: Crewboard over stdio and over HTTP, the peers."""
+    key = "server_cpu_ms_per_op"
+    lines = [
+        "| step | N | Crewboard stdio | Crewboard HTTP | HTTP/stdio | Backlog.md | task-master |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for size in results["sizes"]:
+        for step in size["steps"]:
+            stdio = _median(step, "crewboard-stdio", key)
+            http = _median(step, "crewboard-http", key)
+            peers = " | ".join(_spread(step, name, key) for name in PEERS)
+            lines.append(
+                f"| {step['step']} | {size['size']:,} | {_spread(step, 'crewboard-stdio', key)} "
+                f"| {_spread(step, 'crewboard-http', key)} | {_ratio(http, stdio)} | {peers} |"
             )
     return lines
 
 
 def resources_table(results: dict[str, Any]) -> list[str]:
     lines = [
-        "| N | step | system | server CPU ms per op | client CPU ms per op "
-        "| RSS MiB before → after | load 1 min |",
-        "| ---: | --- | --- | ---: | ---: | --- | --- |",
+        "| N | step | system | client CPU ms per op | RSS MiB before → after |",
+        "| ---: | --- | --- | ---: | --- |",
     ]
-    for run in results["sizes"]:
-        for step in run["steps"]:
-            for name, figures in step["systems"].items():
+    for size in results["sizes"]:
+        for step in size["steps"]:
+            for name in step["systems"]:
+                before = _median(step, name, "rss_mib_before")
+                after = _median(step, name, "rss_mib_after")
+                rss = "–" if before is None or after is None else f"{before:.0f} → {after:.0f}"
                 lines.append(
-                    f"| {run['size']:,} | {step['step']} | {LABELS[name]} "
-                    f"| {_ms(figures['server_cpu_ms_per_op'])} "
-                    f"| {_ms(figures.get('client_cpu_ms_per_op'))} "
-                    f"| {figures['rss_mib_before']:.0f} → {figures['rss_mib_after']:.0f} "
-                    f"| {step['load_start']:.2f} → {step['load_end']:.2f} |"
+                    f"| {size['size']:,} | {step['step']} | {LABELS[name]} "
+                    f"| {_spread(step, name, 'client_cpu_ms_per_op')} | {rss} |"
                 )
     return lines
 
@@ -137,7 +191,18 @@ def races_table(races: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _how(runs: int) -> str:
+    if runs == 1:
+        return "One run per size; figures are the median of a step's calls."
+    return (
+        f"Figures are medians of {runs} runs per size (every system in each run, on fresh "
+        "boards and servers, the systems taking turns call by call), latency the median of the "
+        "runs' medians; in brackets the lowest and highest run. Ratios are of those medians."
+    )
+
+
 def render(results: dict[str, Any]) -> str:
+    results = as_runs(results)
     machine = results["machine"]
     lines = [
         f"Peers workload, {results['started']} ({results['wall_s']:.0f} s), "
@@ -146,16 +211,24 @@ def render(results: dict[str, Any]) -> str:
         "Crewboard {crewboard}, Backlog.md {backlog}, task-master-ai {taskmaster}; "
         "official mcp SDK {mcp} client for all; ratios are Crewboard stdio median ÷ the "
         "peer's (below 1: Crewboard faster).".format(**results["versions"]),
+        _how(run_count(results)),
+        load_line(results),
         "",
         *steps_table(results),
         "",
         *[f"- {note}" for note in results["notes"]],
         "",
+        "Server CPU per call by door, ms (utime + stime of the server's process tree over "
+        "the step, per operation; HTTP/stdio of the medians):",
+        "",
+        *cpu_table(results),
+        "",
         "Whole-board listing (one listing; Crewboard pages of 200):",
         "",
         *listing_table(results),
         "",
-        "Servers (CPU of the server's process tree over the step, per operation; resident set):",
+        "Client CPU per operation (this process during the system's calls) and the server's "
+        "resident set (medians of the runs):",
         "",
         *resources_table(results),
     ]

@@ -1,8 +1,9 @@
 """The peers workload: the same steps on every system, interleaved, and the races.
 
-For each board size every system gets a fresh board and its own server, all open at once.
-Each operation runs on every system in turn, the first one rotating, so drift and the
+For each board size and run every system gets a fresh board and its own server, all open at
+once. Each operation runs on every system in turn, the first one rotating, so drift and the
 machine's other load fall on all of them alike; a step's figure is the median of its calls.
+A size is measured in whole runs one after the other (bench/peers/runs.py puts them together).
 Around each step the CPU (utime + stime of the server's process tree) and resident memory of
 each server are read from /proc.
 """
@@ -198,13 +199,22 @@ async def run_size(
     sample: int,
     list_repeats: int,
     searches: int,
+    run: int = 1,
 ) -> dict[str, Any]:
-    """Every step at one board size, each system on a fresh board of its own."""
-    systems = [FACTORIES[name](folder / f"{name}-{size}", log) for name in names]
-    result: dict[str, Any] = {"size": size, "systems": list(names), "steps": []}
+    """Every step at one board size, each system on a fresh board and server of its own
+    (`run` numbers the repetitions of a size: each gets its own folders)."""
+    load_start = load_1min()
+    systems = [FACTORIES[name](folder / f"{name}-{size}-run{run}", log) for name in names]
+    result: dict[str, Any] = {
+        "size": size,
+        "run": run,
+        "load_start": load_start,
+        "systems": list(names),
+        "steps": [],
+    }
     try:
         for system in systems:
-            progress(f"N={size}: preparing {system.label}")
+            progress(f"N={size} run {run}: preparing {system.label}")
             system.folder.mkdir(parents=True)
             system.prepare()
         async with AsyncExitStack() as stack:
