@@ -364,8 +364,9 @@ def board_row(line: BoardLine, project: Project, names: Mapping[str, str]) -> li
 
 
 def board_cut(text: str, limit: int) -> str:
-    """`text` as it is when it has at most `limit` characters, else cut to `limit` ending in "…"."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """`text` as it is when it has at most `limit` characters, else cut to at most `limit`
+    ending in "…" (no space before it)."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _some_tags(tags: Sequence[str]) -> list[str]:

@@ -164,14 +164,15 @@ SUMMARY_FIELDS = (
 COMPACT_FIELDS = ("key", "title", "status", "priority", "assigneeId", "dueDate", "revision")
 COMPACT_OPTIONAL = frozenset({"assigneeId", "dueDate"})
 # The board projection: the whole board in few calls. Each row is an array in these columns
-# (the answer names them once), up to 500 rows a page. A row holds BOARD_ROW_CHARS
-# characters of JSON: the title takes what the other columns leave (at least BOARD_TITLE_MIN,
-# cut ending in "…"), the assignee is a name, tags are kept whole while
-# they fit BOARD_TAG_CHARS, then "+N" says how many more. About 70 characters for a task
-# with a 30-character title and one tag, so 1,000 tasks come in two or three calls.
+# (the answer names them once), up to 500 rows a page. A row holds at most BOARD_ROW_CHARS
+# characters of JSON unless its other columns crowd the title below BOARD_TITLE_MIN: the
+# title takes the room the rest leaves (cut ending in "…"), the assignee is a name, tags are
+# kept whole while they fit BOARD_TAG_CHARS, then "+N" says how many more. About 70
+# characters for a 30-character title and one tag: a page holds 466 to 500 rows within the
+# answer's budget, so 1,000 tasks come in two or three calls and 5,000 in at most eleven.
 BOARD_COLUMNS = ("key", "title", "status", "assignee", "tags", "priority", "due")
-BOARD_ROW_CHARS = 92  # 500 such rows fit the 48 KiB answer
-BOARD_TITLE_MIN = 24
+BOARD_ROW_CHARS = 100
+BOARD_TITLE_MIN = 32
 BOARD_NAME_CHARS = 16
 BOARD_TAG_CHARS = 16
 LIST_TEXT_FIELDS = ("brief", "description")
