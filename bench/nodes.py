@@ -9,7 +9,9 @@ reads (create_task, get_task, list_tasks, set_task_status). Node CPU per call is
 system CPU every node process used over the timed part (from /proc), divided by the calls.
 
 Each cluster size runs with no live stream open, and with one stream open on node 1 (an SSE
-reader following the project, which makes node 1 read the log for its stream). Every client
+reader following the project, which makes node 1 read the log for its stream). A third case
+sends every call of three nodes to node 1 alone, past HAProxy: what the other two nodes cost
+while they serve nothing, apart from what spreading the calls over three processes costs. Every client
 first makes `--warm-up` untimed calls, so that each node has run each tool before the timed
 part. One node and three run in turn, `--rounds` times; the medians are compared. Target:
 three nodes within 1.15x of one node's CPU per call.
@@ -46,6 +48,7 @@ TARGET_RATIO = 1.15
 @dataclass(frozen=True)
 class Figures:
     nodes: int
+    direct: bool  # every call to node 1, not through HAProxy
     stream: bool
     calls: int
     errors: int
@@ -113,11 +116,19 @@ async def _workload(target: Target, world: World, clients: int, calls: int) -> i
 
 
 def measure(
-    admin_url: str, nodes: int, clients: int, calls: int, *, stream: bool, warm_up: int
+    admin_url: str,
+    nodes: int,
+    clients: int,
+    calls: int,
+    *,
+    stream: bool,
+    warm_up: int,
+    direct: bool = False,
 ) -> Figures:
     with throwaway_postgres(admin_url) as url, Cluster(url, nodes=nodes) as cluster:
         world = World(url, tasks=20)
-        target = Target(f"{cluster.url}/mcp", world.secret, PROJECT, pid=0)
+        door = cluster.running[0].url if direct else cluster.url
+        target = Target(f"{door}/mcp", world.secret, PROJECT, pid=0)
         reader = None
         if stream:
             first = cluster.running[0]
@@ -136,7 +147,7 @@ def measure(
             reader.until = 0
             assert not reader.dropped, reader.dropped
         world.db.dispose()
-    return Figures(nodes, stream, clients * calls, errors, seconds, cpu)
+    return Figures(nodes, direct, stream, clients * calls, errors, seconds, cpu)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -149,24 +160,31 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-stream", action="store_true", help="skip the one-stream variant")
     options = parser.parse_args(argv)
     variants = [False] if options.no_stream else [False, True]
-    print(f"{options.clients} MCP clients x {options.calls} calls through HAProxy, {ERA} era")
-    print("nodes  stream  calls  errors  wall s  node CPU s  CPU ms/call")
-    rows: dict[tuple[int, bool], list[float]] = {}
-    # One node and three in turn, so that a spell of load from elsewhere on the machine
-    # falls on both.
+    cases = [(nodes, False, stream) for stream in variants for nodes in (1, 3)]
+    cases.append((3, True, False))
+    print(f"{options.clients} MCP clients x {options.calls} calls, {ERA} era")
+    print("nodes  calls to  stream  calls  errors  wall s  node CPU s  CPU ms/call")
+    rows: dict[tuple[int, bool, bool], list[float]] = {}
+    # The cases in turn, round after round, so that a spell of load from elsewhere on the
+    # machine falls on all of them.
     for _ in range(options.rounds):
-        for stream, nodes in itertools.product(variants, (1, 3)):
+        for nodes, direct, stream in cases:
             got = measure(options.admin_url, nodes, options.clients, options.calls,
-                          stream=stream, warm_up=options.warm_up)  # fmt: skip
-            rows.setdefault((nodes, stream), []).append(got.cpu_ms_per_call)
-            print(f"{got.nodes:5}  {'one' if stream else 'none':>6}  {got.calls:5}  "
-                  f"{got.errors:6}  {got.seconds:6.1f}  {got.cpu_seconds:10.2f}  "
-                  f"{got.cpu_ms_per_call:11.2f}", flush=True)  # fmt: skip
+                          stream=stream, warm_up=options.warm_up, direct=direct)  # fmt: skip
+            rows.setdefault((nodes, direct, stream), []).append(got.cpu_ms_per_call)
+            print(f"{got.nodes:5}  {'node 1' if direct else 'HAProxy':>8}  "
+                  f"{'one' if stream else 'none':>6}  {got.calls:5}  {got.errors:6}  "
+                  f"{got.seconds:6.1f}  {got.cpu_seconds:10.2f}  {got.cpu_ms_per_call:11.2f}",
+                  flush=True)  # fmt: skip
+    medians = {case: statistics.median(values) for case, values in rows.items()}
     for stream in variants:
-        one, three = statistics.median(rows[1, stream]), statistics.median(rows[3, stream])
+        one, three = medians[1, False, stream], medians[3, False, stream]
         met = "met" if three / one <= TARGET_RATIO else "NOT met"
         print(f"{'one stream' if stream else 'no stream'}: median {one:.2f} ms/call on 1 node, "
               f"{three:.2f} on 3: {three / one:.2f}x (target <= {TARGET_RATIO}x: {met})")  # fmt: skip
+    alone = medians[3, True, False]
+    print(f"3 nodes, every call to node 1: {alone:.2f} ms/call, "
+          f"{alone / medians[1, False, False]:.2f}x one node's")  # fmt: skip
 
 
 if __name__ == "__main__":
