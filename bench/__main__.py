@@ -62,6 +62,10 @@ elif sys.argv[1:2] == ["webhooks"]:  # delivery latency, writer slow-down, GitHu
     from bench.webhooks import main as webhooks_main
 
     webhooks_main(sys.argv[2:])
+elif sys.argv[1:2] == ["nodes"]:  # node CPU per call, one node against three (issue 42)
+    from bench.nodes import main as nodes_main
+
+    nodes_main(sys.argv[2:])
 elif sys.argv[1:2] == ["peers"]:  # beside Backlog.md and task-master-ai (bench/peers/)
     from bench.peers.__main__ import main as peers_main
 

@@ -358,6 +358,63 @@ async def wait_started(dispatcher: Dispatcher) -> None:
             await anyio.lowlevel.checkpoint()
 
 
+async def test_with_no_active_webhook_events_cost_the_loop_no_read_until_one_is_made_here(
+    db: Database, owner: User, receiver: Receiver
+) -> None:
+    """Most servers have no webhook: an event then wakes nothing and reads nothing (issue 42:
+    each node read the subscriptions on every commit of every node). A webhook made on this
+    node is looked for at once, and served."""
+    dispatcher = Dispatcher(db, poll=60)
+    statements: list[str] = []
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if "webhook" in statement:
+            statements.append(statement)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(dispatcher.run)
+        with anyio.fail_after(5):  # the first pass looked (there was no webhook)
+            while dispatcher._looked is None:  # noqa: ASYNC110 - the loop's own state, polled
+                await anyio.sleep(0.01)
+        event.listen(db.engine, "before_cursor_execute", seen)
+        try:
+            for n in range(3):
+                await anyio.to_thread.run_sync(new_task, db, owner, f"Unwatched {n}")
+            dispatcher.wake()  # as the broker does for another node's commit
+            await anyio.sleep(0.3)  # a watched window: each wake-up looked within milliseconds
+        finally:
+            event.remove(db.engine, "before_cursor_execute", seen)
+        assert statements == []
+        subscriptions.create_webhook(db, person_actor(owner), "CRW", url=receiver.url,
+                                     events=["task.created"])  # fmt: skip
+        new_task(db, owner, "Watched")
+        assert await anyio.to_thread.run_sync(receiver.wait_for, 1)
+        group.cancel_scope.cancel()
+
+
+async def test_a_webhook_made_on_another_node_is_found_within_the_watch(
+    db: Database, database_url: Any, clock: ManualClock, owner: User, receiver: Receiver
+) -> None:
+    """The other node hears none of this node's commits (on SQLite none at all): it finds the
+    new subscription at its next look, `watch` seconds after the last, and sends from its
+    cursor, so the events made in between are not missed."""
+    node = Database(database_url, clock=clock)
+    configure(node, policy_of(db))
+    dispatcher = Dispatcher(node, poll=0.05, watch=0.3)
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(dispatcher.run)
+            await wait_started(dispatcher)
+            subscriptions.create_webhook(db, person_actor(owner), "CRW", url=receiver.url,
+                                         events=["*"])  # fmt: skip
+            new_task(db, owner, "Made elsewhere")
+            assert await anyio.to_thread.run_sync(receiver.wait_for, 1)
+            group.cancel_scope.cancel()
+    finally:
+        node.dispose()
+    assert receiver.event_ids() == task_event_ids(db)
+
+
 def test_policy_defaults_refuse_loopback() -> None:
     assert Policy().allow_networks == ()
 

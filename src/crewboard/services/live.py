@@ -2,11 +2,20 @@
 hands each stream the events of its projects, in id order (which is commit order: see
 `UnitOfWork.write_events`).
 
-The log is the source of truth. The broker reads it after its cursor whenever it is woken:
-by a commit in this process (an event listener on the Database), by a commit on another node
-(PostgreSQL NOTIFY on `crewboard_events`, heard by a LISTEN connection in a thread), and at
-the latest every POLL seconds, so a lost notification delays an event by at most that and
-loses nothing.
+The log is the source of truth. While a stream is open the broker reads it after its cursor
+whenever it is woken: by a commit in this process (an event listener on the Database), by a
+commit on another node (PostgreSQL NOTIFY on `crewboard_events`, heard by a LISTEN connection
+in a thread), and at the latest every POLL seconds, so a lost notification delays an event by
+at most that and loses nothing.
+
+With no stream open the broker reads nothing per event: it only keeps the newest event id it
+has heard of (a local commit's records, the id another node's NOTIFY carries), and looks at
+the end of the log once a POLL only when it may have missed some (on SQLite, where another
+process's commits ring no bell; after a LISTEN connection is made again; after a NOTIFY with
+no id). A stream that subscribes then starts at that id (`subscribe`): every event after it
+reaches the stream, from the broker's next read, once and in order, and a stream resuming
+from an earlier id finds what came before in the log. The nodes of a cluster with no stream
+open so do no work for each other's commits (issue 42).
 
 Each stream has a bounded queue. A stream whose client reads too slowly to keep up fills it
 and is cut, with a reason, rather than holding the broker (and so every other stream) back.
@@ -162,6 +171,12 @@ ENDINGS: dict[str, Callable[[Row, Subscription], str | None]] = {
 }
 
 
+def _event_id(payload: str) -> int | None:
+    """The newest event id a NOTIFY names (`UnitOfWork.write_events`); None when it names
+    none (a node of an older version)."""
+    return int(payload) if payload.isascii() and payload.isdigit() else None
+
+
 def ended_by(row: Row, sub: Subscription) -> str | None:
     """Why this event ends this stream, or None when it does not."""
     ends = ENDINGS.get(row["type"])
@@ -198,6 +213,11 @@ class Broker:
         self._on_events: list[Callable[[], None]] = []  # told "events arrived" (`on_events`)
         self.listening = threading.Event()  # set while LISTEN is up (PostgreSQL)
         self._started = False  # the cursor is set (the first read of the log worked)
+        # The newest event id heard of (local commits, NOTIFY payloads), from any thread: where
+        # a stream that opens on an idle broker starts.
+        self._seen = 0
+        self._seen_lock = threading.Lock()
+        self._unsure = True  # `_seen` may trail the log: the idle broker looks at its end
         db.add_event_listener(self._heard)
 
     @property
@@ -207,11 +227,30 @@ class Broker:
 
     # --- waking ----------------------------------------------------------------------------
 
-    def _heard(self, _events: list[EventRecord]) -> None:
+    def _heard(self, events: list[EventRecord]) -> None:
         """A commit in this process (called in the writer's thread)."""
-        self.wake()
+        if events:
+            self._news(max(event.id for event in events))
+
+    def _news(self, latest: int | None) -> None:
+        """Events up to `latest` were committed (None: some were, ids unknown). The loop is
+        woken only when a stream waits for them, or to learn the unknown id; otherwise the
+        id is noted and nothing is read."""
+        if latest is None:
+            self._unsure = True
+        else:
+            with self._seen_lock:
+                self._seen = max(self._seen, latest)
+        # Noted before the look at the streams: a stream that subscribes after this look
+        # starts at `latest` or later (`subscribe` adds itself, then reads `_seen`).
+        if self.subscriptions or latest is None:
+            self._wakeup.wake()
+        for heard in self._on_events:
+            heard()
 
     def wake(self) -> None:
+        """Read the log now (a recovery, a LISTEN connection made again), and tell the
+        other readers (`on_events`)."""
         self._wakeup.wake()
         for heard in self._on_events:
             heard()
@@ -245,12 +284,13 @@ class Broker:
                     if failing:
                         log.warning("live: listening for other nodes' commits again")
                         failing = False
-                    self.wake()  # anything committed while it was not listening
+                    self._unsure = True  # anything committed while it was not listening
+                    self.wake()
                     while not self._stopping.is_set():
                         for note in conn.notifies(timeout=1.0):
                             heard = self._also.get(note.channel)
                             if heard is None:
-                                self.wake()
+                                self._news(_event_id(note.payload))
                             else:
                                 heard(note.payload)
             except Exception as error:  # whatever it was, listen again later
@@ -307,24 +347,38 @@ class Broker:
 
     async def _read_new(self) -> None:
         if not self._started:  # the first read: the log before it is history, not news
-            self.cursor = await to_thread.run_sync(self._latest)
+            self.cursor = max(await to_thread.run_sync(self._latest), self._seen)
             self._started = True
             return
         if not self.subscriptions:
             # Nobody to hand events to: move to the end of the log, unless a stream joined
-            # meanwhile (it joined at the old cursor and must get what came after it).
-            latest = await to_thread.run_sync(self._latest)
+            # meanwhile (it joined at the cursor it found and must get what came after it).
+            latest = await self._look_at_end()
             if not self.subscriptions:
-                self.cursor = max(self.cursor, latest)
+                self.cursor = max(self.cursor, latest, self._seen)
                 return
         while True:
-            after = self.cursor
-            rows = await to_thread.run_sync(self._read, after)
+            rows = await to_thread.run_sync(self._read, self.cursor)
             for row in rows:
-                self.cursor = row["id"]
-                self._hand_out(row)
+                # A stream that joined an idle broker during the read moved the cursor on:
+                # what it passed came before that stream (and there was no other).
+                if row["id"] > self.cursor:
+                    self.cursor = row["id"]
+                    self._hand_out(row)
             if len(rows) < BATCH:
                 return
+
+    async def _look_at_end(self) -> int:
+        """The newest id of the log, read only when `_seen` may trail it (else 0): each
+        commit on PostgreSQL NOTIFYs its last id to every listening node."""
+        if not self._unsure and self.listening.is_set():
+            return 0
+        self._unsure = False
+        try:
+            return await to_thread.run_sync(self._latest)
+        except BaseException:
+            self._unsure = True
+            raise
 
     def _read(self, after: int) -> list[dict[str, Any]]:
         return self.db.read(lambda uow: uow.events.list_after(project_id=None, after_id=after,
@@ -367,7 +421,15 @@ class Broker:
         followed = frozenset(projects)
         self._check_room(followed, claim)
         sub = Subscription(followed, claim, self.cursor)
+        idle = not self.subscriptions
         self.subscriptions.add(sub)
+        if idle:
+            # The idle broker read nothing per event: its cursor may be behind the newest id
+            # heard of. Everything up to that is in the log, where a resuming stream finds
+            # it; the broker's next read, woken by the next event, goes on from there.
+            with self._seen_lock:
+                self.cursor = max(self.cursor, self._seen)
+            sub.start = self.cursor
         return sub
 
     def _check_room(self, projects: frozenset[str], claim: Claim) -> None:

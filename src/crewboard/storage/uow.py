@@ -30,7 +30,7 @@ from crewboard.storage.waits import LONG_IDLE_S, relax_waits
 _INSERT_EVENT = schema.events.insert()  # built once: every write records an event
 # Held from the event inserts to the commit, within one message to the server (PostgreSQL).
 EVENT_LOCK = "crewboard.events"
-EVENT_CHANNEL = "crewboard_events"  # NOTIFY'd with each commit that wrote events
+EVENT_CHANNEL = "crewboard_events"  # NOTIFY'd with each commit that wrote events (its last id)
 
 
 @dataclass(frozen=True)
@@ -189,7 +189,9 @@ class UnitOfWork:
                 _UTC.process_bind_param(row["created_at"], self.conn.dialect),
                 *(row[name] for name in _PLAIN_COLUMNS),
             ]
-        statements += [f"NOTIFY {EVENT_CHANNEL}", "COMMIT"]
+        # The wake-up names the newest id (the last insert's, drawn under the lock): a node
+        # with no live stream notes it instead of reading the log (`services/live.py`).
+        statements += [f"SELECT pg_notify('{EVENT_CHANNEL}', lastval()::text)", "COMMIT"]
         driver = self.conn.connection.dbapi_connection
         assert isinstance(driver, psycopg.Connection)  # noqa: S101 - the psycopg dialect
         # Through SQLAlchemy, so a failure arrives as its DBAPIError (retries, outages) and a

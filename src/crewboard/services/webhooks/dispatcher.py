@@ -16,6 +16,12 @@ Redeliveries and pings are log entries sent apart from that order, never moving 
 The dispatcher wakes on local commits, on other nodes' (through the live broker's LISTEN,
 `Broker.on_events`), and polls every `poll` seconds otherwise; a pass that fails (the database
 is away) backs off and tries again, keeping every place in the log.
+
+Most servers have no webhook, and an event then gives the dispatcher nothing to do: it keeps
+in memory whether any subscription is active (or has a redelivery or ping waiting), looked
+up at most every WATCH seconds and at once after this node changes a webhook, and while none
+is, events do not wake it and its passes read nothing. A webhook made on another node is so
+found within WATCH seconds; its cursor starts in the log, so no event is missed meanwhile.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ import logging
 import os
 import secrets
 import socket
+import threading
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
@@ -58,6 +66,7 @@ from crewboard.storage.webhooks.repository import WebhookRepository
 log = logging.getLogger(__name__)
 
 POLL = 1.0  # seconds between two looks when nothing wakes the dispatcher
+WATCH = 5.0  # seconds between two looks whether any subscription is active, while none is
 # How long a claim holds a subscription without news: three attempts' time (each is bounded
 # by the timeout) and a margin. A node killed mid-send holds its subscriptions that long; a
 # lease much longer would only delay the delivery after a crash.
@@ -95,13 +104,22 @@ class Dispatcher:
         workers: int = 8,
         poll: float = POLL,
         node: str | None = None,
+        watch: float = WATCH,
     ) -> None:
         self.db = db
         self.workers = workers
         self.poll = poll
+        self.watch = watch
         self.node = node or _node_name()
         self._wakeup = Wakeup()
         self._busy: set[str] = set()  # subscriptions being served by this node's tasks
+        # Whether some subscription is active or has extras waiting, as of `_looked`
+        # (monotonic seconds; None: look at the next pass). `_changes` counts this node's
+        # webhook changes, so a look that raced one is not trusted.
+        self._watching = True
+        self._looked: float | None = None
+        self._changes = 0
+        self._watch_lock = threading.Lock()
         db.add_event_listener(self._heard)
 
     def _lease(self) -> timedelta:
@@ -110,11 +128,23 @@ class Dispatcher:
     def _heard(self, events: list[EventRecord]) -> None:
         # Every write calls its listeners, this loop's own (claims, releases, records) too:
         # waking on those would run pass after pass for nothing.
-        if events:
+        if any(event.type.startswith("webhook.") for event in events):
+            with self._watch_lock:  # made, changed, a redelivery queued: look again now
+                self._changes += 1
+                self._looked = None
+            self._wakeup.wake()
+        elif events:
             self.wake()
 
     def wake(self) -> None:
-        self._wakeup.wake()
+        """Events may have arrived (from any thread): pass again soon, unless no
+        subscription is active and the last look at that is recent."""
+        if self._watching or self._due_to_look():
+            self._wakeup.wake()
+
+    def _due_to_look(self) -> bool:
+        looked = self._looked
+        return looked is None or time.monotonic() - looked >= self.watch
 
     async def run(self, health: LoopHealth | None = None) -> None:
         """Passes until cancelled; one that fails backs off (the subscriptions wait). Each
@@ -122,7 +152,7 @@ class Dispatcher:
         a slow receiver holds one of the `workers` slots (for at most its timeout per
         attempt), never the others."""
         health = health or LoopHealth("webhooks")
-        health.wake = self.wake
+        health.wake = self._wakeup.wake
         async with anyio.create_task_group() as tasks:
             await repeat(health, partial(self._start, tasks), self.poll, self._wakeup)
 
@@ -139,7 +169,7 @@ class Dispatcher:
             await self._serve(webhook)
         finally:
             self._busy.discard(webhook.id)
-            self.wake()  # a slot is free: look again now
+            self._wakeup.wake()  # a slot is free: look again now
 
     async def run_once(self) -> int:
         """One pass, waited for: claim what is due (up to `workers` subscriptions) and serve
@@ -151,9 +181,27 @@ class Dispatcher:
                 tasks.start_soon(self._serve, webhook)
         return len(claimed)
 
+    def _watched(self) -> bool:
+        """Whether any subscription is active or has extras waiting: from memory, or from a
+        look (a read) when the last is WATCH seconds old or a webhook changed here since."""
+        if not self._due_to_look():
+            return self._watching
+        with self._watch_lock:
+            changes = self._changes
+        at = time.monotonic()
+        watching = self.db.read(lambda uow: WebhookRepository(uow.conn).any_watched())
+        with self._watch_lock:
+            self._watching = watching
+            if changes == self._changes:  # else a change raced the look: look again
+                self._looked = at
+        return watching
+
     def _claim(self, limit: int) -> list[Webhook]:
-        # A read first: with nothing due (most passes, and always on a server with no
-        # webhooks) no write transaction is taken, so writers never queue behind the poll.
+        # With no active subscription (most servers), nothing is read but the look every
+        # WATCH seconds. Then a read: with nothing due (most passes) no write transaction is
+        # taken, so writers never queue behind the poll.
+        if not self._watched():
+            return []
         if not self.db.read(lambda uow: WebhookRepository(uow.conn).any_due(uow.now)):
             return []
 

@@ -100,6 +100,16 @@ class WebhookRepository:
 
     # --- leases --------------------------------------------------------------------------
 
+    def any_watched(self) -> bool:
+        """Whether some subscription may have something to send, now or once events come:
+        an active one, or any with a redelivery or ping waiting. A node where none is reads
+        nothing per event (`Dispatcher`)."""
+        extra = exists().where(
+            _d.webhook_id == _w.id, _d.kind.in_(_OUT_OF_BAND), _d.state.in_(_WAITING)
+        )
+        query = select(_w.id).where(or_(_w.state == WebhookState.ACTIVE.value, extra)).limit(1)
+        return self.conn.execute(query).first() is not None
+
     def any_due(self, now: datetime) -> bool:
         """Whether some subscription has something to send now that no node holds: the
         cheap look before `claim_due`'s write."""
