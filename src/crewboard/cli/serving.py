@@ -62,11 +62,11 @@ def serve(settings: Settings, db: Database, sock: socket.socket) -> None:
         port=settings.port,
         log_level=settings.log_level,
         # JSON: every logger writes JSON lines, and the app's access log (with the request id
-        # and the door) replaces uvicorn's.
+        # and the door) replaces uvicorn's. CREWBOARD_ACCESS_LOG=off turns either off.
         log_config=json_log_config(settings.log_level)
         if json_logs
         else uvicorn.config.LOGGING_CONFIG,
-        access_log=not json_logs,
+        access_log=settings.access_log == "on" and not json_logs,
         lifespan="on",
         server_header=False,
         timeout_graceful_shutdown=GRACE,
