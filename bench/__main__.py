@@ -66,6 +66,10 @@ elif sys.argv[1:2] == ["nodes"]:  # node CPU per call, one node against three (i
     from bench.nodes import main as nodes_main
 
     nodes_main(sys.argv[2:])
+elif sys.argv[1:2] == ["doors"]:  # server CPU a call over HTTP against stdio (bench/doors.py)
+    from bench.doors import main as doors_main
+
+    doors_main(sys.argv[2:])
 elif sys.argv[1:2] == ["peers"]:  # beside Backlog.md and task-master-ai (bench/peers/)
     from bench.peers.__main__ import main as peers_main
 

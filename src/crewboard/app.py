@@ -280,7 +280,7 @@ def create_app(
     app = _App(
         node_name=settings.node_name,
         metrics=metrics,
-        log_access=settings.log_format == "json",
+        log_access=settings.log_format == "json" and settings.access_log == "on",
         routes=[
             Route("/healthz", healthz, methods=["GET"]),
             Route("/readyz", readyz, methods=["GET"]),

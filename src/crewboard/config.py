@@ -26,6 +26,7 @@ SmtpSecurity = Literal["starttls", "tls", "none"]
 SMTP_SECURITY: tuple[SmtpSecurity, ...] = ("starttls", "tls", "none")
 MetricsMode = Literal["off", "on"]
 LogFormat = Literal["text", "json"]
+AccessLog = Literal["on", "off"]
 
 
 class Settings(BaseSettings):
@@ -72,6 +73,11 @@ class Settings(BaseSettings):
         default="text",
         description="text (uvicorn's lines) or json (one JSON object a line, with the request "
         "id; the server's own access log replaces uvicorn's).",
+    )
+    access_log: AccessLog = Field(
+        default="on",
+        description="on: one log line for every HTTP request (uvicorn's, or with log_format "
+        "json the server's own); off: none, a little less CPU a request.",
     )
     metrics: MetricsMode = Field(
         default="off",
@@ -315,7 +321,7 @@ class Settings(BaseSettings):
             f"got {value!r}"
         )
 
-    @field_validator("metrics", "log_format", mode="before")
+    @field_validator("metrics", "log_format", "access_log", mode="before")
     @classmethod
     def _lower_case(cls, value: Any) -> Any:
         return value.strip().lower() if isinstance(value, str) else value

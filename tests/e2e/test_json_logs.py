@@ -1,5 +1,6 @@
 """`crewboard serve` with CREWBOARD_LOG_FORMAT=json: its log lines are JSON objects, its own
-access line (with the door and the request id) replaces uvicorn's."""
+access line (with the door and the request id) replaces uvicorn's; CREWBOARD_ACCESS_LOG=off
+writes neither."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import pytest
 from sqlalchemy.engine import URL
 
 from tests.support.serve import serve_env, start_serve, stop_serve, wait_healthy
@@ -79,3 +81,30 @@ def test_text_logs_keep_uvicorn_access_lines(empty_database_url: URL, tmp_path: 
     text = log.read_text()
     assert '"GET /login HTTP/1.1" 200' in text
     assert records(log) == []
+
+
+@pytest.mark.parametrize("log_format", ["text", "json"])
+def test_access_log_off_writes_no_line_per_request(
+    empty_database_url: URL, tmp_path: Path, log_format: str
+) -> None:
+    port = free_port()
+    env = {
+        **serve_env(empty_database_url, tmp_path / "data", port),
+        "CREWBOARD_LOG_FORMAT": log_format,
+        "CREWBOARD_ACCESS_LOG": "OFF",  # any case, as the other on/off settings
+    }
+    url = f"http://127.0.0.1:{port}"
+    log = tmp_path / "serve.log"
+    process = start_serve(env, log)
+    try:
+        wait_healthy(url, process, log)
+        assert httpx2.get(f"{url}/login", timeout=30).status_code == 200
+        assert httpx2.get(f"{url}/mcp", timeout=30).status_code == 405
+    finally:
+        assert stop_serve(process) == 0
+    text = log.read_text()
+    assert "GET /login" not in text
+    assert "GET /mcp" not in text
+    assert not [line for line in records(log) if line["logger"] == "crewboard.access"]
+    if log_format == "json":
+        assert any(line["logger"].startswith("uvicorn") for line in records(log))  # the rest stays

@@ -117,6 +117,32 @@ def test_missing_or_bad_token_is_401_pointing_at_resource_metadata(
     assert "tasks.manage" in metadata["scopes_supported"]
 
 
+@pytest.mark.parametrize(
+    "arguments", [{"projectId": "CRW"}, "not an object"], ids=["well-formed", "malformed"]
+)
+def test_a_tool_call_with_an_unknown_token_is_401_like_any_other_message(
+    url: str, arguments: Any
+) -> None:
+    # A tool call's API token is checked in the call's own worker-thread hop; one the SDK
+    # refuses before the call (malformed arguments) is checked all the same.
+    body = rpc("tools/call", {"name": "get_project_state", "arguments": arguments})
+    response = post(url, "cb_notarealtoken", body)
+    assert response.status_code == 401
+    assert 'error="invalid_token"' in response.headers["www-authenticate"]
+    assert response.json()["error"]["code"] == -32001
+    assert response.json()["error"]["message"]
+
+
+def test_a_tool_call_after_its_token_was_revoked_is_401(url: str, secret: str) -> None:
+    done = post(url, secret, call("revoke_me", {}))
+    assert done.status_code == 200
+    assert json.loads(done.json()["result"]["content"][0]["text"])["revoked"]
+    refused = post(url, secret, call("get_project_state", {"projectId": "CRW"}, 2))
+    assert refused.status_code == 401
+    assert refused.json()["error"]["code"] == -32001
+    assert 'error="invalid_token"' in refused.headers["www-authenticate"]
+
+
 def test_a_body_over_16_mib_is_413(url: str, secret: str) -> None:
     big = json.dumps(call("list_projects", {"projectId": "x" * (16 * 1024 * 1024)})).encode()
     assert post(url, secret, big).status_code == 413

@@ -17,7 +17,7 @@ import uvicorn
 
 from crewboard.app import create_app
 from crewboard.config import Settings
-from crewboard.http.logs import json_log_config
+from crewboard.http.logs import json_log_config, text_log_config
 from crewboard.services.live import Broker
 from crewboard.services.sessions.code import stop_long_polls
 from crewboard.storage.database import Database
@@ -62,11 +62,9 @@ def serve(settings: Settings, db: Database, sock: socket.socket) -> None:
         port=settings.port,
         log_level=settings.log_level,
         # JSON: every logger writes JSON lines, and the app's access log (with the request id
-        # and the door) replaces uvicorn's.
-        log_config=json_log_config(settings.log_level)
-        if json_logs
-        else uvicorn.config.LOGGING_CONFIG,
-        access_log=not json_logs,
+        # and the door) replaces uvicorn's. CREWBOARD_ACCESS_LOG=off turns either off.
+        log_config=json_log_config(settings.log_level) if json_logs else text_log_config(),
+        access_log=settings.access_log == "on" and not json_logs,
         lifespan="on",
         server_header=False,
         timeout_graceful_shutdown=GRACE,

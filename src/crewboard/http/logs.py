@@ -7,10 +7,14 @@ request is being answered; an access line (logger `crewboard.access`) adds `meth
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 from datetime import UTC, datetime
 from typing import Any
+
+from uvicorn.config import LOGGING_CONFIG
+from uvicorn.logging import AccessFormatter
 
 from crewboard.http.request_id import REQUEST_ID
 
@@ -64,3 +68,28 @@ def json_log_config(level: str) -> dict[str, Any]:
         # Other libraries speak up from warnings on (the MCP SDK logs every request at info).
         "root": {"handlers": ["json"], "level": "WARNING"},
     }
+
+
+class AccessLineFormatter(AccessFormatter):
+    """uvicorn's text access line, the same text, built without copying the log record twice
+    a line (uvicorn's formatter does, once for the line and once for its level prefix)."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 - logging's name
+        args = record.args
+        if self.use_colors or self._fmt != ACCESS_FORMAT or not isinstance(args, tuple):
+            return super().formatMessage(record)
+        client_addr, method, full_path, http_version, status_code = args
+        level = record.levelname
+        status = self.get_status_code(int(status_code))  # type: ignore[call-overload]
+        request_line = f"{method} {full_path} HTTP/{http_version}"
+        return f'{level}:{" " * (8 - len(level))} {client_addr} - "{request_line}" {status}'
+
+
+ACCESS_FORMAT = LOGGING_CONFIG["formatters"]["access"]["fmt"]
+
+
+def text_log_config() -> dict[str, Any]:
+    """uvicorn's own logging configuration, its access lines written by AccessLineFormatter."""
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["formatters"]["access"]["()"] = f"{__name__}.AccessLineFormatter"
+    return config

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from anyio import to_thread
+from mcp_types import JSONRPCRequest
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -17,7 +18,7 @@ from crewboard.domain.identity.access import Toolset, parse_toolsets
 from crewboard.domain.identity.records import Actor
 from crewboard.errors import BodyTooLarge, CrewboardError, Unauthenticated, ValidationFailed
 from crewboard.jsonbody import MAX_UPLOAD_BODY, BadJson, parse_json, read_request_body
-from crewboard.mcp.caller import CURRENT_CALLER, Caller
+from crewboard.mcp.caller import CURRENT_CALLER, PENDING_CHECK, Caller, TokenCheck
 from crewboard.mcp.exchange import SingleExchange, single_exchange_request
 from crewboard.mcp.server import UNAUTHORIZED
 from crewboard.services.identity.tokens import authenticate_token
@@ -93,7 +94,7 @@ class McpFront:
         scope = {**scope, "headers": [(k, v.strip(b" \t")) for k, v in scope["headers"]]}
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         try:
-            actor = await self._authenticate(headers.get("authorization"))
+            secret = _bearer_secret(headers.get("authorization"))
             narrowing = self._narrowing(headers)
         except Unauthenticated as error:
             await self._unauthorized(error, headers)(scope, receive, send)
@@ -104,6 +105,44 @@ class McpFront:
             )(scope, receive, send)
             return
         body, messages, refusal = await _read_messages(scope, receive)
+        request = Request(scope, _replay(body, receive))
+        taken = None
+        if refusal is None and self.single is not None and not is_access_token(secret):
+            taken = single_exchange_request(messages, request)
+        if taken is not None and taken[0].method == "tools/call":
+            # The common case, an API token's tool call: the token is checked in the call's own
+            # worker-thread hop (as on stdio), not in a hop of its own before it.
+            check = TokenCheck(secret, *narrowing)
+            await self._deferred(
+                scope, receive, send, request=request, taken=taken, check=check, headers=headers
+            )
+            return
+        await self._checked(
+            scope, receive, send, secret=secret, body=body, messages=messages, refusal=refusal,
+            request=request, taken=taken, narrowing=narrowing, headers=headers,
+        )  # fmt: skip
+
+    async def _checked(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        *,
+        secret: str,
+        body: bytes,
+        messages: Any,
+        refusal: Response | None,
+        request: Request,
+        taken: tuple[JSONRPCRequest, str] | None,
+        narrowing: tuple[tuple[Toolset, ...] | None, tuple[str, ...] | None],
+        headers: dict[str, str],
+    ) -> None:
+        """Any other request: the token checked first, in a hop of its own."""
+        try:
+            actor = await self._authenticate(secret)
+        except Unauthenticated as error:
+            await self._unauthorized(error, headers)(scope, receive, send)
+            return
         if refusal is not None:
             await refusal(scope, _replay(b""), send)
             return
@@ -114,8 +153,7 @@ class McpFront:
             send = _with_challenge(send, challenge)
         token = CURRENT_CALLER.set(Caller(actor, *narrowing))
         try:
-            request = Request(scope, _replay(body, receive))
-            if self.single is not None and (taken := single_exchange_request(messages, request)):
+            if self.single is not None and taken is not None:
                 response = await self.single.answer(request, *taken)
                 await response(scope, receive, send)
             else:
@@ -123,20 +161,41 @@ class McpFront:
         finally:
             CURRENT_CALLER.reset(token)
 
-    async def _authenticate(self, authorization: str | None) -> Actor:
-        if not authorization:
-            raise Unauthenticated(
-                "Send your Crewboard token as `Authorization: Bearer cb_…`, or connect by "
-                "signing in (OAuth): the WWW-Authenticate header says where."
-            )
-        scheme, _, secret = authorization.partition(" ")
-        if scheme.lower() != "bearer" or not secret.strip():
-            raise Unauthenticated("The Authorization header must be `Bearer cb_…`.")
-        if is_access_token(secret.strip()):
+    async def _deferred(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        *,
+        request: Request,
+        taken: tuple[JSONRPCRequest, str],
+        check: TokenCheck,
+        headers: dict[str, str],
+    ) -> None:
+        """A tools/call whose token the call checks (TokenCheck); a token it refuses, or one
+        a request the SDK refused before the call never got checked with, answers 401 as
+        any other request's would."""
+        assert self.single is not None  # noqa: S101 - the caller looked
+        token = PENDING_CHECK.set(check)
+        try:
+            response = await self.single.answer(request, *taken)
+        finally:
+            PENDING_CHECK.reset(token)
+        if check.refused is not None:
+            response = self._unauthorized(Unauthenticated(check.refused), headers)
+        elif not check.checked:
+            try:
+                await self._authenticate(check.secret)
+            except Unauthenticated as error:
+                response = self._unauthorized(error, headers)
+        await response(scope, receive, send)
+
+    async def _authenticate(self, secret: str) -> Actor:
+        if is_access_token(secret):
             return await to_thread.run_sync(
-                authenticate_access_token, self.db, secret.strip(), self.audience
+                authenticate_access_token, self.db, secret, self.audience
             )
-        return await to_thread.run_sync(authenticate_token, self.db, secret.strip())
+        return await to_thread.run_sync(authenticate_token, self.db, secret)
 
     def _scope_challenge(self, actor: Actor, messages: Any, headers: dict[str, str]) -> str | None:
         """The `insufficient_scope` challenge for a signed-in app's call of a tool that needs
@@ -240,7 +299,7 @@ class McpFront:
         id_ = message.get("id") if isinstance(message, dict) else None
         is_request = isinstance(message, dict) and "id" in message
         try:
-            actor = await self._authenticate(headers.get("authorization"))
+            actor = await self._authenticate(_bearer_secret(headers.get("authorization")))
         except CrewboardError as error:
             return _rpc_error(id_, UNAUTHORIZED, error.message) if is_request else None
         token = CURRENT_CALLER.set(Caller(actor, *narrowing))
@@ -258,6 +317,23 @@ class McpFront:
             )
         answer = json.loads(raw)
         return answer if isinstance(answer, dict) else None
+
+
+def _bearer_secret(authorization: str | None) -> str:
+    """The secret of an `Authorization: Bearer …` header (not yet checked).
+
+    Raises:
+        Unauthenticated: no header, or not a bearer one.
+    """
+    if not authorization:
+        raise Unauthenticated(
+            "Send your Crewboard token as `Authorization: Bearer cb_…`, or connect by "
+            "signing in (OAuth): the WWW-Authenticate header says where."
+        )
+    scheme, _, secret = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not secret.strip():
+        raise Unauthenticated("The Authorization header must be `Bearer cb_…`.")
+    return secret.strip()
 
 
 async def _read_messages(scope: Scope, receive: Receive) -> tuple[bytes, Any, Response | None]:

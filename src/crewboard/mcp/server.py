@@ -32,7 +32,14 @@ from crewboard.contract.reply import Reply
 from crewboard.domain.identity.access import Toolset
 from crewboard.errors import CrewboardError, PermissionDenied, Unauthenticated, ValidationFailed
 from crewboard.http.metrics import Record
-from crewboard.mcp.caller import CURRENT_CALLER, STDIO_SECRET, STDIO_TOOLSETS, Caller
+from crewboard.mcp.caller import (
+    CURRENT_CALLER,
+    PENDING_CHECK,
+    STDIO_SECRET,
+    STDIO_TOOLSETS,
+    Caller,
+    TokenCheck,
+)
 from crewboard.mcp.counting import CountCalls
 from crewboard.mcp.instructions import INTRO, instructions_for
 from crewboard.mcp.prompts import Prompts
@@ -104,8 +111,8 @@ def current_caller() -> Caller:
 
 
 class RunCall:
-    """A tool call in a worker thread: the stdio token (when no caller is known yet), the
-    tool, its scopes, its arguments, then the tool itself; one thread hop in all."""
+    """A tool call in a worker thread: the token (when only it is known yet), the tool, its
+    scopes, its arguments, then the tool itself; one thread hop in all."""
 
     def __init__(
         self, db: Database, settings: Settings, tools: Catalogue, schemas: dict[str, Any]
@@ -113,21 +120,15 @@ class RunCall:
         self.db, self.settings, self.tools, self.schemas = db, settings, tools, schemas
 
     def __call__(
-        self,
-        name: str,
-        arguments: dict[str, Any],
-        caller: Caller | None,
-        secret: str | None,
-        toolsets: tuple[Toolset, ...] | None,
+        self, name: str, arguments: dict[str, Any], who: Caller | TokenCheck
     ) -> CallToolResult | Reply:
-        """The tool's result; or its Reply when that still has to wait (`Reply.follow`)."""
-        if caller is None:
-            assert secret is not None  # noqa: S101 - call_tool passes one or the other
-            try:
-                actor = authenticate_token(self.db, secret)
-            except Unauthenticated as error:
-                raise MCPError(code=UNAUTHORIZED, message=error.message) from None
-            caller = Caller(actor=actor, toolsets=toolsets)
+        """The tool's result; or its Reply when that still has to wait (`Reply.follow`).
+
+        Raises:
+            MCPError: the token is unknown or revoked (recorded in `who.refused` too), the
+                tool unknown, or an internal failure.
+        """
+        caller = who if isinstance(who, Caller) else self._check(who)
         tool = self.tools.find(name)
         if tool is None:
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")
@@ -147,7 +148,7 @@ class RunCall:
                 code=INTERNAL_ERROR, message="Internal error; the server has logged it."
             ) from None
         # On stdio the server runs on the caller's machine, in the caller's working folder.
-        local_root = Path.cwd() if secret is not None else None
+        local_root = Path.cwd() if isinstance(who, TokenCheck) and who.local else None
         call = Call(db=self.db, actor=caller.actor, settings=self.settings, local_root=local_root)
         try:
             reply = tool.run(call, parsed)
@@ -162,6 +163,15 @@ class RunCall:
                 code=INTERNAL_ERROR, message="Internal error; the server has logged it."
             ) from None
         return reply if reply.follow is not None else success(reply)
+
+    def _check(self, check: TokenCheck) -> Caller:
+        check.checked = True
+        try:
+            actor = authenticate_token(self.db, check.secret)
+        except Unauthenticated as error:
+            check.refused = error.message
+            raise MCPError(code=UNAUTHORIZED, message=error.message) from None
+        return Caller(actor=actor, toolsets=check.toolsets, tool_names=check.tool_names)
 
 
 async def settle(result: CallToolResult | Reply) -> CallToolResult:
@@ -207,14 +217,16 @@ def build_server(
     async def call_tool(
         _ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams
     ) -> CallToolResult:
-        # One worker-thread hop per call: on stdio the token is checked in it too (see
-        # per_caller), then the checks and the tool run there.
+        # One worker-thread hop per call: on stdio, and over HTTP for an API token, the token
+        # is checked in it too (see per_caller and McpFront), then the checks and the tool.
         secret = STDIO_SECRET.get()
-        caller = None if secret is not None else current_caller()
+        who: Caller | TokenCheck
+        if secret is not None:
+            who = TokenCheck(secret, STDIO_TOOLSETS.get(), local=True)
+        else:
+            who = PENDING_CHECK.get() or current_caller()
         return await settle(
-            await to_thread.run_sync(
-                run_call, params.name, params.arguments or {}, caller, secret, STDIO_TOOLSETS.get()
-            )
+            await to_thread.run_sync(run_call, params.name, params.arguments or {}, who)
         )
 
     resources = Resources(db, tools, current_caller)
