@@ -223,7 +223,7 @@ def render(results: dict[str, Any]) -> str:
         "",
         *cpu_table(results),
         "",
-        "Whole-board listing (one listing; Crewboard pages of 200):",
+        "Whole-board listing (one listing; Crewboard: the board projection, pages of up to 500):",
         "",
         *listing_table(results),
         "",
