@@ -717,7 +717,7 @@ def test_the_openapi_document_is_valid_and_declares_each_routes_query_with_its_b
     }
     limits = {
         "/api/v1/projects": 200,
-        f"{PROJECT}/tasks": 200,
+        f"{PROJECT}/tasks": 500,  # the board projection's; the others refuse over 200
         f"{PROJECT}/state/versions": 100,
         f"{PROJECT}/activity": 100,
         "/api/v1/tasks/{task}/events": 100,

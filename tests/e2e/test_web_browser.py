@@ -93,7 +93,7 @@ def test_a_person_reviews_an_agents_work_live_and_approves_it_into_memory(
 
 def _follow_up(url: str, world: dict[str, str]) -> str:
     """The follow-up task the revision made, as the agent finds it (its subtasks)."""
-    arguments = {"projectId": "CRW", "parentTaskId": world["task"], "fields": ["key"]}
+    arguments = {"projectId": "CRW", "parentTaskId": world["task"], "projection": "summary"}
     found = as_agent(url, world["secret"], lambda agent: agent_call(agent, "list_tasks", arguments))
     return str(found["tasks"][0]["id"])
 

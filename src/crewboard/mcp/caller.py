@@ -29,6 +29,9 @@ class TokenCheck:
     local: bool = False  # stdio: the server runs on the caller's machine, in its folder
     checked: bool = field(default=False, compare=False)
     refused: str | None = field(default=None, compare=False)
+    # The check could not be made (the database out of reach): the HTTP front raises it, so
+    # the request answers as any request whose token check failed so (503, Retry-After).
+    failed: BaseException | None = field(default=None, compare=False)
 
 
 # Set by the HTTP front for each message (and per message on stdio by the server middleware).

@@ -181,6 +181,8 @@ class McpFront:
             response = await self.single.answer(request, *taken)
         finally:
             PENDING_CHECK.reset(token)
+        if check.failed is not None:  # as a check before the call would have failed
+            raise check.failed
         if check.refused is not None:
             response = self._unauthorized(Unauthenticated(check.refused), headers)
         elif not check.checked:

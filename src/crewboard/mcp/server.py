@@ -171,6 +171,11 @@ class RunCall:
         except Unauthenticated as error:
             check.refused = error.message
             raise MCPError(code=UNAUTHORIZED, message=error.message) from None
+        except Exception as error:  # the database away
+            if check.local:  # stdio: as any failure of a call
+                raise
+            check.failed = error  # HTTP: the front raises it, as before the call (a 503)
+            raise MCPError(code=INTERNAL_ERROR, message="The token could not be checked.") from None
         return Caller(actor=actor, toolsets=check.toolsets, tool_names=check.tool_names)
 
 
