@@ -364,7 +364,9 @@ def list_tasks(
             more = len(found) > limit
             rows = _shown(uow, projects, found[:limit])
             ids = [t.id for t in found[:limit]]
-        sources = sources_of(uow, ids)
+        # Where tasks stand in a tasks.md: rows of named fields and board rows do not show it.
+        shows_sources = not fields and chosen is not BOARD_COLUMNS
+        sources = sources_of(uow, ids) if shows_sources else {}
         held = ClaimRepository(uow.conn).held(ids, uow.now) if CLAIM_FIELD in chosen else {}
         return TaskPage(
             rows,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import (
     Connection,
@@ -105,6 +105,16 @@ class TaskFilter:
     due_until: date | None = None
     no_due_date: bool = False
     source_file_ids: Sequence[str] = ()  # tasks on a line of one of these tasks.md files
+
+
+Shape = TypeVar("Shape", TaskLine, BoardLine)
+
+
+def _made(shape: type[Shape], rows: Sequence[Row[Any]]) -> list[Shape]:
+    """The page's rows as `shape`: the page query itself selected its columns, first (a text
+    search's window count may follow them), so there is no second look-up by id."""
+    width = len(shape._fields)
+    return [shape._make(row[:width]) for row in rows]
 
 
 def _in_list_order(descending: bool, c: Any = t.tasks.c) -> tuple[ColumnElement[Any], ...]:
@@ -278,8 +288,7 @@ class TaskListing:
         rows, total = self._page(
             f, descending=descending, limit=limit, offset=offset, after=after, columns=LINE_COLUMNS
         )
-        # The page query itself selects the line's columns: no second look-up by id.
-        return [TaskLine._make(row[: len(LINE_COLUMNS)]) for row in rows], total
+        return _made(TaskLine, rows), total
 
     def search_board_lines(
         self,
@@ -294,7 +303,7 @@ class TaskListing:
         rows, total = self._page(
             f, descending=descending, limit=limit, offset=offset, after=after, columns=BOARD_COLUMNS
         )
-        return [BoardLine._make(row[: len(BOARD_COLUMNS)]) for row in rows], total
+        return _made(BoardLine, rows), total
 
     def search_columns(
         self,
