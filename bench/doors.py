@@ -39,12 +39,9 @@ from mcp.client.streamable_http import streamable_http_client
 
 from bench.measure import answer_of, percentile, server_cpu_seconds
 from bench.peers.systems import children_of
-from bench.process import REPO, free_port, run_workload, throwaway_postgres
+from bench.process import REPO, first_start, free_port, run_workload, throwaway_postgres
 from bench.runner import add_database_options, environment
-from crewboard.config import Settings
-from crewboard.services.projects.bootstrap import DEMO_PROJECT_KEY, initialise
-from crewboard.storage import migrate
-from crewboard.storage.database import Database
+from crewboard.services.projects.bootstrap import DEMO_PROJECT_KEY
 
 DOORS = ("http", "stdio")
 TOOLS = ("create_task", "update_task", "get_task", "list_tasks", "search")
@@ -110,21 +107,6 @@ def _clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CREWBOARD_")}
     env["PYTHONPATH"] = os.pathsep.join((str(REPO / "src"), str(REPO)))
     return env | extra
-
-
-def prepare(data_dir: Path, database_url: str | None) -> str:
-    """Migrate and initialise a fresh instance as a first start does; its first token."""
-    data_dir.mkdir(parents=True)
-    settings = Settings(data_dir=data_dir, database_url=database_url)
-    db = Database(settings.resolved_database_url)
-    try:
-        migrate.upgrade(db)
-        first = initialise(db, owner_email=settings.owner_email)
-    finally:
-        db.dispose()
-    if first is None:
-        raise RuntimeError(f"{data_dir} already held a Crewboard instance")
-    return first.token.secret
 
 
 @dataclass
@@ -196,7 +178,7 @@ async def open_doors(
     profile: Path | None,
 ) -> AsyncIterator[list[Door]]:
     """Both servers, prepared, started and connected."""
-    tokens = [prepare(folder / door, url) for door, url in zip(DOORS, urls, strict=True)]
+    tokens = [first_start(folder / door, url) for door, url in zip(DOORS, urls, strict=True)]
     async with AsyncExitStack() as stack:
         pid, base = stack.enter_context(
             serve_http(folder / "http", urls[0], log, extra, crewboard_command(profile, "http"))

@@ -255,3 +255,24 @@ def run_workload(
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(f"\nJSON results: {output}")
+
+
+def first_start(data_dir: Path, database_url: str | None = None) -> str:
+    """Migrate and initialise a fresh instance in `data_dir` (a new folder) as a first start
+    does (owner, the DEMO project, a token with every scope); its first token."""
+    from crewboard.config import Settings  # noqa: PLC0415 - only the workloads that start one
+    from crewboard.services.projects.bootstrap import initialise  # noqa: PLC0415
+    from crewboard.storage import migrate  # noqa: PLC0415
+    from crewboard.storage.database import Database  # noqa: PLC0415
+
+    data_dir.mkdir(parents=True)
+    settings = Settings(data_dir=data_dir, database_url=database_url)
+    db = Database(settings.resolved_database_url)
+    try:
+        migrate.upgrade(db)
+        first = initialise(db, owner_email=settings.owner_email)
+    finally:
+        db.dispose()
+    if first is None:
+        raise RuntimeError(f"{data_dir} already held a Crewboard instance")
+    return first.token.secret

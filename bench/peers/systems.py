@@ -32,11 +32,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
 
 from bench.peers.install import BACKLOG, TASKMASTER, TASKMASTER_CLI, require
-from bench.process import ServerProcess
-from crewboard.config import Settings
-from crewboard.services.projects.bootstrap import DEMO_PROJECT_KEY, initialise
-from crewboard.storage import migrate
-from crewboard.storage.database import Database
+from bench.process import ServerProcess, first_start
+from crewboard.services.projects.bootstrap import DEMO_PROJECT_KEY
 
 CALL_TIMEOUT = 300.0  # seconds; Backlog.md's creates reach ~0.2 s at 1,000 tasks, so generous
 SETUP_TIMEOUT = 120.0
@@ -345,17 +342,7 @@ class CrewboardStdio(Crewboard):
 
     def prepare(self) -> None:
         self.data_dir = self.folder / "data"
-        self.data_dir.mkdir(parents=True)
-        settings = Settings(data_dir=self.data_dir)
-        db = Database(settings.resolved_database_url)
-        try:
-            migrate.upgrade(db)
-            first = initialise(db, owner_email=settings.owner_email)
-        finally:
-            db.dispose()
-        if first is None:
-            raise RuntimeError(f"{self.data_dir} already held a Crewboard instance")
-        self.token = first.token.secret
+        self.token = first_start(self.data_dir)
         self.project = DEMO_PROJECT_KEY
 
     async def connect(self, stack: AsyncExitStack) -> Client:
