@@ -28,6 +28,11 @@ import httpx2
 import psycopg
 from psycopg import sql
 
+from crewboard.config import Settings
+from crewboard.services.projects.bootstrap import initialise
+from crewboard.storage import migrate
+from crewboard.storage.database import Database
+
 REPO = Path(__file__).resolve().parent.parent
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 20.0
@@ -260,11 +265,6 @@ def run_workload(
 def first_start(data_dir: Path, database_url: str | None = None) -> str:
     """Migrate and initialise a fresh instance in `data_dir` (a new folder) as a first start
     does (owner, the DEMO project, a token with every scope); its first token."""
-    from crewboard.config import Settings  # noqa: PLC0415 - only the workloads that start one
-    from crewboard.services.projects.bootstrap import initialise  # noqa: PLC0415
-    from crewboard.storage import migrate  # noqa: PLC0415
-    from crewboard.storage.database import Database  # noqa: PLC0415
-
     data_dir.mkdir(parents=True)
     settings = Settings(data_dir=data_dir, database_url=database_url)
     db = Database(settings.resolved_database_url)
