@@ -311,3 +311,22 @@ def test_named_columns_read_from_the_table_word_each_value_as_the_whole_task_doe
     # A text search's page (which counts its matches in the same query) reads the same way.
     rows = queries.list_tasks(db, owner, fields=["title", "revision"], q="parent").rows
     assert rows == [{"key": "CRW-1", "title": "Parent", "revision": 1}]
+
+
+def test_the_summary_lists_at_most_ten_held_up_tasks_and_twenty_assignees_counting_all(
+    db: Database, owner: Actor
+) -> None:
+    many(db, 60)
+    with db.engine.begin() as conn:  # 12 in the blocked column, 25 assignees of one task each
+        conn.execute(text("UPDATE tasks SET status = 'blocked' WHERE number <= 12"))
+        conn.execute(
+            text(
+                "UPDATE tasks SET assignee_id = 'rol_gone' || number, status = 'backlog' "
+                "WHERE number BETWEEN 13 AND 37"
+            )
+        )
+    body = board_summary_view(summary.board_summary(db, owner, project="CRW"))
+    assert (len(body["blocked"]), body["blockedTotal"]) == (summary.BLOCKED, 12)
+    assert [t["key"] for t in body["blocked"]] == [f"CRW-{n}" for n in range(1, 11)]
+    assert (len(body["assignees"]), body["assigneesTotal"]) == (summary.ASSIGNEES, 25)
+    assert body["assignees"][0]["name"] == body["assignees"][0]["id"]  # no longer on a team
